@@ -1,0 +1,11 @@
+"""gpuproj: predict how fast GPU kernels run on a GPU you do not have.
+
+The data flow, one module per stage::
+
+    profile (profiles/)  ->  GPU descriptions (catalog/)  ->  projection (models/)
+        ->  Prediction (models/base.py)  ->  evaluation (evaluate.py), pictures (plots.py)
+
+Nothing heavy is imported here, so ``import gpuproj`` and ``gpuproj --help`` stay fast.
+"""
+
+__version__ = "0.1.0"

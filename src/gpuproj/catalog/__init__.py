@@ -1,0 +1,308 @@
+"""GPU descriptions: loading, validation, name resolution and ceilings.
+
+>>> cat = load_catalog()
+>>> gpu = cat.resolve("NVIDIA A100-SXM4-80GB")
+>>> gpu.id
+'a100-sxm4-80gb'
+>>> gpu.value("sm_count")
+108.0
+
+Files come from the package (``catalog/gpus/*.yaml``), then from the directories in
+``$GPUPROJ_GPU_PATH`` (``:``-separated) and ``~/.config/gpuproj/gpus``; a user file with the id of a
+bundled one replaces it. ``load_catalog(extra=[path])`` adds single files.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import os
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+from ..errors import InputError, UnknownGPUError
+from .schema import (
+    IDENTITY_FIELDS,
+    LIST_FIELDS,
+    SCHEMA_VERSION,
+    SOURCE_KINDS,
+    THROUGHPUT_FIELDS,
+    VALUE_FIELDS,
+)
+
+BUNDLED_DIR = Path(__file__).parent / "gpus"
+USER_DIR = Path.home() / ".config" / "gpuproj" / "gpus"
+
+
+@dataclass(frozen=True)
+class Ceiling:
+    """A throughput used by a model, with where it came from.
+
+    ``kind`` is ``measured`` (sustained, from the catalog), ``derived`` (peak x the reference
+    GPU's measured/peak ratio, Van Lanker Sec. 4.1), or ``peak`` (datasheet).
+    """
+
+    value: float
+    kind: str
+    note: str
+
+
+@dataclass(frozen=True)
+class Entry:
+    value: object
+    kind: str
+    source: str
+
+
+@dataclass
+class GPU:
+    """One runtime device. Numbers are looked up with ``value``, ``peak`` and ``measured``;
+    a missing number is ``nan`` (never zero)."""
+
+    id: str
+    vendor: str
+    name: str
+    aliases: tuple
+    architecture: str
+    isa: str
+    release_year: int | None
+    memory_type: str | None
+    values: dict = field(default_factory=dict)  # field -> Entry
+    peaks: dict = field(default_factory=dict)
+    measureds: dict = field(default_factory=dict)
+    path: Path | None = None
+    runtime_device: str | None = None
+    notes: str | None = None
+
+    def __repr__(self):
+        return f"GPU({self.id!r}, {self.name!r})"
+
+    def value(self, name: str) -> float:
+        e = self.values.get(name)
+        return float(e.value) if e is not None and not isinstance(e.value, list) else math.nan
+
+    def peak(self, name: str) -> float:
+        e = self.peaks.get(name)
+        return float(e.value) if e is not None else math.nan
+
+    def measured(self, name: str) -> float:
+        e = self.measureds.get(name)
+        return float(e.value) if e is not None else math.nan
+
+    def ceiling(self, name: str, reference: "GPU | None" = None) -> Ceiling:
+        """The best available sustained value of throughput ``name``.
+
+        Measured where the catalog has it; else this GPU's peak scaled by ``reference``'s
+        measured/peak ratio (Van Lanker et al., Sec. 4.1), marked ``derived``; else the peak.
+        """
+        m = self.measured(name)
+        if not math.isnan(m):
+            return Ceiling(m, "measured", f"{self.id} {name} measured ({self.measureds[name].source})")
+        p = self.peak(name)
+        if reference is not None and reference is not self:
+            rm, rp = reference.measured(name), reference.peak(name)
+            if not (math.isnan(p) or math.isnan(rm) or math.isnan(rp)) and rp > 0:
+                return Ceiling(p * rm / rp, "derived",
+                               f"{self.id} {name} derived: peak x {reference.id} measured/peak "
+                               f"= {rm / rp:.3f}")
+        if not math.isnan(p):
+            return Ceiling(p, "peak", f"{self.id} {name} peak (no measured value)")
+        return Ceiling(math.nan, "missing", f"{self.id} has no {name}")
+
+    def to_dict(self) -> dict:
+        """The file's content as plain data (for ``--json``)."""
+        def sec(d):
+            return {k: {"value": e.value, "kind": e.kind, "source": e.source} for k, e in d.items()}
+        return {
+            "schema_version": SCHEMA_VERSION, "id": self.id, "vendor": self.vendor,
+            "name": self.name, "aliases": list(self.aliases), "architecture": self.architecture,
+            "isa": self.isa, "release_year": self.release_year, "memory_type": self.memory_type,
+            "runtime_device": self.runtime_device, "notes": self.notes,
+            "values": sec(self.values), "peak": sec(self.peaks), "measured": sec(self.measureds),
+        }
+
+
+def _entry(raw, path, section, name, is_list=False) -> Entry:
+    where = f"{section}.{name}"
+    if not isinstance(raw, dict) or "value" not in raw:
+        raise InputError("must be a mapping {value, kind, source}", path=path, field=where)
+    missing = [k for k in ("kind", "source") if not raw.get(k)]
+    if missing:
+        raise InputError(f"lacks {' and '.join(missing)}", path=path, field=where)
+    if raw["kind"] not in SOURCE_KINDS:
+        raise InputError(f"kind '{raw['kind']}' is not one of {sorted(SOURCE_KINDS)}",
+                         path=path, field=where)
+    v = raw["value"]
+    vals = v if is_list else [v]
+    if is_list and not isinstance(v, list):
+        raise InputError("value must be a list of numbers", path=path, field=where)
+    for x in vals:
+        if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x) or x < 0:
+            raise InputError(f"value {x!r} is not a finite non-negative number", path=path,
+                             field=where)
+    return Entry(list(v) if is_list else float(v), raw["kind"], str(raw["source"]))
+
+
+def parse_gpu(data: dict, path=None) -> GPU:
+    """Validate one GPU description (already parsed from YAML) and build a ``GPU``."""
+    if not isinstance(data, dict):
+        raise InputError("not a GPU description (expected a mapping)", path=path)
+    ver = data.get("schema_version")
+    if ver != SCHEMA_VERSION:
+        raise InputError(f"schema_version {ver!r} is not supported (this gpuproj reads "
+                         f"{SCHEMA_VERSION})", path=path, field="schema_version")
+    for k in ("id", "vendor", "name", "architecture", "isa"):
+        if not data.get(k):
+            raise InputError("is required", path=path, field=k)
+    known = set(IDENTITY_FIELDS) | {"schema_version", "values", "peak", "measured",
+                                    "runtime_device", "notes"}
+    for k in data:
+        if k not in known:
+            raise InputError("unknown field", path=path, field=k)
+    values, peaks, measureds = {}, {}, {}
+    for k, raw in (data.get("values") or {}).items():
+        if k not in VALUE_FIELDS and k not in LIST_FIELDS:
+            raise InputError("unknown field", path=path, field=f"values.{k}")
+        values[k] = _entry(raw, path, "values", k, is_list=k in LIST_FIELDS)
+    for sec, out in (("peak", peaks), ("measured", measureds)):
+        for k, raw in (data.get(sec) or {}).items():
+            if k not in THROUGHPUT_FIELDS:
+                raise InputError("unknown field", path=path, field=f"{sec}.{k}")
+            out[k] = _entry(raw, path, sec, k)
+    return GPU(
+        id=str(data["id"]).lower(), vendor=str(data["vendor"]), name=str(data["name"]),
+        aliases=tuple(str(a) for a in data.get("aliases") or ()),
+        architecture=str(data["architecture"]), isa=str(data["isa"]),
+        release_year=data.get("release_year"), memory_type=data.get("memory_type"),
+        values=values, peaks=peaks, measureds=measureds, path=Path(path) if path else None,
+        runtime_device=data.get("runtime_device"), notes=data.get("notes"),
+    )
+
+
+def read_gpu_file(path) -> GPU:
+    import yaml
+
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except OSError as e:
+        raise InputError(f"cannot read: {e.strerror}", path=path) from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        raise InputError(f"not valid YAML: {getattr(e, 'problem', e)}", path=path,
+                         row=mark.line + 1 if mark else None) from None
+    return parse_gpu(data, path)
+
+
+_DROP = {"nvidia", "amd", "ati", "intel", "geforce", "tesla", "quadro", "radeon", "instinct",
+         "graphics", "gpu", "accelerator", "data", "center"}
+
+
+def normalize_name(name: str) -> str:
+    """Lowercase, vendor and product-line words dropped, punctuation as spaces.
+
+    >>> normalize_name("NVIDIA GeForce RTX 3060 Laptop GPU")
+    'rtx 3060 laptop'
+    >>> normalize_name("Tesla V100-PCIE-32GB")
+    'v100 pcie 32gb'
+    """
+    s = re.sub(r"[^a-z0-9.+]+", " ", name.lower())
+    s = re.sub(r"(\d+)\s+gb\b", r"\1gb", s)
+    return " ".join(t for t in s.split() if t not in _DROP)
+
+
+class Catalog:
+    """All known GPUs, resolvable by id, name, alias or ISA."""
+
+    def __init__(self, gpus):
+        self.gpus = {g.id: g for g in gpus}
+        self._names = {}  # normalized name -> set of ids
+        for g in self.gpus.values():
+            for n in (g.id, g.name, *g.aliases):
+                for key in (normalize_name(n), normalize_name(n).replace(" ", "")):
+                    self._names.setdefault(key, set()).add(g.id)
+
+    def __iter__(self):
+        return iter(sorted(self.gpus.values(), key=lambda g: (g.vendor, g.release_year or 0, g.id)))
+
+    def __len__(self):
+        return len(self.gpus)
+
+    def __contains__(self, name):
+        try:
+            self.resolve(name)
+            return True
+        except UnknownGPUError:
+            return False
+
+    def resolve(self, name) -> GPU:
+        """The GPU that ``name`` means: an id, a name or alias in any spelling runtimes print,
+        or an ISA (``gfx90a``, ``sm_90``) where only one GPU has it.
+
+        Ambiguous names raise ``UnknownGPUError`` listing the candidates; unknown names suggest
+        close matches.
+        """
+        if isinstance(name, GPU):
+            return name
+        raw = str(name).strip()
+        if raw.lower() in self.gpus:
+            return self.gpus[raw.lower()]
+        key = normalize_name(raw)
+        ids = self._names.get(key) or self._names.get(key.replace(" ", ""))
+        if not ids:
+            ids = {g.id for g in self.gpus.values() if g.isa.lower() == raw.lower()}
+        if not ids and key:
+            # every word of the query appears in a GPU's name or an alias
+            words = set(key.split())
+            ids = {g.id for g in self.gpus.values()
+                   for n in (g.id, g.name, *g.aliases) if words <= set(normalize_name(n).split())}
+        if len(ids) == 1:
+            return self.gpus[next(iter(ids))]
+        if ids:
+            cands = ", ".join(f"{i} ({self.gpus[i].name})" for i in sorted(ids))
+            raise UnknownGPUError(f"GPU name '{raw}' is ambiguous: it matches {cands}")
+        close = difflib.get_close_matches(key, list(self._names), n=4, cutoff=0.6)
+        hint = ""
+        if close:
+            ids = sorted({i for c in close for i in self._names[c]})
+            hint = "; did you mean " + ", ".join(ids) + "?"
+        raise UnknownGPUError(f"unknown GPU '{raw}'{hint} (see `gpuproj gpus list`; add your own "
+                              f"GPU as a YAML file in {USER_DIR})")
+
+
+def _user_dirs():
+    dirs = [Path(p) for p in os.environ.get("GPUPROJ_GPU_PATH", "").split(os.pathsep) if p]
+    dirs.append(USER_DIR)
+    return dirs
+
+
+@lru_cache(maxsize=8)
+def _load(extra: tuple) -> Catalog:
+    gpus = {}
+    for d in [BUNDLED_DIR, *_user_dirs()]:
+        if d.is_dir():
+            for p in sorted(d.glob("*.yaml")):
+                g = read_gpu_file(p)
+                gpus[g.id] = g
+    for p in extra:
+        g = read_gpu_file(p)
+        gpus[g.id] = g
+    return Catalog(gpus.values())
+
+
+def load_catalog(extra=()) -> Catalog:
+    """The bundled GPUs plus the user's (see module docstring) plus ``extra`` files."""
+    return _load(tuple(str(p) for p in extra))
+
+
+def resolve(name) -> GPU:
+    """``load_catalog().resolve(name)``, or a GPU file if ``name`` is a path to one."""
+    if isinstance(name, GPU):
+        return name
+    if str(name).endswith((".yaml", ".yml")) and Path(name).is_file():
+        return read_gpu_file(name)
+    return load_catalog().resolve(name)

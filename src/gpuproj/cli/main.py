@@ -1,0 +1,81 @@
+"""``gpuproj`` entry point. Sub-commands live in their own modules and are imported only when
+run, so ``gpuproj --help`` stays fast."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+import click
+
+from ..errors import GpuprojError
+
+# name -> ("module:attribute", one-line help shown by `gpuproj --help`)
+COMMANDS = {
+    "gpus": ("gpus:gpus", "List, show and resolve GPUs of the catalog."),
+    "predict": ("predict:predict", "Project a source profile to one or more target GPUs."),
+    "evaluate": ("evaluate:evaluate", "Measure every method's error on cross-GPU data."),
+    "profile": ("profile:profile", "Run an application under Nsight Compute with gpuproj's metrics."),
+}
+
+
+class LazyGroup(click.Group):
+    def list_commands(self, ctx):
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx, name):
+        if name not in COMMANDS:
+            return None
+        target, _ = COMMANDS[name]
+        mod, attr = target.split(":")
+        return getattr(importlib.import_module(f".{mod}", __package__), attr)
+
+    def format_commands(self, ctx, formatter):
+        rows = [(n, COMMANDS[n][1]) for n in self.list_commands(ctx)]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+
+EPILOG = """\b
+Examples:
+  gpuproj gpus list
+  gpuproj predict examples/... --target H100,H200
+  gpuproj evaluate table.csv --json
+Run `gpuproj COMMAND --help` for each command's options."""
+
+
+@click.group(cls=LazyGroup, epilog=EPILOG, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="gpuproj")
+@click.option("--debug", is_flag=True, help="Show tracebacks for errors.")
+@click.pass_context
+def cli(ctx, debug):
+    """gpuproj predicts how long GPU kernels take on a target GPU from a profile measured on
+    a source GPU (hierarchical roofline, quantitative roofline, efficiency transfer, calibrated
+    and learned models)."""
+    ctx.ensure_object(dict)
+    ctx.obj["debug"] = debug
+
+
+def main(argv=None):
+    argv = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in argv
+    try:
+        cli.main(args=argv, prog_name="gpuproj", standalone_mode=False)
+    except GpuprojError as e:
+        if debug:
+            raise
+        click.echo(f"gpuproj: error: {e}", err=True)
+        sys.exit(2)
+    except click.exceptions.Abort:
+        click.echo("Aborted.", err=True)
+        sys.exit(1)
+    except click.ClickException as e:
+        e.show()
+        sys.exit(e.exit_code)
+    except BrokenPipeError:
+        sys.exit(0)
+    return 0
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,37 @@
+"""One exception hierarchy. The CLI turns every ``GpuprojError`` into a one-line message and exit
+code 2; anything else is a bug and keeps its traceback."""
+
+
+class GpuprojError(Exception):
+    """Base of every error a user can cause (bad input, unknown GPU, missing tool)."""
+
+
+class InputError(GpuprojError):
+    """A file or value supplied by the user is malformed.
+
+    The message names the file, the row (1-based, as a spreadsheet shows it, header = row 1)
+    and the field where known.
+    """
+
+    def __init__(self, message, *, path=None, row=None, field=None):
+        self.path, self.row, self.field = path, row, field
+        where = []
+        if path is not None:
+            where.append(str(path))
+        if row is not None:
+            where.append(f"row {row}")
+        if field is not None:
+            where.append(f"field '{field}'")
+        super().__init__(f"{': '.join([', '.join(where), message]) if where else message}")
+
+
+class UnknownGPUError(GpuprojError):
+    """A GPU name that the catalog cannot resolve (unknown or ambiguous)."""
+
+
+class MissingMetricError(GpuprojError):
+    """A model needs a quantity the profile does not carry."""
+
+
+class MissingToolError(GpuprojError):
+    """An external tool or optional dependency is absent; the message says what to install."""

@@ -1,0 +1,37 @@
+"""Every projection method behind one interface (``models.base.Model``).
+
+``MODELS`` maps a method name to ``"module:Class"``; ``get_model(name, **params)`` imports it
+lazily so that listing methods costs nothing.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from ..errors import GpuprojError
+
+MODELS = {
+    # baselines
+    "same": "baselines:Same",
+    "bandwidth": "baselines:BandwidthScaling",
+    "compute": "baselines:ComputeScaling",
+    "roofline": "baselines:Roofline",
+    # analytical methods of the papers
+    "hierarchical": "hierarchical:Hierarchical",
+    "quantitative": "quantitative:Quantitative",
+    "efficiency": "efficiency:EfficiencyTransfer",
+}
+
+BASELINES = ("same", "bandwidth", "compute", "roofline")
+
+
+def model_class(name: str):
+    if name not in MODELS:
+        raise GpuprojError(f"unknown method '{name}' (known: {', '.join(MODELS)})")
+    mod, cls = MODELS[name].split(":")
+    return getattr(importlib.import_module(f".{mod}", __name__), cls)
+
+
+def get_model(name: str, **params):
+    """An instance of method ``name`` with hyper-parameters ``params``."""
+    return model_class(name)(**params)

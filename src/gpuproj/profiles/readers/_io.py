@@ -1,0 +1,60 @@
+"""Shared helpers for readers: opening (gzip too), CSV parsing that keeps row numbers, GPU names."""
+
+from __future__ import annotations
+
+import gzip
+import io
+from pathlib import Path
+
+import pandas as pd
+
+from ...errors import InputError, UnknownGPUError
+
+
+def open_text(path) -> io.TextIOBase:
+    path = Path(path)
+    try:
+        if path.suffix == ".gz":
+            return io.TextIOWrapper(gzip.open(path), encoding="utf-8", errors="replace")
+        return open(path, encoding="utf-8", errors="replace")
+    except OSError as e:
+        raise InputError(f"cannot read: {e.strerror}", path=path) from None
+
+
+def head_text(path, n: int = 8192) -> str:
+    """The first ``n`` characters ("" for binary or unreadable files)."""
+    try:
+        with open_text(path) as f:
+            return f.read(n)
+    except (OSError, EOFError, gzip.BadGzipFile, InputError):
+        return ""
+
+
+def read_csv(path, **kw) -> pd.DataFrame:
+    """``pandas.read_csv`` with a ``_row`` column (1-based file line of the row, header = 1)
+    and a one-line error on malformed files."""
+    try:
+        with open_text(path) as f:
+            df = pd.read_csv(f, **kw)
+    except pd.errors.EmptyDataError:
+        raise InputError("file is empty", path=path) from None
+    except (pd.errors.ParserError, UnicodeDecodeError, EOFError, gzip.BadGzipFile) as e:
+        raise InputError(f"not a readable CSV file ({str(e).splitlines()[0]})", path=path) from None
+    if df.empty:
+        raise InputError("file has a header but no rows", path=path)
+    df["_row"] = range(2, len(df) + 2)
+    return df
+
+
+def resolve_gpus(names: pd.Series, path) -> pd.Series:
+    """Catalog ids for the GPU names in ``names`` (each distinct name resolved once)."""
+    from ...catalog import load_catalog
+
+    cat = load_catalog()
+    ids = {}
+    for n in names.dropna().unique():
+        try:
+            ids[n] = cat.resolve(str(n)).id
+        except UnknownGPUError as e:
+            raise InputError(str(e), path=path, field="gpu") from None
+    return names.map(ids)

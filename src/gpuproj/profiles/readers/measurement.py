@@ -1,0 +1,74 @@
+"""The plain measurement table (CSV or Parquet): one row per (kernel configuration, GPU).
+
+Required columns: ``kernel``, ``config``, ``gpu``, ``time_s``; any other canonical column of
+``profiles.schema.COLUMNS`` may be present (``docs/profiles.md``). Columns that are not canonical
+are kept as they are (e.g. tuning parameters, useful to learned models).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ...errors import InputError
+from ..schema import NUMERIC, REQUIRED
+from ..table import ProfileTable, Skipped
+from ._io import read_csv, resolve_gpus
+
+
+def sniff(path, head: str) -> bool:
+    if Path(path).suffix == ".parquet":
+        return True
+    first = head.splitlines()[0] if head else ""
+    cols = {c.strip().strip('"') for c in first.split(",")}
+    return set(REQUIRED) <= cols
+
+
+def read(path, gpu: str | None = None) -> ProfileTable:
+    path = Path(path)
+    if path.suffix == ".parquet":
+        try:
+            df = pd.read_parquet(path)
+        except ImportError:
+            from ...errors import MissingToolError
+            raise MissingToolError("reading Parquet needs pyarrow: pip install 'gpuproj[parquet]'")
+        except Exception as e:  # pyarrow raises many types for corrupt files
+            raise InputError(f"not a readable Parquet file ({e})", path=path) from None
+        df["_row"] = range(1, len(df) + 1)
+    else:
+        df = read_csv(path)
+    if gpu is not None and "gpu" not in df.columns:
+        df["gpu"] = gpu
+    for c in REQUIRED:
+        if c not in df.columns:
+            raise InputError(f"missing required column '{c}'", path=path)
+    skipped = []
+    # a numeric column with text in it is an error (a typo), not a silently skipped row;
+    # an empty cell is a missing value
+    for c in NUMERIC:
+        if c in df.columns and df[c].dtype == object:
+            num = pd.to_numeric(df[c], errors="coerce")
+            bad = num.isna() & df[c].notna() & (df[c].astype(str).str.strip() != "")
+            if bad.any():
+                i = bad.idxmax()
+                raise InputError(f"'{df.at[i, c]}' is not a number", path=path,
+                                 row=int(df.at[i, "_row"]), field=c)
+            df[c] = num
+    for c in NUMERIC:
+        if c in df.columns and c != "time_s":
+            neg = df[c] < 0
+            if neg.any():
+                i = neg.idxmax()
+                raise InputError(f"{df.at[i, c]} is negative", path=path,
+                                 row=int(df.at[i, "_row"]), field=c)
+    if "time_s" in df.columns:
+        t = pd.to_numeric(df["time_s"], errors="coerce")
+        bad = ~(np.isfinite(t) & (t > 0))
+        for r, v in zip(df.loc[bad, "_row"], df.loc[bad, "time_s"]):
+            skipped.append(Skipped(str(path), int(r), f"time_s = {v} is not a positive number"))
+        df = df.loc[~bad]
+    df["config"] = df["config"].astype(str)
+    df["gpu"] = resolve_gpus(df["gpu"].astype(str), path)
+    return ProfileTable.from_frame(df, skipped=skipped, origin=str(path))

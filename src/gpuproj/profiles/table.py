@@ -1,0 +1,140 @@
+"""``ProfileTable``: many canonical kernel profiles, pandas-backed, with what was skipped."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from ..errors import InputError
+from .schema import COLUMNS, NUMERIC, REQUIRED, STRINGS
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """A row that was left out, and why. ``row`` is 1-based as a spreadsheet shows it."""
+
+    path: str
+    row: int | None
+    reason: str
+
+
+def _fill_derived(df: pd.DataFrame) -> None:
+    """Totals from their parts where the total is missing (never overwrite a measured total)."""
+
+    def fill(col, value):
+        value = pd.Series(value, index=df.index, dtype=float)
+        df[col] = df[col].where(df[col].notna(), value)
+
+    for p in ("fp64", "fp32", "fp16"):
+        fma, add, mul = (df[f"{p}_{k}_thread_inst"] for k in ("fma", "add", "mul"))
+        parts = 2 * fma + add + mul
+        if p == "fp32":
+            parts = parts + df["fp32_special_thread_inst"].fillna(0).where(parts.notna())
+        fill(f"{p}_flops", parts)
+    kinds = df[["fp64_flops", "fp32_flops", "fp16_flops"]]
+    fill("flops", kinds.sum(axis=1, min_count=1))
+    fill("dram_bytes", df["dram_read_bytes"] + df["dram_write_bytes"])
+    fill("launches", 1.0)
+
+
+class ProfileTable:
+    """Kernel profiles in canonical form (see ``profiles.schema.COLUMNS``).
+
+    ``df`` holds one row per (kernel, config, gpu); ``skipped`` lists the input rows that were
+    left out with the reason. Build one with ``ProfileTable.from_frame`` or a reader
+    (``gpuproj.profiles.load``).
+
+    >>> t = ProfileTable.from_frame(pd.DataFrame({"kernel": ["k"], "config": ["n=1"],
+    ...     "gpu": ["v100-sxm2-16gb"], "time_s": [1e-3], "flops": [2e9]}))
+    >>> float(t.df.loc[0, "launches"])
+    1.0
+    """
+
+    def __init__(self, df: pd.DataFrame, skipped=(), origin: str = ""):
+        self.df = df
+        self.skipped = list(skipped)
+        self.origin = origin
+
+    # construction -----------------------------------------------------------------------
+    @classmethod
+    def from_frame(cls, frame: pd.DataFrame, *, skipped=(), origin: str = "",
+                   validate: bool = True) -> "ProfileTable":
+        """Canonicalise ``frame`` (canonical column names already): add missing columns as NaN,
+        derive totals, and skip rows with an unusable time (counted in ``skipped``).
+
+        Extra columns are kept (readers keep e.g. tuning parameters for learned models).
+        """
+        df = frame.copy()
+        missing = [c for c in REQUIRED if c not in df.columns]
+        if missing:
+            raise InputError(f"missing required column(s) {', '.join(missing)}", path=origin or None)
+        for c in COLUMNS:
+            if c not in df.columns:
+                df[c] = np.nan if c in NUMERIC else None
+        for c in NUMERIC:
+            df[c] = pd.to_numeric(df[c], errors="coerce").astype(float)
+        for c in STRINGS:
+            df[c] = df[c].astype(object).where(df[c].notna(), None)
+            df[c] = df[c].map(lambda v: v if v is None else str(v))
+        skipped = list(skipped)
+        if validate:
+            bad = ~(np.isfinite(df["time_s"]) & (df["time_s"] > 0))
+            for c in ("kernel", "config", "gpu"):
+                bad |= df[c].isna()
+            if bad.any():
+                rows = df.index[bad]
+                src_rows = df.loc[bad, "_row"] if "_row" in df.columns else [None] * len(rows)
+                for i, r in zip(rows, src_rows):
+                    t = df.at[i, "time_s"]
+                    why = ("time_s is missing" if pd.isna(t) else f"time_s = {t} is not positive")
+                    if any(df.at[i, c] is None for c in ("kernel", "config", "gpu")):
+                        why = "kernel, config or gpu is empty"
+                    skipped.append(Skipped(origin, None if r is None or pd.isna(r) else int(r), why))
+                df = df.loc[~bad]
+        _fill_derived(df)
+        df = df.reset_index(drop=True)
+        return cls(df, skipped, origin)
+
+    def concat(self, other: "ProfileTable") -> "ProfileTable":
+        df = pd.concat([self.df, other.df], ignore_index=True)
+        return ProfileTable(df, self.skipped + other.skipped, self.origin or other.origin)
+
+    # views ------------------------------------------------------------------------------
+    def __len__(self):
+        return len(self.df)
+
+    def __repr__(self):
+        return (f"ProfileTable({len(self.df)} rows, {self.df['kernel'].nunique()} kernels, "
+                f"GPUs {sorted(self.df['gpu'].unique())}, {len(self.skipped)} skipped)")
+
+    @property
+    def gpus(self) -> list[str]:
+        return sorted(self.df["gpu"].unique())
+
+    def on(self, gpu: str) -> "ProfileTable":
+        """The rows measured on ``gpu`` (a catalog id)."""
+        return ProfileTable(self.df[self.df["gpu"] == gpu].reset_index(drop=True), self.skipped,
+                            self.origin)
+
+    def select(self, kernel_regex: str | None) -> "ProfileTable":
+        if not kernel_regex:
+            return self
+        m = self.df["kernel"].str.contains(kernel_regex, regex=True)
+        return ProfileTable(self.df[m].reset_index(drop=True), self.skipped, self.origin)
+
+    def skipped_summary(self) -> dict:
+        """Reason -> number of rows skipped for it."""
+        out = {}
+        for s in self.skipped:
+            out[s.reason] = out.get(s.reason, 0) + 1
+        return out
+
+    def application_time_s(self) -> pd.Series:
+        """Sum over kernels of time x launches, per GPU."""
+        return (self.df["time_s"] * self.df["launches"]).groupby(self.df["gpu"]).sum()
+
+    def has(self, column: str) -> np.ndarray:
+        """Boolean mask of rows where ``column`` is known."""
+        return self.df[column].notna().to_numpy()

@@ -1,0 +1,79 @@
+"""SI units and the converters from the units that profilers and spreadsheets print.
+
+All quantities inside gpuproj are SI and decimal: seconds, bytes, bytes per second, operations
+per second. Names carry the unit (``time_s``, ``dram_bw_bytes_per_s``).
+
+>>> to_si(1.5, "Kbyte")
+1500.0
+>>> to_si(2, "usecond")
+2e-06
+>>> to_si(1, "Gbyte/second")
+1000000000.0
+"""
+
+from .errors import InputError
+
+_PREFIX = {"": 1.0, "K": 1e3, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15}
+_BINARY = {"Ki": 2.0**10, "Mi": 2.0**20, "Gi": 2.0**30, "Ti": 2.0**40}
+_TIME = {"nsecond": 1e-9, "ns": 1e-9, "usecond": 1e-6, "us": 1e-6, "msecond": 1e-3, "ms": 1e-3,
+         "second": 1.0, "s": 1.0, "sec": 1.0}
+_NOUNIT = {"", "%", "inst", "warp", "thread", "block", "sector", "request", "byte/cycle",
+           "cycle", "register/thread", "byte/request", "sector/request"}
+
+
+def _bytes_factor(unit):
+    for suffix in ("byte", "B"):
+        if unit.endswith(suffix):
+            prefix = unit[: -len(suffix)]
+            if prefix in _BINARY:
+                return _BINARY[prefix]
+            if prefix in _PREFIX:
+                return _PREFIX[prefix]
+    return None
+
+
+def unit_factor(unit: str) -> float:
+    """Factor that turns a value printed in ``unit`` into SI (bytes, seconds, per second).
+
+    Counts and percentages have factor 1. An unknown unit raises ``InputError`` rather than
+    being passed through, because a silent factor of 1000 is the worst error a profile reader
+    can make.
+
+    >>> unit_factor("Mbyte/second")
+    1000000.0
+    >>> unit_factor("KiB")
+    1024.0
+    """
+    u = (unit or "").strip()
+    if u in _NOUNIT or u.startswith("(") or u == "nan":
+        return 1.0
+    if u in _TIME:
+        return _TIME[u]
+    if "/" in u:
+        num, den = u.split("/", 1)
+        f = _bytes_factor(num)
+        if f is None and num in ("cycle", "inst", "warp", "op"):
+            f = 1.0
+        if f is None:
+            raise InputError(f"unknown unit '{unit}'")
+        if den in ("second", "s", "sec"):
+            return f
+        if den in _TIME:
+            return f / _TIME[den]
+        if den in ("cycle",):
+            return f
+        raise InputError(f"unknown unit '{unit}'")
+    f = _bytes_factor(u)
+    if f is not None:
+        return f
+    for p, v in _PREFIX.items():
+        if p and u.startswith(p) and u[len(p):] in ("inst", "op", "FLOP", "flop", "hz", "Hz", "cycle"):
+            return v
+    if u in ("hz", "Hz", "FLOP", "flop", "op"):
+        return 1.0
+    raise InputError(f"unknown unit '{unit}'")
+
+
+def to_si(value, unit: str):
+    """``value`` printed in ``unit`` converted to SI."""
+    return value * unit_factor(unit)
