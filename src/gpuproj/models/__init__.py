@@ -18,6 +18,7 @@ MODELS = {
     "roofline": "baselines:Roofline",
     # analytical methods of the papers
     "hierarchical": "hierarchical:Hierarchical",
+    "hierarchical-ext": "hierarchical:HierarchicalExtended",
     "quantitative": "quantitative:Quantitative",
     "efficiency": "efficiency:EfficiencyTransfer",
 }

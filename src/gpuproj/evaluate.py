@@ -1,0 +1,161 @@
+"""Cross-GPU evaluation: every kernel configuration measured on two or more GPUs gives, for each
+ordered pair (s, t), one prediction of t's time from s's row alone (plus the catalog), compared
+with t's measurement.
+
+>>> from gpuproj.evaluate import metrics
+>>> m = metrics(np.array([1.1, 0.8]), np.array([1.0, 1.0]))
+>>> round(m["mape"], 6), m["within_10"]
+(15.0, 0.5)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from .catalog import resolve
+from .profiles.table import ProfileTable, Skipped
+
+
+def metrics(pred, true, low=None, high=None) -> dict:
+    """Error metrics of predictions ``pred`` against measurements ``true`` (same units).
+
+    mape, median_ape, gmre (geometric mean of |pred-true|/true) in %, median_ratio (pred/true),
+    within_10/25/50 (fractions), coverage (fraction of ``true`` inside [low, high]) and
+    interval_width (median of (high-low)/pred).
+    """
+    pred = np.asarray(pred, float)
+    true = np.asarray(true, float)
+    n = len(pred)
+    if n == 0:
+        return {"n": 0, "mape": None, "median_ape": None, "gmre": None, "median_ratio": None,
+                "within_10": None, "within_25": None, "within_50": None, "coverage": None,
+                "interval_width": None}
+    ape = np.abs(pred - true) / true
+    out = {
+        "n": int(n),
+        "mape": float(100 * ape.mean()),
+        "median_ape": float(100 * np.median(ape)),
+        # APE of exactly 0 would send the log to -inf; floor at 1e-6 (0.0001 %)
+        "gmre": float(100 * np.exp(np.log(np.maximum(ape, 1e-6)).mean())),
+        "median_ratio": float(np.median(pred / true)),
+        "within_10": float((ape <= 0.10).mean()),
+        "within_25": float((ape <= 0.25).mean()),
+        "within_50": float((ape <= 0.50).mean()),
+    }
+    if low is not None and high is not None:
+        low, high = np.asarray(low, float), np.asarray(high, float)
+        out["coverage"] = float(((true >= low) & (true <= high)).mean())
+        out["interval_width"] = float(np.median((high - low) / pred))
+    else:
+        out["coverage"] = out["interval_width"] = None
+    return out
+
+
+@dataclass
+class Evaluation:
+    """All pairs of one evaluation: ``pairs`` has one row per (method, kernel, config, source,
+    target) with ``time_s`` (predicted), ``low_s``, ``high_s``, ``true_s``; ``skipped`` lists
+    what could not be predicted and why."""
+
+    pairs: pd.DataFrame
+    skipped: list
+
+    def summary(self, by: str | None = None) -> dict:
+        """Metrics per method (and per ``by`` column: 'pair' or 'kernel')."""
+        out = {}
+        d = self.pairs
+        for m, g in d.groupby("method", sort=False):
+            if by is None:
+                out[m] = metrics(g["time_s"], g["true_s"], g["low_s"], g["high_s"])
+            else:
+                key = g["source"] + "->" + g["target"] if by == "pair" else g[by]
+                out[m] = {k: metrics(h["time_s"], h["true_s"], h["low_s"], h["high_s"])
+                          for k, h in g.groupby(key, sort=True)}
+        return out
+
+    def to_json(self) -> dict:
+        return {"methods": self.summary(), "per_pair": self.summary("pair"),
+                "per_kernel": self.summary("kernel"),
+                "skipped": _count_reasons(self.skipped)}
+
+
+def _count_reasons(skipped) -> dict:
+    out = {}
+    for s in skipped:
+        r = s.reason.split(": ", 1)[-1]
+        out[r] = out.get(r, 0) + 1
+    return out
+
+
+def applicable_methods(table: ProfileTable, names=None) -> list[str]:
+    """Methods whose required columns at least some rows of ``table`` carry."""
+    from .models import MODELS, model_class
+
+    out = []
+    for name in names or MODELS:
+        cls = model_class(name)
+        if getattr(cls, "trained", False):
+            continue
+        ok, _ = cls.__new__(cls).usable(table.df)
+        if ok.any():
+            out.append(name)
+    return out
+
+
+def truth_index(table: ProfileTable) -> pd.Series:
+    """Measured time per (kernel, config, gpu); duplicates are averaged (readers aggregate
+    repeated runs, so duplicates are rare)."""
+    d = table.df
+    return d.groupby(["kernel", "config", "gpu"], sort=False)["time_s"].mean()
+
+
+def evaluate(table: ProfileTable, methods=None, sources=None, targets=None, *,
+             model_params: dict | None = None, progress=None) -> Evaluation:
+    """Predict every (source, target) pair of ``table`` with each of ``methods`` (names or model
+    instances) and compare with the measurements.
+
+    ``sources``/``targets`` restrict the GPUs (names resolved by the catalog). Each source's
+    rows are predicted for all targets in one vectorised call per method.
+    """
+    from .models import get_model
+
+    gpus = table.gpus
+    srcs = [resolve(s).id for s in sources] if sources else gpus
+    tgts = [resolve(t).id for t in targets] if targets else gpus
+    names = methods or applicable_methods(table)
+    models = [m if not isinstance(m, str) else get_model(m, **(model_params or {}).get(m, {}))
+              for m in names]
+    truth = truth_index(table).rename("true_s").reset_index()
+    truth = truth.rename(columns={"gpu": "target"})
+    present = {g: set(zip(*[table.df.loc[table.df["gpu"] == g, c] for c in ("kernel", "config")]))
+               for g in gpus}
+    frames, skipped = [], list(table.skipped)
+    jobs = [(m, s) for m in models for s in srcs if s in gpus]
+    it = progress(jobs) if progress else jobs
+    for model, s in it:
+        rows = table.on(s)
+        ts = [t for t in tgts if t != s and t in gpus]
+        if not ts or len(rows) == 0:
+            continue
+        # only rows that exist on some target are worth predicting
+        keys = set().union(*(present[t] for t in ts))
+        mask = np.fromiter((k in keys for k in zip(rows.df["kernel"], rows.df["config"])),
+                           bool, len(rows.df))
+        rows = ProfileTable(rows.df[mask].reset_index(drop=True), (), rows.origin)
+        pred = model.predict(rows, s, ts)
+        skipped.extend(pred.skipped)
+        p = pred.df[["method", "kernel", "config", "source", "target", "time_s", "low_s", "high_s",
+                     "limiter"]]
+        frames.append(p.merge(truth, on=["kernel", "config", "target"], how="inner"))
+    if frames:
+        pairs = pd.concat(frames, ignore_index=True)
+    else:
+        pairs = pd.DataFrame(columns=["method", "kernel", "config", "source", "target", "time_s",
+                                      "low_s", "high_s", "limiter", "true_s"])
+    return Evaluation(pairs, skipped)
+
+
+__all__ = ["metrics", "evaluate", "Evaluation", "Skipped", "applicable_methods"]

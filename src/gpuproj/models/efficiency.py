@@ -1,0 +1,57 @@
+"""Roofline x occupancy x transferred efficiency (Srivastava et al., Algorithm 1).
+
+    O_src, O_tgt = occupancy of the launch on each GPU (theoretical, from the catalog limits)
+    FLOPs = 0:  eta = (Bytes / T_src) / (O_src BW_src);  T_tgt = Bytes / (eta O_tgt BW_tgt)
+    else:       AI = FLOPs / Bytes; Roof = min(C, AI BW) on each GPU;
+                eta = (FLOPs / T_src) / (O_src Roof_src);  T_tgt = FLOPs / (eta O_tgt Roof_tgt)
+
+C and BW are datasheet peaks of the kernel's dtype, as in the report. Without launch geometry
+the occupancy ratio is taken as 1 (stated in the assumptions). Without bytes, Roof = C.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .base import Model, Projection
+from .common import compute_peak_key, dtype_of
+
+
+class EfficiencyTransfer(Model):
+    name = "efficiency"
+    summary = "roofline x occupancy x transferred efficiency (Srivastava et al., Algorithm 1)"
+    requires_any = (("flops",), ("dram_bytes",))
+
+    def _project(self, df, source, target):
+        from ..occupancy import theoretical_occupancy
+
+        notes = []
+        flops = df["flops"].to_numpy(float)
+        nbytes = df["dram_bytes"].to_numpy(float)
+        dt = dtype_of(df)
+        c_s = np.array([source.peak(compute_peak_key(d)) for d in dt]) if len(df) else np.zeros(0)
+        c_t = np.array([target.peak(compute_peak_key(d)) for d in dt]) if len(df) else np.zeros(0)
+        bw_s, bw_t = source.peak("dram_bw_bytes_per_s"), target.peak("dram_bw_bytes_per_s")
+        o_s = theoretical_occupancy(df, source)
+        o_t = theoretical_occupancy(df, target)
+        known = np.isfinite(o_s) & np.isfinite(o_t) & (o_s > 0) & (o_t > 0)
+        if not known.all():
+            notes.append(f"{int((~known).sum())} row(s) without launch geometry: occupancy ratio 1")
+        o_s = np.where(known, o_s, 1.0)
+        o_t = np.where(known, o_t, 1.0)
+        t_src = df["time_s"].to_numpy(float)
+        has_f = np.isfinite(flops) & (flops > 0)
+        has_b = np.isfinite(nbytes) & (nbytes > 0)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            ai = flops / nbytes
+            roof_s = np.where(has_b, np.minimum(c_s, ai * bw_s), c_s)
+            roof_t = np.where(has_b, np.minimum(c_t, ai * bw_t), c_t)
+            eta_c = (flops / t_src) / (o_s * roof_s)
+            t_c = flops / (eta_c * o_t * roof_t)
+            eta_b = (nbytes / t_src) / (o_s * bw_s)
+            t_b = nbytes / (eta_b * o_t * bw_t)
+        time = np.where(has_f, t_c, t_b)
+        lim = np.where(has_f & ~(has_b & (ai * bw_t < c_t)), dt, "dram").astype(object)
+        notes.append("datasheet peaks; efficiency assumed equal on both GPUs")
+        return Projection(time, limiter=lim, assumptions=notes,
+                          breakdown={"occupancy_source": o_s, "occupancy_target": o_t})

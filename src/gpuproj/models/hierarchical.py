@@ -1,0 +1,289 @@
+"""Hierarchical roofline projection with kernel-specific ceilings (Van Lanker et al., Euro-Par
+2024), with three switchable extensions for the failure cases the paper names.
+
+Paper equations, per kernel k, on each GPU (source s, target t):
+
+- Eq. 2  Perf_mix = Perf_FMA x N_FMA/N + Perf_ADDMUL x (N_ADD+N_MUL)/N, N = N_FMA+N_ADD+N_MUL
+  (here summed over precisions: each precision's FMA and ADD/MUL peaks weighted by its counts)
+- Eq. 3  Perf_ceil = active_threads_per_instruction / warp_size x Perf_mix
+- Eq. 4  t_mem = N_mem / BW_mem, N_mem = bytes served by level mem (hits there)
+- Eq. 5  t_shM = N_shM / N_shM_pc x N_shM_pc_max / BW_shM; with N_shM_pc = bytes per wavefront,
+  this is wavefronts x (banks x bank width) / BW_shM
+- Eqs. 6-8  BW_L1_ceil = (N_L1+N_shM+N_L2+N_DRAM)/(t_L1+t_shM+t_L2+t_DRAM),
+            BW_L2_ceil = (N_L2+N_DRAM)/(t_L2+t_DRAM), BW_DRAM_ceil = N_DRAM/t_DRAM
+- Eq. 10 OI_mem = FLOP / N+_mem, N+ = bytes traversing the level (the numerators above)
+- Eq. 1  roofline_mem(OI) = min(BW_mem_ceil x OI, Perf_ceil)
+- Eq. 9  Perf_t(mem) = Perf_s_meas / roofline_s,mem(OI_s) x roofline_t,mem(OI_t)
+
+giving one time FLOP_t / Perf_t(mem) per level; the interval is [min, max] over the levels the
+profile has and the point is their mean. A kernel without FLOPs is projected on bytes: the same
+Eq. 9 at OI -> 0, i.e. t_t = t_s x BW_ceil_s / BW_ceil_t per level.
+
+Ceilings: the catalog's measured value where there is one, else peak x the source GPU's
+measured/peak ratio (Sec. 4.1, marked derived), else the peak; write-only kernels use the
+write bandwidth (STREAM init).
+
+Extensions (off in ``hierarchical``, on in ``hierarchical-ext``; each switchable):
+
+- ``cache_capacity``: the DRAM traffic on the target is rescaled by the fraction of the working
+  set that does not fit in its L2, f(C) = clip(1 - C / working_set, 0.02, 1):
+  N_DRAM,t = N_DRAM,s x f(C_t) / f(C_s), capped by the L2 traffic where known.
+- ``parallelism``: wave quantisation and under-filled GPUs. With b resident blocks per SM (the
+  occupancy calculator) and S SMs, waves = ceil(blocks / (S b)) and the fraction of block slots
+  busy u = blocks / (waves S b); the projected time is multiplied by u_s / u_t. Launch overhead
+  (measured, where the catalog has it for both GPUs) is taken off the source time and the
+  target's added back.
+- ``warp_bandwidth``: bandwidth ceilings are also scaled by the active-thread ratio of Eq. 3
+  (the paper's MiniMDock miss), which moves the ridge point.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .base import Model, Projection
+from .common import CeilingBook
+
+PRECISIONS = ("fp64", "fp32", "fp16")
+LEVELS = ("l1", "l2", "dram")
+
+
+def _nz(a):
+    return np.where(np.isfinite(a), a, 0.0)
+
+
+class Hierarchical(Model):
+    name = "hierarchical"
+    summary = "hierarchical roofline with kernel-specific ceilings (Van Lanker et al.)"
+    requires = ("time_s",)
+    requires_any = (("flops",), ("dram_bytes",), ("l2_bytes",), ("l1_bytes",))
+
+    def __init__(self, cache_capacity: bool = False, parallelism: bool = False,
+                 warp_bandwidth: bool = False, target_counts: dict | None = None):
+        self.cache_capacity = cache_capacity
+        self.parallelism = parallelism
+        self.warp_bandwidth = warp_bandwidth
+        # {target id: DataFrame of canonical counts for that target} from gpuproj.sass
+        self.target_counts = target_counts
+
+    # kernel-specific ceilings on one GPU ------------------------------------------------
+    def _perf_ceiling(self, df, book, warp_size, counts):
+        """Eqs. 2-3: FLOP/s ceiling from the FP instruction mix and warp usage."""
+        num = np.zeros(len(df))
+        den = np.zeros(len(df))
+        for p in PRECISIONS:
+            fma = _nz(counts[f"{p}_fma_thread_inst"].to_numpy(float))
+            am = _nz(counts[f"{p}_add_thread_inst"].to_numpy(float)) + _nz(
+                counts[f"{p}_mul_thread_inst"].to_numpy(float))
+            if not (fma.any() or am.any()):
+                continue
+            num += book(f"{p}_fma_flops_per_s") * fma + book(f"{p}_addmul_flops_per_s") * am
+            den += fma + am
+        from .common import compute_peak_key, dtype_of
+
+        dt = dtype_of(df)
+        fallback = np.array([book(compute_peak_key(d)) for d in dt]) if len(df) else np.zeros(0)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            mix = np.where(den > 0, num / den, fallback)
+        return mix * self._warp_usage(df, warp_size)
+
+    @staticmethod
+    def _warp_usage(df, warp_size):
+        with np.errstate(invalid="ignore", divide="ignore"):
+            u = df["thread_inst"].to_numpy(float) / (df["warp_inst"].to_numpy(float) * warp_size)
+        return np.where(np.isfinite(u) & (u > 0), np.minimum(u, 1.0), 1.0)
+
+    def _level_bytes(self, df, dram):
+        """Bytes served by each level (hits) and traversing it (N+), Eqs. 6-8 and 10."""
+        l1 = df["l1_bytes"].to_numpy(float)
+        l2 = df["l2_bytes"].to_numpy(float)
+        sh = _nz(df["shared_bytes"].to_numpy(float))
+        n_dram = dram
+        n_l2 = np.maximum(l2 - _nz(dram), 0.0)  # NaN where l2 unknown
+        below_l1 = np.where(np.isfinite(l2), l2, _nz(dram))
+        n_l1 = np.maximum(l1 - below_l1, 0.0)  # NaN where l1 unknown
+        return {"l1": n_l1, "l2": n_l2, "dram": n_dram, "shared": sh}
+
+    def _bw_ceilings(self, df, n, book, gpu, write_only):
+        """Eqs. 4-8 on one GPU: bandwidth ceiling per level (NaN where the level is absent)."""
+        bw_dram = book("dram_bw_bytes_per_s")
+        if write_only.any():
+            bw_dram = np.where(write_only,
+                               book.relative("dram_write_bw_bytes_per_s", "dram_bw_bytes_per_s"),
+                               bw_dram)
+        t_dram = _nz(n["dram"]) / bw_dram
+        t_l2 = _nz(n["l2"]) / book("l2_bw_bytes_per_s") if np.isfinite(n["l2"]).any() else 0.0
+        t_l1 = _nz(n["l1"]) / book("l1_bw_bytes_per_s") if np.isfinite(n["l1"]).any() else 0.0
+        t_sh = np.zeros(len(df))
+        if n["shared"].any():
+            wf = df["shared_wavefronts"].to_numpy(float)
+            banks = gpu.value("shared_banks") * gpu.value("shared_bank_width_bytes")
+            if not np.isfinite(banks):
+                banks = 128.0  # 32 banks x 4 B on every NVIDIA GPU since Maxwell
+            bw_sh = book("shared_bw_bytes_per_s")
+            # Eq. 5: bytes / (bytes per wavefront) x (max bytes per wavefront) / BW
+            t_sh = np.where(np.isfinite(wf) & (wf > 0), wf * banks / bw_sh, n["shared"] / bw_sh)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            bw = {
+                "dram": np.where(_nz(n["dram"]) > 0, bw_dram, np.nan),
+                "l2": (_nz(n["l2"]) + _nz(n["dram"])) / (t_l2 + t_dram),
+                "l1": (_nz(n["l1"]) + n["shared"] + _nz(n["l2"]) + _nz(n["dram"]))
+                / (t_l1 + t_sh + t_l2 + t_dram),
+            }
+        present = {"dram": np.isfinite(n["dram"]) & (n["dram"] > 0),
+                   "l2": np.isfinite(df["l2_bytes"].to_numpy(float)),
+                   "l1": np.isfinite(df["l1_bytes"].to_numpy(float))}
+        times = {"t_dram_s": t_dram, "t_l2_s": t_l2 + 0 * t_dram, "t_l1_s": t_l1 + 0 * t_dram,
+                 "t_shared_s": t_sh}
+        return {k: np.where(present[k] & np.isfinite(v) & (v > 0), v, np.nan)
+                for k, v in bw.items()}, times
+
+    # the projection ---------------------------------------------------------------------
+    def _project(self, df, source, target):
+        notes = []
+        bs, bt = CeilingBook(source), CeilingBook(target, reference=source)
+        t_s = df["time_s"].to_numpy(float)
+        flops_s = df["flops"].to_numpy(float)
+        counts_t = df
+        if self.target_counts and target.id in self.target_counts:
+            over = self.target_counts[target.id].reindex(df["index"])
+            counts_t = df.copy()
+            for c in over.columns:
+                v = over[c].to_numpy(float)
+                counts_t[c] = np.where(np.isfinite(v), v, counts_t[c].to_numpy(float))
+            notes.append("target FLOP counts from SASS comparison (gpuproj.sass)")
+        flops_t = counts_t["flops"].to_numpy(float)
+        has_flops = np.isfinite(flops_s) & (flops_s > 0)
+
+        dram_s = df["dram_bytes"].to_numpy(float)
+        dram_t = dram_s
+        if self.cache_capacity:
+            dram_t, note = self._cache_rescale(df, source, target, dram_s)
+            notes.append(note)
+        write_only = (_nz(df["dram_read_bytes"].to_numpy(float)) <= 0.01 * _nz(dram_s)) & (
+            _nz(df["dram_write_bytes"].to_numpy(float)) > 0)
+
+        ws_s, ws_t = source.value("warp_size"), target.value("warp_size")
+        ws_s = 32.0 if np.isnan(ws_s) else ws_s
+        ws_t = 32.0 if np.isnan(ws_t) else ws_t
+        perf_s = self._perf_ceiling(df, bs, ws_s, df)
+        perf_t = self._perf_ceiling(df, bt, ws_t, counts_t)
+
+        n_s = self._level_bytes(df, dram_s)
+        n_t = self._level_bytes(df, dram_t)
+        bw_s, _ = self._bw_ceilings(df, n_s, bs, source, write_only)
+        bw_t, times_t = self._bw_ceilings(df, n_t, bt, target, write_only)
+        if self.warp_bandwidth:
+            for k in LEVELS:
+                bw_s[k] = bw_s[k] * self._warp_usage(df, ws_s)
+                bw_t[k] = bw_t[k] * self._warp_usage(df, ws_t)
+            notes.append("bandwidth ceilings scaled by active threads per warp instruction")
+
+        if self.parallelism:
+            t_body, launch_t, note = self._launch_split(t_s, source, target)
+            notes.append(note)
+        else:
+            t_body, launch_t = t_s, 0.0
+
+        per_level = np.full((len(df), len(LEVELS)), np.nan)
+        for j, lvl in enumerate(LEVELS):
+            nplus_s = self._nplus(n_s, lvl)
+            nplus_t = self._nplus(n_t, lvl)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                oi_s = flops_s / nplus_s
+                oi_t = flops_t / nplus_t
+                roof_s = np.minimum(bw_s[lvl] * oi_s, perf_s)
+                roof_t = np.minimum(bw_t[lvl] * oi_t, perf_t)
+                # Eq. 9, as a time: t_t = FLOP_t / (Perf_s / roof_s x roof_t)
+                t_flop = t_body * (flops_t / flops_s) * roof_s / roof_t
+                t_bytes = t_body * (bw_s[lvl] / bw_t[lvl]) * (nplus_t / nplus_s)
+            per_level[:, j] = np.where(has_flops, t_flop, t_bytes)
+        per_level[~np.isfinite(per_level) | (per_level <= 0)] = np.nan
+
+        if self.parallelism:
+            scale, note = self._fill_ratio(df, source, target)
+            per_level *= scale[:, None]
+            notes.append(note)
+        with np.errstate(invalid="ignore"), _quiet():
+            point = np.nanmean(per_level, axis=1) + launch_t
+            low = np.nanmin(per_level, axis=1) + launch_t
+            high = np.nanmax(per_level, axis=1) + launch_t
+
+        with np.errstate(invalid="ignore", divide="ignore"):
+            t_comp = np.where(has_flops, flops_t / perf_t, 0.0)
+        breakdown = {"t_compute_s": t_comp, **{k: _nz(v) for k, v in times_t.items()}}
+        stack = np.column_stack([breakdown[k] for k in
+                                 ("t_compute_s", "t_dram_s", "t_l2_s", "t_l1_s", "t_shared_s")])
+        from .common import dtype_of
+
+        names = np.array(["compute", "dram", "l2", "l1", "shared"], dtype=object)
+        limiter = names[np.argmax(stack, axis=1)] if len(df) else np.array([], object)
+        limiter = np.where(limiter == "compute", dtype_of(df), limiter).astype(object)
+        notes = bs.notes + bt.notes + notes
+        return Projection(point, low, high, limiter, breakdown, notes)
+
+    @staticmethod
+    def _nplus(n, lvl):
+        if lvl == "dram":
+            return n["dram"]
+        if lvl == "l2":
+            return np.where(np.isfinite(n["l2"]), n["l2"] + _nz(n["dram"]), np.nan)
+        return np.where(np.isfinite(n["l1"]), n["l1"] + n["shared"] + _nz(n["l2"]) + _nz(n["dram"]),
+                        np.nan)
+
+    # extensions --------------------------------------------------------------------------
+    @staticmethod
+    def _cache_rescale(df, source, target, dram_s):
+        ws = df["working_set_bytes"].to_numpy(float)
+        cs, ct = source.value("l2_size_bytes"), target.value("l2_size_bytes")
+        if not (np.isfinite(cs) and np.isfinite(ct)) or not np.isfinite(ws).any():
+            return dram_s, "cache capacity: no working set or L2 size known, DRAM bytes unchanged"
+        with np.errstate(invalid="ignore", divide="ignore"):
+            f_s = np.clip(1 - cs / ws, 0.02, 1.0)
+            f_t = np.clip(1 - ct / ws, 0.02, 1.0)
+            out = dram_s * f_t / f_s
+        cap = df["l2_bytes"].to_numpy(float)
+        out = np.where(np.isfinite(cap), np.minimum(out, np.maximum(cap, dram_s)), out)
+        out = np.where(np.isfinite(ws) & np.isfinite(out), out, dram_s)
+        return out, (f"cache capacity: DRAM bytes x f(L2 {ct / 1e6:.1f} MB)/f(L2 {cs / 1e6:.1f} MB), "
+                     "f = uncached fraction of the working set")
+
+    @staticmethod
+    def _launch_split(t_s, source, target):
+        ls, lt = source.measured("launch_overhead_s"), target.measured("launch_overhead_s")
+        if np.isfinite(ls) and np.isfinite(lt):
+            body = np.maximum(t_s - ls, 0.05 * t_s)
+            return body, lt, f"launch overhead {ls * 1e6:.1f} us -> {lt * 1e6:.1f} us (measured)"
+        return t_s, 0.0, "launch overhead not measured for both GPUs: kept inside the time"
+
+    @staticmethod
+    def _fill_ratio(df, source, target):
+        from ..occupancy import fill_fraction
+
+        u_s = fill_fraction(df, source)
+        u_t = fill_fraction(df, target)
+        r = np.where(np.isfinite(u_s) & np.isfinite(u_t) & (u_t > 0), u_s / u_t, 1.0)
+        return r, "parallelism: time x (busy block slots source / target), waves from occupancy"
+
+
+class HierarchicalExtended(Hierarchical):
+    name = "hierarchical-ext"
+    summary = "hierarchical roofline + cache-capacity, parallelism and warp-bandwidth extensions"
+
+    def __init__(self, cache_capacity: bool = True, parallelism: bool = True,
+                 warp_bandwidth: bool = True, target_counts: dict | None = None):
+        super().__init__(cache_capacity, parallelism, warp_bandwidth, target_counts)
+
+
+class _quiet:
+    """Silence numpy's 'mean of empty slice' for rows with no level (they become NaN)."""
+
+    def __enter__(self):
+        import warnings
+
+        self._w = warnings.catch_warnings()
+        self._w.__enter__()
+        warnings.simplefilter("ignore", RuntimeWarning)
+
+    def __exit__(self, *exc):
+        return self._w.__exit__(*exc)

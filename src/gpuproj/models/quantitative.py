@@ -1,0 +1,99 @@
+"""Quantitative roofline (Konstantinidis & Cotronis, JPDC 2017): profiling metrics of the kernel
+on a reference GPU + throughput parameters of the target from micro-benchmarks.
+
+Kernel parameters (paper Table 2), from nvprof-level metrics (Table 1; the canonical columns in
+parentheses):
+
+- K_type: fp64 if M_fp64 > 0, else fp32 if M_fp32 > 0, else int   (fp64/fp32_thread_inst)
+- Eq. 2  W_comp = M_fpXX + M_fmaXX (fp) or M_int (int)            (fpXX_fma_thread_inst, int_thread_inst)
+- Eq. 3  W_traf = 32 (M_tran_r + M_tran_w) = DRAM bytes            (dram_bytes)
+- Eq. 4  E_mix = (M_fpXX + M_fmaXX) / (2 M_fpXX), 50 % for int
+- Eqs. 5-9  D_ops = I_ops / I_total, D_ldst = M_ldst / I_total, D_other = 1 - D_ops - D_ldst,
+  I_ops = M_fpXX or M_int, I_total = 32 M_inst                     (ldst_thread_inst, warp_inst)
+
+Target parameters (Table 3) from the catalog (measured, else derived, else peak): T_SP, T_DP
+(FMA FLOP/s), T_int (INT32 multiply-add ops/s), T_add (INT32 add), T_ldst (shared load/store
+instructions/s), B_mem (DRAM bandwidth).
+
+- Eq. 10 T_op = T_SP | T_DP | T_int
+- Eqs. 11-13  W_op = T_SP / T_op, W_ldst = (T_SP/2) / T_ldst, W_other = (T_SP/2) / T_add
+- Eqs. 14-16  C_x = D_x W_x;  Eq. 17  E_instr = C_op / (C_op + C_ldst + C_other)
+- Eq. 18 T'_op = E_mix E_instr T_op
+- Eq. 19 T_pred = T'_op if O_krn > O_dev else O_krn B_mem, with O_krn = W_comp / W_traf and
+  O_dev = T'_op / B_mem; predicted time = W_comp / T_pred.
+
+The model predicts the target time from the kernel's metrics alone: the source time is not an
+input (it is what the paper evaluates against on the reference GPU).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .base import Model, Projection
+from .common import CeilingBook
+
+
+class Quantitative(Model):
+    name = "quantitative"
+    summary = "quantitative roofline from profiling metrics + target micro-benchmarks (Konstantinidis)"
+    requires = ("time_s", "warp_inst", "ldst_thread_inst", "dram_bytes")
+    requires_any = (("fp32_thread_inst",), ("fp64_thread_inst",), ("int_thread_inst",))
+
+    def kernel_parameters(self, df) -> dict:
+        """Table 2 of the paper, one array per parameter."""
+        m32 = np.nan_to_num(df["fp32_thread_inst"].to_numpy(float))
+        m64 = np.nan_to_num(df["fp64_thread_inst"].to_numpy(float))
+        mint = np.nan_to_num(df["int_thread_inst"].to_numpy(float))
+        f32 = np.nan_to_num(df["fp32_fma_thread_inst"].to_numpy(float))
+        f64 = np.nan_to_num(df["fp64_fma_thread_inst"].to_numpy(float))
+        ktype = np.where(m64 > 0, "fp64", np.where(m32 > 0, "fp32", "int")).astype(object)
+        w_comp = np.select([ktype == "fp64", ktype == "fp32"], [m64 + f64, m32 + f32], mint)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            e_mix = np.select([ktype == "fp64", ktype == "fp32"],
+                              [(m64 + f64) / (2 * m64), (m32 + f32) / (2 * m32)], 0.5)
+            i_ops = np.select([ktype == "fp64", ktype == "fp32"], [m64, m32], mint)
+            i_total = 32.0 * df["warp_inst"].to_numpy(float)
+            d_ops = i_ops / i_total
+            d_ldst = df["ldst_thread_inst"].to_numpy(float) / i_total
+        d_other = 1.0 - d_ops - d_ldst
+        return {"K_type": ktype, "W_comp": w_comp, "W_traf": df["dram_bytes"].to_numpy(float),
+                "E_mix": e_mix, "D_ops": d_ops, "D_ldst": d_ldst,
+                "D_other": np.maximum(d_other, 0.0)}
+
+    @staticmethod
+    def device_parameters(book) -> dict:
+        """Table 3 of the paper from the catalog (rates in per second)."""
+        t_ldst = book("ldst_inst_per_s")
+        t_add = book("int32_add_ops_per_s")
+        if np.isnan(t_ldst):
+            t_ldst = book.gpu.peak("int32_add_ops_per_s")  # LSU issue ~ one per lane per clock
+            book.notes.append(f"{book.gpu.id}: T_ldst unknown, INT32 add rate used")
+        return {"T_SP": book("fp32_fma_flops_per_s"), "T_DP": book("fp64_fma_flops_per_s"),
+                "T_int": book("int32_fma_ops_per_s"), "T_add": t_add, "T_ldst": t_ldst,
+                "B_mem": book("dram_bw_bytes_per_s")}
+
+    def _project(self, df, source, target):
+        k = self.kernel_parameters(df)
+        book = CeilingBook(target, reference=source)
+        d = self.device_parameters(book)
+        t_op = np.select([k["K_type"] == "fp64", k["K_type"] == "fp32"],
+                         [d["T_DP"], d["T_SP"]], d["T_int"])
+        w_op = d["T_SP"] / t_op
+        w_ldst = 0.5 * d["T_SP"] / d["T_ldst"]
+        w_other = 0.5 * d["T_SP"] / d["T_add"]
+        c_op, c_ldst, c_other = k["D_ops"] * w_op, k["D_ldst"] * w_ldst, k["D_other"] * w_other
+        with np.errstate(invalid="ignore", divide="ignore"):
+            e_instr = c_op / (c_op + c_ldst + c_other)
+            t_adj = k["E_mix"] * e_instr * t_op
+            o_krn = k["W_comp"] / k["W_traf"]
+            o_dev = t_adj / d["B_mem"]
+            compute_bound = o_krn > o_dev
+            t_pred = np.where(compute_bound, t_adj, o_krn * d["B_mem"])
+            time = k["W_comp"] / t_pred
+            # a kernel without beneficial operations moves bytes only
+            time = np.where(k["W_comp"] > 0, time, k["W_traf"] / d["B_mem"])
+        lim = np.where(compute_bound & (k["W_comp"] > 0), k["K_type"], "dram").astype(object)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            breakdown = {"t_compute_s": k["W_comp"] / t_adj, "t_dram_s": k["W_traf"] / d["B_mem"]}
+        return Projection(time, limiter=lim, breakdown=breakdown, assumptions=book.notes)

@@ -1,0 +1,153 @@
+"""The library side of ``gpuproj predict``: one call from a profile to predictions of one or
+more methods on one or more targets, with the application totals.
+
+>>> from gpuproj.predict import predict                             # doctest: +SKIP
+>>> result = predict(load("run.csv"), targets=["H100-SXM5-80GB"])    # doctest: +SKIP
+>>> result.table()                                                   # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pandas as pd
+
+from .catalog import resolve
+from .errors import InputError
+from .models import MODELS, get_model
+from .models.base import Prediction
+from .profiles.table import ProfileTable
+
+
+@dataclass
+class PredictionSet:
+    """Predictions of several methods for one source profile."""
+
+    source: str
+    targets: list
+    predictions: dict  # method -> Prediction
+    skipped: list
+
+    def table(self) -> pd.DataFrame:
+        frames = [p.df.drop(columns=["row"]) for p in self.predictions.values() if len(p.df)]
+        if not frames:
+            return pd.DataFrame()
+        d = pd.concat(frames, ignore_index=True)
+        d.insert(d.columns.get_loc("time_s") + 1, "speedup", d["source_time_s"] / d["time_s"])
+        return d
+
+    def application(self) -> pd.DataFrame:
+        frames = []
+        for m, p in self.predictions.items():
+            if len(p.df):
+                a = p.application()
+                a.insert(0, "method", m)
+                frames.append(a)
+        return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+    def to_json(self) -> dict:
+        import numpy as np
+
+        def recs(df):
+            return df.replace({np.nan: None}).to_dict(orient="records")
+
+        return {
+            "source": self.source, "targets": self.targets,
+            "predictions": recs(self.table()),
+            "application": recs(self.application()),
+            "assumptions": {m: p.assumptions for m, p in self.predictions.items()},
+            "skipped": [{"row": s.row, "reason": s.reason} for s in self.skipped],
+        }
+
+    def print(self, console) -> None:
+        """Rich tables: per kernel and target, then the application totals and assumptions."""
+        from rich.table import Table
+
+        d = self.table()
+        if d.empty:
+            console.print("no predictions (see the skipped rows above)")
+            return
+        t = Table(title=f"Projected from {self.source}", show_lines=False)
+        for c, j in (("kernel", "left"), ("config", "left"), ("target", "left"),
+                     ("method", "left"), ("source", "right"), ("predicted", "right"),
+                     ("interval", "right"), ("speed-up", "right"), ("limiter", "left")):
+            t.add_column(c, justify=j)
+        for r in d.itertuples():
+            t.add_row(r.kernel, _short(r.config), r.target, r.method, _fmt_time(r.source_time_s),
+                      _fmt_time(r.time_s), f"{_fmt_time(r.low_s)} - {_fmt_time(r.high_s)}",
+                      f"{r.speedup:.2f}x", str(r.limiter))
+        console.print(t)
+        a = self.application()
+        at = Table(title="Application total (time x launches, summed over kernels)")
+        for c in ("method", "target", "source", "predicted", "interval", "speed-up"):
+            at.add_column(c, justify="left" if c in ("method", "target") else "right")
+        for r in a.itertuples():
+            at.add_row(r.method, r.target, _fmt_time(r.source_time_s), _fmt_time(r.time_s),
+                       f"{_fmt_time(r.low_s)} - {_fmt_time(r.high_s)}", f"{r.speedup:.2f}x")
+        console.print(at)
+        for m, p in self.predictions.items():
+            for tgt, notes in p.assumptions.items():
+                for n in notes:
+                    console.print(f"[dim]{m} -> {tgt}: {n}[/dim]")
+
+
+def _short(s, n=28):
+    s = str(s)
+    return s if len(s) <= n else s[: n - 1] + "…"
+
+
+def _fmt_time(t) -> str:
+    """Seconds with a readable prefix.
+
+    >>> _fmt_time(2.5e-5)
+    '25.0 us'
+    """
+    if t != t:
+        return "-"
+    for unit, f in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6), ("ns", 1e-9)):
+        if abs(t) >= f:
+            return f"{t / f:.3g} {unit}" if t / f < 100 else f"{t / f:.0f} {unit}"
+    return f"{t / 1e-9:.3g} ns"
+
+
+def predict(table: ProfileTable, *, targets, source=None, methods="hierarchical",
+            kernel: str | None = None, sass=None, model_params: dict | None = None
+            ) -> PredictionSet:
+    """Predict the kernels of ``table`` measured on ``source`` for each of ``targets``.
+
+    ``methods``: a name, a list of names, or "all" (every analytical method the table's
+    columns allow). ``source`` may be omitted when the table holds one GPU.
+    """
+    if source is None:
+        if len(table.gpus) != 1:
+            raise InputError(f"the profile holds several GPUs ({', '.join(table.gpus)}); "
+                             "pass --source", path=table.origin or None)
+        source = table.gpus[0]
+    src = resolve(source)
+    rows = table.on(src.id) if src.id in table.gpus else table
+    if len(rows) == 0:
+        raise InputError(f"no rows measured on {src.id} (the file has {', '.join(table.gpus)})",
+                         path=table.origin or None)
+    rows = rows.select(kernel)
+    tgts = [resolve(t) for t in targets]
+    if methods == "all":
+        from .evaluate import applicable_methods
+
+        names = applicable_methods(rows, [m for m in MODELS])
+    else:
+        names = [methods] if isinstance(methods, str) else list(methods)
+    params = dict(model_params or {})
+    if sass is not None:
+        from .sass import target_counts_for
+
+        counts = target_counts_for(rows, sass, src, tgts)
+        for n in names:
+            if n.startswith("hierarchical"):
+                params.setdefault(n, {})["target_counts"] = counts
+    preds: dict[str, Prediction] = {}
+    skipped = list(table.skipped)
+    for n in names:
+        p = get_model(n, **params.get(n, {})).predict(rows, src, tgts)
+        preds[n] = p
+        skipped.extend(p.skipped)
+    return PredictionSet(src.id, [t.id for t in tgts], preds, skipped)

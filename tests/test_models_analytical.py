@@ -1,0 +1,160 @@
+"""The analytical models against hand-computed examples of the papers' equations."""
+
+import numpy as np
+import pytest
+from conftest import make_gpu, table
+
+from gpuproj.models import get_model
+
+SRC = make_gpu(
+    "src",
+    values={"warp_size": 32, "sm_count": 10, "shared_banks": 32, "shared_bank_width_bytes": 4,
+            "l2_size_bytes": 4e6},
+    peak={"fp32_fma_flops_per_s": 10e12, "fp32_addmul_flops_per_s": 5e12,
+          "fp64_fma_flops_per_s": 5e12, "fp64_addmul_flops_per_s": 2.5e12,
+          "dram_bw_bytes_per_s": 1.25e12, "l2_bw_bytes_per_s": 4e12, "l1_bw_bytes_per_s": 16e12,
+          "shared_bw_bytes_per_s": 16e12, "int32_fma_ops_per_s": 5e12,
+          "int32_add_ops_per_s": 5e12, "ldst_inst_per_s": 2.5e12},
+    measured={"dram_bw_bytes_per_s": 1e12, "dram_write_bw_bytes_per_s": 1.1e12},
+)
+TGT = make_gpu(
+    "tgt",
+    values={"warp_size": 32, "sm_count": 20, "shared_banks": 32, "shared_bank_width_bytes": 4,
+            "l2_size_bytes": 40e6},
+    peak={"fp32_fma_flops_per_s": 20e12, "fp32_addmul_flops_per_s": 10e12,
+          "fp64_fma_flops_per_s": 10e12, "fp64_addmul_flops_per_s": 5e12,
+          "dram_bw_bytes_per_s": 2.5e12, "l2_bw_bytes_per_s": 6e12, "l1_bw_bytes_per_s": 20e12,
+          "shared_bw_bytes_per_s": 20e12, "int32_fma_ops_per_s": 10e12,
+          "int32_add_ops_per_s": 10e12, "ldst_inst_per_s": 5e12},
+    measured={"dram_bw_bytes_per_s": 2e12},
+)
+
+
+def hier_kernel(**over):
+    cols = dict(time_s=[2e-3], fp32_fma_thread_inst=[1e9], fp32_add_thread_inst=[0.5e9],
+                fp32_mul_thread_inst=[0.5e9], warp_inst=[1e8], thread_inst=[1.6e9],
+                dram_bytes=[1e9], dram_read_bytes=[0.5e9], dram_write_bytes=[0.5e9],
+                l2_bytes=[2e9], l1_bytes=[4e9])
+    cols.update(over)
+    return table(**cols)
+
+
+def test_hierarchical_hand_example():
+    """Van Lanker Eqs. 2-10 on one kernel, computed by hand.
+
+    FLOP = 2*1e9 + 0.5e9 + 0.5e9 = 3e9. Eq. 2: Perf_mix,s = 10e12*0.5 + 5e12*0.5 = 7.5e12,
+    target 15e12. Eq. 3: 1.6e9 / (1e8 * 32) = 0.5 active -> Perf_ceil 3.75e12 / 7.5e12.
+    Hits: DRAM 1e9, L2 2e9-1e9 = 1e9, L1 4e9-2e9 = 2e9.
+    Source (DRAM measured 1e12; L2, L1 peak): t_dram 1e-3, t_l2 2.5e-4, t_l1 1.25e-4.
+      BW_L2,ceil = 2e9/1.25e-3 = 1.6e12, BW_L1,ceil = 4e9/1.375e-3.
+    Target (DRAM measured 2e12; L2 6e12 and L1 20e12 derived = peak x (src measured/peak),
+      but src has no measured L2/L1, so the peak is used): t_dram 5e-4, t_l2 1e9/6e12, t_l1 1e-4.
+    OI: DRAM 3, L2 1.5, L1 0.75. Eq. 9 as time: t_t = t_s * roof_s / roof_t.
+    """
+    pred = get_model("hierarchical").predict(hier_kernel(), SRC, TGT).df.iloc[0]
+    bw_l1_s = 4e9 / (1e-3 + 2.5e-4 + 1.25e-4)
+    bw_l1_t = 4e9 / (5e-4 + 1e9 / 6e12 + 1e-4)
+    bw_l2_t = 2e9 / (5e-4 + 1e9 / 6e12)
+    roof_s = {"dram": min(1e12 * 3, 3.75e12), "l2": min(1.6e12 * 1.5, 3.75e12),
+              "l1": min(bw_l1_s * 0.75, 3.75e12)}
+    roof_t = {"dram": min(2e12 * 3, 7.5e12), "l2": min(bw_l2_t * 1.5, 7.5e12),
+              "l1": min(bw_l1_t * 0.75, 7.5e12)}
+    times = [2e-3 * roof_s[k] / roof_t[k] for k in ("l1", "l2", "dram")]
+    assert times[2] == pytest.approx(1e-3)
+    assert pred["time_s"] == pytest.approx(np.mean(times), rel=1e-12)
+    assert pred["low_s"] == pytest.approx(min(times), rel=1e-12)
+    assert pred["high_s"] == pytest.approx(max(times), rel=1e-12)
+    assert pred["limiter"] in ("dram", "l2", "l1", "fp32")
+
+
+def test_hierarchical_no_flops_projects_on_bytes():
+    """A copy kernel (FLOP = 0): t_t = t_s * BW_ceil,s / BW_ceil,t per level (Eq. 9 at OI -> 0)."""
+    k = table(time_s=[1e-3], dram_bytes=[1e9], dram_read_bytes=[0.5e9], dram_write_bytes=[0.5e9])
+    pred = get_model("hierarchical").predict(k, SRC, TGT).df.iloc[0]
+    assert pred["time_s"] == pytest.approx(1e-3 * 1e12 / 2e12)
+    assert pred["limiter"] == "dram"
+
+
+def test_hierarchical_write_only_uses_write_bandwidth():
+    """STREAM-init-like kernel: the source uses its measured write bandwidth 1.1e12; the target
+    has none measured, so its write ceiling is derived from its DRAM ceiling (2e12 measured) and
+    the source's write/triad ratio 1.1e12 / 1e12."""
+    k = table(time_s=[1e-3], dram_bytes=[1e9], dram_read_bytes=[0.0], dram_write_bytes=[1e9])
+    m = get_model("hierarchical")
+    pred = m.predict(k, SRC, TGT)
+    bw_t = 2e12 * 1.1e12 / 1e12
+    assert pred.df.iloc[0]["time_s"] == pytest.approx(1e-3 * 1.1e12 / bw_t)
+    assert any("derived" in a for a in pred.assumptions["tgt"])
+
+
+def test_hierarchical_shared_bank_conflicts_slow_the_l1_ceiling():
+    """Eq. 5: 2 wavefronts per request (2-way conflicts) double t_shM."""
+    base = dict(shared_bytes=[1.28e9], shared_requests=[1e7])
+    free = hier_kernel(shared_wavefronts=[1e7], **base)
+    conf = hier_kernel(shared_wavefronts=[2e7], **base)
+    m = get_model("hierarchical")
+    # the L1 ceiling only enters via the source/target ratio; check the breakdown directly
+    t_free = m.predict(free, SRC, TGT).df.iloc[0]["t_shared_s"]
+    t_conf = m.predict(conf, SRC, TGT).df.iloc[0]["t_shared_s"]
+    assert t_free == pytest.approx(1e7 * 128 / 20e12)
+    assert t_conf == pytest.approx(2 * t_free)
+
+
+def test_hierarchical_cache_capacity_extension():
+    """Working set 8 MB: uncached fraction f = 1 - 4/8 = 0.5 on the source, clip(1-40/8) = 0.02
+    on the target, so the target's DRAM bytes are 1e9 * 0.02 / 0.5 = 4e7."""
+    k = table(time_s=[1e-3], dram_bytes=[1e9], dram_read_bytes=[0.5e9], dram_write_bytes=[0.5e9],
+              working_set_bytes=[8e6])
+    plain = get_model("hierarchical").predict(k, SRC, TGT).df.iloc[0]
+    ext = get_model("hierarchical", cache_capacity=True).predict(k, SRC, TGT).df.iloc[0]
+    assert plain["time_s"] == pytest.approx(0.5e-3)
+    assert ext["time_s"] == pytest.approx(0.5e-3 * 4e7 / 1e9)
+
+
+def test_roofline_baseline():
+    """Eq. 1 + 9 with DRAM only and datasheet peaks: OI = 2; roof_s = min(1.25e12*2, 10e12),
+    roof_t = min(2.5e12*2, 20e12) -> t_t = t_s / 2."""
+    k = table(time_s=[1e-3], flops=[2e9], dram_bytes=[1e9])
+    assert get_model("roofline").predict(k, SRC, TGT).df.iloc[0]["time_s"] == pytest.approx(0.5e-3)
+
+
+def test_scaling_baselines():
+    k = table(time_s=[1e-3], flops=[2e9], dram_bytes=[1e9], dtype=["fp64"])
+    assert get_model("same").predict(k, SRC, TGT).df.iloc[0]["time_s"] == 1e-3
+    assert get_model("bandwidth").predict(k, SRC, TGT).df.iloc[0]["time_s"] == pytest.approx(0.5e-3)
+    assert get_model("compute").predict(k, SRC, TGT).df.iloc[0]["time_s"] == pytest.approx(0.5e-3)
+
+
+def test_quantitative_hand_example():
+    """Konstantinidis Eqs. 2-19. fp32 kernel: M_fp32 = 1e9, M_fma32 = 0.6e9, M_inst = 1e8
+    (I_total = 3.2e9), M_ldst = 0.8e9, DRAM 1e9 B.
+    W_comp = 1.6e9; E_mix = 1.6/2 = 0.8; D_ops = 1/3.2, D_ldst = 0.8/3.2, D_other = 1.4/3.2.
+    Target (peaks; DRAM measured 2e12): T_SP 20e12, T_ldst 5e12, T_add 10e12.
+    W_op 1, W_ldst 10/5 = 2, W_other 10/10 = 1. C: 1/3.2, 1.6/3.2, 1.4/3.2 -> E_instr = 1/4.
+    T'_op = 0.8 * 0.25 * 20e12 = 4e12; O_krn = 1.6, O_dev = 4e12 / 2e12 = 2 -> memory bound:
+    T = 1.6 * 2e12 = 3.2e12 -> time = 1.6e9 / 3.2e12 = 5e-4 s."""
+    k = table(time_s=[1e-3], fp32_thread_inst=[1e9], fp32_fma_thread_inst=[0.6e9],
+              fp64_thread_inst=[0.0], int_thread_inst=[0.0], warp_inst=[1e8],
+              ldst_thread_inst=[0.8e9], dram_bytes=[1e9])
+    m = get_model("quantitative")
+    p = m.kernel_parameters(k.df)
+    assert p["K_type"][0] == "fp32" and p["E_mix"][0] == pytest.approx(0.8)
+    pred = m.predict(k, SRC, TGT).df.iloc[0]
+    assert pred["time_s"] == pytest.approx(5e-4)
+    assert pred["limiter"] == "dram"
+    # twice the DRAM bytes: O_krn 0.8 -> still memory bound, time doubles
+    k2 = table(time_s=[1e-3], fp32_thread_inst=[1e9], fp32_fma_thread_inst=[0.6e9],
+               fp64_thread_inst=[0.0], int_thread_inst=[0.0], warp_inst=[1e8],
+               ldst_thread_inst=[0.8e9], dram_bytes=[0.2e9])
+    # O_krn = 8 > 2: compute bound at T'_op = 4e12 -> 1.6e9 / 4e12 = 4e-4 s
+    pred2 = m.predict(k2, SRC, TGT).df.iloc[0]
+    assert pred2["time_s"] == pytest.approx(4e-4) and pred2["limiter"] == "fp32"
+
+
+def test_quantitative_int_kernel():
+    """K_type int: W_comp = M_int, E_mix = 50 %, T_op = T_int."""
+    k = table(time_s=[1e-3], fp32_thread_inst=[0.0], fp64_thread_inst=[0.0],
+              int_thread_inst=[3.2e9], warp_inst=[1e8], ldst_thread_inst=[0.0], dram_bytes=[1e6])
+    pred = get_model("quantitative").predict(k, SRC, TGT).df.iloc[0]
+    # D_ops = 1, E_instr = 1 (W_op = 20/10 = 2, C_op = 2), T' = 0.5 * 10e12; compute bound
+    assert pred["time_s"] == pytest.approx(3.2e9 / 5e12)
