@@ -18,7 +18,9 @@ _BINARY = {"Ki": 2.0**10, "Mi": 2.0**20, "Gi": 2.0**30, "Ti": 2.0**40}
 _TIME = {"nsecond": 1e-9, "ns": 1e-9, "usecond": 1e-6, "us": 1e-6, "msecond": 1e-3, "ms": 1e-3,
          "second": 1.0, "s": 1.0, "sec": 1.0}
 _NOUNIT = {"", "%", "inst", "warp", "thread", "block", "sector", "request", "byte/cycle",
-           "cycle", "register/thread", "byte/request", "sector/request"}
+           "cycle", "register/thread", "byte/request", "sector/request",
+           # Nsight Compute counter units (launch statistics, shared-memory wavefronts)
+           "register", "wavefront", "request/cycle"}
 
 
 def _bytes_factor(unit):
@@ -62,6 +64,8 @@ def unit_factor(unit: str) -> float:
             return f / _TIME[den]
         if den in ("cycle",):
             return f
+        if den in ("block", "thread", "warp", "request", "sm"):
+            return f  # per-launch-unit sizes, e.g. ncu's "Kbyte/block"
         raise InputError(f"unknown unit '{unit}'")
     f = _bytes_factor(u)
     if f is not None:

@@ -15,7 +15,13 @@ COMMANDS = {
     "gpus": ("gpus:gpus", "List, show and resolve GPUs of the catalog."),
     "predict": ("predict:predict", "Project a source profile to one or more target GPUs."),
     "evaluate": ("evaluate:evaluate", "Measure every method's error on cross-GPU data."),
+    "report": ("report:report", "Write a self-contained HTML report of a projection."),
+    "quadrant": ("quadrant:quadrant", "Draw the quadrant-split view of GPUs and a kernel."),
+    "roofline": ("roofline:roofline", "Draw a profile's rooflines with kernel-specific ceilings."),
     "profile": ("profile:profile", "Run an application under Nsight Compute with gpuproj's metrics."),
+    "sass": ("sass:sass", "Compare a kernel's machine code across GPU architectures."),
+    "bench": ("bench:bench", "Measure a GPU's ceilings with micro-benchmarks and write its catalog entry."),
+    "calibrate": ("calibrate:calibrate", "Fit a calibrated cost model (Stevens & Kloeckner) on measurement kernels."),
 }
 
 

@@ -21,6 +21,8 @@ MODELS = {
     "hierarchical-ext": "hierarchical:HierarchicalExtended",
     "quantitative": "quantitative:Quantitative",
     "efficiency": "efficiency:EfficiencyTransfer",
+    # learned (gpuproj.learned): the report's learners, hybrids, ensemble
+    "rf": "learned:RandomForest", "gb": "learned:GradientBoosting", "svr": "learned:SupportVector", "knn": "learned:NearestNeighbours", "linear": "learned:LinearModel", "ridge": "learned:RidgeModel", "lasso": "learned:LassoModel", "physics-best": "learned:PhysicsBest", "residual": "learned:ResidualHybrid", "bounded-efficiency": "learned:EfficiencyHybrid", "ensemble": "learned:Ensemble",  # noqa: E501
 }
 
 BASELINES = ("same", "bandwidth", "compute", "roofline")

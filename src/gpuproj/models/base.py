@@ -116,32 +116,48 @@ class Model:
                            f"{df.at[i, 'kernel']} [{df.at[i, 'config']}]: {reason[i]}")
                    for i in np.flatnonzero(~ok)]
         use = df.loc[ok].reset_index()
-        frames, assumptions = [], {}
+        from .common import dtype_codes
+
+        use["_dtype"] = dtype_codes(use)  # computed once, shared by every target
+        n = len(use)
+        cols = {k: [] for k in ("time_s", "low_s", "high_s", "limiter")}
+        breakdown, assumptions, done = {}, {}, []
         for t in tgts:
-            if len(use) == 0:
+            if n == 0:
                 break
             p = self._project(use, src, t)
-            n = len(use)
-            out = pd.DataFrame({
-                "kernel": use["kernel"].to_numpy(), "config": use["config"].to_numpy(),
-                "source": src.id, "target": t.id, "method": self.name,
-                "source_time_s": use["time_s"].to_numpy(),
-                "time_s": np.asarray(p.time_s, float),
-                "low_s": np.asarray(p.low_s if p.low_s is not None else p.time_s, float),
-                "high_s": np.asarray(p.high_s if p.high_s is not None else p.time_s, float),
-                "limiter": p.limiter if p.limiter is not None else np.full(n, "", object),
-                "launches": use["launches"].to_numpy(),
-                "row": use["index"].to_numpy(),
-            })
+            cols["time_s"].append(np.asarray(p.time_s, float))
+            cols["low_s"].append(np.asarray(p.low_s if p.low_s is not None else p.time_s, float))
+            cols["high_s"].append(np.asarray(p.high_s if p.high_s is not None else p.time_s, float))
+            cols["limiter"].append(np.asarray(p.limiter if p.limiter is not None
+                                              else np.full(n, "", object), object))
             for k, v in p.breakdown.items():
-                out[k] = np.asarray(v, float)
-            frames.append(out)
+                breakdown.setdefault(k, []).append(np.broadcast_to(np.asarray(v, float), (n,)))
             assumptions[t.id] = list(p.assumptions)
-        if not frames:
-            cols = ["kernel", "config", "source", "target", "method", "source_time_s", "time_s",
-                    "low_s", "high_s", "limiter", "launches", "row"]
-            return Prediction(pd.DataFrame(columns=cols), assumptions, skipped)
-        pred = pd.concat(frames, ignore_index=True)
+            done.append(t.id)
+        k = len(done)
+
+        def tiled(col):  # per-row labels repeated for each target, as cheap categoricals
+            cat = pd.Categorical(use[col].to_numpy(object))
+            return pd.Categorical.from_codes(np.tile(cat.codes, k), cat.categories)
+
+        def const(value):
+            return pd.Categorical.from_codes(np.zeros(n * k, np.int8), [value])
+
+        pred = pd.DataFrame({
+            "kernel": tiled("kernel"), "config": tiled("config"), "source": const(src.id),
+            "target": pd.Categorical.from_codes(np.repeat(np.arange(k, dtype=np.int16), n),
+                                                done or ["-"]),
+            "method": const(self.name),
+            "source_time_s": np.tile(use["time_s"].to_numpy(float), k),
+            "time_s": np.concatenate(cols["time_s"]) if k else np.zeros(0),
+            "low_s": np.concatenate(cols["low_s"]) if k else np.zeros(0),
+            "high_s": np.concatenate(cols["high_s"]) if k else np.zeros(0),
+            "limiter": pd.Categorical(np.concatenate(cols["limiter"]) if k else []),
+            "launches": np.tile(use["launches"].to_numpy(float), k),
+            "row": np.tile(use["index"].to_numpy(), k),
+            **{c: np.concatenate(v) for c, v in breakdown.items() if len(v) == k},
+        })
         bad = ~np.isfinite(pred["time_s"].to_numpy()) | (pred["time_s"].to_numpy() <= 0)
         if bad.any():
             for _, r in pred[bad].iterrows():

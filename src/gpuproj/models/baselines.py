@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from .base import Model, Projection
-from .common import compute_peak_key, dtype_of
+from .common import compute_peak_key, dtype_names, per_dtype
 
 
 class Same(Model):
@@ -39,15 +39,10 @@ class ComputeScaling(Model):
     summary = "scale by the datasheet peak FLOP/s ratio of the kernel's data type"
 
     def _project(self, df, source, target):
-        dt = dtype_of(df)
-        ratio = np.full(len(df), np.nan)
-        lim = np.empty(len(df), object)
-        for d in np.unique(dt):
-            key = compute_peak_key(d)
-            m = dt == d
-            ratio[m] = source.peak(key) / target.peak(key)
-            lim[m] = d
-        return Projection(df["time_s"].to_numpy(float) * ratio, limiter=lim,
+        codes = df["_dtype"].to_numpy()
+        ratio = per_dtype(codes, lambda d: source.peak(compute_peak_key(d))
+                          / target.peak(compute_peak_key(d)))
+        return Projection(df["time_s"].to_numpy(float) * ratio, limiter=dtype_names(codes),
                           assumptions=["datasheet FMA peak of the kernel's dtype (fp32 if unknown)"])
 
 
@@ -64,11 +59,9 @@ class Roofline(Model):
     def _project(self, df, source, target):
         flops = df["flops"].to_numpy(float)
         dram = df["dram_bytes"].to_numpy(float)
-        dt = dtype_of(df)
-        ps, pt = np.empty(len(df)), np.empty(len(df))
-        for d in np.unique(dt):
-            m = dt == d
-            ps[m], pt[m] = source.peak(compute_peak_key(d)), target.peak(compute_peak_key(d))
+        codes = df["_dtype"].to_numpy()
+        ps = per_dtype(codes, lambda d: source.peak(compute_peak_key(d)))
+        pt = per_dtype(codes, lambda d: target.peak(compute_peak_key(d)))
         bs, bt = source.peak("dram_bw_bytes_per_s"), target.peak("dram_bw_bytes_per_s")
         has_f = np.isfinite(flops) & (flops > 0)
         has_b = np.isfinite(dram) & (dram > 0)
@@ -77,6 +70,6 @@ class Roofline(Model):
             roof_s = np.where(has_f & has_b, np.minimum(bs * oi, ps), np.where(has_f, ps, bs))
             roof_t = np.where(has_f & has_b, np.minimum(bt * oi, pt), np.where(has_f, pt, bt))
             mem_bound_t = has_b & (~has_f | (bt * oi < pt))
-        lim = np.where(mem_bound_t, "dram", dt).astype(object)
+        lim = np.where(mem_bound_t, "dram", dtype_names(codes)).astype(object)
         return Projection(df["time_s"].to_numpy(float) * roof_s / roof_t, limiter=lim,
                           assumptions=["datasheet peaks; DRAM level only"])

@@ -20,6 +20,27 @@ def compute_peak_key(dtype: str) -> str:
     return _PEAK_KEY.get(dtype, _PEAK_KEY["fp32"])
 
 
+DTYPES = tuple(_PEAK_KEY)
+
+
+def dtype_codes(df: pd.DataFrame) -> np.ndarray:
+    """Index into ``DTYPES`` of each row's dominant compute type (see ``dtype_of``); the models
+    look ceilings up once per type and gather them with these codes."""
+    return pd.Categorical(dtype_of(df), categories=DTYPES).codes
+
+
+def per_dtype(codes: np.ndarray, value_of) -> np.ndarray:
+    """``value_of(dtype)`` for each row, evaluated once per type."""
+    table = np.full(len(DTYPES), np.nan)
+    for c in np.unique(codes):
+        table[c] = value_of(DTYPES[c])
+    return table[codes]
+
+
+def dtype_names(codes: np.ndarray) -> np.ndarray:
+    return np.asarray(DTYPES, dtype=object)[codes]
+
+
 def dtype_of(df: pd.DataFrame) -> np.ndarray:
     """Dominant compute type per row: the ``dtype`` column where given, else the precision
     with the most FLOPs, else fp32."""
@@ -77,3 +98,41 @@ class CeilingBook:
     def _note(self, text):
         if text not in self.notes:
             self.notes.append(text)
+
+
+def launch_occupancy(df: pd.DataFrame, gpu):
+    """(theoretical occupancy, resident blocks per SM) of each row's launch on ``gpu``; NaN where
+    the row has no block size or the catalog lacks an occupancy limit of ``gpu``."""
+    from ..errors import InputError
+    from ..occupancy import occupancy
+
+    n = len(df)
+    occ, bps = np.full(n, np.nan), np.full(n, np.nan)
+    threads = df["block_threads"].to_numpy(float)
+    ok = np.isfinite(threads) & (threads > 0)
+    if not ok.any():
+        return occ, bps
+    regs = np.nan_to_num(df["regs_per_thread"].to_numpy(float)[ok]).astype(np.int64)
+    smem = np.nan_to_num(df["smem_per_block_bytes"].to_numpy(float)[ok]).astype(np.int64)
+    try:
+        o = occupancy(gpu, threads[ok].astype(np.int64), regs, smem)
+    except InputError:
+        return occ, bps
+    occ[ok], bps[ok] = o.occupancy, o.blocks_per_sm
+    return occ, bps
+
+
+def theoretical_occupancy(df: pd.DataFrame, gpu) -> np.ndarray:
+    return launch_occupancy(df, gpu)[0]
+
+
+def fill_fraction(df: pd.DataFrame, gpu) -> np.ndarray:
+    """Fraction of the GPU's block slots busy on average over the waves of each launch:
+    u = blocks / (waves x SMs x resident blocks per SM), waves = ceil(blocks / (SMs x b)).
+    1 for a launch of whole full waves, small for a grid that under-fills the GPU."""
+    _, bps = launch_occupancy(df, gpu)
+    slots = gpu.value("sm_count") * bps
+    blocks = df["grid_blocks"].to_numpy(float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        waves = np.ceil(blocks / slots)
+        return np.where((slots > 0) & (blocks > 0), blocks / (waves * slots), np.nan)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from .base import Model, Projection
-from .common import compute_peak_key, dtype_of
+from .common import compute_peak_key, dtype_names, per_dtype
 
 
 class EfficiencyTransfer(Model):
@@ -23,14 +23,15 @@ class EfficiencyTransfer(Model):
     requires_any = (("flops",), ("dram_bytes",))
 
     def _project(self, df, source, target):
-        from ..occupancy import theoretical_occupancy
+        from .common import theoretical_occupancy
 
         notes = []
         flops = df["flops"].to_numpy(float)
         nbytes = df["dram_bytes"].to_numpy(float)
-        dt = dtype_of(df)
-        c_s = np.array([source.peak(compute_peak_key(d)) for d in dt]) if len(df) else np.zeros(0)
-        c_t = np.array([target.peak(compute_peak_key(d)) for d in dt]) if len(df) else np.zeros(0)
+        codes = df["_dtype"].to_numpy()
+        dt = dtype_names(codes)
+        c_s = per_dtype(codes, lambda d: source.peak(compute_peak_key(d)))
+        c_t = per_dtype(codes, lambda d: target.peak(compute_peak_key(d)))
         bw_s, bw_t = source.peak("dram_bw_bytes_per_s"), target.peak("dram_bw_bytes_per_s")
         o_s = theoretical_occupancy(df, source)
         o_t = theoretical_occupancy(df, target)

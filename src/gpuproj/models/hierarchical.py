@@ -42,7 +42,7 @@ from __future__ import annotations
 import numpy as np
 
 from .base import Model, Projection
-from .common import CeilingBook
+from .common import CeilingBook, compute_peak_key, dtype_names, per_dtype
 
 PRECISIONS = ("fp64", "fp32", "fp16")
 LEVELS = ("l1", "l2", "dram")
@@ -79,10 +79,7 @@ class Hierarchical(Model):
                 continue
             num += book(f"{p}_fma_flops_per_s") * fma + book(f"{p}_addmul_flops_per_s") * am
             den += fma + am
-        from .common import compute_peak_key, dtype_of
-
-        dt = dtype_of(df)
-        fallback = np.array([book(compute_peak_key(d)) for d in dt]) if len(df) else np.zeros(0)
+        fallback = per_dtype(df["_dtype"].to_numpy(), lambda d: book(compute_peak_key(d)))
         with np.errstate(invalid="ignore", divide="ignore"):
             mix = np.where(den > 0, num / den, fallback)
         return mix * self._warp_usage(df, warp_size)
@@ -141,7 +138,7 @@ class Hierarchical(Model):
     # the projection ---------------------------------------------------------------------
     def _project(self, df, source, target):
         notes = []
-        bs, bt = CeilingBook(source), CeilingBook(target, reference=source)
+        bs, bt = CeilingBook(source, reference=target), CeilingBook(target, reference=source)
         t_s = df["time_s"].to_numpy(float)
         flops_s = df["flops"].to_numpy(float)
         counts_t = df
@@ -214,11 +211,10 @@ class Hierarchical(Model):
         breakdown = {"t_compute_s": t_comp, **{k: _nz(v) for k, v in times_t.items()}}
         stack = np.column_stack([breakdown[k] for k in
                                  ("t_compute_s", "t_dram_s", "t_l2_s", "t_l1_s", "t_shared_s")])
-        from .common import dtype_of
-
         names = np.array(["compute", "dram", "l2", "l1", "shared"], dtype=object)
         limiter = names[np.argmax(stack, axis=1)] if len(df) else np.array([], object)
-        limiter = np.where(limiter == "compute", dtype_of(df), limiter).astype(object)
+        limiter = np.where(limiter == "compute", dtype_names(df["_dtype"].to_numpy()),
+                           limiter).astype(object)
         notes = bs.notes + bt.notes + notes
         return Projection(point, low, high, limiter, breakdown, notes)
 
@@ -230,6 +226,58 @@ class Hierarchical(Model):
             return np.where(np.isfinite(n["l2"]), n["l2"] + _nz(n["dram"]), np.nan)
         return np.where(np.isfinite(n["l1"]), n["l1"] + n["shared"] + _nz(n["l2"]) + _nz(n["dram"]),
                         np.nan)
+
+    # the ceilings, for pictures and reports -----------------------------------------------
+    def ceilings(self, df, gpu, reference=None) -> dict:
+        """Kernel-specific roofline of every row of ``df`` (canonical profile columns) on
+        ``gpu``, with the same ceilings ``_project`` uses (``reference``: the GPU whose
+        measured/peak ratios derive missing values, i.e. the source when ``gpu`` is a target).
+
+        Returns arrays aligned with the rows: ``dtype``; ``fma_flops_per_s`` and
+        ``addmul_flops_per_s`` (the dominant precision's FMA and ADD/MUL ceilings);
+        ``mix_flops_per_s`` (Eq. 2); ``warp_usage`` (active threads / warp size);
+        ``perf_ceil_flops_per_s`` (Eq. 3); per level L in l1, l2, dram: ``bw_L_bytes_per_s``
+        (Eqs. 6-8), ``nplus_L_bytes`` (bytes traversing L), ``oi_L_flop_per_byte`` (Eq. 10) and
+        ``roof_L_flops_per_s`` (Eq. 1 at that OI); and ``notes`` (non-measured values used).
+        Missing levels are NaN.
+        """
+        from .common import dtype_codes
+
+        if "_dtype" not in df.columns:  # Model.predict adds it; callers here pass plain rows
+            df = df.assign(_dtype=dtype_codes(df))
+        book = CeilingBook(gpu, reference=reference)
+        ws = gpu.value("warp_size")
+        ws = 32.0 if np.isnan(ws) else ws
+        perf = self._perf_ceiling(df, book, ws, df)
+        usage = self._warp_usage(df, ws)
+        dram = df["dram_bytes"].to_numpy(float)
+        write_only = (_nz(df["dram_read_bytes"].to_numpy(float)) <= 0.01 * _nz(dram)) & (
+            _nz(df["dram_write_bytes"].to_numpy(float)) > 0)
+        n = self._level_bytes(df, dram)
+        bw, _ = self._bw_ceilings(df, n, book, gpu, write_only)
+        if self.warp_bandwidth:
+            bw = {k: v * usage for k, v in bw.items()}
+        codes = df["_dtype"].to_numpy()
+        out = {
+            "dtype": dtype_names(codes),
+            "fma_flops_per_s": per_dtype(codes, lambda d: book(compute_peak_key(d))),
+            "addmul_flops_per_s": per_dtype(codes, lambda d: book(f"{d}_addmul_flops_per_s")
+                                            if d in PRECISIONS else np.nan),
+            "mix_flops_per_s": perf / usage,
+            "warp_usage": usage,
+            "perf_ceil_flops_per_s": perf,
+        }
+        flops = df["flops"].to_numpy(float)
+        for lvl in LEVELS:
+            nplus = self._nplus(n, lvl)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                oi = np.where(nplus > 0, flops / nplus, np.nan)
+            out[f"bw_{lvl}_bytes_per_s"] = bw[lvl]
+            out[f"nplus_{lvl}_bytes"] = nplus
+            out[f"oi_{lvl}_flop_per_byte"] = oi
+            out[f"roof_{lvl}_flops_per_s"] = np.minimum(bw[lvl] * oi, perf)
+        out["notes"] = list(book.notes)
+        return out
 
     # extensions --------------------------------------------------------------------------
     @staticmethod
@@ -258,7 +306,7 @@ class Hierarchical(Model):
 
     @staticmethod
     def _fill_ratio(df, source, target):
-        from ..occupancy import fill_fraction
+        from .common import fill_fraction
 
         u_s = fill_fraction(df, source)
         u_t = fill_fraction(df, target)

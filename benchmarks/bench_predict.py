@@ -1,0 +1,108 @@
+#!/usr/bin/env python3
+"""Speed of the analytical methods, of ``gpuproj evaluate`` and of ``gpuproj --help``.
+
+    python benchmarks/bench_predict.py [--kernels 100000] [--targets 10] [--repeat 3]
+
+Predictions per second are kernel-target predictions (rows x targets) per wall-clock second
+on one process; medians over ``--repeat`` runs. Results go to stdout as JSON.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parents[1]
+SOURCE = "v100-sxm2-16gb"
+TARGETS = ["a100-sxm4-40gb", "a100-sxm4-80gb", "a100-pcie-40gb", "h100-sxm5-80gb",
+           "h100-pcie-80gb", "h200-sxm-141gb", "l40s", "a40", "mi250x", "mi300x"]
+
+
+def synthetic_profiles(n, seed=0):
+    """Random but plausible ncu-like profiles (counts in thread instructions and bytes)."""
+    from gpuproj.profiles.table import ProfileTable
+
+    rng = np.random.default_rng(seed)
+    fma = rng.lognormal(20, 2, n)
+    df = pd.DataFrame({
+        "kernel": [f"k{i % 1000}" for i in range(n)], "config": [str(i) for i in range(n)],
+        "gpu": SOURCE, "time_s": rng.lognormal(-9, 2, n),
+        "fp32_fma_thread_inst": fma, "fp32_add_thread_inst": fma * rng.uniform(0, 1, n),
+        "fp32_mul_thread_inst": fma * rng.uniform(0, 1, n),
+        "fp32_thread_inst": fma * 2.5, "fp64_thread_inst": 0.0, "int_thread_inst": fma,
+        "ldst_thread_inst": fma * 0.5, "warp_inst": fma / 8, "thread_inst": fma * 3.5,
+        "dram_read_bytes": fma * rng.uniform(0.5, 8, n), "dram_write_bytes": fma,
+        "l2_bytes": fma * 12, "l1_bytes": fma * 30, "shared_bytes": fma * 2,
+        "shared_wavefronts": fma / 40, "grid_blocks": rng.integers(1, 100000, n),
+        "block_threads": rng.choice([64, 128, 256, 512, 1024], n),
+        "regs_per_thread": rng.integers(16, 128, n), "smem_per_block_bytes": 0.0,
+        "working_set_bytes": fma * 4,
+    })
+    return ProfileTable.from_frame(df)
+
+
+def time_predict(method, table, repeat):
+    from gpuproj.models import get_model
+
+    model = get_model(method)
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        pred = model.predict(table, SOURCE, TARGETS)
+        times.append(time.perf_counter() - t0)
+    n = len(pred.df)
+    med = float(np.median(times))
+    return {"method": method, "predictions": n, "median_s": round(med, 3),
+            "predictions_per_s": round(n / med)}
+
+
+def time_help(repeat):
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "gpuproj.cli.main", "--help"], check=True,
+                       capture_output=True)
+        times.append(time.perf_counter() - t0)
+    return round(float(np.median(times)), 3)
+
+
+def time_evaluate(path, fmt, repeat):
+    from gpuproj.evaluate import evaluate
+    from gpuproj.profiles import load
+
+    table = load(path, format=fmt)
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        ev = evaluate(table)
+        times.append(time.perf_counter() - t0)
+    return {"table": str(path.name), "pairs": len(ev.pairs), "median_s": round(float(np.median(times)), 2)}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--kernels", type=int, default=100_000)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data" / "external")
+    args = ap.parse_args()
+    table = synthetic_profiles(args.kernels)
+    out = {"kernels": args.kernels, "targets": len(TARGETS),
+           "predict": [time_predict(m, table, args.repeat) for m in
+                       ("roofline", "hierarchical", "hierarchical-ext", "quantitative",
+                        "efficiency")],
+           "help_s": time_help(args.repeat)}
+    big = args.data / "amaris-rodinia-nvprof" / "calculate_temp_9gpus.csv.gz"
+    if big.exists():
+        out["evaluate"] = time_evaluate(big, "amaris", 1)
+    print(json.dumps(out, indent=1))
+
+
+if __name__ == "__main__":
+    main()

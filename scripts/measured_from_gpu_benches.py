@@ -1,0 +1,253 @@
+#!/usr/bin/env python3
+"""Fill the ``measured:`` section of bundled GPU files from public microbenchmark results.
+
+Sources (see ``/work/shared/data/external/README.md`` for provenance and licences):
+
+- gpu-benches (github te42kyfo/gpu-benches @1c36d50, GPL-3.0 data):
+  - ``gpu-stream/<gpu>.txt``: bandwidth over an occupancy sweep. Max of ``init`` (A[i] = c, one store
+    stream) -> ``dram_write_bw_bytes_per_s``; max of ``read`` -> ``dram_read_bw_bytes_per_s``; max of
+    ``triad`` (A[i] = B[i] + c*C[i]) -> ``dram_bw_bytes_per_s``.
+  - ``gpu-l2-cache/<gpu>.txt``: bandwidth over the total data set. L2 plateau = median over data sets no
+    larger than half the catalog's L2 size (half, because A100/H100 split the L2 into two partitions and
+    the benchmark's first points run at the near partition) -> ``l2_bw_bytes_per_s``.
+  - ``gpu-cache/<gpu>.txt``: bandwidth over the per-SM data set. L1 plateau = median over data sets of at
+    most 16 kB (fits every part's L1 / L0) -> ``l1_bw_bytes_per_s``.
+  - ``gpu-roofline/<gpu>.txt``: max GF/s over the arithmetic-intensity sweep -> ``fp32_fma_flops_per_s``
+    (the files print 0.25 Fl/B at 0 inner iterations; the benchmark computes (2 + 2N) / (2 sizeof(T)),
+    so T was 4-byte float).
+  - not used: ``gpu-latency`` (pointer-chase latency; no catalog field) and ``gpu-small-kernels`` (time
+    per size of small stream kernels; the launch overhead is not separable from the data-dependent part
+    without the kernel's byte count per element, so we do not derive one).
+- seed-report-4gpus ``gpu_metrics.json`` (github Debdeep23/Kernel_Performance_Prediction @f808e85):
+  ``sustained_bandwidth_gbps`` -> ``dram_bw_bytes_per_s``, ``sustained_compute_gflops`` ->
+  ``fp32_fma_flops_per_s`` (the file lists it next to ``peak_fp32_gflops``).
+
+Run from the repository root (rerunnable; only the ``measured:`` entries it produces are replaced,
+everything else in each file is read and written back unchanged)::
+
+    python scripts/measured_from_gpu_benches.py [--data /work/shared/data/external] [--dry-run]
+
+Units: the benchmarks print decimal GB/s and GF/s; the catalog stores bytes/s and FLOP/s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+CATALOG = ROOT / "src" / "gpuproj" / "catalog" / "gpus"
+BENCHES = "gpu-benches @1c36d50"
+SEED = "seed-report-4gpus @f808e85 gpu_metrics.json"
+
+# gpu-benches file stem -> (catalog id, assumption about the exact part)
+GPU_BENCHES_MAP = {
+    "v100": ("v100-pcie-16gb", "assumed V100 PCIe 16GB: the gpu-benches README shows its example runs on "
+                               "'Tesla V100 PCIe 16GB'"),
+    "a100_40": ("a100-sxm4-40gb", "assumed A100 SXM4 40GB: the roofline file is 'alex_a100_40', and the NHR@FAU "
+                                  "Alex cluster has HGX A100 SXM4 nodes"),
+    "alex_a100_40": ("a100-sxm4-40gb", "assumed A100 SXM4 40GB (NHR@FAU Alex cluster, HGX A100 SXM4 nodes)"),
+    "a100_80": ("a100-sxm4-80gb", "assumed A100 SXM4 80GB (NHR@FAU Alex cluster has HGX A100 SXM4 80GB nodes)"),
+    "a40": ("a40", ""), "alex_a40": ("a40", ""),
+    "l40": ("l40", ""), "genoa_l40": ("l40", ""),
+    "h100_pcie": ("h100-pcie-80gb", ""),
+    "h200": ("h200-sxm-141gb", "assumed H200 SXM (the file says only 'h200')"),
+    "mi100": ("mi100", ""), "mi210": ("mi210", ""),
+    "rx6900xt": ("rx-6900-xt", ""),
+}
+SEED_MAP = {
+    "NVIDIA TITAN V": "titan-v",
+    "NVIDIA GeForce RTX 2080 Ti": "rtx-2080-ti",
+    "NVIDIA GeForce RTX 4070": "rtx-4070",
+    "NVIDIA GeForce GTX TITAN X": "gtx-titan-x",
+}
+
+
+def _src(path: Path, what: str, assumption: str) -> str:
+    rel = f"{path.parent.name}/{path.name}"
+    return f"{BENCHES} {rel}: {what}" + (f" ({assumption})" if assumption else "")
+
+
+def parse_stream(path: Path) -> dict:
+    """Max GB/s per kernel column of a gpu-stream result file -> {column: GB/s}."""
+    header, best = None, {}
+    for line in path.read_text().splitlines():
+        if "blockSize" in line:
+            header = line.split("|")[1].split()
+            continue
+        if "GB/s:" not in line or header is None:
+            continue
+        vals = [float(x) for x in line.split("GB/s:")[1].split()]
+        for name, v in zip(header, vals):
+            best[name] = max(best.get(name, 0.0), v)
+    return best
+
+
+def _rows_kb_bw(path: Path, size_col: int):
+    """(data set kB, Eff. bw GB/s) rows of gpu-cache / gpu-l2-cache files."""
+    rows = []
+    for line in path.read_text().splitlines():
+        parts = line.split()
+        if "GB/s" not in parts or "kB" not in parts:
+            continue
+        try:
+            size_kb = float(parts[size_col])
+            bw = float(parts[parts.index("GB/s") - 1])
+        except (ValueError, IndexError):
+            continue
+        rows.append((size_kb, bw))
+    return rows
+
+
+def l2_plateau(path: Path, l2_bytes: float) -> tuple[float, int]:
+    """Median Eff. bw (GB/s) over total data sets <= L2/2, and how many points it used."""
+    # columns: <per-block kB> kB <total kB> kB <time> <spread> <bw> GB/s ...
+    rows = [(s, b) for s, b in _rows_kb_bw(path, 2) if s * 1024 <= l2_bytes / 2]
+    return statistics.median(b for _, b in rows), len(rows)
+
+
+def l1_plateau(path: Path, max_kb: float = 16) -> tuple[float, int]:
+    """Median Eff. bw (GB/s) over per-SM data sets <= ``max_kb`` kB."""
+    rows = [(s, b) for s, b in _rows_kb_bw(path, 0) if s <= max_kb]
+    return statistics.median(b for _, b in rows), len(rows)
+
+
+def roofline_max(path: Path) -> float:
+    """Max GF/s over the gpu-roofline sweep."""
+    best = 0.0
+    for line in path.read_text().splitlines():
+        parts = line.split()
+        if "GF/s" in parts:
+            best = max(best, float(parts[parts.index("GF/s") - 1]))
+    return best
+
+
+def entry(value: float, source: str) -> dict:
+    return {"value": float(value), "kind": "measurement", "source": source}
+
+
+def collect(data: Path, l2_sizes: dict) -> dict:
+    """catalog id -> {field: entry} from every source."""
+    out: dict = {}
+    gb = data / "gpu-benches"
+
+    def put(stem, field, value, source):
+        gid, _ = GPU_BENCHES_MAP[stem]
+        out.setdefault(gid, {})[field] = entry(value, source)
+
+    for p in sorted((gb / "gpu-stream").glob("*.txt")):
+        stem = p.stem.lower()
+        if stem not in GPU_BENCHES_MAP:
+            continue
+        _, assume = GPU_BENCHES_MAP[stem]
+        best = parse_stream(p)
+        for col, field in (("init", "dram_write_bw_bytes_per_s"), ("read", "dram_read_bw_bytes_per_s"),
+                           ("triad", "dram_bw_bytes_per_s")):
+            if col in best:
+                put(stem, field, best[col] * 1e9,
+                    _src(p, f"max {col} over occupancy sweep = {best[col]:g} GB/s", assume))
+    for p in sorted((gb / "gpu-l2-cache").glob("*.txt")):
+        stem = p.stem.lower()
+        if stem not in GPU_BENCHES_MAP:
+            continue
+        gid, assume = GPU_BENCHES_MAP[stem]
+        if gid not in l2_sizes:
+            continue
+        bw, n = l2_plateau(p, l2_sizes[gid])
+        put(stem, "l2_bw_bytes_per_s", bw * 1e9,
+            _src(p, f"L2 plateau = median Eff. bw over the {n} data sets <= L2/2 "
+                    f"({l2_sizes[gid] / 2**21:g} MiB) = {bw:g} GB/s", assume))
+    for p in sorted((gb / "gpu-cache").glob("*.txt")):
+        stem = p.stem.lower()
+        if stem not in GPU_BENCHES_MAP:
+            continue
+        _, assume = GPU_BENCHES_MAP[stem]
+        bw, n = l1_plateau(p)
+        put(stem, "l1_bw_bytes_per_s", bw * 1e9,
+            _src(p, f"L1 plateau = median Eff. bw over the {n} per-SM data sets <= 16 kB = {bw:g} GB/s", assume))
+    for p in sorted((gb / "gpu-roofline").glob("*.txt")):
+        stem = p.stem.lower()
+        if stem not in GPU_BENCHES_MAP:
+            continue
+        _, assume = GPU_BENCHES_MAP[stem]
+        gf = roofline_max(p)
+        put(stem, "fp32_fma_flops_per_s", gf * 1e9,
+            _src(p, f"max GF/s over the arithmetic-intensity sweep = {gf:g} GF/s (FP32 FMA loop: 0.25 Fl/B "
+                    "at 0 iterations means 4-byte float)", assume))
+    seed = data / "seed-report-4gpus" / "gpu_metrics.json"
+    if seed.is_file():
+        for rec in json.loads(seed.read_text()):
+            gid = SEED_MAP.get(rec.get("device_name"))
+            if gid is None:
+                continue
+            m = out.setdefault(gid, {})
+            if rec.get("sustained_bandwidth_gbps"):
+                m["dram_bw_bytes_per_s"] = entry(
+                    rec["sustained_bandwidth_gbps"] * 1e9,
+                    f"{SEED} '{rec['device_name']}': sustained_bandwidth_gbps = {rec['sustained_bandwidth_gbps']}")
+            if rec.get("sustained_compute_gflops"):
+                m["fp32_fma_flops_per_s"] = entry(
+                    rec["sustained_compute_gflops"] * 1e9,
+                    f"{SEED} '{rec['device_name']}': sustained_compute_gflops = {rec['sustained_compute_gflops']}")
+    return out
+
+
+class _Dumper(yaml.SafeDumper):
+    """Floats as shortest round-trip scientific notation (``2.039e+12``), readable and exact."""
+
+
+def _float(dumper, value):
+    import numpy as np
+
+    if value == int(value) and abs(value) < 1e6:
+        text = repr(float(value))
+    else:
+        text = np.format_float_scientific(value, unique=True, exp_digits=2).replace(".e", ".0e")
+    return dumper.represent_scalar("tag:yaml.org,2002:float", text)
+
+
+_Dumper.add_representer(float, _float)
+
+
+def dump_gpu(doc: dict) -> str:
+    """YAML text of a GPU description, keys in the order given; checked to read back identical."""
+    text = yaml.dump(doc, Dumper=_Dumper, sort_keys=False, width=110)
+    if yaml.safe_load(text) != doc:
+        raise RuntimeError("YAML round trip changed the data")
+    return text
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--data", type=Path, default=Path("/work/shared/data/external"))
+    ap.add_argument("--catalog", type=Path, default=CATALOG)
+    ap.add_argument("--dry-run", action="store_true", help="print what would change, write nothing")
+    args = ap.parse_args(argv)
+    docs = {p: yaml.safe_load(p.read_text()) for p in sorted(args.catalog.glob("*.yaml"))}
+    by_id = {d["id"]: p for p, d in docs.items()}
+    l2 = {d["id"]: d["values"]["l2_size_bytes"]["value"] for d in docs.values()
+          if "l2_size_bytes" in (d.get("values") or {})}
+    found = collect(args.data, l2)
+    for gid, fields in sorted(found.items()):
+        if gid not in by_id:
+            print(f"skip {gid}: not in the catalog", file=sys.stderr)
+            continue
+        path = by_id[gid]
+        doc = docs[path]
+        measured = dict(doc.get("measured") or {})
+        measured.update(fields)
+        doc["measured"] = measured
+        for k, e in sorted(fields.items()):
+            print(f"{gid:16s} {k:28s} {e['value']:.4g}")
+        if not args.dry_run:
+            path.write_text(dump_gpu(doc))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,53 @@
+"""Consistency checks of a benchmark result against itself (no datasheet needed).
+
+>>> largest_drop([1.0, 2.0, 4.0, 3.0, 4.5])
+0.25
+>>> largest_drop([1.0, 2.0, 3.0])
+0.0
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+
+def largest_drop(values) -> float:
+    """Largest relative fall of a series below its running maximum (0 for a monotone series)."""
+    best, drop = -math.inf, 0.0
+    for v in values:
+        if best > 0:
+            drop = max(drop, (best - v) / best)
+        best = max(best, v)
+    return drop
+
+
+def mixbench_checks(raw) -> dict:
+    """Per precision: ``drop`` (largest fall below the running maximum, points ordered by
+    intensity), ``rise`` (throughput at the highest intensity / at the lowest), and
+    ``over_roof`` (largest achieved / min(I x sweep bandwidth, FMA measurement))."""
+    pts = (raw.get("sweeps") or {}).get("mixbench") or []
+    ms = {m["name"]: m["value"] for m in raw.get("measurements", [])}
+    bench = {"fp32": "fp32_fma", "fp64": "fp64_fma", "fp16x2": "fp16x2_fma"}
+    out = {}
+    for p in dict.fromkeys(q["precision"] for q in pts):
+        qs = sorted((q for q in pts if q["precision"] == p), key=lambda q: q["flop_per_byte"])
+        f = np.array([q["flops_per_s"] for q in qs])
+        oi = np.array([q["flop_per_byte"] for q in qs])
+        bw = max(q["bytes_per_s"] for q in qs)
+        roof = oi * bw
+        if bench[p] in ms:
+            roof = np.minimum(roof, ms[bench[p]])
+        out[p] = {"drop": largest_drop(f), "rise": float(f[-1] / f[0]),
+                  "over_roof": float(np.max(f / roof)), "best_flops_per_s": float(f.max())}
+    return out
+
+
+def working_set_checks(raw) -> dict:
+    """``small_over_large``: mean bandwidth of the smallest quarter of the sweep's working sets
+    over that of the largest quarter (> 1 where caches serve small sets)."""
+    pts = (raw.get("sweeps") or {}).get("working_set") or []
+    bw = [p["bytes_per_s"] for p in sorted(pts, key=lambda p: p["working_set_bytes"])]
+    q = max(1, len(bw) // 4)
+    return {"small_over_large": float(np.mean(bw[:q]) / np.mean(bw[-q:])) if bw else math.nan}

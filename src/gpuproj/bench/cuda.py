@@ -1,0 +1,363 @@
+"""CUDA backend: the CUDA driver API (``libcuda``) through ctypes, kernels compiled by nvcc to a
+cubin for the device's compute capability. Durations come from CUDA events recorded around each
+launch on the default stream.
+
+No Python CUDA package is needed (the GPU machines may have none): only the driver, and nvcc or
+cubins built beforehand. ``GPUPROJ_NVCC`` names the nvcc to use; ``GPUPROJ_BENCH_CUBIN_DIR``
+holds prebuilt cubins (``python -m gpuproj.bench.cuda --arch sm_90 --out DIR`` writes them on a
+machine that has nvcc). Compiled cubins are cached in ``~/.cache/gpuproj/bench``.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import GpuprojError, MissingToolError
+from .backend import Backend, DeviceInfo, kernel_source
+
+CACHE_DIR = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "gpuproj" / "bench"
+
+# CUdevice_attribute values (cuda.h)
+ATTR = {"max_threads_per_block": 1, "max_smem_per_block": 8, "warp_size": 10, "clock_khz": 13,
+        "sm_count": 16, "mem_clock_khz": 36, "mem_bus_bits": 37, "l2_bytes": 38,
+        "max_threads_per_sm": 39, "cc_major": 75, "cc_minor": 76, "max_smem_per_sm": 81,
+        "regs_per_sm": 82}
+
+ARCH_NAMES = {(7, 0): "Volta", (7, 5): "Turing", (8, 0): "Ampere", (8, 6): "Ampere",
+              (8, 7): "Ampere", (8, 9): "Ada Lovelace", (9, 0): "Hopper", (10, 0): "Blackwell",
+              (10, 3): "Blackwell", (12, 0): "Blackwell"}
+
+
+class _Driver:
+    """Thin checked wrapper: ``drv.cuInit(0)`` raises ``GpuprojError`` on a non-zero CUresult."""
+
+    def __init__(self):
+        names = ["libcuda.so.1", "libcuda.so"] if sys.platform != "win32" else ["nvcuda.dll"]
+        self.lib = None
+        for n in names:
+            try:
+                self.lib = ctypes.CDLL(n)
+                break
+            except OSError:
+                continue
+        if self.lib is None:
+            raise GpuprojError("no NVIDIA driver (libcuda) found")
+
+    def has(self, name):
+        return hasattr(self.lib, name)
+
+    def __getattr__(self, name):
+        fn = getattr(self.lib, name)
+
+        def call(*args):
+            err = fn(*args)
+            if err != 0:
+                raise GpuprojError(f"{name} failed: {self.error_name(err)}")
+        return call
+
+    def error_name(self, err):
+        s = ctypes.c_char_p()
+        if self.lib.cuGetErrorName(int(err), ctypes.byref(s)) == 0 and s.value:
+            return s.value.decode()
+        return f"CUresult {err}"
+
+
+class DeviceBuffer:
+    def __init__(self, ptr: int, nbytes: int):
+        self.ptr, self.nbytes = ptr, nbytes
+
+
+def find_nvcc():
+    """Path of nvcc: ``$GPUPROJ_NVCC``, then PATH, then ``$CUDA_HOME/bin``, ``/usr/local/cuda``."""
+    cands = [os.environ.get("GPUPROJ_NVCC"), shutil.which("nvcc")]
+    for home in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"):
+        if home:
+            cands.append(str(Path(home) / "bin" / "nvcc"))
+    for c in cands:
+        if c and Path(c).is_file():
+            return c
+    return None
+
+
+def cubin_key(source_text: str, arch: str) -> str:
+    return hashlib.sha256(f"{arch}\n{source_text}".encode()).hexdigest()[:24]
+
+
+def compile_cubin(source_text: str, arch: str, nvcc: str | None = None) -> bytes:
+    """Compile CUDA C++ text to a cubin for ``arch`` (``sm_90``) with nvcc (argument list, no
+    shell). Results are cached by (arch, source) hash."""
+    key = cubin_key(source_text, arch)
+    for d in (os.environ.get("GPUPROJ_BENCH_CUBIN_DIR"), CACHE_DIR):
+        if d and (Path(d) / f"{key}.cubin").is_file():
+            return (Path(d) / f"{key}.cubin").read_bytes()
+    nvcc = nvcc or find_nvcc()
+    if nvcc is None:
+        raise MissingToolError(
+            "the CUDA backend needs nvcc (CUDA toolkit) to compile its kernels, or prebuilt cubins "
+            "in $GPUPROJ_BENCH_CUBIN_DIR (python -m gpuproj.bench.cuda --arch sm_XY --out DIR)")
+    with tempfile.TemporaryDirectory() as tmp:
+        src, out = Path(tmp) / "k.cu", Path(tmp) / "k.cubin"
+        src.write_text(source_text)
+        proc = subprocess.run([nvcc, "-O3", f"-arch={arch}", "-cubin", "-o", str(out), str(src)],
+                              capture_output=True, text=True, check=False)
+        if proc.returncode != 0:
+            raise GpuprojError(f"nvcc failed for {arch}: {proc.stderr.strip()[-2000:]}")
+        data = out.read_bytes()
+    try:
+        CACHE_DIR.mkdir(parents=True, exist_ok=True)
+        (CACHE_DIR / f"{key}.cubin").write_bytes(data)
+    except OSError:
+        pass  # a read-only home only costs a recompilation next time
+    return data
+
+
+def nvcc_version(nvcc: str | None = None) -> str:
+    nvcc = nvcc or find_nvcc()
+    if not nvcc:
+        return "nvcc not found"
+    out = subprocess.run([nvcc, "--version"], capture_output=True, text=True,
+                         check=False).stdout
+    return out.strip().splitlines()[-1] if out.strip() else "unknown"
+
+
+def nvidia_smi(index: int = 0) -> dict:
+    """Clocks (MHz), power limit (W), temperature (C) and driver from nvidia-smi; {} without it."""
+    exe = shutil.which("nvidia-smi")
+    if not exe:
+        return {}
+    q = ["name", "driver_version", "clocks.sm", "clocks.mem", "clocks.max.sm", "clocks.max.mem",
+         "power.limit", "temperature.gpu", "persistence_mode", "clocks_event_reasons.active"]
+    try:
+        proc = subprocess.run([exe, f"--id={index}", f"--query-gpu={','.join(q)}",
+                               "--format=csv,noheader,nounits"], capture_output=True, text=True,
+                              timeout=20, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return {}
+    if proc.returncode != 0:
+        return {}
+    vals = [v.strip() for v in proc.stdout.strip().splitlines()[0].split(",")]
+    return dict(zip(q, vals))
+
+
+class CudaBackend(Backend):
+    name = "cuda"
+    source_ext = "cu"
+
+    def __init__(self, device=None):
+        self.drv = drv = _Driver()
+        drv.cuInit(0)
+        n = ctypes.c_int()
+        drv.cuDeviceGetCount(ctypes.byref(n))
+        if n.value == 0:
+            raise GpuprojError("the NVIDIA driver reports no CUDA device")
+        self.index = self._pick(device, n.value)
+        self.dev = ctypes.c_int()
+        drv.cuDeviceGet(ctypes.byref(self.dev), self.index)
+        self.ctx = ctypes.c_void_p()
+        drv.cuDevicePrimaryCtxRetain(ctypes.byref(self.ctx), self.dev)
+        drv.cuCtxSetCurrent(self.ctx)
+        self._modules = {}
+        self._elapsed = ("cuEventElapsedTime_v2" if drv.has("cuEventElapsedTime_v2")
+                         else "cuEventElapsedTime")
+        self.info = self._info()
+
+    def _pick(self, device, count):
+        if device is None or device == "":
+            return 0
+        if str(device).isdigit():
+            if int(device) >= count:
+                raise GpuprojError(f"CUDA device {device} does not exist (there are {count})")
+            return int(device)
+        for i in range(count):
+            if str(device).lower() in self._name(i).lower():
+                return i
+        raise GpuprojError(f"no CUDA device matches '{device}'")
+
+    def _name(self, i):
+        d = ctypes.c_int()
+        self.drv.cuDeviceGet(ctypes.byref(d), i)
+        buf = ctypes.create_string_buffer(256)
+        self.drv.cuDeviceGetName(buf, 256, d)
+        return buf.value.decode()
+
+    def attr(self, name, default=None):
+        """A device attribute; ``default`` where the driver no longer reports it (clock rates
+        are deprecated attributes in recent CUDA versions)."""
+        v = ctypes.c_int()
+        try:
+            self.drv.cuDeviceGetAttribute(ctypes.byref(v), ATTR[name], self.dev)
+        except GpuprojError:
+            if default is None:
+                raise
+            return default
+        return v.value
+
+    def _info(self) -> DeviceInfo:
+        cc = (self.attr("cc_major"), self.attr("cc_minor"))
+        self.arch = f"sm_{cc[0]}{cc[1]}"
+        mem = ctypes.c_size_t()
+        self.drv.cuDeviceTotalMem_v2(ctypes.byref(mem), self.dev)
+        ver = ctypes.c_int()
+        self.drv.cuDriverGetVersion(ctypes.byref(ver))
+        smi = nvidia_smi(self.index)
+        clock_khz = self.attr("clock_khz", 0)
+        return DeviceInfo(
+            backend="cuda", name=self._name(self.index), vendor="NVIDIA", device_type="GPU",
+            compute_units=self.attr("sm_count"), warp_size=self.attr("warp_size"),
+            max_block_size=self.attr("max_threads_per_block"),
+            local_mem_bytes=self.attr("max_smem_per_block"), global_mem_bytes=int(mem.value),
+            l2_bytes=self.attr("l2_bytes") or None,
+            clock_hz=clock_khz * 1e3 if clock_khz > 0 else None, isa=self.arch,
+            architecture=ARCH_NAMES.get(cc, "unknown"), fp64=True, fp16=cc >= (6, 0),
+            driver_version=smi.get("driver_version", ""),
+            runtime_version=f"CUDA driver API {ver.value // 1000}.{ver.value % 1000 // 10}; "
+                            f"{nvcc_version()}",
+            extra={"compute_capability": f"{cc[0]}.{cc[1]}",
+                   "mem_clock_hz": self.attr("mem_clock_khz", 0) * 1e3 or None,
+                   "mem_bus_bits": self.attr("mem_bus_bits", 0) or None,
+                   "max_threads_per_sm": self.attr("max_threads_per_sm"),
+                   "max_smem_per_sm_bytes": self.attr("max_smem_per_sm"),
+                   "regs_per_sm": self.attr("regs_per_sm")})
+
+    def build(self, source, extra="", defines=None):
+        key = (source, extra, tuple(sorted((defines or {}).items())))
+        if key not in self._modules:
+            text = "".join(f"#define {k} {v}\n" for k, v in sorted((defines or {}).items()))
+            text += kernel_source(source, "cu") + ("\n" + extra + "\n" if extra else "")
+            image = compile_cubin(text, self.arch)
+            mod = ctypes.c_void_p()
+            self.drv.cuModuleLoadData(ctypes.byref(mod), ctypes.c_char_p(image))
+            self._modules[key] = _Module(self.drv, mod)
+        return self._modules[key]
+
+    def alloc(self, nbytes):
+        p = ctypes.c_uint64()
+        self.drv.cuMemAlloc_v2(ctypes.byref(p), ctypes.c_size_t(int(nbytes)))
+        return DeviceBuffer(p.value, int(nbytes))
+
+    def upload(self, buf, array):
+        a = np.ascontiguousarray(array)
+        self.drv.cuMemcpyHtoD_v2(ctypes.c_uint64(buf.ptr), a.ctypes.data_as(ctypes.c_void_p),
+                                 ctypes.c_size_t(a.nbytes))
+
+    def download(self, buf, dtype, count):
+        out = np.empty(count, dtype=dtype)
+        self.drv.cuMemcpyDtoH_v2(out.ctypes.data_as(ctypes.c_void_p), ctypes.c_uint64(buf.ptr),
+                                 ctypes.c_size_t(out.nbytes))
+        return out
+
+    def free(self, buf):
+        self.drv.cuMemFree_v2(ctypes.c_uint64(buf.ptr))
+
+    @staticmethod
+    def _params(args):
+        """ctypes storage for each argument and the void** array cuLaunchKernel reads."""
+        store = []
+        for a in args:
+            if isinstance(a, DeviceBuffer):
+                store.append(ctypes.c_uint64(a.ptr))
+            elif isinstance(a, np.generic):
+                raw = a.tobytes()
+                store.append((ctypes.c_char * len(raw)).from_buffer_copy(raw))
+            else:
+                raise TypeError(f"kernel argument {a!r} is neither a buffer nor a numpy scalar")
+        ptrs = (ctypes.c_void_p * len(store))(*[ctypes.cast(ctypes.pointer(s), ctypes.c_void_p)
+                                                for s in store])
+        return store, ptrs
+
+    def _launch(self, kernel, blocks, block, ptrs):
+        self.drv.cuLaunchKernel(kernel, ctypes.c_uint(blocks), 1, 1, ctypes.c_uint(block), 1, 1,
+                                0, None, ptrs, None)
+
+    def _event(self):
+        e = ctypes.c_void_p()
+        self.drv.cuEventCreate(ctypes.byref(e), 0)
+        return e
+
+    def run_many(self, kernel, blocks, block, arg_sets):
+        params = [self._params(a) for a in arg_sets]
+        evs = [(self._event(), self._event()) for _ in params]
+        for (start, end), (_, ptrs) in zip(evs, params):
+            self.drv.cuEventRecord(start, None)
+            self._launch(kernel, blocks, block, ptrs)
+            self.drv.cuEventRecord(end, None)
+        self.drv.cuCtxSynchronize()
+        out = []
+        ms = ctypes.c_float()
+        for start, end in evs:
+            getattr(self.drv, self._elapsed)(ctypes.byref(ms), start, end)
+            out.append(ms.value * 1e-3)
+            self.drv.cuEventDestroy_v2(start)
+            self.drv.cuEventDestroy_v2(end)
+        return out
+
+    def launch_time(self, kernel, blocks, block, args, count):
+        _, ptrs = self._params(args)
+        self.drv.cuCtxSynchronize()
+        t0 = time.perf_counter()
+        for _ in range(count):
+            self._launch(kernel, blocks, block, ptrs)
+        self.drv.cuCtxSynchronize()
+        return time.perf_counter() - t0
+
+    def clocks(self):
+        return nvidia_smi(self.index)
+
+    def close(self):
+        for m in self._modules.values():
+            self.drv.cuModuleUnload(m.handle)
+        self._modules.clear()
+        self.drv.cuDevicePrimaryCtxRelease_v2(self.dev)
+
+
+class _Module(dict):
+    """Kernel name -> CUfunction, looked up on first use."""
+
+    def __init__(self, drv, handle):
+        super().__init__()
+        self.drv, self.handle = drv, handle
+
+    def __missing__(self, name):
+        f = ctypes.c_void_p()
+        self.drv.cuModuleGetFunction(ctypes.byref(f), self.handle, name.encode())
+        self[name] = f
+        return f
+
+
+def prebuild(arch: str, out_dir, sizes_name: str = "full") -> list:
+    """Compile every CUDA source the suite builds with preset ``sizes_name`` for ``arch`` into
+    ``out_dir`` (cubins named by content hash, as ``compile_cubin`` looks them up)."""
+    from .sizes import PRESETS
+    from .suite import cuda_build_units
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for source, extra in cuda_build_units(PRESETS[sizes_name]):
+        text = kernel_source(source, "cu") + ("\n" + extra + "\n" if extra else "")
+        p = out / f"{cubin_key(text, arch)}.cubin"
+        p.write_bytes(compile_cubin(text, arch))
+        written.append(p)
+    return written
+
+
+if __name__ == "__main__":  # pragma: no cover - a build helper for GPU machines without nvcc
+    import argparse
+
+    ap = argparse.ArgumentParser(description="Prebuild the benchmark cubins for one GPU arch.")
+    ap.add_argument("--arch", default="sm_90")
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--sizes", default="full")
+    ns = ap.parse_args()
+    for p in prebuild(ns.arch, ns.out, ns.sizes):
+        print(p)

@@ -1,0 +1,209 @@
+"""From a benchmark result to a catalog file: the ``measured`` section, checks against the
+datasheet peak, and a complete GPU file for devices the catalog does not know.
+
+Which benchmark gives which ``THROUGHPUT_FIELDS`` key (``FIELD_MAP``):
+
+==========================  ==========================================================
+field                       benchmark (value)
+==========================  ==========================================================
+fp32_fma_flops_per_s        fp32_fma (2 FLOP per FMA)
+fp32_addmul_flops_per_s     the lower of fp32_add and fp32_mul (1 FLOP per instruction)
+fp64_fma_flops_per_s        fp64_fma
+fp64_addmul_flops_per_s     the lower of fp64_add and fp64_mul
+fp16_fma_flops_per_s        fp16x2_fma (4 FLOP per paired FMA)
+int32_fma_ops_per_s         int32_mad (2 ops per multiply-add)
+int32_add_ops_per_s         int32_add
+sfu_ops_per_s               sfu_rsqrt (results per second)
+ldst_inst_per_s             smem_read (thread-level shared loads per second, T_ldst)
+shared_bw_bytes_per_s       smem_read x 4 bytes per load
+dram_bw_bytes_per_s         stream_triad
+dram_read_bw_bytes_per_s    stream_read
+dram_write_bw_bytes_per_s   stream_init
+l2_bw_bytes_per_s           l2_read
+l1_bw_bytes_per_s           l1_read
+launch_overhead_s           launch
+==========================  ==========================================================
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+
+from ..catalog.schema import SCHEMA_VERSION, THROUGHPUT_FIELDS
+
+# field -> (benchmarks, how: "value" | "min" | "rate:<count>")
+FIELD_MAP = {
+    "fp32_fma_flops_per_s": (("fp32_fma",), "value"),
+    "fp32_addmul_flops_per_s": (("fp32_add", "fp32_mul"), "min"),
+    "fp64_fma_flops_per_s": (("fp64_fma",), "value"),
+    "fp64_addmul_flops_per_s": (("fp64_add", "fp64_mul"), "min"),
+    "fp16_fma_flops_per_s": (("fp16x2_fma",), "value"),
+    "int32_fma_ops_per_s": (("int32_mad",), "value"),
+    "int32_add_ops_per_s": (("int32_add",), "value"),
+    "sfu_ops_per_s": (("sfu_rsqrt",), "value"),
+    "ldst_inst_per_s": (("smem_read",), "value"),
+    "shared_bw_bytes_per_s": (("smem_read",), "rate:bytes"),
+    "dram_bw_bytes_per_s": (("stream_triad",), "value"),
+    "dram_read_bw_bytes_per_s": (("stream_read",), "value"),
+    "dram_write_bw_bytes_per_s": (("stream_init",), "value"),
+    "l2_bw_bytes_per_s": (("l2_read",), "value"),
+    "l1_bw_bytes_per_s": (("l1_read",), "value"),
+    "launch_overhead_s": (("launch",), "value"),
+}
+TIME_FIELDS = {"launch_overhead_s"}  # lower is better: no "above peak" check
+assert set(FIELD_MAP) <= set(THROUGHPUT_FIELDS)
+
+
+def _by_name(raw):
+    return {m["name"]: m for m in raw["measurements"]}
+
+
+def device_label(raw) -> str:
+    return raw["device"]["name"]
+
+
+def measured_values(raw) -> dict:
+    """field -> {"value", "benchmarks", "n", "spread"} for every field the result has."""
+    ms = _by_name(raw)
+    out = {}
+    for fld, (names, how) in FIELD_MAP.items():
+        got = [ms[n] for n in names if n in ms]
+        if len(got) != len(names):
+            continue
+        if how == "min":
+            m = min(got, key=lambda m: m["value"])
+            val = m["value"]
+        elif how.startswith("rate:"):
+            m = got[0]
+            val = m["rates"][how.split(":", 1)[1]]
+        else:
+            m = got[0]
+            val = m["value"]
+        out[fld] = {"value": float(val), "benchmarks": list(names), "n": m["summary"]["n"],
+                    "spread": max(g["summary"]["spread"] for g in got),
+                    "chosen": m["name"]}
+    return out
+
+
+def source_text(raw, fld, mv) -> str:
+    """'gpuproj bench <name> <date> <device> median of N' (plus how two were combined)."""
+    names = "+".join(mv["benchmarks"])
+    how = FIELD_MAP[fld][1]
+    note = " (lower of the two)" if how == "min" else (" x 4 bytes per load"
+                                                       if how == "rate:bytes" else "")
+    return (f"gpuproj bench {names}{note} {raw['date']} {device_label(raw)} "
+            f"median of {mv['n']}")
+
+
+def measured_section(raw) -> dict:
+    """The ``measured`` section: field -> {value, kind: measurement, source}."""
+    return {f: {"value": float(mv["value"]), "kind": "measurement",
+                "source": source_text(raw, f, mv)}
+            for f, mv in measured_values(raw).items()}
+
+
+def check(raw, gpu=None) -> list:
+    """Warnings: a value above the GPU's datasheet peak (a broken timer or a wrong peak), a
+    measurement whose spread exceeds ``sizes.spread_limit``. Each: {field/name, problem, text}."""
+    limit = raw["sizes"]["spread_limit"]
+    out = []
+    mvs = measured_values(raw)
+    if gpu is not None:
+        for f, mv in mvs.items():
+            peak = gpu.peak(f)
+            if f in TIME_FIELDS or math.isnan(peak) or peak <= 0:
+                continue
+            if mv["value"] > 1.01 * peak:
+                out.append({"field": f, "problem": "above_peak",
+                            "text": f"{f} = {mv['value']:.4g} is {mv['value'] / peak:.1%} of the "
+                                    f"datasheet peak {peak:.4g}: a broken timer or a wrong peak"})
+    from .checks import mixbench_checks
+
+    for p, c in mixbench_checks(raw).items():
+        if c["drop"] > 0.25:
+            out.append({"name": f"mixbench_{p}", "problem": "sweep_not_monotone",
+                        "text": f"mixbench {p}: throughput falls {c['drop']:.0%} below an earlier "
+                                f"point as intensity grows (noise, clocks or a wrong count)"})
+    for m in raw["measurements"]:
+        sp = m["summary"]["spread"]
+        if sp > limit:
+            out.append({"name": m["name"], "problem": "wide_spread",
+                        "text": f"{m['name']}: spread (IQR/median) {sp:.1%} exceeds "
+                                f"{limit:.0%}; do not trust this value"})
+    return out
+
+
+def slug(name: str) -> str:
+    """A catalog id from a device name.
+
+    >>> slug("pthread-Intel(R) Xeon(R) Processor")
+    'pthread-intel-xeon-processor'
+    """
+    s = re.sub(r"\((r|tm)\)", "", name.lower())
+    return re.sub(r"[^a-z0-9.]+", "-", s).strip("-") or "device"
+
+
+def _values_from_device(raw) -> dict:
+    """values.* a runtime reports, each with its query as the source."""
+    d = raw["device"]
+    api = "OpenCL clGetDeviceInfo" if d["backend"] == "opencl" else "CUDA cuDeviceGetAttribute"
+    when = f"{raw['date']} {d['name']}"
+    rows = {
+        "sm_count": (d["compute_units"], "MAX_COMPUTE_UNITS" if d["backend"] == "opencl"
+                     else "MULTIPROCESSOR_COUNT"),
+        "warp_size": (d["warp_size"], "PREFERRED_WORK_GROUP_SIZE_MULTIPLE of a trivial kernel"
+                      if d["backend"] == "opencl" else "WARP_SIZE"),
+        "max_threads_per_block": (d["max_block_size"], "MAX_WORK_GROUP_SIZE"
+                                  if d["backend"] == "opencl" else "MAX_THREADS_PER_BLOCK"),
+        "smem_per_block_bytes": (d["local_mem_bytes"], "LOCAL_MEM_SIZE"
+                                 if d["backend"] == "opencl" else "MAX_SHARED_MEMORY_PER_BLOCK"),
+        "memory_size_bytes": (d["global_mem_bytes"], "GLOBAL_MEM_SIZE"
+                              if d["backend"] == "opencl" else "cuDeviceTotalMem"),
+        "boost_clock_hz": (d["clock_hz"], "MAX_CLOCK_FREQUENCY" if d["backend"] == "opencl"
+                           else "CLOCK_RATE"),
+    }
+    if d["device_type"] == "GPU":
+        rows["l2_size_bytes"] = (d["l2_bytes"], "GLOBAL_MEM_CACHE_SIZE"
+                                 if d["backend"] == "opencl" else "L2_CACHE_SIZE")
+    return {k: {"value": v, "kind": "measurement", "source": f"{api} {q}, {when}"}
+            for k, (v, q) in rows.items() if v}
+
+
+def gpu_file(raw, gpu=None, name: str | None = None, gpu_id: str | None = None) -> dict:
+    """The YAML content of the catalog file: ``gpu``'s own file with its ``measured`` section
+    updated (fields not measured now are kept), or, for a device the catalog does not know, a
+    complete minimal file (identity from the runtime, values from its device queries)."""
+    measured = measured_section(raw)
+    if gpu is not None:
+        import yaml
+
+        if gpu.path is not None and Path(gpu.path).is_file():
+            data = yaml.safe_load(Path(gpu.path).read_text())
+        else:
+            data = {k: v for k, v in gpu.to_dict().items() if v not in (None, {}, [])}
+        data["measured"] = {**(data.get("measured") or {}), **measured}
+        return data
+    d = raw["device"]
+    name = name or d["name"]
+    data = {
+        "schema_version": SCHEMA_VERSION, "id": gpu_id or slug(name), "vendor": d["vendor"],
+        "name": name, "aliases": sorted({d["name"]} - {name}),
+        "architecture": d["architecture"] or "unknown", "isa": d["isa"] or "unknown",
+        "notes": (f"written by gpuproj bench {raw['date']} ({d['backend']} backend, "
+                  f"{d['device_type']} device, {raw['sizes']['name']} sizes); no datasheet "
+                  f"values"),
+        "values": _values_from_device(raw), "measured": measured,
+    }
+    if not data["aliases"]:
+        del data["aliases"]
+    return data
+
+
+def dump_yaml(data) -> str:
+    import yaml
+
+    head = ("# GPU catalog file (schema in gpuproj/catalog/schema.py). The measured section was\n"
+            "# written by `gpuproj bench`; raw samples are in the JSON file beside it.\n")
+    return head + yaml.safe_dump(data, sort_keys=False, width=100)

@@ -1,0 +1,157 @@
+"""OpenCL backend (pyopencl): any OpenCL device, GPUs first; PoCL's CPU device runs the whole
+suite in CI. Durations come from OpenCL profiling events (``CL_PROFILING_COMMAND_START/END``)."""
+
+from __future__ import annotations
+
+import platform
+import re
+import time
+
+import numpy as np
+
+from ..errors import GpuprojError, MissingToolError
+from .backend import Backend, DeviceInfo, kernel_source
+
+
+def _import_cl():
+    try:
+        import pyopencl as cl
+    except ImportError:
+        raise MissingToolError("the OpenCL backend needs pyopencl: pip install "
+                               "'gpuproj[calibrate]' (it also installs PoCL for CPUs)") from None
+    return cl
+
+
+def list_devices() -> list:
+    """All OpenCL devices, GPUs first (``[]`` where there is no platform)."""
+    cl = _import_cl()
+    try:
+        platforms = cl.get_platforms()
+    except cl.Error:
+        return []
+    devs = [d for p in platforms for d in p.get_devices()]
+    return sorted(devs, key=lambda d: 0 if d.type & cl.device_type.GPU else 1)
+
+
+def _pick(devs, device):
+    if device is None or device == "":
+        return devs[0]
+    if str(device).isdigit():
+        i = int(device)
+        if i >= len(devs):
+            raise GpuprojError(f"OpenCL device {i} does not exist (there are {len(devs)})")
+        return devs[i]
+    hits = [d for d in devs if str(device).lower() in d.name.lower()]
+    if not hits:
+        names = ", ".join(d.name.strip() for d in devs)
+        raise GpuprojError(f"no OpenCL device matches '{device}' (devices: {names})")
+    return hits[0]
+
+
+class OpenCLBackend(Backend):
+    name = "opencl"
+    source_ext = "cl"
+
+    def __init__(self, device=None):
+        cl = self.cl = _import_cl()
+        devs = list_devices()
+        if not devs:
+            raise GpuprojError("no OpenCL platform or device found")
+        self.device = dev = _pick(devs, device)
+        self.ctx = cl.Context(devices=[dev])
+        self.queue = cl.CommandQueue(self.ctx,
+                                     properties=cl.command_queue_properties.PROFILING_ENABLE)
+        self._programs = {}
+        self.info = self._info()
+        if self.info.device_type == "CPU":
+            self.compute_vector_width = max(1, int(dev.preferred_vector_width_float))
+
+    def _info(self) -> DeviceInfo:
+        cl, d = self.cl, self.device
+        ext = d.extensions.split()
+        dtype = ("GPU" if d.type & cl.device_type.GPU else
+                 "CPU" if d.type & cl.device_type.CPU else "ACCELERATOR")
+        # PoCL names its CPU target in the version string: "... HSTR: pthread-x86_64-...-rocketlake"
+        m = re.search(r"HSTR:\s*\S*?-(\w+)-\S*-(\w+)$", d.version.strip())
+        if dtype == "CPU":
+            isa = platform.machine() or "cpu"
+            arch = m.group(2) if m else "cpu"
+        else:
+            # AMD's OpenCL names the ISA (gfx90a) as the device name; others do not say
+            amd = d.vendor.lower().startswith("advanced")
+            isa = d.name.strip().split()[0] if amd else "unknown"
+            arch = "unknown"
+        l2 = int(d.global_mem_cache_size) or None
+        try:
+            import pyopencl as pcl
+
+            runtime = f"pyopencl {pcl.VERSION_TEXT}; {d.platform.version.strip()}"
+        except AttributeError:
+            runtime = d.platform.version.strip()
+        return DeviceInfo(
+            backend="opencl", name=d.name.strip(), vendor=d.vendor.strip(), device_type=dtype,
+            compute_units=int(d.max_compute_units), warp_size=self._simd_width(),
+            max_block_size=int(d.max_work_group_size), local_mem_bytes=int(d.local_mem_size),
+            global_mem_bytes=int(d.global_mem_size), l2_bytes=l2,
+            clock_hz=float(d.max_clock_frequency) * 1e6 if d.max_clock_frequency else None,
+            isa=isa, architecture=arch,
+            fp64="cl_khr_fp64" in ext or int(getattr(d, "double_fp_config", 0) or 0) != 0,
+            fp16="cl_khr_fp16" in ext, driver_version=d.driver_version.strip(),
+            runtime_version=runtime,
+            extra={"opencl_version": d.version.strip(), "platform": d.platform.name.strip(),
+                   "global_mem_cache_bytes": int(d.global_mem_cache_size)})
+
+    def _simd_width(self):
+        """The preferred work-group size multiple of a trivial kernel: the warp / wavefront
+        width on GPUs, the vector width the compiler packs work-items into on CPUs."""
+        try:
+            k = self.build("memory")["empty"]
+            return int(k.get_work_group_info(
+                self.cl.kernel_work_group_info.PREFERRED_WORK_GROUP_SIZE_MULTIPLE, self.device))
+        except self.cl.Error:
+            return None
+
+    def build(self, source, extra="", defines=None):
+        opts = [f"-D{k}={v}" for k, v in sorted((defines or {}).items())]
+        key = (source, extra, tuple(opts))
+        if key not in self._programs:
+            src = kernel_source(source, "cl") + ("\n" + extra if extra else "")
+            try:
+                prog = self.cl.Program(self.ctx, src).build(options=opts)
+            except self.cl.RuntimeError as e:
+                raise GpuprojError(f"OpenCL build of {source}.cl failed: {e}") from None
+            self._programs[key] = {n: self.cl.Kernel(prog, n)
+                                   for n in prog.kernel_names.split(";") if n}
+        return self._programs[key]
+
+    def alloc(self, nbytes):
+        return self.cl.Buffer(self.ctx, self.cl.mem_flags.READ_WRITE, size=int(nbytes))
+
+    def upload(self, buf, array):
+        self.cl.enqueue_copy(self.queue, buf, np.ascontiguousarray(array)).wait()
+
+    def download(self, buf, dtype, count):
+        out = np.empty(count, dtype=dtype)
+        self.cl.enqueue_copy(self.queue, out, buf).wait()
+        return out
+
+    def free(self, buf):
+        buf.release()
+
+    def _enqueue(self, kernel, blocks, block, args):
+        kernel.set_args(*args)
+        return self.cl.enqueue_nd_range_kernel(self.queue, kernel, (blocks * block,), (block,))
+
+    def run_many(self, kernel, blocks, block, arg_sets):
+        events = [self._enqueue(kernel, blocks, block, a) for a in arg_sets]
+        self.queue.finish()
+        return [(e.profile.end - e.profile.start) * 1e-9 for e in events]
+
+    def launch_time(self, kernel, blocks, block, args, count):
+        kernel.set_args(*args)
+        self.queue.finish()
+        t0 = time.perf_counter()
+        for _ in range(count):
+            self.cl.enqueue_nd_range_kernel(self.queue, kernel, (blocks * block,), (block,))
+        self.queue.finish()
+        return time.perf_counter() - t0

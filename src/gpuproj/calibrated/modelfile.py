@@ -1,0 +1,204 @@
+"""Model files and kernel files: safe YAML (``yaml.safe_load``) or TOML (``tomllib``).
+
+Model file::
+
+    name: matmul
+    output: f_wall_time
+    subgroup_size: 32                 # the only hardware input
+    expression: >
+      p_launch * f_sync_kernel_launch + p_group * f_thread_groups + ...
+    features:                         # optional user-defined features
+      f_barriers: f_sync_barrier_local * f_thread_groups
+    initial: {p_edge: 1.0e+4}         # optional starting values
+    signed: []                        # parameters allowed to be negative
+    measurement:
+      match: superset                 # identical | subset | superset | intersect
+      tag_sets:                       # one KernelCollection query per entry
+        - [flops_madd_pattern, "m:64,128"]
+    evaluation:                       # optional: variants to predict and rank (case studies)
+      - {name: prefetch, tags: [matmul_sq, "prefetch:True", "n:128,192"]}
+
+Kernel file (for ``predict_loopy``), either a generator with one value per argument::
+
+    generator: matmul_sq
+    args: {prefetch: true}
+
+or a loopy kernel built from a whitelist of transformations (no code is executed)::
+
+    domains: ["{[i,j,k]: 0<=i,j,k<n}"]
+    instructions: "c[i,j] = sum(k, a[i,k]*b[k,j])"
+    args:
+      - {name: "a,b,c", dtype: float32, shape: [n, n]}
+      - {name: n, dtype: int32}          # no shape: a size parameter
+    transforms:
+      - [split_iname, {split_iname: i, inner_length: 16, outer_tag: g.1, inner_tag: l.1}]
+      - [assume, {assumptions: "n mod 16 = 0"}]
+    access_tags: {aLD: [[a, load]]}
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import InputError
+from .generators import MatchCondition
+from .model import Model
+
+TRANSFORMS = ("split_iname", "tag_inames", "assume", "add_prefetch", "fix_parameters",
+              "prioritize_loops", "tag_array_axes", "realize_reduction",
+              "privatize_temporaries_with_inames", "duplicate_inames", "add_inames_to_insn",
+              "set_options", "remove_work")
+
+
+def read_mapping(path) -> dict:
+    p = Path(path)
+    try:
+        text = p.read_bytes()
+    except OSError as e:
+        raise InputError(f"cannot read: {e.strerror}", path=p) from None
+    if p.suffix.lower() == ".toml":
+        import tomllib
+
+        try:
+            d = tomllib.loads(text.decode())
+        except tomllib.TOMLDecodeError as e:
+            raise InputError(f"bad TOML: {e}", path=p) from None
+    else:
+        import yaml
+
+        try:
+            d = yaml.safe_load(text)
+        except yaml.YAMLError as e:
+            mark = getattr(e, "problem_mark", None)
+            raise InputError(f"bad YAML: {getattr(e, 'problem', e)}", path=p,
+                             row=mark.line + 1 if mark else None) from None
+    if not isinstance(d, dict):
+        raise InputError("expected a mapping at the top level", path=p)
+    return d
+
+
+@dataclass
+class ModelSpec:
+    model: Model
+    subgroup_size: int = 32
+    initial: dict = field(default_factory=dict)
+    signed: tuple = ()
+    match: MatchCondition = MatchCondition.SUPERSET
+    tag_sets: list = field(default_factory=list)
+    evaluation: list = field(default_factory=list)  # [{"name":..., "tags": [...]}]
+    path: object = None
+
+
+def load_model_file(path) -> ModelSpec:
+    """Read and check a model file (YAML or TOML)."""
+    d = read_mapping(path)
+    p = Path(path)
+    for key in ("output", "expression"):
+        if key not in d:
+            raise InputError("missing key", path=p, field=key)
+    allowed = {"name", "output", "expression", "features", "subgroup_size", "initial",
+               "signed", "measurement", "evaluation", "description"}
+    unknown = set(d) - allowed
+    if unknown:
+        raise InputError(f"unknown key(s) {sorted(unknown)}", path=p)
+    model = Model(str(d["output"]), str(d["expression"]), dict(d.get("features") or {}),
+                  str(d.get("name") or p.stem), path=p)
+    sg = d.get("subgroup_size", 32)
+    if not isinstance(sg, int) or sg < 1:
+        raise InputError("must be a positive integer", path=p, field="subgroup_size")
+    meas = d.get("measurement") or {}
+    if not isinstance(meas, dict):
+        raise InputError("expected a mapping", path=p, field="measurement")
+    try:
+        match = MatchCondition(str(meas.get("match", "superset")).lower())
+    except ValueError:
+        raise InputError("one of identical, subset, superset, intersect", path=p,
+                         field="measurement.match") from None
+    tag_sets = meas.get("tag_sets") or []
+    if not isinstance(tag_sets, list) or not all(isinstance(t, list) for t in tag_sets):
+        raise InputError("expected a list of tag lists", path=p, field="measurement.tag_sets")
+    evaluation = d.get("evaluation") or []
+    for i, e in enumerate(evaluation):
+        if not isinstance(e, dict) or "tags" not in e or "name" not in e:
+            raise InputError(f"entry {i + 1} needs name and tags", path=p, field="evaluation")
+    initial = {k: float(v) for k, v in (d.get("initial") or {}).items()}
+    bad = set(initial) - set(model.params)
+    if bad:
+        raise InputError(f"{sorted(bad)} are not parameters of the expression", path=p,
+                         field="initial")
+    return ModelSpec(model, sg, initial, tuple(d.get("signed") or ()), match,
+                     [[str(t) for t in ts] for ts in tag_sets], evaluation, p)
+
+
+def load_kernel_file(path):
+    """A :class:`.kernels.MeasurementKernel` from a kernel file (see module docstring)."""
+    from .generators import GENERATORS
+    from .kernels import MeasurementKernel
+
+    d = read_mapping(path)
+    p = Path(path)
+    if "generator" in d:
+        g = GENERATORS.get(d["generator"])
+        if g is None:
+            raise InputError(f"unknown generator {d['generator']!r}; known: "
+                             f"{', '.join(GENERATORS)}", path=p, field="generator")
+        args = d.get("args") or {}
+        tags = {k: str(v) for k, v in args.items()}
+        unknown = set(tags) - set(g.args)
+        if unknown:
+            raise InputError(f"generator {g.name} has no argument(s) {sorted(unknown)}",
+                             path=p, field="args")
+        kernels = g.variants(tags)
+        if len(kernels) != 1:
+            raise InputError(f"args select {len(kernels)} variants; give one value for each "
+                             f"of {', '.join(a for a in g.args if a not in tags)}",
+                             path=p, field="args")
+        return kernels[0]
+    return _build_loopy(d, p, MeasurementKernel)
+
+
+def _build_loopy(d, p, MeasurementKernel):
+    import numpy as np
+
+    from .counting import _lp
+    from .work_removal import remove_work
+
+    lp = _lp()
+    for key in ("domains", "instructions", "args"):
+        if key not in d:
+            raise InputError("missing key", path=p, field=key)
+    args = []
+    for i, a in enumerate(d["args"]):
+        if not isinstance(a, dict) or "name" not in a:
+            raise InputError(f"argument {i + 1} needs a name", path=p, field="args")
+        try:
+            dt = np.dtype(a.get("dtype", "float32"))
+        except TypeError:
+            raise InputError(f"bad dtype {a.get('dtype')!r}", path=p, field="args") from None
+        if "shape" in a:
+            args.append(lp.GlobalArg(a["name"], dt, shape=tuple(str(s) for s in a["shape"])))
+        else:
+            args.append(lp.ValueArg(a["name"], dt))
+    try:
+        knl = lp.make_kernel(d["domains"], d["instructions"], args,
+                             name=str(d.get("name", p.stem)).replace("-", "_"),
+                             lang_version=(2018, 2))
+        for i, t in enumerate(d.get("transforms") or []):
+            if not (isinstance(t, list) and len(t) == 2 and isinstance(t[1], dict)):
+                raise InputError(f"transform {i + 1}: expected [name, {{kwargs}}]", path=p,
+                                 field="transforms")
+            name, kw = t
+            if name not in TRANSFORMS:
+                raise InputError(f"transform {i + 1}: {name!r} not allowed; allowed: "
+                                 f"{', '.join(TRANSFORMS)}", path=p, field="transforms")
+            fn = remove_work if name == "remove_work" else getattr(lp, name)
+            knl = fn(knl, **kw)
+    except InputError:
+        raise
+    except Exception as e:  # noqa: BLE001 - loopy's own errors: report them as bad input
+        raise InputError(f"loopy rejected the kernel: {type(e).__name__}: {e}", path=p) \
+            from None
+    tags = {k: [tuple(x) for x in v] for k, v in (d.get("access_tags") or {}).items()}
+    return MeasurementKernel(str(d.get("name", p.stem)), knl, dict(d.get("sizes") or {}),
+                             access_tags=tags)

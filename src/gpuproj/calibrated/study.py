@@ -1,0 +1,148 @@
+"""End-to-end use: generate measurement kernels, time them, calibrate; predict and rank kernel
+variants; predict a loopy kernel from saved parameters.
+
+Ranking: at every size, the variants sorted by measured time must be sorted the same way by
+predicted time (the paper's criterion for choosing among equivalent variants).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import InputError
+from .generators import ALL_GENERATORS, KernelCollection
+from .model import Calibration, calibrate, gather_features, geomean_rel_error_from, load_params
+
+
+def measurement_kernels(spec, tags=None, match=None):
+    """Kernels of every tag set of the model file (or of ``tags`` alone)."""
+    coll = KernelCollection(ALL_GENERATORS, match or spec.match)
+    sets = [list(tags)] if tags else spec.tag_sets
+    if not sets:
+        raise InputError("no measurement tag sets (model file 'measurement.tag_sets' or "
+                         "--tags)", path=spec.path, field="measurement")
+    out = []
+    for ts in sets:
+        out += coll.variants(ts)
+    return out
+
+
+def time_kernels(kernels, runner, progress=None):
+    it = kernels if progress is None else progress(kernels)
+    return [runner.time(mk) for mk in it]
+
+
+def run_calibration(spec, runner, tags=None, progress=None):
+    """(Calibration, kernels, timings) for a :class:`.modelfile.ModelSpec` on ``runner``."""
+    kernels = measurement_kernels(spec, tags)
+    timings = time_kernels(kernels, runner, progress)
+    table = gather_features(spec.model, kernels, timings, spec.subgroup_size)
+    cal = calibrate(spec.model, table, initial=spec.initial, device=runner.device_name,
+                    subgroup_size=spec.subgroup_size, signed=spec.signed)
+    return cal, kernels, timings
+
+
+@dataclass
+class VariantResult:
+    name: str
+    sizes: list
+    measured_s: list
+    predicted_s: list
+
+    @property
+    def rel_errors(self):
+        m, p = np.array(self.measured_s), np.array(self.predicted_s)
+        return (p - m) / m
+
+    def to_dict(self):
+        return {"name": self.name, "sizes": self.sizes, "measured_s": self.measured_s,
+                "predicted_s": self.predicted_s,
+                "rel_error": [float(x) for x in self.rel_errors],
+                "geomean_rel_error": geomean_rel_error_from(self.rel_errors)}
+
+
+@dataclass
+class Evaluation:
+    variants: list
+    ranking: list = field(default_factory=list)  # per size: {"sizes", "measured", "predicted", "ok"}
+
+    @property
+    def geomean_rel_error(self):
+        return geomean_rel_error_from(np.concatenate([v.rel_errors for v in self.variants]))
+
+    @property
+    def ranking_correct(self):
+        return all(r["ok"] for r in self.ranking) if self.ranking else None
+
+    def to_dict(self):
+        return {"variants": [v.to_dict() for v in self.variants],
+                "geomean_rel_error": self.geomean_rel_error,
+                "ranking": self.ranking, "ranking_correct": self.ranking_correct}
+
+
+def predict_kernels(cal_or_model, params, kernels, subgroup_size=32):
+    """Predicted output (s) for each MeasurementKernel at its own sizes."""
+    model = cal_or_model.model if isinstance(cal_or_model, Calibration) else cal_or_model
+    table = gather_features(model, kernels, None, subgroup_size)
+    return np.broadcast_to(np.asarray(model.evaluate(params, table.features), dtype=float),
+                           (len(kernels),)).copy()
+
+
+def evaluate_variants(spec, cal: Calibration, runner, progress=None) -> Evaluation:
+    """Measure and predict every evaluation variant of the model file; rank per size."""
+    coll = KernelCollection(ALL_GENERATORS, spec.match)
+    results = []
+    by_size = {}
+    for entry in spec.evaluation:
+        kernels = coll.variants(list(entry["tags"]))
+        timings = time_kernels(kernels, runner, progress)
+        pred = predict_kernels(cal, cal.params, kernels, spec.subgroup_size)
+        vr = VariantResult(entry["name"], [dict(k.sizes) for k in kernels],
+                           [t.median_s for t in timings], [float(x) for x in pred])
+        results.append(vr)
+        for s, m, p in zip(vr.sizes, vr.measured_s, vr.predicted_s):
+            by_size.setdefault(tuple(sorted(s.items())), []).append((entry["name"], m, p))
+    ranking = []
+    for key, rows in sorted(by_size.items()):
+        if len(rows) < 2:
+            continue
+        meas = [r[0] for r in sorted(rows, key=lambda r: r[1])]
+        pred = [r[0] for r in sorted(rows, key=lambda r: r[2])]
+        ranking.append({"sizes": dict(key), "measured": meas, "predicted": pred,
+                        "ok": meas == pred})
+    return Evaluation(results, ranking)
+
+
+def predict_loopy(kernel_file, params_file, sizes):
+    """Predict a loopy kernel's execution time from parameters saved by ``gpuproj calibrate``.
+
+    ``kernel_file``: a kernel file (see :mod:`.modelfile`); ``params_file``: the JSON written by
+    :meth:`.model.Calibration.save`; ``sizes``: ``{"n": 1024}`` or a list of such dicts.
+    Returns, per size, ``{"kernel", "sizes", "time_s", "terms": {term: s}, "features": {...},
+    "device"}`` (a list when ``sizes`` is a list).
+    """
+    from . import expression as E
+    from .counting import count_kernel
+    from .modelfile import load_kernel_file
+
+    model, params, record = load_params(params_file)
+    mk = load_kernel_file(kernel_file)
+    sg = int(record.get("subgroup_size", 32))
+    many = isinstance(sizes, (list, tuple))
+    out = []
+    kc = count_kernel(mk.program, sg)
+    for s in (sizes if many else [sizes]):
+        s = {**mk.sizes, **{k: int(v) for k, v in dict(s).items()}}
+        cv = kc.evaluate(s)
+        feats = model.feature_values(cv, mk.access_tags)
+        env = {**feats, **params}
+        t = float(model.expr.evaluate(env))
+        terms = {str(term): float(term.evaluate(env)) for term in E.terms(model.expr)}
+        if not math.isfinite(t):
+            raise InputError(f"prediction is not finite for sizes {s}", path=params_file)
+        out.append({"kernel": mk.name, "sizes": s, "time_s": t, "terms": terms,
+                    "features": feats, "device": record.get("device", "")})
+    return out if many else out[0]

@@ -1,0 +1,231 @@
+"""Run measurement kernels for real and time them.
+
+Two runners: :class:`OpenCLRunner` (pyopencl; any OpenCL device, PoCL on the CPU in CI) times
+with OpenCL profiling events; :class:`CudaRunner` (CuPy) compiles loopy's CUDA code with NVRTC
+and times with CUDA events. Both do ``warmup`` untimed launches, then ``repetitions`` timed ones,
+drop anomalous samples above ``outlier_factor`` x the median (the paper saw occasional ~10x
+outliers on one GPU and excluded them, Sec. 8) and report the median of the rest, keeping the
+raw samples. Arrays are filled with ones (no denormals, no NaNs from uninitialised memory).
+"""
+
+from __future__ import annotations
+
+import statistics
+import warnings
+from dataclasses import dataclass, field
+
+from ..errors import GpuprojError, InputError, MissingToolError
+
+
+@dataclass
+class Timing:
+    """Execution times of one kernel at one size, in s."""
+
+    kernel: str
+    sizes: dict
+    samples_s: list
+    median_s: float
+    outliers_s: list = field(default_factory=list)
+    device: str = ""
+
+    def to_dict(self):
+        return {"kernel": self.kernel, "sizes": self.sizes, "median_s": self.median_s,
+                "samples_s": self.samples_s, "outliers_s": self.outliers_s,
+                "device": self.device}
+
+
+def robust_median(samples, outlier_factor=5.0):
+    """(median of the samples that are not above ``outlier_factor`` x the overall median,
+    rejected samples).
+
+    >>> robust_median([1.0, 1.1, 0.9, 10.0])
+    (1.0, [10.0])
+    """
+    if not samples:
+        raise ValueError("no samples")
+    med = statistics.median(samples)
+    keep = [s for s in samples if s <= outlier_factor * med]
+    out = [s for s in samples if s > outlier_factor * med]
+    return statistics.median(keep), out
+
+
+def _eval_int(expr, sizes):
+    from pymbolic import evaluate
+
+    return int(evaluate(expr, sizes))
+
+
+def array_layout(arg, sizes):
+    """(shape, strides in bytes, elements to allocate) of a loopy array argument."""
+    from loopy.kernel.array import FixedStrideArrayDimTag
+
+    shape = tuple(_eval_int(s, sizes) for s in arg.shape)
+    item = arg.dtype.numpy_dtype.itemsize
+    strides = []
+    for tag in arg.dim_tags:
+        if not isinstance(tag, FixedStrideArrayDimTag):
+            raise InputError(f"array {arg.name}: unsupported axis tag {tag}")
+        strides.append(_eval_int(tag.stride, sizes))
+    n = 1 + sum((s - 1) * st for s, st in zip(shape, strides)) if all(shape) else 0
+    return shape, tuple(st * item for st in strides), n
+
+
+def _check_sizes(mk):
+    lp = _lp()
+    knl = mk.program.default_entrypoint
+    need = [a.name for a in knl.args if isinstance(a, lp.ValueArg)]
+    missing = [n for n in need if n not in mk.sizes]
+    if missing:
+        raise InputError(f"kernel {mk.name}: no value for size parameter(s) {missing}")
+    return knl
+
+
+def _lp():
+    from .counting import _lp as get
+
+    return get()
+
+
+class OpenCLRunner:
+    """Times loopy kernels on an OpenCL device (pyopencl).
+
+    ``device``: None for the first device, or a case-insensitive substring of
+    "<platform> <device>" (``"pthread"``, ``"nvidia"``).
+    """
+
+    def __init__(self, device=None, warmup=2, repetitions=7, outlier_factor=5.0):
+        try:
+            import pyopencl as cl
+        except ImportError as e:
+            raise MissingToolError("timing needs pyopencl: pip install 'gpuproj[calibrate]'") \
+                from e
+        self.cl = cl
+        devs = [(p, d) for p in cl.get_platforms() for d in p.get_devices()]
+        if not devs:
+            raise GpuprojError("no OpenCL device found (install pocl-binary-distribution)")
+        if device:
+            devs = [(p, d) for p, d in devs if device.lower() in f"{p.name} {d.name}".lower()]
+            if not devs:
+                raise InputError(f"no OpenCL device matches {device!r}", field="device")
+        self.platform, self.device = devs[0]
+        self.context = cl.Context([self.device])
+        self.queue = cl.CommandQueue(
+            self.context, properties=cl.command_queue_properties.PROFILING_ENABLE)
+        self.warmup, self.repetitions, self.outlier_factor = warmup, repetitions, outlier_factor
+        self._buffers = {}
+
+    @property
+    def device_name(self) -> str:
+        return f"{self.platform.name.strip()} / {self.device.name.strip()}"
+
+    def _args(self, mk, knl):
+        import pyopencl.array as cla
+
+        lp = _lp()
+        args = {}
+        for a in knl.args:
+            if isinstance(a, lp.ValueArg):
+                args[a.name] = mk.sizes[a.name]
+                continue
+            shape, strides, n = array_layout(a, mk.sizes)
+            dt = a.dtype.numpy_dtype
+            base = cla.empty(self.queue, (max(n, 1),), dt)
+            base.fill(dt.type(1))
+            args[a.name] = cla.Array(self.queue, shape, dt, strides=strides, data=base.data)
+        return args
+
+    def time(self, mk) -> Timing:
+        knl = _check_sizes(mk)
+        lp = _lp()
+        prog = mk.program.copy(target=lp.PyOpenCLTarget(self.device))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ex = prog.executor(self.queue)
+            args = self._args(mk, knl)
+            for _ in range(max(self.warmup, 1)):
+                evt, _ = ex(self.queue, **args)
+            evt.wait()
+            samples = []
+            for _ in range(self.repetitions):
+                evt, _ = ex(self.queue, **args)
+                evt.wait()
+                samples.append((evt.profile.end - evt.profile.start) * 1e-9)
+        med, out = robust_median(samples, self.outlier_factor)
+        return Timing(mk.name, dict(mk.sizes), samples, med, out, self.device_name)
+
+
+class CudaRunner:
+    """Times loopy kernels on an NVIDIA GPU through loopy's CUDA code and CuPy (NVRTC)."""
+
+    def __init__(self, device=0, warmup=2, repetitions=7, outlier_factor=5.0):
+        try:
+            import cupy
+        except ImportError as e:
+            raise MissingToolError("CUDA timing needs CuPy: pip install cupy-cuda12x") from e
+        self.cupy = cupy
+        self.device_id = int(device or 0)
+        self.warmup, self.repetitions, self.outlier_factor = warmup, repetitions, outlier_factor
+
+    @property
+    def device_name(self) -> str:
+        props = self.cupy.cuda.runtime.getDeviceProperties(self.device_id)
+        name = props["name"]
+        return "CUDA / " + (name.decode() if isinstance(name, bytes) else str(name))
+
+    def time(self, mk) -> Timing:
+        cp = self.cupy
+        lp = _lp()
+        knl = _check_sizes(mk)
+        prog = mk.program.copy(target=lp.CudaTarget())
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            code = lp.generate_code_v2(prog)
+            entry = prog.default_entrypoint
+            gsize, lsize = entry.get_grid_size_upper_bounds_as_exprs(prog.callables_table)
+        grid = tuple(_eval_int(g, mk.sizes) for g in gsize) or (1,)
+        block = tuple(_eval_int(s, mk.sizes) for s in lsize) or (1,)
+        with cp.cuda.Device(self.device_id):
+            module = cp.RawModule(code=code.device_code(), options=())
+            kernel = module.get_function(entry.name)
+            args = []
+            keep = []
+            for a in knl.args:
+                if isinstance(a, lp.ValueArg):
+                    args.append(a.dtype.numpy_dtype.type(mk.sizes[a.name]))
+                    continue
+                _shape, _strides, n = array_layout(a, mk.sizes)
+                buf = cp.ones(max(n, 1), dtype=a.dtype.numpy_dtype)
+                keep.append(buf)
+                args.append(buf)
+            for _ in range(max(self.warmup, 1)):
+                kernel(grid, block, tuple(args))
+            cp.cuda.Device(self.device_id).synchronize()
+            samples = []
+            for _ in range(self.repetitions):
+                start, end = cp.cuda.Event(), cp.cuda.Event()
+                start.record()
+                kernel(grid, block, tuple(args))
+                end.record()
+                end.synchronize()
+                samples.append(cp.cuda.get_elapsed_time(start, end) * 1e-3)
+        med, out = robust_median(samples, self.outlier_factor)
+        return Timing(mk.name, dict(mk.sizes), samples, med, out, self.device_name)
+
+
+def make_runner(device=None, **kw):
+    """``device``: "cuda" or "cuda:<n>" for :class:`CudaRunner`, anything else selects an
+    OpenCL device by substring (None: the first one)."""
+    if device and str(device).lower().startswith("cuda"):
+        idx = str(device).split(":", 1)[1] if ":" in str(device) else 0
+        return CudaRunner(idx, **kw)
+    return OpenCLRunner(device, **kw)
+
+
+__all__ = [
+    "CudaRunner",
+    "OpenCLRunner",
+    "Timing",
+    "array_layout",
+    "make_runner",
+    "robust_median",
+]

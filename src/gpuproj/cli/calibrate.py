@@ -1,0 +1,83 @@
+"""``gpuproj calibrate MODEL_FILE``: fit a Stevens & Kloeckner calibrated cost model on the
+measurement kernels named by the model file (or ``--tags``), timed on an OpenCL device or,
+with ``--device cuda``, an NVIDIA GPU through CuPy. Writes the parameters as JSON."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import click
+
+from ._common import emit_json, progress
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:60] or "device"
+
+
+@click.command("calibrate")
+@click.argument("model_file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--tags", "tags", multiple=True,
+              help="Filter tags replacing the model file's tag sets (repeat, or comma-free "
+                   "words: --tags flops_madd_pattern --tags m:64,128).")
+@click.option("--match", type=click.Choice(["identical", "subset", "superset", "intersect"]),
+              default=None, help="Generator match condition (default: the model file's).")
+@click.option("--device", default=None,
+              help="OpenCL device substring (e.g. 'pthread', 'nvidia') or 'cuda[:N]'.")
+@click.option("--out", "out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Parameter file to write (default: calibrated-<model>-<device>.json).")
+@click.option("--repetitions", default=7, show_default=True, help="Timed runs per kernel.")
+@click.option("--warmup", default=2, show_default=True, help="Untimed runs per kernel.")
+@click.option("--evaluate", "do_eval", is_flag=True,
+              help="Also measure, predict and rank the model file's evaluation variants.")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+def calibrate(model_file, tags, match, device, out, repetitions, warmup, do_eval, as_json):
+    """Calibrate MODEL_FILE (YAML or TOML) on this machine's device."""
+    from ..calibrated.generators import MatchCondition
+    from ..calibrated.model import calibrate as fit
+    from ..calibrated.model import format_table
+    from ..calibrated.modelfile import load_model_file
+    from ..calibrated.study import (
+        evaluate_variants,
+        gather_features,
+        measurement_kernels,
+        time_kernels,
+    )
+    from ..calibrated.timing import make_runner
+
+    spec = load_model_file(model_file)
+    if match:
+        spec.match = MatchCondition(match)
+    runner = make_runner(device, warmup=warmup, repetitions=repetitions)
+    kernels = measurement_kernels(spec, list(tags) or None)
+    timings = time_kernels(kernels, runner,
+                           lambda it: progress(it, total=len(kernels),
+                                               description="timing kernels"))
+    table = gather_features(spec.model, kernels, timings, spec.subgroup_size,
+                            progress=lambda it: progress(it, total=len(kernels),
+                                                         description="counting"))
+    cal = fit(spec.model, table, initial=spec.initial, device=runner.device_name,
+              subgroup_size=spec.subgroup_size, signed=spec.signed)
+    out = out or Path(f"calibrated-{spec.model.name}-{_slug(runner.device_name)}.json")
+    cal.save(out)
+    result = cal.to_dict()
+    result["measurements"] = [t.to_dict() for t in timings]
+    if do_eval and spec.evaluation:
+        ev = evaluate_variants(spec, cal, runner)
+        result["evaluation"] = ev.to_dict()
+    if as_json:
+        emit_json(result)
+        return
+    click.echo(f"{spec.model.name}: {len(kernels)} kernels on {runner.device_name}")
+    click.echo(format_table(cal.table))
+    click.echo(f"residual {cal.residual:.4g} ({'relative' if cal.scaled else 'absolute'}), "
+               f"geometric-mean relative error {result['geomean_rel_error_calibration']:.1%} "
+               "on the measurement kernels")
+    for w in cal.warnings:
+        click.echo(f"warning: {w}", err=True)
+    if "evaluation" in result:
+        ev = result["evaluation"]
+        click.echo(f"evaluation: geometric-mean relative error {ev['geomean_rel_error']:.1%}, "
+                   f"ranking {'right' if ev['ranking_correct'] else 'wrong'}")
+    click.echo(f"wrote {out}")

@@ -1,0 +1,135 @@
+"""``gpuproj gpus``: list, show and resolve GPUs of the catalog."""
+
+from __future__ import annotations
+
+import math
+
+import click
+
+from ._common import emit_json
+
+
+def _catalog():
+    from ..catalog import load_catalog
+
+    return load_catalog()
+
+
+def _fmt(x, scale, digits=1):
+    return "" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x / scale:.{digits}f}"
+
+
+def _num(x):
+    """JSON has no NaN: a missing number is null."""
+    return None if isinstance(x, float) and math.isnan(x) else x
+
+
+def _row(g) -> dict:
+    """The numbers `gpus list` shows, in SI units (for --json); missing numbers are None."""
+    return {k: _num(v) for k, v in _row_raw(g).items()}
+
+
+def _row_raw(g) -> dict:
+    return {"id": g.id, "vendor": g.vendor, "name": g.name, "architecture": g.architecture,
+            "isa": g.isa, "sm_count": g.value("sm_count"),
+            "fp32_peak_flops_per_s": g.peak("fp32_fma_flops_per_s"),
+            "dram_bw_peak_bytes_per_s": g.peak("dram_bw_bytes_per_s"),
+            "dram_bw_measured_bytes_per_s": g.measured("dram_bw_bytes_per_s")}
+
+
+@click.group()
+def gpus():
+    """List, show and resolve GPUs of the catalog (bundled files, $GPUPROJ_GPU_PATH and
+    ~/.config/gpuproj/gpus).
+
+    \b
+    Examples:
+      gpuproj gpus list --vendor AMD
+      gpuproj gpus show "NVIDIA A100-SXM4-80GB"
+      gpuproj gpus resolve "Tesla V100-PCIE-32GB"
+    """
+
+
+@gpus.command("list")
+@click.option("--vendor", help="Only GPUs of this vendor (NVIDIA, AMD, Intel; any case).")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON list (SI units).")
+def list_(vendor, as_json):
+    """One line per GPU: id, name, architecture, ISA, SMs, FP32 peak, DRAM peak and measured."""
+    gs = [g for g in _catalog() if not vendor or g.vendor.lower() == vendor.lower()]
+    if as_json:
+        emit_json([_row(g) for g in gs])
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    t = Table(box=None, header_style="bold")
+    for col, just in (("id", "left"), ("name", "left"), ("arch", "left"), ("isa", "left"),
+                      ("SMs", "right"), ("FP32 TFLOP/s", "right"), ("DRAM TB/s", "right"),
+                      ("DRAM meas. TB/s", "right")):
+        t.add_column(col, justify=just)
+    for g in gs:
+        r = _row(g)
+        t.add_row(g.id, g.name, g.architecture, g.isa, _fmt(r["sm_count"], 1, 0),
+                  _fmt(r["fp32_peak_flops_per_s"], 1e12), _fmt(r["dram_bw_peak_bytes_per_s"], 1e12, 2),
+                  _fmt(r["dram_bw_measured_bytes_per_s"], 1e12, 2))
+    Console(width=160).print(t)
+
+
+@gpus.command()
+@click.argument("name")
+@click.option("--json", "as_json", is_flag=True, help="Print the GPU's description as JSON.")
+def show(name, as_json):
+    """Every field of one GPU, peak next to measured, each with its source."""
+    from ..catalog import resolve
+
+    g = resolve(name)
+    if as_json:
+        emit_json(g.to_dict())
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    con = Console(width=160)
+    con.print(f"[bold]{g.name}[/bold]  ({g.id}, {g.vendor} {g.architecture}, {g.isa}"
+              f"{', ' + str(g.release_year) if g.release_year else ''}"
+              f"{', ' + g.memory_type if g.memory_type else ''})")
+    if g.aliases:
+        con.print("aliases: " + ", ".join(g.aliases))
+    for label, text in (("runtime device", g.runtime_device), ("notes", g.notes)):
+        if text:
+            con.print(f"{label}: {text}")
+    if g.path:
+        con.print(f"file: {g.path}")
+    vt = Table(title="values", box=None, header_style="bold", title_justify="left")
+    for col in ("field", "value", "kind", "source"):
+        vt.add_column(col, overflow="fold")
+    for k, e in g.values.items():
+        v = ", ".join(f"{x:g}" for x in e.value) if isinstance(e.value, list) else f"{e.value:g}"
+        vt.add_row(k, v, e.kind, e.source)
+    con.print(vt)
+    pt = Table(title="throughputs (peak | measured)", box=None, header_style="bold",
+               title_justify="left")
+    for col in ("field", "peak", "measured", "meas/peak", "sources"):
+        pt.add_column(col, overflow="fold")
+    for k in [k for k in _throughput_order() if k in g.peaks or k in g.measureds]:
+        p, m = g.peaks.get(k), g.measureds.get(k)
+        ratio = f"{m.value / p.value:.2f}" if p and m and p.value else ""
+        src = "\n".join(s for s in (f"peak ({p.kind}): {p.source}" if p else "",
+                                    f"measured: {m.source}" if m else "") if s)
+        pt.add_row(k, f"{p.value:.4g}" if p else "", f"{m.value:.4g}" if m else "", ratio, src)
+    con.print(pt)
+
+
+def _throughput_order():
+    from ..catalog.schema import THROUGHPUT_FIELDS
+
+    return list(THROUGHPUT_FIELDS)
+
+
+@gpus.command("resolve")
+@click.argument("name")
+def resolve_(name):
+    """Print the catalog id that NAME means (exit 2 when unknown or ambiguous)."""
+    from ..catalog import resolve
+
+    click.echo(resolve(name).id)

@@ -1,0 +1,109 @@
+"""``gpuproj profile``: run an application under Nsight Compute with the metrics gpuproj reads.
+
+The metric list is ``profiles.readers.ncu_csv.NCU_METRICS`` (one table, shared with the readers);
+``docs/ncu.md`` explains the command line and what each metric feeds.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import click
+
+from ..errors import GpuprojError, MissingToolError
+
+NCU_HINT = ("Nsight Compute's 'ncu' is not on PATH: it ships with the CUDA toolkit "
+            "(<cuda>/bin/ncu) and as a separate download (developer.nvidia.com/nsight-compute); "
+            "add it to PATH or pass --ncu /path/to/ncu")
+
+
+def find_ncu(explicit: str | None = None) -> str:
+    """The ncu executable: ``explicit``, else ``ncu`` on PATH, else ``$CUDA_HOME/bin/ncu``."""
+    if explicit:
+        if Path(explicit).is_file() and os.access(explicit, os.X_OK):
+            return str(explicit)
+        found = shutil.which(explicit)
+        if found:
+            return found
+        raise MissingToolError(f"'{explicit}' is not an executable. {NCU_HINT}")
+    found = shutil.which("ncu")
+    if found:
+        return found
+    for home in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"):
+        if home and (Path(home) / "bin" / "ncu").is_file():
+            return str(Path(home) / "bin" / "ncu")
+    raise MissingToolError(NCU_HINT)
+
+
+def ncu_command(ncu: str, app: list[str], out: Path, *, kernel: str | None = None,
+                launch_count: int | None = None, source_counters: bool = False) -> list[str]:
+    """The argument list (never a shell string) that profiles ``app`` into the CSV ``out``."""
+    from ..profiles.readers.ncu_csv import metric_names
+
+    cmd = [ncu, "--csv", "--page", "raw", "--print-units", "base",
+           "--metrics", ",".join(metric_names()), "--log-file", str(out)]
+    if source_counters:
+        cmd += ["--section", "SourceCounters"]
+    if kernel:
+        cmd += ["--kernel-name", f"regex:{kernel}"]
+    if launch_count:
+        cmd += ["--launch-count", str(launch_count)]
+    return cmd + list(app)
+
+
+@click.command(context_settings={"ignore_unknown_options": True,
+                                 "allow_interspersed_args": False})
+@click.option("--out", "-o", type=click.Path(dir_okay=False, path_type=Path),
+              default=Path("gpuproj-ncu.csv"), show_default=True,
+              help="CSV file to write (ncu --csv --page raw layout).")
+@click.option("--metrics-file", type=click.Path(dir_okay=False, path_type=Path),
+              help="Also write the metric list, one per line, to this file.")
+@click.option("--kernel", help="Profile only kernels whose name matches this regex.")
+@click.option("--launch-count", type=int, help="Profile at most this many launches.")
+@click.option("--source-counters", is_flag=True,
+              help="Add ncu's SourceCounters section (per-instruction SASS counts).")
+@click.option("--ncu", "ncu_path", help="Path to the ncu executable.")
+@click.option("--dry-run", is_flag=True, help="Print the ncu command line and stop.")
+@click.argument("app", nargs=-1, required=True, type=click.UNPROCESSED)
+def profile(out, metrics_file, kernel, launch_count, source_counters, ncu_path, dry_run, app):
+    """Run APP [ARGS...] under Nsight Compute and write the metrics gpuproj reads as CSV.
+
+    \b
+    Example:
+      gpuproj profile --out saxpy.csv -- ./saxpy 1048576
+      gpuproj predict saxpy.csv --target H100
+    """
+    from ..profiles.readers.ncu_csv import metric_names
+
+    if metrics_file:
+        metrics_file.write_text("\n".join(metric_names()) + "\n")
+    ncu = ncu_path or "ncu"
+    if not dry_run:
+        ncu = find_ncu(ncu_path)
+    cmd = ncu_command(ncu, list(app), out, kernel=kernel, launch_count=launch_count,
+                      source_counters=source_counters)
+    if dry_run:
+        click.echo(" ".join(_quote(c) for c in cmd))
+        return
+    try:
+        proc = subprocess.run(cmd, check=False)
+    except OSError as e:
+        raise MissingToolError(f"cannot run {ncu}: {e.strerror}. {NCU_HINT}") from None
+    if proc.returncode != 0:
+        raise GpuprojError(f"ncu exited with status {proc.returncode} (its messages are in {out})")
+    if not out.exists() or out.stat().st_size == 0:
+        raise GpuprojError(f"ncu wrote no results to {out} (was any kernel launched?)")
+    from ..profiles.readers import ncu_csv
+
+    table = ncu_csv.read(out)
+    click.echo(f"gpuproj: wrote {out}: {len(table)} kernel configuration(s) on "
+               f"{', '.join(table.gpus)}, {int(table.df['launches'].sum())} launch(es)", err=True)
+
+
+def _quote(arg: str) -> str:
+    import shlex
+
+    return shlex.quote(arg)

@@ -1,0 +1,83 @@
+"""``gpuproj quadrant``: the quadrant-split view of GPUs and kernels (Konstantinidis &
+Cotronis)."""
+
+from __future__ import annotations
+
+import click
+
+from ._common import emit_json
+
+
+def _split(value):
+    return [v.strip() for v in value.split(",") if v.strip()] if value else []
+
+
+@click.command()
+@click.option("--gpus", "-g", "gpu_names", required=True,
+              help="GPUs to place, comma-separated (catalog names).")
+@click.option("--profile", "-p", type=click.Path(dir_okay=False),
+              help="Profile whose kernels are drawn (intensity = FLOP / DRAM bytes).")
+@click.option("--source", "-s", help="Use the profile's rows measured on this GPU (needed when "
+              "the profile holds several).")
+@click.option("--kernel", "-k", help="Only kernels whose name matches this regular expression.")
+@click.option("--intensity", "intensities", type=float, multiple=True,
+              help="Draw a kernel of this operational intensity (FLOP/byte); repeatable.")
+@click.option("--precision", type=click.Choice(["fp64", "fp32", "fp16"]),
+              help="Compute axis (default: the kernels' dominant type, else fp32).")
+@click.option("--measured", is_flag=True, help="Use measured (sustained) catalog values where "
+              "there are any, instead of datasheet peaks.")
+@click.option("--format", "fmt", help="Input format (default: detected from the file).")
+@click.option("--output", "-o", required=True, type=click.Path(dir_okay=False),
+              help="Picture to write: .png, .svg or .pdf.")
+@click.option("--json", "as_json", is_flag=True, help="Also print the points, intensities and "
+              "the bound of each kernel on each GPU as JSON.")
+def quadrant(gpu_names, profile, source, kernel, intensities, precision, measured, fmt, output,
+             as_json):
+    """Draw the quadrant-split view: each GPU as a point (DRAM bandwidth, compute throughput),
+    each kernel as a half-line from the origin whose slope is its operational intensity. GPUs
+    above a kernel's line are memory-bound for it, GPUs below compute-bound; dashed arrows end
+    at each GPU's roofline performance for the first kernel.
+
+    \b
+    Examples:
+      gpuproj quadrant --gpus V100,A100,H100 --profile run.csv -o quadrant.png
+      gpuproj quadrant --gpus MI250X,H100 --intensity 0.25 --intensity 8 -o q.svg
+    """
+    from ..errors import InputError
+    from ..plots import _style as st
+    from ..plots import quadrant as q
+
+    st.check_path(output)
+    gpus = _split(gpu_names)
+    kernels, rows = [], None
+    if profile:
+        from ..catalog import resolve
+        from ..profiles import load
+
+        table = load(profile, format=fmt)
+        if source is None and len(table.gpus) > 1:
+            raise click.UsageError(f"the profile holds several GPUs ({', '.join(table.gpus)}); "
+                                   "pass --source")
+        rows = table.on(resolve(source).id if source else table.gpus[0]).select(kernel)
+        if len(rows) == 0:
+            raise InputError("no kernel row left to draw", path=profile)
+        kernels = q.kernels_from_rows(rows)
+    kernels += [(f"I = {i:g} FLOP/B", i) for i in intensities if i > 0]
+    if not kernels:
+        raise click.UsageError("give --profile or --intensity")
+    which = "measured" if measured else "peak"
+    precision = precision or (q._dtype_of(rows) if rows is not None else "fp32")
+    fig = q.quadrant_figure(gpus, kernels=kernels, precision=precision, which=which)
+    st.save(fig, output)
+    if as_json:
+        points = q.points_from_gpus(gpus, precision=precision, which=which)
+        emit_json({"precision": precision, "values": which, "gpus": points,
+                   "kernels": [{"label": lb, "intensity_flop_per_byte": oi,
+                                "bound": {p["id"]: q.classify(p["bw"], p["compute"], oi)
+                                          for p in points},
+                                "attainable_flops_per_s": {
+                                    p["id"]: q.attainable(p["bw"], p["compute"], oi)
+                                    for p in points}}
+                               for lb, oi in kernels]})
+    else:
+        click.echo(f"wrote {output} ({len(gpus)} GPUs, {len(kernels)} kernel(s))", err=True)

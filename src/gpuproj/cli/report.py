@@ -1,0 +1,52 @@
+"""``gpuproj report``: one self-contained HTML file with a projection's tables and pictures."""
+
+from __future__ import annotations
+
+import click
+
+from ._common import report_skipped
+
+
+def _split(value):
+    return [v.strip() for v in value.split(",") if v.strip()] if value else []
+
+
+@click.command()
+@click.argument("profile", type=click.Path(dir_okay=False))
+@click.option("--source", "-s", help="GPU the profile was measured on (default: named in the file).")
+@click.option("--target", "-t", required=True, help="Target GPU(s), comma-separated.")
+@click.option("--method", "-m", default="hierarchical", show_default=True,
+              help="Method name, comma-separated names, or 'all'.")
+@click.option("--kernel", "-k", help="Only kernels whose name matches this regular expression.")
+@click.option("--format", "fmt", help="Input format (default: detected from the file).")
+@click.option("--max-kernels", type=click.IntRange(1, 20), default=3, show_default=True,
+              help="Kernel rows drawn in each roofline picture (the longest-running).")
+@click.option("--title", help="Title of the page.")
+@click.option("--output", "-o", required=True, type=click.Path(dir_okay=False),
+              help="HTML file to write.")
+def report(profile, source, target, method, kernel, fmt, max_kernels, title, output):
+    """Write one self-contained HTML file (pictures embedded, nothing fetched from the network):
+    the prediction table, the application total, the projection bars, the rooflines of source
+    and targets, the quadrant-split view, the assumptions, and the catalog values used (peak and
+    measured, with their sources). The numbers are those of `gpuproj predict --json` for the
+    same arguments.
+
+    \b
+    Examples:
+      gpuproj report profile.csv --source V100 --target A100,H100 -o report.html
+      gpuproj report run.csv --target H200 --method all -o run.html
+    """
+    from ..plots._style import short
+    from ..predict import predict
+    from ..profiles import load
+    from ..report import write_report
+
+    table = load(profile, format=fmt)
+    methods = _split(method) if method != "all" else "all"
+    result = predict(table, source=source, targets=_split(target), methods=methods, kernel=kernel)
+    report_skipped(result.skipped)
+    path = write_report(output, table, result.source, result.targets, kernel=kernel,
+                        max_kernels=max_kernels, title=title, result=result)
+    n = len(result.table())
+    click.echo(f"wrote {short(str(path), 80)} ({n} prediction(s), "
+               f"{path.stat().st_size / 1e6:.1f} MB)", err=True)

@@ -1,0 +1,54 @@
+"""``gpuproj roofline``: the hierarchical roofline of a profile's kernels, on the source GPU and
+projected to a target."""
+
+from __future__ import annotations
+
+import click
+
+from ._common import emit_json
+
+
+@click.command()
+@click.argument("profile", type=click.Path(dir_okay=False))
+@click.option("--gpu", "-g", help="GPU the profile was measured on (default: the only GPU in "
+              "the file).")
+@click.option("--target", "-t", help="Also draw the rooflines of this GPU with the projected "
+              "interval.")
+@click.option("--kernel", "-k", help="Only kernels whose name matches this regular expression.")
+@click.option("--max-kernels", type=click.IntRange(1, 50), default=4, show_default=True,
+              help="Draw at most this many kernel rows (the longest-running).")
+@click.option("--format", "fmt", help="Input format (default: detected from the file).")
+@click.option("--output", "-o", required=True, type=click.Path(dir_okay=False),
+              help="Picture to write: .png, .svg or .pdf.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Also print the ceilings, intensities and projections as JSON.")
+def roofline(profile, gpu, target, kernel, max_kernels, fmt, output, as_json):
+    """Draw rooflines with kernel-specific ceilings (Van Lanker et al., Fig. 2): DRAM, L2 and L1
+    bandwidth ceilings of each kernel (Eqs. 6-8), the shared-memory bandwidth, the FMA and
+    ADD/MUL peaks, the kernel's instruction-mix (Eq. 2) and warp-usage (Eq. 3) ceilings, and the
+    kernel as one point per memory level at its operational intensity (Eq. 10). With --target,
+    a second panel shows the target's ceilings and the projected interval (Eq. 9).
+
+    \b
+    Examples:
+      gpuproj roofline profile.csv --gpu V100 -o roofline.png
+      gpuproj roofline profile.csv --gpu V100 --target H100 --kernel CalcFB -o rl.svg
+    """
+    from ..plots.roofline import roofline as draw
+    from ..profiles import load
+
+    table = load(profile, format=fmt)
+    if gpu is None:
+        if len(table.gpus) != 1:
+            raise click.UsageError(f"the profile holds several GPUs ({', '.join(table.gpus)}); "
+                                   "pass --gpu")
+        gpu = table.gpus[0]
+    data = draw(table, output, gpu, target, kernel, max_kernels=max_kernels)
+    for s in data["skipped"]:
+        if not as_json:
+            click.echo(f"gpuproj: skipped {s}", err=True)
+    if as_json:
+        emit_json(data)
+    else:
+        click.echo(f"wrote {output} ({len(data['shown'])} of {len(data['kernels'])} kernel rows)",
+                   err=True)

@@ -1,0 +1,511 @@
+"""Features of (kernel row, source GPU, target GPU) pairs for the learned models.
+
+Three groups, all numeric, NaN where unknown (learners impute):
+
+- kernel (``KERNEL_FEATURES``): log10 counts (FLOPs by precision, instructions, bytes per
+  level), arithmetic intensities per level, instruction mix fractions, launch geometry, and the
+  table's extra numeric columns (tuning parameters such as tile and block sizes, problem sizes).
+- GPU (``GPU_FEATURES``), once for the source (``s_``) and once for the target (``t_``):
+  datasheet peaks and measured ceilings (log10), SM count, clocks, caches, occupancy limits,
+  compute capability; and dimensionless target/source log10 ratios (``r_``) of the throughputs,
+  which carry over to GPUs outside the training set better than absolute values.
+- pair (``PAIR_FEATURES``): the source's measured time, its efficiency against each roofline
+  level on the source, the roofline time on both GPUs, theoretical occupancy and waves on both.
+
+``FeatureSpec`` fixes the list and order of columns at ``fit`` time so a saved model can rebuild
+exactly the same matrix.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+import numpy as np
+import pandas as pd
+
+from ..catalog import GPU, resolve
+from ..profiles.schema import COLUMNS
+
+# canonical count columns used as log10(1 + x)
+LOG_COUNTS = (
+    "flops", "fp64_flops", "fp32_flops", "fp16_flops", "tensor_flops", "int_ops",
+    "fp64_fma_thread_inst", "fp32_fma_thread_inst", "fp32_add_thread_inst",
+    "fp32_mul_thread_inst", "fp32_special_thread_inst", "fp64_thread_inst", "fp32_thread_inst",
+    "int_thread_inst", "ldst_thread_inst", "warp_inst", "thread_inst",
+    "dram_bytes", "dram_read_bytes", "dram_write_bytes", "l2_bytes", "l1_bytes", "shared_bytes",
+    "shared_wavefronts", "working_set_bytes", "grid_blocks", "block_threads",
+    "smem_per_block_bytes",
+)
+RAW_COLUMNS = ("regs_per_thread", "achieved_occupancy")
+DERIVED_KERNEL = (
+    "ai_dram", "ai_l2", "ai_l1",            # log10 FLOP per byte at each level
+    "mix_fp32", "mix_fp64", "mix_int", "mix_ldst",  # fractions of thread instructions
+    "fma_share",                              # FMA FLOPs / all FP32+FP64 FLOPs
+    "warp_efficiency",                        # active threads per warp instruction / 32
+    "bank_conflict_ratio",                    # shared wavefronts / requests
+    "dram_write_share",                       # written / (read + written) DRAM bytes
+    "threads_total",                          # log10 grid x block threads
+    "dtype_fp64", "dtype_fp16",               # dominant precision (fp32 = both 0)
+)
+KERNEL_FEATURES = tuple(f"log_{c}" for c in LOG_COUNTS) + RAW_COLUMNS + DERIVED_KERNEL
+
+# catalog throughputs (peak) used as log10; measured where present
+GPU_PEAKS = ("fp64_fma_flops_per_s", "fp32_fma_flops_per_s", "fp16_fma_flops_per_s",
+             "tensor_fp16_flops_per_s", "int32_add_ops_per_s", "dram_bw_bytes_per_s",
+             "l2_bw_bytes_per_s", "l1_bw_bytes_per_s", "shared_bw_bytes_per_s")
+GPU_MEASURED = ("dram_bw_bytes_per_s", "fp32_fma_flops_per_s", "l2_bw_bytes_per_s",
+                "launch_overhead_s")
+GPU_VALUES = ("sm_count", "boost_clock_hz", "base_clock_hz", "l2_size_bytes",
+              "l1_shared_size_bytes_per_sm", "regs_per_sm", "max_threads_per_sm",
+              "max_blocks_per_sm", "smem_per_sm_bytes", "memory_bus_bits", "fp32_lanes_per_sm",
+              "fp64_lanes_per_sm")
+GPU_FEATURES = (tuple(f"peak_{k}" for k in GPU_PEAKS) + tuple(f"meas_{k}" for k in GPU_MEASURED)
+                + tuple(f"val_{k}" for k in GPU_VALUES) + ("compute_capability",))
+# target / source log10 ratios (dimensionless)
+RATIO_FEATURES = ("peak_fp64_fma_flops_per_s", "peak_fp32_fma_flops_per_s",
+                  "peak_fp16_fma_flops_per_s", "peak_dram_bw_bytes_per_s",
+                  "peak_l2_bw_bytes_per_s", "val_sm_count", "val_boost_clock_hz",
+                  "val_l2_size_bytes", "best_dram_bw", "best_fp32")
+
+PAIR_FEATURES = (
+    "log_source_time_s",
+    "src_eff_compute", "src_eff_dram", "src_eff_l2", "src_eff_l1", "src_eff_roof",
+    "log_roof_ratio",         # log10 roofline time target / source
+    "log_roof_t_s",           # log10 roofline time on the target
+    "occ_s", "occ_t", "log_occ_ratio",
+    "waves_s", "waves_t", "fill_s", "fill_t",
+    "l2_fit_s", "l2_fit_t",   # log10 working set / L2 size
+)
+
+LEVELS = ("compute", "dram", "l2", "l1", "shared")
+
+
+def _log10(x):
+    x = np.asarray(x, float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(np.isfinite(x) & (x >= 0), np.log10(1.0 + x), np.nan)
+
+
+def _ratio(a, b):
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = a / b
+    return np.where(np.isfinite(r), r, np.nan)
+
+
+def _log_ratio(a, b):
+    r = _ratio(a, b)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(r > 0, np.log10(r), np.nan)
+
+
+def _col(df, c):
+    return df[c].to_numpy(float) if c in df.columns else np.full(len(df), np.nan)
+
+
+def extra_columns(df: pd.DataFrame) -> list[str]:
+    """Numeric columns a reader kept beyond the canonical schema (tuning parameters, sizes),
+    sorted; bookkeeping columns (leading ``_``) and pair columns are left out."""
+    skip = set(COLUMNS) | {"source", "target", "true_s", "src_row", "index", "row"}
+    out = []
+    for c in df.columns:
+        if c in skip or str(c).startswith("_"):
+            continue
+        if pd.api.types.is_numeric_dtype(df[c]) and not pd.api.types.is_bool_dtype(df[c]):
+            out.append(str(c))
+        elif pd.api.types.is_bool_dtype(df[c]):
+            out.append(str(c))
+    return sorted(out)
+
+
+def kernel_features(df: pd.DataFrame, extras=()) -> dict:
+    """Kernel feature columns (``KERNEL_FEATURES`` + ``x_<extra>``) of the rows of ``df``."""
+    from ..models.common import dtype_of
+
+    f = {f"log_{c}": _log10(_col(df, c)) for c in LOG_COUNTS}
+    for c in RAW_COLUMNS:
+        f[c] = _col(df, c)
+    flops = _col(df, "flops")
+    dram, l2, l1 = _col(df, "dram_bytes"), _col(df, "l2_bytes"), _col(df, "l1_bytes")
+    f["ai_dram"] = _log_ratio(flops, dram)
+    f["ai_l2"] = _log_ratio(flops, l2)
+    f["ai_l1"] = _log_ratio(flops, l1)
+    ti = _col(df, "thread_inst")
+    f["mix_fp32"] = _ratio(_col(df, "fp32_thread_inst"), ti)
+    f["mix_fp64"] = _ratio(_col(df, "fp64_thread_inst"), ti)
+    f["mix_int"] = _ratio(_col(df, "int_thread_inst"), ti)
+    f["mix_ldst"] = _ratio(_col(df, "ldst_thread_inst"), ti)
+    fma = np.nan_to_num(_col(df, "fp32_fma_thread_inst")) + np.nan_to_num(
+        _col(df, "fp64_fma_thread_inst"))
+    fpf = np.nan_to_num(_col(df, "fp32_flops")) + np.nan_to_num(_col(df, "fp64_flops"))
+    f["fma_share"] = np.where(fpf > 0, _ratio(2 * fma, fpf), np.nan)
+    f["warp_efficiency"] = _ratio(ti, 32.0 * _col(df, "warp_inst"))
+    f["bank_conflict_ratio"] = _ratio(_col(df, "shared_wavefronts"), _col(df, "shared_requests"))
+    f["dram_write_share"] = _ratio(_col(df, "dram_write_bytes"), dram)
+    f["threads_total"] = _log10(_col(df, "grid_blocks") * _col(df, "block_threads"))
+    dt = dtype_of(df) if len(df) else np.array([], object)
+    f["dtype_fp64"] = (dt == "fp64").astype(float)
+    f["dtype_fp16"] = np.isin(dt, ["fp16", "bf16"]).astype(float)
+    for c in extras:
+        v = pd.to_numeric(df[c], errors="coerce") if c in df.columns else pd.Series(
+            np.nan, index=df.index)
+        f[f"x_{c}"] = v.to_numpy(float)
+    return f
+
+
+def _cc(isa: str) -> float:
+    """Compute capability as a number from ``sm_XY`` (8.6 for sm_86); NaN for other ISAs."""
+    m = re.fullmatch(r"sm_(\d+?)(\d)", str(isa).lower())
+    return float(f"{m.group(1)}.{m.group(2)}") if m else np.nan
+
+
+@lru_cache(maxsize=256)
+def _gpu_vector_cached(gid: str) -> tuple:
+    return tuple(_gpu_vector(resolve(gid)).items())
+
+
+def _gpu_vector(g: GPU) -> dict:
+    v = {f"peak_{k}": _log10(g.peak(k)).item() for k in GPU_PEAKS}
+    for k in GPU_MEASURED:
+        m = g.measured(k)
+        v[f"meas_{k}"] = (m * 1e6 if k == "launch_overhead_s" else _log10(m).item())
+    for k in GPU_VALUES:
+        v[f"val_{k}"] = g.value(k)
+    v["compute_capability"] = _cc(g.isa)
+    # best sustained estimate: measured where known, else the peak
+    v["best_dram_bw"] = v["meas_dram_bw_bytes_per_s"] if np.isfinite(
+        v["meas_dram_bw_bytes_per_s"]) else v["peak_dram_bw_bytes_per_s"]
+    v["best_fp32"] = v["meas_fp32_fma_flops_per_s"] if np.isfinite(
+        v["meas_fp32_fma_flops_per_s"]) else v["peak_fp32_fma_flops_per_s"]
+    return v
+
+
+def gpu_vector(gpu) -> dict:
+    """GPU features of one catalog GPU (``GPU_FEATURES`` + best_dram_bw, best_fp32)."""
+    if isinstance(gpu, GPU):
+        return _gpu_vector(gpu)
+    return dict(_gpu_vector_cached(str(gpu)))
+
+
+def roofline_times(df: pd.DataFrame, gpu: GPU) -> dict:
+    """Time (s) each roofline level needs for the rows of ``df`` on ``gpu`` with datasheet
+    peaks: compute (FLOPs of each precision over its FMA peak; tensor FLOPs over the tensor
+    peak), DRAM, L2, L1 and shared bytes over their bandwidths. NaN where the count or the
+    peak is unknown. ``roof`` is the largest known level (the roofline's bound)."""
+    from ..models.common import compute_peak_key, dtype_of
+
+    n = len(df)
+    comp = np.zeros(n)
+    known = np.zeros(n, bool)
+    for p, key in (("fp64", "fp64_fma_flops_per_s"), ("fp32", "fp32_fma_flops_per_s"),
+                   ("fp16", "fp16_fma_flops_per_s")):
+        x = _col(df, f"{p}_flops")
+        ok = np.isfinite(x) & (x > 0)
+        peak = gpu.peak(key)
+        if not np.isfinite(peak) and p == "fp16":
+            peak = gpu.peak("fp32_fma_flops_per_s")
+        comp += np.where(ok, x / peak, 0.0)
+        known |= ok
+    tens = _col(df, "tensor_flops")
+    ok_t = np.isfinite(tens) & (tens > 0)
+    comp += np.where(ok_t, tens / gpu.peak("tensor_fp16_flops_per_s"), 0.0)
+    known |= ok_t
+    # total FLOPs without a per-precision split: the dominant dtype's peak
+    total = _col(df, "flops")
+    only_total = ~known & np.isfinite(total) & (total > 0)
+    if only_total.any():
+        dt = dtype_of(df).astype(str)
+        uniq, inv = np.unique(dt, return_inverse=True)
+        peaks = np.array([gpu.peak(compute_peak_key(d)) for d in uniq])[inv]
+        comp = np.where(only_total, total / peaks, comp)
+        known |= only_total
+    out = {"compute": np.where(known, comp, np.nan)}
+    for lvl, col, key in (("dram", "dram_bytes", "dram_bw_bytes_per_s"),
+                          ("l2", "l2_bytes", "l2_bw_bytes_per_s"),
+                          ("l1", "l1_bytes", "l1_bw_bytes_per_s"),
+                          ("shared", "shared_bytes", "shared_bw_bytes_per_s")):
+        x = _col(df, col)
+        out[lvl] = np.where(np.isfinite(x) & (x > 0), x / gpu.peak(key), np.nan)
+    stack = np.column_stack([out[k] for k in LEVELS])
+    stack = np.where(np.isfinite(stack) & (stack > 0), stack, -np.inf)
+    roof = stack.max(axis=1) if n else np.zeros(0)
+    out["roof"] = np.where(np.isfinite(roof), roof, np.nan)
+    return out
+
+
+def _occupancy(df, gpu):
+    """(theoretical occupancy, fill fraction of the last wave's block slots, waves) of each row's
+    launch on ``gpu`` (``gpuproj.occupancy``); NaN where the launch geometry or the GPU's
+    occupancy limits are unknown."""
+    from ..errors import GpuprojError
+    from ..occupancy import occupancy
+
+    n = len(df)
+    nan = np.full(n, np.nan)
+    bt = _col(df, "block_threads")
+    grid = _col(df, "grid_blocks")
+    ok = np.isfinite(bt) & (bt > 0)
+    if not ok.any():
+        return nan, nan, nan
+    regs = np.nan_to_num(_col(df, "regs_per_thread"))  # 0 = unknown: no register limit
+    smem = np.nan_to_num(_col(df, "smem_per_block_bytes"))
+    try:
+        o = occupancy(gpu, np.where(ok, bt, 32).astype(np.int64), regs.astype(np.int64),
+                      smem.astype(np.int64))
+    except GpuprojError:  # the GPU file lacks an occupancy limit
+        return nan, nan, nan
+    occ = np.where(ok, o.occupancy, np.nan)
+    slots = gpu.value("sm_count") * o.blocks_per_sm
+    with np.errstate(divide="ignore", invalid="ignore"):
+        waves = np.where(ok & (slots > 0), np.ceil(grid / slots), np.nan)
+        fill = grid / (waves * slots)
+    return occ, np.where(np.isfinite(fill), fill, np.nan), waves
+
+
+def pair_features(df: pd.DataFrame, source: GPU, target: GPU) -> dict:
+    """Pair features (``PAIR_FEATURES``) of rows measured on ``source``, for ``target``."""
+    t_s = _col(df, "time_s")
+    rs, rt = roofline_times(df, source), roofline_times(df, target)
+    f = {"log_source_time_s": _log_ratio(t_s, 1.0)}
+    for lvl in ("compute", "dram", "l2", "l1"):
+        f[f"src_eff_{lvl}"] = _ratio(rs[lvl], t_s)
+    f["src_eff_roof"] = _ratio(rs["roof"], t_s)
+    f["log_roof_ratio"] = _log_ratio(rt["roof"], rs["roof"])
+    f["log_roof_t_s"] = _log_ratio(rt["roof"], 1.0)
+    o_s, fill_s, w_s = _occupancy(df, source)
+    o_t, fill_t, w_t = _occupancy(df, target)
+    f.update(occ_s=o_s, occ_t=o_t, log_occ_ratio=_log_ratio(o_t, o_s), waves_s=w_s, waves_t=w_t,
+             fill_s=fill_s, fill_t=fill_t)
+    ws = _col(df, "working_set_bytes")
+    f["l2_fit_s"] = _log_ratio(ws, source.value("l2_size_bytes"))
+    f["l2_fit_t"] = _log_ratio(ws, target.value("l2_size_bytes"))
+    return f
+
+
+@dataclass
+class FeatureSpec:
+    """Which feature columns a model uses, in order.
+
+    ``extras``: the table's extra numeric columns (``x_<name>``); ``categories``: extra text
+    columns with their training values, one-hot encoded (``c_<name>=<value>``); ``gpu``: whether
+    absolute GPU features are included besides the target/source ratios; ``pair``: whether the
+    pair features are included; ``physics``: analytical methods whose projection enters as
+    ``phys_<name>`` = log10(projection / source time) (hybrids); ``drop``: columns that were
+    constant or empty in training.
+    """
+
+    extras: list = field(default_factory=list)
+    categories: dict = field(default_factory=dict)
+    gpu: bool = True
+    pair: bool = True
+    physics: list = field(default_factory=list)
+    drop: list = field(default_factory=list)
+
+    @property
+    def all_names(self) -> list:
+        out = list(KERNEL_FEATURES) + [f"x_{c}" for c in self.extras]
+        out += [f"c_{c}={v}" for c, vals in self.categories.items() for v in vals]
+        if self.gpu:
+            out += [f"s_{k}" for k in GPU_FEATURES] + [f"t_{k}" for k in GPU_FEATURES]
+        out += [f"r_{k}" for k in RATIO_FEATURES]
+        if self.pair:
+            out += list(PAIR_FEATURES)
+        out += [f"phys_{p}" for p in self.physics]
+        return out
+
+    @property
+    def names(self) -> list:
+        drop = set(self.drop)
+        return [c for c in self.all_names if c not in drop]
+
+    def to_dict(self) -> dict:
+        return {"extras": list(self.extras), "categories": dict(self.categories),
+                "gpu": self.gpu, "pair": self.pair, "physics": list(self.physics),
+                "drop": list(self.drop)}
+
+    @classmethod
+    def from_dict(cls, d) -> "FeatureSpec":
+        return cls(**d)
+
+
+def categorical_columns(df: pd.DataFrame, max_values: int = 16) -> dict:
+    """Extra text columns with at most ``max_values`` distinct values (memory access pattern,
+    size class): column -> sorted values. Identity and per-GPU name columns are left out."""
+    skip = set(COLUMNS) | {"source", "target", "kernel_name"}
+    out = {}
+    for c in df.columns:
+        if c in skip or str(c).startswith("_") or pd.api.types.is_numeric_dtype(df[c]):
+            continue
+        vals = df[c].dropna().astype(str).unique()
+        if 1 < len(vals) <= max_values:
+            out[str(c)] = sorted(vals)
+    return out
+
+
+class PairFeatures:
+    """Feature columns of a pair frame (``make_pairs``), computed once and cached, so that the
+    models of an ensemble and the folds of a cross-validation share them.
+
+    ``column(name)`` returns one feature; ``matrix(names)`` stacks several; ``physics(method)``
+    is the analytical projection (s) of each pair; ``roof_t`` the roofline time on the target.
+    ``subset(idx)`` slices the pairs and every cached column.
+    """
+
+    def __init__(self, pairs: pd.DataFrame, spec: FeatureSpec | None = None):
+        self.pairs = pairs.reset_index(drop=True)
+        self.spec = spec or FeatureSpec()
+        self._cols: dict = {}
+        self._phys: dict = {}
+        self._roof = None
+
+    def __len__(self):
+        return len(self.pairs)
+
+    def subset(self, idx) -> "PairFeatures":
+        idx = np.asarray(idx)
+        out = PairFeatures(self.pairs.iloc[idx], self.spec)
+        out._cols = {k: v[idx] for k, v in self._cols.items()}
+        out._phys = {k: v[idx] for k, v in self._phys.items()}
+        out._roof = None if self._roof is None else {k: v[idx] for k, v in self._roof.items()}
+        return out
+
+    # groups of columns -----------------------------------------------------------------
+    def _kernel(self):
+        f = kernel_features(self.pairs, self.spec.extras)
+        for c, vals in self.spec.categories.items():
+            v = self.pairs[c].astype(str).to_numpy(object) if c in self.pairs.columns else \
+                np.full(len(self.pairs), None, object)
+            for val in vals:
+                f[f"c_{c}={val}"] = (v == val).astype(float)
+        self._cols.update(f)
+
+    def _gpu(self):
+        n = len(self.pairs)
+        src = self.pairs["source"].astype(str).to_numpy()
+        tgt = self.pairs["target"].astype(str).to_numpy()
+        ids = sorted(set(np.unique(src)) | set(np.unique(tgt)))
+        keys = list(GPU_FEATURES) + ["best_dram_bw", "best_fp32"]
+        tab = np.array([[gpu_vector(g)[k] for k in keys] for g in ids], float).reshape(
+            len(ids), len(keys))
+        index = pd.Index(ids)
+        si, ti = index.get_indexer(src), index.get_indexer(tgt)
+        for j, k in enumerate(keys):
+            a = tab[si, j] if n else np.zeros(0)
+            b = tab[ti, j] if n else np.zeros(0)
+            if k in GPU_FEATURES:
+                self._cols[f"s_{k}"], self._cols[f"t_{k}"] = a, b
+            if k in RATIO_FEATURES:
+                if k.startswith("val_"):
+                    self._cols[f"r_{k}"] = _log_ratio(b, a)
+                else:  # already log10
+                    self._cols[f"r_{k}"] = b - a
+
+    def _pair(self):
+        n = len(self.pairs)
+        pf = {k: np.full(n, np.nan) for k in PAIR_FEATURES}
+        for (s, t), idx in self.pairs.groupby(["source", "target"], sort=False).indices.items():
+            vals = pair_features(self.pairs.iloc[idx], resolve(s), resolve(t))
+            for k in PAIR_FEATURES:
+                pf[k][idx] = vals[k]
+        self._cols.update(pf)
+
+    def column(self, name: str) -> np.ndarray:
+        if name not in self._cols:
+            if name.startswith("phys_"):
+                t_s = _col(self.pairs, "time_s")
+                self._cols[name] = _log_ratio(self.physics(name[5:]), t_s)
+            elif name.startswith(("s_", "t_", "r_")):
+                self._gpu()
+            elif name in PAIR_FEATURES:
+                self._pair()
+            else:
+                self._kernel()
+        if name not in self._cols:
+            raise KeyError(f"unknown feature '{name}'")
+        return self._cols[name]
+
+    def matrix(self, names) -> np.ndarray:
+        n = len(self.pairs)
+        if not names:
+            return np.zeros((n, 0))
+        X = np.empty((len(names), n))
+        for j, c in enumerate(names):
+            X[j] = self.column(c)
+        X[~np.isfinite(X)] = np.nan
+        return X.T  # column-major: filled one feature at a time
+
+    # physics ------------------------------------------------------------------------------
+    def physics(self, method: str) -> np.ndarray:
+        """Projected target time (s) of each pair by analytical method ``method``; NaN where the
+        method cannot predict the row."""
+        if method not in self._phys:
+            self._phys[method] = analytical_projection(self.pairs, method)
+        return self._phys[method]
+
+    @property
+    def roof(self) -> dict:
+        """Roofline times (s) per level on source (``s_<level>``) and target (``t_<level>``)."""
+        if self._roof is None:
+            n = len(self.pairs)
+            out = {f"{p}_{k}": np.full(n, np.nan) for p in ("s", "t") for k in (*LEVELS, "roof")}
+            for (s, t), idx in self.pairs.groupby(["source", "target"],
+                                                  sort=False).indices.items():
+                sub = self.pairs.iloc[idx]
+                for p, g in (("s", s), ("t", t)):
+                    r = roofline_times(sub, resolve(g))
+                    for k in (*LEVELS, "roof"):
+                        out[f"{p}_{k}"][idx] = r[k]
+            self._roof = out
+        return self._roof
+
+
+def analytical_projection(pairs: pd.DataFrame, method: str) -> np.ndarray:
+    """Target time (s) of each pair projected by the analytical method ``method`` (a name of
+    ``gpuproj.models.MODELS``) from the source row, through the model's public ``predict``;
+    NaN where it cannot."""
+    import warnings
+
+    from ..models import get_model
+    from ..profiles.table import ProfileTable
+
+    model = get_model(method)
+    out = np.full(len(pairs), np.nan)
+    if not len(pairs):
+        return out
+    key_row = pairs["src_row"].to_numpy() if "src_row" in pairs.columns else np.arange(len(pairs))
+    for s, idx in pairs.groupby("source", sort=False).indices.items():
+        rows, first = np.unique(key_row[idx], return_index=True)
+        src = pairs.iloc[idx[first]].drop(columns=["source", "target", "true_s"],
+                                          errors="ignore").assign(gpu=s).reset_index(drop=True)
+        targets = sorted(pairs["target"].iloc[idx].unique())
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore", RuntimeWarning)
+            pred = model.predict(ProfileTable(src, (), ""), s, targets).df
+        if not len(pred):
+            continue
+        got = pd.Series(pred["time_s"].to_numpy(float),
+                        index=pd.MultiIndex.from_arrays([rows[pred["row"].to_numpy(int)],
+                                                         pred["target"].astype(str).to_numpy()]))
+        got = got[~got.index.duplicated()]
+        want = pd.MultiIndex.from_arrays([key_row[idx], pairs["target"].iloc[idx].astype(str)])
+        v = got.reindex(want).to_numpy(float)
+        out[idx] = np.where(np.isfinite(v) & (v > 0), v, np.nan)
+    return out
+
+
+def build_matrix(pairs: pd.DataFrame, spec: FeatureSpec) -> np.ndarray:
+    """Feature matrix (rows = pairs, columns = ``spec.names``) of a pair frame."""
+    return PairFeatures(pairs, spec).matrix(spec.names)
+
+
+def uninformative(X: np.ndarray, names) -> list:
+    """Columns of ``X`` that are all NaN or constant (they cannot inform any learner)."""
+    out = []
+    for j, c in enumerate(names):
+        col = X[:, j]
+        fin = col[np.isfinite(col)]
+        if len(fin) == 0 or np.all(fin == fin[0]):
+            out.append(c)
+    return out

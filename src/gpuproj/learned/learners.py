@@ -1,0 +1,507 @@
+"""The report's learners (Srivastava et al., Table 6) in scikit-learn style.
+
+Each learner takes its hyper-parameters in the constructor (fixed random seeds), learns in
+``fit(X, y) -> self`` (attributes ending in ``_``), and predicts with ``predict(X)``. Missing
+values are replaced by the training medians; SVR, kNN and the linear models also standardise.
+
+A fitted learner exports its state as plain arrays (``state() -> (meta, arrays)``) and a learner
+rebuilt from that state (``from_state``) predicts with pure numpy/scipy code, so saved models
+never unpickle anything: tree ensembles keep their node arrays, SVR its support vectors, kNN its
+training points, linear models their coefficients.
+
+>>> import numpy as np
+>>> X = np.arange(20.0).reshape(10, 2); y = X[:, 0] * 2 + 1
+>>> m = make_learner("linear").fit(X, y)
+>>> round(float(m.predict(np.array([[4.0, 5.0]]))[0]), 6)
+9.0
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import GpuprojError
+
+LEARNERS = {
+    "linear": "Linear regression (ordinary least squares)",
+    "ridge": "Ridge regression (L2)",
+    "lasso": "Lasso regression (L1)",
+    "svr": "support vector regression, RBF kernel",
+    "rf": "Random Forest",
+    "gb": "gradient boosting (scikit-learn HistGradientBoosting)",
+    "knn": "k nearest neighbours",
+}
+
+
+class Learner:
+    """Base: imputation and optional standardisation around an estimator."""
+
+    kind = ""
+    scale = False
+
+    def __init__(self, **params):
+        self.params = params
+
+    def get_params(self):
+        return dict(self.params)
+
+    def __repr__(self):
+        return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in self.params.items())})"
+
+    # preprocessing -------------------------------------------------------------------------
+    def _prep_fit(self, X):
+        X = np.asarray(X, float)
+        with np.errstate(all="ignore"):
+            med = np.nanmedian(np.where(np.isfinite(X), X, np.nan), axis=0) if len(X) else \
+                np.zeros(X.shape[1])
+        self.median_ = np.where(np.isfinite(med), med, 0.0)
+        Z = self._impute(X)
+        if self.scale:
+            self.mean_ = Z.mean(axis=0)
+            sd = Z.std(axis=0)
+            self.scale_ = np.where(sd > 0, sd, 1.0)
+            Z = (Z - self.mean_) / self.scale_
+        return Z
+
+    def _impute(self, X):
+        X = np.array(X, float, copy=True)
+        bad = ~np.isfinite(X)
+        if bad.any():
+            X[bad] = np.broadcast_to(self.median_, X.shape)[bad]
+        return X
+
+    def _prep(self, X):
+        Z = self._impute(X)
+        if self.scale:
+            Z = (Z - self.mean_) / self.scale_
+        return Z
+
+    # contract ---------------------------------------------------------------------------
+    def fit(self, X, y) -> "Learner":
+        Z = self._prep_fit(X)
+        self.est_ = self._make()
+        self.est_.fit(Z, np.asarray(y, float))
+        self.numpy_ = None
+        return self
+
+    def predict(self, X) -> np.ndarray:
+        if not hasattr(self, "median_"):
+            raise GpuprojError(f"{type(self).__name__} is not fitted")
+        Z = self._prep(X)
+        if len(Z) == 0:
+            return np.zeros(0)
+        if getattr(self, "est_", None) is not None:
+            return np.asarray(self.est_.predict(Z), float)
+        return self._numpy_predict(Z)
+
+    # state ------------------------------------------------------------------------------
+    def state(self) -> tuple[dict, dict]:
+        meta = {"kind": self.kind, "params": self.params}
+        arrays = {"median": self.median_}
+        if self.scale:
+            arrays.update(mean=self.mean_, scale=self.scale_)
+        m, a = self._export()
+        meta.update(m)
+        arrays.update(a)
+        return meta, arrays
+
+    @classmethod
+    def from_state(cls, meta: dict, arrays: dict, compiled: bool = False) -> "Learner":
+        """Rebuild from ``state()``. ``compiled``: tree ensembles may use scikit-learn's
+        compiled tree predictors (only when the saving scikit-learn version is installed)."""
+        meta = dict(meta, compiled=compiled)
+        k = LEARNER_CLASSES[meta["kind"]]
+        self = k(**meta.get("params", {}))
+        self.median_ = arrays["median"]
+        if self.scale:
+            self.mean_, self.scale_ = arrays["mean"], arrays["scale"]
+        self.est_ = None
+        self._import(meta, arrays)
+        return self
+
+    def _make(self):
+        raise NotImplementedError
+
+    def _export(self):
+        raise NotImplementedError
+
+    def _import(self, meta, arrays):
+        raise NotImplementedError
+
+    def _numpy_predict(self, Z):
+        raise NotImplementedError
+
+
+# linear family ------------------------------------------------------------------------------
+class _LinearBase(Learner):
+    scale = True
+
+    def _export(self):
+        return {}, {"coef": np.ravel(self.est_.coef_).astype(float),
+                    "intercept": np.atleast_1d(float(self.est_.intercept_))}
+
+    def _import(self, meta, arrays):
+        self.coef_np_, self.intercept_np_ = arrays["coef"], float(arrays["intercept"][0])
+
+    def _numpy_predict(self, Z):
+        return Z @ self.coef_np_ + self.intercept_np_
+
+
+class LinearLearner(_LinearBase):
+    kind = "linear"
+
+    def _make(self):
+        from sklearn.linear_model import LinearRegression
+
+        return LinearRegression()
+
+
+class RidgeLearner(_LinearBase):
+    kind = "ridge"
+
+    def __init__(self, alpha: float = 1.0):
+        super().__init__(alpha=alpha)
+
+    def _make(self):
+        from sklearn.linear_model import Ridge
+
+        return Ridge(alpha=self.params["alpha"])
+
+
+class LassoLearner(_LinearBase):
+    kind = "lasso"
+
+    def __init__(self, alpha: float = 0.001, max_iter: int = 5000):
+        super().__init__(alpha=alpha, max_iter=max_iter)
+
+    def _make(self):
+        from sklearn.linear_model import Lasso
+
+        return Lasso(alpha=self.params["alpha"], max_iter=self.params["max_iter"],
+                     random_state=0)
+
+    def fit(self, X, y):
+        import warnings
+
+        from sklearn.exceptions import ConvergenceWarning
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            return super().fit(X, y)
+
+
+# SVR ----------------------------------------------------------------------------------------
+class SVRLearner(Learner):
+    """RBF support vector regression. SVR's training cost grows with the square of the samples:
+    at most ``max_samples`` training rows are used (drawn with ``random_state``)."""
+
+    kind = "svr"
+    scale = True
+
+    def __init__(self, C: float = 10.0, epsilon: float = 0.01, gamma="scale",
+                 max_samples: int = 4000, random_state: int = 0):
+        super().__init__(C=C, epsilon=epsilon, gamma=gamma, max_samples=max_samples,
+                         random_state=random_state)
+
+    def fit(self, X, y):
+        from .pairs import subsample
+
+        X, y = np.asarray(X, float), np.asarray(y, float)
+        idx = subsample(len(X), self.params["max_samples"], self.params["random_state"])
+        return super().fit(X[idx], y[idx])
+
+    def _make(self):
+        from sklearn.svm import SVR
+
+        p = self.params
+        return SVR(kernel="rbf", C=p["C"], epsilon=p["epsilon"], gamma=p["gamma"])
+
+    def _export(self):
+        e = self.est_
+        return {"gamma_value": float(e._gamma)}, {
+            "support_vectors": e.support_vectors_, "dual_coef": np.ravel(e.dual_coef_),
+            "intercept": np.atleast_1d(float(e.intercept_[0]))}
+
+    def _import(self, meta, arrays):
+        self.gamma_ = float(meta["gamma_value"])
+        self.sv_, self.dual_ = arrays["support_vectors"], arrays["dual_coef"]
+        self.b_ = float(arrays["intercept"][0])
+
+    def _numpy_predict(self, Z):
+        out = np.empty(len(Z))
+        sv2 = (self.sv_ ** 2).sum(axis=1)
+        step = max(1, 2_000_000 // max(len(self.sv_), 1))
+        for i in range(0, len(Z), step):
+            z = Z[i:i + step]
+            d2 = (z ** 2).sum(axis=1)[:, None] + sv2[None, :] - 2 * z @ self.sv_.T
+            out[i:i + step] = np.exp(-self.gamma_ * np.maximum(d2, 0)) @ self.dual_ + self.b_
+        return out
+
+
+# kNN ----------------------------------------------------------------------------------------
+class KNNLearner(Learner):
+    kind = "knn"
+    scale = True
+
+    def __init__(self, n_neighbors: int = 5, weights: str = "uniform"):
+        super().__init__(n_neighbors=n_neighbors, weights=weights)
+
+    def _make(self):
+        from sklearn.neighbors import KNeighborsRegressor
+
+        return KNeighborsRegressor(n_neighbors=self.params["n_neighbors"],
+                                   weights=self.params["weights"], algorithm="kd_tree")
+
+    def fit(self, X, y):
+        super().fit(X, y)
+        self.train_X_, self.train_y_ = self._prep(X), np.asarray(y, float)
+        return self
+
+    def _export(self):
+        return {}, {"train_X": self.train_X_, "train_y": self.train_y_}
+
+    def _import(self, meta, arrays):
+        self.train_X_, self.train_y_ = arrays["train_X"], arrays["train_y"]
+        self.kdtree_ = None
+
+    def _numpy_predict(self, Z):
+        from scipy.spatial import cKDTree
+
+        if self.kdtree_ is None:
+            self.kdtree_ = cKDTree(self.train_X_)
+        k = min(self.params["n_neighbors"], len(self.train_y_))
+        d, i = self.kdtree_.query(Z, k=k)
+        d, i = d.reshape(len(Z), k), i.reshape(len(Z), k)
+        y = self.train_y_[i]
+        if self.params["weights"] == "distance":
+            with np.errstate(divide="ignore"):
+                w = 1.0 / d
+            exact = ~np.isfinite(w)
+            w = np.where(exact.any(axis=1, keepdims=True), exact.astype(float), w)
+            return (w * y).sum(axis=1) / w.sum(axis=1)
+        return y.mean(axis=1)
+
+
+# trees ---------------------------------------------------------------------------------------
+def _stack_trees(trees):
+    """Concatenate trees (dicts of feature, threshold, left, right, value, missing_left; leaves
+    have feature -1) into one node array set with global child indices and root offsets."""
+    offs, acc = [], 0
+    for t in trees:
+        offs.append(acc)
+        acc += len(t["feature"])
+    out = {k: np.concatenate([t[k] for t in trees]) for k in
+           ("feature", "threshold", "value", "missing_left")}
+    for k in ("left", "right"):
+        out[k] = np.concatenate([np.where(t[k] >= 0, t[k] + o, -1) for t, o in zip(trees, offs)])
+    out["roots"] = np.asarray(offs, np.int64)
+    return out
+
+
+def _tree_predict_sum(nodes, Z, float32: bool):
+    """Sum over trees of the leaf value each row of ``Z`` reaches (vectorised over rows and
+    trees; iterates once per tree level). ``float32``: compare like scikit-learn's trees, which
+    cast inputs to float32."""
+    if float32:
+        Z = Z.astype(np.float32).astype(np.float64)
+    feat, thr = nodes["feature"], nodes["threshold"]
+    left, right, miss = nodes["left"], nodes["right"], nodes["missing_left"].astype(bool)
+    roots = nodes["roots"]
+    n = len(Z)
+    total = np.zeros(n)
+    step = max(1, 4_000_000 // max(len(roots), 1))
+    for i in range(0, n, step):
+        z = Z[i:i + step]
+        m = len(z)
+        node = np.broadcast_to(roots, (m, len(roots))).copy()
+        rows = np.broadcast_to(np.arange(m)[:, None], node.shape)
+        while True:
+            f = feat[node]
+            active = f >= 0
+            if not active.any():
+                break
+            r, c = np.nonzero(active)
+            nd = node[r, c]
+            x = z[rows[r, c], f[r, c]]
+            go_left = np.where(np.isnan(x), miss[nd], x <= thr[nd])
+            node[r, c] = np.where(go_left, left[nd], right[nd])
+        total[i:i + step] = nodes["value"][node].sum(axis=1)
+    return total
+
+
+def _split_trees(nodes):
+    """Per-tree views of stacked node arrays with local child indices (-1 for leaves)."""
+    roots = list(nodes["roots"]) + [len(nodes["feature"])]
+    for a, b in zip(roots[:-1], roots[1:]):
+        yield {k: (np.where(nodes[k][a:b] >= 0, nodes[k][a:b] - a, -1) if k in ("left", "right")
+                   else nodes[k][a:b]) for k in ("feature", "threshold", "left", "right", "value",
+                                                 "missing_left")}
+
+
+def _depth(t) -> int:
+    depth, cur = 0, np.array([0])
+    while True:
+        cur = cur[t["left"][cur] >= 0]
+        if len(cur) == 0:
+            return depth
+        cur = np.concatenate([t["left"][cur], t["right"][cur]])
+        depth += 1
+
+
+def _compiled_trees(nodes, kind):
+    """The trees rebuilt as scikit-learn's compiled predictors from the plain arrays (no
+    unpickling: only the documented node records are filled in), or None where this
+    scikit-learn cannot take them. Used only when the saved and installed versions match;
+    ``_tree_predict_sum`` is the version-independent path."""
+    try:
+        if kind == "rf":
+            from sklearn.tree._tree import NODE_DTYPE, Tree
+
+            out = []
+            for t in _split_trees(nodes):
+                n = len(t["feature"])
+                rec = np.zeros(n, dtype=NODE_DTYPE)
+                rec["left_child"], rec["right_child"] = t["left"], t["right"]
+                rec["feature"] = np.where(t["left"] < 0, -2, t["feature"])
+                rec["threshold"] = np.where(t["left"] < 0, -2.0, t["threshold"])
+                rec["missing_go_to_left"] = t["missing_left"]
+                tree = Tree(1, np.array([1], dtype=np.intp), 1)
+                tree.__setstate__({"max_depth": _depth(t), "node_count": n, "nodes": rec,
+                                   "values": t["value"].reshape(n, 1, 1).astype(float)})
+                out.append(tree)
+
+            def predict(Z):
+                Z32 = np.ascontiguousarray(Z, dtype=np.float32)
+                return sum(np.asarray(tr.predict(Z32)).reshape(len(Z32), -1)[:, 0] for tr in out)
+
+            return predict
+        from sklearn.ensemble._hist_gradient_boosting.common import PREDICTOR_RECORD_DTYPE
+        from sklearn.ensemble._hist_gradient_boosting.predictor import TreePredictor
+
+        preds = []
+        for t in _split_trees(nodes):
+            n = len(t["feature"])
+            rec = np.zeros(n, dtype=PREDICTOR_RECORD_DTYPE)
+            leaf = t["left"] < 0
+            rec["value"], rec["is_leaf"] = t["value"], leaf
+            rec["feature_idx"] = np.where(leaf, 0, t["feature"])
+            rec["num_threshold"] = t["threshold"]
+            rec["missing_go_to_left"] = t["missing_left"]
+            rec["left"], rec["right"] = np.where(leaf, 0, t["left"]), np.where(leaf, 0, t["right"])
+            empty = np.zeros((0, 8), dtype=np.uint32)
+            preds.append(TreePredictor(rec, empty, empty))
+
+        def predict(Z):
+            Z = np.ascontiguousarray(Z, dtype=np.float64)
+            cats, fmap = np.zeros((0, 8), dtype=np.uint32), np.zeros(0, dtype=np.uint32)
+            return sum(p.predict(Z, cats, fmap, 1) for p in preds)
+
+        return predict
+    except Exception:  # another scikit-learn layout: the numpy path predicts
+        return None
+
+
+class RandomForestLearner(Learner):
+    kind = "rf"
+
+    def __init__(self, n_estimators: int = 200, max_features=1.0, min_samples_leaf: int = 1,
+                 max_depth: int | None = None, max_samples: int | None = None,
+                 random_state: int = 0, n_jobs: int = 2):
+        super().__init__(n_estimators=n_estimators, max_features=max_features,
+                         min_samples_leaf=min_samples_leaf, max_depth=max_depth,
+                         max_samples=max_samples, random_state=random_state, n_jobs=n_jobs)
+
+    def _make(self):
+        from sklearn.ensemble import RandomForestRegressor
+
+        p = self.params
+        return RandomForestRegressor(
+            n_estimators=p["n_estimators"], max_features=p["max_features"],
+            min_samples_leaf=p["min_samples_leaf"], max_depth=p["max_depth"],
+            max_samples=p["max_samples"], random_state=p["random_state"], n_jobs=p["n_jobs"])
+
+    def _export(self):
+        trees = []
+        for est in self.est_.estimators_:
+            t = est.tree_
+            trees.append({"feature": t.feature.astype(np.int64), "threshold": t.threshold,
+                          "left": t.children_left.astype(np.int64),
+                          "right": t.children_right.astype(np.int64),
+                          "value": t.value[:, 0, 0] / len(self.est_.estimators_),
+                          "missing_left": np.asarray(getattr(t, "missing_go_to_left",
+                                                             np.zeros(t.node_count)), np.uint8)})
+        s = _stack_trees(trees)
+        s["feature"] = np.where(s["left"] < 0, -1, s["feature"])
+        return {"float32": True}, {f"tree_{k}": v for k, v in s.items()}
+
+    def _import(self, meta, arrays):
+        self.nodes_ = {k[5:]: v for k, v in arrays.items() if k.startswith("tree_")}
+        self.float32_ = bool(meta.get("float32", True))
+        self.compiled_ = _compiled_trees(self.nodes_, "rf") if meta.get("compiled") else None
+
+    def _numpy_predict(self, Z):
+        if self.compiled_ is not None:
+            return self.compiled_(Z)
+        return _tree_predict_sum(self.nodes_, Z, self.float32_)
+
+
+class HistGBLearner(Learner):
+    kind = "gb"
+
+    def __init__(self, max_iter: int = 300, learning_rate: float = 0.05,
+                 max_leaf_nodes: int = 31, min_samples_leaf: int = 20, l2_regularization=0.0,
+                 loss: str = "squared_error", random_state: int = 0):
+        super().__init__(max_iter=max_iter, learning_rate=learning_rate,
+                         max_leaf_nodes=max_leaf_nodes, min_samples_leaf=min_samples_leaf,
+                         l2_regularization=l2_regularization, loss=loss,
+                         random_state=random_state)
+
+    def _make(self):
+        from sklearn.ensemble import HistGradientBoostingRegressor
+
+        p = self.params
+        return HistGradientBoostingRegressor(
+            max_iter=p["max_iter"], learning_rate=p["learning_rate"],
+            max_leaf_nodes=p["max_leaf_nodes"], min_samples_leaf=p["min_samples_leaf"],
+            l2_regularization=p["l2_regularization"], loss=p["loss"], early_stopping=False,
+            random_state=p["random_state"])
+
+    def _export(self):
+        trees = []
+        for (pred,) in self.est_._predictors:
+            nd = pred.nodes
+            leaf = nd["is_leaf"].astype(bool)
+            trees.append({"feature": np.where(leaf, -1, nd["feature_idx"]).astype(np.int64),
+                          "threshold": nd["num_threshold"].astype(float),
+                          "left": np.where(leaf, -1, nd["left"].astype(np.int64)),
+                          "right": np.where(leaf, -1, nd["right"].astype(np.int64)),
+                          "value": np.where(leaf, nd["value"], 0.0),
+                          "missing_left": nd["missing_go_to_left"].astype(np.uint8)})
+        s = _stack_trees(trees) if trees else {}
+        base = float(np.ravel(self.est_._baseline_prediction)[0])
+        return {"baseline": base, "float32": False}, {f"tree_{k}": v for k, v in s.items()}
+
+    def _import(self, meta, arrays):
+        self.nodes_ = {k[5:]: v for k, v in arrays.items() if k.startswith("tree_")}
+        self.baseline_ = float(meta["baseline"])
+        self.compiled_ = (_compiled_trees(self.nodes_, "gb") if meta.get("compiled") and
+                          self.nodes_ else None)
+
+    def _numpy_predict(self, Z):
+        if not self.nodes_:
+            return np.full(len(Z), self.baseline_)
+        if self.compiled_ is not None:
+            return self.baseline_ + self.compiled_(Z)
+        return self.baseline_ + _tree_predict_sum(self.nodes_, Z, False)
+
+
+LEARNER_CLASSES = {"linear": LinearLearner, "ridge": RidgeLearner, "lasso": LassoLearner,
+                   "svr": SVRLearner, "rf": RandomForestLearner, "gb": HistGBLearner,
+                   "knn": KNNLearner}
+
+
+def make_learner(kind: str, **params) -> Learner:
+    """A learner by name (``LEARNERS``) with hyper-parameters ``params``."""
+    if kind not in LEARNER_CLASSES:
+        raise GpuprojError(f"unknown learner '{kind}' (known: {', '.join(LEARNERS)})")
+    return LEARNER_CLASSES[kind](**params)

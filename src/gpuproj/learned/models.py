@@ -1,0 +1,597 @@
+"""Learned cross-GPU predictors behind the shared model contract (``models.base.Model``).
+
+``fit(table)`` builds every ordered pair (s, t) of GPUs that measured the same kernel
+configuration in ``table`` (``pairs.make_pairs``), their features (``features``), and trains a
+learner; ``predict(profiles, source, targets)`` works like the analytical methods'.
+
+Families:
+
+- ``PureLearner`` (``rf``, ``gb``, ``svr``, ``knn``, ``linear``, ``ridge``, ``lasso``): the
+  report's set-up (Srivastava et al., Sec. "Machine Learning Model"): kernel features, GPU
+  features of source and target, the source's measured time; the learner predicts the target
+  time (here ln t by default; ``target="ms"`` reproduces the report's raw milliseconds).
+- ``ResidualHybrid`` (``residual``): the learner predicts ln(t_true / t_phys), the log-ratio
+  between the measured target time and the best analytical projection (chosen on the training
+  pairs), so that physics carries the extrapolation and the learner the architecture-specific
+  correction (Habitat's idea of learning on top of a physical scaling).
+- ``EfficiencyHybrid`` (``bounded-efficiency``): the learner predicts the fraction e of the
+  target's roofline that the kernel reaches (NeuSight-style): t = t_roof,t / e, with t_roof,t
+  the largest level time (compute, DRAM, L2, L1, shared at datasheet peaks) and e = sigmoid(f)
+  in (0, 1].
+- ``Ensemble`` (``ensemble``): a weighted geometric mean of the physics projection, the two
+  hybrids and a pure learner, with weights 1 / err^2 per kernel class, err = mean |ln ratio|
+  of each member's out-of-fold predictions on held-out GPUs.
+- ``Conformal``: any analytical method with split-conformal intervals.
+
+Every learned model takes ``coverage`` (e.g. 0.9): out-of-fold predictions on held-out groups
+of the training data (GPUs by default, ``cv_groups``) calibrate a split-conformal interval
+(``conformal.LogConformal``); ``cv_metrics_`` keeps their error.
+"""
+
+from __future__ import annotations
+
+import copy
+import inspect
+
+import numpy as np
+import pandas as pd
+
+from ..errors import GpuprojError
+from ..models.base import Model, NotFittedError, Projection
+from ..profiles.table import ProfileTable
+from .conformal import LogConformal
+from .features import FeatureSpec, PairFeatures, categorical_columns, extra_columns, uninformative
+from .learners import make_learner
+from .pairs import make_pairs, subsample, table_hash
+
+# analytical methods a hybrid may stand on, tried in this order when tied
+PHYSICS = ("hierarchical-ext", "hierarchical", "quantitative", "efficiency", "roofline",
+           "bandwidth", "compute", "same")
+MAX_LOG_CORRECTION = np.log(50.0)  # a learned correction beyond x50 is an extrapolation artefact
+
+
+def _lerr(pred, true):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.abs(np.log(np.asarray(pred, float) / np.asarray(true, float)))
+
+
+def _metrics(pred, true) -> dict:
+    from ..evaluate import metrics
+
+    ok = np.isfinite(pred) & (pred > 0)
+    m = metrics(np.asarray(pred)[ok], np.asarray(true)[ok])
+    m["n_missing"] = int((~ok).sum())
+    return m
+
+
+class LearnedModel(Model):
+    """Shared machinery: pairs, features, out-of-fold calibration, prediction."""
+
+    trained = True
+    requires = ("time_s",)
+    learner_kind = "gb"
+
+    def __init__(self, learner: str | None = None, learner_params: dict | None = None,
+                 coverage: float | None = None, max_pairs: int | None = 60000,
+                 gpu_features: bool = True, cv_folds: int = 6, cv_groups: str = "gpu",
+                 random_state: int = 0):
+        self.learner = learner or self.learner_kind
+        self.learner_params = dict(learner_params or {})
+        self.coverage = coverage
+        self.max_pairs = max_pairs
+        self.gpu_features = gpu_features
+        self.cv_folds = cv_folds
+        self.cv_groups = cv_groups
+        self.random_state = random_state
+
+    def get_params(self) -> dict:
+        sig = inspect.signature(type(self).__init__)
+        return {k: getattr(self, k) for k in sig.parameters if k != "self"}
+
+    def clone(self, **changes) -> "LearnedModel":
+        p = self.get_params()
+        p.update(changes)
+        return type(self)(**p)
+
+    # hooks a family implements ---------------------------------------------------------
+    def _physics_names(self) -> list:
+        return []
+
+    def _prepare(self, data: PairFeatures) -> None:
+        """Decisions taken on the training pairs before learning (e.g. the physics base)."""
+
+    def _target(self, data: PairFeatures) -> np.ndarray:
+        raise NotImplementedError
+
+    def _time(self, data: PairFeatures, f: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+    def _learner_params(self) -> dict:
+        p = dict(self.learner_params)
+        if self.learner in ("rf", "gb", "svr"):
+            p.setdefault("random_state", self.random_state)
+        return p
+
+    # training ---------------------------------------------------------------------------
+    def _spec(self, table: ProfileTable) -> FeatureSpec:
+        return FeatureSpec(extras=extra_columns(table.df), categories=categorical_columns(table.df),
+                           gpu=self.gpu_features, pair=True, physics=self._physics_names())
+
+    def _fit_data(self, data: PairFeatures) -> None:
+        self._prepare(data)
+        self.spec_ = copy.deepcopy(data.spec)
+        self.spec_.physics = self._physics_names()
+        self.learner_ = None
+        if not self._needs_learner():
+            self.features_ = []
+            return
+        names = self.spec_.all_names
+        X = data.matrix(names)
+        y = self._target(data)
+        ok = np.isfinite(y)
+        self.spec_.drop = uninformative(X[ok], names)
+        keep = [j for j, c in enumerate(names) if c not in set(self.spec_.drop)]
+        self.features_ = [names[j] for j in keep]
+        if ok.sum() >= 2:
+            self.learner_ = make_learner(self.learner, **self._learner_params())
+            self.learner_.fit(X[ok][:, keep], y[ok])
+
+    def _needs_learner(self) -> bool:
+        return True
+
+    def _predict_data(self, data: PairFeatures) -> np.ndarray:
+        if self.learner_ is None and self._needs_learner():
+            f = np.zeros(len(data))
+        elif self.learner_ is None:
+            f = None
+        else:
+            f = self.learner_.predict(data.matrix(self.features_))
+        return self._time(data, f)
+
+    def fit(self, table: ProfileTable) -> "LearnedModel":
+        """Learn from every ordered GPU pair of ``table`` (at most ``max_pairs``, drawn with
+        ``random_state``)."""
+        pairs = make_pairs(table)
+        if len(pairs) == 0:
+            raise GpuprojError(f"{self.name}: no kernel configuration of the training table "
+                               "was measured on two GPUs")
+        pairs = pairs.iloc[subsample(len(pairs), self.max_pairs, self.random_state)]
+        data = PairFeatures(pairs, self._spec(table))
+        self._fit_data(data)
+        true = data.pairs["true_s"].to_numpy(float)
+        self.train_info_ = {"hash": table_hash(table), "gpus": table.gpus,
+                            "kernels": int(table.df["kernel"].nunique()),
+                            "rows": int(len(table.df)), "pairs": int(len(pairs))}
+        self.train_metrics_ = _metrics(self._predict_data(data), true)
+        self.cv_metrics_ = None
+        self.conformal_ = None
+        if self.coverage:
+            oof = self.out_of_fold(data)
+            self.cv_metrics_ = _metrics(oof, true)
+            self.conformal_ = LogConformal(self.coverage).fit(oof, true)
+        return self
+
+    def out_of_fold(self, data: PairFeatures) -> np.ndarray:
+        """Prediction of each training pair by a copy of this model trained without the pair's
+        group (``cv_groups``: the target GPU, leaving that GPU out entirely; or the kernel, or
+        the configuration); NaN for pairs in no held-out group."""
+        out = np.full(len(data), np.nan)
+        for tr, va in cv_masks(data.pairs, self.cv_groups, self.cv_folds, self.random_state):
+            m = self.clone(coverage=None)
+            m._fit_data(data.subset(np.flatnonzero(tr)))
+            out[va] = m._predict_data(data.subset(np.flatnonzero(va)))
+        return out
+
+    # prediction -------------------------------------------------------------------------
+    def _check_fitted(self):
+        if not hasattr(self, "features_"):
+            raise NotFittedError(f"{self.name} must be trained first (fit(table), or "
+                                 "`gpuproj evaluate --train TABLE` / `--split`)")
+
+    def predict_pairs(self, pairs: pd.DataFrame) -> np.ndarray:
+        """Predicted target time (s) of each row of a pair frame (``make_pairs`` layout)."""
+        self._check_fitted()
+        return self._predict_data(PairFeatures(pairs, self.spec_))
+
+    def _project(self, df, source, target):
+        self._check_fitted()
+        pairs = df.assign(source=source.id, target=target.id, src_row=np.arange(len(df)))
+        t = self.predict_pairs(pairs)
+        low = high = None
+        if self.conformal_ is not None:
+            low, high = self.conformal_.interval(t)
+        notes = [f"{self.name}: {self.describe()}; trained on {len(self.train_info_['gpus'])} "
+                 f"GPUs, {self.train_info_['pairs']} pairs (data sha256 "
+                 f"{self.train_info_['hash'][:12]})"]
+        if target.id not in self.train_info_["gpus"]:
+            notes.append(f"{target.id} was not in the training data: the prediction extrapolates")
+        if self.conformal_ is not None:
+            notes.append(f"interval: split-conformal, {100 * self.coverage:.0f} % requested, "
+                         f"calibrated on {self.conformal_.n_} held-out pairs")
+        return Projection(t, low, high, np.full(len(df), "learned", object), {}, notes)
+
+    def describe(self) -> str:
+        return f"{self.learner} learner"
+
+
+# pure learners (the report's set-up) --------------------------------------------------------
+class PureLearner(LearnedModel):
+    """Learner on kernel, GPU and source-time features predicting the target time directly.
+
+    ``target``: ``"log"`` (ln seconds; default) or ``"ms"`` (raw milliseconds, as the report's
+    scripts do; negative outputs are clipped to 1 ns)."""
+
+    def __init__(self, learner: str | None = None, learner_params: dict | None = None,
+                 coverage: float | None = None, max_pairs: int | None = 60000,
+                 gpu_features: bool = True, cv_folds: int = 6, cv_groups: str = "gpu",
+                 random_state: int = 0, target: str = "log", pair_features: bool = True):
+        super().__init__(learner, learner_params, coverage, max_pairs, gpu_features, cv_folds,
+                         cv_groups, random_state)
+        if target not in ("log", "ms"):
+            raise GpuprojError(f"target must be 'log' or 'ms' (got {target!r})")
+        self.target = target
+        self.pair_features = pair_features
+
+    def _spec(self, table):
+        s = super()._spec(table)
+        s.pair = self.pair_features
+        return s
+
+    def _target(self, data):
+        y = data.pairs["true_s"].to_numpy(float)
+        return np.log(y) if self.target == "log" else y * 1e3
+
+    def _time(self, data, f):
+        if self.target == "log":
+            return np.exp(np.clip(f, -60, 20))
+        return np.maximum(f / 1e3, 1e-9)
+
+    def describe(self):
+        return f"{self.learner} on {'ln time' if self.target == 'log' else 'time in ms'}"
+
+
+def _pure(kind, doc):
+    cls = type(f"Learned_{kind}", (PureLearner,), {"name": kind, "learner_kind": kind,
+                                                   "summary": doc, "__doc__": doc})
+    return cls
+
+
+RandomForest = _pure("rf", "Random Forest on kernel + GPU features (Srivastava et al. Table 6)")
+GradientBoosting = _pure("gb", "gradient boosting (HistGradientBoosting) on kernel + GPU features")
+SupportVector = _pure("svr", "SVR with RBF kernel on kernel + GPU features")
+NearestNeighbours = _pure("knn", "k nearest neighbours on kernel + GPU features")
+LinearModel = _pure("linear", "linear regression on kernel + GPU features")
+RidgeModel = _pure("ridge", "ridge regression on kernel + GPU features")
+LassoModel = _pure("lasso", "lasso regression on kernel + GPU features")
+for _c in (RandomForest, GradientBoosting, SupportVector, NearestNeighbours, LinearModel,
+           RidgeModel, LassoModel):
+    _c.__module__ = __name__
+    _c.__qualname__ = _c.__name__
+
+
+# physics ------------------------------------------------------------------------------------
+def rank_physics(data: PairFeatures, candidates=PHYSICS, min_coverage: float = 0.5) -> list:
+    """Analytical methods ordered by their error on the pairs of ``data`` (mean |ln ratio| over
+    the pairs each can predict; those covering under ``min_coverage`` of the pairs last)."""
+    true = data.pairs["true_s"].to_numpy(float)
+    scored = []
+    for i, m in enumerate(candidates):
+        try:
+            p = data.physics(m)
+        except GpuprojError:
+            continue
+        ok = np.isfinite(p)
+        if not ok.any():
+            continue
+        err = float(np.mean(_lerr(p[ok], true[ok])))
+        scored.append((ok.mean() < min_coverage, err, i, m))
+    return [m for *_, m in sorted(scored)]
+
+
+def physics_chain(data: PairFeatures, chain) -> tuple[np.ndarray, np.ndarray]:
+    """Projection of each pair by the first method of ``chain`` that can predict it, and the
+    index of that method (-1: none; the source time is used)."""
+    n = len(data)
+    out = np.full(n, np.nan)
+    which = np.full(n, -1)
+    for i, m in enumerate(chain):
+        p = data.physics(m)
+        fill = ~np.isfinite(out) & np.isfinite(p)
+        out[fill] = p[fill]
+        which[fill] = i
+    t_s = data.pairs["time_s"].to_numpy(float)
+    out = np.where(np.isfinite(out), out, t_s)
+    return out, which
+
+
+class _PhysicsBased(LearnedModel):
+    """Hybrids: pick the best analytical chain on the training pairs."""
+
+    n_physics = 3
+
+    def _physics_names(self):
+        return list(getattr(self, "chain_", []))
+
+    def _prepare(self, data):
+        ranked = rank_physics(data)
+        self.chain_ = ranked[: self.n_physics] or ["same"]
+
+    def describe(self):
+        return f"{self.learner} correction on {' > '.join(self.chain_)}"
+
+
+class PhysicsBest(_PhysicsBased):
+    """The analytical method with the lowest training error (falling back to the next where it
+    cannot predict); learns nothing else. Used as an ensemble member."""
+
+    name = "physics-best"
+    summary = "best analytical method on the training pairs"
+
+    def _needs_learner(self):
+        return False
+
+    def _target(self, data):
+        return data.pairs["true_s"].to_numpy(float)
+
+    def _time(self, data, f):
+        return physics_chain(data, self.chain_)[0]
+
+    def describe(self):
+        return f"analytical chain {' > '.join(self.chain_)}"
+
+
+class ResidualHybrid(_PhysicsBased):
+    """Learner predicts ln(t_true / t_phys) on top of the best analytical projection."""
+
+    name = "residual"
+    summary = "learned log-ratio correction on the best analytical projection (hybrid)"
+
+    def __init__(self, learner: str | None = None, learner_params: dict | None = None,
+                 coverage: float | None = None, max_pairs: int | None = 60000,
+                 gpu_features: bool = False, cv_folds: int = 6, cv_groups: str = "gpu",
+                 random_state: int = 0):
+        super().__init__(learner, learner_params, coverage, max_pairs, gpu_features, cv_folds,
+                         cv_groups, random_state)
+
+    def _target(self, data):
+        base, _ = physics_chain(data, self.chain_)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.log(data.pairs["true_s"].to_numpy(float) / base)
+
+    def _time(self, data, f):
+        base, _ = physics_chain(data, self.chain_)
+        return base * np.exp(np.clip(f, -MAX_LOG_CORRECTION, MAX_LOG_CORRECTION))
+
+
+class EfficiencyHybrid(_PhysicsBased):
+    """Learner predicts the fraction e in (0, 1] of the target's roofline the kernel reaches;
+    t = t_roof,t / e. Pairs without a roofline (no FLOPs and no bytes) use the analytical
+    chain."""
+
+    name = "bounded-efficiency"
+    summary = "learned fraction of the target roofline, clipped to (0, 1] (NeuSight-style hybrid)"
+    eps = 1e-6
+
+    def __init__(self, learner: str | None = None, learner_params: dict | None = None,
+                 coverage: float | None = None, max_pairs: int | None = 60000,
+                 gpu_features: bool = False, cv_folds: int = 6, cv_groups: str = "gpu",
+                 random_state: int = 0):
+        super().__init__(learner, learner_params, coverage, max_pairs, gpu_features, cv_folds,
+                         cv_groups, random_state)
+
+    def _target(self, data):
+        roof = data.roof["t_roof"]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            e = np.clip(roof / data.pairs["true_s"].to_numpy(float), self.eps, 1 - self.eps)
+            return np.log(e / (1 - e))  # logit
+
+    def _time(self, data, f):
+        roof = data.roof["t_roof"]
+        e = 1.0 / (1.0 + np.exp(-np.clip(f, -40, 40)))
+        e = np.clip(e, self.eps, 1.0)
+        base, _ = physics_chain(data, self.chain_)
+        return np.where(np.isfinite(roof) & (roof > 0), roof / e, base)
+
+
+# ensemble -----------------------------------------------------------------------------------
+MEMBERS = {"physics": PhysicsBest, "residual": ResidualHybrid,
+           "bounded-efficiency": EfficiencyHybrid, "learner": GradientBoosting}
+
+
+def kernel_class(data: PairFeatures, known=()) -> np.ndarray:
+    """Kernel class of each pair: the kernel name where it is in ``known``, else the bound of
+    the source roofline (``bound:compute``, ``bound:memory`` or ``bound:unknown``)."""
+    r = data.roof
+    mem = np.fmax(np.fmax(r["s_dram"], r["s_l2"]), np.fmax(r["s_l1"], r["s_shared"]))
+    comp = r["s_compute"]
+    bound = np.where(np.isfinite(comp) & ~(mem > comp), "bound:compute",
+                     np.where(np.isfinite(mem), "bound:memory", "bound:unknown")).astype(object)
+    k = data.pairs["kernel"].astype(str).to_numpy(object)
+    return np.where(np.isin(k, list(known)), k, bound)
+
+
+class Ensemble(LearnedModel):
+    """Weighted geometric mean of members; weights per kernel class from out-of-fold error."""
+
+    name = "ensemble"
+    summary = "hybrids + physics + learner weighted by validated error per kernel class"
+
+    def __init__(self, learner: str | None = None, learner_params: dict | None = None,
+                 coverage: float | None = None, max_pairs: int | None = 60000,
+                 gpu_features: bool = False, cv_folds: int = 6, cv_groups: str = "gpu",
+                 random_state: int = 0,
+                 members: tuple = ("physics", "residual", "bounded-efficiency", "learner"),
+                 power: float = 2.0, min_class_pairs: int = 30):
+        super().__init__(learner, learner_params, coverage, max_pairs, gpu_features, cv_folds,
+                         cv_groups, random_state)
+        unknown = [m for m in members if m not in MEMBERS]
+        if unknown:
+            raise GpuprojError(f"unknown ensemble member(s) {unknown} (known: {list(MEMBERS)})")
+        self.members = tuple(members)
+        self.power = power
+        self.min_class_pairs = min_class_pairs
+
+    def _member(self, name):
+        kw = dict(learner=self.learner, learner_params=self.learner_params, coverage=None,
+                  max_pairs=None, cv_folds=self.cv_folds, cv_groups=self.cv_groups,
+                  random_state=self.random_state)
+        if name == "learner":
+            return GradientBoosting(**kw, gpu_features=True)
+        return MEMBERS[name](**kw, gpu_features=self.gpu_features)
+
+    def _weights(self, preds: np.ndarray, true, classes) -> dict:
+        """class -> weight per member, from predictions (pairs x members)."""
+        err = np.stack([_lerr(preds[:, j], true) for j in range(preds.shape[1])], axis=1)
+
+        def w_of(mask):
+            e = np.array([np.nanmean(err[mask, j]) if np.isfinite(err[mask, j]).any() else np.inf
+                          for j in range(err.shape[1])])
+            w = 1.0 / (e + 1e-3) ** self.power
+            w[~np.isfinite(w)] = 0.0
+            return (w / w.sum()).tolist() if w.sum() > 0 else [1.0 / len(w)] * len(w)
+
+        out = {"*": w_of(np.ones(len(true), bool))}
+        for c in np.unique(classes):
+            m = classes == c
+            if m.sum() >= self.min_class_pairs:
+                out[str(c)] = w_of(m)
+        return out
+
+    def _combine(self, preds, classes) -> np.ndarray:
+        W = np.array([self.weights_.get(str(c), self.weights_["*"]) for c in classes]) if len(
+            classes) else np.zeros((0, preds.shape[1]))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            lp = np.log(preds)
+        ok = np.isfinite(lp)
+        W = np.where(ok, W, 0.0)
+        s = W.sum(axis=1)
+        val = np.where(ok, lp, 0.0)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.exp((W * val).sum(axis=1) / s)
+
+    def _fit_data(self, data):
+        self.spec_ = copy.deepcopy(data.spec)
+        self.features_ = []
+        true = data.pairs["true_s"].to_numpy(float)
+        self.known_kernels_ = sorted(data.pairs["kernel"].astype(str).unique())
+        oof = np.full((len(data), len(self.members)), np.nan)
+        for tr, va in cv_masks(data.pairs, self.cv_groups, self.cv_folds, self.random_state):
+            sub_tr, sub_va = data.subset(np.flatnonzero(tr)), data.subset(np.flatnonzero(va))
+            for j, name in enumerate(self.members):
+                m = self._member(name)
+                m._fit_data(sub_tr)
+                oof[va, j] = m._predict_data(sub_va)
+        self.oof_members_ = oof
+        classes = kernel_class(data, self.known_kernels_)
+        have = np.isfinite(oof).any(axis=1)
+        if have.sum() == 0:  # no held-out group (a single GPU pair): equal weights
+            self.weights_ = {"*": [1.0 / len(self.members)] * len(self.members)}
+        else:
+            self.weights_ = self._weights(oof[have], true[have], classes[have])
+        # the same weights for the bound classes of unseen kernels
+        bound = kernel_class(data, ())
+        if have.any():
+            for c, w in self._weights(oof[have], true[have], bound[have]).items():
+                if c != "*":
+                    self.weights_[c] = w
+        self.members_ = []
+        for name in self.members:
+            m = self._member(name)
+            m._fit_data(data)
+            self.members_.append(m)
+        self.learner_ = None
+
+    def out_of_fold(self, data):
+        # the members' out-of-fold predictions, combined with the fitted weights
+        classes = kernel_class(data, self.known_kernels_)
+        pred = self._combine(self.oof_members_, classes)
+        return np.where(np.isfinite(self.oof_members_).any(axis=1), pred, np.nan)
+
+    def _predict_data(self, data):
+        preds = np.column_stack([m._predict_data(data) for m in self.members_])
+        return self._combine(preds, kernel_class(data, self.known_kernels_))
+
+    def describe(self):
+        w = ", ".join(f"{m} {v:.2f}" for m, v in zip(self.members, self.weights_["*"]))
+        return f"ensemble ({w} overall)"
+
+
+# conformal wrapper for any analytical method ------------------------------------------------
+class Conformal(LearnedModel):
+    """Analytical method ``base`` with split-conformal intervals calibrated on the training
+    pairs (the method learns nothing, so its errors there are out-of-sample)."""
+
+    summary = "analytical method with split-conformal intervals"
+
+    def __init__(self, base: str = "hierarchical", coverage: float | None = 0.9,
+                 max_pairs: int | None = 200000, random_state: int = 0):
+        super().__init__("none", None, coverage, max_pairs, False, 1, "gpu", random_state)
+        self.base = base
+        from ..models import model_class
+
+        cls = model_class(base)
+        if getattr(cls, "trained", False):
+            raise GpuprojError(f"Conformal wraps analytical methods; '{base}' is trained (give it "
+                               "coverage= instead)")
+        self.name = base
+        self.requires, self.requires_any = cls.requires, cls.requires_any
+
+    def get_params(self):
+        return {"base": self.base, "coverage": self.coverage, "max_pairs": self.max_pairs,
+                "random_state": self.random_state}
+
+    def _needs_learner(self):
+        return False
+
+    def _target(self, data):
+        return data.pairs["true_s"].to_numpy(float)
+
+    def _time(self, data, f):
+        return data.physics(self.base)
+
+    def out_of_fold(self, data):
+        return data.physics(self.base)
+
+    def describe(self):
+        return f"analytical {self.base}"
+
+
+# cross-validation groups --------------------------------------------------------------------
+def cv_masks(pairs: pd.DataFrame, groups: str, folds: int, seed: int):
+    """(train mask, validation mask) pairs for out-of-fold predictions.
+
+    ``gpu``: each of up to ``folds`` GPUs in turn is left out entirely (neither source nor
+    target in training) and its pairs as target are validated; ``kernel``/``config``: kernels
+    or (kernel, config) keys split into ``folds`` groups.
+    """
+    if groups == "gpu":
+        src = pairs["source"].astype(str).to_numpy()
+        tgt = pairs["target"].astype(str).to_numpy()
+        gpus = sorted(set(src) | set(tgt))
+        if len(gpus) < 3:  # leaving one out leaves no pair to train on
+            return
+        if len(gpus) > folds:
+            pick = np.random.default_rng(seed).choice(len(gpus), folds, replace=False)
+            gpus = [gpus[i] for i in sorted(pick)]
+        for g in gpus:
+            tr = (src != g) & (tgt != g)
+            va = (tgt == g) & (src != g)
+            if tr.any() and va.any():
+                yield tr, va
+        return
+    if groups == "kernel":
+        key = pairs["kernel"].astype(str).to_numpy()
+    elif groups == "config":
+        key = (pairs["kernel"].astype(str) + "\x1f" + pairs["config"].astype(str)).to_numpy()
+    else:
+        raise GpuprojError(f"cv_groups must be gpu, kernel or config (got {groups!r})")
+    uniq = np.unique(key)
+    if len(uniq) < 2:
+        return
+    rng = np.random.default_rng(seed)
+    fold_of = dict(zip(uniq, rng.permutation(len(uniq)) % min(folds, len(uniq))))
+    f = np.array([fold_of[k] for k in key])
+    for i in range(min(folds, len(uniq))):
+        va = f == i
+        if va.any() and (~va).any():
+            yield ~va, va

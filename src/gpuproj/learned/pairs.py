@@ -1,0 +1,62 @@
+"""Training and test pairs for cross-GPU learning.
+
+A pair is one kernel configuration measured on a source GPU ``s`` and on a target GPU ``t``
+(``s != t``): the source row's columns are the inputs, the target's mean time the answer.
+
+>>> import pandas as pd
+>>> from gpuproj.profiles.table import ProfileTable
+>>> t = ProfileTable.from_frame(pd.DataFrame({"kernel": ["k"] * 3, "config": ["c"] * 3,
+...     "gpu": ["a", "b", "c"], "time_s": [1.0, 2.0, 4.0]}))
+>>> p = make_pairs(t)
+>>> sorted(zip(p["source"], p["target"], p["true_s"]))[:2]
+[('a', 'b', 2.0), ('a', 'c', 4.0)]
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import numpy as np
+import pandas as pd
+
+from ..profiles.table import ProfileTable
+
+
+def make_pairs(table: ProfileTable, *, sources=None, targets=None, exclude=()) -> pd.DataFrame:
+    """Every ordered pair (s, t), s != t, of GPUs that measured the same (kernel, config).
+
+    Returns the source rows (all their columns; ``gpu`` renamed ``source``) with ``target``,
+    ``true_s`` (the target's time, s; repeated measurements averaged) and ``src_row`` (index of
+    the source row in ``table.df``). ``sources``/``targets`` restrict the GPU ids; GPUs in
+    ``exclude`` appear on neither side.
+    """
+    df = table.df
+    keep = ~df["gpu"].isin(list(exclude))
+    left = df[keep & (df["gpu"].isin(list(sources)) if sources is not None else keep)]
+    left = left.assign(src_row=left.index.to_numpy()).rename(columns={"gpu": "source"})
+    right_rows = df[keep & (df["gpu"].isin(list(targets)) if targets is not None else keep)]
+    right = (right_rows.groupby(["kernel", "config", "gpu"], sort=False)["time_s"].mean()
+             .rename("true_s").reset_index().rename(columns={"gpu": "target"}))
+    out = left.merge(right, on=["kernel", "config"], how="inner")
+    out = out[out["source"] != out["target"]]
+    return out.reset_index(drop=True)
+
+
+def table_hash(table: ProfileTable) -> str:
+    """SHA-256 of the identity and time columns of ``table`` (order independent), to record
+    which data a model was trained on."""
+    d = table.df[["kernel", "config", "gpu", "time_s"]].copy()
+    d = d.sort_values(["kernel", "config", "gpu", "time_s"], kind="mergesort")
+    h = hashlib.sha256()
+    for c in ("kernel", "config", "gpu"):
+        h.update("\x1f".join(d[c].astype(str)).encode())
+    h.update(np.ascontiguousarray(d["time_s"].to_numpy(float)).tobytes())
+    return h.hexdigest()
+
+
+def subsample(n: int, max_n: int | None, seed: int) -> np.ndarray:
+    """Indices of at most ``max_n`` of ``n`` items, drawn without replacement with ``seed``
+    (all, in order, when ``max_n`` is None or not smaller than ``n``)."""
+    if max_n is None or n <= max_n:
+        return np.arange(n)
+    return np.sort(np.random.default_rng(seed).choice(n, size=max_n, replace=False))

@@ -1,0 +1,188 @@
+"""Evaluation pictures (Stevens & Klöckner Figs. 1, 7-9 style): predicted against measured time
+per method on log-log axes with ±10 % and ±25 % bands, the cumulative distribution of the
+absolute percentage error of all methods on one chart, and the error per (source, target) GPU
+pair as a heat map."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ..errors import InputError
+from . import _style as st
+
+METHOD_COLORS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000",
+                 "#8C564B", "#7F7F7F", "#BCBD22")
+# above this many points a scatter becomes a density (hexbin): 10^5 dots hide each other
+DENSE = 4000
+
+
+def _methods(pairs: pd.DataFrame) -> list:
+    """Methods ordered by median absolute percentage error, best first."""
+    ape = (pairs["time_s"] - pairs["true_s"]).abs() / pairs["true_s"]
+    return list(ape.groupby(pairs["method"]).median().sort_values().index)
+
+
+def _ape_pct(g):
+    return 100 * np.abs(g["time_s"].to_numpy(float) - g["true_s"].to_numpy(float)) / g[
+        "true_s"].to_numpy(float)
+
+
+def evaluation_plots(ev, outdir, fmt: str = "png") -> list[Path]:
+    """Write the evaluation pictures of ``ev`` (a ``gpuproj.evaluate.Evaluation``) into the
+    directory ``outdir`` (created if needed): ``predicted_vs_measured.<fmt>``,
+    ``error_cdf.<fmt>`` and ``pair_error_<method>.<fmt>`` per method. Returns the paths."""
+    pairs = _clean(ev.pairs)
+    outdir = Path(outdir)
+    if outdir.exists() and not outdir.is_dir():
+        raise InputError("is a file; --plot needs a directory", path=outdir)
+    outdir.mkdir(parents=True, exist_ok=True)
+    paths = [st.save(scatter_figure(pairs), outdir / f"predicted_vs_measured.{fmt}"),
+             st.save(cdf_figure(pairs), outdir / f"error_cdf.{fmt}")]
+    for m in _methods(pairs):
+        g = pairs[pairs["method"] == m]
+        if g["source"].nunique() * g["target"].nunique() > 1:
+            slug = re.sub(r"[^A-Za-z0-9_.-]+", "-", m)
+            paths.append(st.save(heatmap_figure(g, m), outdir / f"pair_error_{slug}.{fmt}"))
+    return paths
+
+
+def _clean(pairs: pd.DataFrame) -> pd.DataFrame:
+    if pairs is None or len(pairs) == 0:
+        raise InputError("nothing to draw: the evaluation has no predicted pair")
+    ok = np.isfinite(pairs["time_s"]) & (pairs["time_s"] > 0) & np.isfinite(pairs["true_s"]) & (
+        pairs["true_s"] > 0)
+    return pairs[ok]
+
+
+def scatter_figure(pairs: pd.DataFrame):
+    """Predicted against measured time, one panel per method, log-log, y = x with ±10 % and
+    ±25 % bands."""
+    methods = _methods(pairs)
+    ncol = min(3, len(methods))
+    nrow = -(-len(methods) // ncol)
+    allv = np.concatenate([pairs["time_s"], pairs["true_s"]])
+    uname, uf = st.time_unit(allv)
+    lo, hi = allv.min() / uf / 1.6, allv.max() / uf * 1.6
+    with st.rc():
+        fig = st.figure(4.6 * ncol + 0.6, 4.4 * nrow + 0.6)
+        axes = fig.subplots(nrow, ncol, squeeze=False)
+        line = np.geomspace(lo, hi, 50)
+        for i, ax in enumerate(axes.flat):
+            if i >= len(methods):
+                ax.set_visible(False)
+                continue
+            m = methods[i]
+            g = pairs[pairs["method"] == m]
+            x, y = g["true_s"].to_numpy(float) / uf, g["time_s"].to_numpy(float) / uf
+            ax.fill_between(line, line / 1.25, line * 1.25, color="#BBBBBB", alpha=0.35, lw=0,
+                            label="±25 %")
+            ax.fill_between(line, line / 1.1, line * 1.1, color="#888888", alpha=0.45, lw=0,
+                            label="±10 %")
+            ax.plot(line, line, color="black", lw=1, label="predicted = measured", zorder=4)
+            # band edges drawn over the points too, so they stay visible under dense data
+            for f, ls in ((1.1, "--"), (1.25, ":")):
+                for e in (f, 1 / f):
+                    ax.plot(line, line * e, color="#333333", lw=0.9, ls=ls, zorder=4)
+            col = METHOD_COLORS[i % len(METHOD_COLORS)]
+            if len(g) > DENSE:
+                hb = ax.hexbin(x, y, xscale="log", yscale="log", gridsize=45, mincnt=1,
+                               bins="log", cmap="viridis", extent=np.log10([lo, hi, lo, hi]))
+                fig.colorbar(hb, ax=ax, label="pairs per cell", shrink=0.8)
+            else:
+                ax.scatter(x, y, s=14 if len(g) < 500 else 5, color=col, alpha=0.7, lw=0,
+                           label="kernel × GPU pair", rasterized=len(g) > 500)
+            ape = _ape_pct(g)
+            ax.set_xscale("log")
+            ax.set_yscale("log")
+            ax.set_xlim(lo, hi)
+            ax.set_ylim(lo, hi)
+            ax.set_aspect("equal")
+            ax.set_title(f"{m}\nn = {len(g)}, median APE {np.median(ape):.1f} %, "
+                         f"within 25 %: {100 * np.mean(ape <= 25):.0f} %", fontsize=10.5)
+            ax.set_xlabel(f"Measured time ({uname})")
+            ax.set_ylabel(f"Predicted time ({uname})")
+            ax.grid(True, which="major", alpha=0.3)
+            if i == 0:
+                ax.legend(loc="upper left", fontsize=9, framealpha=0.9)
+    return fig
+
+
+def cdf_figure(pairs: pd.DataFrame):
+    """Share of pairs whose absolute percentage error is at most x, all methods together."""
+    methods = _methods(pairs)
+    with st.rc():
+        fig = st.figure(8.5, 5.2)
+        ax = fig.subplots()
+        hi = 1.0
+        for i, m in enumerate(methods):
+            ape = np.sort(_ape_pct(pairs[pairs["method"] == m]))
+            y = np.arange(1, len(ape) + 1) / len(ape)
+            ax.step(np.maximum(ape, 1e-2), 100 * y, where="post", lw=2,
+                    color=METHOD_COLORS[i % len(METHOD_COLORS)],
+                    ls=("-", "--", "-.", ":")[i // len(METHOD_COLORS) % 4],
+                    label=f"{m} (median {np.median(ape):.1f} %)")
+            hi = max(hi, np.percentile(ape, 99))
+        for v in (10, 25):
+            ax.axvline(v, color="#666666", lw=1, ls=":")
+            # labelled above the axes, where no curve or legend can be
+            ax.annotate(f"{v} %", (v, 1.0), xycoords=("data", "axes fraction"), xytext=(0, 3),
+                        textcoords="offset points", ha="center", va="bottom", fontsize=9.5,
+                        color="#444444")
+        ax.set_xscale("log")
+        ax.set_xlim(0.1, max(hi * 1.5, 100))
+        ax.set_ylim(0, 100)
+        ax.set_xlabel("Absolute percentage error |predicted − measured| / measured (%)")
+        ax.set_ylabel("Pairs with at most this error (%)")
+        ax.set_title("Error distribution per method", pad=20)
+        ax.grid(True, which="major", alpha=0.3)
+        ax.legend(loc="lower right", framealpha=0.92)
+    return fig
+
+
+def pair_errors(g: pd.DataFrame) -> pd.DataFrame:
+    """Median absolute percentage error per (source, target): sources as rows, targets as
+    columns (NaN where no pair was predicted)."""
+    d = g.assign(ape=_ape_pct(g))
+    return d.pivot_table(index="source", columns="target", values="ape", aggfunc="median")
+
+
+def heatmap_figure(g: pd.DataFrame, method: str):
+    """Median APE per GPU pair of one method, with the value written in each cell."""
+    from matplotlib.colors import LogNorm
+
+    tab = pair_errors(g)
+    gpus = sorted(set(tab.index) | set(tab.columns))
+    tab = tab.reindex(index=gpus, columns=gpus)
+    n = len(gpus)
+    v = tab.to_numpy(float)
+    fin = v[np.isfinite(v)]
+    with st.rc():
+        size = min(max(5.5, 0.62 * n + 3.2), 20)
+        fig = st.figure(size + 1.4, size)
+        ax = fig.subplots()
+        norm = LogNorm(vmin=max(min(fin.min(), 5), 0.5), vmax=max(fin.max(), 50))
+        im = ax.imshow(np.ma.masked_invalid(v), cmap="magma_r", norm=norm)
+        cb = fig.colorbar(im, ax=ax, label="median absolute percentage error (%)", shrink=0.85)
+        ticks = [t for t in (0.5, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000)
+                 if norm.vmin <= t <= norm.vmax]
+        cb.set_ticks(ticks, labels=[f"{t:g}" for t in ticks])
+        cb.minorticks_off()
+        fs = 10 if n <= 8 else (8 if n <= 14 else 6.5)
+        for r in range(n):
+            for c in range(n):
+                if np.isfinite(v[r, c]):
+                    dark = norm(v[r, c]) > 0.45
+                    ax.text(c, r, f"{v[r, c]:.0f}" if v[r, c] >= 10 else f"{v[r, c]:.1f}",
+                            ha="center", va="center", fontsize=fs,
+                            color="white" if dark else "black")
+        labels = [st.short(x, 22) for x in gpus]
+        ax.set_xticks(range(n), labels, rotation=45, ha="right", rotation_mode="anchor")
+        ax.set_yticks(range(n), labels)
+        ax.set_xlabel("target GPU (predicted)")
+        ax.set_ylabel("source GPU (measured)")
+        ax.set_title(f"{method}: median APE per GPU pair (%)")
+    return fig

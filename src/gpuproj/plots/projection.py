@@ -1,0 +1,142 @@
+"""Per-kernel projection bars (Van Lanker et al., Figs. 4-9): for each target GPU a panel with,
+per kernel, the time measured on the source (bar), the predicted interval (segment) with the
+predicted point marked, and the time measured on the target (bar) where the input holds it."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ..catalog import resolve
+from ..errors import InputError, UnknownGPUError
+from . import _style as st
+
+METHOD_COLORS = ("#000000", "#7B3294", "#1B7837", "#B35806", "#2166AC", "#762A83", "#4D4D4D")
+MARKERS = ("o", "D", "s", "^", "v", "P", "X")
+
+
+def gpu_name(gid: str) -> str:
+    """The catalog name of ``gid``, or ``gid`` itself for a GPU the catalog does not hold."""
+    try:
+        return resolve(gid).name
+    except UnknownGPUError:
+        return str(gid)
+
+
+def measured_times(measured, targets, keys) -> dict:
+    """(target id, kernel, config) -> mean time (s) measured on that target, for ``keys``
+    ((kernel, config) pairs), from a ProfileTable (``None``: nothing measured)."""
+    if measured is None or len(measured) == 0:
+        return {}
+    d = measured.df
+    d = d[d["gpu"].isin(list(targets))]
+    keys = set(keys)
+    d = d.loc[np.fromiter((k in keys for k in zip(d["kernel"], d["config"])), bool, len(d))]
+    return d.groupby(["gpu", "kernel", "config"])["time_s"].mean().to_dict()
+
+
+def projection_frame(result, measured=None, max_kernels: int = 30) -> tuple[pd.DataFrame, int]:
+    """The rows drawn: the prediction table (``PredictionSet.table()``) of the ``max_kernels``
+    kernel rows with the largest source time x launches, in input order, with
+    ``measured_s`` (the target's measured time or NaN). Returns (frame, kernel rows in all)."""
+    d = result.table()
+    if d.empty:
+        raise InputError("nothing to draw: no kernel was predicted (see the skipped rows)")
+    keys = list(dict.fromkeys(zip(d["kernel"], d["config"])))
+    weight = (d["source_time_s"] * d["launches"].fillna(1)).groupby(
+        [d["kernel"], d["config"]], sort=False).max()
+    keep = set(weight.sort_values(ascending=False).index[:max_kernels])
+    keys = [k for k in keys if k in keep]
+    d = d.loc[np.fromiter((k in keep for k in zip(d["kernel"], d["config"])), bool,
+                          len(d))].copy()
+    m = measured_times(measured, result.targets, keys)
+    d["measured_s"] = [m.get((t, k, c), np.nan) for t, k, c in
+                       zip(d["target"], d["kernel"], d["config"])]
+    d["_x"] = [keys.index(k) for k in zip(d["kernel"], d["config"])]
+    return d, len(weight)
+
+
+def projection_bars(result, path, measured=None, max_kernels: int = 30) -> pd.DataFrame:
+    """Draw the projection bars of ``result`` (a ``gpuproj.predict.PredictionSet``) into
+    ``path`` (.png, .svg, .pdf); ``measured``: a ProfileTable that may hold the target GPUs'
+    measurements of the same kernels. Returns the frame drawn (times in seconds)."""
+    st.check_path(path)
+    fig, d = projection_figure(result, measured, max_kernels)
+    st.save(fig, path)
+    return d
+
+
+def projection_figure(result, measured=None, max_kernels: int = 30):
+    """The figure and the frame behind it (see ``projection_bars``)."""
+    d, total = projection_frame(result, measured, max_kernels)
+    targets = [t for t in result.targets if (d["target"] == t).any()]
+    methods = list(dict.fromkeys(d["method"]))
+    keys = list(dict.fromkeys(zip(d["kernel"], d["config"])))
+    n = len(keys)
+    repeated = len({k for k, _ in keys}) < n
+    uname, uf = st.time_unit(np.concatenate([d["source_time_s"], d["time_s"]]))
+    src_name = gpu_name(result.source)
+    width = min(max(8.0, 0.75 * n + 3.5), 26.0)
+    # rotated labels need room; two-line labels (kernel + config) more
+    with st.rc():
+        fig = st.figure(width, 3.9 * len(targets) + (2.3 if repeated else 1.8))
+        axes = fig.subplots(len(targets), 1, squeeze=False, sharex=True)[:, 0]
+        x = np.arange(n)
+        bw = 0.36
+        for ti, (ax, t) in enumerate(zip(axes, targets)):
+            g = d[d["target"] == t]
+            first = g.drop_duplicates("_x").set_index("_x").reindex(x)
+            src_t = first["source_time_s"].to_numpy(float)
+            meas = first["measured_s"].to_numpy(float)
+            vals = np.concatenate([src_t, meas, g["low_s"], g["high_s"], g["time_s"]])
+            log = st.log_needed(vals)
+            if log:
+                ax.set_yscale("log")
+            tname = gpu_name(t)
+            ax.bar(x - bw / 2, src_t / uf, bw, color=st.COLORS["source"], edgecolor="black",
+                   lw=0.6, label=f"measured on {src_name} (source)")
+            if np.isfinite(meas).any():
+                ax.bar(x + bw / 2, meas / uf, bw, color=st.TARGET_COLORS[ti % 7],
+                       edgecolor="black", lw=0.6, label=f"measured on {tname}")
+            for j, m in enumerate(methods):
+                h = g[g["method"] == m]
+                # several methods share the target slot side by side
+                off = bw / 2 + (j - (len(methods) - 1) / 2) * min(bw / max(len(methods), 1), 0.12)
+                xs = h["_x"].to_numpy() + off
+                col = METHOD_COLORS[j % len(METHOD_COLORS)]
+                t_pt = h["time_s"].to_numpy(float)
+                yerr = np.vstack([t_pt - h["low_s"].to_numpy(float),
+                                  h["high_s"].to_numpy(float) - t_pt]) / uf
+                ax.errorbar(xs, t_pt / uf, yerr=np.maximum(yerr, 0), fmt=MARKERS[j % len(MARKERS)],
+                            ms=8, mfc=st.COLORS["point"], mec=col, mew=1.4, ecolor=col,
+                            elinewidth=2.4, capsize=5, capthick=2, zorder=5,
+                            label=f"{m}: predicted interval and point")
+            fin = vals[np.isfinite(vals) & (vals > 0)] / uf
+            if log:
+                ax.set_ylim(fin.min() / 2.5, fin.max() * 2.5)
+            else:
+                ax.set_ylim(0, fin.max() * 1.15)
+            ax.set_ylabel(f"Time per launch ({uname})")
+            ax.set_title(f"{src_name} → {tname}")
+            ax.grid(True, axis="y", which="major", alpha=0.3)
+        handles = {}
+        for ax in axes:  # one legend for all panels, each entry once
+            for hd, lb in zip(*ax.get_legend_handles_labels()):
+                handles.setdefault(lb, hd)
+        fig.legend(list(handles.values()), list(handles), loc="outside upper center",
+                   ncol=max(1, min(len(handles), int(width / 4.3))), frameon=False)
+        names = {st.kernel_name(k) for k, _ in keys}
+        if len(names) == 1 and repeated:  # one kernel at many sizes: the configs tell apart
+            labels = [st.short(c, 40) for _, c in keys]
+            xlabel = f"configuration of {st.short(names.pop(), 40)}"
+        else:
+            labels = [st.label_of(k, c, repeated, 30) for k, c in keys]
+            xlabel = "kernel" + (" [configuration]" if repeated else "")
+        axes[-1].set_xticks(x, labels, rotation=35, ha="right", rotation_mode="anchor")
+        axes[-1].set_xlim(-0.6, n - 0.4)
+        axes[-1].set_xlabel(xlabel)
+        if total > n:
+            axes[0].annotate(f"{n} of {total} kernel rows shown (largest source time × launches)",
+                             (0, 1), xycoords="axes fraction", xytext=(0, 22),
+                             textcoords="offset points", fontsize=10, color="#444444")
+    return fig, d

@@ -1,0 +1,178 @@
+"""Konstantinidis & Cotronis's quadrant-split view.
+
+The horizontal axis is memory bandwidth (not operational intensity as in a roofline): each GPU
+is one point (DRAM bandwidth B, compute throughput P). A kernel of operational intensity I
+(FLOP per DRAM byte) is the half-line P = I * B through the origin. GPUs above the line
+(P > I * B, ridge point right of I) are memory-bound for that kernel, GPUs below it
+compute-bound; each GPU's dashed arrow ends at its roofline performance min(P, I * B) on the
+line (straight down for memory-bound, straight left for compute-bound).
+
+>>> classify(3.35e12, 6.7e13, 5.0)
+'memory'
+>>> classify(3.35e12, 6.7e13, 40.0)
+'compute'
+>>> attainable(3.35e12, 6.7e13, 5.0) == 5.0 * 3.35e12
+True
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..errors import GpuprojError
+
+
+def classify(bw_bytes_per_s: float, compute_per_s: float, oi: float) -> str:
+    """``'memory'`` when the GPU point lies above the kernel's line (P > I B), else
+    ``'compute'``."""
+    return "memory" if compute_per_s > oi * bw_bytes_per_s else "compute"
+
+
+def attainable(bw_bytes_per_s: float, compute_per_s: float, oi: float) -> float:
+    """Roofline performance of a kernel of intensity ``oi`` on the GPU: min(P, I * B)."""
+    return min(compute_per_s, oi * bw_bytes_per_s)
+
+
+def points_from_gpus(gpus, precision: str = "fp32", which: str = "peak") -> list:
+    """One point per GPU: ``{"label", "bw", "compute", "kind"}``.
+
+    ``which`` is ``peak`` (datasheet, as the paper draws it; the measured value where a GPU has
+    no peak) or ``measured`` (the measured value, else the peak). GPUs lacking either number
+    are left out. ``gpus``: GPU objects or names the catalog resolves.
+    """
+    from ..catalog import resolve
+
+    bw_f, c_f = "dram_bw_bytes_per_s", f"{precision}_fma_flops_per_s"
+    if precision.startswith("int"):
+        c_f = f"{precision}_fma_ops_per_s"
+    out = []
+    for g in gpus:
+        g = resolve(g)
+        get = {"peak": g.peak, "measured": g.measured}
+        first, second = ("peak", "measured") if which == "peak" else ("measured", "peak")
+        vals, kinds = [], []
+        for f in (bw_f, c_f):
+            v, k = get[first](f), first
+            if math.isnan(v):
+                v, k = get[second](f), second
+            vals.append(v)
+            kinds.append(k)
+        if all(np.isfinite(vals)) and min(vals) > 0:
+            kind = kinds[0] if kinds[0] == kinds[1] else "+".join(kinds)
+            label = g.name if kind == "peak" else f"{g.name} ({kind})"
+            out.append({"label": label, "bw": vals[0], "compute": vals[1], "kind": kind,
+                        "id": g.id})
+    return out
+
+
+def kernels_from_rows(rows) -> list:
+    """``(label, intensity)`` of every profile row with FLOPs and DRAM bytes (a ``ProfileTable``
+    or a DataFrame with ``kernel``, ``flops``, ``dram_bytes``; ``config`` optional)."""
+    df = getattr(rows, "df", rows)
+    need = {"kernel", "flops", "dram_bytes"}
+    if df is None or not need <= set(df.columns):
+        raise GpuprojError("the quadrant-split view needs kernel rows with flops and dram_bytes")
+    out = []
+    for _, r in df.iterrows():
+        f, b = float(r["flops"]), float(r["dram_bytes"])
+        if np.isfinite(f) and np.isfinite(b) and f > 0 and b > 0:
+            cfg = r.get("config", "")
+            label = str(r["kernel"]) + (f" [{cfg}]" if cfg not in (None, "", "nan") and
+                                        len(df) > 1 else "")
+            out.append((label, f / b))
+    if not out:
+        raise GpuprojError("no kernel row has both flops and dram_bytes (its operational "
+                           "intensity is unknown)")
+    return out
+
+
+def _dtype_of(rows):
+    df = getattr(rows, "df", rows)
+    if df is not None and "dtype" in getattr(df, "columns", ()):
+        vals = [v for v in df["dtype"].dropna().astype(str) if v in ("fp64", "fp32", "fp16")]
+        if vals:
+            return max(set(vals), key=vals.count)
+    return "fp32"
+
+
+def draw(ax, points, kernels, max_kernels: int = 6) -> None:
+    """Draw GPU points, kernel half-lines and each GPU's arrow to its roofline point on ``ax``
+    (the first kernel gets the arrows)."""
+    from . import _style as st
+
+    if not points:
+        raise GpuprojError("no GPU has both a DRAM bandwidth and a compute throughput")
+    bws = np.array([p["bw"] for p in points])
+    cs = np.array([p["compute"] for p in points])
+    bu, bf = st.rate_unit(bws, "B/s")
+    cu, cf = st.rate_unit(cs, "FLOP/s")
+    xmax = bws.max() * 1.3 / bf
+    ymax = cs.max() * 1.3 / cf
+    ks = list(kernels)[:max_kernels]
+    for i, (label, oi) in enumerate(ks):
+        # the half-line y = oi x in plot units (x in bf B/s, y in cf FLOP/s)
+        slope = oi * bf / cf
+        x_end = min(xmax, ymax / slope) if slope > 0 else xmax
+        ax.plot([0, x_end], [0, slope * x_end], color=st.COLORS["mix"] if i == 0 else "#888888",
+                lw=1.8 if i == 0 else 1.0, ls="-" if i == 0 else ":",
+                label=st.short(label, 28) + ("" if "FLOP/B" in label
+                                             else f" (I = {oi:.3g} FLOP/B)"))
+    for j, p in enumerate(points):
+        x, y = p["bw"] / bf, p["compute"] / cf
+        color = st.TARGET_COLORS[j % len(st.TARGET_COLORS)]
+        ax.plot([x], [y], "o", color=color, ms=8, zorder=3)
+        ax.annotate(st.short(p["label"], 30), (x, y), textcoords="offset points",
+                    xytext=(6, 4), fontsize=9)
+        if ks:
+            oi = ks[0][1]
+            if classify(p["bw"], p["compute"], oi) == "memory":
+                tx, ty = x, oi * p["bw"] / cf
+            else:
+                tx, ty = p["compute"] / oi / bf, y
+            ax.annotate("", xy=(tx, ty), xytext=(x, y),
+                        arrowprops={"arrowstyle": "->", "ls": "--", "color": color, "lw": 1.2})
+    ax.set_xlim(0, xmax)
+    ax.set_ylim(0, ymax)
+    ax.set_xlabel(f"DRAM bandwidth ({bu})")
+    ax.set_ylabel(f"compute throughput ({cu})")
+    if ks:
+        ax.text(0.03, 0.95, "above the line: memory-bound", transform=ax.transAxes, va="top",
+                fontsize=9, color="#444444")
+        ax.text(0.97, 0.05, "below the line: compute-bound", transform=ax.transAxes,
+                ha="right", fontsize=9, color="#444444")
+        ax.legend(loc="lower right", bbox_to_anchor=(1.0, 0.1), frameon=False)
+    ax.grid(alpha=0.3)
+
+
+def quadrant_figure(gpus, rows=None, *, kernels=None, precision: str | None = None,
+                    which: str = "peak"):
+    """The quadrant-split figure of ``gpus`` (GPU objects or names) for the kernels of
+    ``rows`` (profile rows: intensity = flops / dram_bytes) or ``kernels`` ([(label, I)]).
+    ``precision`` picks the compute axis (default: the rows' dominant dtype, else fp32)."""
+    from . import _style as st
+
+    if kernels is None:
+        kernels = kernels_from_rows(rows) if rows is not None else []
+    precision = precision or (_dtype_of(rows) if rows is not None else "fp32")
+    points = points_from_gpus(gpus, precision=precision, which=which)
+    fig = st.figure(7.0, 5.2)
+    with st.rc():
+        ax = fig.add_subplot()
+        draw(ax, points, kernels)
+        ax.set_title(f"Quadrant-split view ({precision} FMA, {which} values)")
+    return fig
+
+
+def plot_quadrant(points, kernels, path, title: str = "Quadrant-split view"):
+    """Draw precomputed ``points`` ({label, bw, compute}) and ``kernels`` [(label, I)] to
+    ``path`` (PNG, SVG or PDF); returns the path."""
+    from . import _style as st
+
+    fig = st.figure(7.0, 5.2)
+    with st.rc():
+        ax = fig.add_subplot()
+        draw(ax, points, kernels)
+        ax.set_title(title)
+    return st.save(fig, path)

@@ -1,0 +1,106 @@
+"""Checks every reader applies the same way: numbers that are text, negative counts, unusable
+durations. One policy for all formats:
+
+- a cell that should be a number but holds text (``'fast'``) is an ``InputError`` naming file,
+  row and column: a typo must not silently become a missing value;
+- a negative duration or count is an ``InputError`` (no profiler prints one);
+- an empty, NaN or zero duration makes the row unusable for timing: it is skipped and counted
+  as a ``Skipped(path, row, reason)``.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pandas as pd
+
+from ...errors import InputError
+from ..table import Skipped
+
+_NA_TEXT = ("", "n/a", "N/A", "-", "nan", "NaN")
+_THOUSANDS = re.compile(r"^[+-]?\d{1,3}(,\d{3})+(\.\d*)?([eE][+-]?\d+)?$")
+
+
+def parse_number(text) -> float:
+    """A float from a profiler cell: ``'1,234.5'`` (thousands separators), ``''`` and ``'n/a'``
+    are NaN. Raises ``ValueError`` on other text.
+
+    >>> parse_number("1,234,567")
+    1234567.0
+    >>> parse_number("")
+    nan
+    """
+    if text is None:
+        return float("nan")
+    if isinstance(text, (int, float, np.integer, np.floating)):
+        return float(text)
+    s = str(text).strip().strip('"')
+    if s in _NA_TEXT:
+        return float("nan")
+    if _THOUSANDS.match(s):
+        s = s.replace(",", "")
+    return float(s)
+
+
+def numeric(values: pd.Series, *, path, field: str, rows=None, allow_negative=False) -> pd.Series:
+    """``values`` as floats; text that is not a number raises ``InputError`` with the row.
+
+    ``rows`` holds the 1-based file row of each value (``_row``); ``field`` is the column name as
+    the file spells it.
+    """
+    if pd.api.types.is_numeric_dtype(values):
+        out = values.astype(float)
+    else:
+        text = values.astype(object).where(values.notna(), "").astype(str).str.strip()
+        out = pd.to_numeric(text.where(~text.isin(_NA_TEXT), None), errors="coerce")
+        out = out.astype(float)
+        # what to_numeric could not read: thousands separators, else a real error
+        for i in np.flatnonzero(out.isna().to_numpy() & ~text.isin(_NA_TEXT).to_numpy()):
+            try:
+                out.iloc[i] = parse_number(text.iloc[i])
+            except ValueError:
+                raise InputError(f"'{values.iloc[i]}' is not a number", path=path,
+                                 row=_at(rows, i), field=field) from None
+    if not allow_negative:
+        neg = np.flatnonzero((out < 0).to_numpy())
+        if len(neg):
+            i = neg[0]
+            raise InputError(f"{values.iloc[i]} is negative", path=path, row=_at(rows, i),
+                             field=field)
+    return out
+
+
+def _at(rows, i):
+    if rows is None:
+        return None
+    r = list(rows)[i]
+    return None if pd.isna(r) else int(r)
+
+
+def split_unusable_times(df: pd.DataFrame, path, *, column="time_s", field=None,
+                         reason_blank=None):
+    """Rows of ``df`` with a usable (finite, positive) time, and a ``Skipped`` per other row.
+
+    ``column`` already holds floats (see ``numeric``); ``field`` is the file's name for it, used
+    in the reason. ``reason_blank`` replaces the reason for empty cells (KernelTuner: the
+    configuration does not run on that GPU).
+    """
+    field = field or column
+    t = df[column].to_numpy(dtype=float)
+    bad = ~(np.isfinite(t) & (t > 0))
+    skipped = []
+    for r, v in zip(df.loc[bad, "_row"], t[bad]):
+        if np.isnan(v):
+            why = reason_blank or f"{field} is empty"
+        else:
+            why = f"{field} = {v:g} is not positive"
+        skipped.append(Skipped(str(path), None if pd.isna(r) else int(r), why))
+    return df.loc[~bad].copy(), skipped
+
+
+def require_columns(df: pd.DataFrame, columns, path, what="column") -> None:
+    missing = [c for c in columns if c not in df.columns]
+    if missing:
+        raise InputError(f"missing required {what}(s): {', '.join(missing)}", path=path,
+                         field=missing[0])

@@ -1,0 +1,277 @@
+"""Nsight Compute CSV exports: ``ncu --csv --page raw --metrics ...`` (one row per kernel launch,
+one column per metric, a second row with the units) and the default ``--page details`` layout
+(one row per launch and metric, with ``Metric Name``, ``Metric Unit``, ``Metric Value``).
+
+Both ``--print-units base`` (``nsecond``, ``byte``) and the default auto-scaled units
+(``usecond``, ``Kbyte``, ``Gbyte/second``) are converted to SI with ``gpuproj.units``; values may
+carry thousands separators (``"1,234"``). Launches of the same kernel with the same launch
+configuration on the same GPU become one row: ``launches`` = their number, every count and
+``time_s`` = the mean per launch (``time_s_min`` / ``time_s_max`` keep the spread). Pass
+``per_launch=True`` to keep one row per launch (with ``launch_id``).
+
+``NCU_METRICS`` below is the one table that maps Nsight Compute metric names to canonical
+columns; ``gpuproj profile`` requests exactly these metrics and ``ncu_rep`` reads them too.
+Metric names and meanings follow NVIDIA's Nsight Compute "Kernel Profiling Guide" (section
+"Metrics Reference" / "Metrics Decoder") and the nvprof-to-ncu "Metric Comparison" table of the
+"Nsight Compute CLI" user guide (docs.nvidia.com/nsight-compute/ProfilingGuide and
+.../NsightComputeCli, "nvprof Transition Guide").
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ...errors import InputError
+from ...units import unit_factor
+from ..table import ProfileTable
+from ._checks import parse_number, split_unusable_times
+from ._io import open_text, resolve_gpus
+
+# metric -> (canonical column, kind). Kinds: time, bytes, count, pct (0-100 -> 0-1), string.
+# Two metrics mapping to one column are added (shared-memory requests = loads + stores;
+# shared memory per block = static + dynamic).
+NCU_METRICS = {
+    # duration of the launch on the GPU (Profiling Guide: gpu__time_duration)
+    "gpu__time_duration.sum": ("time_s", "time"),
+    # thread-level SASS instructions with the guard predicate true, per opcode class; an FMA
+    # instruction is one instruction (FLOPs = 2 x FMA + ADD + MUL, as ncu's roofline does).
+    # = nvprof flop_count_{sp,dp,hp}_{fma,add,mul} (Metric Comparison table).
+    "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum": ("fp32_fma_thread_inst", "count"),
+    "smsp__sass_thread_inst_executed_op_fadd_pred_on.sum": ("fp32_add_thread_inst", "count"),
+    "smsp__sass_thread_inst_executed_op_fmul_pred_on.sum": ("fp32_mul_thread_inst", "count"),
+    "smsp__sass_thread_inst_executed_op_dfma_pred_on.sum": ("fp64_fma_thread_inst", "count"),
+    "smsp__sass_thread_inst_executed_op_dadd_pred_on.sum": ("fp64_add_thread_inst", "count"),
+    "smsp__sass_thread_inst_executed_op_dmul_pred_on.sum": ("fp64_mul_thread_inst", "count"),
+    "smsp__sass_thread_inst_executed_op_hfma_pred_on.sum": ("fp16_fma_thread_inst", "count"),
+    "smsp__sass_thread_inst_executed_op_hadd_pred_on.sum": ("fp16_add_thread_inst", "count"),
+    "smsp__sass_thread_inst_executed_op_hmul_pred_on.sum": ("fp16_mul_thread_inst", "count"),
+    # instruction mix = nvprof inst_fp_32 / inst_fp_64 / inst_integer / inst_compute_ld_st
+    "smsp__sass_thread_inst_executed_op_fp32_pred_on.sum": ("fp32_thread_inst", "count"),
+    "smsp__sass_thread_inst_executed_op_fp64_pred_on.sum": ("fp64_thread_inst", "count"),
+    "smsp__sass_thread_inst_executed_op_integer_pred_on.sum": ("int_thread_inst", "count"),
+    "smsp__sass_thread_inst_executed_op_memory_pred_on.sum": ("ldst_thread_inst", "count"),
+    # warp- and thread-level instructions executed (nvprof inst_executed, thread_inst_executed)
+    "smsp__inst_executed.sum": ("warp_inst", "count"),
+    "smsp__thread_inst_executed.sum": ("thread_inst", "count"),
+    # memory hierarchy (hierarchical roofline levels): DRAM, L2 (lts = L2 slice), L1/TEX
+    "dram__bytes_read.sum": ("dram_read_bytes", "bytes"),
+    "dram__bytes_write.sum": ("dram_write_bytes", "bytes"),
+    "lts__t_bytes.sum": ("l2_bytes", "bytes"),
+    "l1tex__t_bytes.sum": ("l1_bytes", "bytes"),
+    # shared memory: bytes moved by SASS shared loads/stores, wavefronts (data-stage passes:
+    # one per conflict-free access, more with bank conflicts), warp-level instructions, conflicts
+    "smsp__sass_data_bytes_mem_shared.sum": ("shared_bytes", "bytes"),
+    "l1tex__data_pipe_lsu_wavefronts_mem_shared.sum": ("shared_wavefronts", "count"),
+    "smsp__inst_executed_op_shared_ld.sum": ("shared_requests", "count"),
+    "smsp__inst_executed_op_shared_st.sum": ("shared_requests", "count"),
+    "l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum": ("shared_bank_conflicts", "count"),
+    # launch statistics
+    "launch__grid_size": ("grid_blocks", "count"),
+    "launch__block_size": ("block_threads", "count"),
+    "launch__registers_per_thread": ("regs_per_thread", "count"),
+    "launch__shared_mem_per_block_static": ("smem_per_block_bytes", "bytes"),
+    "launch__shared_mem_per_block_dynamic": ("smem_per_block_bytes", "bytes"),
+    # achieved occupancy = active warps / max warps per SM (nvprof achieved_occupancy)
+    "sm__warps_active.avg.pct_of_peak_sustained_active": ("achieved_occupancy", "pct"),
+    # the device's marketing name, resolved through the GPU catalog
+    "device__attribute_display_name": ("gpu", "string"),
+}
+
+TIME_METRICS = ("gpu__time_duration.sum", "gpu__time_duration.avg")
+_TIME_UNITS = {"nsecond", "usecond", "msecond", "second", "ns", "us", "ms", "s"}
+_IDENTITY = {"ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Kernel Time",
+             "Context", "Stream", "Block Size", "Grid Size", "Device", "CC", "Device Name",
+             "Section Name", "Metric Name", "Metric Unit", "Metric Value", "Rule Name",
+             "Rule Type", "Rule Description", "Estimated Speedup Type", "Estimated Speedup"}
+
+
+def metric_names() -> list[str]:
+    """The metrics gpuproj asks Nsight Compute for (``gpuproj profile``), in table order."""
+    return list(NCU_METRICS)
+
+
+def sniff(path, head: str) -> bool:
+    lines = [ln for ln in head.splitlines() if ln.startswith('"')]
+    return bool(lines) and lines[0].startswith('"ID","Process ID"') and '"Kernel Name"' in lines[0]
+
+
+# ---- converting one value ------------------------------------------------------------------
+def to_si(metric: str, text, unit: str, *, path, row):
+    """The SI value of ``metric`` printed as ``text`` in ``unit``; checks that the unit fits
+    the metric's kind (a duration in bytes is an ``InputError``, not a silent factor)."""
+    _, kind = NCU_METRICS.get(metric, (None, "time" if metric in TIME_METRICS else "count"))
+    if kind == "string":
+        return None if text is None or str(text).strip() == "" else str(text).strip()
+    try:
+        v = parse_number(text)
+    except ValueError:
+        raise InputError(f"'{text}' is not a number", path=path, row=row, field=metric) from None
+    if np.isnan(v):
+        return v
+    unit = (unit or "").strip()
+    if kind == "time" and unit not in _TIME_UNITS:
+        raise InputError(f"unit '{unit}' is not a time unit", path=path, row=row, field=metric)
+    if kind == "bytes" and "byte" not in unit:
+        raise InputError(f"unit '{unit}' is not a byte unit", path=path, row=row, field=metric)
+    if kind == "count" and ("byte" in unit or "second" in unit):
+        raise InputError(f"unit '{unit}' does not fit a count", path=path, row=row, field=metric)
+    if kind == "pct":
+        if unit not in ("%", ""):
+            raise InputError(f"unit '{unit}' is not '%'", path=path, row=row, field=metric)
+        return v / 100.0
+    try:
+        f = unit_factor(unit)
+    except InputError as e:
+        raise InputError(str(e), path=path, row=row, field=metric) from None
+    if v < 0:
+        raise InputError(f"{text} is negative", path=path, row=row, field=metric)
+    return v * f
+
+
+def _dims(text) -> str | None:
+    """'(256, 1, 1)' -> '256x1x1'."""
+    if text is None or str(text).strip() == "":
+        return None
+    nums = re.findall(r"\d+", str(text))
+    return "x".join(nums) if nums else str(text).strip()
+
+
+# ---- reading the two CSV layouts into one per-launch frame ----------------------------------
+def _csv_records(path):
+    """(file line number, fields) of the CSV part of an ncu log: lines before the header
+    (``==PROF==`` messages, application output) and ``==`` lines after it are dropped."""
+    with open_text(path) as f:
+        lines = f.read().splitlines()
+    start = next((i for i, ln in enumerate(lines) if ln.startswith('"ID"')), None)
+    if start is None:
+        if not any(ln.strip() for ln in lines):
+            raise InputError("file is empty", path=path)
+        raise InputError("no Nsight Compute CSV header (a line starting with \"ID\"); export "
+                         "with ncu --csv --page raw", path=path)
+    recs = []
+    for i in range(start, len(lines)):
+        ln = lines[i]
+        if not ln.strip() or ln.startswith("=="):
+            continue
+        recs.append((i + 1, next(csv.reader([ln]))))
+    return recs
+
+
+def _per_launch_raw(recs, path) -> pd.DataFrame:
+    (_, header), body = recs[0], recs[1:]
+    if not body or body[0][1][:1] != [""]:
+        raise InputError("no units row under the header (ncu --csv --page raw prints one)",
+                         path=path, row=recs[0][0] + 1)
+    units = dict(zip(header, body[0][1]))
+    body = body[1:]
+    if not body:
+        raise InputError("file has a header but no rows", path=path)
+    out = []
+    for line, fields in body:
+        if len(fields) != len(header):
+            raise InputError(f"{len(fields)} fields, the header has {len(header)}", path=path,
+                             row=line)
+        rec = dict(zip(header, fields))
+        out.append(_launch(rec, {m: (rec[m], units.get(m, "")) for m in header
+                                 if m not in _IDENTITY}, line, path))
+    return pd.DataFrame(out)
+
+
+def _per_launch_details(recs, path) -> pd.DataFrame:
+    (_, header), body = recs[0], recs[1:]
+    if not body:
+        raise InputError("file has a header but no rows", path=path)
+    launches = {}
+    for line, fields in body:
+        if len(fields) != len(header):
+            raise InputError(f"{len(fields)} fields, the header has {len(header)}", path=path,
+                             row=line)
+        rec = dict(zip(header, fields))
+        entry = launches.setdefault(rec["ID"], (rec, {}, line))
+        if rec.get("Metric Name"):
+            entry[1][rec["Metric Name"]] = (rec.get("Metric Value"), rec.get("Metric Unit", ""))
+    return pd.DataFrame([_launch(rec, metrics, line, path)
+                         for rec, metrics, line in launches.values()])
+
+
+def _launch(rec: dict, metrics: dict, line: int, path) -> dict:
+    """One launch as canonical columns (SI) plus identity; ``metrics``: name -> (text, unit)."""
+    row = {"_row": line, "launch_id": rec.get("ID"), "kernel": rec.get("Kernel Name") or None,
+           "_grid": _dims(rec.get("Grid Size")), "_block": _dims(rec.get("Block Size")),
+           "_device_name": rec.get("Device Name") or None}
+    for m, (text, unit) in metrics.items():
+        if m in NCU_METRICS:
+            col, _ = NCU_METRICS[m]
+            v = to_si(m, text, unit, path=path, row=line)
+            if col == "gpu":
+                row["_display_name"] = v
+            elif col in row and not np.isnan(row[col]):
+                row[col] = row[col] + (0.0 if np.isnan(v) else v)
+            else:
+                row[col] = v
+        elif m in TIME_METRICS and "time_s" not in row:
+            row["time_s"] = to_si(m, text, unit, path=path, row=line)
+    return row
+
+
+# ---- from per-launch rows to the canonical table (shared with ncu_rep) ----------------------
+def finish(launches: pd.DataFrame, path, *, gpu=None, per_launch=False) -> ProfileTable:
+    """Per-launch frame (``_launch`` rows) -> ``ProfileTable``: GPU names resolved, unusable
+    durations skipped, launches of one kernel+config+GPU grouped unless ``per_launch``."""
+    df = launches.copy()
+    if "time_s" not in df.columns:
+        raise InputError(f"missing required metric {TIME_METRICS[0]}", path=path,
+                         field=TIME_METRICS[0])
+    if df["kernel"].isna().all():
+        raise InputError("missing required column 'Kernel Name'", path=path, field="Kernel Name")
+    names = None
+    for c in ("_display_name", "_device_name"):
+        if c in df.columns and df[c].notna().any():
+            names = df[c] if names is None else names.fillna(df[c])
+    if names is None or names.isna().any():
+        if gpu is None:
+            raise InputError("the file does not name the GPU (no device__attribute_display_name "
+                             "column): pass gpu=NAME (--gpu)", path=path, field="gpu")
+        names = pd.Series(gpu, index=df.index) if names is None else names.fillna(gpu)
+    df["gpu"] = resolve_gpus(names.astype(object), path)
+    dims = {}
+    for key, alt in (("_grid", "grid_blocks"), ("_block", "block_threads")):
+        d = df[key] if key in df.columns else pd.Series(None, index=df.index, dtype=object)
+        if alt in df.columns:  # no "Grid Size" text column (ncu_rep): the launch__ sizes
+            d = d.astype(object).where(d.notna(), df[alt].map(
+                lambda v: None if pd.isna(v) else f"{v:.0f}"))
+        dims[key] = d.fillna("?").astype(str)
+    df["config"] = "grid=" + dims["_grid"] + " block=" + dims["_block"]
+    df, skipped = split_unusable_times(df, path, field="gpu__time_duration.sum")
+    if per_launch:
+        df["launches"] = 1.0
+    elif len(df):
+        num = [c for c in df.columns if c not in ("kernel", "config", "gpu", "launch_id")
+               and not c.startswith("_") and pd.api.types.is_numeric_dtype(df[c])]
+        g = df.groupby(["kernel", "config", "gpu"], sort=False)
+        agg = g[num].mean()
+        agg["launches"] = g.size()
+        agg["time_s_min"] = g["time_s"].min()
+        agg["time_s_max"] = g["time_s"].max()
+        agg["_row"] = g["_row"].min()
+        df = agg.reset_index()
+    df = df.drop(columns=[c for c in df.columns if c.startswith("_") and c != "_row"])
+    return ProfileTable.from_frame(df, skipped=skipped, origin=str(path))
+
+
+def read(path, gpu: str | None = None, per_launch: bool = False) -> ProfileTable:
+    """Read an Nsight Compute CSV export (see module docstring). ``gpu`` names the GPU when the
+    file lacks ``device__attribute_display_name``."""
+    path = Path(path)
+    recs = _csv_records(path)
+    header = recs[0][1]
+    if "Metric Name" in header and "Metric Value" in header:
+        launches = _per_launch_details(recs, path)
+    else:
+        launches = _per_launch_raw(recs, path)
+    return finish(launches, path, gpu=gpu, per_launch=per_launch)

@@ -1,0 +1,97 @@
+"""Nsight Compute reports (``.ncu-rep``), read through NVIDIA's ``ncu_report`` Python module
+(``pip install 'gpuproj[ncu]'``, PyPI package ``ncu-report``).
+
+Every profiled kernel launch (an *action* of a *range*) becomes one launch row with the metrics
+of ``ncu_csv.NCU_METRICS`` (the same table the CSV reader and ``gpuproj profile`` use), converted
+to SI from the unit the report stores with each metric; launches are then grouped exactly as in
+``ncu_csv`` (``per_launch=True`` keeps them apart). A report without any range or action is an
+``InputError``: an empty profile is a failed capture, not an empty result.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from ...errors import InputError, MissingToolError
+from ..table import ProfileTable
+from .ncu_csv import NCU_METRICS, TIME_METRICS, finish, to_si
+
+_LAUNCH_DIMS = ("launch__grid_dim_x", "launch__grid_dim_y", "launch__grid_dim_z",
+                "launch__block_dim_x", "launch__block_dim_y", "launch__block_dim_z")
+
+
+def sniff(path, head: str) -> bool:
+    return Path(path).suffix in (".ncu-rep", ".ncu-repz")
+
+
+def _ncu_report():
+    try:
+        import ncu_report
+    except ImportError:
+        raise MissingToolError("reading .ncu-rep files needs NVIDIA's ncu_report module: "
+                               "pip install 'gpuproj[ncu]' (or export a CSV with "
+                               "ncu --import FILE.ncu-rep --csv --page raw)") from None
+    return ncu_report
+
+
+def _metric(action, name):
+    """(value text, unit) of metric ``name`` of ``action``, or None when the report lacks it."""
+    m = action.metric_by_name(name)
+    if m is None:
+        return None
+    if NCU_METRICS.get(name, (None, ""))[1] == "string":
+        return m.as_string(), ""
+    return repr(m.as_double()), m.unit() or ""
+
+
+def _launches(ctx, path) -> pd.DataFrame:
+    rows, n = [], 0
+    for i in range(ctx.num_ranges()):
+        rng = ctx.range_by_idx(i)
+        for j in range(rng.num_actions()):
+            action = rng.action_by_idx(j)
+            n += 1
+            metrics = {}
+            for name in (*NCU_METRICS, *TIME_METRICS, *_LAUNCH_DIMS):
+                got = _metric(action, name)
+                if got is not None:
+                    metrics[name] = got
+            # "row" in messages: the launch's position in the report (1-based)
+            row = {"_row": n, "launch_id": f"{i}:{j}", "kernel": action.name() or None}
+            dims = [metrics.get(d, (None, ""))[0] for d in _LAUNCH_DIMS]
+            if all(d is not None for d in dims):
+                ints = [f"{float(d):.0f}" for d in dims]
+                row["_grid"], row["_block"] = "x".join(ints[:3]), "x".join(ints[3:])
+            for name, (text, unit) in metrics.items():
+                if name in _LAUNCH_DIMS:
+                    continue
+                v = to_si(name, text, unit, path=path, row=n)
+                col = NCU_METRICS[name][0] if name in NCU_METRICS else "time_s"
+                if col == "gpu":
+                    row["_display_name"] = v
+                elif col == "time_s" and "time_s" in row:
+                    continue
+                elif col in row:
+                    row[col] = row[col] + v
+                else:
+                    row[col] = v
+            rows.append(row)
+    if not rows:
+        raise InputError("the report holds no profiled kernel (no ranges or actions)", path=path)
+    return pd.DataFrame(rows)
+
+
+def read(path, gpu: str | None = None, per_launch: bool = False) -> ProfileTable:
+    """Read a ``.ncu-rep`` report. ``gpu`` names the GPU when the report lacks
+    ``device__attribute_display_name``."""
+    path = Path(path)
+    mod = _ncu_report()
+    if not path.exists():
+        raise InputError("no such file", path=path)
+    try:
+        ctx = mod.load_report(str(path))
+    except (FileNotFoundError, RuntimeError, OSError) as e:
+        raise InputError(f"not a readable Nsight Compute report ({e})", path=path) from None
+    return finish(_launches(ctx, path), path, gpu=gpu, per_launch=per_launch)

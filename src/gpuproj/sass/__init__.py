@@ -1,0 +1,273 @@
+"""Assembly-level (SASS) projection: disassembly, basic blocks, instruction classes and the
+cross-architecture comparison of Van Lanker et al. (Euro-Par 2024, Sec. 4.2).
+
+Data flow: ``load_sass`` (a .cu file, cubin, fatbin, executable or a SASS listing) ->
+``Program`` (functions -> instructions, ``program.py``) -> ``build_cfg`` (blocks, regions,
+loops, ``cfg.py``) -> counts (measured from an Nsight Compute source page, or static with loop
+trip counts, ``counts.py``) -> ``match_blocks`` / ``carry_counts`` (``compare.py``) ->
+``target_counts`` (the profile-schema FP columns for the target GPU, for the models).
+
+See ``docs/sass.md``.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+from ..errors import InputError
+from .cfg import CFG, Block, build_cfg
+from .compare import Matching, carry_counts, estimate, match_blocks
+from .counts import CANONICAL, Counts, canonical_counts, measured_counts, static_counts
+from .opcodes import MIX_COLUMNS, OpClass, classify
+from .parse import parse_file, parse_json, parse_ncu_source_csv, parse_text, sniff
+from .program import Function, Instruction, Program, canonical_callee
+from .tools import parse_arch
+
+__all__ = [
+    "CANONICAL",
+    "CFG",
+    "MIX_COLUMNS",
+    "Block",
+    "Counts",
+    "Function",
+    "Instruction",
+    "Matching",
+    "OpClass",
+    "Program",
+    "build_cfg",
+    "canonical_callee",
+    "canonical_counts",
+    "carry_counts",
+    "classify",
+    "estimate",
+    "load_sass",
+    "load_sass_archs",
+    "match_blocks",
+    "measured_counts",
+    "parse_arch",
+    "parse_file",
+    "parse_json",
+    "parse_ncu_source_csv",
+    "parse_text",
+    "resolve_kernel",
+    "static_counts",
+    "target_counts",
+    "target_intensities",
+]
+
+_CU = {".cu", ".cuh"}
+
+
+def _from_cubin(path: Path, arch) -> Program:
+    from .tools import cubin_arch, disassemble_cubin
+
+    a = cubin_arch(path.read_bytes())
+    if arch is not None and a is not None and a != parse_arch(arch):
+        raise InputError(f"cubin is for sm_{a}, not sm_{parse_arch(arch)}", path=str(path))
+    text, symbols = disassemble_cubin(path)
+    prog = parse_json(text, str(path), symbols)
+    if prog.arch is None:
+        prog.arch = a
+    return prog
+
+
+def load_sass(path, arch=None, *, nvcc_options=()) -> Program:
+    """The SASS of every kernel in ``path`` for one architecture.
+
+    ``path``: a CUDA source (.cu; compiled with nvcc for ``arch``), a cubin, a fatbin, an
+    executable, shared library or object with embedded cubins (``arch`` picks one when several
+    are embedded), or a listing (nvdisasm text or -json, cuobjdump -sass text, Nsight Compute
+    source-page CSV, which also carries execution counts). ``arch``: 'sm_80', '80', 80.
+    """
+    p = Path(path)
+    if not p.is_file():
+        raise InputError("no such file", path=str(p))
+    if p.suffix in _CU:
+        import tempfile
+
+        from .tools import compile_cu
+
+        if arch is None:
+            raise InputError("a .cu file needs an architecture to compile for (e.g. sm_80)",
+                             path=str(p))
+        with tempfile.TemporaryDirectory(prefix="gpuproj-sass-") as tmp:
+            prog = _from_cubin(compile_cu(p, arch, tmp, nvcc_options), arch)
+        prog.origin = str(p)
+        return prog
+    head = p.read_bytes()[:65536]
+    kind = sniff(head)
+    if kind in ("elf", "fatbin"):
+        from .tools import cubin_arch, extract_cubins
+
+        if kind == "elf" and cubin_arch(head) is not None:
+            return _from_cubin(p, arch)
+        cubins = extract_cubins(p, arch)
+        archs = sorted({a for a, _ in cubins if a is not None})
+        if len(archs) > 1:
+            raise InputError(f"holds cubins for {', '.join(f'sm_{a}' for a in archs)}; pass "
+                             "--arch to pick one", path=str(p))
+        progs = [_from_cubin(c, arch) for _, c in cubins]
+        prog = progs[0]
+        for other in progs[1:]:
+            for name, f in other.functions.items():
+                prog.functions.setdefault(name, f)
+        prog.origin = str(p)
+        return prog
+    prog = parse_file(p, parse_arch(arch) if arch is not None else None)
+    if arch is not None and prog.arch is not None and prog.arch != parse_arch(arch):
+        raise InputError(f"listing is for sm_{prog.arch}, not sm_{parse_arch(arch)}",
+                         path=str(p))
+    return prog
+
+
+def load_sass_archs(path, archs, *, nvcc_options=()) -> dict[int, Program]:
+    """``load_sass`` for each architecture in ``archs`` (a list or 'sm_80,sm_90')."""
+    if isinstance(archs, str):
+        archs = [a for a in archs.split(",") if a.strip()]
+    return {parse_arch(a): load_sass(path, a, nvcc_options=nvcc_options) for a in archs}
+
+
+def _base_name(kernel: str) -> str:
+    """'void foo<float>(float*, int)' -> 'foo'; 'ns::bar(int)' -> 'bar'."""
+    s = kernel.strip()
+    s = s.removeprefix("void ")
+    depth, out = 0, []
+    for ch in s:
+        if ch == "<":
+            depth += 1
+        elif ch == ">":
+            depth -= 1
+        elif ch == "(" and depth == 0:
+            break
+        elif depth == 0:
+            out.append(ch)
+    return "".join(out).split("::")[-1].strip()
+
+
+def _mangled_base(name: str) -> str | None:
+    """The unqualified name inside an Itanium-mangled symbol: '_Z3fooPfi' -> 'foo',
+    '_ZN2ns3barEi' -> 'bar'."""
+    import re
+
+    if not name.startswith("_Z"):
+        return None
+    s = name[2:]
+    parts = []
+    if s.startswith("N"):
+        s = s[1:]
+        while s and s[0].isdigit():
+            m = re.match(r"(\d+)", s)
+            n = int(m.group(1))
+            parts.append(s[len(m.group(1)):len(m.group(1)) + n])
+            s = s[len(m.group(1)) + n:]
+            if s.startswith("I"):   # template args: stop at the name before them
+                break
+    else:
+        m = re.match(r"(\d+)", s)
+        if m:
+            n = int(m.group(1))
+            parts.append(s[len(m.group(1)):len(m.group(1)) + n])
+    return parts[-1] if parts else None
+
+
+def resolve_kernel(kernel: str, program: Program, kernel_map=None) -> str | None:
+    """The function of ``program`` that a profile's kernel name stands for: ``kernel_map``
+    first (a dict or callable), then the exact name, then the unqualified name without
+    template and argument lists matched against (mangled) function names, when unambiguous."""
+    if kernel_map is not None:
+        m = kernel_map(kernel) if callable(kernel_map) else kernel_map.get(kernel)
+        if m is not None:
+            return m if m in program.functions else None
+    if kernel in program.functions:
+        return kernel
+    base = _base_name(kernel)
+    hits = [n for n in program.functions if n == base or _mangled_base(n) == base]
+    return hits[0] if len(hits) == 1 else None
+
+
+def target_counts(profiles, source_sass, target_sass, *, kernel_map=None, trips=None,
+                  slowpath_calls: float = 0.0):
+    """The profile-schema FP columns for the target GPU, one row per row of ``profiles.df``.
+
+    ``source_sass``/``target_sass``: ``Program`` objects (``load_sass``) or paths. Per kernel,
+    source and target counts come from ``compare.estimate`` (measured counts carried over when
+    the source listing is an Nsight Compute source page, static counts otherwise, with
+    ``trips`` = loop trip counts: a number, or {kernel: number or {loop: trips}}; loops not
+    given are assumed to run once; ``slowpath_calls`` = fraction of calls entering nvcc's
+    internal slow-path subroutines, assumed 0). Each column of the row is then the measured
+    source value times target/source of that column's estimate; where the source estimate is
+    0 but the target's is not, the target estimate is scaled by measured/estimated total FLOPs
+    of the source; where nothing was measured and the counts are measured ones, the target
+    estimate itself (per launch). Rows whose kernel has no function in both listings are NaN.
+
+    Returns a ``pandas.DataFrame`` indexed like ``profiles.df`` with columns ``CANONICAL``;
+    ``df.attrs['notes']`` lists every assumption made.
+    """
+    import numpy as np
+    import pandas as pd
+
+    src = source_sass if isinstance(source_sass, Program) else load_sass(source_sass)
+    tgt = target_sass if isinstance(target_sass, Program) else load_sass(target_sass)
+    df = profiles.df
+    out = pd.DataFrame(np.nan, index=df.index, columns=list(CANONICAL))
+    notes = list(src.notes) + list(tgt.notes)
+    cache = {}
+    for idx, row in df.iterrows():
+        k = row["kernel"]
+        fs, ft = resolve_kernel(k, src, kernel_map), resolve_kernel(k, tgt, kernel_map)
+        if fs is None or ft is None:
+            side = "source" if fs is None else "target"
+            msg = f"kernel '{k}' not found in the {side} SASS; its target counts are left NaN"
+            if msg not in notes:
+                notes.append(msg)
+            continue
+        if (fs, ft) not in cache:
+            t = trips.get(k, trips.get(fs)) if isinstance(trips, dict) else trips
+            s_c, t_c, _ = estimate(src[fs], tgt[ft], trips=t, slowpath_calls=slowpath_calls)
+            cache[(fs, ft)] = (s_c.canonical(), t_c.canonical(), s_c.measured)
+            for n in s_c.notes + t_c.notes:
+                if n not in notes:
+                    notes.append(n)
+            if not s_c.measured:
+                notes.append(f"{fs}: no per-instruction counts; target/source ratio of static "
+                             "counts scales the measured counts")
+        S, T, measured = cache[(fs, ft)]
+        meas_total, est_total = row.get("flops", np.nan), S["flops"]
+        scale = meas_total / est_total if est_total and not _nan(meas_total) else np.nan
+        for c in CANONICAL:
+            m_v = row.get(c, np.nan)
+            if _nan(m_v):
+                if measured:
+                    out.at[idx, c] = T[c]
+                elif not _nan(scale):
+                    out.at[idx, c] = T[c] * scale
+                continue
+            if S[c]:
+                out.at[idx, c] = m_v * T[c] / S[c]
+            elif T[c]:
+                out.at[idx, c] = T[c] * scale if not _nan(scale) else np.nan
+            else:
+                out.at[idx, c] = m_v
+    out.attrs["notes"] = notes
+    return out
+
+
+def _nan(v) -> bool:
+    try:
+        return v is None or math.isnan(float(v))
+    except (TypeError, ValueError):
+        return True
+
+
+def target_intensities(profiles, counts):
+    """Operational intensities (FLOP per byte) at L1, L2 and DRAM for the target: the target
+    FLOPs of ``counts`` (``target_counts``) over the bytes measured on the source (memory
+    traffic kept as measured, Van Lanker et al. Eq. 10). Columns ``oi_l1_flop_per_byte``,
+    ``oi_l2_flop_per_byte``, ``oi_dram_flop_per_byte``."""
+    import pandas as pd
+
+    df = profiles.df
+    return pd.DataFrame({
+        f"oi_{lvl}_flop_per_byte": counts["flops"] / df[f"{lvl}_bytes"].where(df[f"{lvl}_bytes"] > 0)
+        for lvl in ("l1", "l2", "dram")}, index=df.index)

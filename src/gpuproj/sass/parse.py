@@ -1,0 +1,364 @@
+"""Parsers for the SASS listings NVIDIA's tools print, into ``Program`` objects.
+
+Formats (``sniff`` tells them apart):
+
+- ``nvdisasm-json``: ``nvdisasm -json file.cubin`` (structured; preferred when gpuproj runs the
+  tool itself). Instructions carry no offsets (16 bytes each from Volta on) and internal
+  subroutines no symbols; gpuproj resolves them from the cubin's ELF symbol table, or, for a
+  JSON file on its own, from the unreachable code that follows the kernel (see
+  ``_resolve_json_calls``).
+- ``nvdisasm-text``: ``nvdisasm -c file.cubin`` (labels, symbols, ``.target sm_XX``).
+- ``cuobjdump-text``: ``cuobjdump -sass file`` (what users dump on a machine whose CUDA
+  still supports an old GPU, e.g. sm_70; branch and call targets are addresses).
+- ``ncu-source-csv``: ``ncu --import r.ncu-rep --page source --csv --print-source sass``:
+  SASS plus per-instruction execution counts (see ``docs/sass.md``).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+from pathlib import Path
+
+from ..errors import InputError
+from .program import Function, Instruction, Program
+
+_INSN = re.compile(r"^\s*/\*([0-9a-fA-F]{4,})\*/\s*(.*?)\s*;")
+_LABEL = re.compile(r"^\s*([.$\w][\w.$@]*):\s*$")
+_SECTION = re.compile(r"^\s*\.section\s+\.text\.([^,\s]+)")
+_SECTION_BAR = re.compile(r"^//-+\s*\.text\.(\S+)\s*-+")
+_CUOBJ_FUNC = re.compile(r"^\s*Function\s*:\s*(\S+)")
+_TYPE_FUNC = re.compile(r"^\s*\.type\s+([^,\s]+)\s*,\s*@function")
+_TARGET_NVDISASM = re.compile(r"^\s*\.target\s+sm_(\d+)")
+_TARGET_CUOBJ = re.compile(r"code for sm_(\d+)")
+_PRED = re.compile(r"^(@!?U?P(?:T|\d+))\s+(.*)$")
+_BACKTICK = re.compile(r"`\(([^)]+)\)")
+_HEX = re.compile(r"(?<![\w.])(0x[0-9a-fA-F]+)\b")
+
+# Opcodes whose address operand transfers control (CALL handled separately).
+_BRANCHES = {"BRA", "JMP", "BRX", "JMX", "BRXU", "JMXU"}
+
+
+def _split(body: str):
+    body = body.strip().strip("{}").strip()
+    pred = ""
+    m = _PRED.match(body)
+    if m:
+        pred, body = m.group(1), m.group(2)
+    parts = body.split(None, 1)
+    if not parts:
+        return pred, "", ""
+    return pred, parts[0], parts[1] if len(parts) > 1 else ""
+
+
+def _targets(opcode, operands, labels):
+    """(branch target, callee name, callee offset) of one instruction; labels may be None
+    while the listing is still being read (resolved later)."""
+    base = opcode.split(".")[0]
+    if base not in _BRANCHES and base != "CALL":
+        return None, None, None
+    ref = None
+    m = _BACKTICK.search(operands)
+    if m:
+        ref = m.group(1).strip()
+    else:
+        hexes = _HEX.findall(operands)
+        if hexes:
+            ref = int(hexes[-1], 16)
+        elif base == "CALL" and operands.strip():
+            ref = operands.split(",")[-1].strip()
+    if base == "CALL":
+        if isinstance(ref, int):
+            return None, None, ref
+        return None, ref, None
+    if isinstance(ref, str):
+        return ("label", ref), None, None
+    return ref, None, None
+
+
+def _finish_function(name, raw, labels, symbols, arch):
+    symbols = {n: (labels.get(n) if off is None else off) for n, off in symbols.items()}
+    symbols = {n: off for n, off in symbols.items() if off is not None}
+    insns = []
+    for off, pred, opcode, operands in raw:
+        if pred in ("@!PT", "@!UPT"):
+            continue   # predicated off for every thread: filler, never executed
+        target, callee, call_off = _targets(opcode, operands, labels)
+        if isinstance(target, tuple):
+            target = labels.get(target[1])
+        if callee is not None and call_off is None:
+            call_off = symbols.get(callee, labels.get(callee))
+        insns.append(Instruction(off, pred, opcode, operands, target, callee, call_off))
+    return Function(name, insns, arch, dict(symbols))
+
+
+def parse_text(text: str, origin: str = "") -> Program:
+    """Parse ``nvdisasm`` or ``cuobjdump -sass`` text (one or several architectures: the first
+    architecture's functions are kept, and a note says so)."""
+    functions, notes = {}, []
+    arch, fmt = None, "nvdisasm-text"
+    cur, raw, labels, symbols, pending = None, [], {}, {}, []
+    archs_seen = []
+
+    def close():
+        if cur is not None and raw:
+            if cur in functions:
+                return
+            functions[cur] = _finish_function(cur, raw, labels, symbols, arch)
+
+    for line in text.splitlines():
+        m = _TARGET_CUOBJ.search(line) if "code for" in line else None
+        if m:
+            fmt = "cuobjdump-text"
+            archs_seen.append(int(m.group(1)))
+            if len(archs_seen) > 1:
+                close()
+                cur = None
+                break
+            arch = int(m.group(1))
+            continue
+        m = _TARGET_NVDISASM.match(line)
+        if m and arch is None:
+            arch = int(m.group(1))
+            continue
+        m = _INSN.match(line)
+        if m:
+            off = int(m.group(1), 16)
+            for lab in pending:
+                labels[lab] = off
+            pending = []
+            pred, opcode, operands = _split(m.group(2))
+            if opcode:
+                raw.append((off, pred, opcode, operands))
+            continue
+        m = _SECTION.match(line) or _SECTION_BAR.match(line) or _CUOBJ_FUNC.match(line)
+        if m:
+            name = m.group(1)
+            if name != cur:
+                close()
+                cur, raw, labels, symbols, pending = name, [], {}, {}, []
+            continue
+        m = _TYPE_FUNC.match(line)
+        if m and cur is not None and m.group(1) != cur:
+            symbols[m.group(1)] = None
+            continue
+        m = _LABEL.match(line)
+        if m and cur is not None:
+            pending.append(m.group(1))
+    close()
+    if len(set(archs_seen)) > 1:
+        notes.append(f"{origin or 'input'} holds SASS for sm_{archs_seen}; kept sm_{arch} only")
+    if not functions:
+        raise InputError("no SASS instructions found (expected nvdisasm or cuobjdump -sass "
+                         "output)", path=origin or None)
+    return Program(arch, functions, origin, fmt, notes)
+
+
+def parse_json(text: str, origin: str = "", symbols: dict | None = None) -> Program:
+    """Parse ``nvdisasm -json`` output. ``symbols`` (function -> {subroutine: offset}) comes
+    from the cubin's ELF symbol table when gpuproj ran nvdisasm itself."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise InputError(f"not valid nvdisasm JSON: {e}", path=origin or None) from None
+    if not (isinstance(data, list) and len(data) >= 2 and isinstance(data[1], list)):
+        raise InputError("not nvdisasm -json output (expected [header, [functions]])",
+                         path=origin or None)
+    head = data[0] if isinstance(data[0], dict) else {}
+    v = head.get("SM", {}).get("version", {})
+    arch = int(v["major"]) * 10 + int(v["minor"]) if "major" in v else None
+    functions, notes = {}, []
+    for fn in data[1]:
+        name = fn.get("function-name")
+        if not name:
+            continue
+        start = int(fn.get("start", 0))
+        insns = []
+        for k, ins in enumerate(fn.get("sass-instructions", [])):
+            pred = ins.get("predicate", "") or ""
+            opcode = ins.get("opcode", "")
+            operands = ins.get("operands", "") or ""
+            if pred in ("@!PT", "@!UPT") or not opcode:
+                continue
+            # nvdisasm's JSON lists operands without spaces; keep them as printed
+            target, callee, call_off = _targets(opcode, operands, None)
+            if isinstance(target, tuple):
+                target = None
+            insns.append(Instruction(start + 16 * k, pred, opcode, operands, target, callee,
+                                     call_off))
+        f = Function(name, insns, arch, dict((symbols or {}).get(name, {})))
+        _resolve_json_calls(f, notes)
+        functions[name] = f
+    if not functions:
+        raise InputError("no functions in nvdisasm JSON", path=origin or None)
+    return Program(arch, functions, origin, "nvdisasm-json", notes)
+
+
+def _resolve_json_calls(f: Function, notes: list) -> None:
+    """Give each CALL its callee offset. With symbols: look them up. Without: the entries of
+    internal subroutines are the instructions that nothing falls or branches into; they follow
+    the kernel body in the order of their ``__internal_<k>`` number."""
+    calls = [i for i in f.instructions if i.base == "CALL" and i.call_offset is None]
+    if not calls:
+        return
+    if not all(i.callee in f.symbols for i in calls):
+        entries = _unreached_entries(f)
+        names = sorted({i.callee for i in calls if i.callee not in f.symbols},
+                       key=lambda n: (int(m.group(1)) if (m := re.search(r"__internal_(\d+)_", n))
+                                      else 1 << 30, n))
+        if len(entries) < len(names):
+            notes.append(f"{f.name}: could not locate subroutine(s) {names} in JSON; "
+                         "their instructions are not counted")
+        for n, off in zip(names, entries):
+            f.symbols[n] = off
+    f.instructions = [
+        Instruction(i.offset, i.predicate, i.opcode, i.operands, i.target, i.callee,
+                    f.symbols.get(i.callee)) if i.base == "CALL" and i.call_offset is None else i
+        for i in f.instructions]
+
+
+def _unreached_entries(f: Function) -> list[int]:
+    """Offsets where code starts that the kernel body never reaches by fall-through or branch
+    (subroutine entries), excluding the trailing ``BRA self`` + NOP padding."""
+    insns = f.instructions
+    reached_by_branch = {i.target for i in insns if i.target is not None}
+    entries, prev_falls = [], True
+    for k, i in enumerate(insns):
+        if k > 0 and not prev_falls and i.offset not in reached_by_branch:
+            if not (i.base == "NOP" or (i.base == "BRA" and i.target == i.offset)):
+                entries.append(i.offset)
+        uncond = not i.conditional
+        prev_falls = not (uncond and i.base in ("EXIT", "RET", "BRA", "JMP", "BRX", "JMX"))
+    return entries
+
+
+def parse_ncu_source_csv(text: str, origin: str = "", arch: int | None = None) -> Program:
+    """Parse ``ncu --import R --page source --csv --print-source sass``: a ``"Kernel Name",
+    name`` banner row, a header row, then one row per SASS instruction with ``Address``,
+    ``Source`` and the counters ``Instructions Executed`` (warp level), ``Thread Instructions
+    Executed`` and ``Predicated-On Thread Instructions Executed``. Several kernels follow each
+    other. Addresses are made relative to each kernel's first instruction."""
+    rows = list(csv.reader(io.StringIO(text)))
+    functions, notes = {}, []
+    k = 0
+    while k < len(rows):
+        r = rows[k]
+        if len(r) >= 2 and r[0].strip() == "Kernel Name":
+            name = r[1].strip()
+            header = rows[k + 1] if k + 1 < len(rows) else []
+            k += 2
+            body = []
+            while k < len(rows) and not (rows[k] and rows[k][0].strip() == "Kernel Name"):
+                body.append((k + 1, rows[k]))
+                k += 1
+            functions.setdefault(name, _ncu_function(name, header, body, origin, arch))
+            continue
+        k += 1
+    if not functions:
+        raise InputError("no 'Kernel Name' banner rows: not an Nsight Compute source-page CSV "
+                         "(ncu --page source --csv --print-source sass)", path=origin or None)
+    return Program(arch, functions, origin, "ncu-source-csv", notes)
+
+
+def _num(s, path, row, fld):
+    s = (s or "").strip().replace(",", "")
+    if s in ("", "-", "n/a", "N/A"):
+        return 0.0
+    try:
+        return float(s)
+    except ValueError:
+        raise InputError(f"'{s}' is not a number", path=path or None, row=row, field=fld) from None
+
+
+def _ncu_function(name, header, body, origin, arch):
+    cols = [h.strip() for h in header]
+
+    def col(label, required=True):
+        if label in cols:
+            return cols.index(label)   # first occurrence (old versions repeat some columns)
+        if required:
+            raise InputError(f"column '{label}' missing; collect with --section SourceCounters",
+                             path=origin or None, field=label)
+        return None
+
+    ia, isrc = col("Address"), col("Source")
+    iw = col("Instructions Executed")
+    it = col("Thread Instructions Executed", required=False)
+    ip = col("Predicated-On Thread Instructions Executed", required=False)
+    parsed = []
+    for row, r in body:
+        if len(r) <= max(ia, isrc) or not r[ia].strip():
+            continue
+        a = r[ia].strip().lower().removeprefix("0x")
+        try:
+            addr = int(a, 16)
+        except ValueError:
+            raise InputError(f"address '{r[ia]}' is not hexadecimal", path=origin or None,
+                             row=row, field="Address") from None
+        w = _num(r[iw], origin, row, "Instructions Executed")
+        t = _num(r[it], origin, row, "Thread Instructions Executed") if it is not None else w * 32
+        p = _num(r[ip], origin, row, "Predicated-On Thread Instructions Executed") \
+            if ip is not None else t
+        parsed.append((addr, r[isrc], w, t, p))
+    if not parsed:
+        raise InputError(f"kernel '{name}' has no instruction rows", path=origin or None)
+    base = min(p[0] for p in parsed)
+    raw, counts, labels = [], {}, {}
+    for addr, src, w, t, p in parsed:
+        off = addr - base
+        src = src.strip()
+        m = _INSN.match(src + (";" if not src.endswith(";") else ""))
+        body_txt = m.group(2) if m else src.rstrip(";")
+        pred, opcode, operands = _split(body_txt)
+        if not opcode:
+            continue
+        # absolute branch targets -> offsets
+        operands = _HEX.sub(lambda h: hex(int(h.group(1), 16) - base)
+                            if int(h.group(1), 16) >= base and opcode.split(".")[0] in
+                            _BRANCHES | {"CALL", "BSSY", "BREAK"} else h.group(1), operands)
+        raw.append((off, pred, opcode, operands))
+        counts[off] = (w, t, p)
+    f = _finish_function(name, raw, labels, {}, arch)
+    f.counts = counts
+    return f
+
+
+def sniff(head: bytes) -> str | None:
+    """The format of a file from its first bytes: elf, fatbin, nvdisasm-json, ncu-source-csv,
+    sass-text, or None."""
+    if head.startswith(b"\x7fELF"):
+        return "elf"
+    if head[:4] == b"\x50\xed\x55\xba":
+        return "fatbin"
+    s = head.decode("utf-8", "replace").lstrip()
+    if s.startswith("[") and '"SM"' in s[:2000] or s.startswith('[{"ELF"'):
+        return "nvdisasm-json"
+    if s.startswith('"Kernel Name"') or s.startswith("Kernel Name"):
+        return "ncu-source-csv"
+    if re.search(r"/\*[0-9a-fA-F]{4,}\*/", s):
+        return "sass-text"
+    return None
+
+
+def parse_file(path, arch: int | None = None) -> Program:
+    """Parse a SASS listing file of any text format above."""
+    p = Path(path)
+    data = p.read_bytes()
+    kind = sniff(data[:65536])
+    text = data.decode("utf-8", "replace")
+    if kind == "nvdisasm-json":
+        prog = parse_json(text, str(p))
+    elif kind == "ncu-source-csv":
+        prog = parse_ncu_source_csv(text, str(p), arch)
+    elif kind == "sass-text":
+        prog = parse_text(text, str(p))
+    else:
+        raise InputError("not a SASS listing (nvdisasm text or -json, cuobjdump -sass, or "
+                         "ncu source-page CSV)", path=str(p))
+    if arch is not None and prog.arch is None:
+        prog.arch = arch
+        for f in prog:
+            f.arch = arch
+    return prog

@@ -1,0 +1,194 @@
+"""Running NVIDIA's tools: nvcc (compile), nvdisasm (disassemble), cuobjdump (extract cubins
+from fatbins and executables).
+
+nvdisasm and cuobjdump come from the PyPI wheels ``nvidia-cuda-nvdisasm`` and
+``nvidia-cuda-cuobjdump`` (``pip install 'gpuproj[sass]'``); their binaries live inside the
+installed ``nvidia`` package (``nvidia/cu13/bin`` or ``nvidia/cuda_nvdisasm/bin``). nvcc comes
+from a CUDA toolkit (``PATH``, ``$CUDA_HOME/bin`` or ``/usr/local/cuda/bin``). A missing tool
+raises ``MissingToolError`` saying what to install. The current nvdisasm refuses sm_70 and
+older: SASS for those GPUs must be dumped on a machine whose CUDA supports them
+(``cuobjdump -sass app > app.sm_70.sass``) and passed as text.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+import shutil
+import struct
+import subprocess
+import tempfile
+from functools import cache
+from pathlib import Path
+
+from ..errors import GpuprojError, InputError, MissingToolError
+
+MIN_NVDISASM_ARCH = 75
+_WHEEL = {"nvdisasm": "nvidia-cuda-nvdisasm", "cuobjdump": "nvidia-cuda-cuobjdump"}
+
+
+@cache
+def find_tool(name: str) -> str:
+    """Absolute path of ``nvdisasm``, ``cuobjdump`` or ``nvcc``; ``MissingToolError`` if none."""
+    env = os.environ.get(f"GPUPROJ_{name.upper()}")
+    if env and Path(env).is_file():
+        return env
+    spec = importlib.util.find_spec("nvidia")
+    if spec is not None and spec.submodule_search_locations:
+        for root in spec.submodule_search_locations:
+            for cand in sorted(Path(root).glob(f"*/bin/{name}")):
+                if os.access(cand, os.X_OK):
+                    return str(cand)
+    found = shutil.which(name)
+    if found:
+        return found
+    for base in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"):
+        if base and (Path(base) / "bin" / name).is_file():
+            return str(Path(base) / "bin" / name)
+    if name in _WHEEL:
+        raise MissingToolError(f"{name} not found: install it with `pip install 'gpuproj[sass]'` "
+                               f"(PyPI package {_WHEEL[name]}) or put CUDA's bin directory on "
+                               f"PATH (or set GPUPROJ_{name.upper()})")
+    raise MissingToolError(f"{name} not found: install a CUDA toolkit and put its bin directory "
+                           "on PATH (or set CUDA_HOME), or pass an already compiled cubin, "
+                           "fatbin, executable or SASS listing instead of a .cu file")
+
+
+def _run(args, what, path=None, cwd=None) -> str:
+    try:
+        r = subprocess.run(args, capture_output=True, text=True, cwd=cwd, timeout=600)
+    except OSError as e:
+        raise MissingToolError(f"cannot run {args[0]}: {e}") from None
+    if r.returncode != 0:
+        tail = (r.stderr or r.stdout).strip().splitlines()[-8:]
+        raise InputError(f"{what} failed: " + " | ".join(tail), path=path)
+    return r.stdout
+
+
+def parse_arch(arch) -> int:
+    """``'sm_80'``, ``'80'``, ``'8.0'``, ``80`` -> 80.
+
+    >>> parse_arch("sm_90"), parse_arch("8.6"), parse_arch(120)
+    (90, 86, 120)
+    """
+    if isinstance(arch, int):
+        return arch
+    s = str(arch).strip().lower()
+    m = re.fullmatch(r"(?:sm_|compute_)?(\d+)(?:\.(\d))?[af]?", s)
+    if not m:
+        raise InputError(f"'{arch}' is not a GPU architecture (expected e.g. sm_80)",
+                         field="arch")
+    return int(m.group(1)) * 10 + int(m.group(2)) if m.group(2) else int(m.group(1))
+
+
+@cache
+def nvcc_archs() -> tuple[int, ...]:
+    """The sm_XX codes the installed nvcc can compile for."""
+    out = _run([find_tool("nvcc"), "--list-gpu-code"], "nvcc --list-gpu-code")
+    return tuple(sorted({int(m) for m in re.findall(r"sm_(\d+)", out)}))
+
+
+def compile_cu(source, arch, workdir, extra=()) -> Path:
+    """Compile a CUDA source file to a cubin for ``arch`` with ``nvcc -cubin -O3``."""
+    a = parse_arch(arch)
+    nvcc = find_tool("nvcc")
+    supported = nvcc_archs()
+    if a not in supported:
+        raise InputError(f"this nvcc cannot compile for sm_{a} (it supports "
+                         f"{', '.join(f'sm_{x}' for x in supported)}); compile on a machine whose "
+                         f"CUDA supports sm_{a} and pass the SASS (cuobjdump -sass) or the binary",
+                         path=str(source))
+    out = Path(workdir) / f"{Path(source).stem}.sm_{a}.cubin"
+    _run([nvcc, "-cubin", "-O3", f"-arch=sm_{a}", *extra, "-o", str(out), str(source)],
+         f"nvcc for sm_{a}", path=str(source))
+    return out
+
+
+def elf_symbols(data: bytes) -> dict[str, dict[str, int]]:
+    """Function symbols of a cubin by code section: ``{kernel: {symbol: offset}}`` for the
+    symbols that are not the kernel itself (nvcc's internal subroutines). ELF64 little endian."""
+    if data[:4] != b"\x7fELF" or data[4] != 2:
+        return {}
+    shoff, = struct.unpack_from("<Q", data, 0x28)
+    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x3A)
+    secs = [struct.unpack_from("<IIQQQQIIQQ", data, shoff + k * shentsize) for k in range(shnum)]
+
+    def name_at(strtab_idx, off):
+        s = secs[strtab_idx]
+        start = s[4] + off
+        end = data.index(b"\0", start)
+        return data[start:end].decode("utf-8", "replace")
+
+    names = [name_at(shstrndx, s[0]) for s in secs]
+    out: dict[str, dict[str, int]] = {}
+    for s in secs:
+        if s[1] != 2:   # SHT_SYMTAB
+            continue
+        link, entsize = s[6], s[9] or 24
+        for k in range(s[5] // entsize):
+            st_name, st_info, _, st_shndx, st_value, _ = struct.unpack_from(
+                "<IBBHQQ", data, s[4] + k * entsize)
+            if (st_info & 0xF) != 2 or st_shndx >= len(names):   # STT_FUNC
+                continue
+            sec = names[st_shndx]
+            if not sec.startswith(".text."):
+                continue
+            kernel, sym = sec[len(".text."):], name_at(link, st_name)
+            if sym != kernel:
+                out.setdefault(kernel, {})[sym] = st_value
+    return out
+
+
+def disassemble_cubin(cubin: Path) -> tuple[str, dict]:
+    """(``nvdisasm -json`` output, ELF subroutine symbols) of one cubin."""
+    data = Path(cubin).read_bytes()
+    arch = cubin_arch(data)
+    if arch is not None and arch < MIN_NVDISASM_ARCH:
+        raise InputError(f"nvdisasm cannot disassemble sm_{arch} (it supports sm_75 and newer); "
+                         "dump the SASS with `cuobjdump -sass` from a CUDA toolkit that supports "
+                         f"sm_{arch} (CUDA 12 or older) and pass the text file", path=str(cubin))
+    out = _run([find_tool("nvdisasm"), "-json", str(cubin)], "nvdisasm", path=str(cubin))
+    return out, elf_symbols(data)
+
+
+def cubin_arch(data: bytes) -> int | None:
+    """The sm_XX of a cubin from its ELF header flags (None if not a CUDA ELF)."""
+    if data[:4] != b"\x7fELF" or data[4] != 2:
+        return None
+    e_machine, = struct.unpack_from("<H", data, 0x12)
+    if e_machine != 190:   # EM_CUDA
+        return None
+    flags, = struct.unpack_from("<I", data, 0x30)
+    # CUDA 12.8+ layout: arch in bits 8..15; older: bits 0..7
+    hi, lo = (flags >> 8) & 0xFF, flags & 0xFF
+    return hi if data[7] == 0x41 and data[8] >= 8 and hi else lo
+
+
+def extract_cubins(binary, arch=None) -> list[tuple[int | None, Path]]:
+    """Cubins embedded in a fatbin, object, library or executable (``cuobjdump -xelf all``),
+    optionally only those for ``arch``; files live in a temporary directory kept until exit."""
+    tmp = Path(tempfile.mkdtemp(prefix="gpuproj-cubins-"))
+    _run([find_tool("cuobjdump"), "-xelf", "all", str(Path(binary).resolve())],
+         "cuobjdump -xelf", path=str(binary), cwd=tmp)
+    found = []
+    for p in sorted(tmp.glob("*.cubin")):
+        a = cubin_arch(p.read_bytes())
+        m = re.search(r"sm_(\d+)", p.name)
+        a = a or (int(m.group(1)) if m else None)
+        if arch is None or a == parse_arch(arch):
+            found.append((a, p))
+    if not found:
+        raise InputError("no cubin " + (f"for sm_{parse_arch(arch)} " if arch else "") +
+                         "embedded (cuobjdump -lelf lists what is there; PTX-only binaries must "
+                         "be compiled for the GPU first)", path=str(binary))
+    return found
+
+
+def tool_version(name: str) -> str:
+    try:
+        out = _run([find_tool(name), "--version"], f"{name} --version")
+    except GpuprojError:
+        return ""
+    m = re.search(r"release [\d.]+, V[\d.]+", out)
+    return m.group(0) if m else out.strip().splitlines()[-1]

@@ -1,0 +1,231 @@
+"""Train/test splits of the three generalisation experiments (Srivastava et al., Sec. 6) and the
+evaluation of trained methods on them.
+
+- ``gpu``: leave one GPU out. For each GPU g, training sees no row measured on g (g is neither
+  source nor target of any training pair); the test pairs are (s, g) for every other GPU s.
+  (The report's scripts test one GPU, TITAN V, and keep it as a source in training; here it
+  is left out entirely.)
+- ``config``: new problem size of known kernels. Per kernel, the configurations of the largest
+  size measured on two or more GPUs are the test set, every smaller one trains ("train on
+  small/medium/large, test on the largest"). Size = working set bytes where they vary within
+  the kernel, else DRAM bytes, else FLOPs (largest over the GPUs).
+- ``kernel``: new kernels. The report's Experiment 3 split where its kernels are present
+  (``REPORT_TEST_KERNELS``), else each kernel left out in turn.
+
+No test row influences training: a fold's ``train`` table holds no row of a test (kernel,
+config) on a test target, and trained methods are fitted on ``train`` only.
+
+>>> import pandas as pd
+>>> from gpuproj.profiles.table import ProfileTable
+>>> t = ProfileTable.from_frame(pd.DataFrame({"kernel": ["k"] * 4, "config": ["a", "b"] * 2,
+...     "gpu": ["titan-v", "titan-v", "rtx-2080-ti", "rtx-2080-ti"], "time_s": [1.0, 2, 3, 4],
+...     "dram_bytes": [1e6, 4e6, 1e6, 4e6]}))
+>>> [(f.name, sorted(f.test_keys)) for f in config_folds(t)]
+[('largest size', [('k', 'b')])]
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from .catalog import resolve
+from .errors import GpuprojError
+from .profiles.table import ProfileTable
+
+SPLITS = ("gpu", "config", "kernel")
+
+# Srivastava et al., Experiment 3: the four test kernels (the other twelve train)
+REPORT_TEST_KERNELS = ("matmul_tiled", "shared_transpose", "atomic_hotspot",
+                       "vector_add_divergent")
+
+
+@dataclass
+class Fold:
+    """One train/test split: fit on ``train``; predict, from the rows of ``test`` on each GPU of
+    ``sources``, every GPU of ``targets`` (None: all GPUs of ``test``)."""
+
+    name: str
+    train: ProfileTable
+    test: ProfileTable
+    sources: list | None = None
+    targets: list | None = None
+    test_keys: set = field(default_factory=set)
+
+
+def _sub(table, mask) -> ProfileTable:
+    return ProfileTable(table.df[np.asarray(mask)].reset_index(drop=True), table.skipped,
+                        table.origin)
+
+
+def _keys(df) -> pd.Series:
+    return pd.Series(list(zip(df["kernel"].astype(str), df["config"].astype(str))),
+                     index=df.index)
+
+
+def gpu_folds(table: ProfileTable, gpus=None) -> list[Fold]:
+    """Leave-one-GPU-out folds (all GPUs of ``table``, or those named in ``gpus``)."""
+    ids = [resolve(g).id for g in gpus] if gpus else table.gpus
+    if len(table.gpus) < 3:
+        raise GpuprojError("leave-one-GPU-out needs a table with three or more GPUs (training "
+                           "needs pairs of two GPUs besides the one left out)")
+    out = []
+    for g in ids:
+        if g not in table.gpus:
+            raise GpuprojError(f"GPU {g} is not in the table (GPUs: {', '.join(table.gpus)})")
+        on_g = table.df["gpu"] == g
+        train = _sub(table, ~on_g)
+        others = [x for x in table.gpus if x != g]
+        keys = set(_keys(table.df[on_g]))
+        out.append(Fold(f"target {g}", train, table, others, [g], keys))
+    return out
+
+
+def config_size(table: ProfileTable) -> pd.Series:
+    """Size of each (kernel, config): working set bytes where they vary within the kernel, else
+    DRAM bytes, else FLOPs, else the number in the config string; largest over the GPUs."""
+    d = table.df
+    out = {}
+    for k, g in d.groupby("kernel", sort=False):
+        size = None
+        for c in ("working_set_bytes", "dram_bytes", "flops"):
+            v = g.groupby("config", sort=False)[c].max()
+            if v.notna().all() and v.nunique() > 1:
+                size = v
+                break
+        if size is None:  # the largest product of the numbers in the config string
+            def num(s):
+                vals = [float(x) for x in pd.Series([s]).str.findall(r"\d+(?:\.\d+)?")[0]]
+                return float(np.prod(vals)) if vals else np.nan
+            size = pd.Series({c: num(c) for c in g["config"].unique()})
+        for c, v in size.items():
+            out[(str(k), str(c))] = float(v)
+    return pd.Series(out, dtype=float)
+
+
+def config_folds(table: ProfileTable) -> list[Fold]:
+    """One fold: per kernel, its largest-size configurations (measured on >= 2 GPUs) are the
+    test set; kernels with a single size only train."""
+    d = table.df
+    keys = _keys(d)
+    n_gpus = d.groupby([d["kernel"].astype(str), d["config"].astype(str)])["gpu"].nunique()
+    size = config_size(table)
+    test = set()
+    for k in d["kernel"].astype(str).unique():
+        s = size[[key for key in size.index if key[0] == k and n_gpus.get(key, 0) >= 2]]
+        if s.nunique() < 2:
+            continue
+        test |= set(s.index[s == s.max()])
+    if not test:
+        raise GpuprojError("the config split needs kernels measured at two or more sizes on "
+                           "two or more GPUs")
+    in_test = keys.isin(test).to_numpy()
+    return [Fold("largest size", _sub(table, ~in_test), _sub(table, in_test), None, None, test)]
+
+
+def kernel_folds(table: ProfileTable, test_kernels=None) -> list[Fold]:
+    """The report's Experiment 3 split where its kernels are present (or ``test_kernels``);
+    else leave-one-kernel-out."""
+    d = table.df
+    kernels = sorted(d["kernel"].astype(str).unique())
+    if len(kernels) < 2:
+        raise GpuprojError("the kernel split needs a table with two or more kernels")
+    if test_kernels is None and set(REPORT_TEST_KERNELS) <= set(kernels):
+        test_kernels = REPORT_TEST_KERNELS
+    groups = [list(test_kernels)] if test_kernels else [[k] for k in kernels]
+    out = []
+    for grp in groups:
+        missing = [k for k in grp if k not in kernels]
+        if missing:
+            raise GpuprojError(f"kernel(s) {', '.join(missing)} not in the table")
+        m = d["kernel"].astype(str).isin(grp).to_numpy()
+        name = "report test kernels" if tuple(grp) == REPORT_TEST_KERNELS else f"kernel {grp[0]}"
+        out.append(Fold(name, _sub(table, ~m), _sub(table, m), None, None,
+                        set(_keys(d[m]))))
+    return out
+
+
+def folds(table: ProfileTable, split: str, **kw) -> list[Fold]:
+    if split == "gpu":
+        return gpu_folds(table, kw.get("gpus"))
+    if split == "config":
+        return config_folds(table)
+    if split == "kernel":
+        return kernel_folds(table, kw.get("test_kernels"))
+    raise GpuprojError(f"unknown split '{split}' (known: {', '.join(SPLITS)})")
+
+
+def make_method(name_or_model, *, coverage=None, cv_groups="gpu", params=None):
+    """A model instance for ``name_or_model``: trained methods get ``coverage`` and the CV
+    grouping of the split; analytical methods are wrapped in ``Conformal`` when ``coverage`` is
+    given, so every method reports an interval."""
+    from .models import get_model, model_class
+
+    if not isinstance(name_or_model, str):
+        return name_or_model
+    cls = model_class(name_or_model)
+    params = dict(params or {})
+    if getattr(cls, "trained", False):
+        params.setdefault("coverage", coverage)
+        if "cv_groups" in __import__("inspect").signature(cls.__init__).parameters:
+            params.setdefault("cv_groups", cv_groups)
+        return get_model(name_or_model, **params)
+    if coverage:
+        from .learned.models import Conformal
+
+        return Conformal(base=name_or_model, coverage=coverage)
+    return get_model(name_or_model, **params)
+
+
+def evaluate_fold(fold: Fold, methods, *, coverage=None, cv_groups="gpu", model_params=None,
+                  fitted: list | None = None):
+    """Fit the trained methods (and conformal wrappers) on ``fold.train``, predict the fold's
+    test pairs with every method. Returns an ``Evaluation`` whose pairs carry a ``fold``
+    column. ``fitted`` (a list) receives the fitted models."""
+    from .evaluate import Evaluation, evaluate
+
+    models = []
+    for m in methods:
+        name = m if isinstance(m, str) else m.name
+        model = make_method(m, coverage=coverage, cv_groups=cv_groups,
+                            params=(model_params or {}).get(name))
+        if getattr(model, "trained", False) and not hasattr(model, "features_"):
+            model.fit(fold.train)
+        models.append(model)
+        if fitted is not None:
+            fitted.append(model)
+    ev = evaluate(fold.test, models, fold.sources, fold.targets)
+    pairs = ev.pairs
+    if fold.test_keys and len(pairs):
+        keep = _keys(pairs).isin(fold.test_keys).to_numpy()
+        pairs = pairs[keep].reset_index(drop=True)
+    pairs = pairs.assign(fold=fold.name)
+    return Evaluation(pairs, ev.skipped)
+
+
+def evaluate_split(table: ProfileTable, methods, split: str, *, coverage=None,
+                   model_params=None, progress=None, **kw):
+    """Every fold of ``split`` (``gpu``, ``config`` or ``kernel``) with ``methods``; the
+    pairs of all folds in one ``Evaluation`` (the same metrics and JSON as ``evaluate``)."""
+    from .evaluate import Evaluation
+
+    fs = folds(table, split, **kw)
+    it = progress(fs) if progress else fs
+    frames, skipped = [], []
+    for f in it:
+        ev = evaluate_fold(f, methods, coverage=coverage, cv_groups=split,
+                           model_params=model_params)
+        frames.append(ev.pairs)
+        skipped.extend(ev.skipped)
+    pairs = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+    return Evaluation(pairs, skipped)
+
+
+def evaluate_trained(train: ProfileTable, test: ProfileTable, methods, *, coverage=None,
+                     model_params=None, sources=None, targets=None, fitted=None):
+    """Fit trained methods on ``train`` and evaluate every method on all pairs of ``test``."""
+    fold = Fold("train/test", train, test, sources, targets)
+    return evaluate_fold(fold, methods, coverage=coverage, model_params=model_params,
+                         fitted=fitted)

@@ -1,0 +1,246 @@
+"""Benchmark pieces that need no device: statistics, catalog entries, gpu-benches parsing, the
+quadrant-split view, the CUDA backend's argument packing, and the CUDA sources compiled by nvcc
+for sm_90 (skipped without nvcc)."""
+
+import ctypes
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from gpuproj.bench import entry, stats
+from gpuproj.bench.backend import kernel_source
+from gpuproj.bench.checks import largest_drop
+from gpuproj.bench.compare import compare, parse_roofline, parse_size_bw, parse_stream
+from gpuproj.bench.sizes import FULL, QUICK, floor_pow2
+from gpuproj.bench.suite import COMPUTE, MIX_PRECISIONS, half2_bits, mix_extra
+from gpuproj.errors import GpuprojError, InputError
+from tests.conftest import make_gpu
+
+GPU_BENCHES = Path(__file__).resolve().parents[2] / "shared" / "data" / "external" / "gpu-benches"
+if not GPU_BENCHES.is_dir():
+    GPU_BENCHES = Path("/work/shared/data/external/gpu-benches")
+
+
+def test_summary_by_hand():
+    s = stats.summarize([4.0, 1.0, 3.0, 2.0])
+    # sorted 1 2 3 4: median 2.5; 25th percentile at position 0.75 -> 1.75; 75th at 2.25 -> 3.25
+    assert (s.median, s.q1, s.q3, s.min, s.max, s.n) == (2.5, 1.75, 3.25, 1.0, 4.0, 4)
+    assert s.spread == pytest.approx(1.5 / 2.5)
+    assert stats.rate(10.0, [1.0, 2.0, 4.0]) == 5.0
+    with pytest.raises(ValueError):
+        stats.summarize([])
+
+
+def test_linear_fit_and_drop():
+    a, b = stats.linear_fit([132, 264, 528], [1e-6 + 132 * 2e-9, 1e-6 + 264 * 2e-9,
+                                              1e-6 + 528 * 2e-9])
+    assert a == pytest.approx(1e-6) and b == pytest.approx(2e-9)
+    assert largest_drop([1, 3, 2, 4]) == pytest.approx(1 / 3)
+    assert largest_drop([5]) == 0.0
+
+
+def test_sizes():
+    assert floor_pow2(12_500_000) == 8 * 1024**2
+    assert floor_pow2(1) == 1
+    assert QUICK.reps < FULL.reps and QUICK.mix_ks[0] >= 1  # K = 0 moves no data (load = store)
+
+
+def test_half2_bits_and_mix_extra():
+    assert half2_bits(1.0) == np.uint32(0x3C003C00)
+    assert mix_extra((1, 4), ["fp32", "fp64"]) == "MIX_FP32(1) MIX_FP32(4)\nMIX_FP64(1) MIX_FP64(4)"
+
+
+def _raw(values, spreads=None, n=20):
+    ms = []
+    for name, v in values.items():
+        ms.append({"name": name, "value": v, "rates": {"bytes": 4 * v},
+                   "summary": {"n": n, "spread": (spreads or {}).get(name, 0.01)}})
+    return {"measurements": ms, "date": "2026-01-02", "sizes": {"spread_limit": 0.05,
+                                                                 "name": "full"},
+            "device": {"name": "Dev X", "backend": "opencl", "vendor": "V", "device_type": "GPU",
+                       "compute_units": 7, "warp_size": 32, "max_block_size": 1024,
+                       "local_mem_bytes": 65536, "global_mem_bytes": 2**33, "l2_bytes": 2**22,
+                       "clock_hz": 1.5e9, "isa": "gfx000", "architecture": "Arch"}}
+
+
+def test_measured_section_maps_benchmarks_to_fields():
+    raw = _raw({"fp32_fma": 2e13, "fp32_add": 1.1e13, "fp32_mul": 0.9e13, "stream_triad": 1e12,
+                "smem_read": 1e12, "launch": 3e-6})
+    sec = entry.measured_section(raw)
+    assert sec["fp32_fma_flops_per_s"]["value"] == 2e13
+    assert sec["fp32_addmul_flops_per_s"]["value"] == 0.9e13     # the lower of ADD and MUL
+    assert sec["shared_bw_bytes_per_s"]["value"] == 4e12          # 4 bytes per load
+    assert sec["ldst_inst_per_s"]["value"] == 1e12
+    assert sec["launch_overhead_s"]["value"] == 3e-6
+    assert sec["dram_bw_bytes_per_s"]["source"] == \
+        "gpuproj bench stream_triad 2026-01-02 Dev X median of 20"
+    assert "fp64_fma_flops_per_s" not in sec                      # not measured: absent
+    assert all(e["kind"] == "measurement" for e in sec.values())
+
+
+def test_new_gpu_file_is_complete_and_loads(tmp_path):
+    from gpuproj.catalog import read_gpu_file
+
+    raw = _raw({"stream_triad": 1e12})
+    data = entry.gpu_file(raw, None)
+    assert data["id"] == "dev-x" and data["isa"] == "gfx000"
+    p = tmp_path / "dev-x.yaml"
+    p.write_text(entry.dump_yaml(data))
+    g = read_gpu_file(p)
+    assert g.value("sm_count") == 7 and g.value("warp_size") == 32
+    assert g.value("l2_size_bytes") == 2**22
+    assert g.measured("dram_bw_bytes_per_s") == 1e12
+
+
+def test_check_flags_above_peak_and_spread():
+    raw = _raw({"stream_triad": 1e12, "fp32_fma": 1e13}, spreads={"fp32_fma": 0.2})
+    gpu = make_gpu("g", peak={"dram_bw_bytes_per_s": 0.9e12, "fp32_fma_flops_per_s": 2e13})
+    flags = entry.check(raw, gpu)
+    assert [(f.get("field") or f.get("name"), f["problem"]) for f in flags] == [
+        ("dram_bw_bytes_per_s", "above_peak"), ("fp32_fma", "wide_spread")]
+
+
+def test_slug():
+    assert entry.slug("NVIDIA H100 80GB HBM3") == "nvidia-h100-80gb-hbm3"
+
+
+@pytest.mark.skipif(not GPU_BENCHES.is_dir(), reason="shared gpu-benches data not present")
+def test_parse_gpu_benches_files():
+    st = parse_stream(GPU_BENCHES / "gpu-stream" / "h200.txt")
+    # best rows, read by hand from the file (GB/s): init 3898, read 2756, scale 3165, triad 3534
+    assert st["init"] == 3898e9 and st["read"] == 2756e9
+    assert st["scale"] == 3165e9 and st["triad"] == 3534e9
+    rows = parse_size_bw(GPU_BENCHES / "gpu-l2-cache" / "h200.txt")
+    assert rows[0] == (1536e3, 13526.6e9)
+    rows = parse_size_bw(GPU_BENCHES / "gpu-cache" / "h100_pcie.txt")
+    assert rows[0] == (2e3, 24476.7e9)
+    rf = parse_roofline(GPU_BENCHES / "gpu-roofline" / "h200.txt")
+    assert rf["flops_per_s"] == 42558e9
+
+
+def test_parse_rejects_other_files(tmp_path):
+    p = tmp_path / "x.txt"
+    p.write_text("hello\n")
+    with pytest.raises(InputError):
+        parse_stream(p)
+    with pytest.raises(InputError):
+        parse_size_bw(p)
+
+
+def test_compare_rows(tmp_path):
+    (tmp_path / "gpu-stream").mkdir()
+    (tmp_path / "gpu-stream" / "x.txt").write_text(
+        "blockSize   threads       %occ  |                init       read       scale     triad\n"
+        "       32        4224      3 %  |  GB/s:         100        200        300       400\n"
+        "       64        8448    6.2 %  |  GB/s:         150        100        300       500\n")
+    raw = {"measurements": [{"name": "stream_triad", "value": 450e9}], "sweeps": {}}
+    rows = compare(raw, tmp_path, "x")
+    assert rows == [{"metric": "stream_triad", "ours": 450e9, "theirs": 500e9, "ratio": 0.9,
+                     "theirs_source": "gpu-stream/x.txt best triad"}]
+
+
+def test_quadrant_split_geometry(tmp_path):
+    from gpuproj.plots import quadrant
+
+    a = make_gpu("a", peak={"dram_bw_bytes_per_s": 2e12, "fp32_fma_flops_per_s": 20e12})
+    b = make_gpu("b", peak={"dram_bw_bytes_per_s": 1e12, "fp32_fma_flops_per_s": 40e12},
+                 measured={"dram_bw_bytes_per_s": 0.9e12})
+    pts = quadrant.points_from_gpus([a, b])
+    assert [(p["bw"], p["compute"], p["kind"]) for p in pts] == [
+        (2e12, 20e12, "peak"), (1e12, 40e12, "peak")]
+    m = quadrant.points_from_gpus([b], which="measured")[0]
+    assert (m["bw"], m["kind"]) == (0.9e12, "measured+peak")
+    # ridge points 10 and 40 FLOP/B: a kernel at I = 20 is compute-bound on a, memory on b
+    assert quadrant.classify(2e12, 20e12, 20) == "compute"
+    assert quadrant.classify(1e12, 40e12, 20) == "memory"
+    assert quadrant.attainable(1e12, 40e12, 20) == 20e12
+    from tests.conftest import table
+
+    rows = table(time_s=[1e-3, 1e-3], flops=[4e9, 1e9], dram_bytes=[2e8, 0.0])
+    assert quadrant.kernels_from_rows(rows) == [("k0 [c]", 20.0)]
+    fig = quadrant.quadrant_figure([a, b], rows)
+    from gpuproj.plots import _style
+
+    assert _style.save(fig, tmp_path / "q.png").stat().st_size > 5000
+    with pytest.raises(GpuprojError):
+        quadrant.quadrant_figure([make_gpu("c")], rows)
+
+
+def test_cuda_argument_packing():
+    from gpuproj.bench.cuda import CudaBackend, DeviceBuffer
+
+    _store, ptrs = CudaBackend._params((DeviceBuffer(0x1234, 8), np.float32(2.5), np.uint32(7)))
+    assert ctypes.cast(ptrs[0], ctypes.POINTER(ctypes.c_uint64)).contents.value == 0x1234
+    assert ctypes.cast(ptrs[1], ctypes.POINTER(ctypes.c_float)).contents.value == 2.5
+    assert ctypes.cast(ptrs[2], ctypes.POINTER(ctypes.c_uint32)).contents.value == 7
+    with pytest.raises(TypeError):
+        CudaBackend._params((2.5,))
+
+
+def test_no_device_message(monkeypatch):
+    from gpuproj.bench import backend, cuda, opencl
+
+    def no_cuda(*a, **k):
+        raise GpuprojError("no NVIDIA driver (libcuda) found")
+    monkeypatch.setattr(cuda, "CudaBackend", no_cuda)
+    monkeypatch.setattr(opencl, "list_devices", list)
+    with pytest.raises(GpuprojError, match="no device to benchmark.*pip install"):
+        backend.open_backend("auto")
+    with pytest.raises(GpuprojError, match="no OpenCL platform"):
+        backend.open_backend("opencl")
+
+
+def test_sources_define_the_same_kernels():
+    names = {}
+    for ext, pat in (("cl", r"__kernel void (\w+)\("),
+                     ("cu", r'extern "C" __global__ void (\w+)\(')):
+        text = kernel_source("compute", ext) + kernel_source("memory", ext)
+        found = set(re.findall(pat, text))
+        # macro-generated kernels: FLOAT_KERNEL(name, ...)
+        found |= set(re.findall(r"^FLOAT_KERNEL\((\w+),", text, flags=re.MULTILINE))
+        names[ext] = found - {"NAME"}
+    assert names["cl"] == names["cu"]
+    assert set(COMPUTE) <= names["cu"]
+    for p in MIX_PRECISIONS:
+        for ext in ("cl", "cu"):
+            assert f"MIX_{p.upper()}(K)" in kernel_source("mixbench", ext)
+
+
+NVCC = shutil.which("nvcc") or ("/usr/local/cuda/bin/nvcc"
+                                if Path("/usr/local/cuda/bin/nvcc").is_file() else None)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(NVCC is None, reason="nvcc not installed")
+@pytest.mark.parametrize("source", ["compute", "memory", "mixbench"])
+def test_cuda_sources_compile_for_sm90(source, tmp_path):
+    text = kernel_source(source, "cu")
+    if source == "mixbench":
+        text += "\n" + mix_extra(FULL.mix_ks, MIX_PRECISIONS) + "\n"
+    src = tmp_path / f"{source}.cu"
+    src.write_text(text)
+    obj = tmp_path / f"{source}.o"
+    proc = subprocess.run([NVCC, "-arch=sm_90", "-c", "-o", str(obj), str(src)],
+                          capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert obj.stat().st_size > 0
+    if source != "compute":
+        return
+    # the FP32 FMA loop is FFMA and nothing else of note (SASS, where cuobjdump is installed)
+    try:
+        import nvidia.cu13 as cu
+        dump = Path(cu.__path__[0]) / "bin" / "cuobjdump"
+    except ImportError:
+        dump = Path(shutil.which("cuobjdump") or "/nonexistent")
+    if not dump.is_file():
+        return
+    sass = subprocess.run([str(dump), "-sass", "-fun", "fp32_fma", str(obj)],
+                          capture_output=True, text=True, check=False).stdout
+    ops = re.findall(r"/\*[0-9a-f]{4}\*/\s+(?:@!?U?P\w+\s+)?([A-Z0-9]+)", sass)
+    if ops:
+        assert ops.count("FFMA") >= 128          # 16 steps x 8 chains per loop iteration
+        assert ops.count("FFMA") >= 0.7 * len(ops)

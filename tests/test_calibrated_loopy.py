@@ -1,0 +1,229 @@
+"""Calibrated cost models on real loopy kernels: pinned counts, generators, work removal, and
+an end-to-end calibration on the CPU's OpenCL device (PoCL), small sizes."""
+
+import json
+import shutil
+import warnings
+from pathlib import Path
+
+import pytest
+
+lp = pytest.importorskip("loopy")
+
+from gpuproj.calibrated import kernels as K
+from gpuproj.calibrated.counting import count_kernel
+from gpuproj.calibrated.features import parse_feature
+from gpuproj.calibrated.generators import ALL_GENERATORS, KernelCollection, MatchCondition
+from gpuproj.calibrated.work_removal import remove_work
+from gpuproj.errors import InputError
+
+DATA = Path(__file__).parent / "data"
+SG = 32
+
+
+@pytest.fixture(autouse=True)
+def _quiet():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        yield
+
+
+def _feat(cv, name, tags=None):
+    return parse_feature(name).evaluate(cv, tags)
+
+
+@pytest.fixture(scope="module")
+def mm_pf():
+    return K.matmul_sq(256, prefetch=True)
+
+
+@pytest.mark.parametrize("n", [512, 1024])
+def test_tiled_matmul_counts_are_pinned(mm_pf, n):
+    """Paper Sec. 2.1 / 8.3: 2n^3 flops as n^3 madds, n^3/16 loads of a and of b, n^2 stores,
+    2n^3 local loads and 2n^3/16 local stores, 2n/16 barriers per work-item. Sub-group counts
+    are per 32 work-items. Re-evaluated from one symbolic count for both sizes."""
+    cv = count_kernel(mm_pf.program, SG).evaluate({"n": n})
+    assert _feat(cv, "f_op_float32_madd") * SG * 2 == 2 * n**3
+    assert _feat(cv, "f_op_float32_add") == 0 and _feat(cv, "f_op_float32_mul") == 0
+    assert _feat(cv, "f_mem_access_tag:aLD", mm_pf.access_tags) == n**3 / 16
+    assert _feat(cv, "f_mem_access_tag:bLD", mm_pf.access_tags) == n**3 / 16
+    assert _feat(cv, "f_mem_access_global_float32_store") == n**2
+    assert _feat(cv, "f_mem_access_local_float32_load") * SG == 2 * n**3
+    assert _feat(cv, "f_mem_access_local_float32_store") * SG == 2 * n**3 / 16
+    assert _feat(cv, "f_sync_barrier_local") == 2 * n / 16
+    assert _feat(cv, "f_sync_kernel_launch") == 1
+    assert _feat(cv, "f_thread_groups") == (n // 16) ** 2
+    # Table 1: a has gid(0) stride 0, b gid(0) stride 16; both AFR n/16
+    pa = "f_mem_access_global_float32_load_lstrides:{0:1;1:>15}_gstrides:{0:0}_afr:>1"
+    pb = "f_mem_access_global_float32_load_lstrides:{0:1;1:>15}_gstrides:{0:16}_afr:>1"
+    assert _feat(cv, pa) == n**3 / 16 and _feat(cv, pb) == n**3 / 16
+    assert cv.afr[("a", "load")] == n / 16
+    assert count_kernel(mm_pf.program, SG) is count_kernel(mm_pf.program, SG)  # cached
+
+
+def test_untiled_matmul_has_uniform_a_loads_counted_per_subgroup():
+    cv = count_kernel(K.matmul_sq(256, prefetch=False).program, SG).evaluate({"n": 256})
+    n = 256
+    uniform = parse_feature("f_mem_access_global_float32_load_lstrides:{0:0}")
+    assert uniform.evaluate(cv) * SG == n**3  # a[i,k]: the same element for all of a sub-group
+    assert uniform.granularities(cv) == {"subgroup"}
+    assert _feat(cv, "f_mem_access_global_float32_load_lstrides:{0:1;1:0}") == n**3  # b
+    assert cv.afr[("b", "load")] == n
+
+
+def test_flops_kernel_counts_32_updates_per_iteration():
+    mk = K.flops_pattern("madd", m=64, ng=(4, 2))
+    cv = count_kernel(mk.program, SG).evaluate(mk.sizes)
+    groups = 4 * 2
+    assert _feat(cv, "f_thread_groups") == groups
+    # 32 madds x m iterations per work-item, 256 work-items = 8 sub-groups per group
+    assert _feat(cv, "f_op_float32_madd") == 32 * 64 * groups * 8
+    # 31 adds summing the variables, 31 muls making distinct starting values
+    assert _feat(cv, "f_op_float32_add") == 31 * groups * 8
+    assert _feat(cv, "f_op_float32_mul") == 31 * groups * 8
+    assert _feat(cv, "f_mem_access_global_float32") == 2 * groups * 256
+
+
+def test_local_access_and_barrier_kernels():
+    mk = K.local_access(m=100, ng=(2, 3))
+    cv = count_kernel(mk.program, SG).evaluate(mk.sizes)
+    sgs = 2 * 3 * 8
+    assert _feat(cv, "f_mem_access_local_float32_load") == 101 * sgs
+    assert _feat(cv, "f_mem_access_local_float32_store") == 101 * sgs
+    mk = K.barriers(m=40, ng=(2, 2))
+    assert _feat(count_kernel(mk.program, SG).evaluate(mk.sizes), "f_sync_barrier_local") == 40
+
+
+def test_work_removal_keeps_the_b_pattern_like_the_paper(mm_pf):
+    """Sec. 7.1.1: remove_work(knl, remove_vars=["a", "c"]) keeps b's loads and loop."""
+    prog = remove_work(mm_pf.program, remove_vars=["a", "c"])
+    code = lp.generate_code_v2(prog).device_code()
+    assert "tgt_read = tgt_read + b[" in code and " a[" not in code
+    assert "__local" not in code and "barrier" not in code
+    n = 256
+    before = count_kernel(mm_pf.program, SG).evaluate({"n": n})
+    after = count_kernel(prog, SG).evaluate({"n": n})
+    (b0,) = [(a, v) for a, v in before.accesses if a.variable == "b"]
+    (b1,) = [(a, v) for a, v in after.accesses if a.variable == "b"]
+    assert b1[1] == b0[1] and b1[0].lid_strides == b0[0].lid_strides \
+        and b1[0].gid_strides == b0[0].gid_strides
+    assert _feat(after, "f_mem_access_global_float32_store") == n**2  # tgt_read_dest
+    assert _feat(after, "f_mem_access_local") == 0 and _feat(after, "f_op_float32_madd") == 0
+    with pytest.raises(InputError, match="not global arrays"):
+        remove_work(mm_pf.program, keep_vars=["zz"])
+
+
+def test_generators_tags_and_match_conditions():
+    names = {g.name for g in ALL_GENERATORS}
+    assert len(names) >= 12
+    assert {"flops_add_pattern", "flops_mul_pattern", "flops_madd_pattern",
+            "flops_div_pattern", "gmem_access_pattern", "lmem_access_pattern",
+            "barrier_pattern", "empty_kernel", "overlap_local_global", "matmul_sq",
+            "dg_diff", "finite_diff", "transpose"} <= names
+    kc = KernelCollection(ALL_GENERATORS)
+    assert [g.name for g in kc.matching(["matmul_sq"])] == ["matmul_sq"]
+    assert kc.matching(["matmul_sq", "finite_diff"]) == []  # superset: none has both
+    inter = KernelCollection(ALL_GENERATORS, MatchCondition.INTERSECT)
+    assert {g.name for g in inter.matching(["matmul_sq", "finite_diff"])} == \
+        {"matmul_sq", "finite_diff"}
+    ident = KernelCollection(ALL_GENERATORS, "identical")
+    assert [g.name for g in ident.matching(["transpose", "application"])] == ["transpose"]
+    sub = KernelCollection(ALL_GENERATORS, "subset")
+    assert {g.name for g in sub.matching(["flops_madd_pattern", "flops", "microbenchmark",
+                                          "barrier"])} == {"flops_madd_pattern"}
+    # Cartesian product: 2 prefetch x 3 n = 6 (paper Sec. 7.1: omit prefetch -> both)
+    assert len(kc.variants(["matmul_sq", "n:64,128,192"])) == 6
+    assert len(kc.variants(["matmul_sq", "prefetch:True", "n:64,128,192"])) == 3
+    dg = kc.variants(["dg_diff", "nelements:256"])
+    assert sorted(k.variant["variant"] for k in dg) == sorted(K.DG_VARIANTS)
+    assert len(kc.variants(["finite_diff", "n:224"])) == 2
+    with pytest.raises(InputError, match="not allowed"):
+        kc.variants(["matmul_sq", "dtype:float16"])
+    with pytest.raises(InputError, match="no generator"):
+        kc.variants(["no_such_generator"])
+
+
+def test_case_study_kernels_count():
+    for mk in (K.dg_diff(v, 256) for v in K.DG_VARIANTS):
+        cv = count_kernel(mk.program, SG).evaluate(mk.sizes)
+        # res[m,k,i] = sum_j: 3 matrices x 256 elements x 64 nodes x 64 madds per work-item
+        assert _feat(cv, "f_op_float32_madd") * SG == 3 * 256 * 64 * 64
+    for lsize in (16, 18):
+        mk = K.finite_diff(224, lsize)
+        cv = count_kernel(mk.program, SG).evaluate(mk.sizes)
+        t = lsize - 2
+        assert _feat(cv, "f_thread_groups") == (224 // t) ** 2
+        # one tile element per work-item fetched: lsize^2 loads per group
+        assert _feat(cv, f"f_mem_access_tag:fd{lsize}_uLD", mk.access_tags) == \
+            (224 // t) ** 2 * lsize**2
+
+
+# -- running on the CPU's OpenCL device --------------------------------------------------
+
+
+def _opencl_ok():
+    try:
+        import pyopencl as cl
+
+        return bool([d for p in cl.get_platforms() for d in p.get_devices()])
+    except Exception:  # noqa: BLE001 - any OpenCL failure means no device
+        return False
+
+
+needs_opencl = pytest.mark.skipif(not _opencl_ok(), reason="no OpenCL device")
+
+
+@needs_opencl
+def test_runner_times_kernels_on_opencl():
+    from gpuproj.calibrated.timing import OpenCLRunner
+
+    r = OpenCLRunner(warmup=1, repetitions=3)
+    t = r.time(K.dg_diff("pf_diff_mat_T", 64))  # transposed strides are honoured
+    assert len(t.samples_s) == 3 and t.median_s > 0
+    small = r.time(K.flops_pattern("add", m=16, ng=(2, 1)))
+    big = r.time(K.flops_pattern("add", m=256, ng=(2, 1)))
+    assert big.median_s > small.median_s
+
+
+@needs_opencl
+@pytest.mark.slow
+def test_cli_calibrates_evaluates_and_predicts_end_to_end(tmp_path):
+    from click.testing import CliRunner
+
+    from gpuproj.calibrated import predict_loopy
+    from gpuproj.cli.main import cli
+
+    model = tmp_path / "tiny.yaml"
+    shutil.copy(DATA / "calibrated-pocl-tiny-model.yaml", model)
+    out = tmp_path / "params.json"
+    res = CliRunner().invoke(cli, ["calibrate", str(model), "--out", str(out),
+                                   "--repetitions", "3", "--warmup", "1", "--evaluate",
+                                   "--json"])
+    assert res.exit_code == 0, res.output
+    d = json.loads(res.output[res.output.index("{"):])
+    assert d["format"] == "gpuproj-calibrated-params" and d["n_kernels"] == 16
+    assert set(d["params"]) == {"p_launch", "p_group", "p_madd", "p_add", "p_lmem", "p_g"}
+    ev = d["evaluation"]
+    assert len(ev["variants"]) == 2 and ev["ranking_correct"] in (True, False)
+    assert ev["geomean_rel_error"] > 0
+    saved = json.loads(out.read_text())
+    assert saved["params"] == d["params"]
+    # predict a declarative loopy kernel with the saved parameters
+    p = predict_loopy(DATA / "calibrated-matmul-kernel.yaml", out, {"n": 128})
+    assert p["time_s"] > 0 and p["features"]["f_op_float32_madd"] * 32 == 128**3
+    ps = predict_loopy(DATA / "calibrated-matmul-kernel.yaml", out, [{"n": 64}, {"n": 256}])
+    assert ps[1]["time_s"] > ps[0]["time_s"]
+    # and a generator kernel file
+    gk = tmp_path / "k.yaml"
+    gk.write_text("generator: matmul_sq\nargs: {prefetch: false, n: 64}\n")
+    assert predict_loopy(gk, out, {"n": 128})["time_s"] > 0
+
+
+def test_cli_reports_bad_model_files(tmp_path):
+    from gpuproj.cli.main import main
+
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("output: f_wall_time\nexpression: 'p_a * * f_op_float32_add'\n")
+    with pytest.raises(SystemExit) as e:
+        main(["calibrate", str(bad)])
+    assert e.value.code == 2

@@ -1,0 +1,268 @@
+"""Calibrated cost models: expressions, feature grammar, calibration on synthetic data, files.
+No loopy kernel is built here except where marked; all values are derived by hand."""
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from gpuproj.calibrated import expression as E
+from gpuproj.calibrated.features import (
+    FeatureError,
+    MemAccessFeature,
+    OpFeature,
+    SyncFeature,
+    parse_feature,
+)
+from gpuproj.calibrated.model import (
+    Calibration,
+    FeatureTable,
+    Model,
+    calibrate,
+    geomean_rel_error_from,
+    load_params,
+)
+from gpuproj.calibrated.timing import robust_median
+from gpuproj.errors import InputError
+
+# -- expressions -----------------------------------------------------------------------------
+
+
+def test_expression_evaluates_and_differentiates():
+    e = E.parse("p_a * f_x + p_b * f_y / 2 - 3 * p_c ** 2")
+    env = {"p_a": 2.0, "p_b": 4.0, "p_c": 1.5, "f_x": 3.0, "f_y": 5.0}
+    assert e.evaluate(env) == pytest.approx(2 * 3 + 4 * 5 / 2 - 3 * 1.5**2)
+    assert e.diff("p_a").evaluate(env) == pytest.approx(3.0)
+    assert e.diff("p_b").evaluate(env) == pytest.approx(2.5)
+    assert e.diff("p_c").evaluate(env) == pytest.approx(-6 * 1.5)
+    assert e.params() == {"p_a", "p_b", "p_c"} and e.features() == {"f_x", "f_y"}
+
+
+def test_step_and_overlap_follow_eqs_5_and_6():
+    # s^(x) = (tanh(p_edge x) + 1)/2; overlap(a, b) = a s^(a-b) + b s^(b-a)
+    e = E.parse("overlap(f_a, f_b, p_edge)")
+    a, b, k = 3.0, 1.0, 2.0
+    s = lambda x: (math.tanh(k * x) + 1) / 2
+    assert e.evaluate({"f_a": a, "f_b": b, "p_edge": k}) == pytest.approx(a * s(2) + b * s(-2))
+    # d/dk: a s'(a-b)(a-b) + b s'(b-a)(b-a), s'(x) wrt k = (1 - tanh(kx)^2) x / 2
+    ds = lambda x: (1 - math.tanh(k * x) ** 2) * x / 2
+    assert e.diff("p_edge").evaluate({"f_a": a, "f_b": b, "p_edge": k}) == pytest.approx(
+        a * ds(2) + b * ds(-2))
+    assert E.parse("step(f_a, p_e)").evaluate({"f_a": 0.0, "p_e": 5.0}) == 0.5
+
+
+def test_symbolic_jacobian_matches_finite_differences():
+    e = E.parse("p_o + overlap(p_g * f_g, p_l * f_l + p_m * f_m, p_edge)")
+    env = {"f_g": 1.3, "f_l": 0.7, "f_m": 0.2, "p_o": 0.1, "p_g": 1.0, "p_l": 1.1,
+           "p_m": 0.5, "p_edge": 3.0}
+    for p in e.params():
+        h = 1e-6
+        up, dn = dict(env), dict(env)
+        up[p] += h
+        dn[p] -= h
+        fd = (e.evaluate(up) - e.evaluate(dn)) / (2 * h)
+        assert e.diff(p).evaluate(env) == pytest.approx(fd, rel=1e-6, abs=1e-9)
+
+
+@pytest.mark.parametrize("text,pos,what", [
+    ("p_a * ", 6, "end of expression"),
+    ("p_a f_b", 4, "'f_b'"),
+    ("p_a + foo(2)", 6, "'foo'"),
+    ("p_a * (f_b + 1", 14, "expected ')'"),
+    ("p_a * f_x{0:1", 6, "unclosed"),
+    ("p_a $ f_b", 4, "unexpected character"),
+])
+def test_parse_errors_point_at_the_token(text, pos, what):
+    with pytest.raises(E.ExpressionError) as ei:
+        E.parse(text)
+    assert ei.value.pos == pos
+    assert what in str(ei.value)
+    assert str(ei.value).rstrip().endswith("^")
+
+
+def test_linear_surrogate_and_linearity():
+    e = E.parse("p_a * f_x + overlap(p_b * f_y, p_c * f_z, p_edge)")
+    assert not E.is_linear_in(e, ["p_a", "p_b", "p_c"])
+    s = E.linear_surrogate(e)
+    assert E.is_linear_in(s, ["p_a", "p_b", "p_c"])
+    env = {"p_a": 1, "p_b": 2, "p_c": 4, "f_x": 1, "f_y": 1, "f_z": 1, "p_edge": 9}
+    assert s.evaluate(env) == pytest.approx(1 + 0.5 * 2 + 0.5 * 4)
+
+
+# -- feature grammar ------------------------------------------------------------------------
+
+
+def test_feature_grammar_of_the_paper():
+    f = parse_feature("f_mem_access_global_float32_load_lstrides:{0:1;1:>15}"
+                      "_gstrides:{0:0}_afr:>1")
+    assert isinstance(f, MemAccessFeature)
+    assert (f.mtype, f.dtype, f.direction) == ("global", "float32", "load")
+    assert f.lstrides == ((0, ("=", "1")), (1, (">", "15")))
+    assert f.gstrides == ((0, ("=", "0")),) and f.afr == (">", "1")
+    t = parse_feature("f_mem_access_tag:pf_diff_mat_T_dLD_global")
+    assert t.tag == "pf_diff_mat_T_dLD" and t.mtype == "global"
+    assert parse_feature("f_op_float32_madd") == OpFeature("f_op_float32_madd", "float32",
+                                                           "madd")
+    assert parse_feature("f_sync_barrier_local") == SyncFeature("f_sync_barrier_local",
+                                                                "barrier_local")
+    assert parse_feature("f_cl_wall_time_nvidia_geforce").is_output
+
+
+@pytest.mark.parametrize("name,msg", [
+    ("f_mem_access_float32_global", "out of order"),
+    ("f_mem_access_global_flt32", "unknown field"),
+    ("f_mem_access_lstrides:{x:1}", "axis must be an integer"),
+    ("f_op_madd_float32", "f_op_<dtype>_<op>"),
+    ("f_sync_barrier_galactic", "unknown synchronization"),
+    ("f_mem_access_global__load", "empty field"),
+])
+def test_feature_grammar_errors(name, msg):
+    with pytest.raises(FeatureError, match=msg):
+        parse_feature(name)
+
+
+class _Access:
+    def __init__(self, lid, gid, var="a", d="load", mtype="global", dtype="float32", tags=()):
+        self.lid_strides, self.gid_strides = tuple(lid.items()), tuple(gid.items())
+        self.variable, self.direction, self.mtype, self.dtype = var, d, mtype, dtype
+        self.tags, self.granularity = frozenset(tags), "workitem"
+
+
+class _CV:
+    """A hand-made CountValues: the prefetching matmul's loads at n = 512 (paper Table 1)."""
+
+    def __init__(self):
+        n = 512
+        self.sizes = {"n": n}
+        self.a = _Access({0: 1, 1: n}, {1: 16 * n}, "a")
+        self.b = _Access({0: 1, 1: n}, {0: 16}, "b")
+        self.c = _Access({0: 1, 1: n}, {0: 16, 1: 16 * n}, "c", "store")
+        self.accesses = [(self.a, n**3 / 16), (self.b, n**3 / 16), (self.c, n**2)]
+        self.afr = {("a", "load"): n / 16, ("b", "load"): n / 16, ("c", "store"): 1.0}
+        self.ops, self.syncs = [], {}
+
+    def strides(self, a, which):
+        return dict(a.lid_strides if which == "lid" else a.gid_strides)
+
+
+def test_memory_features_tell_table_1_patterns_apart():
+    cv = _CV()
+    pa = parse_feature("f_mem_access_global_float32_load_lstrides:{0:1;1:>15}"
+                       "_gstrides:{0:0}_afr:>1")
+    pb = parse_feature("f_mem_access_global_float32_load_lstrides:{0:1;1:>15}"
+                       "_gstrides:{0:16}_afr:>1")
+    assert pa.evaluate(cv) == 512**3 / 16 and pb.evaluate(cv) == 512**3 / 16
+    assert parse_feature("f_mem_access_global_float32").evaluate(cv) == 2 * 512**3 / 16 + 512**2
+    assert parse_feature("f_mem_access_global_store_afr:1").evaluate(cv) == 512**2
+    # symbolic constraint value: lid(1) stride equals n
+    assert parse_feature("f_mem_access_load_lstrides:{1:n}_gstrides:{0:16}").evaluate(cv) \
+        == 512**3 / 16
+    assert parse_feature("f_mem_access_lstrides:{1:<n}").evaluate(cv) == 0
+    # tags: loopy's own or the kernel's access_tags map
+    assert parse_feature("f_mem_access_tag:aLD").evaluate(cv, {"aLD": [("a", "load")]}) \
+        == 512**3 / 16
+
+
+# -- calibration ----------------------------------------------------------------------------
+
+
+def _synthetic(params, n=12, seed=0):
+    rng = np.random.default_rng(seed)
+    feats = {"f_op_float32_madd": rng.uniform(1e6, 1e8, n),
+             "f_mem_access_global_float32": rng.uniform(1e5, 1e7, n),
+             "f_sync_kernel_launch": np.ones(n)}
+    t = (params["p_madd"] * feats["f_op_float32_madd"]
+         + params["p_g"] * feats["f_mem_access_global_float32"]
+         + params["p_launch"])
+    return FeatureTable([f"k{i}" for i in range(n)], feats, t)
+
+
+def test_calibration_recovers_known_linear_costs():
+    truth = {"p_madd": 5.0e-12, "p_g": 3.5e-12, "p_launch": 7.7e-5}
+    m = Model("f_wall_time", "p_madd * f_op_float32_madd + p_g * f_mem_access_global_float32"
+              " + p_launch * f_sync_kernel_launch")
+    cal = calibrate(m, _synthetic(truth))
+    for p, v in truth.items():
+        assert cal.params[p] == pytest.approx(v, rel=1e-6)
+    assert cal.residual < 1e-8 and not cal.warnings
+
+
+def test_calibration_fits_the_overlap_model():
+    rng = np.random.default_rng(1)
+    n = 40
+    fg, fl = rng.uniform(1e6, 1e7, n), rng.uniform(1e6, 1e7, n)
+    truth = {"p_g": 2e-9, "p_l": 2e-9, "p_edge": 3e3}
+    m = Model("f_wall_time", "overlap(p_g * f_g, p_l * f_l, p_edge)",
+              user_features={"f_g": "f_size:g", "f_l": "f_size:l"})
+    t = m.evaluate(truth, {"f_g": fg, "f_l": fl})
+    cal = calibrate(m, FeatureTable(list(range(n)), {"f_g": fg, "f_l": fl}, t),
+                    initial={"p_edge": 1e3})
+    assert cal.params["p_g"] == pytest.approx(2e-9, rel=1e-3)
+    assert cal.params["p_l"] == pytest.approx(2e-9, rel=1e-3)
+    assert geomean_rel_error_from(cal.rel_errors) < 1e-4
+
+
+def test_relative_residual_is_scale_features_by_output():
+    # With relative residuals, a 10 % error on a 1 ms kernel weighs as much as on a 1 s one.
+    m = Model("f_wall_time", "p_a * f_size:n")
+    table = FeatureTable(["a", "b"], {"f_size:n": np.array([1.0, 1000.0])},
+                         np.array([1.1e-3, 0.9]))
+    cal = calibrate(m, table)
+    # minimise (1 - 1e-3 p/1.1e-3)^2 + (1 - 1000 p / 0.9)^2 -> p = mean of x_i/t_i ratios...
+    x = np.array([1.0, 1000.0]) / np.array([1.1e-3, 0.9])
+    assert cal.params["p_a"] == pytest.approx(x.sum() / (x**2).sum(), rel=1e-8)
+
+
+def test_negative_cost_is_flagged_and_too_few_kernels_refused():
+    m = Model("f_wall_time", "p_a * f_size:a + p_b * f_size:b")
+    feats = {"f_size:a": np.array([1.0, 2.0, 3.0]), "f_size:b": np.array([1.0, 1.0, 1.0])}
+    cal = calibrate(m, FeatureTable(["x", "y", "z"], feats, np.array([2.0, 3.0, 4.0]) - 1.5))
+    assert cal.params["p_b"] == pytest.approx(-0.5)
+    assert any("p_b" in w and "negative cost" in w for w in cal.warnings)
+    with pytest.raises(InputError, match="cannot determine"):
+        calibrate(m, FeatureTable(["x"], {k: v[:1] for k, v in feats.items()}, np.ones(1)))
+
+
+def test_parameter_table_rates_like_table_3():
+    m = Model("f_wall_time", "p_madd * f_op_float32_madd + p_l * f_mem_access_local_float32"
+              " + p_g * f_mem_access_global_float32")
+    params = {"p_madd": 5.0e-12, "p_l": 9.5e-12, "p_g": 3.5e-12}
+    from gpuproj.calibrated.model import parameter_table
+
+    rows = {r["param"]: r for r in parameter_table(
+        m, params, {"f_op_float32_madd": {"subgroup"}, "f_mem_access_local_float32":
+                    {"subgroup"}, "f_mem_access_global_float32": {"workitem"}}, 32)}
+    # Paper Table 3: 12.8e12 flop/s, 1.3e13 B/s, 1.1e12 B/s
+    assert rows["p_madd"]["rate"] == pytest.approx(2 * 32 / 5.0e-12)
+    assert rows["p_l"]["rate"] == pytest.approx(32 * 4 / 9.5e-12)
+    assert rows["p_g"]["rate"] == pytest.approx(4 / 3.5e-12)
+
+
+def test_parameters_round_trip_through_json(tmp_path):
+    truth = {"p_madd": 5.0e-12, "p_g": 3.5e-12, "p_launch": 7.7e-5}
+    m = Model("f_wall_time", "p_madd * f_op_float32_madd + p_g * f_mem_access_global_float32"
+              " + p_launch * f_sync_kernel_launch", name="demo")
+    cal = calibrate(m, _synthetic(truth), device="test device")
+    path = tmp_path / "p.json"
+    cal.save(path)
+    d = json.loads(path.read_text())
+    assert d["format"] == "gpuproj-calibrated-params" and d["device"] == "test device"
+    model, params, _ = load_params(path)
+    assert model.expression == m.expression and params == pytest.approx(cal.params)
+    path.write_text(json.dumps({**d, "format": "pickle"}))
+    with pytest.raises(InputError, match="not a gpuproj-calibrated-params"):
+        load_params(path)
+
+
+def test_model_rejects_bad_output_and_unknown_features():
+    with pytest.raises(InputError, match="not a measured time"):
+        Model("f_op_float32_add", "p_a * f_op_float32_add")
+    with pytest.raises(FeatureError):
+        Model("f_wall_time", "p_a * f_bogus_thing")
+    assert isinstance(Calibration, type)
+
+
+def test_robust_median_drops_anomalous_samples():
+    med, out = robust_median([1.0, 1.02, 0.98, 1.01, 11.0])
+    assert med == pytest.approx(1.005) and out == [11.0]

@@ -1,0 +1,241 @@
+"""The bundled GPU catalog: every file loads, every number has a kind and a source, numbers are
+consistent with each other, names resolve, ceilings fall back as documented."""
+
+import math
+from pathlib import Path
+
+import pytest
+import yaml
+
+from gpuproj.catalog import BUNDLED_DIR, load_catalog, parse_gpu, read_gpu_file, resolve
+from gpuproj.catalog.schema import LIST_FIELDS, SOURCE_KINDS, THROUGHPUT_FIELDS, VALUE_FIELDS
+from gpuproj.errors import InputError, UnknownGPUError
+
+FILES = sorted(BUNDLED_DIR.glob("*.yaml"))
+REQUIRED_IDS = """tesla-c2070 gtx-480 gtx-680 tesla-k20 tesla-k40 gtx-titan quadro-k5200 gtx-970 gtx-980
+gtx-titan-x gtx-1080 gtx-1080-ti titan-xp tesla-p4 tesla-p100-pcie-16gb tesla-p100-sxm2-16gb titan-v
+v100-pcie-16gb v100-pcie-32gb v100-sxm2-16gb v100-sxm2-32gb gtx-1650 gtx-1660-ti tesla-t4 rtx-2080-ti
+titan-rtx a100-pcie-40gb a100-sxm4-40gb a100-pcie-80gb a100-sxm4-80gb a30 a10 a40 rtx-a4000 rtx-a6000
+rtx-3060 rtx-3060-laptop rtx-3070 rtx-3080 rtx-3090 l4 l40 l40s rtx-4070 rtx-4080 rtx-4090 rtx-6000-ada
+h100-pcie-80gb h100-sxm5-80gb h200-sxm-141gb b200 rtx-5090 r9-fury r9-nano mi50 mi60 mi100 mi210 mi250
+mi250x mi300x mi325x rx-6900-xt rx-7900-xtx radeon-pro-w7900 max-1550 max-1100""".split()
+
+
+@pytest.fixture(scope="module")
+def cat():
+    return load_catalog()
+
+
+def test_at_least_60_gpus_and_all_required_ids(cat):
+    assert len(FILES) >= 60
+    missing = [i for i in REQUIRED_IDS if i not in cat.gpus]
+    assert not missing
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.stem)
+def test_every_number_has_kind_and_source(path):
+    raw = yaml.safe_load(path.read_text())
+    assert raw["schema_version"] == 1
+    assert raw["id"] == path.stem, "file name must be the id"
+    n = 0
+    for sec, allowed in (("values", set(VALUE_FIELDS) | set(LIST_FIELDS)), ("peak", set(THROUGHPUT_FIELDS)),
+                         ("measured", set(THROUGHPUT_FIELDS))):
+        for k, e in (raw.get(sec) or {}).items():
+            assert k in allowed, f"{sec}.{k}"
+            assert set(e) == {"value", "kind", "source"}, f"{sec}.{k}"
+            assert e["kind"] in SOURCE_KINDS, f"{sec}.{k}"
+            assert isinstance(e["source"], str) and len(e["source"]) >= 12, f"{sec}.{k} source too vague"
+            if e["kind"] == "derived":
+                assert e["source"].startswith("derived"), f"{sec}.{k} must say how it was derived"
+            if sec == "measured":
+                assert e["kind"] == "measurement", f"{sec}.{k}"
+            vals = e["value"] if isinstance(e["value"], list) else [e["value"]]
+            assert all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+                       for v in vals), f"{sec}.{k}"
+            n += 1
+    assert n >= 8
+    gpu = read_gpu_file(path)  # the loader's own validation
+    assert gpu.id == raw["id"]
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.stem)
+def test_fp32_peak_matches_lanes_times_clock(path):
+    """FP32 FMA peak = SMs x lanes x 2 x boost clock within 2 % (datasheets round)."""
+    g = read_gpu_file(path)
+    sms, lanes, clk = g.value("sm_count"), g.value("fp32_lanes_per_sm"), g.value("boost_clock_hz")
+    peak = g.peak("fp32_fma_flops_per_s")
+    if any(math.isnan(x) for x in (sms, lanes, clk, peak)):
+        pytest.skip("no lane count / clock / peak to compare")
+    assert sms * lanes * 2 * clk == pytest.approx(peak, rel=0.02)
+    lanes64, p64 = g.value("fp64_lanes_per_sm"), g.peak("fp64_fma_flops_per_s")
+    if not (math.isnan(lanes64) or math.isnan(p64)):
+        assert sms * lanes64 * 2 * clk == pytest.approx(p64, rel=0.02)
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.stem)
+def test_internal_consistency(path):
+    g = read_gpu_file(path)
+    ws, warps, threads = (g.value(k) for k in ("warp_size", "max_warps_per_sm", "max_threads_per_sm"))
+    if not math.isnan(warps):
+        assert warps * ws == threads
+    for fma, am in (("fp32_fma_flops_per_s", "fp32_addmul_flops_per_s"),
+                    ("fp64_fma_flops_per_s", "fp64_addmul_flops_per_s")):
+        if not math.isnan(g.peak(fma)):
+            assert g.peak(am) == pytest.approx(g.peak(fma) / 2)
+    optin, per_sm = g.value("smem_per_block_optin_bytes"), g.value("smem_per_sm_bytes")
+    if not math.isnan(optin):
+        assert optin + (0 if math.isnan(g.value("reserved_smem_per_block_bytes"))
+                        else g.value("reserved_smem_per_block_bytes")) <= per_sm
+    # sustained never far above peak: measured/peak of DRAM bandwidth in (0.2, 1.02]
+    m, p = g.measured("dram_bw_bytes_per_s"), g.peak("dram_bw_bytes_per_s")
+    if not math.isnan(m):
+        assert 0.2 < m / p <= 1.02
+    carve = g.values.get("smem_carveouts_bytes")
+    if carve is not None:
+        assert max(carve.value) == per_sm
+
+
+def test_nvidia_occupancy_limits_by_compute_capability(cat):
+    """Spot values of the CUDA Programming Guide table."""
+    expect = {  # isa: (max warps, max blocks, smem/SM KB, opt-in KB, reserved B)
+        "sm_70": (64, 32, 96, 96, 0), "sm_75": (32, 16, 64, 64, 0), "sm_80": (64, 32, 164, 163, 1024),
+        "sm_86": (48, 16, 100, 99, 1024), "sm_89": (48, 24, 100, 99, 1024),
+        "sm_90": (64, 32, 228, 227, 1024)}
+    for g in cat:
+        if g.isa in expect:
+            w, b, s, o, r = expect[g.isa]
+            got = (g.value("max_warps_per_sm"), g.value("max_blocks_per_sm"),
+                   g.value("smem_per_sm_bytes") / 1024, g.value("smem_per_block_optin_bytes") / 1024,
+                   g.value("reserved_smem_per_block_bytes"))
+            assert got == (w, b, s, o, r), g.id
+            assert g.value("regs_per_sm") == 65536 and g.value("max_regs_per_thread") == 255
+            assert g.value("shared_banks") == 32 and g.value("shared_bank_width_bytes") == 4
+
+
+def test_amd_wave_sizes_and_multi_die_runtime_device(cat):
+    for g in cat:
+        if g.vendor == "AMD":
+            want = 32 if g.architecture.startswith("RDNA") else 64
+            assert g.value("warp_size") == want, g.id
+    for gid in ("mi250", "mi250x"):
+        g = cat.gpus[gid]
+        assert "GCD" in g.runtime_device
+        assert g.value("sm_count") in (104, 110)
+        assert g.peak("dram_bw_bytes_per_s") == pytest.approx(3276.8e9 / 2)
+    for gid in ("max-1550", "max-1100"):
+        assert cat.gpus[gid].runtime_device
+
+
+def test_measured_values_from_public_benchmarks(cat):
+    h = cat.gpus["h100-pcie-80gb"]
+    # gpu-stream/h100_pcie.txt: max triad 1832 GB/s, max init 2018 GB/s, max read 1942 GB/s
+    assert h.measured("dram_bw_bytes_per_s") == 1832e9
+    assert h.measured("dram_write_bw_bytes_per_s") == 2018e9
+    assert h.measured("dram_read_bw_bytes_per_s") == 1942e9
+    assert "gpu-stream/h100_pcie.txt" in h.measureds["dram_bw_bytes_per_s"].source
+    # seed report: TITAN V sustained_bandwidth_gbps 299.936
+    assert cat.gpus["titan-v"].measured("dram_bw_bytes_per_s") == pytest.approx(299.936e9)
+    for gid in ("v100-pcie-16gb", "a100-sxm4-80gb", "a40", "l40", "h200-sxm-141gb", "mi100", "mi210",
+                "rx-6900-xt", "rtx-2080-ti", "rtx-4070", "gtx-titan-x"):
+        assert cat.gpus[gid].measureds, gid
+
+
+RUNTIME_NAMES = {
+    "NVIDIA A100-SXM4-80GB": "a100-sxm4-80gb", "Tesla V100-PCIE-32GB": "v100-pcie-32gb",
+    "NVIDIA H100 80GB HBM3": "h100-sxm5-80gb", "NVIDIA A100-PCIE-40GB": "a100-pcie-40gb",
+    "NVIDIA A100 80GB PCIe": "a100-pcie-80gb", "Tesla P100-PCIE-16GB": "tesla-p100-pcie-16gb",
+    "Tesla P4": "tesla-p4", "Tesla T4": "tesla-t4", "NVIDIA L4": "l4", "NVIDIA TITAN V": "titan-v",
+    "NVIDIA GeForce GTX TITAN X": "gtx-titan-x", "NVIDIA GeForce RTX 2080 Ti": "rtx-2080-ti",
+    "NVIDIA GeForce RTX 4070": "rtx-4070", "NVIDIA GeForce RTX 3060 Laptop GPU": "rtx-3060-laptop",
+    "AMD Instinct MI250X": "mi250x", "NVIDIA H200": "h200-sxm-141gb", "RTX 3090": "rtx-3090",
+    "RTX Titan": "titan-rtx", "TITAN RTX": "titan-rtx", "GTX 680": "gtx-680", "K20": "tesla-k20",
+    "K40": "tesla-k40", "Tesla K40c": "tesla-k40", "AMD Instinct MI100": "mi100",
+    "NVIDIA_A100-SXM4-40GB": "a100-sxm4-40gb", "gfx942": None,
+}
+
+
+@pytest.mark.parametrize("name,gid", [(k, v) for k, v in RUNTIME_NAMES.items() if v])
+def test_resolve_runtime_names(cat, name, gid):
+    assert cat.resolve(name).id == gid
+    assert cat.resolve(name.upper()).id == gid
+    assert cat.resolve(name.lower()).id == gid
+
+
+def test_resolve_ambiguous_lists_candidates(cat):
+    for name, members in (("V100", ["v100-pcie-16gb", "v100-sxm2-32gb"]),
+                          ("H100", ["h100-pcie-80gb", "h100-sxm5-80gb"]),
+                          ("P100", ["tesla-p100-pcie-16gb", "tesla-p100-sxm2-16gb"]),
+                          ("gfx90a", ["mi210", "mi250x"])):
+        with pytest.raises(UnknownGPUError, match="ambiguous") as e:
+            cat.resolve(name)
+        for m in members:
+            assert m in str(e.value)
+
+
+def test_resolve_unknown_suggests(cat):
+    with pytest.raises(UnknownGPUError, match="did you mean.*rtx-4090"):
+        cat.resolve("RTX 4909")
+    with pytest.raises(UnknownGPUError, match="unknown GPU"):
+        cat.resolve("Voodoo 2")
+
+
+def test_resolve_isa_when_unique(cat):
+    assert cat.resolve("gfx908").id == "mi100"
+    with pytest.raises(UnknownGPUError, match="ambiguous"):  # Tesla C2070 and GTX 480
+        cat.resolve("sm_20")
+
+
+def test_ceiling_measured_derived_peak(cat):
+    h100 = cat.gpus["h100-pcie-80gb"]
+    h100s = cat.gpus["h100-sxm5-80gb"]
+    c = h100.ceiling("dram_bw_bytes_per_s")
+    assert (c.kind, c.value) == ("measured", 1832e9)
+    # H100 SXM5 has no measurement: peak x reference measured/peak (Van Lanker Sec. 4.1)
+    d = h100s.ceiling("dram_bw_bytes_per_s", reference=h100)
+    assert d.kind == "derived"
+    assert d.value == pytest.approx(3.35e12 * 1832e9 / 2.0e12)
+    p = h100s.ceiling("dram_bw_bytes_per_s")
+    assert (p.kind, p.value) == ("peak", 3.35e12)
+    m = h100s.ceiling("launch_overhead_s")
+    assert m.kind == "missing" and math.isnan(m.value)
+
+
+def test_user_gpu_file_by_path_and_env(tmp_path, monkeypatch):
+    doc = {"schema_version": 1, "id": "my-gpu", "vendor": "Acme", "name": "Acme X1",
+           "architecture": "Hypo", "isa": "sm_99", "aliases": ["Acme Hypothetical X1"],
+           "values": {"sm_count": {"value": 10, "kind": "user", "source": "my guess for the X1"}},
+           "peak": {"dram_bw_bytes_per_s": {"value": 1e12, "kind": "user", "source": "vendor rumour 2026"}}}
+    p = tmp_path / "my-gpu.yaml"
+    p.write_text(yaml.safe_dump(doc))
+    assert resolve(str(p)).id == "my-gpu"
+    assert load_catalog(extra=[p]).resolve("Acme Hypothetical X1").value("sm_count") == 10
+    monkeypatch.setenv("GPUPROJ_GPU_PATH", str(tmp_path))
+    from gpuproj.catalog import _load
+
+    _load.cache_clear()
+    try:
+        assert load_catalog().resolve("acme x1").id == "my-gpu"
+    finally:
+        _load.cache_clear()
+
+
+def test_bad_files_name_the_field(tmp_path):
+    base = {"schema_version": 1, "id": "bad", "vendor": "X", "name": "Bad", "architecture": "A", "isa": "i"}
+    with pytest.raises(InputError, match="lacks source"):
+        parse_gpu({**base, "values": {"sm_count": {"value": 1, "kind": "user"}}}, path="bad.yaml")
+    with pytest.raises(InputError, match="kind 'guess'"):
+        parse_gpu({**base, "values": {"sm_count": {"value": 1, "kind": "guess", "source": "x"}}})
+    with pytest.raises(InputError, match="schema_version"):
+        parse_gpu({**base, "schema_version": 2})
+
+
+def test_catalog_doc_table_is_current():
+    """docs/catalog.md carries the generated table; regenerate with scripts/catalog_table.py."""
+    import importlib.util
+
+    root = Path(__file__).resolve().parents[1]
+    spec = importlib.util.spec_from_file_location("catalog_table", root / "scripts" / "catalog_table.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    doc = (root / "docs" / "catalog.md").read_text()
+    assert mod.table_markdown() in doc, "run: python scripts/catalog_table.py --write"

@@ -1,0 +1,76 @@
+"""`gpuproj gpus list|show|resolve`: output, --json and exit codes."""
+
+import json
+
+import pytest
+
+from gpuproj.cli.main import main
+
+
+def run(capsys, *args):
+    try:
+        code = main(list(args))
+    except SystemExit as e:
+        code = e.code
+    out = capsys.readouterr()
+    return code or 0, out.out, out.err
+
+
+def test_list_table_and_vendor_filter(capsys):
+    code, out, _ = run(capsys, "gpus", "list")
+    assert code == 0
+    assert "h100-sxm5-80gb" in out and "mi250x" in out and "max-1550" in out
+    code, out, _ = run(capsys, "gpus", "list", "--vendor", "amd")
+    assert code == 0 and "mi300x" in out and "a100" not in out
+
+
+def test_list_json(capsys):
+    code, out, _ = run(capsys, "gpus", "list", "--json")
+    rows = json.loads(out)
+    assert code == 0 and len(rows) >= 60
+    h100 = next(r for r in rows if r["id"] == "h100-pcie-80gb")
+    assert h100["dram_bw_peak_bytes_per_s"] == 2.0e12
+    assert h100["dram_bw_measured_bytes_per_s"] == 1832e9
+    b200 = next(r for r in rows if r["id"] == "b200")
+    assert b200["dram_bw_measured_bytes_per_s"] is None  # nan -> null, never 0
+
+
+def test_show_text_has_peak_measured_and_sources(capsys):
+    code, out, _ = run(capsys, "gpus", "show", "NVIDIA A100-SXM4-80GB")
+    assert code == 0
+    assert "A100 SXM4 80GB" in out and "dram_bw_bytes_per_s" in out
+    assert "gpu-stream/a100_80.txt" in out and "datasheet" in out
+
+
+def test_show_json_round_trips_the_file(capsys):
+    code, out, _ = run(capsys, "gpus", "show", "mi250x", "--json")
+    d = json.loads(out)
+    assert code == 0 and d["id"] == "mi250x" and d["schema_version"] == 1
+    assert "GCD" in d["runtime_device"]
+    assert d["values"]["warp_size"] == {"value": 64.0, "kind": "documentation",
+                                        "source": d["values"]["warp_size"]["source"]}
+
+
+def test_resolve_prints_id(capsys):
+    code, out, _ = run(capsys, "gpus", "resolve", "Tesla V100-PCIE-32GB")
+    assert (code, out.strip()) == (0, "v100-pcie-32gb")
+
+
+@pytest.mark.parametrize("name,msg", [("V100", "ambiguous"), ("Voodoo 5", "unknown GPU")])
+def test_resolve_errors_exit_2(capsys, name, msg):
+    code, out, err = run(capsys, "gpus", "resolve", name)
+    assert code == 2 and out == ""
+    assert msg in err and err.count("\n") == 1
+
+
+def test_show_unknown_exits_2(capsys):
+    code, _, err = run(capsys, "gpus", "show", "RTX 4909")
+    assert code == 2 and "rtx-4090" in err
+
+
+def test_show_user_file_by_path(capsys, tmp_path):
+    p = tmp_path / "x1.yaml"
+    p.write_text("schema_version: 1\nid: x1\nvendor: Acme\nname: Acme X1\narchitecture: Hypo\nisa: x\n"
+                 "peak:\n  dram_bw_bytes_per_s: {value: 1.0e+12, kind: user, source: my planning figure}\n")
+    code, out, _ = run(capsys, "gpus", "show", str(p))
+    assert code == 0 and "Acme X1" in out and "my planning figure" in out

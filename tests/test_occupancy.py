@@ -1,0 +1,116 @@
+"""Occupancy against values worked out by hand with the CUDA Occupancy Calculator's rules
+(and LLVM's AMDGPU occupancy rules for AMD), using each GPU's catalog limits."""
+
+import numpy as np
+import pytest
+
+from gpuproj.catalog import load_catalog
+from gpuproj.errors import InputError
+from gpuproj.occupancy import occupancy, waves
+from conftest import make_gpu
+
+
+@pytest.fixture(scope="module")
+def cat():
+    return load_catalog()
+
+
+def one(occ):
+    return int(occ.blocks_per_sm), int(occ.active_warps), float(occ.occupancy), str(occ.limiter)
+
+
+def test_cc70_v100_shared_memory_bound(cat):
+    # 128 threads = 4 warps; 37 regs: 37*32 = 1184 -> ceil to 256 = 1280 per warp;
+    # 65536/1280 = 51.2 -> 51 -> floor to granularity 4 = 48 warps -> 48/4 = 12 blocks.
+    # smem 12288 B (unit 256, nothing reserved on 7.0): 98304/12288 = 8 blocks.
+    # warps: 64/4 = 16; block limit 32.  -> 8 blocks, 32 warps, 32/64 = 0.5.
+    occ = occupancy(cat.resolve("v100-sxm2-16gb"), 128, 37, 12288)
+    assert one(occ) == (8, 32, 0.5, "shared_memory")
+    assert int(occ.limits["registers"]) == 12 and int(occ.limits["warps"]) == 16
+
+
+def test_cc75_t4_warp_bound(cat):
+    # 1024 threads = 32 warps; cc 7.5 holds 32 warps/SM -> 1 block; regs 32*32 = 1024/warp ->
+    # 64 warps fit -> 2 blocks; no smem.  -> 1 block, 32 warps, occupancy 1.0.
+    assert one(occupancy(cat.resolve("Tesla T4"), 1024, 32, 0)) == (1, 32, 1.0, "warps")
+
+
+def test_cc80_a100_register_bound(cat):
+    # 256 threads = 8 warps; 64 regs -> 2048/warp -> 32 warps -> 4 blocks.
+    # smem 0 + 1 KB reserved -> 1024 B -> 167936/1024 = 164.  warps 64/8 = 8.  -> 4 blocks, 0.5.
+    assert one(occupancy(cat.resolve("NVIDIA A100-SXM4-80GB"), 256, 64, 0)) == (4, 32, 0.5, "registers")
+
+
+def test_cc86_rtx3090_shared_memory_with_reserved_and_unit(cat):
+    # 96 threads = 3 warps; 40 regs -> 1280/warp -> 51 -> 48 warps -> 16 blocks; warps 48/3 = 16;
+    # smem 6000 + 1024 reserved = 7024 -> ceil to 128 = 7040 -> 102400/7040 = 14.5 -> 14 blocks.
+    # -> 14 blocks, 42 warps, 42/48 = 0.875.
+    assert one(occupancy(cat.resolve("RTX 3090"), 96, 40, 6000)) == (14, 42, 0.875, "shared_memory")
+    # without the reserved KB it would have been 6016 B -> 17 -> capped by 16: the 1 KB matters
+
+
+def test_cc89_block_limit_24(cat):
+    # 32 threads = 1 warp, few regs: warps allow 48 blocks, but cc 8.9 holds 24 blocks.
+    assert one(occupancy(cat.resolve("NVIDIA L4"), 32, 16, 0)) == (24, 24, 0.5, "blocks")
+
+
+def test_cc90_h100_register_bound_with_large_smem(cat):
+    # 256 threads = 8 warps; 128 regs -> 4096/warp -> 16 warps -> 2 blocks;
+    # smem 50000 + 1024 = 51024 -> ceil 128 = 51072 -> 233472/51072 = 4.57 -> 4; warps 8.
+    assert one(occupancy(cat.resolve("NVIDIA H100 80GB HBM3"), 256, 128, 50000)) == (2, 16, 0.25, "registers")
+
+
+def test_unlaunchable_blocks(cat):
+    a100 = cat.resolve("a100-sxm4-80gb")
+    assert one(occupancy(a100, 1025, 32, 0))[0::3] == (0, "block_size")
+    assert one(occupancy(a100, 128, 300, 0))[0::3] == (0, "registers")  # > 255 regs/thread
+    assert one(occupancy(a100, 128, 32, 170000))[0::3] == (0, "shared_memory")  # > 163 KB opt-in
+
+
+def test_carveout_option(cat):
+    # cc 8.0 with the 100 KB carve-out: 20000 + 1024 = 21024 -> 21120 -> 102400/21120 = 4 blocks
+    occ = occupancy(cat.resolve("a100-sxm4-80gb"), 128, 32, 20000, smem_carveout_bytes=100 * 1024)
+    assert one(occ) == (4, 16, 0.25, "shared_memory")
+
+
+def test_vectorised_matches_scalar(cat):
+    h100 = cat.resolve("h100-sxm5-80gb")
+    T = np.array([64, 128, 256, 512, 1024, 96])
+    R = np.array([32, 64, 96, 128, 40, 255])
+    S = np.array([0, 4096, 30000, 100000, 0, 1000])
+    occ = occupancy(h100, T, R, S)
+    for i in range(len(T)):
+        s = occupancy(h100, int(T[i]), int(R[i]), int(S[i]))
+        assert occ.blocks_per_sm[i] == s.blocks_per_sm and occ.limiter[i] == s.limiter
+    assert occ.blocks_per_sm.shape == (6,)
+
+
+def test_waves(cat):
+    a100 = cat.resolve("a100-sxm4-80gb")
+    # 108 SMs x 4 blocks = 432 per wave: 1000 blocks -> 3 waves, 432 -> 1, 433 -> 2
+    assert list(waves([1000, 432, 433], a100, 4)) == [3, 1, 2]
+    assert np.isinf(waves(10, a100, 0))
+
+
+def test_amd_mi210_vgpr_granules_and_lds(cat):
+    # gfx90a: 4 SIMDs x 8 waves; 512 unified VGPRs/lane/SIMD, granule 8.
+    # 256 work-items = 4 waves; 96 VGPRs -> 96*64 = 6144 regs/wave (multiple of 512);
+    # 131072/6144 = 21.3 -> 21 -> floor to 4 = 20 waves (= 4 SIMDs x floor(512/96) = 4 x 5) -> 5 WGs.
+    # LDS 16384 B (512 B granules): 65536/16384 = 4 WGs. waves: 32/4 = 8. barriers: 16.
+    occ = occupancy(cat.resolve("AMD Instinct MI210"), 256, 96, 16384)
+    assert one(occ) == (4, 16, 0.5, "shared_memory")
+    assert int(occ.limits["registers"]) == 5
+
+
+def test_amd_mi100_single_wave_workgroups_escape_barrier_limit(cat):
+    # gfx908: 4 SIMDs x 10 waves = 40; 24 VGPRs (granule 4) -> 1536 regs/wave -> 42 -> 40 waves.
+    # one-wave workgroups use no barrier: 40 workgroups; two-wave workgroups: min(20, 20, 16) = 16.
+    mi100 = cat.resolve("mi100")
+    assert one(occupancy(mi100, 64, 24, 0)) == (40, 40, 1.0, "warps")
+    assert one(occupancy(mi100, 128, 24, 0)) == (16, 32, 0.8, "blocks")
+
+
+def test_missing_limit_names_the_field():
+    g = make_gpu("bare", values={"warp_size": 32})
+    with pytest.raises(InputError, match="max_warps_per_sm"):
+        occupancy(g, 128)

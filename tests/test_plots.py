@@ -1,0 +1,347 @@
+"""Pictures: the numbers behind the roofline, projection and evaluation pictures (hand-computed),
+that every picture renders with units, a legend and no overlapping text, and the CLI commands."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+from conftest import make_gpu, table
+
+from gpuproj.cli.main import cli
+from gpuproj.errors import InputError
+from gpuproj.evaluate import Evaluation
+from gpuproj.models import get_model
+from gpuproj.models.hierarchical import Hierarchical
+from gpuproj.predict import PredictionSet
+
+SRC = make_gpu(
+    "src",
+    values={"warp_size": 32, "shared_banks": 32, "shared_bank_width_bytes": 4},
+    peak={"fp32_fma_flops_per_s": 10e12, "fp32_addmul_flops_per_s": 5e12,
+          "dram_bw_bytes_per_s": 1.25e12, "l2_bw_bytes_per_s": 4e12, "l1_bw_bytes_per_s": 16e12,
+          "shared_bw_bytes_per_s": 16e12},
+    measured={"dram_bw_bytes_per_s": 1e12},
+)
+TGT = make_gpu(
+    "tgt",
+    values={"warp_size": 32, "shared_banks": 32, "shared_bank_width_bytes": 4},
+    peak={"fp32_fma_flops_per_s": 20e12, "fp32_addmul_flops_per_s": 10e12,
+          "dram_bw_bytes_per_s": 2.5e12, "l2_bw_bytes_per_s": 6e12, "l1_bw_bytes_per_s": 20e12,
+          "shared_bw_bytes_per_s": 20e12},
+    measured={"dram_bw_bytes_per_s": 2e12},
+)
+
+
+def kernel_table(**over):
+    """Van Lanker's quantities for one FP32 kernel: FLOP = 2*1e9 + 0.5e9 + 0.5e9 = 3e9."""
+    cols = {"time_s": [2e-3], "fp32_fma_thread_inst": [1e9], "fp32_add_thread_inst": [0.5e9],
+            "fp32_mul_thread_inst": [0.5e9], "warp_inst": [1e8], "thread_inst": [1.6e9],
+            "dram_bytes": [1e9], "dram_read_bytes": [0.5e9], "dram_write_bytes": [0.5e9],
+            "l2_bytes": [2e9], "l1_bytes": [4e9]}
+    cols.update(over)
+    return table(**cols)
+
+
+# the numbers -------------------------------------------------------------------------------
+def test_ceilings_hand_example():
+    """Eq. 2: mix = 10e12 x 0.5 + 5e12 x 0.5 = 7.5e12; Eq. 3: usage 1.6e9 / (1e8 x 32) = 0.5
+    -> 3.75e12. Hits DRAM 1e9, L2 1e9, L1 2e9; t_dram = 1e-3 (measured 1e12), t_l2 = 2.5e-4,
+    t_l1 = 1.25e-4: BW_L2 = 2e9 / 1.25e-3 = 1.6e12, BW_L1 = 4e9 / 1.375e-3. OI (Eq. 10):
+    DRAM 3e9/1e9 = 3, L2 3e9/2e9 = 1.5, L1 3e9/4e9 = 0.75."""
+    c = Hierarchical().ceilings(kernel_table().df, SRC)
+    assert c["fma_flops_per_s"][0] == 10e12
+    assert c["addmul_flops_per_s"][0] == 5e12
+    assert c["mix_flops_per_s"][0] == pytest.approx(7.5e12)
+    assert c["warp_usage"][0] == pytest.approx(0.5)
+    assert c["perf_ceil_flops_per_s"][0] == pytest.approx(3.75e12)
+    assert c["bw_dram_bytes_per_s"][0] == pytest.approx(1e12)
+    assert c["bw_l2_bytes_per_s"][0] == pytest.approx(1.6e12)
+    assert c["bw_l1_bytes_per_s"][0] == pytest.approx(4e9 / 1.375e-3)
+    assert [c[f"oi_{lvl}_flop_per_byte"][0] for lvl in ("dram", "l2", "l1")] == pytest.approx(
+        [3, 1.5, 0.75])
+    assert c["roof_dram_flops_per_s"][0] == pytest.approx(3e12)  # min(1e12 x 3, 3.75e12)
+    assert c["roof_l1_flops_per_s"][0] == pytest.approx(min(4e9 / 1.375e-3 * 0.75, 3.75e12))
+    assert c["dtype"][0] == "fp32"
+    assert any("peak" in n for n in c["notes"])  # L2/L1 of src are datasheet values
+
+
+def test_roofline_data_matches_the_model():
+    """The projected interval drawn is the one `gpuproj predict` gives (same Eq. 9)."""
+    from gpuproj.plots.roofline import roofline_data
+
+    t = kernel_table()
+    d = roofline_data(t, SRC, TGT)
+    k = d["kernels"][0]
+    assert k["perf_flops_per_s"] == pytest.approx(3e9 / 2e-3)
+    p = get_model("hierarchical").predict(t, SRC, TGT).df.iloc[0]
+    assert k["point_s"] == pytest.approx(p["time_s"], rel=1e-12)
+    assert k["low_s"] == pytest.approx(p["low_s"], rel=1e-12)
+    assert k["high_s"] == pytest.approx(p["high_s"], rel=1e-12)
+    # DRAM level by hand: roof_s = 3e12, roof_t = min(2e12 x 3, 7.5e12) = 6e12 -> x2
+    assert k["projected_flops_per_s"]["dram"] == pytest.approx(1.5e12 * 2)
+    assert d["hardware"]["src"]["shared_bw_bytes_per_s"] == 16e12
+
+
+def test_roofline_data_skips_kernels_without_flops():
+    from gpuproj.plots.roofline import roofline_data, roofline_figure
+
+    t = table(time_s=[1e-3], dram_bytes=[1e9])
+    d = roofline_data(t, SRC)
+    assert d["kernels"] == [] and "no FLOP count" in d["skipped"][0]
+    with pytest.raises(InputError, match="nothing to draw"):
+        roofline_figure(d)
+
+
+def test_roofline_data_measured_target_row():
+    from gpuproj.plots.roofline import roofline_data
+
+    base = kernel_table().df
+    other = base.copy()
+    other["gpu"], other["time_s"] = "tgt", 1.2e-3
+    from gpuproj.profiles.table import ProfileTable
+
+    t = ProfileTable.from_frame(pd.concat([base, other], ignore_index=True))
+    k = roofline_data(t, SRC, TGT)["kernels"][0]
+    assert k["measured_target_time_s"] == 1.2e-3
+    assert k["measured_target_oi"]["dram"] == pytest.approx(3.0)
+
+
+# the pictures ------------------------------------------------------------------------------
+def text_overlaps(fig):
+    """Pairs of visible, non-empty texts of ``fig`` whose boxes intersect (in pixels)."""
+    from matplotlib.text import Text
+
+    fig.canvas.draw()
+    r = fig.canvas.get_renderer()
+    hidden = set()  # tick labels of ticks outside the view limits are not drawn
+    for ax in fig.axes:
+        for axis, (lo, hi) in ((ax.xaxis, ax.get_xlim()), (ax.yaxis, ax.get_ylim())):
+            lo, hi = min(lo, hi), max(lo, hi)
+            for tick in axis.get_major_ticks() + axis.get_minor_ticks():
+                if not (lo - 1e-12 * abs(lo) <= tick.get_loc() <= hi + 1e-12 * abs(hi)):
+                    hidden.update({id(tick.label1), id(tick.label2)})
+    boxes = []
+    for t in fig.findobj(Text):
+        if not t.get_visible() or not t.get_text().strip() or id(t) in hidden:
+            continue
+        ax = t.axes
+        if ax is not None and not ax.get_visible():
+            continue
+        bb = t.get_window_extent(r)
+        if bb.width == 0 or bb.height == 0:
+            continue
+        boxes.append((t.get_text(), bb.shrunk(0.97, 0.9)))
+    bad = []
+    for i in range(len(boxes)):
+        for j in range(i + 1, len(boxes)):
+            if boxes[i][1].overlaps(boxes[j][1]):
+                bad.append((boxes[i][0], boxes[j][0]))
+    return bad
+
+
+def assert_readable(fig):
+    """Every visible axes has labels with units in parentheses; there is a legend or a colour
+    bar; no two texts overlap; no text is smaller than 8 pt."""
+    from matplotlib.text import Text
+
+    axes = [a for a in fig.axes if a.get_visible() and a.get_label() != "<colorbar>"]
+    assert axes
+    for a in axes:
+        # categorical axes (kernels, GPUs) have no unit
+        assert "(" in a.get_xlabel() or a.get_xlabel().startswith("kernel") or "GPU" in a.get_xlabel(), a.get_xlabel()
+        assert "(" in a.get_ylabel() or "GPU" in a.get_ylabel(), a.get_ylabel()
+    assert fig.legends or any(a.get_legend() for a in axes) or len(fig.axes) > len(axes)
+    for t in fig.findobj(Text):
+        if t.get_visible() and t.get_text().strip():
+            assert t.get_fontsize() >= 8, t.get_text()
+    assert text_overlaps(fig) == []
+
+
+def test_roofline_picture(tmp_path):
+    from gpuproj.plots.roofline import roofline, roofline_data, roofline_figure
+
+    t = kernel_table()
+    fig = roofline_figure(roofline_data(t, SRC, TGT))
+    assert_readable(fig)
+    src_ax, tgt_ax = fig.axes[:2]
+    assert src_ax.get_xlabel() == "Operational intensity (FLOP/byte)"
+    assert src_ax.get_ylabel() == "Performance (TFLOP/s)"
+    labels = [x.get_text() for x in tgt_ax.get_legend().get_texts()]
+    assert any(lb.startswith("projected interval") for lb in labels)
+    assert any(lb.startswith("warp usage 0.50 (Eq. 3)") for lb in labels)
+    assert any(lb.startswith("L1 ceiling (Eq. 6)") for lb in labels)
+    for ext in ("png", "svg"):
+        roofline(t, tmp_path / f"r.{ext}", SRC, TGT)
+        assert (tmp_path / f"r.{ext}").stat().st_size > 10_000
+    with pytest.raises(InputError, match="picture format"):
+        roofline(t, tmp_path / "r.txt", SRC)
+
+
+def prediction_set(methods=("hierarchical",)):
+    t = table(kernel=["small", "big"], time_s=[2e-6, 5e-3], flops=[1e6, 3e9],
+              dram_bytes=[1e6, 1e9])
+    preds = {m: get_model(m).predict(t, SRC, [TGT]) for m in methods}
+    return t, PredictionSet("src", ["tgt"], preds, [])
+
+
+def test_projection_bars(tmp_path):
+    from gpuproj.plots.projection import projection_bars, projection_figure
+
+    _, result = prediction_set(("hierarchical", "roofline"))
+    meas = table(kernel=["big"], gpu=["tgt"], time_s=[2e-3])
+    fig, d = projection_figure(result, meas)
+    assert_readable(fig)
+    ax = fig.axes[0]
+    assert ax.get_yscale() == "log"  # 2 us next to 5 ms
+    assert ax.get_ylabel() == "Time per launch (ms)"
+    assert d.loc[d["kernel"] == "big", "measured_s"].tolist() == [2e-3, 2e-3]
+    assert np.isnan(d.loc[d["kernel"] == "small", "measured_s"]).all()
+    labels = [x.get_text() for x in fig.legends[0].get_texts()]
+    assert "measured on tgt" in labels  # no catalog name: the id
+    assert "roofline: predicted interval and point" in labels
+    out = projection_bars(result, tmp_path / "p.png", measured=meas)
+    assert (tmp_path / "p.png").stat().st_size > 10_000 and len(out) == 4
+
+
+def test_projection_bars_many_kernels_keeps_the_largest():
+    from gpuproj.plots.projection import projection_frame
+
+    n = 40
+    t = table(kernel=[f"k{i:02d}" for i in range(n)], time_s=list(np.arange(1, n + 1) * 1e-4),
+              flops=[1e9] * n, dram_bytes=[1e9] * n)
+    result = PredictionSet("src", ["tgt"], {"hierarchical": get_model("hierarchical").predict(
+        t, SRC, [TGT])}, [])
+    d, total = projection_frame(result, max_kernels=30)
+    assert total == 40 and min(d["kernel"]) == "k10"
+
+
+def evaluation():
+    """Hand-made pairs: method a is off by +10 % and -20 %, method b by +50 %."""
+    rows = [("a", "k1", "g1", "g2", 1.1e-3, 1e-3), ("a", "k2", "g2", "g1", 0.8e-3, 1e-3),
+            ("a", "k3", "g1", "g2", 1.0e-4, 1e-4), ("b", "k1", "g1", "g2", 1.5e-3, 1e-3),
+            ("b", "k2", "g2", "g1", 3e-4, 2e-4)]
+    d = pd.DataFrame(rows, columns=["method", "kernel", "source", "target", "time_s", "true_s"])
+    d["config"], d["limiter"] = "c", "dram"
+    d["low_s"], d["high_s"] = d["time_s"] * 0.9, d["time_s"] * 1.1
+    return Evaluation(d, [])
+
+
+def test_pair_errors_are_medians_per_pair():
+    from gpuproj.plots.evaluation import pair_errors
+
+    ev = evaluation()
+    tab = pair_errors(ev.pairs[ev.pairs["method"] == "a"])
+    assert tab.loc["g1", "g2"] == pytest.approx(5.0)  # median of 10 % and 0 %
+    assert tab.loc["g2", "g1"] == pytest.approx(20.0)
+
+
+def test_evaluation_plots(tmp_path):
+    from gpuproj.plots.evaluation import (
+        cdf_figure,
+        evaluation_plots,
+        heatmap_figure,
+        scatter_figure,
+    )
+
+    ev = evaluation()
+    paths = evaluation_plots(ev, tmp_path / "ev")
+    names = sorted(p.name for p in paths)
+    assert names == ["error_cdf.png", "pair_error_a.png", "pair_error_b.png",
+                     "predicted_vs_measured.png"]
+    for fig in (scatter_figure(ev.pairs), cdf_figure(ev.pairs),
+                heatmap_figure(ev.pairs[ev.pairs["method"] == "a"], "a")):
+        assert_readable(fig)
+    sc = scatter_figure(ev.pairs)
+    assert sc.axes[0].get_title().startswith("a\nn = 3")  # best method first
+    labels = [x.get_text() for x in sc.axes[0].get_legend().get_texts()]
+    assert "±10 %" in labels and "±25 %" in labels
+    (tmp_path / "file").write_text("")
+    with pytest.raises(InputError, match="directory"):
+        evaluation_plots(ev, tmp_path / "file")
+
+
+def test_evaluation_scatter_becomes_density_for_many_pairs():
+    from matplotlib.collections import PolyCollection
+
+    from gpuproj.plots.evaluation import DENSE, scatter_figure
+
+    rng = np.random.default_rng(1)
+    n = DENSE + 1
+    true = 10 ** rng.uniform(-5, -2, n)
+    d = pd.DataFrame({"method": "m", "source": "g1", "target": "g2", "true_s": true,
+                      "time_s": true * np.exp(rng.normal(0, 0.2, n))})
+    fig = scatter_figure(d)
+    assert any(isinstance(c, PolyCollection) for c in fig.axes[0].collections)
+
+
+# the commands ------------------------------------------------------------------------------
+PROFILE = """kernel,config,gpu,time_s,fp32_fma_thread_inst,fp32_add_thread_inst,\
+fp32_mul_thread_inst,warp_inst,thread_inst,dram_bytes,dram_read_bytes,dram_write_bytes,\
+l2_bytes,l1_bytes
+stencil,n=1024,v100-sxm2-16gb,2e-3,1e9,5e8,5e8,1e8,3.2e9,1e9,5e8,5e8,2e9,4e9
+stencil,n=1024,a100-sxm4-40gb,1.3e-3,1e9,5e8,5e8,1e8,3.2e9,1e9,5e8,5e8,2e9,4e9
+"""
+
+
+@pytest.fixture
+def profile(tmp_path):
+    p = tmp_path / "prof.csv"
+    p.write_text(PROFILE)
+    return p
+
+
+def test_cli_roofline(profile, tmp_path):
+    import json
+
+    out = tmp_path / "rl.png"
+    r = CliRunner().invoke(cli, ["roofline", str(profile), "--format", "measurement", "--gpu",
+                                 "V100-SXM2-16GB", "--target", "A100-SXM4-40GB", "-o", str(out),
+                                 "--json"])
+    assert r.exit_code == 0, r.output
+    data = json.loads(r.stdout)
+    assert data["gpu"] == "v100-sxm2-16gb" and data["target"] == "a100-sxm4-40gb"
+    assert data["kernels"][0]["measured_target_time_s"] == 1.3e-3
+    assert out.stat().st_size > 10_000
+    r = CliRunner().invoke(cli, ["roofline", str(profile), "--format", "measurement",
+                                 "-o", str(out)])
+    assert r.exit_code == 2 and "pass --gpu" in r.output
+
+
+def test_cli_predict_plot(profile, tmp_path):
+    out = tmp_path / "bars.png"
+    r = CliRunner().invoke(cli, ["predict", str(profile), "--format", "measurement", "--source",
+                                 "v100-sxm2-16gb", "--target", "a100-sxm4-40gb", "--json",
+                                 "--plot", str(out)])
+    assert r.exit_code == 0, r.output
+    assert out.stat().st_size > 10_000
+
+
+def test_cli_evaluate_plot(profile, tmp_path):
+    out = tmp_path / "ev"
+    r = CliRunner().invoke(cli, ["evaluate", str(profile), "--format", "measurement", "--method",
+                                 "hierarchical,roofline", "--json", "--plot", str(out)])
+    assert r.exit_code == 0, r.output
+    names = sorted(p.name for p in out.iterdir())
+    assert "error_cdf.png" in names and "predicted_vs_measured.png" in names
+    assert "pair_error_hierarchical.png" in names
+
+
+def test_cli_quadrant(profile, tmp_path):
+    import json
+
+    out = tmp_path / "q.svg"
+    r = CliRunner().invoke(cli, ["quadrant", "--gpus", "V100-SXM2-16GB,A100-SXM4-40GB",
+                                 "--profile", str(profile), "--format", "measurement",
+                                 "--source", "v100-sxm2-16gb", "--intensity", "100",
+                                 "-o", str(out), "--json"])
+    assert r.exit_code == 0, r.output
+    data = json.loads(r.stdout)
+    # FLOP = 2e9 + 5e8 + 5e8 = 3e9 over 1e9 DRAM bytes: I = 3 FLOP/B
+    assert data["kernels"][0]["intensity_flop_per_byte"] == pytest.approx(3.0)
+    assert [k["intensity_flop_per_byte"] for k in data["kernels"]][1] == 100
+    # V100 peak: 15.7 TFLOP/s over 900 GB/s -> ridge 17.4 FLOP/B: memory-bound at 3, not 100
+    assert data["kernels"][0]["bound"]["v100-sxm2-16gb"] == "memory"
+    assert data["kernels"][1]["bound"]["v100-sxm2-16gb"] == "compute"
+    assert out.read_text().startswith("<?xml")
+    r = CliRunner().invoke(cli, ["quadrant", "--gpus", "V100-SXM2-16GB", "-o", str(out)])
+    assert r.exit_code == 2 and "--profile or --intensity" in r.output

@@ -1,0 +1,259 @@
+"""Nsight Compute readers (CSV and .ncu-rep).
+
+The CSV fixtures are hand-built following the documented ``ncu --csv --page raw`` layout (header
+row, units row, quoted values with thousands separators) and the ``--page details`` layout, not
+captured on a GPU (none on the development machine): see tests/data/README.md. Expected values
+are computed by hand from the fixture's counts (2^20-element vec_add, saxpy, reduce_sum on an
+H100 SXM5).
+"""
+
+import sys
+import types
+from pathlib import Path
+
+import pytest
+
+from gpuproj.errors import InputError, MissingToolError
+from gpuproj.profiles import load, sniff
+from gpuproj.profiles.readers import ncu_csv, ncu_rep
+
+DATA = Path(__file__).parent / "data"
+BASE = DATA / "ncu-h100-sxm5-80gb-raw-base.csv"
+AUTO = DATA / "ncu-h100-sxm5-80gb-raw-auto.csv"
+DETAILS = DATA / "ncu-h100-sxm5-80gb-details.csv"
+N = 2**20
+VEC = "vec_add(const float *, const float *, float *, int)"
+
+
+def row(t, kernel):
+    df = t.df
+    return df[df["kernel"] == kernel].iloc[0]
+
+
+def test_sniffed_as_ncu_csv():
+    for p in (BASE, AUTO, DETAILS):
+        assert sniff(p) == "ncu-csv"
+
+
+def test_raw_base_units_hand_values():
+    t = load(BASE)
+    assert len(t) == 3 and t.gpus == ["h100-sxm5-80gb"] and not t.skipped
+    v = row(t, VEC)
+    assert v["launches"] == 2
+    assert v["time_s"] == pytest.approx((12345 + 12655) / 2 * 1e-9)   # mean of the 2 launches
+    assert v["time_s_min"] == pytest.approx(12345e-9)
+    assert v["config"] == "grid=4096x1x1 block=256x1x1"
+    assert v["fp32_add_thread_inst"] == N and v["fp32_flops"] == N
+    assert v["dram_read_bytes"] == 8 * 2**20 and v["dram_bytes"] == 12 * 2**20
+    assert v["l2_bytes"] == 12582912 and v["l1_bytes"] == 12582912
+    assert v["warp_inst"] == 393216 and v["thread_inst"] == 12 * N
+    assert v["int_thread_inst"] == 5 * N and v["ldst_thread_inst"] == 3 * N
+    assert v["achieved_occupancy"] == pytest.approx((0.845 + 0.855) / 2)
+    assert v["grid_blocks"] == 4096 and v["block_threads"] == 256 and v["regs_per_thread"] == 16
+    s = row(t, "saxpy(float, const float *, float *, int)")
+    assert s["fp32_fma_thread_inst"] == N and s["fp32_flops"] == 2 * N   # FMA = 2 FLOP
+    r = row(t, "reduce_sum(const float *, float *, int)")
+    assert r["smem_per_block_bytes"] == 1024                # static 1024 + dynamic 0
+    assert r["shared_requests"] == 9216 + 10240             # shared loads + stores
+    assert r["shared_wavefronts"] == 20480 and r["shared_bank_conflicts"] == 1024
+    assert r["shared_bytes"] == 2490368
+    assert r["time_s"] == pytest.approx(9.8e-6)
+
+
+def test_auto_units_and_details_layout_agree_with_base():
+    base = load(BASE).df.set_index("kernel")
+    for p in (AUTO, DETAILS):
+        other = load(p).df.set_index("kernel")
+        for c in ("time_s", "dram_bytes", "l2_bytes", "shared_bytes", "smem_per_block_bytes",
+                  "fp32_flops", "warp_inst", "launches"):
+            # auto-scaled units print 4 decimals: 12.5829 Mbyte is 12,582,900 bytes
+            assert other[c].to_numpy() == pytest.approx(base[c].to_numpy(), rel=1e-4), (p, c)
+
+
+def test_per_launch_keeps_launches_apart():
+    t = load(BASE, per_launch=True)
+    assert len(t) == 4 and (t.df["launches"] == 1).all()
+    assert list(t.df["launch_id"]) == ["0", "1", "2", "3"]
+    assert t.df["time_s"].iloc[0] == pytest.approx(12345e-9)
+
+
+def _write(tmp_path, text, name="x.csv"):
+    p = tmp_path / name
+    p.write_text(text)
+    return p
+
+
+def _edit_base(tmp_path, old, new, count=1):
+    text = BASE.read_text()
+    assert old in text
+    return _write(tmp_path, text.replace(old, new, count))
+
+
+def test_empty_and_header_only(tmp_path):
+    with pytest.raises(InputError, match="empty"):
+        ncu_csv.read(_write(tmp_path, ""))
+    lines = BASE.read_text().splitlines()
+    header_units = "\n".join(lines[5:7]) + "\n"
+    with pytest.raises(InputError, match="no rows"):
+        ncu_csv.read(_write(tmp_path, header_units))
+
+
+def test_missing_units_row(tmp_path):
+    lines = BASE.read_text().splitlines()
+    p = _write(tmp_path, "\n".join(lines[:6] + lines[7:]) + "\n")
+    with pytest.raises(InputError, match="units row") as e:
+        ncu_csv.read(p)
+    assert e.value.row == 7
+
+
+def test_missing_time_metric(tmp_path):
+    p = _edit_base(tmp_path, '"gpu__time_duration.sum"', '"gpu__time_something.sum"')
+    with pytest.raises(InputError, match="gpu__time_duration.sum"):
+        ncu_csv.read(p)
+
+
+def test_bad_durations(tmp_path):
+    # non-numeric -> error naming row and field
+    p = _edit_base(tmp_path, '"12,345"', '"fast"')
+    with pytest.raises(InputError) as e:
+        ncu_csv.read(p)
+    assert e.value.row == 8 and e.value.field == "gpu__time_duration.sum"
+    assert "x.csv" in str(e.value) and "row 8" in str(e.value)
+    # negative -> error
+    with pytest.raises(InputError, match="negative"):
+        ncu_csv.read(_edit_base(tmp_path, '"12,345"', '"-12,345"'))
+    # zero and empty -> skipped, counted
+    t = ncu_csv.read(_edit_base(tmp_path, '"12,345"', '"0"'))
+    assert len(t.skipped) == 1 and t.skipped[0].row == 8
+    assert "not positive" in t.skipped[0].reason
+    assert row(t, VEC)["launches"] == 1
+    t = ncu_csv.read(_edit_base(tmp_path, '"12,345"', '""'))
+    assert t.skipped_summary() == {"gpu__time_duration.sum is empty": 1}
+
+
+def test_wrong_and_unknown_units(tmp_path):
+    text = BASE.read_text().replace('"nsecond"', '"byte"', 1)
+    with pytest.raises(InputError, match="not a time unit"):
+        ncu_csv.read(_write(tmp_path, text))
+    text = BASE.read_text().replace('"register/thread"', '"furlong/thread"', 1)
+    with pytest.raises(InputError, match="unknown unit 'furlong/thread'"):
+        ncu_csv.read(_write(tmp_path, text))
+
+
+def test_unknown_gpu_and_missing_gpu_name(tmp_path):
+    p = _edit_base(tmp_path, "NVIDIA H100 80GB HBM3", "NVIDIA Imaginary 9000", 4)
+    with pytest.raises(InputError, match="Imaginary") as e:
+        ncu_csv.read(p)
+    assert e.value.field == "gpu"
+    p = _edit_base(tmp_path, '"NVIDIA H100 80GB HBM3"', '""', 4)
+    with pytest.raises(InputError, match="pass gpu="):
+        ncu_csv.read(p)
+    assert ncu_csv.read(p, gpu="A100-SXM4-80GB").gpus == ["a100-sxm4-80gb"]
+
+
+def test_metric_list_is_the_mapping_table():
+    names = ncu_csv.metric_names()
+    assert names[0] == "gpu__time_duration.sum"
+    assert "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum" in names
+    assert len(names) == len(set(names)) == len(ncu_csv.NCU_METRICS)
+
+
+# ---- .ncu-rep ---------------------------------------------------------------------------------
+class _Metric:
+    def __init__(self, value, unit=""):
+        self.v, self.u = value, unit
+
+    def as_double(self):
+        return float(self.v)
+
+    def as_string(self):
+        return str(self.v)
+
+    def unit(self):
+        return self.u
+
+
+class _Action:
+    def __init__(self, name, metrics):
+        self._name, self._m = name, metrics
+
+    def name(self):
+        return self._name
+
+    def metric_by_name(self, n):
+        return self._m.get(n)
+
+
+class _Range:
+    def __init__(self, actions):
+        self.a = actions
+
+    def num_actions(self):
+        return len(self.a)
+
+    def action_by_idx(self, i):
+        return self.a[i]
+
+
+class _Context:
+    def __init__(self, ranges):
+        self.r = ranges
+
+    def num_ranges(self):
+        return len(self.r)
+
+    def range_by_idx(self, i):
+        return self.r[i]
+
+
+def _fake_module(ranges):
+    mod = types.ModuleType("ncu_report")
+    mod.load_report = lambda path: _Context(ranges)
+    return mod
+
+
+def _action(t_ns, ffma):
+    m = {"gpu__time_duration.sum": _Metric(t_ns, "nsecond"),
+         "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum": _Metric(ffma, "inst"),
+         "dram__bytes_read.sum": _Metric(8.388608, "Mbyte"),
+         "device__attribute_display_name": _Metric("NVIDIA H100 80GB HBM3"),
+         "launch__grid_dim_x": _Metric(4096), "launch__grid_dim_y": _Metric(1),
+         "launch__grid_dim_z": _Metric(1), "launch__block_dim_x": _Metric(256),
+         "launch__block_dim_y": _Metric(1), "launch__block_dim_z": _Metric(1)}
+    return _Action("saxpy", m)
+
+
+def test_ncu_rep_through_the_report_api(tmp_path, monkeypatch):
+    """The reader against a stand-in for NVIDIA's ncu_report API (same method names)."""
+    monkeypatch.setitem(sys.modules, "ncu_report",
+                        _fake_module([_Range([_action(1000, N), _action(3000, N)])]))
+    rep = tmp_path / "r.ncu-rep"
+    rep.write_bytes(b"\0")
+    assert sniff(rep) == "ncu-rep"
+    t = load(rep)
+    v = t.df.iloc[0]
+    assert v["launches"] == 2 and v["time_s"] == pytest.approx(2e-6)
+    assert v["fp32_fma_thread_inst"] == N and v["dram_read_bytes"] == pytest.approx(8388608)
+    assert v["config"] == "grid=4096x1x1 block=256x1x1" and v["gpu"] == "h100-sxm5-80gb"
+
+
+def test_ncu_rep_without_actions_is_an_error(tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "ncu_report", _fake_module([_Range([])]))
+    rep = tmp_path / "r.ncu-rep"
+    rep.write_bytes(b"\0")
+    with pytest.raises(InputError, match="no profiled kernel"):
+        ncu_rep.read(rep)
+
+
+def test_ncu_rep_needs_the_extra(tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "ncu_report", None)
+    with pytest.raises(MissingToolError, match=r"gpuproj\[ncu\]"):
+        ncu_rep.read(tmp_path / "r.ncu-rep")
+
+
+def test_ncu_rep_real_module_on_garbage(tmp_path):
+    pytest.importorskip("ncu_report")
+    rep = tmp_path / "garbage.ncu-rep"
+    rep.write_bytes(b"not a report")
+    with pytest.raises(InputError):
+        ncu_rep.read(rep)

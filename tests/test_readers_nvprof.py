@@ -1,0 +1,158 @@
+"""nvprof CSV reader and the Amaris et al. Rodinia tables (nvprof metrics with R-style names).
+
+The nvprof fixtures are hand-built following the documented ``nvprof --csv --metrics`` and
+``--print-gpu-trace`` layouts (tests/data/README.md); the Amaris fixtures are verbatim excerpts
+of the CC-BY-4.0 dataset, and the full tables are read from shared/data/external when present.
+"""
+
+import gzip
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from gpuproj.errors import InputError
+from gpuproj.profiles import load, sniff
+from gpuproj.profiles.readers import amaris, nvprof
+
+DATA = Path(__file__).parent / "data"
+METRICS = DATA / "nvprof-v100-pcie-32gb-metrics.csv"
+TRACE = DATA / "nvprof-v100-pcie-32gb-trace.csv"
+EXT = Path(__file__).resolve().parents[2] / "shared" / "data" / "external"
+AMARIS = EXT / "amaris-rodinia-nvprof"
+N = 2**20
+
+
+def test_nvprof_metrics_joined_with_trace():
+    assert sniff(METRICS) == "nvprof" and sniff(TRACE) == "nvprof"
+    t = load(METRICS, trace=TRACE)
+    assert len(t) == 2 and t.gpus == ["v100-pcie-32gb"]
+    assert t.skipped_summary() == {"not a kernel launch (memory copy or set)": 2}
+    v = t.df[t.df["kernel"].str.startswith("vec_add")].iloc[0]
+    assert v["launches"] == 2 and v["time_s"] == pytest.approx(12.5e-6)   # (12.352+12.648)/2 us
+    assert v["dram_read_bytes"] == 262144 * 32 and v["dram_write_bytes"] == 131072 * 32
+    assert v["l2_bytes"] == (262144 + 131072) * 32
+    assert v["fp32_flops"] == N and v["achieved_occupancy"] == pytest.approx(0.845)
+    assert v["config"] == "grid=4096x1x1 block=256x1x1" and v["regs_per_thread"] == 16
+    s = t.df[t.df["kernel"].str.startswith("saxpy")].iloc[0]
+    assert s["fp32_flops"] == 2 * N and s["time_s"] == pytest.approx(14.016e-6)
+
+
+def test_nvprof_trace_alone_and_metrics_alone():
+    t = load(TRACE)
+    assert len(t) == 2 and t.df["fp32_flops"].isna().all()
+    with pytest.raises(InputError, match="trace="):
+        nvprof.read(METRICS)
+
+
+def test_nvprof_values_with_units():
+    assert nvprof.metric_value("684.32GB/s", path="p", row=1, field="f") == pytest.approx(6.8432e11)
+    assert nvprof.metric_value("99.50%", path="p", row=1, field="f") == 99.5
+    with pytest.raises(InputError) as e:
+        nvprof.metric_value("lots", path="p", row=3, field="inst_executed")
+    assert e.value.row == 3 and e.value.field == "inst_executed"
+
+
+def test_nvprof_bad_trace(tmp_path):
+    text = TRACE.read_text()
+    bad = tmp_path / "t.csv"
+    bad.write_text(text.replace("12.352000", "-1.0"))
+    with pytest.raises(InputError, match="negative") as e:
+        nvprof.read(bad)
+    assert e.value.row == 7 and e.value.field == "Duration"
+    bad.write_text(text.replace("ms,us,", "ms,B,"))
+    with pytest.raises(InputError, match="not a time unit"):
+        nvprof.read(bad)
+    bad.write_text(text.replace("12.352000", ""))
+    assert nvprof.read(bad).skipped_summary()["Duration is empty"] == 1
+    bad.write_text(text.replace("Tesla V100-PCIE-32GB", "Tesla Q999"))
+    with pytest.raises(InputError, match="Q999"):
+        nvprof.read(bad)
+
+
+# ---- Amaris et al. ----------------------------------------------------------------------------
+def test_amaris_excerpt_hand_values():
+    p = DATA / "amaris-9gpus-bpnn_adjust_weights.csv"
+    assert sniff(p) == "amaris"
+    t = load(p)
+    assert len(t) == 18 and len(t.gpus) == 9 and not t.skipped
+    v = t.df[(t.df["gpu"] == "gtx-680") & (t.df["input.size.1"] == 8192)].iloc[0]
+    assert v["config"] == "size=8192x0 grid=1x512 block=16x16"
+    assert v["time_s"] == pytest.approx(4.6208e-05)
+    # flop_count_dp_fma is derived: (flop_count_dp - add - mul) / 2
+    assert v["fp64_fma_thread_inst"] == (1179760 - 131088 - 524320) / 2
+    assert v["fp64_flops"] == 1179760                      # = nvprof flop_count_dp
+    assert v["dram_read_bytes"] == 35450 * 32
+    assert v["l2_bytes"] == (96453 + 40974) * 32
+    # write bytes from the write throughput (GB/s) x duration, flagged
+    assert v["dram_write_bytes"] == pytest.approx(23.786458e9 * 4.6208e-05)
+    assert bool(v["dram_write_from_throughput"])
+    assert v["grid_blocks"] == 512 and v["block_threads"] == 256 and v["regs_per_thread"] == 21
+    assert v["runs"] == 1 and v["launches"] == 1
+    # the same work on every GPU: FP64 FLOPs agree across the 9 GPUs for each size
+    assert (t.df.groupby("config")["fp64_flops"].nunique() == 1).all()
+
+
+def test_amaris_runs_become_one_row_with_median():
+    p = DATA / "amaris-2gpus-calculate_temp.csv"
+    t = load(p)
+    assert len(t) == 2
+    raw = pd.read_csv(p)
+    for short, gid in (("GTX-680", "gtx-680"), ("Tesla-P100", "tesla-p100-pcie-16gb")):
+        r = t.df[t.df["gpu"] == gid].iloc[0]
+        assert r["runs"] == 10
+        assert r["time_s"] == pytest.approx(raw.loc[raw.gpu_name == short, "duration"].median())
+    # single-precision: special functions count 1 FLOP each in gpuproj's convention,
+    # nvprof's flop_count_sp leaves them out
+    r = t.df[t.df["gpu"] == "gtx-680"].iloc[0]
+    assert r["fp32_flops"] == 296336 + 36864
+
+
+def test_amaris_bad_input(tmp_path):
+    src = (DATA / "amaris-9gpus-bpnn_adjust_weights.csv").read_text().splitlines()
+    p = tmp_path / "a.csv"
+    p.write_text("\n".join([src[0], src[1].replace('"GTX-680"', '"GTX-9999"')] + src[2:]))
+    with pytest.raises(InputError, match="GTX-9999") as e:
+        amaris.read(p)
+    assert e.value.row == 2 and e.value.field == "gpu_name"
+    p.write_text("\n".join([src[0], src[1].replace(",4.6208e-05,", ",slow,")] + src[2:]))
+    with pytest.raises(InputError) as e:
+        amaris.read(p)
+    assert e.value.row == 2 and e.value.field == "duration"
+    p.write_text("\n".join([src[0], src[1].replace(",4.6208e-05,", ",0,")] + src[2:]))
+    t = amaris.read(p)
+    assert len(t) == 17 and t.skipped[0].row == 2 and "not positive" in t.skipped[0].reason
+    p.write_text("\n".join([src[0].replace('"duration",', '"dur",')] + src[1:]))
+    with pytest.raises(InputError, match="duration"):
+        amaris.read(p)
+    p.write_text(src[0] + "\n")
+    with pytest.raises(InputError, match="no rows"):
+        amaris.read(p)
+    p.write_text("")
+    with pytest.raises(InputError, match="empty"):
+        amaris.read(p)
+
+
+def test_truncated_gz(tmp_path):
+    data = gzip.compress((DATA / "amaris-9gpus-bpnn_adjust_weights.csv").read_bytes())
+    p = tmp_path / "cut.csv.gz"
+    p.write_bytes(data[: len(data) // 2])
+    with pytest.raises(InputError, match="cut.csv.gz"):
+        load(p, format="amaris")
+
+
+@pytest.mark.skipif(not AMARIS.is_dir(), reason="shared/data/external not present")
+@pytest.mark.parametrize("name,rows", [("bpnn_adjust_weights_cuda_9gpus.csv.gz", 513),
+                                       ("bpnn_layerforward_CUDA_9gpus.csv.gz", 513),
+                                       ("calculate_temp_9gpus.csv.gz", 180)])
+def test_amaris_full_tables(name, rows):
+    t = load(AMARIS / name)
+    assert len(t) == rows and not t.skipped and len(t.gpus) == 9
+    assert t.df["gpu"].notna().all() and (t.df["time_s"] > 0).all()
+    assert t.df.groupby("config")["gpu"].nunique().eq(9).all()
+    # FP64 work is compiled the same way for all 9 GPUs in every kernel
+    assert t.df.groupby("config")["fp64_flops"].nunique().eq(1).all()
+    total = t.df["runs"].sum()
+    assert total == {513: 513, 180: 57600}[rows]
+    assert np.isfinite(t.df["dram_read_bytes"]).all()

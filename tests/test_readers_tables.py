@@ -1,0 +1,149 @@
+"""Readers of published measurement tables: seed report, KernelTuner, NeuSight.
+
+Excerpts of the MIT datasets live in tests/data (README there); the seed-report tables state no
+licence and are read from shared/data/external only (skipped when absent), like the full tables.
+"""
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from gpuproj.errors import InputError
+from gpuproj.profiles import load, sniff
+from gpuproj.profiles.readers import kerneltuner, neusight, seed_report
+
+DATA = Path(__file__).parent / "data"
+EXT = Path(__file__).resolve().parents[2] / "shared" / "data" / "external"
+SEED = EXT / "seed-report-4gpus"
+KT = EXT / "kerneltuner-4gpus"
+NS = EXT / "neusight-train"
+need = pytest.mark.skipif
+
+
+# ---- seed report -----------------------------------------------------------------------------
+@need(not SEED.is_dir(), reason="shared/data/external not present")
+def test_seed_report_all_four_gpus():
+    files = sorted(SEED.glob("runs_*_final.csv"))
+    assert all(sniff(f) == "seed-report" for f in files)
+    tables = [load(f) for f in files]
+    df = pd.concat([t.df for t in tables], ignore_index=True)
+    assert len(df) == 243 and not any(t.skipped for t in tables)
+    assert sorted(df["gpu"].unique()) == ["gtx-titan-x", "rtx-2080-ti", "rtx-4070", "titan-v"]
+    # the dataset README: 44 configurations measured on all four GPUs
+    assert (df.groupby(["kernel", "config"])["gpu"].nunique() == 4).sum() == 44
+    first = pd.read_csv(SEED / "runs_2080ti_final.csv").iloc[0]
+    r = df[(df["gpu"] == "rtx-2080-ti")].iloc[0]
+    assert r["time_s"] == pytest.approx(first["mean_ms"] / 1e3)
+    assert r["flops"] == first["FLOPs"] and r["dram_bytes"] == first["BYTES"]
+    assert r["config"] == "N=262144,iters=50" and r["mem_pattern"] == "atomics_hotspot"
+    assert "T1_model_ms" not in df.columns and "gpu_sms" not in df.columns
+
+
+@need(not SEED.is_dir(), reason="shared/data/external not present")
+def test_seed_report_bad_rows(tmp_path):
+    lines = (SEED / "runs_4070_final.csv").read_text().splitlines()
+    head = lines[0].split(",")
+    i = head.index("mean_ms")
+
+    def with_time(v):
+        f = lines[1].split(",")
+        f[i] = v
+        p = tmp_path / "s.csv"
+        p.write_text("\n".join([lines[0], ",".join(f)] + lines[2:4]) + "\n")
+        return p
+
+    with pytest.raises(InputError) as e:
+        seed_report.read(with_time("abc"))
+    assert e.value.row == 2 and e.value.field == "mean_ms"
+    with pytest.raises(InputError, match="negative"):
+        seed_report.read(with_time("-1"))
+    t = seed_report.read(with_time(""))
+    assert len(t) == 2 and t.skipped_summary() == {"mean_ms is empty": 1}
+    t = seed_report.read(with_time("0"))
+    assert t.skipped[0].row == 2
+
+
+# ---- KernelTuner ------------------------------------------------------------------------------
+def test_kerneltuner_gemm_excerpt():
+    p = DATA / "kerneltuner-4gpus-gemm_clblast_4096.csv"
+    assert sniff(p) == "kerneltuner"
+    t = load(p)
+    raw = pd.read_csv(p)
+    times = [c for c in raw.columns if c.startswith("time_ms__")]
+    assert len(t) == raw[times].notna().sum().sum()
+    assert t.skipped_summary() == {"config invalid on this GPU": int(raw[times].isna().sum().sum())}
+    assert sorted(t.gpus) == ["rtx-2080-ti", "rtx-3060-laptop", "rtx-3090", "titan-rtx"]
+    r = t.df[t.df["gpu"] == "rtx-3090"].iloc[0]
+    assert r["flops"] == 2 * 4096**3
+    assert r["time_s"] == pytest.approx(raw["time_ms__RTX_3090"].iloc[0] / 1e3)
+    assert r["config"].startswith("MWG=16,NWG=16,KWG=32,MDIMC=8,NDIMC=8")
+    assert r["block_threads"] == 64 and r["grid_blocks"] == (4096 / 16) ** 2
+    assert r["MWG"] == 16  # tuning parameters kept as columns
+
+
+def test_kerneltuner_convolution_excerpt():
+    t = load(DATA / "kerneltuner-4gpus-convolution.csv")
+    r = t.df.iloc[0]
+    assert r["flops"] == 2 * 4096 * 4096 * 15 * 15
+    assert r["block_threads"] == r["block_size_x"] * r["block_size_y"]
+
+
+def test_kerneltuner_bad_input(tmp_path):
+    p = tmp_path / "k.csv"
+    p.write_text("a,b\n1,2\n")
+    with pytest.raises(InputError, match="time_ms__"):
+        kerneltuner.read(p)
+    p.write_text("a,time_ms__RTX_3090\n1,2\n2,oops\n")
+    with pytest.raises(InputError) as e:
+        kerneltuner.read(p)
+    assert e.value.row == 3 and e.value.field == "time_ms__RTX_3090"
+    p.write_text("a,time_ms__Voodoo_5\n1,2\n")
+    with pytest.raises(InputError, match="Voodoo"):
+        kerneltuner.read(p)
+
+
+@need(not KT.is_dir(), reason="shared/data/external not present")
+@pytest.mark.parametrize("name,rows,skipped", [("gemm_clblast_4096_4gpus.csv.gz", 63868, 7956),
+                                               ("convolution_4gpus.csv.gz", 20952, 6120)])
+def test_kerneltuner_full(name, rows, skipped):
+    t = load(KT / name)
+    assert len(t) == rows and len(t.skipped) == skipped and len(t.gpus) == 4
+    assert t.df["flops"].notna().all()
+
+
+# ---- NeuSight ---------------------------------------------------------------------------------
+def test_neusight_excerpts_hand_values():
+    b = load(DATA / "neusight-5gpus-bmm.csv")
+    assert len(b) == 25 and len(b.gpus) == 5
+    r = b.df.iloc[0]
+    assert r["config"] == "B=6,M=27,N=21,K=390" and r["flops"] == 2 * 6 * 27 * 21 * 390
+    assert r["kernel"] == "bmm" and r["kernel_name"] == "ampere_sgemm_128x128_nn"
+    assert r["time_s"] == pytest.approx(0.03578666721781095e-3)
+    assert r["grid_blocks"] == 4 * 1 * 6 and r["block_threads"] == 256
+    c = load(DATA / "neusight-5gpus-conv.csv")
+    r = c.df.iloc[0]
+    # B=38 Cin=893 Cout=326 k=3 S=5 stride 1 pad 1 -> O = (5 + 2 - 3) / 1 + 1 = 5
+    assert r["flops"] == 2 * 38 * 326 * 5 * 5 * 893 * 3 * 3
+    assert r["gpu"] == "a100-pcie-80gb"
+
+
+def test_neusight_bad_input(tmp_path):
+    lines = (DATA / "neusight-5gpus-bmm.csv").read_text().splitlines()
+    p = tmp_path / "n.csv"
+    p.write_text("\n".join([lines[0], lines[1].replace("bmm,0.0357", "bmm,NaN0")] + lines[2:]))
+    with pytest.raises(InputError) as e:
+        neusight.read(p)
+    assert e.value.row == 2 and e.value.field == "Latency"
+    p.write_text("\n".join([lines[0].replace("OPName,Latency", "OPName,Lat")] + lines[1:]))
+    with pytest.raises(InputError, match="Latency"):
+        neusight.read(p)
+
+
+@need(not NS.is_dir(), reason="shared/data/external not present")
+@pytest.mark.parametrize("name,rows", [("train_bmm_5gpus.csv.gz", 87623),
+                                       ("train_conv_5gpus.csv.gz", 24662)])
+def test_neusight_full(name, rows):
+    t = load(NS / name)
+    assert len(t) == rows and not t.skipped and len(t.gpus) == 5
+    assert (t.df["flops"] > 0).all()

@@ -1,0 +1,182 @@
+"""The HTML report: self-contained, with the prediction table and every picture, and the same
+numbers as ``gpuproj predict --json``; checked in headless Chromium where it can be had.
+
+The profile is a real Nsight Compute capture on an H100 (tests/data/README.md)."""
+
+import json
+import os
+import re
+import shutil
+import subprocess
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from gpuproj.cli.main import cli
+from gpuproj.errors import InputError
+
+DATA = Path(__file__).parent / "data"
+PROFILE = DATA / "ncu-h100-sxm5-80gb-raw-base.csv"
+ARGS = ["--format", "ncu-csv", "--source", "h100-sxm5-80gb", "--target",
+        "a100-sxm4-80gb,h200-sxm-141gb", "--method", "hierarchical,roofline"]
+
+
+class Page(HTMLParser):
+    """The parts of the report a test looks at: body attributes, images, table cells."""
+
+    def __init__(self, text):
+        super().__init__()
+        self.body, self.images, self.links = {}, [], []
+        self.tables = {}  # id -> list of rows (attrs, {data-col: data-value})
+        self._table = None
+        self.feed(text)
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag == "body":
+            self.body = a
+        elif tag == "img":
+            self.images.append(a)
+        elif tag == "table":
+            self._table = a.get("id")
+            if self._table:
+                self.tables[self._table] = []
+        elif tag == "tr" and self._table and "data-target" in a:
+            self.tables[self._table].append((a, {}))
+        elif tag == "td" and self._table and "data-col" in a and self.tables[self._table]:
+            self.tables[self._table][-1][1][a["data-col"]] = a["data-value"]
+        for k in ("src", "href"):
+            if k in a and tag not in ("img",):
+                self.links.append(a[k])
+
+    def handle_endtag(self, tag):
+        if tag == "table":
+            self._table = None
+
+
+def run_cli(args):
+    r = CliRunner().invoke(cli, args)
+    assert r.exit_code == 0, r.output
+    return r
+
+
+@pytest.fixture(scope="module")
+def report_html(tmp_path_factory):
+    out = tmp_path_factory.mktemp("report") / "report.html"
+    run_cli(["report", str(PROFILE), *ARGS, "--max-kernels", "1", "-o", str(out)])
+    return out
+
+
+@pytest.fixture(scope="module")
+def predict_json():
+    return json.loads(run_cli(["predict", str(PROFILE), *ARGS, "--json"]).stdout)
+
+
+def check_numbers(page: Page, pj: dict):
+    """Every prediction and application row of ``predict --json`` is in the page's tables with
+    the same values (the page stores the exact float repr in data-value)."""
+    rows = {(a["data-kernel"], a["data-config"], a["data-target"], a["data-method"]): v
+            for a, v in page.tables["predictions"]}
+    assert len(rows) == len(pj["predictions"]) > 0
+    for p in pj["predictions"]:
+        v = rows[(p["kernel"], p["config"], p["target"], p["method"])]
+        for col in ("source_time_s", "time_s", "low_s", "high_s", "speedup"):
+            assert float(v[col]) == pytest.approx(p[col], rel=1e-12), col
+    app = {(a["data-method"], a["data-target"]): v for a, v in page.tables["application"]}
+    assert len(app) == len(pj["application"])
+    for p in pj["application"]:
+        v = app[(p["method"], p["target"])]
+        for col in ("source_time_s", "time_s", "low_s", "high_s", "speedup"):
+            assert float(v[col]) == pytest.approx(p[col], rel=1e-12), col
+
+
+def test_report_is_self_contained(report_html, predict_json):
+    text = report_html.read_text(encoding="utf-8")
+    page = Page(text)
+    assert "Content-Security-Policy" in text and "default-src 'none'" in text
+    # projection bars, one roofline per target, the quadrant-split view
+    assert len(page.images) == 4
+    assert all(im["src"].startswith("data:image/png;base64,") for im in page.images)
+    assert all(im.get("alt") for im in page.images)
+    assert not [x for x in page.links if re.match(r"(https?:)?//", x)]
+    assert "<link" not in text and "@import" not in text
+    check_numbers(page, predict_json)
+    # the catalog section names values and their sources
+    assert 'id="catalog-a100-sxm4-80gb"' in text and "measured source" in text
+
+
+def test_report_refuses_other_extensions(tmp_path):
+    from gpuproj.profiles import load
+    from gpuproj.report import write_report
+
+    with pytest.raises(InputError, match="html"):
+        write_report(tmp_path / "r.pdf", load(PROFILE, format="ncu-csv"), "h100-sxm5-80gb",
+                     ["h200-sxm-141gb"])
+
+
+def test_fmt_field():
+    from gpuproj.report import fmt_field
+
+    assert fmt_field("dram_bw_bytes_per_s", 3.35e12) == "3.35 TB/s"
+    assert fmt_field("fp64_fma_flops_per_s", 6.7e13) == "67 TFLOP/s"
+    assert fmt_field("l2_size_bytes", 5.24288e7) == "52.4 MB"
+    assert fmt_field("launch_overhead_s", 2.5e-6) == "2.5 us"
+    assert fmt_field("sm_count", 132.0) == "132"
+
+
+# headless Chromium ---------------------------------------------------------------------------
+@pytest.fixture(scope="session")
+def chromium():
+    """Debian's chromium: the installed one, else installed with apt-get where this test runs
+    as root, else the test is skipped with the reason."""
+    for name in ("chromium", "chromium-browser"):
+        path = shutil.which(name)
+        if path:
+            return path
+    apt = shutil.which("apt-get")
+    if not apt or not hasattr(os, "geteuid") or os.geteuid() != 0:
+        pytest.skip("chromium is not installed and cannot be installed (needs root and apt-get)")
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    try:
+        for cmd in ([apt, "update"],
+                    [apt, "install", "-y", "--no-install-recommends", "chromium"]):
+            r = subprocess.run(cmd, capture_output=True, text=True, timeout=900, env=env,
+                               check=False)
+            if r.returncode != 0:
+                pytest.skip(f"{' '.join(cmd[:2])} failed: {r.stderr.strip()[-300:]}")
+    except subprocess.TimeoutExpired:
+        pytest.skip("installing chromium took longer than 15 minutes")
+    path = shutil.which("chromium")
+    if not path:
+        pytest.skip("apt-get installed no chromium executable")
+    return path
+
+
+def browse(chromium, url, tmp_path, *extra):
+    cmd = [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+           "--no-first-run", "--disable-background-networking", "--disable-component-update",
+           "--disable-sync", "--disable-dev-shm-usage", f"--user-data-dir={tmp_path / 'ud'}",
+           *extra, url]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=180, check=False)
+    assert r.returncode == 0, r.stderr[-2000:]
+    return r
+
+
+@pytest.mark.slow
+def test_report_in_chromium(chromium, report_html, predict_json, tmp_path):
+    url = report_html.resolve().as_uri()
+    dom = browse(chromium, url, tmp_path, "--virtual-time-budget=10000", "--dump-dom").stdout
+    page = Page(dom)
+    b = page.body
+    assert b.get("data-ready") == "yes", b
+    assert b["data-js-errors"] == "0"
+    n = len(page.images)
+    assert n == 4
+    assert b["data-images-total"] == b["data-images-loaded"] == b["data-images-visible"] == str(n)
+    assert b["data-images-failed"] == "0"
+    check_numbers(page, predict_json)
+    shot = tmp_path / "page.png"
+    browse(chromium, url, tmp_path, "--window-size=1280,2400", f"--screenshot={shot}")
+    assert shot.stat().st_size > 50_000  # text, tables and pictures, not a blank page

@@ -1,0 +1,146 @@
+"""Cross-architecture comparison: block matching, carried counts and target FLOPs checked
+against counts derived by hand from the fixture kernels (gpuproj.sass.handcount)."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+from sass_helpers import listing, ncu_source_csv
+
+import gpuproj.sass as S
+from gpuproj.profiles.table import ProfileTable
+from gpuproj.sass.handcount import KERNELS, fixture_counts
+
+N, ITERS = 256 * 1024, 100
+TRIPS = {"fma_loop_f32": ITERS, "fma_loop_f64": ITERS}
+FLOP_COLS = ("fp32_flops", "fp64_flops", "fp16_flops", "flops")
+
+
+@pytest.fixture(scope="module")
+def sm90():
+    return S.parse_file(listing(90))
+
+
+@pytest.fixture(scope="module")
+def sm90_measured(sm90):
+    """sm_90 listing with per-instruction counts, as an Nsight Compute source page gives."""
+    return S.parse_ncu_source_csv(ncu_source_csv(sm90, KERNELS, N, ITERS), "sm90.csv", 90)
+
+
+@pytest.fixture(scope="module")
+def profile():
+    """What a profile measured on sm_90 holds: the hand-counted FP work of each kernel."""
+    rows = [dict(kernel=k, config=f"n={N}", gpu="h100-sxm5-80gb", time_s=1e-4,
+                 l1_bytes=8.0 * N, l2_bytes=8.0 * N, dram_bytes=8.0 * N,
+                 **fixture_counts(k, 90, N, ITERS)) for k in KERNELS]
+    return ProfileTable.from_frame(pd.DataFrame(rows))
+
+
+def _rel_err(got, want):
+    return abs(got - want) / want if want else abs(got)
+
+
+@pytest.mark.parametrize("target", [75, 80, 100, 120])
+def test_measured_source_counts_give_target_flops_within_2_percent(target, sm90_measured,
+                                                                    profile):
+    out = S.target_counts(profile, sm90_measured, S.parse_file(listing(target)))
+    for i, k in enumerate(KERNELS):
+        want = fixture_counts(k, target, N, ITERS)
+        for c in S.CANONICAL:
+            assert _rel_err(out.loc[i, c], want[c]) <= 0.02, (k, c, out.loc[i, c], want[c])
+
+
+def test_sin_flops_change_from_sm90_to_sm100(sm90_measured, profile):
+    """The case the comparison exists for: same PTX, different FP work (FSEL + FADD on sm_100
+    where sm_90 uses predicated FFMAs)."""
+    out = S.target_counts(profile, sm90_measured, S.parse_file(listing(100)))
+    i = list(KERNELS).index("sin_f32")
+    assert profile.df.loc[i, "fp32_flops"] == 18 * N
+    assert out.loc[i, "fp32_flops"] == pytest.approx(19 * N)
+    assert out.loc[i, "fp32_add_thread_inst"] == pytest.approx(N)
+
+
+@pytest.mark.parametrize("target", [75, 80, 100, 120])
+def test_static_ratio_within_2_percent_except_data_dependent_sin(target, sm90, profile):
+    out = S.target_counts(profile, sm90, S.parse_file(listing(target)), trips=TRIPS)
+    notes = out.attrs["notes"]
+    assert any("static counts scales the measured counts" in n for n in notes)
+    for i, k in enumerate(KERNELS):
+        want = fixture_counts(k, target, N, ITERS)
+        err = max(_rel_err(out.loc[i, c], want[c]) for c in FLOP_COLS)
+        if k == "sin_f32" and target >= 100:
+            # static counts run both predicated polynomial FFMAs and the rare paths: the
+            # sin_f32 ratio is off by ~10 %; measured counts are needed there (test above)
+            assert 0.05 < err < 0.15
+        else:
+            assert err <= 0.02, (k, err)
+
+
+def test_static_ratio_scales_measured_values(sm90):
+    """Static mode multiplies the measured value by the target/source ratio of static counts."""
+    df = pd.DataFrame([dict(kernel="fma_loop_f32", config="x", gpu="g", time_s=1.0,
+                            fp32_fma_thread_inst=1000.0)])
+    pt = ProfileTable.from_frame(df)
+    out = S.target_counts(pt, sm90, S.parse_file(listing(100)), trips=7)
+    assert out.loc[0, "fp32_fma_thread_inst"] == pytest.approx(1000.0)
+    assert np.isnan(out.loc[0, "fp64_fma_thread_inst"])   # nothing measured, nothing to scale
+
+
+def test_unknown_kernel_is_nan_with_note(sm90):
+    df = pd.DataFrame([dict(kernel="not_there", config="x", gpu="g", time_s=1.0, flops=1.0),
+                       dict(kernel="void exp_f32(float const*, float*, int)", config="x",
+                            gpu="g", time_s=1.0, flops=11.0)])
+    out = S.target_counts(ProfileTable.from_frame(df), sm90, S.parse_file(listing(80)))
+    assert out.loc[0].isna().all()
+    assert out.loc[1, "flops"] == pytest.approx(11.0)
+    assert any("not_there" in n for n in out.attrs["notes"])
+
+
+def test_kernel_map_and_mangled_names(sm90):
+    assert S.resolve_kernel("anything", sm90, {"anything": "div_f32"}) == "div_f32"
+    assert S.resolve_kernel("anything", sm90, lambda k: "log_f32") == "log_f32"
+    assert S.__dict__["_mangled_base"]("_ZN2ns6kernelIfEEvPT_i") == "kernel"
+
+
+def test_matching_across_listing_formats():
+    """cuobjdump listings name no subroutine: the slow path is paired by its content."""
+    src = S.parse_file(listing(75, tool="cuobjdump"))["div_f32"]
+    tgt = S.parse_file(listing(90))["div_f32"]
+    m = S.match_blocks(src, tgt)
+    assert m.regions["__cuda_sm3x_div_rn_noftz_f32_slowpath"] == "subroutine#1"
+    assert m.regions["kernel"] == "kernel"
+    assert all(v is not None for s, v in m.pairs.items() if m.target.blocks[s].region)
+    special = m.special_blocks()
+    assert 0x80 in special   # the block with MUFU.RCP
+
+
+def test_target_intensities(sm90_measured, profile):
+    out = S.target_counts(profile, sm90_measured, S.parse_file(listing(100)))
+    oi = S.target_intensities(profile, out)
+    i = list(KERNELS).index("sin_f32")
+    assert oi.loc[i, "oi_dram_flop_per_byte"] == pytest.approx(19 / 8)
+
+
+def test_cli_diff_json():
+    from gpuproj.cli.main import cli
+
+    r = CliRunner().invoke(cli, ["sass", "diff", str(listing(90)), str(listing(100)),
+                                 "--kernel", "sin_f32", "--json"])
+    assert r.exit_code == 0, r.output
+    d = json.loads(r.output)["sin_f32"]
+    assert d["archs"] == ["90", "100"]
+    assert d["mix"]["fp32.add"] == {"90": 0.0, "100": 1.0}
+    assert any(b["block"] == "0x0750" for b in d["blocks"])
+
+
+def test_cli_diff_text_and_errors():
+    from gpuproj.cli.main import cli
+
+    r = CliRunner().invoke(cli, ["sass", "diff", str(listing(80)), str(listing(120)),
+                                 "--kernel", "div_f64"])
+    assert r.exit_code == 0, r.output
+    assert "div_f64" in r.output and "sm_120" in r.output
+    r = CliRunner().invoke(cli, ["sass", "diff", str(listing(80))])
+    assert r.exit_code != 0

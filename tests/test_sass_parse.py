@@ -1,0 +1,183 @@
+"""Parsing SASS listings, classifying opcodes and building control-flow graphs (no NVIDIA tools
+needed: fixtures in tests/data/sass were produced by scripts/make_sass_fixtures.py)."""
+
+import warnings
+
+import pytest
+from sass_helpers import ARCHS, JSON_ARCHS, listing
+
+from gpuproj.errors import InputError
+from gpuproj.sass import (
+    build_cfg,
+    canonical_counts,
+    classify,
+    opcodes,
+    parse_file,
+    parse_ncu_source_csv,
+    parse_text,
+    static_counts,
+)
+
+KERNELS = {"div_f32", "div_f64", "sqrt_f32", "exp_f32", "log_f32", "sin_f32", "fma_loop_f32",
+           "fma_loop_f64", "hfma2_f16", "smem_reduce_f32", "atomic_dot_f32"}
+
+
+@pytest.mark.parametrize("opcode,operands,column,flops", [
+    ("FFMA", "R0,R1,R2,R3", "fp32.fma", 2), ("FFMA.RM", "", "fp32.fma", 2),
+    ("FADD.FTZ", "", "fp32.add", 1), ("FMUL", "", "fp32.mul", 1),
+    ("DFMA", "", "fp64.fma", 2), ("DADD", "", "fp64.add", 1), ("DMUL.RP", "", "fp64.mul", 1),
+    ("HFMA2", "R9,R2,R5,R0", "fp16.fma", 4), ("HADD2", "", "fp16.add", 2),
+    ("HFMA2.MMA", "R3,-RZ,RZ,0,2.38e-07", "move", 0), ("FFMA2", "", "fp32.fma", 4),
+    ("MUFU.RCP", "", "fp32.special", 1), ("MUFU.EX2", "", "fp32.special", 1),
+    ("MUFU.RCP64H", "", "fp64.special", 0), ("FSETP.GE.AND", "", "fp32.other", 0),
+    ("F2I.NTZ", "", "convert", 0), ("IMAD.WIDE", "", "int", 0), ("LDG.E.64", "", "ld.global", 0),
+    ("STS", "", "st.shared", 0), ("LDL", "", "ld.local", 0), ("ULDC.64", "", "ld.const", 0),
+    ("ATOMS.ADD", "", "atomic.shared", 0), ("RED.E.ADD.F32.FTZ.RN", "", "atomic.global", 0),
+    ("BAR.SYNC.DEFER_BLOCKING", "", "barrier", 0), ("BRA", "", "control", 0),
+    ("CALL.REL.NOINC", "", "call", 0), ("HMMA.16816.F32", "", "tensor", 0),
+])
+def test_classify(opcode, operands, column, flops):
+    c = classify(opcode, operands)
+    assert (c.column, c.flops) == (column, flops)
+
+
+def test_unknown_opcode_warns_once_and_counts_as_other():
+    opcodes._warned.discard("ZZNEWOP")
+    with pytest.warns(UserWarning, match="ZZNEWOP"):
+        assert classify("ZZNEWOP.X").category == "other"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert classify("ZZNEWOP.Y", "R1").column == "other"   # no second warning
+
+
+def test_canonical_counts_packed_and_special():
+    c = canonical_counts([(classify("HFMA2", "R0,R1,R2,R3"), 3), (classify("MUFU.RSQ"), 2),
+                          (classify("DFMA"), 5)])
+    assert c["fp16_fma_thread_inst"] == 6 and c["fp16_flops"] == 12
+    assert c["fp32_special_thread_inst"] == 2 and c["fp32_flops"] == 2
+    assert c["fp64_flops"] == 10 and c["flops"] == 24
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_text_fixture_has_all_kernels(arch):
+    p = parse_file(listing(arch))
+    assert p.arch == arch and p.fmt == "nvdisasm-text"
+    assert set(p.functions) == KERNELS
+
+
+@pytest.mark.parametrize("arch", JSON_ARCHS)
+def test_json_and_text_agree(arch):
+    t, j = parse_file(listing(arch)), parse_file(listing(arch, "json"))
+    assert j.fmt == "nvdisasm-json" and j.arch == arch
+    for name in KERNELS:
+        a = [(i.offset, i.predicate, i.opcode, i.target, i.call_offset)
+             for i in t[name].instructions]
+        b = [(i.offset, i.predicate, i.opcode, i.target, i.call_offset)
+             for i in j[name].instructions]
+        assert a == b, name
+
+
+def test_cuobjdump_and_nvdisasm_agree():
+    c, n = parse_file(listing(75, tool="cuobjdump")), parse_file(listing(75))
+    assert c.fmt == "cuobjdump-text" and c.arch == 75
+    for name in KERNELS:
+        a = [(i.offset, i.opcode, i.target, i.call_offset) for i in c[name].instructions]
+        b = [(i.offset, i.opcode, i.target, i.call_offset) for i in n[name].instructions]
+        assert a == b, name
+
+
+def test_filler_dropped_and_predicates_kept():
+    text = """
+    .target sm_80
+    //--------------------- .text.k --------------------------
+    .section .text.k,"ax",@progbits
+    k:
+        /*0000*/                   MOV R1, c[0x0][0x28] ;
+        /*0010*/              @!PT LDS RZ, [RZ] ;
+        /*0020*/               @P0 FFMA R2, R3, R4, R5 ;
+        /*0030*/                   EXIT ;
+    """
+    f = parse_text(text)["k"]
+    assert [i.offset for i in f.instructions] == [0x0, 0x20, 0x30]
+    assert f.instructions[1].predicated and f.instructions[1].predicate == "@P0"
+
+
+def test_cfg_div_f32_regions_and_blocks():
+    f = parse_file(listing(80))["div_f32"]
+    g = build_cfg(f)
+    assert set(g.regions) == {"kernel", "__cuda_sm3x_div_rn_noftz_f32_slowpath"}
+    assert g.regions["__cuda_sm3x_div_rn_noftz_f32_slowpath"] == 0x1C0
+    entry = g.blocks[0]
+    assert entry.instructions[-1].text() == "@P0 EXIT" and entry.succs == [0x60]
+    call = [b for b in g.blocks.values() if b.calls]
+    assert len(call) == 1 and call[0].calls == [0x1C0]
+    # the trailing `BRA self` + NOP padding belongs to no region
+    assert any(b.region is None for b in g.blocks.values())
+
+
+def test_cfg_loop_and_static_counts():
+    f = parse_file(listing(90))["fma_loop_f32"]
+    g = build_cfg(f)
+    assert list(g.loops) == [0x170] and g.loops[0x170] == {0x170}
+    c = static_counts(f, trips=10)
+    can = c.canonical()
+    # 4 FFMA + 1 FMUL per iteration, 3 + 3 FADD outside the loop
+    assert can["fp32_fma_thread_inst"] == 40 and can["fp32_mul_thread_inst"] == 10
+    assert can["fp32_add_thread_inst"] == 6
+    assert any("every loop trip count set to 10" in n for n in c.notes)
+    c1 = static_counts(f)
+    assert c1.canonical()["fp32_fma_thread_inst"] == 4
+    assert any("trip count assumed 1" in n for n in c1.notes)
+
+
+def test_uniform_predicate_branch_is_conditional():
+    f = parse_file(listing(100))["fma_loop_f32"]
+    g = build_cfg(f)
+    loop = [b for b in g.blocks.values() if b.loops]
+    assert loop and loop[0].instructions[-1].opcode == "BRA.U"
+    assert len(loop[0].succs) == 2   # back to itself and out
+
+
+def test_slowpath_static_fraction():
+    f = parse_file(listing(80))["sqrt_f32"]
+    c0 = static_counts(f).canonical()
+    c1 = static_counts(f, slowpath_calls=1.0).canonical()
+    assert c0["fp32_flops"] == 7          # MUFU.RSQ + 2 FMUL + 2 FFMA
+    assert c1["fp32_flops"] > c0["fp32_flops"]
+
+
+NCU = '''"Kernel Name","k"
+"Address","Source","Instructions Executed","Thread Instructions Executed","Predicated-On Thread Instructions Executed"
+"0x7f0000000100","MOV R1, c[0x0][0x28]","2,048","65,536","65,536"
+"0x7f0000000110","@P0 FFMA R2, R3, R4, R5","2,048","65,536","16,384"
+"0x7f0000000120","@!P0 BRA 0x7f0000000140","2,048","65,536","65,536"
+"0x7f0000000130","MUFU.RCP R2, R2","1,024","32,768","32,768"
+"0x7f0000000140","EXIT","2,048","65,536","65,536"
+'''
+
+
+def test_ncu_source_csv():
+    p = parse_ncu_source_csv(NCU, "mem.csv", arch=70)
+    f = p["k"]
+    assert [i.offset for i in f.instructions] == [0, 0x10, 0x20, 0x30, 0x40]
+    assert f.instructions[2].target == 0x40
+    assert f.counts[0x10] == (2048.0, 65536.0, 16384.0)
+    from gpuproj.sass import measured_counts
+    c = measured_counts(f).canonical()
+    assert c["fp32_fma_thread_inst"] == 16384 and c["fp32_special_thread_inst"] == 32768
+
+
+def test_bad_inputs(tmp_path):
+    with pytest.raises(InputError, match="no SASS instructions"):
+        parse_text("hello")
+    bad = tmp_path / "x.csv"
+    bad.write_text('"Kernel Name","k"\n"Address","Source"\n"0x0","EXIT"\n')
+    with pytest.raises(InputError, match="Instructions Executed"):
+        parse_file(bad)
+    bad.write_text("just text\n")
+    with pytest.raises(InputError, match="not a SASS listing"):
+        parse_file(bad)
+    bad.write_text('"Kernel Name","k"\n"Address","Source","Instructions Executed"\n'
+                   '"zz","EXIT","1"\n')
+    with pytest.raises(InputError, match="row 3"):
+        parse_file(bad)

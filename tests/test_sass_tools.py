@@ -1,0 +1,99 @@
+"""Getting SASS with NVIDIA's tools. The integration tests compile and disassemble for real and
+are skipped where nvcc or nvdisasm is absent."""
+
+import shutil
+
+import pytest
+from sass_helpers import DATA, listing
+
+import gpuproj.sass as S
+from gpuproj.errors import InputError, MissingToolError
+from gpuproj.sass import tools
+
+
+def _have(*names):
+    try:
+        for n in names:
+            tools.find_tool(n)
+        return True
+    except MissingToolError:
+        return False
+
+
+needs_tools = pytest.mark.skipif(not _have("nvcc", "nvdisasm"),
+                                 reason="nvcc and nvdisasm not installed")
+
+
+def test_parse_arch():
+    assert tools.parse_arch("sm_80") == 80 and tools.parse_arch("9.0") == 90
+    assert tools.parse_arch("sm_90a") == 90 and tools.parse_arch(" 120 ") == 120
+    with pytest.raises(InputError):
+        tools.parse_arch("volta")
+
+
+def test_missing_tool_says_what_to_install(monkeypatch):
+    tools.find_tool.cache_clear()
+    monkeypatch.setattr(tools.importlib.util, "find_spec", lambda name: None)
+    monkeypatch.setattr(tools.shutil, "which", lambda name: None)
+    monkeypatch.setenv("CUDA_HOME", "/nonexistent")
+    monkeypatch.setattr(tools.Path, "is_file", lambda self: False)
+    try:
+        with pytest.raises(MissingToolError, match=r"gpuproj\[sass\].*nvidia-cuda-nvdisasm"):
+            tools.find_tool("nvdisasm")
+        with pytest.raises(MissingToolError, match="CUDA toolkit"):
+            tools.find_tool("nvcc")
+    finally:
+        tools.find_tool.cache_clear()
+
+
+def test_cu_needs_arch():
+    with pytest.raises(InputError, match="needs an architecture"):
+        S.load_sass(DATA / "src" / "fixture_kernels.cu")
+
+
+def test_listing_arch_mismatch():
+    with pytest.raises(InputError, match="not sm_90"):
+        S.load_sass(listing(80), "sm_90")
+    assert S.load_sass(listing(80), "sm_80").arch == 80
+
+
+@needs_tools
+def test_unsupported_arch_is_a_clear_error():
+    with pytest.raises(InputError, match="cannot compile for sm_70.*cuobjdump -sass"):
+        S.load_sass(DATA / "src" / "fixture_kernels.cu", "sm_70")
+
+
+@needs_tools
+@pytest.mark.slow
+def test_compile_and_disassemble_matches_fixture(tmp_path):
+    """nvcc + nvdisasm -json + the cubin's ELF symbols give the committed listing."""
+    src = tmp_path / "k.cu"
+    shutil.copy(DATA / "src" / "fixture_kernels.cu", src)
+    p = S.load_sass(src, "sm_80")
+    assert p.arch == 80 and p.fmt == "nvdisasm-json"
+    ref = S.parse_file(listing(80))
+    if tools.tool_version("nvcc") not in (DATA / "MANIFEST.txt").read_text():
+        pytest.skip("another nvcc than the one that made the fixtures")
+    for name, f in ref.functions.items():
+        got = [(i.offset, i.opcode, i.target, i.call_offset) for i in p[name].instructions]
+        want = [(i.offset, i.opcode, i.target, i.call_offset) for i in f.instructions]
+        assert got == want, name
+    # the internal subroutine came from the ELF symbol table
+    assert "$__internal_0_$__cuda_sm20_sqrt_rn_f32_slowpath" in p["sqrt_f32"].symbols
+
+
+@needs_tools
+@pytest.mark.slow
+def test_fatbin_extraction(tmp_path):
+    if not _have("cuobjdump"):
+        pytest.skip("cuobjdump not installed")
+    import subprocess
+
+    fatbin = tmp_path / "k.fatbin"
+    subprocess.run([tools.find_tool("nvcc"), "-fatbin", "-gencode", "arch=compute_80,code=sm_80",
+                    "-gencode", "arch=compute_90,code=sm_90", "-o", str(fatbin),
+                    str(DATA / "src" / "fixture_kernels.cu")], check=True)
+    with pytest.raises(InputError, match="pass --arch"):
+        S.load_sass(fatbin)
+    p = S.load_sass(fatbin, "sm_90")
+    assert p.arch == 90 and "sin_f32" in p.functions
