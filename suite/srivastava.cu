@@ -241,7 +241,8 @@ static void case_vec(Ctx& ctx, const std::string& size, const char* name) {
     else if (k == "strided_copy_8") want = ref::strided_copy_8(ha), got = c.host();
     else if (k == "random_access") want = ref::random_access(ha), got = c.host();
     else want = ref::shared_bank_conflict(ha), got = c.host();
-    ctx.report_check(k, cfg, rel_err(got, want), 1e-6);
+    // one rounding per element, except the 32-term sums of shared_bank_conflict
+    ctx.report_check(k, cfg, rel_err(got, want), k == "shared_bank_conflict" ? 1e-5 : 1e-6);
     return;
   }
   ref::Counts cn = k == "saxpy" ? ref::c_saxpy(n)

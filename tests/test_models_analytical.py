@@ -158,3 +158,12 @@ def test_quantitative_int_kernel():
     pred = get_model("quantitative").predict(k, SRC, TGT).df.iloc[0]
     # D_ops = 1, E_instr = 1 (W_op = 20/10 = 2, C_op = 2), T' = 0.5 * 10e12; compute bound
     assert pred["time_s"] == pytest.approx(3.2e9 / 5e12)
+
+
+def test_hierarchical_flops_only_uses_compute_ceiling():
+    """Analytic FLOPs and no bytes (KernelTuner-like tables): the roofline at OI -> infinity,
+    t_t = t_s x Perf_s / Perf_t with the FMA peaks of the dtype (10e12 -> 20e12)."""
+    k = table(time_s=[1e-3], flops=[2e9], dtype=["fp32"])
+    pred = get_model("hierarchical").predict(k, SRC, TGT).df.iloc[0]
+    assert pred["time_s"] == pytest.approx(0.5e-3)
+    assert pred["limiter"] == "fp32"

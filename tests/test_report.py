@@ -1,7 +1,9 @@
 """The HTML report: self-contained, with the prediction table and every picture, and the same
 numbers as ``gpuproj predict --json``; checked in headless Chromium where it can be had.
 
-The profile is a real Nsight Compute capture on an H100 (tests/data/README.md)."""
+The profile is real: Rodinia hotspot (calculate_temp) measured with nvprof on a GTX 680 and a
+Tesla P100 by Amaris et al. (CC-BY-4.0, tests/data/README.md); the P100 row is the target's
+measurement the report shows beside the prediction."""
 
 import json
 import os
@@ -18,9 +20,9 @@ from gpuproj.cli.main import cli
 from gpuproj.errors import InputError
 
 DATA = Path(__file__).parent / "data"
-PROFILE = DATA / "ncu-h100-sxm5-80gb-raw-base.csv"
-ARGS = ["--format", "ncu-csv", "--source", "h100-sxm5-80gb", "--target",
-        "a100-sxm4-80gb,h200-sxm-141gb", "--method", "hierarchical,roofline"]
+PROFILE = DATA / "amaris-2gpus-calculate_temp.csv"
+ARGS = ["--format", "amaris", "--source", "gtx-680", "--target", "tesla-p100-pcie-16gb,gtx-980",
+        "--method", "hierarchical,roofline"]
 
 
 class Page(HTMLParser):
@@ -103,8 +105,15 @@ def test_report_is_self_contained(report_html, predict_json):
     assert not [x for x in page.links if re.match(r"(https?:)?//", x)]
     assert "<link" not in text and "@import" not in text
     check_numbers(page, predict_json)
+    # the P100 measurement stands beside the P100 predictions; the GTX 980 has none
+    from gpuproj.profiles import load
+
+    p100 = load(PROFILE, format="amaris").on("tesla-p100-pcie-16gb").df["time_s"].iloc[0]
+    meas = {a["data-target"]: v["measured_s"] for a, v in page.tables["predictions"]}
+    assert float(meas["tesla-p100-pcie-16gb"]) == p100
+    assert meas["gtx-980"] == ""
     # the catalog section names values and their sources
-    assert 'id="catalog-a100-sxm4-80gb"' in text and "measured source" in text
+    assert 'id="catalog-tesla-p100-pcie-16gb"' in text and "measured source" in text
 
 
 def test_report_refuses_other_extensions(tmp_path):
@@ -112,8 +121,8 @@ def test_report_refuses_other_extensions(tmp_path):
     from gpuproj.report import write_report
 
     with pytest.raises(InputError, match="html"):
-        write_report(tmp_path / "r.pdf", load(PROFILE, format="ncu-csv"), "h100-sxm5-80gb",
-                     ["h200-sxm-141gb"])
+        write_report(tmp_path / "r.pdf", load(PROFILE, format="amaris"), "gtx-680",
+                     ["gtx-980"])
 
 
 def test_fmt_field():

@@ -110,6 +110,22 @@ def _fmt_time(t) -> str:
     return f"{t / 1e-9:.3g} ns"
 
 
+def sass_target_counts(rows: ProfileTable, sass, source, targets) -> dict:
+    """{target id: FP counts on the target} from the SASS of ``sass`` (a .cu file, cubin,
+    fatbin or executable) compiled/disassembled for the source's and each target's
+    architecture (Van Lanker Sec. 4.2, ``gpuproj.sass.target_counts``). Targets that are not
+    NVIDIA GPUs keep the source counts."""
+    from .sass import load_sass, target_counts
+
+    src_prog = load_sass(sass, source.isa)
+    out = {}
+    for t in targets:
+        if t.vendor.upper() != "NVIDIA" or not t.isa.startswith("sm_"):
+            continue
+        out[t.id] = target_counts(rows, src_prog, load_sass(sass, t.isa))
+    return out
+
+
 def predict(table: ProfileTable, *, targets, source=None, methods="hierarchical",
             kernel: str | None = None, sass=None, model_params: dict | None = None
             ) -> PredictionSet:
@@ -138,9 +154,7 @@ def predict(table: ProfileTable, *, targets, source=None, methods="hierarchical"
         names = [methods] if isinstance(methods, str) else list(methods)
     params = dict(model_params or {})
     if sass is not None:
-        from .sass import target_counts_for
-
-        counts = target_counts_for(rows, sass, src, tgts)
+        counts = sass_target_counts(rows, sass, src, tgts)
         for n in names:
             if n.startswith("hierarchical"):
                 params.setdefault(n, {})["target_counts"] = counts

@@ -215,11 +215,13 @@ def _catalog_tables(gpus, source) -> str:
 
 
 def _assumptions(result) -> str:
-    items = []
+    seen = {}  # (method, note) -> targets: a source-GPU note repeats for every target
     for m, p in result.predictions.items():
         for t, notes in p.assumptions.items():
             for n in notes:
-                items.append(f"<li><b>{_e(m)}</b> → <code>{_e(t)}</code>: {_e(n)}</li>")
+                seen.setdefault((m, n), []).append(t)
+    items = [f"<li><b>{_e(m)}</b> → {', '.join(f'<code>{_e(t)}</code>' for t in ts)}: "
+             f"{_e(n)}</li>" for (m, n), ts in seen.items()]
     general = (
         "<li>Times are per launch; application totals multiply each kernel's time by its "
         "launches and sum over kernels.</li>"

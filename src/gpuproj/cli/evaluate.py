@@ -25,28 +25,92 @@ def _multi(values):
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (methods, per_pair, "
               "per_kernel, skipped).")
 @click.option("--plot", type=click.Path(file_okay=False), help="Write evaluation plots here.")
-def evaluate(tables, methods, sources, targets, fmt, as_json, plot):
+@click.option("--train", "train_tables", multiple=True, type=click.Path(dir_okay=False),
+              help="Fit the learned methods on this table (repeatable), then evaluate on TABLES.")
+@click.option("--split", type=click.Choice(["gpu", "config", "kernel"]),
+              help="Train and test on TABLES by folds: gpu = leave one GPU out (the --target "
+                   "GPUs, default all), config = largest size of each kernel, kernel = the "
+                   "report's Experiment 3 kernels (else leave one kernel out).")
+@click.option("--coverage", type=click.FloatRange(0, 1, min_open=True, max_open=True),
+              help="Split-conformal intervals with this coverage (e.g. 0.9) for every method.")
+@click.option("--save-model", "save_model", type=click.Path(dir_okay=False),
+              help="With --train: save each fitted learned model as PATH.json + PATH.npz "
+                   "(PATH-<method> when several).")
+def evaluate(tables, methods, sources, targets, fmt, as_json, plot, train_tables, split,
+             coverage, save_model):
     """Predict, for every kernel configuration measured on two or more GPUs and every ordered
     pair of distinct GPUs (s, t), t's time from s's row alone, and compare with t's measurement.
 
     Metrics per method: n, MAPE, median APE, GMRE (geometric mean relative error), median
     pred/true, fraction within 10/25/50 %, interval coverage and width.
 
+    Learned methods (rf, gb, svr, knn, linear, ridge, lasso, residual, bounded-efficiency,
+    ensemble) need --train or --split; no test row is used to train them.
+
     \b
     Examples:
       gpuproj evaluate amaris-rodinia.csv.gz
       gpuproj evaluate gemm.csv.gz --method hierarchical,roofline --json
+      gpuproj evaluate gemm.csv.gz --split gpu --method roofline,gb,residual --coverage 0.9
+      gpuproj evaluate test.csv --train train.csv -m residual --save-model models/residual
     """
+    from ..errors import GpuprojError
     from ..evaluate import evaluate as run
     from ..profiles import load
 
-    table = None
-    for path in tables:
-        t = load(path, format=fmt)
-        table = t if table is None else table.concat(t)
+    def read(paths):
+        table = None
+        for path in paths:
+            t = load(path, format=fmt)
+            table = t if table is None else table.concat(t)
+        return table
+
+    table = read(tables)
     quiet = as_json
-    ev = run(table, _multi(methods), _multi(sources), _multi(targets),
-             progress=None if quiet else (lambda jobs: progress(jobs, description="evaluating")))
+    names = _multi(methods)
+    training = bool(train_tables or split)
+    if train_tables and split:
+        raise GpuprojError("give either --train or --split, not both")
+    if coverage and not training:
+        raise GpuprojError("--coverage needs --train or --split: intervals are calibrated on "
+                           "pairs that are not tested")
+    if save_model and not train_tables:
+        raise GpuprojError("--save-model needs --train (a split trains one model per fold)")
+    if names and not training:
+        from ..models import model_class
+
+        learned = [m for m in names if getattr(model_class(m), "trained", False)]
+        if learned:
+            raise GpuprojError(f"{', '.join(learned)} must be trained: add --train TABLE or "
+                               "--split gpu|config|kernel")
+    if training and not names:
+        from ..evaluate import applicable_methods
+        from ..learned.models import DEFAULT_LEARNED
+
+        names = applicable_methods(table) + list(DEFAULT_LEARNED)
+    bar = None if quiet else (lambda jobs: progress(jobs, description="evaluating"))
+    fitted = []
+    if split:
+        from ..splits import evaluate_split
+
+        ev = evaluate_split(table, names, split, coverage=coverage, progress=bar,
+                            gpus=_multi(targets) if split == "gpu" else None)
+    elif train_tables:
+        from ..splits import evaluate_trained
+
+        ev = evaluate_trained(read(train_tables), table, names, coverage=coverage,
+                              sources=_multi(sources), targets=_multi(targets), fitted=fitted)
+    else:
+        ev = run(table, names, _multi(sources), _multi(targets), progress=bar)
+    if save_model:
+        from ..learned.persistence import save_model as save
+
+        trained = [m for m in fitted if getattr(m, "trained", False) and hasattr(m, "features_")]
+        for m in trained:
+            path = save_model if len(trained) == 1 else f"{save_model}-{m.name}"
+            jpath, _ = save(m, path)
+            if not quiet:
+                click.echo(f"gpuproj: saved {m.name} to {jpath} (+ .npz)", err=True)
     report_skipped(ev.skipped, quiet=quiet)
     if plot:
         from ..plots.evaluation import evaluation_plots
@@ -67,7 +131,9 @@ def evaluate(tables, methods, sources, targets, fmt, as_json, plot):
     summary = ev.summary()
     for m, s in sorted(summary.items(), key=lambda kv: kv[1]["mape"] or 1e99):
         t.add_row(m, *[_cell(c, s[c]) for c in cols])
-    Console().print(t)
+    import sys
+
+    Console(width=None if sys.stdout.isatty() else 160).print(t)
 
 
 def _cell(name, v):

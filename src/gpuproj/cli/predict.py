@@ -55,4 +55,4 @@ def predict(profile, source, target, method, kernel, fmt, sass, as_json, as_csv,
     else:
         from rich.console import Console
 
-        result.print(Console())
+        result.print(Console(width=None if sys.stdout.isatty() else 160))

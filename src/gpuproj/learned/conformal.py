@@ -48,12 +48,13 @@ class LogConformal:
             return self
         if self.symmetric:
             s = np.sort(np.abs(r))
-            k = math.ceil((n + 1) * (1 - a))
+            k = math.ceil((n + 1) * (1 - a) - 1e-9)
             q = np.inf if k > n else float(s[k - 1])
             self.lo_, self.hi_ = -q, q
             return self
-        k_lo = math.floor((n + 1) * a / 2)
-        k_hi = math.ceil((n + 1) * (1 - a / 2))
+        # the 1e-9 keeps e.g. 20 x 0.05 from rounding to 0.99999...
+        k_lo = math.floor((n + 1) * a / 2 + 1e-9)
+        k_hi = math.ceil((n + 1) * (1 - a / 2) - 1e-9)
         self.lo_ = -np.inf if k_lo < 1 else float(r[k_lo - 1])
         self.hi_ = np.inf if k_hi > n else float(r[k_hi - 1])
         return self

@@ -353,22 +353,29 @@ class PairFeatures:
     ``subset(idx)`` slices the pairs and every cached column.
     """
 
-    def __init__(self, pairs: pd.DataFrame, spec: FeatureSpec | None = None):
+    def __init__(self, pairs: pd.DataFrame, spec: FeatureSpec | None = None, gpus=None):
         self.pairs = pairs.reset_index(drop=True)
         self.spec = spec or FeatureSpec()
+        # GPU objects by id where the caller has them (GPU files outside the catalog)
+        self.gpus = {g.id: g for g in (gpus or ())}
         self._cols: dict = {}
         self._phys: dict = {}
-        self._roof = None
 
     def __len__(self):
         return len(self.pairs)
 
+    def shared(self, spec: FeatureSpec) -> "PairFeatures":
+        """A view with another spec sharing this one's pairs and cached columns."""
+        out = PairFeatures.__new__(PairFeatures)
+        out.pairs, out.spec, out.gpus = self.pairs, spec, self.gpus
+        out._cols, out._phys = self._cols, self._phys
+        return out
+
     def subset(self, idx) -> "PairFeatures":
         idx = np.asarray(idx)
-        out = PairFeatures(self.pairs.iloc[idx], self.spec)
+        out = PairFeatures(self.pairs.iloc[idx], self.spec, self.gpus.values())
         out._cols = {k: v[idx] for k, v in self._cols.items()}
         out._phys = {k: v[idx] for k, v in self._phys.items()}
-        out._roof = None if self._roof is None else {k: v[idx] for k, v in self._roof.items()}
         return out
 
     # groups of columns -----------------------------------------------------------------
@@ -387,7 +394,8 @@ class PairFeatures:
         tgt = self.pairs["target"].astype(str).to_numpy()
         ids = sorted(set(np.unique(src)) | set(np.unique(tgt)))
         keys = list(GPU_FEATURES) + ["best_dram_bw", "best_fp32"]
-        tab = np.array([[gpu_vector(g)[k] for k in keys] for g in ids], float).reshape(
+        vecs = [gpu_vector(self.gpu(g)) if g in self.gpus else gpu_vector(g) for g in ids]
+        tab = np.array([[v[k] for k in keys] for v in vecs], float).reshape(
             len(ids), len(keys))
         index = pd.Index(ids)
         si, ti = index.get_indexer(src), index.get_indexer(tgt)
@@ -406,10 +414,14 @@ class PairFeatures:
         n = len(self.pairs)
         pf = {k: np.full(n, np.nan) for k in PAIR_FEATURES}
         for (s, t), idx in self.pairs.groupby(["source", "target"], sort=False).indices.items():
-            vals = pair_features(self.pairs.iloc[idx], resolve(s), resolve(t))
+            vals = pair_features(self.pairs.iloc[idx], self.gpu(s), self.gpu(t))
             for k in PAIR_FEATURES:
                 pf[k][idx] = vals[k]
         self._cols.update(pf)
+
+    def gpu(self, gid) -> GPU:
+        """The GPU object of id ``gid`` (the caller's, else the catalog's)."""
+        return self.gpus.get(str(gid)) or resolve(str(gid))
 
     def column(self, name: str) -> np.ndarray:
         if name not in self._cols:
@@ -441,27 +453,28 @@ class PairFeatures:
         """Projected target time (s) of each pair by analytical method ``method``; NaN where the
         method cannot predict the row."""
         if method not in self._phys:
-            self._phys[method] = analytical_projection(self.pairs, method)
+            self._phys[method] = analytical_projection(self.pairs, method, self.gpu)
         return self._phys[method]
 
     @property
     def roof(self) -> dict:
         """Roofline times (s) per level on source (``s_<level>``) and target (``t_<level>``)."""
-        if self._roof is None:
+        keys = [f"{p}_{k}" for p in ("s", "t") for k in (*LEVELS, "roof")]
+        if "roof:t_roof" not in self._cols:
             n = len(self.pairs)
-            out = {f"{p}_{k}": np.full(n, np.nan) for p in ("s", "t") for k in (*LEVELS, "roof")}
+            out = {k: np.full(n, np.nan) for k in keys}
             for (s, t), idx in self.pairs.groupby(["source", "target"],
                                                   sort=False).indices.items():
                 sub = self.pairs.iloc[idx]
                 for p, g in (("s", s), ("t", t)):
-                    r = roofline_times(sub, resolve(g))
+                    r = roofline_times(sub, self.gpu(g))
                     for k in (*LEVELS, "roof"):
                         out[f"{p}_{k}"][idx] = r[k]
-            self._roof = out
-        return self._roof
+            self._cols.update({f"roof:{k}": v for k, v in out.items()})
+        return {k: self._cols[f"roof:{k}"] for k in keys}
 
 
-def analytical_projection(pairs: pd.DataFrame, method: str) -> np.ndarray:
+def analytical_projection(pairs: pd.DataFrame, method: str, gpu_of=resolve) -> np.ndarray:
     """Target time (s) of each pair projected by the analytical method ``method`` (a name of
     ``gpuproj.models.MODELS``) from the source row, through the model's public ``predict``;
     NaN where it cannot."""
@@ -482,7 +495,8 @@ def analytical_projection(pairs: pd.DataFrame, method: str) -> np.ndarray:
         targets = sorted(pairs["target"].iloc[idx].unique())
         with warnings.catch_warnings(), np.errstate(all="ignore"):
             warnings.simplefilter("ignore", RuntimeWarning)
-            pred = model.predict(ProfileTable(src, (), ""), s, targets).df
+            pred = model.predict(ProfileTable(src, (), ""), gpu_of(s),
+                                 [gpu_of(x) for x in targets]).df
         if not len(pred):
             continue
         got = pd.Series(pred["time_s"].to_numpy(float),

@@ -448,12 +448,12 @@ class RandomForestLearner(Learner):
 class HistGBLearner(Learner):
     kind = "gb"
 
-    def __init__(self, max_iter: int = 300, learning_rate: float = 0.05,
-                 max_leaf_nodes: int = 31, min_samples_leaf: int = 20, l2_regularization=0.0,
-                 loss: str = "squared_error", random_state: int = 0):
+    def __init__(self, max_iter: int = 120, learning_rate: float = 0.1,
+                 max_leaf_nodes: int = 15, min_samples_leaf: int = 20, l2_regularization=0.0,
+                 max_bins: int = 63, loss: str = "squared_error", random_state: int = 0):
         super().__init__(max_iter=max_iter, learning_rate=learning_rate,
                          max_leaf_nodes=max_leaf_nodes, min_samples_leaf=min_samples_leaf,
-                         l2_regularization=l2_regularization, loss=loss,
+                         l2_regularization=l2_regularization, max_bins=max_bins, loss=loss,
                          random_state=random_state)
 
     def _make(self):
@@ -463,7 +463,8 @@ class HistGBLearner(Learner):
         return HistGradientBoostingRegressor(
             max_iter=p["max_iter"], learning_rate=p["learning_rate"],
             max_leaf_nodes=p["max_leaf_nodes"], min_samples_leaf=p["min_samples_leaf"],
-            l2_regularization=p["l2_regularization"], loss=p["loss"], early_stopping=False,
+            l2_regularization=p["l2_regularization"], max_bins=p["max_bins"], loss=p["loss"],
+            early_stopping=False,
             random_state=p["random_state"])
 
     def _export(self):

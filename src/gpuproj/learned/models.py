@@ -64,6 +64,38 @@ def _metrics(pred, true) -> dict:
     return m
 
 
+_CACHE: dict = {}
+
+
+def training_data(table: ProfileTable, max_pairs, seed, spec: FeatureSpec) -> PairFeatures:
+    """The (sub-sampled) training pairs of ``table`` with their feature cache. The two most
+    recent are kept, so that several models trained on the same table in a row (an evaluation
+    fold, an ensemble) compute features and analytical projections once."""
+    key = (table_hash(table), len(table.df), max_pairs, seed, tuple(spec.extras),
+           tuple((k, tuple(v)) for k, v in spec.categories.items()))
+    if key in _CACHE:
+        data = _CACHE[key]
+        return data.shared(spec)
+    pairs = make_pairs(table)
+    pairs = pairs.iloc[subsample(len(pairs), max_pairs, seed)]
+    data = PairFeatures(pairs, spec)
+    _CACHE[key] = data
+    while len(_CACHE) > 2:
+        _CACHE.pop(next(iter(_CACHE)))
+    return data
+
+
+def precompute(data: PairFeatures) -> None:
+    """Compute the analytical projections and roofline times on the whole training set once,
+    before cross-validation slices it."""
+    for m in PHYSICS:
+        try:
+            data.physics(m)
+        except GpuprojError:
+            pass
+    data.roof
+
+
 class LearnedModel(Model):
     """Shared machinery: pairs, features, out-of-fold calibration, prediction."""
 
@@ -73,8 +105,8 @@ class LearnedModel(Model):
 
     def __init__(self, learner: str | None = None, learner_params: dict | None = None,
                  coverage: float | None = None, max_pairs: int | None = 60000,
-                 gpu_features: bool = True, cv_folds: int = 6, cv_groups: str = "gpu",
-                 random_state: int = 0):
+                 gpu_features: bool = True, cv_folds: int = 4, cv_groups: str = "gpu",
+                 random_state: int = 0, point_calibration: bool | None = None):
         self.learner = learner or self.learner_kind
         self.learner_params = dict(learner_params or {})
         self.coverage = coverage
@@ -83,6 +115,8 @@ class LearnedModel(Model):
         self.cv_folds = cv_folds
         self.cv_groups = cv_groups
         self.random_state = random_state
+        # None: the family's default (on for hybrids and the ensemble)
+        self.point_calibration = point_calibration
 
     def get_params(self) -> dict:
         sig = inspect.signature(type(self).__init__)
@@ -151,36 +185,72 @@ class LearnedModel(Model):
     def fit(self, table: ProfileTable) -> "LearnedModel":
         """Learn from every ordered GPU pair of ``table`` (at most ``max_pairs``, drawn with
         ``random_state``)."""
-        pairs = make_pairs(table)
-        if len(pairs) == 0:
+        data = training_data(table, self.max_pairs, self.random_state, self._spec(table))
+        if len(data) == 0:
             raise GpuprojError(f"{self.name}: no kernel configuration of the training table "
                                "was measured on two GPUs")
-        pairs = pairs.iloc[subsample(len(pairs), self.max_pairs, self.random_state)]
-        data = PairFeatures(pairs, self._spec(table))
+        pairs = data.pairs
         self._fit_data(data)
         true = data.pairs["true_s"].to_numpy(float)
         self.train_info_ = {"hash": table_hash(table), "gpus": table.gpus,
                             "kernels": int(table.df["kernel"].nunique()),
                             "rows": int(len(table.df)), "pairs": int(len(pairs))}
-        self.train_metrics_ = _metrics(self._predict_data(data), true)
+        self.post_ = None
         self.cv_metrics_ = None
         self.conformal_ = None
-        if self.coverage:
-            oof = self.out_of_fold(data)
+        calibrate = (self.point_calibration if self.point_calibration is not None
+                     else self.calibrate_by_default)
+        if self.coverage or calibrate:
+            oof, oof_base = self.out_of_fold(data)
+            if calibrate:
+                self.post_ = point_calibration(oof, oof_base, true)
+                oof = self._post(oof, oof_base)
             self.cv_metrics_ = _metrics(oof, true)
-            self.conformal_ = LogConformal(self.coverage).fit(oof, true)
+            if self.coverage:
+                self.conformal_ = LogConformal(self.coverage).fit(oof, true)
+        self.train_metrics_ = _metrics(self._final(data), true)
         return self
 
-    def out_of_fold(self, data: PairFeatures) -> np.ndarray:
+    calibrate_by_default = False
+
+    def _base(self, data: PairFeatures):
+        """The physics projection a hybrid corrects (None for the others)."""
+        return None
+
+    def _post(self, t, base):
+        """Apply the point calibration: t' = base^(1 - lam) t^lam exp(delta)."""
+        p = getattr(self, "post_", None)
+        if not p:
+            return t
+        lam, delta = p["lam"], p["delta"]
+        if base is not None and lam != 1.0:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                t = np.exp((1 - lam) * np.log(base) + lam * np.log(t))
+        return t * np.exp(delta)
+
+    def _final(self, data: PairFeatures) -> np.ndarray:
+        t = self._predict_data(data)
+        if getattr(self, "post_", None):
+            t = self._post(t, self._base(data))
+        return t
+
+    def out_of_fold(self, data: PairFeatures):
         """Prediction of each training pair by a copy of this model trained without the pair's
         group (``cv_groups``: the target GPU, leaving that GPU out entirely; or the kernel, or
-        the configuration); NaN for pairs in no held-out group."""
+        the configuration), and that copy's physics base (hybrids); NaN for pairs in no
+        held-out group."""
         out = np.full(len(data), np.nan)
+        base = np.full(len(data), np.nan)
+        precompute(data)
         for tr, va in cv_masks(data.pairs, self.cv_groups, self.cv_folds, self.random_state):
-            m = self.clone(coverage=None)
+            m = self.clone(coverage=None, point_calibration=False)
             m._fit_data(data.subset(np.flatnonzero(tr)))
-            out[va] = m._predict_data(data.subset(np.flatnonzero(va)))
-        return out
+            sub = data.subset(np.flatnonzero(va))
+            out[va] = m._predict_data(sub)
+            b = m._base(sub)
+            if b is not None:
+                base[va] = b
+        return out, (base if np.isfinite(base).any() else None)
 
     # prediction -------------------------------------------------------------------------
     def _check_fitted(self):
@@ -188,15 +258,16 @@ class LearnedModel(Model):
             raise NotFittedError(f"{self.name} must be trained first (fit(table), or "
                                  "`gpuproj evaluate --train TABLE` / `--split`)")
 
-    def predict_pairs(self, pairs: pd.DataFrame) -> np.ndarray:
-        """Predicted target time (s) of each row of a pair frame (``make_pairs`` layout)."""
+    def predict_pairs(self, pairs: pd.DataFrame, gpus=()) -> np.ndarray:
+        """Predicted target time (s) of each row of a pair frame (``make_pairs`` layout);
+        ``gpus``: GPU objects for ids outside the catalog."""
         self._check_fitted()
-        return self._predict_data(PairFeatures(pairs, self.spec_))
+        return self._final(PairFeatures(pairs, self.spec_, gpus))
 
     def _project(self, df, source, target):
         self._check_fitted()
         pairs = df.assign(source=source.id, target=target.id, src_row=np.arange(len(df)))
-        t = self.predict_pairs(pairs)
+        t = self.predict_pairs(pairs, (source, target))
         low = high = None
         if self.conformal_ is not None:
             low, high = self.conformal_.interval(t)
@@ -223,10 +294,11 @@ class PureLearner(LearnedModel):
 
     def __init__(self, learner: str | None = None, learner_params: dict | None = None,
                  coverage: float | None = None, max_pairs: int | None = 60000,
-                 gpu_features: bool = True, cv_folds: int = 6, cv_groups: str = "gpu",
-                 random_state: int = 0, target: str = "log", pair_features: bool = True):
+                 gpu_features: bool = True, cv_folds: int = 4, cv_groups: str = "gpu",
+                 random_state: int = 0, point_calibration: bool | None = None,
+                 target: str = "log", pair_features: bool = True):
         super().__init__(learner, learner_params, coverage, max_pairs, gpu_features, cv_folds,
-                         cv_groups, random_state)
+                         cv_groups, random_state, point_calibration)
         if target not in ("log", "ms"):
             raise GpuprojError(f"target must be 'log' or 'ms' (got {target!r})")
         self.target = target
@@ -250,23 +322,22 @@ class PureLearner(LearnedModel):
         return f"{self.learner} on {'ln time' if self.target == 'log' else 'time in ms'}"
 
 
-def _pure(kind, doc):
-    cls = type(f"Learned_{kind}", (PureLearner,), {"name": kind, "learner_kind": kind,
-                                                   "summary": doc, "__doc__": doc})
+def _pure(kind, cls_name, doc):
+    cls = type(cls_name, (PureLearner,), {"name": kind, "learner_kind": kind, "summary": doc,
+                                          "__doc__": doc, "__module__": __name__})
     return cls
 
 
-RandomForest = _pure("rf", "Random Forest on kernel + GPU features (Srivastava et al. Table 6)")
-GradientBoosting = _pure("gb", "gradient boosting (HistGradientBoosting) on kernel + GPU features")
-SupportVector = _pure("svr", "SVR with RBF kernel on kernel + GPU features")
-NearestNeighbours = _pure("knn", "k nearest neighbours on kernel + GPU features")
-LinearModel = _pure("linear", "linear regression on kernel + GPU features")
-RidgeModel = _pure("ridge", "ridge regression on kernel + GPU features")
-LassoModel = _pure("lasso", "lasso regression on kernel + GPU features")
-for _c in (RandomForest, GradientBoosting, SupportVector, NearestNeighbours, LinearModel,
-           RidgeModel, LassoModel):
-    _c.__module__ = __name__
-    _c.__qualname__ = _c.__name__
+RandomForest = _pure("rf", "RandomForest",
+                     "Random Forest on kernel + GPU features (Srivastava et al. Table 6)")
+GradientBoosting = _pure("gb", "GradientBoosting",
+                         "gradient boosting (HistGradientBoosting) on kernel + GPU features")
+SupportVector = _pure("svr", "SupportVector", "SVR with RBF kernel on kernel + GPU features")
+NearestNeighbours = _pure("knn", "NearestNeighbours",
+                          "k nearest neighbours on kernel + GPU features")
+LinearModel = _pure("linear", "LinearModel", "linear regression on kernel + GPU features")
+RidgeModel = _pure("ridge", "RidgeModel", "ridge regression on kernel + GPU features")
+LassoModel = _pure("lasso", "LassoModel", "lasso regression on kernel + GPU features")
 
 
 # physics ------------------------------------------------------------------------------------
@@ -308,13 +379,23 @@ class _PhysicsBased(LearnedModel):
     """Hybrids: pick the best analytical chain on the training pairs."""
 
     n_physics = 3
+    calibrate_by_default = True
+
+    def _base(self, data):
+        return physics_chain(data, self.chain_)[0]
 
     def _physics_names(self):
         return list(getattr(self, "chain_", []))
 
     def _prepare(self, data):
         ranked = rank_physics(data)
-        self.chain_ = ranked[: self.n_physics] or ["same"]
+        chain = ranked[: self.n_physics] or ["same"]
+        # the best method that predicts (nearly) every pair closes the chain, so that pairs
+        # the better methods cannot predict do not fall back to the source time
+        full = [m for m in ranked if np.isfinite(data.physics(m)).mean() >= 0.999]
+        if full and full[0] not in chain:
+            chain.append(full[0])
+        self.chain_ = chain
 
     def describe(self):
         return f"{self.learner} correction on {' > '.join(self.chain_)}"
@@ -326,6 +407,7 @@ class PhysicsBest(_PhysicsBased):
 
     name = "physics-best"
     summary = "best analytical method on the training pairs"
+    calibrate_by_default = False
 
     def _needs_learner(self):
         return False
@@ -348,10 +430,10 @@ class ResidualHybrid(_PhysicsBased):
 
     def __init__(self, learner: str | None = None, learner_params: dict | None = None,
                  coverage: float | None = None, max_pairs: int | None = 60000,
-                 gpu_features: bool = False, cv_folds: int = 6, cv_groups: str = "gpu",
-                 random_state: int = 0):
+                 gpu_features: bool = False, cv_folds: int = 4, cv_groups: str = "gpu",
+                 random_state: int = 0, point_calibration: bool | None = None):
         super().__init__(learner, learner_params, coverage, max_pairs, gpu_features, cv_folds,
-                         cv_groups, random_state)
+                         cv_groups, random_state, point_calibration)
 
     def _target(self, data):
         base, _ = physics_chain(data, self.chain_)
@@ -374,10 +456,10 @@ class EfficiencyHybrid(_PhysicsBased):
 
     def __init__(self, learner: str | None = None, learner_params: dict | None = None,
                  coverage: float | None = None, max_pairs: int | None = 60000,
-                 gpu_features: bool = False, cv_folds: int = 6, cv_groups: str = "gpu",
-                 random_state: int = 0):
+                 gpu_features: bool = False, cv_folds: int = 4, cv_groups: str = "gpu",
+                 random_state: int = 0, point_calibration: bool | None = None):
         super().__init__(learner, learner_params, coverage, max_pairs, gpu_features, cv_folds,
-                         cv_groups, random_state)
+                         cv_groups, random_state, point_calibration)
 
     def _target(self, data):
         roof = data.roof["t_roof"]
@@ -418,12 +500,12 @@ class Ensemble(LearnedModel):
 
     def __init__(self, learner: str | None = None, learner_params: dict | None = None,
                  coverage: float | None = None, max_pairs: int | None = 60000,
-                 gpu_features: bool = False, cv_folds: int = 6, cv_groups: str = "gpu",
-                 random_state: int = 0,
+                 gpu_features: bool = False, cv_folds: int = 4, cv_groups: str = "gpu",
+                 random_state: int = 0, point_calibration: bool | None = None,
                  members: tuple = ("physics", "residual", "bounded-efficiency", "learner"),
-                 power: float = 2.0, min_class_pairs: int = 30):
+                 power: float = 4.0, min_class_pairs: int = 30):
         super().__init__(learner, learner_params, coverage, max_pairs, gpu_features, cv_folds,
-                         cv_groups, random_state)
+                         cv_groups, random_state, point_calibration)
         unknown = [m for m in members if m not in MEMBERS]
         if unknown:
             raise GpuprojError(f"unknown ensemble member(s) {unknown} (known: {list(MEMBERS)})")
@@ -475,6 +557,7 @@ class Ensemble(LearnedModel):
         true = data.pairs["true_s"].to_numpy(float)
         self.known_kernels_ = sorted(data.pairs["kernel"].astype(str).unique())
         oof = np.full((len(data), len(self.members)), np.nan)
+        precompute(data)
         for tr, va in cv_masks(data.pairs, self.cv_groups, self.cv_folds, self.random_state):
             sub_tr, sub_va = data.subset(np.flatnonzero(tr)), data.subset(np.flatnonzero(va))
             for j, name in enumerate(self.members):
@@ -501,11 +584,16 @@ class Ensemble(LearnedModel):
             self.members_.append(m)
         self.learner_ = None
 
+    calibrate_by_default = True
+
+    def _base(self, data):
+        return None
+
     def out_of_fold(self, data):
         # the members' out-of-fold predictions, combined with the fitted weights
         classes = kernel_class(data, self.known_kernels_)
         pred = self._combine(self.oof_members_, classes)
-        return np.where(np.isfinite(self.oof_members_).any(axis=1), pred, np.nan)
+        return np.where(np.isfinite(self.oof_members_).any(axis=1), pred, np.nan), None
 
     def _predict_data(self, data):
         preds = np.column_stack([m._predict_data(data) for m in self.members_])
@@ -550,10 +638,39 @@ class Conformal(LearnedModel):
         return data.physics(self.base)
 
     def out_of_fold(self, data):
-        return data.physics(self.base)
+        return data.physics(self.base), None
 
     def describe(self):
         return f"analytical {self.base}"
+
+
+LAMBDAS = (0.0, 0.25, 0.5, 0.75, 1.0)
+DELTAS = tuple(np.round(np.arange(-0.30, 0.101, 0.05), 2))
+
+
+def point_calibration(oof, base, true) -> dict | None:
+    """Shrinkage lam of the learned correction towards the physics base (hybrids) and a common
+    log shift delta, chosen on out-of-fold predictions (held-out GPUs) to minimise MAPE +
+    median APE: t' = base^(1 - lam) t^lam exp(delta). A correction that does not carry over to
+    unseen GPUs gets lam -> 0; delta < 0 trades a little median error for a lower MAPE, whose
+    optimum lies below the median for right-skewed errors."""
+    oof, true = np.asarray(oof, float), np.asarray(true, float)
+    ok = np.isfinite(oof) & (oof > 0) & np.isfinite(true) & (true > 0)
+    if base is not None:
+        ok &= np.isfinite(base) & (base > 0)
+    if ok.sum() < 20:
+        return None
+    lo, lt = np.log(oof[ok]), np.log(true[ok])
+    lb = np.log(base[ok]) if base is not None else lo
+    best = None
+    for lam in (LAMBDAS if base is not None else (1.0,)):
+        lp = (1 - lam) * lb + lam * lo
+        for d in DELTAS:
+            ape = np.abs(np.exp(lp + d - lt) - 1)
+            score = ape.mean() + np.median(ape)
+            if best is None or score < best[0] - 1e-12:
+                best = (score, lam, d)
+    return {"lam": float(best[1]), "delta": float(best[2]), "n": int(ok.sum())}
 
 
 # cross-validation groups --------------------------------------------------------------------
@@ -595,3 +712,7 @@ def cv_masks(pairs: pd.DataFrame, groups: str, folds: int, seed: int):
         va = f == i
         if va.any() and (~va).any():
             yield ~va, va
+
+
+# methods `gpuproj evaluate --train/--split` adds when no --method is given
+DEFAULT_LEARNED = ("rf", "gb", "residual", "bounded-efficiency", "ensemble")

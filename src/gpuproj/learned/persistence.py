@@ -81,7 +81,7 @@ def _float(v):
 def _model_state(model, arrays: dict, prefix: str) -> dict:
     st = {"class": type(model).__name__, "params": model.get_params(),
           "spec": model.spec_.to_dict(), "features": list(model.features_)}
-    for attr in ("chain_", "known_kernels_", "weights_"):
+    for attr in ("chain_", "known_kernels_", "weights_", "post_"):
         if hasattr(model, attr):
             st[attr.rstrip("_")] = getattr(model, attr)
     if getattr(model, "learner_", None) is not None:
@@ -131,6 +131,7 @@ def _build(st: dict, arrays, prefix: str, compiled: bool):
         m.chain_ = list(st["chain"])
     if "known_kernels" in st:
         m.known_kernels_ = list(st["known_kernels"])
+    m.post_ = st.get("post")
     if "weights" in st:
         m.weights_ = {k: list(v) for k, v in st["weights"].items()}
     m.learner_ = None
@@ -173,7 +174,10 @@ def load_model(path):
         raise InputError(f"cannot read the model arrays: {e}", path=npath) from None
     compiled = saved.get("scikit-learn") == now["scikit-learn"]
     with arrays:
-        m = _build(doc["model"], arrays, "", compiled)
+        try:
+            m = _build(doc["model"], arrays, "", compiled)
+        except (ValueError, KeyError, TypeError) as e:
+            raise InputError(f"cannot read the model arrays: {e}", path=npath) from None
     m.train_info_ = doc.get("train", {})
     m.train_metrics_ = doc.get("metrics", {}).get("train")
     m.cv_metrics_ = doc.get("metrics", {}).get("cross_validation")

@@ -196,6 +196,13 @@ class Hierarchical(Model):
                 t_bytes = t_body * (bw_s[lvl] / bw_t[lvl]) * (nplus_t / nplus_s)
             per_level[:, j] = np.where(has_flops, t_flop, t_bytes)
         per_level[~np.isfinite(per_level) | (per_level <= 0)] = np.nan
+        # no byte counts at all (tables with analytic FLOPs only): the roofline at OI -> inf,
+        # i.e. the ratio of the kernel-specific compute ceilings
+        no_level = np.isnan(per_level).all(axis=1) & has_flops
+        if no_level.any():
+            with np.errstate(invalid="ignore", divide="ignore"):
+                per_level[no_level, 0] = (t_body * (flops_t / flops_s) * perf_s / perf_t)[no_level]
+            notes.append(f"{int(no_level.sum())} row(s) without byte counts: compute ceiling only")
 
         if self.parallelism:
             scale, note = self._fill_ratio(df, source, target)

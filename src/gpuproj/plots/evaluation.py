@@ -78,15 +78,14 @@ def scatter_figure(pairs: pd.DataFrame):
             m = methods[i]
             g = pairs[pairs["method"] == m]
             x, y = g["true_s"].to_numpy(float) / uf, g["time_s"].to_numpy(float) / uf
-            ax.fill_between(line, line / 1.25, line * 1.25, color="#BBBBBB", alpha=0.35, lw=0,
-                            label="±25 %")
-            ax.fill_between(line, line / 1.1, line * 1.1, color="#888888", alpha=0.45, lw=0,
-                            label="±10 %")
+            ax.fill_between(line, line / 1.25, line * 1.25, color="#BBBBBB", alpha=0.35, lw=0)
+            ax.fill_between(line, line / 1.1, line * 1.1, color="#888888", alpha=0.45, lw=0)
             ax.plot(line, line, color="black", lw=1, label="predicted = measured", zorder=4)
             # band edges drawn over the points too, so they stay visible under dense data
             for f, ls in ((1.1, "--"), (1.25, ":")):
                 for e in (f, 1 / f):
-                    ax.plot(line, line * e, color="#333333", lw=0.9, ls=ls, zorder=4)
+                    ax.plot(line, line * e, color="#333333", lw=0.9, ls=ls, zorder=4,
+                            label=f"±{round(100 * (f - 1))} %" if e > 1 else None)
             col = METHOD_COLORS[i % len(METHOD_COLORS)]
             if len(g) > DENSE:
                 hb = ax.hexbin(x, y, xscale="log", yscale="log", gridsize=45, mincnt=1,

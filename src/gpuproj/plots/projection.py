@@ -76,7 +76,7 @@ def projection_figure(result, measured=None, max_kernels: int = 30):
     repeated = len({k for k, _ in keys}) < n
     uname, uf = st.time_unit(np.concatenate([d["source_time_s"], d["time_s"]]))
     src_name = gpu_name(result.source)
-    width = min(max(8.0, 0.75 * n + 3.5), 26.0)
+    width = min(max(8.0, 0.5 * n + 3.5), 26.0)
     # rotated labels need room; two-line labels (kernel + config) more
     with st.rc():
         fig = st.figure(width, 3.9 * len(targets) + (2.3 if repeated else 1.8))

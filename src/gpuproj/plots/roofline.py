@@ -231,6 +231,12 @@ def _xrange(c, hw):
     return min(xs) / 6, max(xs) * 6
 
 
+def _interval_label(lo, hi, levels):
+    if levels == 1:  # one memory level only: the interval is a single value
+        return f"projected interval: {st.fmt_rate(lo, 'FLOP/s')} (one level)"
+    return f"projected interval: {st.fmt_rate(lo, 'FLOP/s')} - {st.fmt_rate(hi, 'FLOP/s')}"
+
+
 def _panel(ax, k, side, hw, unit, title, xlim):
     uname, uf = unit
     c = k[side]
@@ -296,8 +302,7 @@ def _panel(ax, k, side, hw, unit, title, xlim):
             xo = [c[f"oi_{lvl}_flop_per_byte"] for lvl in proj]
             span = np.geomspace(min(xo) / 2, max(xo) * 2, 20)
             ax.fill_between(span, lo / uf, hi / uf, color=st.COLORS["dram"], alpha=0.18, lw=0,
-                            label=f"projected interval: {st.fmt_rate(lo, 'FLOP/s')} - "
-                                  f"{st.fmt_rate(hi, 'FLOP/s')}", zorder=1)
+                            label=_interval_label(lo, hi, len(proj)), zorder=1)
             mean = k["flops"] / k["point_s"]
             ax.plot(span, np.full_like(span, mean / uf), color=st.COLORS["point"], lw=2.2,
                     label=f"projected point (mean time): {st.fmt_rate(mean, 'FLOP/s')}", zorder=4)

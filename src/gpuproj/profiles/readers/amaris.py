@@ -88,7 +88,8 @@ _REQUIRED = ["name", "gpu_name", "duration", "input.size.1", "input.size.2", "gr
 
 def sniff(path, head: str) -> bool:
     first = head.splitlines()[0] if head else ""
-    return '"input.size.1"' in first and '"gpu_name"' in first
+    cols = {c.strip().strip('"') for c in first.split(",")}
+    return {"input.size.1", "gpu_name"} <= cols
 
 
 def read(path, gpu: str | None = None) -> ProfileTable:

@@ -1,0 +1,215 @@
+"""Learned models: learners, features, conformal intervals and the model contract."""
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from learned_helpers import synthetic_table
+
+from gpuproj.catalog import resolve
+from gpuproj.learned.conformal import LogConformal, coverage_of
+from gpuproj.learned.features import (
+    FeatureSpec,
+    PairFeatures,
+    extra_columns,
+    kernel_features,
+    roofline_times,
+)
+from gpuproj.learned.learners import LEARNERS, Learner, make_learner
+from gpuproj.learned.pairs import make_pairs, subsample, table_hash
+from gpuproj.models import MODELS, get_model, model_class
+from gpuproj.models.base import NotFittedError
+from gpuproj.profiles.table import ProfileTable
+
+LEARNED = [m for m in MODELS if getattr(model_class(m), "trained", False)]
+
+
+@pytest.fixture(scope="module")
+def synth():
+    return synthetic_table(n_configs=16)
+
+
+# learners ------------------------------------------------------------------------------------
+@pytest.mark.parametrize("kind", sorted(LEARNERS))
+def test_learner_state_predicts_like_sklearn(kind):
+    """A learner rebuilt from its plain arrays predicts what the fitted scikit-learn model
+    predicts (numpy path and, for trees, scikit-learn's compiled trees)."""
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(300, 5))
+    X[rng.random(X.shape) < 0.05] = np.nan
+    y = np.nan_to_num(X[:, 0]) * 2 + np.sin(np.nan_to_num(X[:, 1]))
+    params = {"rf": {"n_estimators": 20}, "gb": {"max_iter": 20}}.get(kind, {})
+    m = make_learner(kind, **params).fit(X, y)
+    Xt = rng.normal(size=(200, 5))
+    Xt[rng.random(Xt.shape) < 0.05] = np.nan
+    ref = m.predict(Xt)
+    meta, arrays = m.state()
+    for compiled in (False, True):
+        again = Learner.from_state(meta, arrays, compiled=compiled)
+        np.testing.assert_allclose(again.predict(Xt), ref, rtol=1e-9, atol=1e-9)
+
+
+def test_linear_learner_exact():
+    X = np.array([[1.0, 0], [2, 1], [3, 5], [4, 2]])
+    y = 3 * X[:, 0] - 2 * X[:, 1] + 1
+    m = make_learner("linear").fit(X, y)
+    assert m.predict(np.array([[10.0, 1.0]]))[0] == pytest.approx(29.0)
+
+
+def test_learner_imputes_training_median():
+    X = np.array([[1.0], [np.nan], [3.0], [5.0]])
+    m = make_learner("linear").fit(X, np.array([1.0, 3.0, 3.0, 5.0]))
+    assert m.median_[0] == 3.0  # the NaN became 3 before fitting
+
+
+# conformal -----------------------------------------------------------------------------------
+def test_conformal_order_statistics():
+    """n = 19 scores -1.8..1.8 (step 0.2), coverage 0.9: lo = floor(20 x 0.05) = 1st,
+    hi = ceil(20 x 0.95) = 19th order statistic."""
+    r = np.round(np.linspace(-1.8, 1.8, 19), 10)
+    c = LogConformal(0.9).fit(np.ones(19), np.exp(r))
+    assert c.lo_ == pytest.approx(-1.8) and c.hi_ == pytest.approx(1.8)
+    lo, hi = c.interval(np.array([2.0]))
+    assert lo[0] == pytest.approx(2 * math.exp(-1.8)) and hi[0] == pytest.approx(2 * math.exp(1.8))
+    # too few scores for the requested coverage: an unbounded side
+    c = LogConformal(0.99).fit(np.ones(5), np.exp(np.arange(5.0)))
+    assert c.hi_ == np.inf
+
+
+def test_conformal_reaches_coverage_on_exchangeable_data():
+    rng = np.random.default_rng(0)
+    cal = rng.lognormal(0.2, 0.5, 2000)
+    test = rng.lognormal(0.2, 0.5, 20000)
+    c = LogConformal(0.9).fit(np.ones(2000), cal)
+    lo, hi = c.interval(np.ones(20000))
+    assert abs(coverage_of(lo, hi, test) - 0.9) < 0.02
+
+
+# pairs and features --------------------------------------------------------------------------
+def test_make_pairs_and_exclude(synth):
+    p = make_pairs(synth)
+    assert len(p) == 48 * 12  # 48 configs x 4 x 3 ordered pairs
+    assert (p["source"] != p["target"]).all()
+    q = make_pairs(synth, exclude=["titan-v"])
+    assert "titan-v" not in set(q["source"]) | set(q["target"])
+    row = p.iloc[0]
+    truth = synth.df[(synth.df["kernel"] == row["kernel"]) & (synth.df["config"] == row["config"])
+                     & (synth.df["gpu"] == row["target"])]["time_s"].iloc[0]
+    assert row["true_s"] == truth
+
+
+def test_table_hash_ignores_row_order(synth):
+    shuffled = ProfileTable(synth.df.sample(frac=1, random_state=1), (), "")
+    assert table_hash(shuffled) == table_hash(synth)
+    changed = synth.df.copy()
+    changed.loc[0, "time_s"] *= 2
+    assert table_hash(ProfileTable(changed)) != table_hash(synth)
+
+
+def test_subsample_deterministic():
+    assert list(subsample(5, None, 0)) == [0, 1, 2, 3, 4]
+    a, b = subsample(1000, 10, 3), subsample(1000, 10, 3)
+    assert list(a) == list(b) and len(set(a)) == 10
+
+
+def test_kernel_features_by_hand():
+    df = pd.DataFrame({"flops": [2e9], "dram_bytes": [1e9], "thread_inst": [64.0],
+                       "warp_inst": [4.0], "fp32_thread_inst": [16.0], "tile": [8.0]})
+    t = ProfileTable.from_frame(df.assign(kernel="k", config="c", gpu="titan-v", time_s=1e-3))
+    f = kernel_features(t.df, extras=extra_columns(t.df))
+    assert f["ai_dram"][0] == pytest.approx(math.log10(2.0))
+    assert f["log_flops"][0] == pytest.approx(math.log10(1 + 2e9))
+    assert f["warp_efficiency"][0] == pytest.approx(64 / (4 * 32))
+    assert f["mix_fp32"][0] == pytest.approx(0.25)
+    assert f["x_tile"][0] == 8.0
+
+
+def test_roofline_and_ratio_features_from_catalog():
+    s, t = resolve("titan-v"), resolve("rtx-4070")
+    df = pd.DataFrame({"kernel": ["k"], "config": ["c"], "gpu": ["titan-v"], "time_s": [1e-3],
+                       "fp32_flops": [1e12], "flops": [1e12], "dram_bytes": [1e9]})
+    t_df = ProfileTable.from_frame(df).df
+    r = roofline_times(t_df, t)
+    assert r["compute"][0] == pytest.approx(1e12 / t.peak("fp32_fma_flops_per_s"))
+    assert r["dram"][0] == pytest.approx(1e9 / t.peak("dram_bw_bytes_per_s"))
+    assert r["roof"][0] == pytest.approx(max(r["compute"][0], r["dram"][0]))
+    pairs = t_df.rename(columns={"gpu": "source"}).assign(target=t.id, true_s=1e-3)
+    pf = PairFeatures(pairs, FeatureSpec())
+    ratio = math.log10(t.peak("dram_bw_bytes_per_s") / s.peak("dram_bw_bytes_per_s"))
+    assert pf.column("r_peak_dram_bw_bytes_per_s")[0] == pytest.approx(ratio, rel=1e-9)
+    rs = roofline_times(t_df, s)
+    assert pf.column("src_eff_roof")[0] == pytest.approx(rs["roof"][0] / 1e-3)
+    assert pf.column("log_roof_ratio")[0] == pytest.approx(math.log10(r["roof"][0] / rs["roof"][0]))
+
+
+# the model contract for every learned model --------------------------------------------------
+@pytest.mark.parametrize("name", LEARNED)
+def test_learned_models_follow_the_contract(name, synth):
+    params = {"ensemble": {"cv_folds": 2}, "rf": {"learner_params": {"n_estimators": 20}},
+              "svr": {"learner_params": {"max_samples": 300}}}.get(name, {})
+    model = get_model(name, coverage=0.8, **params)
+    assert model.trained
+    with pytest.raises(NotFittedError):
+        model.predict(synth.on("titan-v"), "titan-v", ["rtx-4070"])
+    train = ProfileTable(synth.df[synth.df["gpu"] != "rtx-4070"].reset_index(drop=True))
+    assert model.fit(train) is model
+    pred = model.predict(synth.on("titan-v"), "titan-v", ["rtx-4070", "rtx-2080-ti"])
+    d = pred.df
+    assert len(d) == 2 * len(synth.on("titan-v"))
+    assert np.isfinite(d["time_s"]).all() and (d["time_s"] > 0).all()
+    assert (d["low_s"] <= d["time_s"] * (1 + 1e-12)).all()
+    assert (d["high_s"] >= d["time_s"] * (1 - 1e-12)).all()
+    notes = " ".join(pred.assumptions["rtx-4070"])
+    assert "not in the training data" in notes and "split-conformal" in notes
+    assert model.cv_metrics_["n"] > 0
+
+
+def test_residual_hybrid_learns_the_correction(synth):
+    """The generating model has a compute-capability-dependent efficiency for 'gemm' that no
+    analytical method knows; the residual hybrid, trained without rtx-4070, must beat its own
+    physics base on rtx-4070."""
+    from gpuproj.learned.models import ResidualHybrid, physics_chain
+
+    train = ProfileTable(synth.df[synth.df["gpu"] != "rtx-4070"].reset_index(drop=True))
+    model = ResidualHybrid(learner_params={"max_iter": 60}).fit(train)
+    test = make_pairs(synth, targets=["rtx-4070"])
+    pred = model.predict_pairs(test)
+    from gpuproj.learned.features import PairFeatures
+
+    base, _ = physics_chain(PairFeatures(test, model.spec_), model.chain_)
+    true = test["true_s"].to_numpy()
+    err = lambda p: np.mean(np.abs(p - true) / true)  # noqa: E731
+    assert err(pred) < err(base)
+
+
+def test_efficiency_hybrid_stays_bounded(synth):
+    from gpuproj.learned.features import PairFeatures
+    from gpuproj.learned.models import EfficiencyHybrid
+
+    model = EfficiencyHybrid(learner_params={"max_iter": 30}).fit(synth)
+    test = make_pairs(synth)
+    pf = PairFeatures(test, model.spec_)
+    t = model.predict_pairs(test)
+    # never faster than the target roofline: efficiency <= 1
+    assert (t >= pf.roof["t_roof"] * (1 - 1e-12)).all()
+
+
+def test_ensemble_weights_sum_to_one(synth):
+    from gpuproj.learned.models import Ensemble
+
+    m = Ensemble(cv_folds=2, learner_params={"max_iter": 20}).fit(synth)
+    for w in m.weights_.values():
+        assert sum(w) == pytest.approx(1.0) and min(w) >= 0
+    assert set(m.known_kernels_) == {"stream", "gemm", "stencil"}
+
+
+def test_conformal_wrapper_around_analytical(synth):
+    from gpuproj.learned.models import Conformal
+
+    m = Conformal("roofline", coverage=0.8).fit(synth)
+    d = m.predict(synth.on("titan-v"), "titan-v", ["rtx-4070"]).df
+    base = get_model("roofline").predict(synth.on("titan-v"), "titan-v", ["rtx-4070"]).df
+    np.testing.assert_allclose(d["time_s"], base["time_s"])
+    assert (d["high_s"] > d["low_s"]).all()
+    assert m.name == "roofline"

@@ -1,0 +1,171 @@
+"""The three experiments' splits: no test row may influence training; CLI training options."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+from learned_helpers import synthetic_table
+
+from gpuproj.cli.main import cli
+from gpuproj.errors import GpuprojError
+from gpuproj.learned.models import LearnedModel
+from gpuproj.profiles.table import ProfileTable
+from gpuproj.splits import (
+    REPORT_TEST_KERNELS,
+    config_folds,
+    evaluate_fold,
+    gpu_folds,
+    kernel_folds,
+)
+
+
+class Spy(LearnedModel):
+    """Records the table it was trained on; predicts the mean training time ratio."""
+
+    name = "spy"
+    summary = "test double"
+
+    def fit(self, table):
+        self.seen_ = table.df.copy()
+        d = table.df
+        self.scale_ = float(d["time_s"].mean())
+        self.features_ = []
+        return self
+
+    def _project(self, df, source, target):
+        from gpuproj.models.base import Projection
+
+        return Projection(df["time_s"].to_numpy() * 0 + self.scale_)
+
+
+@pytest.fixture(scope="module")
+def synth():
+    t = synthetic_table(n_configs=8, kernels=("stream", "gemm", "stencil", "scan"))
+    d = t.df.copy()
+    # sizes grow with the config index, so that the config split has a largest size
+    return ProfileTable(d)
+
+
+def _keys(df):
+    return set(zip(df["kernel"], df["config"], df["gpu"]))
+
+
+def test_gpu_split_leaves_the_gpu_out_entirely(synth):
+    for fold in gpu_folds(synth):
+        g = fold.targets[0]
+        assert g not in set(fold.train.df["gpu"])
+        spy = Spy()
+        ev = evaluate_fold(fold, [spy])
+        assert g not in set(spy.seen_["gpu"])
+        assert set(ev.pairs["target"].astype(str)) == {g}
+        assert g not in set(ev.pairs["source"].astype(str))
+
+
+def test_config_split_holds_out_the_largest_sizes(synth):
+    (fold,) = config_folds(synth)
+    train_keys = set(zip(fold.train.df["kernel"], fold.train.df["config"]))
+    assert not (train_keys & fold.test_keys)
+    sizes = synth.df.groupby(["kernel", "config"])["working_set_bytes"].max()
+    for k, c in fold.test_keys:
+        assert sizes[(k, c)] == sizes[k].max()
+    spy = Spy()
+    ev = evaluate_fold(fold, [spy])
+    assert not (_keys(spy.seen_) & _keys(fold.test.df))
+    assert set(zip(ev.pairs["kernel"], ev.pairs["config"])) <= fold.test_keys
+
+
+def test_kernel_split(synth):
+    folds = kernel_folds(synth)
+    assert len(folds) == 4  # leave-one-kernel-out without the report's kernels
+    for f in folds:
+        assert not set(f.train.df["kernel"]) & set(f.test.df["kernel"])
+    d = synth.df.copy()
+    d["kernel"] = d["kernel"].map(dict(zip(["stream", "gemm", "stencil", "scan"],
+                                           list(REPORT_TEST_KERNELS))))
+    extra = synth.df.assign(kernel="vector_add")
+    (f,) = kernel_folds(ProfileTable(pd.concat([d, extra], ignore_index=True)))
+    assert set(f.test.df["kernel"]) == set(REPORT_TEST_KERNELS)
+
+
+def test_test_truth_cannot_change_predictions(synth):
+    """Leave-one-GPU-out: scrambling every time measured on the held-out GPU leaves the
+    predictions for it unchanged (its rows reach neither the fit nor the source side)."""
+    params = {"residual": {"learner_params": {"max_iter": 15}}}
+    g = "rtx-4070"
+    d = synth.df.copy()
+    mask = d["gpu"] == g
+    d.loc[mask, "time_s"] *= np.random.default_rng(5).uniform(0.1, 10, mask.sum())
+    cols = ["kernel", "config", "source", "target"]
+    runs = []
+    for t in (synth, ProfileTable(d)):
+        (fold,) = gpu_folds(t, [g])
+        ev = evaluate_fold(fold, ["residual"], model_params=params)
+        runs.append(ev.pairs.sort_values(cols).reset_index(drop=True))
+    a, b = runs
+    assert len(a) == len(b) > 0
+    np.testing.assert_allclose(a["time_s"].to_numpy(), b["time_s"].to_numpy(), rtol=1e-12)
+    assert not np.allclose(a["true_s"].to_numpy(), b["true_s"].to_numpy())
+
+
+@pytest.mark.parametrize("which", ["config", "kernel"])
+def test_test_rows_never_reach_training(synth, which):
+    """Config and kernel splits: the fitted model is the same whatever the test rows hold."""
+    from gpuproj.learned.models import ResidualHybrid
+    from gpuproj.learned.pairs import make_pairs
+
+    fold = (config_folds if which == "config" else kernel_folds)(synth)[0]
+    d = synth.df.copy()
+    test = pd.Series(list(zip(d["kernel"], d["config"])), index=d.index).isin(fold.test_keys)
+    d.loc[test, "time_s"] *= 7.0
+    fold2 = (config_folds if which == "config" else kernel_folds)(ProfileTable(d))[0]
+    probe = make_pairs(fold.test)
+    preds = [ResidualHybrid(learner_params={"max_iter": 15}).fit(f.train).predict_pairs(probe)
+             for f in (fold, fold2)]
+    np.testing.assert_allclose(preds[0], preds[1], rtol=1e-12)
+
+
+def test_split_needs_enough_gpus(synth):
+    two = ProfileTable(synth.df[synth.df["gpu"].isin(["titan-v", "rtx-4070"])])
+    with pytest.raises(GpuprojError):
+        gpu_folds(two)
+
+
+# CLI -----------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def csv_path(tmp_path_factory, synth):
+    p = tmp_path_factory.mktemp("learned") / "synth.csv"
+    synth.df.drop(columns=["_row"], errors="ignore").to_csv(p, index=False)
+    return p
+
+
+def test_cli_split_gpu_json(csv_path):
+    r = CliRunner().invoke(cli, ["evaluate", str(csv_path), "--format", "measurement",
+                                 "--split", "gpu", "--target", "rtx-4070",
+                                 "-m", "roofline,linear", "--coverage", "0.8", "--json"])
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.output)
+    assert {"methods", "per_pair", "per_kernel", "skipped"} <= set(out)
+    assert set(out["methods"]) == {"roofline", "linear"}
+    assert out["methods"]["linear"]["coverage"] is not None
+    assert all(k.endswith("->rtx-4070") for k in out["per_pair"]["linear"])
+
+
+def test_cli_learned_needs_training(csv_path, capsys):
+    from gpuproj.cli.main import main
+
+    with pytest.raises(SystemExit) as e:
+        main(["evaluate", str(csv_path), "--format", "measurement", "-m", "rf"])
+    assert e.value.code == 2 and "--train" in capsys.readouterr().err
+
+
+def test_cli_train_and_save(csv_path, tmp_path):
+    out = tmp_path / "model"
+    r = CliRunner().invoke(cli, ["evaluate", str(csv_path), "--format", "measurement",
+                                 "--train", str(csv_path), "-m", "ridge", "--save-model",
+                                 str(out), "--json"])
+    assert r.exit_code == 0, r.output
+    doc = json.loads((tmp_path / "model.json").read_text())
+    assert doc["method"] == "ridge" and doc["train"]["hash"]
+    assert (tmp_path / "model.npz").exists()
