@@ -27,7 +27,10 @@ Extensions (off in ``hierarchical``, on in ``hierarchical-ext``; each switchable
 
 - ``cache_capacity``: the DRAM traffic on the target is rescaled by the fraction of the working
   set that does not fit in its L2, f(C) = clip(1 - C / working_set, 0.02, 1):
-  N_DRAM,t = N_DRAM,s x f(C_t) / f(C_s), capped by the L2 traffic where known.
+  N_DRAM,t = N_DRAM,s x f(C_t) / f(C_s), capped by the L2 traffic where known; the bytes that
+  no longer reach DRAM are served at the target's L2 bandwidth, so the DRAM level's ceiling
+  becomes N_DRAM,s / (N_DRAM,t / BW_DRAM + (N_DRAM,s - N_DRAM,t) / BW_L2) (a weighted
+  harmonic mean, as Eq. 7). Needs the target's L2 bandwidth; without it nothing changes.
 - ``parallelism``: wave quantisation and under-filled GPUs. With b resident blocks per SM (the
   occupancy calculator) and S SMs, waves = ceil(blocks / (S b)) and the fraction of block slots
   busy u = blocks / (waves S b); the projected time is multiplied by u_s / u_t. Launch overhead
@@ -154,7 +157,10 @@ class Hierarchical(Model):
 
         dram_s = df["dram_bytes"].to_numpy(float)
         dram_t = dram_s
-        if self.cache_capacity:
+        l2_bw_t = bt("l2_bw_bytes_per_s") if self.cache_capacity else np.nan
+        if self.cache_capacity and np.isnan(l2_bw_t):
+            notes.append("cache capacity: target L2 bandwidth unknown, DRAM traffic unchanged")
+        elif self.cache_capacity:
             dram_t, note = self._cache_rescale(df, source, target, dram_s)
             notes.append(note)
         write_only = (_nz(df["dram_read_bytes"].to_numpy(float)) <= 0.01 * _nz(dram_s)) & (
@@ -167,9 +173,17 @@ class Hierarchical(Model):
         perf_t = self._perf_ceiling(df, bt, ws_t, counts_t)
 
         n_s = self._level_bytes(df, dram_s)
-        n_t = self._level_bytes(df, dram_t)
+        n_t = self._level_bytes(df, dram_s)
         bw_s, _ = self._bw_ceilings(df, n_s, bs, source, write_only)
         bw_t, times_t = self._bw_ceilings(df, n_t, bt, target, write_only)
+        if dram_t is not dram_s:
+            # the bytes that stay in (or leave) the target's L2 are served at L2 speed: the DRAM
+            # level keeps the source's bytes at the weighted harmonic mean of both bandwidths
+            moved = np.maximum(dram_s - dram_t, 0.0)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                t_level = dram_t / bw_t["dram"] + moved / l2_bw_t
+                bw_t["dram"] = np.where(dram_s > 0, dram_s / t_level, bw_t["dram"])
+                times_t["t_dram_s"] = np.where(dram_s > 0, t_level, times_t["t_dram_s"])
         if self.warp_bandwidth:
             for k in LEVELS:
                 bw_s[k] = bw_s[k] * self._warp_usage(df, ws_s)
