@@ -16,14 +16,14 @@ import os
 
 os.environ.setdefault("OMP_NUM_THREADS", "2")  # before numpy/sklearn start their pools
 
-import argparse  # noqa: E402
-import json  # noqa: E402
-import platform  # noqa: E402
-import sys  # noqa: E402
-import tempfile  # noqa: E402
-import time  # noqa: E402
-import warnings  # noqa: E402
-from pathlib import Path  # noqa: E402
+import argparse
+import json
+import platform
+import sys
+import tempfile
+import time
+import warnings
+from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = ROOT.parent / "shared" / "data" / "external"

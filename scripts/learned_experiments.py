@@ -27,7 +27,6 @@ import warnings
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = ROOT.parent / "shared" / "data" / "external"
@@ -37,8 +36,10 @@ OUT_MD = ROOT / "docs" / "results" / "learned.md"
 SEED = ("seed-report-4gpus", "seed-report",
         [f"seed-report-4gpus/runs_{g}_final.csv" for g in ("2080ti", "4070", "titanv", "titanx")])
 TABLES = [
-    ("amaris bpnn_layerforward", "amaris", ["amaris-rodinia-nvprof/bpnn_layerforward_CUDA_9gpus.csv.gz"]),
-    ("amaris bpnn_adjust_weights", "amaris", ["amaris-rodinia-nvprof/bpnn_adjust_weights_cuda_9gpus.csv.gz"]),
+    ("amaris bpnn_layerforward", "amaris",
+     ["amaris-rodinia-nvprof/bpnn_layerforward_CUDA_9gpus.csv.gz"]),
+    ("amaris bpnn_adjust_weights", "amaris",
+     ["amaris-rodinia-nvprof/bpnn_adjust_weights_cuda_9gpus.csv.gz"]),
     ("amaris calculate_temp", "amaris", ["amaris-rodinia-nvprof/calculate_temp_9gpus.csv.gz"]),
     SEED,
     ("kerneltuner convolution", "kerneltuner", ["kerneltuner-4gpus/convolution_4gpus.csv.gz"]),
@@ -141,7 +142,7 @@ def seed_checks(data):
             per_gpu = sub[sub["size"] == bad.index[0]].groupby("gpu")["dram_bytes"].first()
             out["differing_counts"].append({
                 "kernel": k, "column": "dram_bytes (same size, iteration counts differ)",
-                "configs": int(len(bad)), "example_size": bad.index[0],
+                "configs": len(bad), "example_size": bad.index[0],
                 "bytes_per_gpu": {gg: float(v) for gg, v in per_gpu.items()},
                 "max_ratio_between_gpus": round(float((bad["bmax"] / bad["bmin"]).max()), 3)})
     # a size with >= 8x the work of another on the same GPU, but at most 1.2x its time
@@ -275,7 +276,7 @@ def markdown(res) -> str:
             p = best(ms, r["learners"])
             h = best(ms, r["hybrids"])
 
-            def cell(b):
+            def cell(b, ms=ms):
                 if b[1] is None:
                     return "-"
                 return f"{b[1]} {f1(ms[b[1]]['mape'])} / {f1(ms[b[1]]['median_ape'])}"
@@ -283,8 +284,8 @@ def markdown(res) -> str:
             hm = ms[h[1]]["median_ape"] if h[1] else None
             others = [ms[b[1]]["median_ape"] for b in (a, p) if b[1]]
             ok_med = hm is not None and hm < min(others)
-            cov = " / ".join(f1(100 * ms[m]["coverage"]) if ms.get(m, {}).get("coverage")
-                             is not None else "-" for m in HYBRIDS)
+            cov = " / ".join(f1(100 * ms[m]["coverage"]) if ms.get(m, {}).get("interval_width")
+                             else "-" for m in HYBRIDS)
             n = ms[h[1]]["n"] if h[1] else 0
             L.append(f"| {name} | {n} | {cell(a)} | {cell(p)} | {cell(h)} | "
                      f"{'yes' if ok_mape else 'no'}, {'yes' if ok_med else 'no'} | {cov} |")
@@ -295,7 +296,7 @@ def markdown(res) -> str:
             L.append(f"- **{name}** ({len(r['gpus'])} GPUs, {r['rows']} rows, training pairs "
                      f"per model: {r['max_pairs'] or 'all'}, {r['seconds']:.0f} s): " + "; ".join(
                          f"{m} {f1(v['mape'])} / {f1(v['median_ape'])}"
-                         + (f" (cov {100 * v['coverage']:.0f} %)" if v.get("coverage") is not None
+                         + (f" (cov {100 * v['coverage']:.0f} %)" if v.get("interval_width")
                             else "") for m, v in sorted(ms.items(), key=lambda kv: kv[1]["mape"])))
         L.append("")
     if res.get("notes"):

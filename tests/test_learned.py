@@ -179,7 +179,7 @@ def test_residual_hybrid_learns_the_correction(synth):
 
     base, _ = physics_chain(PairFeatures(test, model.spec_), model.chain_)
     true = test["true_s"].to_numpy()
-    err = lambda p: np.mean(np.abs(p - true) / true)  # noqa: E731
+    err = lambda p: np.mean(np.abs(p - true) / true)
     assert err(pred) < err(base)
 
 

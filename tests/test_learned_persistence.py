@@ -27,7 +27,7 @@ def synth():
 ])
 def test_roundtrip_predicts_the_same(tmp_path, synth, name, params):
     m = get_model(name, coverage=0.8, **params).fit(synth)
-    jpath, npath = save_model(m, tmp_path / name)
+    jpath, _ = save_model(m, tmp_path / name)
     doc = json.loads(jpath.read_text())
     assert doc["model"]["features"] == m.features_
     assert doc["train"]["hash"] == m.train_info_["hash"]

@@ -56,9 +56,9 @@ def test_gpu_split_leaves_the_gpu_out_entirely(synth):
     for fold in gpu_folds(synth):
         g = fold.targets[0]
         assert g not in set(fold.train.df["gpu"])
-        spy = Spy()
-        ev = evaluate_fold(fold, [spy])
-        assert g not in set(spy.seen_["gpu"])
+        fitted = []
+        ev = evaluate_fold(fold, [Spy()], fitted=fitted)
+        assert g not in set(fitted[0].seen_["gpu"])
         assert set(ev.pairs["target"].astype(str)) == {g}
         assert g not in set(ev.pairs["source"].astype(str))
 
@@ -70,9 +70,9 @@ def test_config_split_holds_out_the_largest_sizes(synth):
     sizes = synth.df.groupby(["kernel", "config"])["working_set_bytes"].max()
     for k, c in fold.test_keys:
         assert sizes[(k, c)] == sizes[k].max()
-    spy = Spy()
-    ev = evaluate_fold(fold, [spy])
-    assert not (_keys(spy.seen_) & _keys(fold.test.df))
+    fitted = []
+    ev = evaluate_fold(fold, [Spy()], fitted=fitted)
+    assert not (_keys(fitted[0].seen_) & _keys(fold.test.df))
     assert set(zip(ev.pairs["kernel"], ev.pairs["config"])) <= fold.test_keys
 
 

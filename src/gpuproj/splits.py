@@ -191,6 +191,8 @@ def evaluate_fold(fold: Fold, methods, *, coverage=None, cv_groups="gpu", model_
         name = m if isinstance(m, str) else m.name
         model = make_method(m, coverage=coverage, cv_groups=cv_groups,
                             params=(model_params or {}).get(name))
+        if model is m and getattr(m, "trained", False) and hasattr(m, "clone"):
+            model = m.clone()  # every fold trains its own, unfitted copy
         if getattr(model, "trained", False) and not hasattr(model, "features_"):
             model.fit(fold.train)
         models.append(model)

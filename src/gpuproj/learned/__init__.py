@@ -28,7 +28,22 @@ from .models import (
 )
 from .persistence import load_model, save_model
 
-__all__ = ["LogConformal", "Conformal", "EfficiencyHybrid", "Ensemble", "GradientBoosting",
-           "LassoModel", "LearnedModel", "LinearModel", "NearestNeighbours", "PhysicsBest",
-           "PureLearner", "RandomForest", "ResidualHybrid", "RidgeModel", "SupportVector",
-           "load_model", "save_model"]
+__all__ = [
+    "Conformal",
+    "EfficiencyHybrid",
+    "Ensemble",
+    "GradientBoosting",
+    "LassoModel",
+    "LearnedModel",
+    "LinearModel",
+    "LogConformal",
+    "NearestNeighbours",
+    "PhysicsBest",
+    "PureLearner",
+    "RandomForest",
+    "ResidualHybrid",
+    "RidgeModel",
+    "SupportVector",
+    "load_model",
+    "save_model",
+]

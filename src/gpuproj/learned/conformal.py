@@ -36,7 +36,7 @@ class LogConformal:
         self.coverage = coverage
         self.symmetric = symmetric
 
-    def fit(self, pred, true) -> "LogConformal":
+    def fit(self, pred, true) -> LogConformal:
         pred, true = np.asarray(pred, float), np.asarray(true, float)
         ok = np.isfinite(pred) & np.isfinite(true) & (pred > 0) & (true > 0)
         r = np.sort(np.log(true[ok] / pred[ok]))
@@ -72,7 +72,7 @@ class LogConformal:
                 "lo": self.lo_, "hi": self.hi_}
 
     @classmethod
-    def from_state(cls, d) -> "LogConformal":
+    def from_state(cls, d) -> LogConformal:
         c = cls(d["coverage"], d["symmetric"])
         c.n_, c.lo_, c.hi_ = int(d["n"]), float(d["lo"]), float(d["hi"])
         return c

@@ -113,9 +113,7 @@ def extra_columns(df: pd.DataFrame) -> list[str]:
     for c in df.columns:
         if c in skip or str(c).startswith("_"):
             continue
-        if pd.api.types.is_numeric_dtype(df[c]) and not pd.api.types.is_bool_dtype(df[c]):
-            out.append(str(c))
-        elif pd.api.types.is_bool_dtype(df[c]):
+        if pd.api.types.is_numeric_dtype(df[c]):  # bools too
             out.append(str(c))
     return sorted(out)
 
@@ -326,7 +324,7 @@ class FeatureSpec:
                 "drop": list(self.drop)}
 
     @classmethod
-    def from_dict(cls, d) -> "FeatureSpec":
+    def from_dict(cls, d) -> FeatureSpec:
         return cls(**d)
 
 
@@ -364,14 +362,14 @@ class PairFeatures:
     def __len__(self):
         return len(self.pairs)
 
-    def shared(self, spec: FeatureSpec) -> "PairFeatures":
+    def shared(self, spec: FeatureSpec) -> PairFeatures:
         """A view with another spec sharing this one's pairs and cached columns."""
         out = PairFeatures.__new__(PairFeatures)
         out.pairs, out.spec, out.gpus = self.pairs, spec, self.gpus
         out._cols, out._phys = self._cols, self._phys
         return out
 
-    def subset(self, idx) -> "PairFeatures":
+    def subset(self, idx) -> PairFeatures:
         idx = np.asarray(idx)
         out = PairFeatures(self.pairs.iloc[idx], self.spec, self.gpus.values())
         out._cols = {k: v[idx] for k, v in self._cols.items()}

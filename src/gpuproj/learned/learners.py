@@ -77,7 +77,7 @@ class Learner:
         return Z
 
     # contract ---------------------------------------------------------------------------
-    def fit(self, X, y) -> "Learner":
+    def fit(self, X, y) -> Learner:
         Z = self._prep_fit(X)
         self.est_ = self._make()
         self.est_.fit(Z, np.asarray(y, float))
@@ -106,7 +106,7 @@ class Learner:
         return meta, arrays
 
     @classmethod
-    def from_state(cls, meta: dict, arrays: dict, compiled: bool = False) -> "Learner":
+    def from_state(cls, meta: dict, arrays: dict, compiled: bool = False) -> Learner:
         """Rebuild from ``state()``. ``compiled``: tree ensembles may use scikit-learn's
         compiled tree predictors (only when the saving scikit-learn version is installed)."""
         meta = dict(meta, compiled=compiled)
@@ -397,7 +397,7 @@ def _compiled_trees(nodes, kind):
             return sum(p.predict(Z, cats, fmap, 1) for p in preds)
 
         return predict
-    except Exception:  # another scikit-learn layout: the numpy path predicts
+    except Exception:  # noqa: BLE001 - another scikit-learn layout: the numpy path predicts
         return None
 
 

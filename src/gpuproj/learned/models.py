@@ -19,8 +19,8 @@ Families:
   the largest level time (compute, DRAM, L2, L1, shared at datasheet peaks) and e = sigmoid(f)
   in (0, 1].
 - ``Ensemble`` (``ensemble``): a weighted geometric mean of the physics projection, the two
-  hybrids and a pure learner, with weights 1 / err^2 per kernel class, err = mean |ln ratio|
-  of each member's out-of-fold predictions on held-out GPUs.
+  hybrids and two pure learners (gb, lasso), with weights 1 / err^4 per kernel class, err =
+  mean |ln ratio| of each member's out-of-fold predictions on held-out GPUs.
 - ``Conformal``: any analytical method with split-conformal intervals.
 
 Every learned model takes ``coverage`` (e.g. 0.9): out-of-fold predictions on held-out groups
@@ -44,9 +44,12 @@ from .features import FeatureSpec, PairFeatures, categorical_columns, extra_colu
 from .learners import make_learner
 from .pairs import make_pairs, subsample, table_hash
 
-# analytical methods a hybrid may stand on, tried in this order when tied
+# analytical methods a hybrid may stand on, tried in this order when tied. ``same`` is not
+# among them: it scales nothing, so a learner on top of it has no physics to extrapolate with
+# (on the Rodinia tables it ranks first among Kepler/Maxwell GPUs and fails on the P100); it
+# stays the last resort where no method can predict a pair.
 PHYSICS = ("hierarchical-ext", "hierarchical", "quantitative", "efficiency", "roofline",
-           "bandwidth", "compute", "same")
+           "bandwidth", "compute")
 MAX_LOG_CORRECTION = np.log(50.0)  # a learned correction beyond x50 is an extrapolation artefact
 
 
@@ -93,7 +96,47 @@ def precompute(data: PairFeatures) -> None:
             data.physics(m)
         except GpuprojError:
             pass
-    data.roof
+    _ = data.roof
+
+
+# GPU descriptors whose training range bounds where a learned correction is trusted, with the
+# smallest range used to measure how far outside a new GPU lies (log10 units for rates)
+GUARD = {"t_peak_fp32_fma_flops_per_s": 0.1, "t_peak_dram_bw_bytes_per_s": 0.1,
+         "t_compute_capability": 0.5, "r_peak_fp32_fma_flops_per_s": 0.1,
+         "r_peak_dram_bw_bytes_per_s": 0.1, "r_val_sm_count": 0.1}
+
+
+def guard_fit(data: PairFeatures) -> dict:
+    """Training range of the ``GUARD`` descriptors."""
+    out = {}
+    for k, floor in GUARD.items():
+        v = data.column(k)
+        v = v[np.isfinite(v)]
+        if len(v):
+            out[k] = [float(v.min()), float(v.max()), float(max(v.max() - v.min(), floor))]
+    return out
+
+
+def guard_weight(data: PairFeatures, guard: dict | None) -> np.ndarray:
+    """Trust in a learned correction per pair: 1 inside the training range of every GUARD
+    descriptor, falling linearly to 0 at one training range (at least its floor) outside,
+    so that for GPUs unlike any seen in training the physics carries the prediction."""
+    n = len(data)
+    if not guard:
+        return np.ones(n)
+    d = np.zeros(n)
+    for k, (lo, hi, scale) in guard.items():
+        v = data.column(k)
+        ex = np.where(np.isfinite(v), np.maximum(np.maximum(v - hi, lo - v), 0.0), 0.0) / scale
+        d = np.maximum(d, ex)
+    return np.clip(1.0 - d, 0.0, 1.0)
+
+
+def _blend(base, t, g):
+    """base^(1 - g) x t^g: the learned prediction where trusted, the physics where not."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = np.exp((1 - g) * np.log(base) + g * np.log(t))
+    return np.where(np.isfinite(out) & (out > 0), out, base)
 
 
 class LearnedModel(Model):
@@ -105,7 +148,7 @@ class LearnedModel(Model):
 
     def __init__(self, learner: str | None = None, learner_params: dict | None = None,
                  coverage: float | None = None, max_pairs: int | None = 60000,
-                 gpu_features: bool = True, cv_folds: int = 4, cv_groups: str = "gpu",
+                 gpu_features: bool = True, cv_folds: int = 8, cv_groups: str = "gpu",
                  random_state: int = 0, point_calibration: bool | None = None):
         self.learner = learner or self.learner_kind
         self.learner_params = dict(learner_params or {})
@@ -122,10 +165,13 @@ class LearnedModel(Model):
         sig = inspect.signature(type(self).__init__)
         return {k: getattr(self, k) for k in sig.parameters if k != "self"}
 
-    def clone(self, **changes) -> "LearnedModel":
+    def clone(self, **changes) -> LearnedModel:
         p = self.get_params()
         p.update(changes)
-        return type(self)(**p)
+        out = type(self)(**p)
+        if "name" in vars(self):  # a renamed instance keeps its name
+            out.name = self.name
+        return out
 
     # hooks a family implements ---------------------------------------------------------
     def _physics_names(self) -> list:
@@ -182,7 +228,7 @@ class LearnedModel(Model):
             f = self.learner_.predict(data.matrix(self.features_))
         return self._time(data, f)
 
-    def fit(self, table: ProfileTable) -> "LearnedModel":
+    def fit(self, table: ProfileTable) -> LearnedModel:
         """Learn from every ordered GPU pair of ``table`` (at most ``max_pairs``, drawn with
         ``random_state``)."""
         data = training_data(table, self.max_pairs, self.random_state, self._spec(table))
@@ -194,7 +240,7 @@ class LearnedModel(Model):
         true = data.pairs["true_s"].to_numpy(float)
         self.train_info_ = {"hash": table_hash(table), "gpus": table.gpus,
                             "kernels": int(table.df["kernel"].nunique()),
-                            "rows": int(len(table.df)), "pairs": int(len(pairs))}
+                            "rows": len(table.df), "pairs": len(pairs)}
         self.post_ = None
         self.cv_metrics_ = None
         self.conformal_ = None
@@ -215,7 +261,7 @@ class LearnedModel(Model):
 
     def _base(self, data: PairFeatures):
         """The physics projection a hybrid corrects (None for the others)."""
-        return None
+        return
 
     def _post(self, t, base):
         """Apply the point calibration: t' = base^(1 - lam) t^lam exp(delta)."""
@@ -294,7 +340,7 @@ class PureLearner(LearnedModel):
 
     def __init__(self, learner: str | None = None, learner_params: dict | None = None,
                  coverage: float | None = None, max_pairs: int | None = 60000,
-                 gpu_features: bool = True, cv_folds: int = 4, cv_groups: str = "gpu",
+                 gpu_features: bool = True, cv_folds: int = 8, cv_groups: str = "gpu",
                  random_state: int = 0, point_calibration: bool | None = None,
                  target: str = "log", pair_features: bool = True):
         super().__init__(learner, learner_params, coverage, max_pairs, gpu_features, cv_folds,
@@ -387,6 +433,16 @@ class _PhysicsBased(LearnedModel):
     def _physics_names(self):
         return list(getattr(self, "chain_", []))
 
+    def _fit_data(self, data):
+        super()._fit_data(data)
+        self.guard_ = guard_fit(data) if self._needs_learner() else None
+
+    def _predict_data(self, data):
+        t = super()._predict_data(data)
+        if getattr(self, "guard_", None):
+            t = _blend(self._base(data), t, guard_weight(data, self.guard_))
+        return t
+
     def _prepare(self, data):
         ranked = rank_physics(data)
         chain = ranked[: self.n_physics] or ["same"]
@@ -430,7 +486,7 @@ class ResidualHybrid(_PhysicsBased):
 
     def __init__(self, learner: str | None = None, learner_params: dict | None = None,
                  coverage: float | None = None, max_pairs: int | None = 60000,
-                 gpu_features: bool = False, cv_folds: int = 4, cv_groups: str = "gpu",
+                 gpu_features: bool = False, cv_folds: int = 8, cv_groups: str = "gpu",
                  random_state: int = 0, point_calibration: bool | None = None):
         super().__init__(learner, learner_params, coverage, max_pairs, gpu_features, cv_folds,
                          cv_groups, random_state, point_calibration)
@@ -456,7 +512,7 @@ class EfficiencyHybrid(_PhysicsBased):
 
     def __init__(self, learner: str | None = None, learner_params: dict | None = None,
                  coverage: float | None = None, max_pairs: int | None = 60000,
-                 gpu_features: bool = False, cv_folds: int = 4, cv_groups: str = "gpu",
+                 gpu_features: bool = False, cv_folds: int = 8, cv_groups: str = "gpu",
                  random_state: int = 0, point_calibration: bool | None = None):
         super().__init__(learner, learner_params, coverage, max_pairs, gpu_features, cv_folds,
                          cv_groups, random_state, point_calibration)
@@ -477,7 +533,7 @@ class EfficiencyHybrid(_PhysicsBased):
 
 # ensemble -----------------------------------------------------------------------------------
 MEMBERS = {"physics": PhysicsBest, "residual": ResidualHybrid,
-           "bounded-efficiency": EfficiencyHybrid, "learner": GradientBoosting}
+           "bounded-efficiency": EfficiencyHybrid, "gb": GradientBoosting, "lasso": LassoModel}
 
 
 def kernel_class(data: PairFeatures, known=()) -> np.ndarray:
@@ -496,13 +552,13 @@ class Ensemble(LearnedModel):
     """Weighted geometric mean of members; weights per kernel class from out-of-fold error."""
 
     name = "ensemble"
-    summary = "hybrids + physics + learner weighted by validated error per kernel class"
+    summary = "hybrids + physics + pure learners weighted by validated error per kernel class"
 
     def __init__(self, learner: str | None = None, learner_params: dict | None = None,
                  coverage: float | None = None, max_pairs: int | None = 60000,
-                 gpu_features: bool = False, cv_folds: int = 4, cv_groups: str = "gpu",
+                 gpu_features: bool = False, cv_folds: int = 8, cv_groups: str = "gpu",
                  random_state: int = 0, point_calibration: bool | None = None,
-                 members: tuple = ("physics", "residual", "bounded-efficiency", "learner"),
+                 members: tuple = ("physics", "residual", "bounded-efficiency", "gb", "lasso"),
                  power: float = 4.0, min_class_pairs: int = 30):
         super().__init__(learner, learner_params, coverage, max_pairs, gpu_features, cv_folds,
                          cv_groups, random_state, point_calibration)
@@ -517,8 +573,8 @@ class Ensemble(LearnedModel):
         kw = dict(learner=self.learner, learner_params=self.learner_params, coverage=None,
                   max_pairs=None, cv_folds=self.cv_folds, cv_groups=self.cv_groups,
                   random_state=self.random_state)
-        if name == "learner":
-            return GradientBoosting(**kw, gpu_features=True)
+        if name in ("gb", "lasso"):  # the report's set-up: absolute GPU features
+            return MEMBERS[name](**kw, gpu_features=True)
         return MEMBERS[name](**kw, gpu_features=self.gpu_features)
 
     def _weights(self, preds: np.ndarray, true, classes) -> dict:
@@ -539,9 +595,14 @@ class Ensemble(LearnedModel):
                 out[str(c)] = w_of(m)
         return out
 
-    def _combine(self, preds, classes) -> np.ndarray:
+    def _combine(self, preds, classes, g=None) -> np.ndarray:
         W = np.array([self.weights_.get(str(c), self.weights_["*"]) for c in classes]) if len(
             classes) else np.zeros((0, preds.shape[1]))
+        if g is not None and "physics" in self.members:
+            # outside the training GPUs' range the learned members give way to the physics
+            learned = np.array([m != "physics" for m in self.members])
+            W = np.where(learned[None, :], W * g[:, None], W)
+            W[:, self.members.index("physics")] += 1e-9
         with np.errstate(divide="ignore", invalid="ignore"):
             lp = np.log(preds)
         ok = np.isfinite(lp)
@@ -577,6 +638,7 @@ class Ensemble(LearnedModel):
             for c, w in self._weights(oof[have], true[have], bound[have]).items():
                 if c != "*":
                     self.weights_[c] = w
+        self.guard_ = guard_fit(data)
         self.members_ = []
         for name in self.members:
             m = self._member(name)
@@ -597,6 +659,8 @@ class Ensemble(LearnedModel):
 
     def _predict_data(self, data):
         preds = np.column_stack([m._predict_data(data) for m in self.members_])
+        # no range guard at this level: the hybrids guard themselves, and the weights were
+        # validated on held-out GPUs, extrapolation included
         return self._combine(preds, kernel_class(data, self.known_kernels_))
 
     def describe(self):

@@ -122,9 +122,8 @@ def draw(ax, points, kernels, max_kernels: int = 6) -> None:
     for j, p in enumerate(points):
         x, y = p["bw"] / bf, p["compute"] / cf
         color = st.TARGET_COLORS[j % len(st.TARGET_COLORS)]
-        ax.plot([x], [y], "o", color=color, ms=8, zorder=3)
-        ax.annotate(st.short(p["label"], 30), (x, y), textcoords="offset points",
-                    xytext=(6, 4), fontsize=9)
+        # GPUs are named in the legend: labels next to the points collide where GPUs are close
+        ax.plot([x], [y], "o", color=color, ms=8, zorder=3, label=st.short(p["label"], 30))
         if ks:
             oi = ks[0][1]
             if classify(p["bw"], p["compute"], oi) == "memory":
@@ -142,7 +141,8 @@ def draw(ax, points, kernels, max_kernels: int = 6) -> None:
                 fontsize=9, color="#444444")
         ax.text(0.97, 0.05, "below the line: compute-bound", transform=ax.transAxes,
                 ha="right", fontsize=9, color="#444444")
-        ax.legend(loc="lower right", bbox_to_anchor=(1.0, 0.1), frameon=False)
+        # below the axes: inside, it covers GPU points and their labels
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.12), frameon=False, ncol=2)
     ax.grid(alpha=0.3)
 
 
