@@ -224,7 +224,7 @@ def dump_gpu(doc: dict) -> str:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--data", type=Path, default=Path("/work/shared/data/external"))
+    ap.add_argument("--data", type=Path, default=Path(__file__).resolve().parents[2] / "shared" / "data" / "external")
     ap.add_argument("--catalog", type=Path, default=CATALOG)
     ap.add_argument("--dry-run", action="store_true", help="print what would change, write nothing")
     args = ap.parse_args(argv)

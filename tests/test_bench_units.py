@@ -21,8 +21,6 @@ from gpuproj.errors import GpuprojError, InputError
 from tests.conftest import make_gpu
 
 GPU_BENCHES = Path(__file__).resolve().parents[2] / "shared" / "data" / "external" / "gpu-benches"
-if not GPU_BENCHES.is_dir():
-    GPU_BENCHES = Path("/work/shared/data/external/gpu-benches")
 
 
 def test_summary_by_hand():

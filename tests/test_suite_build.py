@@ -108,7 +108,8 @@ def test_every_selftest_case_is_checked(selftest):
 
 def test_counts_match_srivastava_report_data():
     """Our analytic FLOPs/bytes equal the report's own (seed-report-4gpus, TITAN V, Small)."""
-    path = Path("/work/shared/data/external/seed-report-4gpus/runs_titanv_final.csv")
+    path = (Path(__file__).resolve().parents[2] / "shared" / "data" / "external"
+            / "seed-report-4gpus" / "runs_titanv_final.csv")
     if not path.exists():
         pytest.skip("external data not present")
     rows = {(r["kernel"], r["size_kind"], r["N"], r["rows"]): r for r in csv.DictReader(open(path))}
