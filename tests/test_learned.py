@@ -146,7 +146,9 @@ def test_roofline_and_ratio_features_from_catalog():
 # the model contract for every learned model --------------------------------------------------
 @pytest.mark.parametrize("name", LEARNED)
 def test_learned_models_follow_the_contract(name, synth):
-    params = {"ensemble": {"cv_folds": 2}, "rf": {"learner_params": {"n_estimators": 20}},
+    small = {"learner_params": {"max_iter": 20}}
+    params = {"ensemble": {"cv_folds": 2, **small}, "residual": small, "gb": small,
+              "bounded-efficiency": small, "rf": {"learner_params": {"n_estimators": 20}},
               "svr": {"learner_params": {"max_samples": 300}}}.get(name, {})
     model = get_model(name, coverage=0.8, **params)
     assert model.trained
@@ -179,7 +181,9 @@ def test_residual_hybrid_learns_the_correction(synth):
 
     base, _ = physics_chain(PairFeatures(test, model.spec_), model.chain_)
     true = test["true_s"].to_numpy()
-    err = lambda p: np.mean(np.abs(p - true) / true)
+    def err(p):
+        return np.mean(np.abs(p - true) / true)
+
     assert err(pred) < err(base)
 
 
