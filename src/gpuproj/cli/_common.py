@@ -8,6 +8,11 @@ import sys
 import click
 
 
+def split_list(value) -> list[str]:
+    """'a, b,c' -> ['a', 'b', 'c'] (comma-separated option values; empty -> [])."""
+    return [v.strip() for v in value.split(",") if v.strip()] if value else []
+
+
 def is_tty() -> bool:
     return sys.stdout.isatty()
 

@@ -6,11 +6,8 @@ import sys
 
 import click
 
-from ._common import emit_json, report_skipped
+from ._common import emit_json, report_skipped, split_list
 
-
-def _split(value):
-    return [v.strip() for v in value.split(",") if v.strip()] if value else []
 
 
 @click.command()
@@ -40,8 +37,8 @@ def predict(profile, source, target, method, kernel, fmt, sass, as_json, as_csv,
     from ..profiles import load
 
     table = load(profile, format=fmt)
-    result = api.predict(table, source=source, targets=_split(target),
-                         methods=_split(method) if method != "all" else "all",
+    result = api.predict(table, source=source, targets=split_list(target),
+                         methods=split_list(method) if method != "all" else "all",
                          kernel=kernel, sass=sass)
     report_skipped(result.skipped, quiet=as_json)
     if plot:

@@ -5,11 +5,8 @@ from __future__ import annotations
 
 import click
 
-from ._common import emit_json
+from ._common import emit_json, split_list
 
-
-def _split(value):
-    return [v.strip() for v in value.split(",") if v.strip()] if value else []
 
 
 @click.command()
@@ -48,7 +45,7 @@ def quadrant(gpu_names, profile, source, kernel, intensities, precision, measure
     from ..plots import quadrant as q
 
     st.check_path(output)
-    gpus = _split(gpu_names)
+    gpus = split_list(gpu_names)
     kernels, rows = [], None
     if profile:
         from ..catalog import resolve

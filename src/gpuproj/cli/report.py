@@ -4,11 +4,8 @@ from __future__ import annotations
 
 import click
 
-from ._common import report_skipped
+from ._common import report_skipped, split_list
 
-
-def _split(value):
-    return [v.strip() for v in value.split(",") if v.strip()] if value else []
 
 
 @click.command()
@@ -42,8 +39,9 @@ def report(profile, source, target, method, kernel, fmt, max_kernels, title, out
     from ..report import write_report
 
     table = load(profile, format=fmt)
-    methods = _split(method) if method != "all" else "all"
-    result = predict(table, source=source, targets=_split(target), methods=methods, kernel=kernel)
+    methods = split_list(method) if method != "all" else "all"
+    result = predict(table, source=source, targets=split_list(target), methods=methods,
+                     kernel=kernel)
     report_skipped(result.skipped)
     path = write_report(output, table, result.source, result.targets, kernel=kernel,
                         max_kernels=max_kernels, title=title, result=result)
