@@ -4,18 +4,24 @@ more methods on one or more targets, with the application totals.
 >>> from gpuproj.predict import predict                             # doctest: +SKIP
 >>> result = predict(load("run.csv"), targets=["H100-SXM5-80GB"])    # doctest: +SKIP
 >>> result.table()                                                   # doctest: +SKIP
+
+A saved learned model (``gpuproj evaluate --train TABLE -m residual --save-model PATH``) is one
+more method next to the named ones:
+
+>>> predict(load("run.csv"), targets=["a100-sxm4-80gb"], models=["PATH"])  # doctest: +SKIP
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 
 import pandas as pd
 
 from .catalog import resolve
-from .errors import InputError
-from .models import MODELS, get_model
-from .models.base import Prediction
+from .errors import GpuprojError, InputError
+from .models import MODELS, get_model, model_class
+from .models.base import Model, Prediction
 from .profiles.table import ProfileTable
 
 
@@ -27,6 +33,7 @@ class PredictionSet:
     targets: list
     predictions: dict  # method -> Prediction
     skipped: list
+    models: dict = field(default_factory=dict)  # method -> provenance of a model passed in
 
     def table(self) -> pd.DataFrame:
         frames = [p.df.drop(columns=["row"]) for p in self.predictions.values() if len(p.df)]
@@ -56,6 +63,7 @@ class PredictionSet:
             "predictions": recs(self.table()),
             "application": recs(self.application()),
             "assumptions": {m: p.assumptions for m, p in self.predictions.items()},
+            "models": self.models,
             "skipped": [{"row": s.row, "reason": s.reason} for s in self.skipped],
         }
 
@@ -100,7 +108,9 @@ def _fmt_time(t) -> str:
     """Seconds with a readable prefix.
 
     >>> _fmt_time(2.5e-5)
-    '25.0 us'
+    '25 us'
+    >>> _fmt_time(1.234e-3)
+    '1.23 ms'
     """
     if t != t:
         return "-"
@@ -126,14 +136,86 @@ def sass_target_counts(rows: ProfileTable, sass, source, targets) -> dict:
     return out
 
 
-def predict(table: ProfileTable, *, targets, source=None, methods="hierarchical",
-            kernel: str | None = None, sass=None, model_params: dict | None = None
-            ) -> PredictionSet:
+def _model_stem(path) -> str:
+    """'models/residual.json' -> 'residual' (the name ``save_model`` was given)."""
+    name = Path(path).name
+    for ext in (".json", ".npz"):
+        if name.endswith(ext):
+            return name[: -len(ext)]
+    return name
+
+
+def load_saved_model(path) -> Model:
+    """A model saved by ``gpuproj evaluate --train ... --save-model PATH`` (``PATH``,
+    ``PATH.json`` or ``PATH.npz``), read with ``learned.load_model`` (no code executed; a model
+    saved under other library versions warns ``ModelVersionWarning``). A missing, foreign or
+    damaged file raises ``InputError`` naming it."""
+    import zipfile
+    import zlib
+
+    from .learned.persistence import load_model
+
+    try:
+        m = load_model(path)  # raises InputError itself for missing or foreign files
+    # a damaged .npz or a hand-edited .json fails inside numpy/zipfile or while rebuilding
+    except (zipfile.BadZipFile, zlib.error, EOFError, KeyError, IndexError, TypeError,
+            ValueError, AttributeError) as e:
+        raise InputError(f"not a readable gpuproj model ({type(e).__name__}: {e})",
+                         path=path) from None
+    if not isinstance(m, Model):
+        raise InputError("not a gpuproj model", path=path)
+    return m
+
+
+def _provenance(model: Model, path) -> dict:
+    """What a model passed to ``predict`` is, for the JSON output: file, class, training data,
+    interval coverage and the library versions it was saved with."""
+    info = {"path": None if path is None else str(path), "class": type(model).__name__,
+            "name": model.name}
+    train = getattr(model, "train_info_", None)
+    if train:
+        info["trained_on"] = {"gpus": list(train.get("gpus", [])), "pairs": train.get("pairs"),
+                              "rows": train.get("rows"), "sha256": train.get("hash")}
+    if hasattr(model, "conformal_"):
+        info["coverage"] = model.coverage if model.conformal_ is not None else None
+    if getattr(model, "saved_versions_", None):
+        info["versions"] = dict(model.saved_versions_)
+    return info
+
+
+def _labelled(models, taken) -> list:
+    """[(label, model, path or None)]: each model named by its ``name``, or by its file stem
+    where that name is taken (by a method or an earlier model), else ``name-2``, ``name-3``."""
+    out, taken = [], set(taken)
+    for item in models:
+        if isinstance(item, (str, Path)):
+            path, m, stem = item, load_saved_model(item), _model_stem(item)
+        elif isinstance(item, Model):
+            path, m, stem = None, item, None
+        else:
+            raise TypeError(f"models: expected a fitted gpuproj model or the path of a saved "
+                            f"one, got {type(item).__name__}")
+        cands = [m.name, stem] + [f"{m.name}-{k}" for k in range(2, len(models) + len(taken) + 3)]
+        label = next(c for c in cands if c and c not in taken)
+        taken.add(label)
+        out.append((label, m, path))
+    return out
+
+
+def predict(table: ProfileTable, *, targets, source=None, methods=None,
+            kernel: str | None = None, sass=None, model_params: dict | None = None,
+            models=()) -> PredictionSet:
     """Predict the kernels of ``table`` measured on ``source`` for each of ``targets``.
 
     ``methods``: a name, a list of names, or "all" (every analytical method the table's
-    columns allow). ``source`` may be omitted when the table holds one GPU.
+    columns allow); default "hierarchical", or none when ``models`` are given. ``models``:
+    fitted models (any ``models.base.Model``, e.g. a trained ``learned.ResidualHybrid``) or
+    paths of models saved by ``gpuproj evaluate --train TABLE --save-model PATH``; each is one
+    more method, named by its ``name``, or by its file stem where a method already has that
+    name; its interval is its own (split-conformal for a learned model trained with
+    ``coverage``). ``source`` may be omitted when the table holds one GPU.
     """
+    models = list(models or ())
     if source is None:
         if len(table.gpus) != 1:
             raise InputError(f"the profile holds several GPUs ({', '.join(table.gpus)}); "
@@ -146,12 +228,22 @@ def predict(table: ProfileTable, *, targets, source=None, methods="hierarchical"
                          path=table.origin or None)
     rows = rows.select(kernel)
     tgts = [resolve(t) for t in targets]
+    if methods is None:
+        methods = [] if models else "hierarchical"
     if methods == "all":
         from .evaluate import applicable_methods
 
         names = applicable_methods(rows, [m for m in MODELS])
     else:
         names = [methods] if isinstance(methods, str) else list(methods)
+    for n in names:
+        if getattr(model_class(n), "trained", False):
+            raise GpuprojError(f"{n} is a learned method: train and save it with `gpuproj "
+                               f"evaluate --train TABLE -m {n} --save-model PATH`, then pass "
+                               "--model PATH (models=[PATH] in the API)")
+    extra = _labelled(models, names)
+    if not names and not extra:
+        raise GpuprojError("no method to predict with (give methods or models)")
     params = dict(model_params or {})
     if sass is not None:
         counts = sass_target_counts(rows, sass, src, tgts)
@@ -164,4 +256,12 @@ def predict(table: ProfileTable, *, targets, source=None, methods="hierarchical"
         p = get_model(n, **params.get(n, {})).predict(rows, src, tgts)
         preds[n] = p
         skipped.extend(p.skipped)
-    return PredictionSet(src.id, [t.id for t in tgts], preds, skipped)
+    provenance = {}
+    for label, m, path in extra:
+        p = m.predict(rows, src, tgts)
+        if label != m.name:  # the column says which of two same-named models it is
+            p.df["method"] = pd.Categorical([label] * len(p.df))
+        preds[label] = p
+        skipped.extend(p.skipped)
+        provenance[label] = _provenance(m, path)
+    return PredictionSet(src.id, [t.id for t in tgts], preds, skipped, provenance)

@@ -1,4 +1,5 @@
-"""``gpuproj predict``: project a profile to target GPUs."""
+"""``gpuproj predict``: project a profile to target GPUs (analytical methods and saved learned
+models), or, with ``--loopy``, predict a loopy kernel's time from calibrated parameters."""
 
 from __future__ import annotations
 
@@ -8,38 +9,102 @@ import click
 
 from ._common import emit_json, report_skipped, split_list
 
+# options that only make sense for one of the two inputs (profile / --loopy)
+PROFILE_ONLY = ("source", "target", "method", "model_paths", "kernel", "fmt", "sass", "plot")
+LOOPY_ONLY = ("params_files", "sizes")
 
 
 @click.command()
-@click.argument("profile", type=click.Path(dir_okay=False))
+@click.argument("profile", required=False, type=click.Path(dir_okay=False))
 @click.option("--source", "-s", help="GPU the profile was measured on (default: named in the file).")
-@click.option("--target", "-t", required=True, help="Target GPU(s), comma-separated.")
-@click.option("--method", "-m", default="hierarchical", show_default=True,
-              help="Method name, comma-separated names, or 'all' (see `gpuproj predict --list`).")
+@click.option("--target", "-t", help="Target GPU(s), comma-separated (needed with a PROFILE).")
+@click.option("--method", "-m", default=None,
+              help="Method name, comma-separated names, or 'all'. Default: hierarchical, or "
+                   "none when --model is given.")
+@click.option("--model", "model_paths", multiple=True, type=click.Path(dir_okay=False),
+              help="A learned model saved by `gpuproj evaluate --train TABLE -m residual "
+                   "--save-model PATH` (PATH or PATH.json; repeat or comma-separate): one more "
+                   "method, with the model's own (conformal) interval.")
 @click.option("--kernel", "-k", help="Only kernels whose name matches this regular expression.")
 @click.option("--format", "fmt", help="Input format (default: detected from the file).")
 @click.option("--sass", type=click.Path(exists=True, dir_okay=False),
               help="CUDA source / cubin / executable: estimate target FLOPs by comparing SASS.")
+@click.option("--loopy", "loopy_file", type=click.Path(dir_okay=False),
+              help="Instead of a PROFILE: a loopy kernel file (YAML/TOML, see "
+                   "docs/calibrated.md) to predict with the calibrated models of --params.")
+@click.option("--params", "params_files", multiple=True,
+              help="With --loopy: parameter file(s) written by `gpuproj calibrate`, one per "
+                   "device (repeat or comma-separate).")
+@click.option("--sizes", multiple=True,
+              help="With --loopy: size parameters, e.g. n=1024,m=512; repeat for several "
+                   "sets (default: the sizes in the kernel file).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option("--csv", "as_csv", is_flag=True, help="Print the prediction table as CSV.")
 @click.option("--plot", type=click.Path(dir_okay=False), help="Also draw the projection bars here.")
-def predict(profile, source, target, method, kernel, fmt, sass, as_json, as_csv, plot):
-    """Predict each kernel's time on one or more target GPUs from a profile measured on a
+def predict(profile, source, target, method, model_paths, kernel, fmt, sass, loopy_file,
+            params_files, sizes, as_json, as_csv, plot):
+    """Predict each kernel's time on one or more target GPUs from a PROFILE measured on a
     source GPU, with an interval, the speed-up and the limiting resource, and the application
     total (time x launches summed over kernels).
+
+    With --loopy KERNEL_FILE instead of a PROFILE: predict the loopy kernel's time from the
+    calibrated cost models (Stevens & Kloeckner) whose parameters `gpuproj calibrate` wrote,
+    one prediction per --params file (device) and --sizes set.
 
     \b
     Examples:
       gpuproj predict profile.csv --target H100-SXM5-80GB,H200
       gpuproj predict run.ncu-rep --source V100 --target A100 --method all --json
+      gpuproj predict run.csv -t A100 --model models/residual --method hierarchical
+      gpuproj predict --loopy kernel.yaml --params calibrated-matmul-a100.json --sizes n=1024
     """
+    given = {k for k, v in locals().items() if v not in (None, (), False)}
+    if loopy_file is not None:
+        if profile is not None:
+            raise click.UsageError("give either a PROFILE or --loopy KERNEL_FILE, not both")
+        wrong = sorted(given & set(PROFILE_ONLY))
+        if wrong:
+            verb = "applies" if len(wrong) == 1 else "apply"
+            raise click.UsageError(f"--loopy predicts from calibrated parameters; "
+                                   f"{', '.join(_opt(w) for w in wrong)} {verb} to profiles")
+        if not params_files:
+            raise click.UsageError("--loopy needs --params PARAMS.json (from `gpuproj calibrate`)")
+        return _predict_loopy(loopy_file, _multi(params_files), sizes, as_json, as_csv)
+    if given & set(LOOPY_ONLY):
+        raise click.UsageError("--params and --sizes go with --loopy KERNEL_FILE")
+    if profile is None:
+        raise click.UsageError("give a PROFILE, or --loopy KERNEL_FILE --params PARAMS.json")
+    if not target:
+        raise click.UsageError("Missing option '--target' / '-t'.")
+    _predict_profile(profile, source, target, method, _multi(model_paths), kernel, fmt, sass,
+                     as_json, as_csv, plot)
+
+
+def _opt(name: str) -> str:
+    return {"model_paths": "--model", "fmt": "--format"}.get(name, f"--{name}")
+
+
+def _multi(values) -> list[str]:
+    return [v for value in values for v in split_list(value)]
+
+
+def _predict_profile(profile, source, target, method, model_paths, kernel, fmt, sass,
+                     as_json, as_csv, plot):
+    import warnings
+
     from .. import predict as api
     from ..profiles import load
 
     table = load(profile, format=fmt)
-    result = api.predict(table, source=source, targets=split_list(target),
-                         methods=split_list(method) if method != "all" else "all",
-                         kernel=kernel, sass=sass)
+    methods = None if method is None else (split_list(method) if method != "all" else "all")
+    with warnings.catch_warnings(record=True) as caught:
+        if model_paths:
+            from ..learned.persistence import ModelVersionWarning
+
+            warnings.simplefilter("always", ModelVersionWarning)
+        result = api.predict(table, source=source, targets=split_list(target), methods=methods,
+                             kernel=kernel, sass=sass, models=model_paths)
+    _show_warnings(caught)
     report_skipped(result.skipped, quiet=as_json)
     if plot:
         from ..plots.projection import projection_bars
@@ -53,3 +118,82 @@ def predict(profile, source, target, method, kernel, fmt, sass, as_json, as_csv,
         from rich.console import Console
 
         result.print(Console(width=None if sys.stdout.isatty() else 160))
+
+
+def _show_warnings(caught) -> None:
+    """A saved model's version mismatch as one stderr line (never on stdout, which may be
+    JSON); any other warning as Python would have shown it."""
+    import warnings
+
+    for w in caught:
+        if w.category.__name__ == "ModelVersionWarning":
+            click.echo(f"gpuproj: warning: {w.message}", err=True)
+        else:
+            warnings.showwarning(w.message, w.category, w.filename, w.lineno)
+
+
+def _parse_sizes(text: str) -> dict:
+    """'n=1024,m=512' -> {'n': 1024, 'm': 512}."""
+    out = {}
+    for item in split_list(text):
+        name, eq, value = item.partition("=")
+        try:
+            if not eq or not name.strip():
+                raise ValueError
+            out[name.strip()] = int(value)
+        except ValueError:
+            raise click.BadParameter(f"{item!r} is not NAME=INTEGER", param_hint="--sizes"
+                                     ) from None
+    return out
+
+
+def _predict_loopy(kernel_file, params_files, sizes, as_json, as_csv):
+    from ..calibrated import predict_loopy
+    from ..calibrated.model import load_params
+    from ..errors import InputError
+
+    size_sets = [_parse_sizes(s) for s in sizes] or [{}]
+    rows = []
+    for pf in params_files:
+        _, _, record = load_params(pf)
+        for s in size_sets:
+            try:
+                p = predict_loopy(kernel_file, pf, s)
+            except ValueError as e:  # isl: the sizes break the kernel's assumptions
+                raise InputError(f"sizes {s} are outside the kernel's domain ({e})",
+                                 path=kernel_file, field="sizes") from None
+            rows.append({"params_file": str(pf), "device": p["device"],
+                         "model": record.get("model", {}).get("name", ""),
+                         "kernel": p["kernel"], "sizes": p["sizes"], "time_s": p["time_s"],
+                         "terms": p["terms"], "features": p["features"]})
+    if as_json:
+        emit_json({"kernel_file": str(kernel_file), "predictions": rows})
+        return
+    if as_csv:
+        import csv
+
+        w = csv.writer(sys.stdout, lineterminator="\n")
+        w.writerow(["params_file", "device", "model", "kernel", "sizes", "time_s"])
+        for r in rows:
+            w.writerow([r["params_file"], r["device"], r["model"], r["kernel"],
+                        _sizes_text(r["sizes"]), repr(r["time_s"])])
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    from ..predict import _fmt_time
+
+    t = Table(title=f"Calibrated prediction of {rows[0]['kernel']}")
+    for c, j in (("params", "left"), ("device", "left"), ("sizes", "left"),
+                 ("predicted", "right"), ("largest term", "left")):
+        t.add_column(c, justify=j)
+    for r in rows:
+        term, v = max(r["terms"].items(), key=lambda kv: kv[1])
+        share = f" ({100 * v / r['time_s']:.0f} %)" if r["time_s"] > 0 else ""
+        t.add_row(r["params_file"], r["device"], _sizes_text(r["sizes"]),
+                  _fmt_time(r["time_s"]), f"{term}{share}")
+    Console(width=None if sys.stdout.isatty() else 160).print(t)
+
+
+def _sizes_text(sizes: dict) -> str:
+    return ",".join(f"{k}={v}" for k, v in sizes.items())

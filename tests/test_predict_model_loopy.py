@@ -1,0 +1,263 @@
+"""`gpuproj predict --model` (saved learned models next to the analytical methods) and
+`gpuproj predict --loopy` (calibrated cost models of Stevens & Kloeckner), through click and
+through the library, on a real cross-GPU table excerpt and a real loopy kernel file."""
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from gpuproj.cli.main import cli, main
+from gpuproj.errors import GpuprojError, InputError
+from gpuproj.learned.persistence import save_model
+from gpuproj.models import get_model
+from gpuproj.predict import predict
+from gpuproj.profiles import load
+
+DATA = Path(__file__).parent / "data"
+# 2 input sizes of Rodinia's bpnn_adjust_weights measured on 9 GPUs (Amaris et al., CC-BY-4.0)
+TABLE = DATA / "amaris-9gpus-bpnn_adjust_weights.csv"
+SRC = "gtx-680"
+TGTS = ["tesla-p100-pcie-16gb", "gtx-980"]
+
+
+@pytest.fixture(scope="module")
+def table():
+    return load(TABLE)
+
+
+@pytest.fixture(scope="module")
+def saved(table, tmp_path_factory):
+    """A residual hybrid with 80 % split-conformal intervals, trained on the table (small
+    learner, 3 folds: about a second) and saved as residual.json + residual.npz."""
+    m = get_model("residual", coverage=0.8, cv_folds=3,
+                  learner_params={"max_iter": 10}).fit(table)
+    d = tmp_path_factory.mktemp("models")
+    save_model(m, d / "residual")
+    return m, d / "residual"
+
+
+def invoke(*args):
+    return CliRunner().invoke(cli, [str(a) for a in args])
+
+
+def by_key(records):
+    return {(r["method"], r["config"], r["target"]): r for r in records}
+
+
+def run_main(capsys, *args):
+    try:
+        code = main([str(a) for a in args])
+    except SystemExit as e:
+        code = e.code
+    out = capsys.readouterr()
+    return code or 0, out.out, out.err
+
+
+# --model ------------------------------------------------------------------------------------
+def test_cli_model_equals_model_predict_with_conformal_interval(table, saved):
+    m, path = saved
+    res = invoke("predict", TABLE, "--source", SRC, "--target", ",".join(TGTS),
+                 "--model", path, "--json")
+    assert res.exit_code == 0, res.output
+    d = json.loads(res.stdout)
+    got = by_key(d["predictions"])
+    # with --model and no --method, only the model predicts
+    assert {k[0] for k in got} == {"residual"}
+    ref = m.predict(table.on(SRC), SRC, TGTS).df
+    assert len(got) == len(ref) == 4  # 2 configurations x 2 targets
+    for r in ref.itertuples():
+        g = got[("residual", r.config, r.target)]
+        assert g["time_s"] == pytest.approx(r.time_s, rel=1e-12)
+        assert g["low_s"] == pytest.approx(r.low_s, rel=1e-12)
+        assert g["high_s"] == pytest.approx(r.high_s, rel=1e-12)
+        assert g["low_s"] < g["time_s"] < g["high_s"]  # a real interval, not a point
+        assert g["source_time_s"] == pytest.approx(table.on(SRC).df.loc[
+            table.on(SRC).df["config"] == r.config, "time_s"].iloc[0])
+    # the application total is time x launches summed over the kernels, per target
+    app = {a["target"]: a for a in d["application"]}
+    for t in TGTS:
+        rows = ref[ref["target"] == t]
+        assert app[t]["time_s"] == pytest.approx((rows["time_s"] * rows["launches"]).sum())
+    info = d["models"]["residual"]
+    assert info["class"] == "ResidualHybrid" and info["coverage"] == 0.8
+    assert info["trained_on"]["sha256"] == m.train_info_["hash"]
+    assert set(info["trained_on"]["gpus"]) == set(table.gpus)
+    assert "split-conformal" in " ".join(d["assumptions"]["residual"][TGTS[0]])
+
+
+def test_model_next_to_methods_and_same_names_take_the_file_stem(table, saved, tmp_path):
+    m, path = saved
+    for ext in (".json", ".npz"):
+        shutil.copy(f"{path}{ext}", tmp_path / f"res-copy{ext}")
+    res = invoke("predict", TABLE, "-s", SRC, "-t", TGTS[0], "-m", "hierarchical,roofline",
+                 "--model", f"{path},{tmp_path / 'res-copy.json'}", "--json")
+    assert res.exit_code == 0, res.output
+    d = json.loads(res.stdout)
+    got = by_key(d["predictions"])
+    assert {k[0] for k in got} == {"hierarchical", "roofline", "residual", "res-copy"}
+    for cfg in table.on(SRC).df["config"]:
+        assert (got[("res-copy", cfg, TGTS[0])]["time_s"]
+                == got[("residual", cfg, TGTS[0])]["time_s"])
+    hier = get_model("hierarchical").predict(table.on(SRC), SRC, [TGTS[0]]).df
+    for r in hier.itertuples():
+        assert got[("hierarchical", r.config, TGTS[0])]["time_s"] == pytest.approx(r.time_s)
+    assert d["models"]["res-copy"]["name"] == "residual"
+    # the human table shows the learned interval
+    res = invoke("predict", TABLE, "-s", SRC, "-t", TGTS[0], "--model", path)
+    assert res.exit_code == 0, res.output
+    from gpuproj.predict import _fmt_time
+
+    ref = m.predict(table.on(SRC), SRC, [TGTS[0]]).df.iloc[0]
+    assert f"{_fmt_time(ref.low_s)} - {_fmt_time(ref.high_s)}" in res.stdout
+    assert "split-conformal" in res.stdout
+
+
+def test_api_takes_model_objects_or_paths(table, saved):
+    m, path = saved
+    a = predict(table, source=SRC, targets=TGTS, models=[m])
+    b = predict(table, source=SRC, targets=TGTS, models=[str(path) + ".json"])
+    assert list(a.predictions) == list(b.predictions) == ["residual"]
+    np.testing.assert_allclose(a.table()["time_s"], b.table()["time_s"], rtol=1e-12)
+    np.testing.assert_allclose(a.table()["high_s"], b.table()["high_s"], rtol=1e-12)
+    assert a.models["residual"]["path"] is None and b.models["residual"]["path"]
+    # default method without models stays the hierarchical roofline
+    assert list(predict(table, source=SRC, targets=TGTS).predictions) == ["hierarchical"]
+    with pytest.raises(GpuprojError, match="residual is a learned method.*--save-model"):
+        predict(table, source=SRC, targets=TGTS, methods=["residual"])
+    with pytest.raises(TypeError, match="models: expected"):
+        predict(table, source=SRC, targets=TGTS, models=[42])
+    with pytest.raises(InputError, match="cannot read"):
+        predict(table, source=SRC, targets=TGTS, models=[Path(path).parent / "absent"])
+
+
+def test_version_mismatch_warns_on_stderr_not_in_json(saved, tmp_path):
+    _, path = saved
+    doc = json.loads(Path(f"{path}.json").read_text())
+    doc["versions"]["scikit-learn"] = "0.0.1"
+    (tmp_path / "old.json").write_text(json.dumps(doc))
+    shutil.copy(f"{path}.npz", tmp_path / "old.npz")
+    res = invoke("predict", TABLE, "-s", SRC, "-t", TGTS[0], "--model", tmp_path / "old",
+                 "--json")
+    assert res.exit_code == 0, res.output
+    d = json.loads(res.stdout)  # stdout is pure JSON
+    assert d["models"]["residual"]["versions"]["scikit-learn"] == "0.0.1"
+    warn = [ln for ln in res.stderr.splitlines() if "warning" in ln]
+    assert len(warn) == 1 and warn[0].startswith("gpuproj: warning: ")
+    assert "scikit-learn 0.0.1" in warn[0]
+
+
+def test_missing_or_corrupt_model_is_one_line_exit_2(capsys, saved, tmp_path):
+    _, path = saved
+    code, out, err = run_main(capsys, "predict", TABLE, "-s", SRC, "-t", TGTS[0],
+                              "--model", tmp_path / "absent")
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and err.startswith("gpuproj: error: ")
+    assert "absent.json" in err and "cannot read" in err
+    # truncated arrays: the zip's directory is gone
+    shutil.copy(f"{path}.json", tmp_path / "cut.json")
+    (tmp_path / "cut.npz").write_bytes(Path(f"{path}.npz").read_bytes()[:200])
+    code, out, err = run_main(capsys, "predict", TABLE, "-s", SRC, "-t", TGTS[0],
+                              "--model", tmp_path / "cut")
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert str(tmp_path / "cut") in err
+    # truncated JSON
+    (tmp_path / "cut.json").write_text(Path(f"{path}.json").read_text()[:100])
+    code, _, err = run_main(capsys, "predict", TABLE, "-s", SRC, "-t", TGTS[0],
+                            "--model", tmp_path / "cut.json")
+    assert code == 2 and "not valid JSON" in err and err.count("\n") == 1
+
+
+# --loopy ------------------------------------------------------------------------------------
+KERNEL = DATA / "calibrated-matmul-kernel.yaml"  # 16x16-tiled matmul with prefetch, float32
+EXPR = ("p_launch * f_sync_kernel_launch + p_group * f_thread_groups"
+        " + p_madd * f_op_float32_madd + p_g * f_mem_access_global_float32"
+        " + p_lmem * f_mem_access_local_float32")
+
+
+def hand_time(p, n):
+    """The linear model by hand for the tiled matmul at size n (counts as pinned in
+    tests/test_calibrated_loopy.py): 1 launch, (n/16)^2 work-groups, n^3 madds per 32
+    work-items, n^3/16 global loads each of a and b plus n^2 stores, 2n^3 local loads and
+    2n^3/16 local stores per 32 work-items."""
+    return (p["p_launch"] * 1 + p["p_group"] * (n / 16) ** 2 + p["p_madd"] * n**3 / 32
+            + p["p_g"] * (2 * n**3 / 16 + n**2) + p["p_lmem"] * (2 * n**3 + 2 * n**3 / 16) / 32)
+
+
+def params_file(path, device, params):
+    """A parameter file as `gpuproj calibrate` writes it, with chosen values."""
+    from gpuproj.calibrated.model import Calibration, Model
+
+    cal = Calibration(Model("f_wall_time", EXPR, name="linear-matmul"), params, 0.0,
+                      np.zeros(0), device=device, subgroup_size=32)
+    cal.save(path)
+    return path
+
+
+@pytest.fixture(scope="module")
+def two_devices(tmp_path_factory):
+    pytest.importorskip("loopy")
+    d = tmp_path_factory.mktemp("params")
+    fast = {"p_launch": 5e-6, "p_group": 1e-8, "p_madd": 4e-12, "p_g": 2e-11, "p_lmem": 1e-12}
+    slow = {k: 3 * v for k, v in fast.items()} | {"p_launch": 2e-5}
+    return [(params_file(d / "fast.json", "fast device", fast), fast),
+            (params_file(d / "slow.json", "slow device", slow), slow)]
+
+
+def test_loopy_json_time_is_sum_of_param_times_count(two_devices):
+    (fast_path, fast), (slow_path, slow) = two_devices
+    res = invoke("predict", "--loopy", KERNEL, "--params", f"{fast_path},{slow_path}",
+                 "--sizes", "n=128", "--sizes", "n=256", "--json")
+    assert res.exit_code == 0, res.output
+    d = json.loads(res.stdout)
+    rows = d["predictions"]
+    assert [(r["device"], r["sizes"]["n"]) for r in rows] == [
+        ("fast device", 128), ("fast device", 256), ("slow device", 128), ("slow device", 256)]
+    for r in rows:
+        p = fast if r["device"] == "fast device" else slow
+        n = r["sizes"]["n"]
+        assert r["time_s"] == pytest.approx(hand_time(p, n), rel=1e-12)
+        assert sum(r["terms"].values()) == pytest.approx(r["time_s"], rel=1e-12)
+        assert r["features"]["f_op_float32_madd"] * 32 == n**3
+        assert r["kernel"] == "matmul_pf" and r["model"] == "linear-matmul"
+    # n=128 on the fast device: 5e-6 + 64e-8 + 65536*4e-12 + 278528*2e-11 + 139264*1e-12 s
+    assert rows[0]["time_s"] == pytest.approx(1.1611968e-05, rel=1e-12)
+
+
+def test_loopy_table_and_csv(two_devices):
+    (fast_path, fast), _ = two_devices
+    res = invoke("predict", "--loopy", KERNEL, "--params", fast_path, "--sizes", "n=256")
+    assert res.exit_code == 0, res.output
+    assert "fast device" in res.stdout and "54 us" in res.stdout  # hand_time(fast, 256)
+    assert hand_time(fast, 256) == pytest.approx(5.4025024e-05)
+    res = invoke("predict", "--loopy", KERNEL, "--params", fast_path, "--sizes", "n=128",
+                 "--csv")
+    assert res.exit_code == 0, res.output
+    header, line = res.stdout.strip().splitlines()
+    assert header == "params_file,device,model,kernel,sizes,time_s"
+    assert line.endswith(",fast device,linear-matmul,matmul_pf,n=128,1.1611968e-05")
+
+
+def test_loopy_errors(capsys, two_devices, tmp_path):
+    (fast_path, _), _ = two_devices
+    # n must be a multiple of 16 (the kernel's assumptions): one line, exit 2
+    code, out, err = run_main(capsys, "predict", "--loopy", KERNEL, "--params", fast_path,
+                              "--sizes", "n=100")
+    assert code == 2 and out == "" and err.count("\n") == 1 and "field 'sizes'" in err
+    code, _, err = run_main(capsys, "predict", "--loopy", KERNEL, "--params",
+                            tmp_path / "absent.json")
+    assert code == 2 and "absent.json" in err and err.count("\n") == 1
+    for args, msg in [
+        (["--loopy", KERNEL], "needs --params"),
+        (["--loopy", KERNEL, "--params", fast_path, "-t", "a100"], "--target applies"),
+        (["--loopy", KERNEL, "--params", fast_path, "--sizes", "n"], "not NAME=INTEGER"),
+        ([TABLE, "--loopy", KERNEL, "--params", fast_path], "not both"),
+        ([TABLE, "-t", "a100", "--sizes", "n=1"], "go with --loopy"),
+        ([], "give a PROFILE"),
+        ([TABLE], "--target"),
+    ]:
+        res = invoke("predict", *args)
+        assert res.exit_code == 2 and msg in res.output, (args, res.output)
