@@ -1,16 +1,21 @@
 #!/usr/bin/env python3
 """Speed of the analytical methods, of ``gpuproj evaluate`` and of ``gpuproj --help``.
 
-    python benchmarks/bench_predict.py [--kernels 100000] [--targets 10] [--repeat 3]
+    python benchmarks/bench_predict.py [--kernels 100000] [--repeat 3] [--out FILE.json]
 
 Predictions per second are kernel-target predictions (rows x targets) per wall-clock second
-on one process; medians over ``--repeat`` runs. Results go to stdout as JSON.
+on one process; medians over ``--repeat`` runs. ``predict`` times a synthetic table of
+``--kernels`` rows to 10 targets; ``predict_real`` a real one (the KernelTuner GEMM table of
+``--data``, on its first GPU, to the same targets). Results go to stdout as JSON (and to
+``--out``); docs/results/bench_predict.json holds the last recorded run.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import platform
 import subprocess
 import sys
 import time
@@ -23,6 +28,8 @@ ROOT = Path(__file__).resolve().parents[1]
 SOURCE = "v100-sxm2-16gb"
 TARGETS = ["a100-sxm4-40gb", "a100-sxm4-80gb", "a100-pcie-40gb", "h100-sxm5-80gb",
            "h100-pcie-80gb", "h200-sxm-141gb", "l40s", "a40", "mi250x", "mi300x"]
+METHODS = ("same", "bandwidth", "compute", "roofline", "hierarchical", "hierarchical-ext",
+           "quantitative", "efficiency")
 
 
 def synthetic_profiles(n, seed=0):
@@ -48,19 +55,33 @@ def synthetic_profiles(n, seed=0):
     return ProfileTable.from_frame(df)
 
 
-def time_predict(method, table, repeat):
+def time_predict(method, table, repeat, source=SOURCE):
+    """Median time of ``predict`` to ``TARGETS``; predictions = rows x targets asked for (rows a
+    method cannot predict, e.g. without the counts it needs, count as done: they cost time)."""
     from gpuproj.models import get_model
 
     model = get_model(method)
     times = []
     for _ in range(repeat):
         t0 = time.perf_counter()
-        pred = model.predict(table, SOURCE, TARGETS)
+        pred = model.predict(table, source, TARGETS)
         times.append(time.perf_counter() - t0)
-    n = len(pred.df)
+    n = len(table) * len(TARGETS)
     med = float(np.median(times))
-    return {"method": method, "predictions": n, "median_s": round(med, 3),
-            "predictions_per_s": round(n / med)}
+    return {"method": method, "predictions": n, "predicted": len(pred.df),
+            "median_s": round(med, 4), "predictions_per_s": round(n / med)}
+
+
+def real_table(data):
+    """The KernelTuner GEMM table (CLBlast, 17,956 configurations per GPU) on its first GPU."""
+    from gpuproj.profiles import load
+
+    path = data / "kerneltuner-4gpus" / "gemm_clblast_4096_4gpus.csv.gz"
+    if not path.exists():
+        return None, None, None
+    table = load(path, format="kerneltuner")
+    gpu = table.gpus[0]
+    return table.on(gpu), gpu, path.name
 
 
 def time_help(repeat):
@@ -86,22 +107,54 @@ def time_evaluate(path, fmt, repeat):
     return {"table": str(path.name), "pairs": len(ev.pairs), "median_s": round(float(np.median(times)), 2)}
 
 
+def speedups(before, after):
+    """Per table and method: predictions per second after / before."""
+    def rates(run):
+        real = run.get("predict_real", {}).get("methods", [])
+        return {"synthetic": {r["method"]: r["predictions_per_s"] for r in run["predict"]},
+                "real": {r["method"]: r["predictions_per_s"] for r in real}}
+
+    b, a = rates(before), rates(after)
+    return {t: {m: round(a[t][m] / b[t][m], 2) for m in a[t] if m in b[t]} for t in a}
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--kernels", type=int, default=100_000)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data" / "external")
+    ap.add_argument("--out", type=Path, help="also write the JSON here")
+    ap.add_argument("--before", type=Path,
+                    help="results of an earlier run (e.g. an older commit) to compare with: kept "
+                         "under 'before', with after/before ratios of predictions per second")
     args = ap.parse_args()
+    import pandas
+
+    from gpuproj.catalog import resolve
+
+    for gpu in (SOURCE, *TARGETS):  # load the catalog before timing: predict does not reload it
+        resolve(gpu)
     table = synthetic_profiles(args.kernels)
-    out = {"kernels": args.kernels, "targets": len(TARGETS),
-           "predict": [time_predict(m, table, args.repeat) for m in
-                       ("roofline", "hierarchical", "hierarchical-ext", "quantitative",
-                        "efficiency")],
-           "help_s": time_help(args.repeat)}
+    out = {"machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
+                       "numpy": np.__version__, "pandas": pandas.__version__},
+           "kernels": args.kernels, "targets": len(TARGETS), "repeat": args.repeat,
+           "predict": [time_predict(m, table, args.repeat) for m in METHODS]}
+    real, gpu, name = real_table(args.data)
+    if real is not None:
+        out["predict_real"] = {"table": name, "source": gpu, "kernels": len(real),
+                               "methods": [time_predict(m, real, args.repeat, gpu)
+                                           for m in METHODS]}
+    out["help_s"] = time_help(args.repeat)
     big = args.data / "amaris-rodinia-nvprof" / "calculate_temp_9gpus.csv.gz"
     if big.exists():
         out["evaluate"] = time_evaluate(big, "amaris", 1)
-    print(json.dumps(out, indent=1))
+    if args.before:
+        out["before"] = json.loads(args.before.read_text())
+        out["speedup"] = speedups(out["before"], out)
+    text = json.dumps(out, indent=1)
+    print(text)
+    if args.out:
+        args.out.write_text(text + "\n")
 
 
 if __name__ == "__main__":

@@ -98,8 +98,8 @@ class Model:
             ok &= ~miss
         if self.requires_any:
             any_ok = np.zeros(len(df), bool)
-            for group in self.requires_any:
-                any_ok |= df[list(group)].notna().all(axis=1).to_numpy()
+            for group in self.requires_any:  # column by column: a sub-frame costs more
+                any_ok |= np.logical_and.reduce([df[c].notna().to_numpy() for c in group])
             miss = ~any_ok & ok
             alts = " or ".join("+".join(g) for g in self.requires_any)
             reason[miss] = f"{self.name} needs {alts}"
@@ -112,9 +112,12 @@ class Model:
         tgts = [resolve(t) for t in ([targets] if isinstance(targets, (str, GPU)) else targets)]
         df = profiles.df
         ok, reason = self.usable(df)
-        skipped = [Skipped(profiles.origin, None,
-                           f"{df.at[i, 'kernel']} [{df.at[i, 'config']}]: {reason[i]}")
-                   for i in np.flatnonzero(~ok)]
+        # labels as arrays once: per-row .at lookups cost seconds when a whole table is skipped
+        skip = np.flatnonzero(~ok)
+        kernels = df["kernel"].to_numpy(object)[skip]
+        configs = df["config"].to_numpy(object)[skip]
+        skipped = [Skipped(profiles.origin, None, f"{k} [{c}]: {r}")
+                   for k, c, r in zip(kernels, configs, reason[skip])]
         use = df.loc[ok].reset_index()
         from .common import dtype_codes
 
@@ -122,54 +125,105 @@ class Model:
         n = len(use)
         cols = {k: [] for k in ("time_s", "low_s", "high_s", "limiter")}
         breakdown, assumptions, done = {}, {}, []
-        for t in tgts:
-            if n == 0:
-                break
-            p = self._project(use, src, t)
-            cols["time_s"].append(np.asarray(p.time_s, float))
-            cols["low_s"].append(np.asarray(p.low_s if p.low_s is not None else p.time_s, float))
-            cols["high_s"].append(np.asarray(p.high_s if p.high_s is not None else p.time_s, float))
-            cols["limiter"].append(np.asarray(p.limiter if p.limiter is not None
-                                              else np.full(n, "", object), object))
-            for k, v in p.breakdown.items():
-                breakdown.setdefault(k, []).append(np.broadcast_to(np.asarray(v, float), (n,)))
-            assumptions[t.id] = list(p.assumptions)
-            done.append(t.id)
+        self._memo_ = {}  # values that do not depend on the target, see _once
+        try:
+            for t in tgts:
+                if n == 0:
+                    break
+                p = self._project(use, src, t)
+                cols["time_s"].append(np.asarray(p.time_s, float))
+                cols["low_s"].append(np.asarray(p.low_s if p.low_s is not None else p.time_s,
+                                                float))
+                cols["high_s"].append(np.asarray(p.high_s if p.high_s is not None else p.time_s,
+                                                 float))
+                cols["limiter"].append(p.limiter if p.limiter is not None
+                                       else np.full(n, "", object))
+                for k, v in p.breakdown.items():
+                    breakdown.setdefault(k, []).append(np.broadcast_to(np.asarray(v, float), (n,)))
+                assumptions[t.id] = list(p.assumptions)
+                done.append(t.id)
+        finally:
+            self._memo_ = None
         k = len(done)
 
         def tiled(col):  # per-row labels repeated for each target, as cheap categoricals
-            cat = pd.Categorical(use[col].to_numpy(object))
+            s = use[col]
+            # a string column factorises several times faster than the same values as objects
+            # (an empty one would give str rather than object categories, so it takes the other way)
+            fast = isinstance(s.dtype, pd.StringDtype) and len(s)
+            cat = pd.Categorical(s if fast else s.to_numpy(object))
             return pd.Categorical.from_codes(np.tile(cat.codes, k), cat.categories)
 
         def const(value):
             return pd.Categorical.from_codes(np.zeros(n * k, np.int8), [value])
 
-        pred = pd.DataFrame({
+        # the float columns are concatenated straight into one 2-D block, which the frame keeps
+        # as its storage: a frame built from separate arrays copies them all once more
+        floats = {"source_time_s": [use["time_s"].to_numpy(float)] * k,
+                  "time_s": cols["time_s"], "low_s": cols["low_s"], "high_s": cols["high_s"],
+                  "launches": [use["launches"].to_numpy(float)] * k,
+                  **{c: v for c, v in breakdown.items() if len(v) == k}}
+        block = np.empty((len(floats), n * k))
+        for i, parts in enumerate(floats.values()):
+            if k:
+                np.concatenate(parts, out=block[i])
+        pred = pd.DataFrame(block.T, columns=list(floats), copy=False)
+        labels = {
             "kernel": tiled("kernel"), "config": tiled("config"), "source": const(src.id),
             "target": pd.Categorical.from_codes(np.repeat(np.arange(k, dtype=np.int16), n),
                                                 done or ["-"]),
             "method": const(self.name),
-            "source_time_s": np.tile(use["time_s"].to_numpy(float), k),
-            "time_s": np.concatenate(cols["time_s"]) if k else np.zeros(0),
-            "low_s": np.concatenate(cols["low_s"]) if k else np.zeros(0),
-            "high_s": np.concatenate(cols["high_s"]) if k else np.zeros(0),
-            "limiter": pd.Categorical(np.concatenate(cols["limiter"]) if k else []),
-            "launches": np.tile(use["launches"].to_numpy(float), k),
-            "row": np.tile(use["index"].to_numpy(), k),
-            **{c: np.concatenate(v) for c, v in breakdown.items() if len(v) == k},
-        })
-        bad = ~np.isfinite(pred["time_s"].to_numpy()) | (pred["time_s"].to_numpy() <= 0)
+        }
+        for loc, (c, v) in enumerate(labels.items()):
+            pred.insert(loc, c, v)
+        at = pred.columns.get_loc("launches")
+        pred.insert(at, "limiter", _stack_labels(cols["limiter"]))
+        pred.insert(at + 2, "row", np.tile(use["index"].to_numpy(), k))  # after launches
+        time_s = pred["time_s"].to_numpy()
+        bad = ~np.isfinite(time_s) | (time_s <= 0)
         if bad.any():
-            for _, r in pred[bad].iterrows():
-                skipped.append(Skipped(profiles.origin, None,
-                                       f"{r['kernel']} [{r['config']}] -> {r['target']}: "
-                                       f"{self.name} gave no finite positive time (a ceiling is "
-                                       f"missing for this GPU)"))
+            why = f"{self.name} gave no finite positive time (a ceiling is missing for this GPU)"
+            for kern, conf, tgt in zip(*(pred[c].to_numpy(object)[bad]
+                                         for c in ("kernel", "config", "target"))):
+                skipped.append(Skipped(profiles.origin, None, f"{kern} [{conf}] -> {tgt}: {why}"))
             pred = pred[~bad].reset_index(drop=True)
         return Prediction(pred, assumptions, skipped)
 
+    def _once(self, key, compute):
+        """``compute()``, evaluated once per ``predict`` call and shared by all its targets:
+        for values that depend on the rows and the source GPU only (``key`` names the value).
+        Outside ``predict`` (``_project`` called directly) it is simply evaluated."""
+        memo = getattr(self, "_memo_", None)
+        if memo is None:
+            return compute()
+        if key not in memo:
+            memo[key] = compute()
+        return memo[key]
+
     def _project(self, df: pd.DataFrame, source: GPU, target: GPU) -> Projection:
         raise NotImplementedError
+
+
+def _stack_labels(parts) -> pd.Categorical:
+    """One categorical of the per-target limiter arrays (each a ``pd.Categorical`` or an array
+    of str), equal to ``pd.Categorical(np.concatenate(parts))``: categories sorted, unused ones
+    dropped. Models return categoricals built from codes so that no million-element object array
+    has to be hashed here."""
+    if not parts:
+        return pd.Categorical([])
+    cats = [p if isinstance(p, pd.Categorical) else pd.Categorical(np.asarray(p, object))
+            for p in parts]
+    # the targets of one model share their categories: each distinct set is looked at once
+    shared = {}  # id of a categories Index -> (its names, which of them occur)
+    for c in cats:
+        names, occur = shared.setdefault(id(c.categories), (c.categories.to_numpy(object),
+                                                            np.zeros(len(c.categories), bool)))
+        occur |= np.bincount(c.codes + 1, minlength=len(names) + 1)[1:] > 0  # code -1: missing
+    categories = pd.Index(sorted({v for names, occur in shared.values() for v in names[occur]}))
+    remap = {k: np.append(categories.get_indexer(names), -1)  # -1 stays missing
+             for k, (names, _) in shared.items()}
+    codes = np.concatenate([remap[id(c.categories)][c.codes] for c in cats])
+    return pd.Categorical.from_codes(codes, categories)
 
 
 class NotFittedError(GpuprojError):

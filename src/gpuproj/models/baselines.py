@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from .base import Model, Projection
-from .common import compute_peak_key, dtype_names, per_dtype
+from .common import DTYPES, compute_peak_key, fixed_label, labels, per_dtype
 
 
 class Same(Model):
@@ -16,7 +16,7 @@ class Same(Model):
     summary = "target time = source time"
 
     def _project(self, df, source, target):
-        return Projection(df["time_s"].to_numpy(float), limiter=np.full(len(df), "measured", object))
+        return Projection(df["time_s"].to_numpy(float), limiter=fixed_label("measured", len(df)))
 
 
 class BandwidthScaling(Model):
@@ -28,7 +28,7 @@ class BandwidthScaling(Model):
     def _project(self, df, source, target):
         k = "dram_bw_bytes_per_s"
         r = source.peak(k) / target.peak(k)
-        return Projection(df["time_s"].to_numpy(float) * r, limiter=np.full(len(df), "dram", object),
+        return Projection(df["time_s"].to_numpy(float) * r, limiter=fixed_label("dram", len(df)),
                           assumptions=[f"datasheet DRAM bandwidth {source.id} / {target.id} = {r:.3f}"])
 
 
@@ -42,7 +42,7 @@ class ComputeScaling(Model):
         codes = df["_dtype"].to_numpy()
         ratio = per_dtype(codes, lambda d: source.peak(compute_peak_key(d))
                           / target.peak(compute_peak_key(d)))
-        return Projection(df["time_s"].to_numpy(float) * ratio, limiter=dtype_names(codes),
+        return Projection(df["time_s"].to_numpy(float) * ratio, limiter=labels(codes, DTYPES),
                           assumptions=["datasheet FMA peak of the kernel's dtype (fp32 if unknown)"])
 
 
@@ -70,6 +70,6 @@ class Roofline(Model):
             roof_s = np.where(has_f & has_b, np.minimum(bs * oi, ps), np.where(has_f, ps, bs))
             roof_t = np.where(has_f & has_b, np.minimum(bt * oi, pt), np.where(has_f, pt, bt))
             mem_bound_t = has_b & (~has_f | (bt * oi < pt))
-        lim = np.where(mem_bound_t, "dram", dtype_names(codes)).astype(object)
+        lim = labels(np.where(mem_bound_t, len(DTYPES), codes), DTYPES + ("dram",))
         return Projection(df["time_s"].to_numpy(float) * roof_s / roof_t, limiter=lim,
                           assumptions=["datasheet peaks; DRAM level only"])

@@ -3,6 +3,8 @@ looking ceilings up with a record of where each came from."""
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pandas as pd
 
@@ -21,18 +23,29 @@ def compute_peak_key(dtype: str) -> str:
 
 
 DTYPES = tuple(_PEAK_KEY)
+_FLOP_TYPES = ("fp64", "fp32", "fp16")  # precisions with a FLOP count column
 
 
 def dtype_codes(df: pd.DataFrame) -> np.ndarray:
-    """Index into ``DTYPES`` of each row's dominant compute type (see ``dtype_of``); the models
-    look ceilings up once per type and gather them with these codes."""
-    return pd.Categorical(dtype_of(df), categories=DTYPES).codes
+    """Index into ``DTYPES`` of each row's dominant compute type: the ``dtype`` column where it
+    names one of ``DTYPES``, else the precision with the most FLOPs, else fp32. The models look
+    ceilings up once per type and gather them with these codes."""
+    # computed on codes, never on object arrays of names: this runs on every row of a table
+    flops = df[[f"{p}_flops" for p in _FLOP_TYPES]].to_numpy(float)
+    flops = np.where(np.isnan(flops), 0.0, flops)
+    most = np.array([DTYPES.index(p) for p in _FLOP_TYPES])[flops.argmax(axis=1)]
+    codes = np.where(flops.sum(axis=1) > 0, most, DTYPES.index("fp32"))
+    given = df["dtype"]
+    if given.notna().any():  # most tables name no dtype: skip hashing an empty column
+        named = pd.Categorical(given.to_numpy(object), categories=DTYPES).codes
+        codes = np.where(named >= 0, named, codes)
+    return codes.astype(np.int8)
 
 
 def per_dtype(codes: np.ndarray, value_of) -> np.ndarray:
     """``value_of(dtype)`` for each row, evaluated once per type."""
     table = np.full(len(DTYPES), np.nan)
-    for c in np.unique(codes):
+    for c in np.flatnonzero(np.bincount(codes, minlength=len(DTYPES))):  # types present, no sort
         table[c] = value_of(DTYPES[c])
     return table[codes]
 
@@ -41,18 +54,27 @@ def dtype_names(codes: np.ndarray) -> np.ndarray:
     return np.asarray(DTYPES, dtype=object)[codes]
 
 
+def labels(codes: np.ndarray, names) -> pd.Categorical:
+    """Per-row limiter ``names[codes]`` as a categorical: built from codes, it costs nothing per
+    row, where an object array of names costs a hash per row when ``Model.predict`` stacks the
+    targets (e.g. ``labels(np.where(mem_bound, len(DTYPES), codes), DTYPES + ("dram",))``)."""
+    return pd.Categorical.from_codes(codes, dtype=_label_dtype(tuple(names)))
+
+
+@functools.lru_cache(maxsize=64)
+def _label_dtype(names: tuple) -> pd.CategoricalDtype:
+    # validating the categories costs more than the rest of a small table's projection
+    return pd.CategoricalDtype(list(names))
+
+
+def fixed_label(name: str, n: int) -> pd.Categorical:
+    """The same limiter ``name`` for all ``n`` rows."""
+    return labels(np.zeros(n, np.int8), [name])
+
+
 def dtype_of(df: pd.DataFrame) -> np.ndarray:
-    """Dominant compute type per row: the ``dtype`` column where given, else the precision
-    with the most FLOPs, else fp32."""
-    out = np.full(len(df), "fp32", dtype=object)
-    flops = df[["fp64_flops", "fp32_flops", "fp16_flops"]].fillna(0).to_numpy(float)
-    has = flops.sum(axis=1) > 0
-    best = np.array(["fp64", "fp32", "fp16"], dtype=object)[flops.argmax(axis=1)]
-    out[has] = best[has]
-    given = df["dtype"].to_numpy(object)
-    known = pd.notna(given) & np.isin(given.astype(str), list(_PEAK_KEY))
-    out[known] = given[known]
-    return out
+    """Dominant compute type name per row (see ``dtype_codes``)."""
+    return dtype_names(dtype_codes(df))
 
 
 class CeilingBook:
@@ -100,37 +122,54 @@ class CeilingBook:
             self.notes.append(text)
 
 
-def launch_occupancy(df: pd.DataFrame, gpu):
+def launch_configs(df: pd.DataFrame):
+    """The distinct launch configurations of the rows that give a block size: ``(rows, which,
+    threads, regs, smem)``, ``rows`` the mask of such rows, ``which`` the index of each such
+    row's configuration in the ``threads, regs, smem`` arrays (int64). Tables repeat a few
+    configurations over many rows, so occupancy is computed once per configuration."""
+    threads = df["block_threads"].to_numpy(float)
+    rows = np.isfinite(threads) & (threads > 0)
+    key = pd.DataFrame({
+        "threads": threads[rows].astype(np.int64),
+        "regs": np.nan_to_num(df["regs_per_thread"].to_numpy(float)[rows]).astype(np.int64),
+        "smem": np.nan_to_num(df["smem_per_block_bytes"].to_numpy(float)[rows]).astype(np.int64),
+    })
+    groups = key.groupby(list(key.columns), sort=False)
+    which = groups.ngroup().to_numpy()
+    distinct = groups.size().index  # numbered as ngroup numbers them (order of appearance)
+    return (rows, which, *(distinct.get_level_values(c).to_numpy(np.int64) for c in key.columns))
+
+
+def launch_occupancy(df: pd.DataFrame, gpu, configs=None):
     """(theoretical occupancy, resident blocks per SM) of each row's launch on ``gpu``; NaN where
-    the row has no block size or the catalog lacks an occupancy limit of ``gpu``."""
+    the row has no block size or the catalog lacks an occupancy limit of ``gpu``. ``configs``:
+    ``launch_configs(df)`` where the caller already has it."""
     from ..errors import InputError
     from ..occupancy import occupancy
 
     n = len(df)
     occ, bps = np.full(n, np.nan), np.full(n, np.nan)
-    threads = df["block_threads"].to_numpy(float)
-    ok = np.isfinite(threads) & (threads > 0)
-    if not ok.any():
+    rows, which, threads, regs, smem = launch_configs(df) if configs is None else configs
+    if not rows.any():
         return occ, bps
-    regs = np.nan_to_num(df["regs_per_thread"].to_numpy(float)[ok]).astype(np.int64)
-    smem = np.nan_to_num(df["smem_per_block_bytes"].to_numpy(float)[ok]).astype(np.int64)
     try:
-        o = occupancy(gpu, threads[ok].astype(np.int64), regs, smem)
+        o = occupancy(gpu, threads, regs, smem)
     except InputError:
         return occ, bps
-    occ[ok], bps[ok] = o.occupancy, o.blocks_per_sm
+    occ[rows], bps[rows] = o.occupancy[which], o.blocks_per_sm[which]
     return occ, bps
 
 
-def theoretical_occupancy(df: pd.DataFrame, gpu) -> np.ndarray:
-    return launch_occupancy(df, gpu)[0]
+def theoretical_occupancy(df: pd.DataFrame, gpu, configs=None) -> np.ndarray:
+    return launch_occupancy(df, gpu, configs)[0]
 
 
-def fill_fraction(df: pd.DataFrame, gpu) -> np.ndarray:
+def fill_fraction(df: pd.DataFrame, gpu, configs=None) -> np.ndarray:
     """Fraction of the GPU's block slots busy on average over the waves of each launch:
     u = blocks / (waves x SMs x resident blocks per SM), waves = ceil(blocks / (SMs x b)).
-    1 for a launch of whole full waves, small for a grid that under-fills the GPU."""
-    _, bps = launch_occupancy(df, gpu)
+    1 for a launch of whole full waves, small for a grid that under-fills the GPU.
+    ``configs``: ``launch_configs(df)`` where the caller already has it."""
+    _, bps = launch_occupancy(df, gpu, configs)
     slots = gpu.value("sm_count") * bps
     blocks = df["grid_blocks"].to_numpy(float)
     with np.errstate(invalid="ignore", divide="ignore"):

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from .base import Model, Projection
-from .common import compute_peak_key, dtype_names, per_dtype
+from .common import DTYPES, compute_peak_key, labels, per_dtype
 
 
 class EfficiencyTransfer(Model):
@@ -23,18 +23,18 @@ class EfficiencyTransfer(Model):
     requires_any = (("flops",), ("dram_bytes",))
 
     def _project(self, df, source, target):
-        from .common import theoretical_occupancy
+        from .common import launch_configs, theoretical_occupancy
 
         notes = []
         flops = df["flops"].to_numpy(float)
         nbytes = df["dram_bytes"].to_numpy(float)
         codes = df["_dtype"].to_numpy()
-        dt = dtype_names(codes)
         c_s = per_dtype(codes, lambda d: source.peak(compute_peak_key(d)))
         c_t = per_dtype(codes, lambda d: target.peak(compute_peak_key(d)))
         bw_s, bw_t = source.peak("dram_bw_bytes_per_s"), target.peak("dram_bw_bytes_per_s")
-        o_s = theoretical_occupancy(df, source)
-        o_t = theoretical_occupancy(df, target)
+        configs = self._once("launch_configs", lambda: launch_configs(df))
+        o_s = self._once("occupancy_source", lambda: theoretical_occupancy(df, source, configs))
+        o_t = theoretical_occupancy(df, target, configs)
         known = np.isfinite(o_s) & np.isfinite(o_t) & (o_s > 0) & (o_t > 0)
         if not known.all():
             notes.append(f"{int((~known).sum())} row(s) without launch geometry: occupancy ratio 1")
@@ -52,7 +52,8 @@ class EfficiencyTransfer(Model):
             eta_b = (nbytes / t_src) / (o_s * bw_s)
             t_b = nbytes / (eta_b * o_t * bw_t)
         time = np.where(has_f, t_c, t_b)
-        lim = np.where(has_f & ~(has_b & (ai * bw_t < c_t)), dt, "dram").astype(object)
+        lim = labels(np.where(has_f & ~(has_b & (ai * bw_t < c_t)), codes, len(DTYPES)),
+                     DTYPES + ("dram",))
         notes.append("datasheet peaks; efficiency assumed equal on both GPUs")
         return Projection(time, limiter=lim, assumptions=notes,
                           breakdown={"occupancy_source": o_s, "occupancy_target": o_t})

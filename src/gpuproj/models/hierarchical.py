@@ -45,7 +45,7 @@ from __future__ import annotations
 import numpy as np
 
 from .base import Model, Projection
-from .common import CeilingBook, compute_peak_key, dtype_names, per_dtype
+from .common import DTYPES, CeilingBook, compute_peak_key, dtype_names, labels, per_dtype
 
 PRECISIONS = ("fp64", "fp32", "fp16")
 LEVELS = ("l1", "l2", "dram")
@@ -70,16 +70,24 @@ class Hierarchical(Model):
         self.target_counts = target_counts
 
     # kernel-specific ceilings on one GPU ------------------------------------------------
-    def _perf_ceiling(self, df, book, warp_size, counts):
-        """Eqs. 2-3: FLOP/s ceiling from the FP instruction mix and warp usage."""
-        num = np.zeros(len(df))
-        den = np.zeros(len(df))
+    @staticmethod
+    def _mix_counts(counts):
+        """Per precision with any FP instructions: (FMA, ADD+MUL) thread instructions per row."""
+        out = {}
         for p in PRECISIONS:
             fma = _nz(counts[f"{p}_fma_thread_inst"].to_numpy(float))
             am = _nz(counts[f"{p}_add_thread_inst"].to_numpy(float)) + _nz(
                 counts[f"{p}_mul_thread_inst"].to_numpy(float))
-            if not (fma.any() or am.any()):
-                continue
+            if fma.any() or am.any():
+                out[p] = (fma, am)
+        return out
+
+    def _perf_ceiling(self, df, book, warp_size, mix_counts):
+        """Eqs. 2-3: FLOP/s ceiling from the FP instruction mix (``_mix_counts``) and warp
+        usage."""
+        num = np.zeros(len(df))
+        den = np.zeros(len(df))
+        for p, (fma, am) in mix_counts.items():
             num += book(f"{p}_fma_flops_per_s") * fma + book(f"{p}_addmul_flops_per_s") * am
             den += fma + am
         fallback = per_dtype(df["_dtype"].to_numpy(), lambda d: book(compute_peak_key(d)))
@@ -87,33 +95,52 @@ class Hierarchical(Model):
             mix = np.where(den > 0, num / den, fallback)
         return mix * self._warp_usage(df, warp_size)
 
+    def _warp_usage(self, df, warp_size):
+        return self._once(("warp_usage", warp_size), lambda: self._active_fraction(df, warp_size))
+
     @staticmethod
-    def _warp_usage(df, warp_size):
+    def _active_fraction(df, warp_size):
+        """Active threads per warp instruction / warp size (1 where unknown)."""
         with np.errstate(invalid="ignore", divide="ignore"):
             u = df["thread_inst"].to_numpy(float) / (df["warp_inst"].to_numpy(float) * warp_size)
         return np.where(np.isfinite(u) & (u > 0), np.minimum(u, 1.0), 1.0)
 
     def _level_bytes(self, df, dram):
-        """Bytes served by each level (hits) and traversing it (N+), Eqs. 6-8 and 10."""
+        """Bytes served by each level (hits) and traversing it (N+), Eqs. 6-8 and 10, with what
+        the bandwidth ceilings need of them; none of it depends on the GPU."""
         l1 = df["l1_bytes"].to_numpy(float)
         l2 = df["l2_bytes"].to_numpy(float)
         sh = _nz(df["shared_bytes"].to_numpy(float))
-        n_dram = dram
-        n_l2 = np.maximum(l2 - _nz(dram), 0.0)  # NaN where l2 unknown
-        below_l1 = np.where(np.isfinite(l2), l2, _nz(dram))
+        z_dram = _nz(dram)
+        n_l2 = np.maximum(l2 - z_dram, 0.0)  # NaN where l2 unknown
+        below_l1 = np.where(np.isfinite(l2), l2, z_dram)
         n_l1 = np.maximum(l1 - below_l1, 0.0)  # NaN where l1 unknown
-        return {"l1": n_l1, "l2": n_l2, "dram": n_dram, "shared": sh}
+        z_l2, z_l1 = _nz(n_l2), _nz(n_l1)
+        return {
+            "l1": n_l1, "l2": n_l2, "dram": dram, "shared": sh,
+            "z_l1": z_l1, "z_l2": z_l2, "z_dram": z_dram,  # unknown as 0
+            # bytes through each level (the numerators of Eqs. 6-8)
+            "sum_l2": z_l2 + z_dram, "sum_l1": z_l1 + sh + z_l2 + z_dram,
+            "nplus": {  # N+ of Eq. 10, NaN where the level is unknown
+                "dram": dram,
+                "l2": np.where(np.isfinite(n_l2), n_l2 + z_dram, np.nan),
+                "l1": np.where(np.isfinite(n_l1), n_l1 + sh + z_l2 + z_dram, np.nan),
+            },
+            "present": {"dram": np.isfinite(dram) & (dram > 0), "l2": np.isfinite(l2),
+                        "l1": np.isfinite(l1)},
+        }
 
     def _bw_ceilings(self, df, n, book, gpu, write_only):
-        """Eqs. 4-8 on one GPU: bandwidth ceiling per level (NaN where the level is absent)."""
+        """Eqs. 4-8 on one GPU: bandwidth ceiling per level (NaN where the level is absent);
+        ``n`` from ``_level_bytes``."""
         bw_dram = book("dram_bw_bytes_per_s")
         if write_only.any():
             bw_dram = np.where(write_only,
                                book.relative("dram_write_bw_bytes_per_s", "dram_bw_bytes_per_s"),
                                bw_dram)
-        t_dram = _nz(n["dram"]) / bw_dram
-        t_l2 = _nz(n["l2"]) / book("l2_bw_bytes_per_s") if np.isfinite(n["l2"]).any() else 0.0
-        t_l1 = _nz(n["l1"]) / book("l1_bw_bytes_per_s") if np.isfinite(n["l1"]).any() else 0.0
+        t_dram = n["z_dram"] / bw_dram
+        t_l2 = n["z_l2"] / book("l2_bw_bytes_per_s") if np.isfinite(n["l2"]).any() else 0.0
+        t_l1 = n["z_l1"] / book("l1_bw_bytes_per_s") if np.isfinite(n["l1"]).any() else 0.0
         t_sh = np.zeros(len(df))
         if n["shared"].any():
             wf = df["shared_wavefronts"].to_numpy(float)
@@ -125,26 +152,42 @@ class Hierarchical(Model):
             t_sh = np.where(np.isfinite(wf) & (wf > 0), wf * banks / bw_sh, n["shared"] / bw_sh)
         with np.errstate(invalid="ignore", divide="ignore"):
             bw = {
-                "dram": np.where(_nz(n["dram"]) > 0, bw_dram, np.nan),
-                "l2": (_nz(n["l2"]) + _nz(n["dram"])) / (t_l2 + t_dram),
-                "l1": (_nz(n["l1"]) + n["shared"] + _nz(n["l2"]) + _nz(n["dram"]))
-                / (t_l1 + t_sh + t_l2 + t_dram),
+                "dram": np.where(n["z_dram"] > 0, bw_dram, np.nan),
+                "l2": n["sum_l2"] / (t_l2 + t_dram),
+                "l1": n["sum_l1"] / (t_l1 + t_sh + t_l2 + t_dram),
             }
-        present = {"dram": np.isfinite(n["dram"]) & (n["dram"] > 0),
-                   "l2": np.isfinite(df["l2_bytes"].to_numpy(float)),
-                   "l1": np.isfinite(df["l1_bytes"].to_numpy(float))}
         times = {"t_dram_s": t_dram, "t_l2_s": t_l2 + 0 * t_dram, "t_l1_s": t_l1 + 0 * t_dram,
                  "t_shared_s": t_sh}
-        return {k: np.where(present[k] & np.isfinite(v) & (v > 0), v, np.nan)
+        return {k: np.where(n["present"][k] & np.isfinite(v) & (v > 0), v, np.nan)
                 for k, v in bw.items()}, times
+
+    def _source_rows(self, df):
+        """What every target shares: the source's times, counts and bytes per row."""
+        t_s = df["time_s"].to_numpy(float)
+        flops = df["flops"].to_numpy(float)
+        dram = df["dram_bytes"].to_numpy(float)
+        n = self._level_bytes(df, dram)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            oi = {lvl: flops / n["nplus"][lvl] for lvl in LEVELS}
+            same_bytes = {lvl: n["nplus"][lvl] / n["nplus"][lvl] for lvl in LEVELS}
+            same_flops = flops / flops
+        return {
+            "t_s": t_s, "flops": flops, "has_flops": np.isfinite(flops) & (flops > 0),
+            "dram": dram, "n": n, "mix": self._mix_counts(df), "oi": oi,
+            # target/source ratios of FLOPs and bytes when both are the source's counts
+            "same_flops": same_flops, "same_bytes": same_bytes,
+            "write_only": (_nz(df["dram_read_bytes"].to_numpy(float)) <= 0.01 * n["z_dram"]) & (
+                _nz(df["dram_write_bytes"].to_numpy(float)) > 0),
+        }
 
     # the projection ---------------------------------------------------------------------
     def _project(self, df, source, target):
         notes = []
+        rows = self._once("rows", lambda: self._source_rows(df))
         bs, bt = CeilingBook(source, reference=target), CeilingBook(target, reference=source)
-        t_s = df["time_s"].to_numpy(float)
-        flops_s = df["flops"].to_numpy(float)
-        counts_t = df
+        t_s, flops_s, has_flops = rows["t_s"], rows["flops"], rows["has_flops"]
+        counts_t, mix_t, flops_t = df, rows["mix"], flops_s
+        oi_t, flop_ratio = rows["oi"], rows["same_flops"]
         if self.target_counts and target.id in self.target_counts:
             over = self.target_counts[target.id].reindex(df["index"])
             counts_t = df.copy()
@@ -152,10 +195,13 @@ class Hierarchical(Model):
                 v = over[c].to_numpy(float)
                 counts_t[c] = np.where(np.isfinite(v), v, counts_t[c].to_numpy(float))
             notes.append("target FLOP counts from SASS comparison (gpuproj.sass)")
-        flops_t = counts_t["flops"].to_numpy(float)
-        has_flops = np.isfinite(flops_s) & (flops_s > 0)
+            mix_t = self._mix_counts(counts_t)
+            flops_t = counts_t["flops"].to_numpy(float)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                oi_t = {lvl: flops_t / rows["n"]["nplus"][lvl] for lvl in LEVELS}
+                flop_ratio = flops_t / flops_s
 
-        dram_s = df["dram_bytes"].to_numpy(float)
+        dram_s = rows["dram"]
         dram_t = dram_s
         l2_bw_t = bt("l2_bw_bytes_per_s") if self.cache_capacity else np.nan
         if self.cache_capacity and np.isnan(l2_bw_t):
@@ -163,19 +209,19 @@ class Hierarchical(Model):
         elif self.cache_capacity:
             dram_t, note = self._cache_rescale(df, source, target, dram_s)
             notes.append(note)
-        write_only = (_nz(df["dram_read_bytes"].to_numpy(float)) <= 0.01 * _nz(dram_s)) & (
-            _nz(df["dram_write_bytes"].to_numpy(float)) > 0)
+        write_only = rows["write_only"]
 
         ws_s, ws_t = source.value("warp_size"), target.value("warp_size")
         ws_s = 32.0 if np.isnan(ws_s) else ws_s
         ws_t = 32.0 if np.isnan(ws_t) else ws_t
-        perf_s = self._perf_ceiling(df, bs, ws_s, df)
-        perf_t = self._perf_ceiling(df, bt, ws_t, counts_t)
+        perf_s = self._perf_ceiling(df, bs, ws_s, rows["mix"])
+        perf_t = self._perf_ceiling(df, bt, ws_t, mix_t)
 
-        n_s = self._level_bytes(df, dram_s)
-        n_t = self._level_bytes(df, dram_s)
-        bw_s, _ = self._bw_ceilings(df, n_s, bs, source, write_only)
-        bw_t, times_t = self._bw_ceilings(df, n_t, bt, target, write_only)
+        # the target keeps the source's bytes per level: cache_capacity changes the DRAM
+        # level's bandwidth below, not N+
+        n = rows["n"]
+        bw_s, _ = self._bw_ceilings(df, n, bs, source, write_only)
+        bw_t, times_t = self._bw_ceilings(df, n, bt, target, write_only)
         if dram_t is not dram_s:
             # the bytes that stay in (or leave) the target's L2 are served at L2 speed: the DRAM
             # level keeps the source's bytes at the weighted harmonic mean of both bandwidths
@@ -197,18 +243,15 @@ class Hierarchical(Model):
             t_body, launch_t = t_s, 0.0
 
         per_level = np.full((len(df), len(LEVELS)), np.nan)
-        for j, lvl in enumerate(LEVELS):
-            nplus_s = self._nplus(n_s, lvl)
-            nplus_t = self._nplus(n_t, lvl)
-            with np.errstate(invalid="ignore", divide="ignore"):
-                oi_s = flops_s / nplus_s
-                oi_t = flops_t / nplus_t
-                roof_s = np.minimum(bw_s[lvl] * oi_s, perf_s)
-                roof_t = np.minimum(bw_t[lvl] * oi_t, perf_t)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            t_flop_scale = t_body * flop_ratio
+            for j, lvl in enumerate(LEVELS):
+                roof_s = np.minimum(bw_s[lvl] * rows["oi"][lvl], perf_s)
+                roof_t = np.minimum(bw_t[lvl] * oi_t[lvl], perf_t)
                 # Eq. 9, as a time: t_t = FLOP_t / (Perf_s / roof_s x roof_t)
-                t_flop = t_body * (flops_t / flops_s) * roof_s / roof_t
-                t_bytes = t_body * (bw_s[lvl] / bw_t[lvl]) * (nplus_t / nplus_s)
-            per_level[:, j] = np.where(has_flops, t_flop, t_bytes)
+                t_flop = t_flop_scale * roof_s / roof_t
+                t_bytes = t_body * (bw_s[lvl] / bw_t[lvl]) * rows["same_bytes"][lvl]
+                per_level[:, j] = np.where(has_flops, t_flop, t_bytes)
         per_level[~np.isfinite(per_level) | (per_level <= 0)] = np.nan
         # no byte counts at all (tables with analytic FLOPs only): the roofline at OI -> inf,
         # i.e. the ratio of the kernel-specific compute ceilings
@@ -232,21 +275,16 @@ class Hierarchical(Model):
         breakdown = {"t_compute_s": t_comp, **{k: _nz(v) for k, v in times_t.items()}}
         stack = np.column_stack([breakdown[k] for k in
                                  ("t_compute_s", "t_dram_s", "t_l2_s", "t_l1_s", "t_shared_s")])
-        names = np.array(["compute", "dram", "l2", "l1", "shared"], dtype=object)
-        limiter = names[np.argmax(stack, axis=1)] if len(df) else np.array([], object)
-        limiter = np.where(limiter == "compute", dtype_names(df["_dtype"].to_numpy()),
-                           limiter).astype(object)
+        # limiter codes: the kernel's dtype where compute is the largest time, else the level
+        largest = np.argmax(stack, axis=1)
+        limiter = labels(np.where(largest == 0, df["_dtype"].to_numpy(), len(DTYPES) + largest - 1),
+                         DTYPES + ("dram", "l2", "l1", "shared"))
         notes = bs.notes + bt.notes + notes
         return Projection(point, low, high, limiter, breakdown, notes)
 
     @staticmethod
     def _nplus(n, lvl):
-        if lvl == "dram":
-            return n["dram"]
-        if lvl == "l2":
-            return np.where(np.isfinite(n["l2"]), n["l2"] + _nz(n["dram"]), np.nan)
-        return np.where(np.isfinite(n["l1"]), n["l1"] + n["shared"] + _nz(n["l2"]) + _nz(n["dram"]),
-                        np.nan)
+        return n["nplus"][lvl]
 
     # the ceilings, for pictures and reports -----------------------------------------------
     def ceilings(self, df, gpu, reference=None) -> dict:
@@ -269,13 +307,11 @@ class Hierarchical(Model):
         book = CeilingBook(gpu, reference=reference)
         ws = gpu.value("warp_size")
         ws = 32.0 if np.isnan(ws) else ws
-        perf = self._perf_ceiling(df, book, ws, df)
+        perf = self._perf_ceiling(df, book, ws, self._mix_counts(df))
         usage = self._warp_usage(df, ws)
-        dram = df["dram_bytes"].to_numpy(float)
-        write_only = (_nz(df["dram_read_bytes"].to_numpy(float)) <= 0.01 * _nz(dram)) & (
-            _nz(df["dram_write_bytes"].to_numpy(float)) > 0)
-        n = self._level_bytes(df, dram)
-        bw, _ = self._bw_ceilings(df, n, book, gpu, write_only)
+        rows = self._source_rows(df)
+        n = rows["n"]
+        bw, _ = self._bw_ceilings(df, n, book, gpu, rows["write_only"])
         if self.warp_bandwidth:
             bw = {k: v * usage for k, v in bw.items()}
         codes = df["_dtype"].to_numpy()
@@ -325,12 +361,12 @@ class Hierarchical(Model):
             return body, lt, f"launch overhead {ls * 1e6:.1f} us -> {lt * 1e6:.1f} us (measured)"
         return t_s, 0.0, "launch overhead not measured for both GPUs: kept inside the time"
 
-    @staticmethod
-    def _fill_ratio(df, source, target):
-        from .common import fill_fraction
+    def _fill_ratio(self, df, source, target):
+        from .common import fill_fraction, launch_configs
 
-        u_s = fill_fraction(df, source)
-        u_t = fill_fraction(df, target)
+        configs = self._once("launch_configs", lambda: launch_configs(df))
+        u_s = self._once("fill_source", lambda: fill_fraction(df, source, configs))
+        u_t = fill_fraction(df, target, configs)
         r = np.where(np.isfinite(u_s) & np.isfinite(u_t) & (u_t > 0), u_s / u_t, 1.0)
         return r, "parallelism: time x (busy block slots source / target), waves from occupancy"
 

@@ -29,9 +29,12 @@ input (it is what the paper evaluates against on the reference GPU).
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
 from .base import Model, Projection
-from .common import CeilingBook
+from .common import CeilingBook, labels
+
+K_TYPES = ("fp64", "fp32", "int")
 
 
 class Quantitative(Model):
@@ -74,11 +77,13 @@ class Quantitative(Model):
                 "B_mem": book("dram_bw_bytes_per_s")}
 
     def _project(self, df, source, target):
-        k = self.kernel_parameters(df)
+        # the kernel's parameters do not depend on the target: computed once per predict call,
+        # with K_type as an index into K_TYPES so that per-target choices are gathers
+        k = self._once("kernel", lambda: self.kernel_parameters(df))
+        kind = self._once("kind", lambda: pd.Categorical(k["K_type"], categories=K_TYPES).codes)
         book = CeilingBook(target, reference=source)
         d = self.device_parameters(book)
-        t_op = np.select([k["K_type"] == "fp64", k["K_type"] == "fp32"],
-                         [d["T_DP"], d["T_SP"]], d["T_int"])
+        t_op = np.array([d["T_DP"], d["T_SP"], d["T_int"]])[kind]  # Eq. 10, per K_type
         w_op = d["T_SP"] / t_op
         w_ldst = 0.5 * d["T_SP"] / d["T_ldst"]
         w_other = 0.5 * d["T_SP"] / d["T_add"]
@@ -93,7 +98,8 @@ class Quantitative(Model):
             time = k["W_comp"] / t_pred
             # a kernel without beneficial operations moves bytes only
             time = np.where(k["W_comp"] > 0, time, k["W_traf"] / d["B_mem"])
-        lim = np.where(compute_bound & (k["W_comp"] > 0), k["K_type"], "dram").astype(object)
+        lim = labels(np.where(compute_bound & (k["W_comp"] > 0), kind, len(K_TYPES)),
+                     K_TYPES + ("dram",))
         with np.errstate(invalid="ignore", divide="ignore"):
             breakdown = {"t_compute_s": k["W_comp"] / t_adj, "t_dram_s": k["W_traf"] / d["B_mem"]}
         return Projection(time, limiter=lim, breakdown=breakdown, assumptions=book.notes)
