@@ -1,0 +1,164 @@
+"""Which split-conformal rule holds its coverage on a GPU that was never seen?
+
+For every cross-GPU table and each GPU held out in turn (as in docs/results/learned.md), the
+hybrids are trained on the other GPUs; their calibration scores are the out-of-fold log
+residuals ln(true / predicted) on training GPUs held out in turn (what ``LearnedModel.fit``
+calibrates on). Rules for turning those scores into a 90 % interval:
+
+- ``pooled``: every score counts once (what gpuproj uses);
+- ``balanced``: each held-out training GPU weighs the same, whatever its number of pairs;
+- ``worst-gpu``: the widest of the per-GPU intervals;
+- ``shift+spread``: a residual is a GPU's shift (its median) plus a spread around it; a new GPU
+  draws a shift from those seen and a spread from all, and ``shift+spread x`` widens the
+  shifts by sqrt(1 + 1/K) (K GPUs), as a prediction interval for a new group mean would.
+
+Writes docs/results/learned_conformal_rules.md (included in docs/accuracy.md) and
+docs/results/learned_conformal_rules.json. About 10 minutes on 2 cores.
+
+    python scripts/conformal_rules.py [--data DIR] [--tables NAME,...] [--markdown-only]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import learned_experiments as le  # noqa: E402  (the tables and the hybrids' settings)
+
+OUT_JSON = le.ROOT / "docs" / "results" / "learned_conformal_rules.json"
+OUT_MD = le.ROOT / "docs" / "results" / "learned_conformal_rules.md"
+RULES = ("pooled", "balanced", "worst-gpu", "shift+spread", "shift+spread x")
+
+
+def equal_tails(r, w=None, coverage=le.COVERAGE):
+    """(low, high) order statistics of the scores r (weights w: a weighted quantile)."""
+    a = 1 - coverage
+    if w is None:
+        s, n = np.sort(r), len(r)
+        k_lo = math.floor((n + 1) * a / 2 + 1e-9)
+        k_hi = math.ceil((n + 1) * (1 - a / 2) - 1e-9)
+        return (s[k_lo - 1] if k_lo >= 1 else -np.inf), (s[k_hi - 1] if k_hi <= n else np.inf)
+    o = np.argsort(r)
+    c = np.cumsum(w[o]) / w.sum()
+    s = r[o]
+    return s[np.searchsorted(c, a / 2)], s[min(np.searchsorted(c, 1 - a / 2), len(s) - 1)]
+
+
+def rule_bounds(scores, groups, rng) -> dict:
+    """rule -> (low, high) bounds on ln(true / predicted)."""
+    gs = np.unique(groups)
+    k = len(gs)
+    per = [scores[groups == g] for g in gs]
+    w = np.concatenate([np.full(len(p), 1.0 / len(p)) for p in per])
+    out = {"pooled": equal_tails(scores),
+           "balanced": equal_tails(np.concatenate(per), w)}
+    qs = [equal_tails(p) for p in per]
+    out["worst-gpu"] = (min(q[0] for q in qs), max(q[1] for q in qs))
+    shift = np.array([np.median(p) for p in per])
+    spread = np.concatenate([p - s for p, s in zip(per, shift)])
+    # a weighted resample keeps the K x n sums small on the large tables
+    spread = rng.choice(spread, min(len(spread), 3000), p=w / w.sum())
+    for name, widen in (("shift+spread", 1.0), ("shift+spread x", math.sqrt(1 + 1 / k))):
+        s = shift.mean() + (shift - shift.mean()) * widen
+        out[name] = equal_tails((s[:, None] + spread[None, :]).ravel())
+    return out
+
+
+def calibration_scores(model, table):
+    """The out-of-fold scores ``model.fit`` calibrated on, and the held-out GPU of each."""
+    from gpuproj.learned.models import training_data
+
+    data = training_data(table, model.max_pairs, model.random_state, model._spec(table))
+    # the same pairs as in fit (same seed); the ensemble kept its members' out-of-fold
+    # predictions, the hybrids train their folds again
+    oof, base = model.out_of_fold(data)
+    oof = model._post(oof, base)
+    true = data.pairs["true_s"].to_numpy(float)
+    fold = model._fold_of(data)
+    ok = np.isfinite(oof) & (oof > 0) & (fold >= 0)
+    return np.log(true[ok] / oof[ok]), fold[ok]
+
+
+def study(data_dir, name, fmt, files, log) -> dict:
+    from gpuproj.splits import evaluate_fold, gpu_folds
+
+    table = le.load(data_dir, fmt, files)
+    n_pairs = sum(n * (n - 1) for n in table.df.groupby(["kernel", "config"])["gpu"].nunique())
+    max_pairs = 12000 if n_pairs > 30000 else None
+    params = {m: {"max_pairs": max_pairs, "coverage": le.COVERAGE} for m in le.HYBRIDS}
+    params["ensemble"]["cv_folds"] = 3
+    rng = np.random.default_rng(0)
+    tally = {m: {r: [0, 0, 0.0] for r in RULES} for m in le.HYBRIDS}
+    t0 = time.time()
+    for f in gpu_folds(table):
+        fitted = []
+        ev = evaluate_fold(f, list(le.HYBRIDS), model_params=params, fitted=fitted)
+        for m in fitted:
+            p = ev.pairs[ev.pairs["method"] == m.name]
+            test = np.log(p["true_s"].to_numpy(float) / p["time_s"].to_numpy(float))
+            test = test[np.isfinite(test)]
+            scores, groups = calibration_scores(m, f.train)
+            for r, (lo, hi) in rule_bounds(scores, groups, rng).items():
+                lo, hi = min(lo, 0.0), max(hi, 0.0)  # as LogConformal.interval
+                t = tally[m.name][r]
+                t[0] += int(((test >= lo) & (test <= hi)).sum())
+                t[1] += len(test)
+                t[2] += (hi - lo) * len(test)
+    log(f"{name}: {time.time() - t0:.0f} s")
+    return {m: {r: {"coverage": a / n, "width_ratio": math.exp(w / n), "n": n}
+                for r, (a, n, w) in rules.items()} for m, rules in tally.items()}
+
+
+def markdown(res) -> str:
+    L = ["## Conformal rules on unseen GPUs", "",
+         "Generated by `scripts/conformal_rules.py`. Leave-one-GPU-out as in the learned "
+         "models' table; 90 % requested; coverage in % and the mean interval width as the "
+         "ratio high / low. `pooled` is what gpuproj uses. A new GPU brings its own shift, and "
+         "with K training GPUs a rule can only learn K shifts: a symmetric group-level "
+         "guarantee at 90 % needs ceil((K + 1) x 0.9) <= K, i.e. K >= 9 calibration GPUs; "
+         "these tables have 3 to 8.", "",
+         "| table | hybrid | " + " | ".join(RULES) + " |", "|---|---|" + "---|" * len(RULES)]
+    for table, ms in res.items():
+        for m, rules in ms.items():
+            L.append(f"| {table} | {m} | " + " | ".join(
+                f"{100 * rules[r]['coverage']:.1f} ({rules[r]['width_ratio']:.2f}x)"
+                for r in RULES) + " |")
+    L += ["", "No rule reaches 90 % where one held-out GPU's shift lies outside all the "
+          "shifts seen (the P100 among Kepler/Maxwell GPUs, the laptop RTX 3060 and the RTX "
+          "3090 in KernelTuner GEMM); `worst-gpu` comes closest but over-covers and widens "
+          "the intervals many-fold elsewhere. gpuproj keeps `pooled` and reports the "
+          "coverage per held-out GPU.", ""]
+    return "\n".join(L)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--data", type=Path, default=le.DEFAULT_DATA)
+    ap.add_argument("--tables", default="", help="comma-separated table names")
+    ap.add_argument("--markdown-only", action="store_true", help="rewrite the .md from the .json")
+    a = ap.parse_args(argv)
+    if a.markdown_only:
+        OUT_MD.write_text(markdown(json.loads(OUT_JSON.read_text())))
+        return
+    warnings.filterwarnings("ignore", category=UserWarning)
+    only = [t for t in a.tables.split(",") if t]
+    res = {}
+    for name, fmt, files in le.TABLES:
+        if only and name not in only:
+            continue
+        res[name] = study(a.data, name, fmt, files, lambda s: print(s, file=sys.stderr))
+    OUT_JSON.write_text(json.dumps(res, indent=1) + "\n")
+    OUT_MD.write_text(markdown(res))
+    print(f"wrote {OUT_MD}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
