@@ -30,6 +30,8 @@ from pathlib import Path
 
 import numpy as np
 
+from gpuproj.learned.conformal import LogConformal
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import learned_experiments as le  # noqa: E402  (the tables and the hybrids' settings)
 
@@ -40,12 +42,10 @@ RULES = ("pooled", "balanced", "worst-gpu", "shift+spread", "shift+spread x")
 
 def equal_tails(r, w=None, coverage=le.COVERAGE):
     """(low, high) order statistics of the scores r (weights w: a weighted quantile)."""
+    if w is None:  # gpuproj's own rule: scores r = ln(true / 1)
+        c = LogConformal(coverage).fit(np.ones(len(r)), np.exp(r))
+        return c.lo_, c.hi_
     a = 1 - coverage
-    if w is None:
-        s, n = np.sort(r), len(r)
-        k_lo = math.floor((n + 1) * a / 2 + 1e-9)
-        k_hi = math.ceil((n + 1) * (1 - a / 2) - 1e-9)
-        return (s[k_lo - 1] if k_lo >= 1 else -np.inf), (s[k_hi - 1] if k_hi <= n else np.inf)
     o = np.argsort(r)
     c = np.cumsum(w[o]) / w.sum()
     s = r[o]
@@ -91,10 +91,7 @@ def study(data_dir, name, fmt, files, log) -> dict:
     from gpuproj.splits import evaluate_fold, gpu_folds
 
     table = le.load(data_dir, fmt, files)
-    n_pairs = sum(n * (n - 1) for n in table.df.groupby(["kernel", "config"])["gpu"].nunique())
-    max_pairs = 12000 if n_pairs > 30000 else None
-    params = {m: {"max_pairs": max_pairs, "coverage": le.COVERAGE} for m in le.HYBRIDS}
-    params["ensemble"]["cv_folds"] = 3
+    params = le.hybrid_params(table)
     rng = np.random.default_rng(0)
     tally = {m: {r: [0, 0, 0.0] for r in RULES} for m in le.HYBRIDS}
     t0 = time.time()

@@ -161,13 +161,25 @@ def seed_checks(data):
 
 
 # 3. leave-one-GPU-out on every table -------------------------------------------------------------
+def is_big(table) -> bool:
+    """Over 30,000 cross-GPU pairs: models train on a sample of 12,000."""
+    return sum(n * (n - 1) for n in table.df.groupby(["kernel", "config"])["gpu"].nunique()) > 30000
+
+
+def hybrid_params(table) -> dict:
+    """The hybrids' settings in the leave-one-GPU-out runs."""
+    params = {m: {"max_pairs": 12000 if is_big(table) else None, "coverage": COVERAGE}
+              for m in HYBRIDS}
+    params["ensemble"]["cv_folds"] = 3
+    return params
+
+
 def logo(data, name, fmt, files, log):
     from gpuproj.evaluate import applicable_methods
     from gpuproj.splits import evaluate_split
 
     table = load(data, fmt, files)
-    n_pairs_est = sum(n * (n - 1) for n in table.df.groupby(["kernel", "config"])["gpu"].nunique())
-    big = n_pairs_est > 30000
+    big = is_big(table)
     analytical = applicable_methods(table)
     # kNN and SVR scale badly: on the large tables only the tree and linear learners run
     learners = ["rf", "gb", "ridge", "lasso"] + ([] if big else ["svr", "knn", "linear"])
@@ -176,9 +188,7 @@ def logo(data, name, fmt, files, log):
     if big:
         params["rf"] = {"max_pairs": max_pairs, "learner_params": {
             "n_estimators": 100, "max_features": 0.33, "min_samples_leaf": 3}}
-    for m in HYBRIDS:
-        params[m] = {"max_pairs": max_pairs, "coverage": COVERAGE}
-    params["ensemble"]["cv_folds"] = 3
+    params.update(hybrid_params(table))
     t0 = time.time()
     ev = evaluate_split(table, analytical + learners + list(HYBRIDS), "gpu", model_params=params)
     s = summary_of(ev)
