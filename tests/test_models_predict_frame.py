@@ -76,9 +76,9 @@ def test_target_blocks_follow_the_targets():
     """Rows come target by target; each target's times equal a prediction to it alone."""
     t = kernels(25, seed=4)
     both = get_model("hierarchical-ext").predict(t, SOURCE, TARGETS).df
-    assert list(both.columns[:12]) == ["kernel", "config", "source", "target", "method",
-                                       "source_time_s", "time_s", "low_s", "high_s", "limiter",
-                                       "launches", "row"]
+    assert list(both.columns[:14]) == ["kernel", "config", "source", "target", "method",
+                                       "source_time_s", "time_s", "low_s", "high_s",
+                                       "band_low_s", "band_high_s", "limiter", "launches", "row"]
     for tgt in TARGETS:
         alone = get_model("hierarchical-ext").predict(t, SOURCE, [tgt]).df
         part = both[both["target"] == tgt].reset_index(drop=True)

@@ -19,12 +19,13 @@ from .catalog import resolve
 from .profiles.table import ProfileTable, Skipped
 
 
-def metrics(pred, true, low=None, high=None) -> dict:
+def metrics(pred, true, low=None, high=None, band_low=None, band_high=None) -> dict:
     """Error metrics of predictions ``pred`` against measurements ``true`` (same units).
 
     mape, median_ape, gmre (geometric mean of |pred-true|/true) in %, median_ratio (pred/true),
     within_10/25/50 (fractions), coverage (fraction of ``true`` inside [low, high]) and
-    interval_width (median of (high-low)/pred).
+    interval_width (median of (high-low)/pred); band_coverage and band_width the same for the
+    measured error band [band_low, band_high] (``models.bands``), over the pairs that have one.
     """
     pred = np.asarray(pred, float)
     true = np.asarray(true, float)
@@ -32,7 +33,7 @@ def metrics(pred, true, low=None, high=None) -> dict:
     if n == 0:
         return {"n": 0, "mape": None, "median_ape": None, "gmre": None, "median_ratio": None,
                 "within_10": None, "within_25": None, "within_50": None, "coverage": None,
-                "interval_width": None}
+                "interval_width": None, "band_coverage": None, "band_width": None}
     ape = np.abs(pred - true) / true
     out = {
         "n": int(n),
@@ -51,14 +52,26 @@ def metrics(pred, true, low=None, high=None) -> dict:
         out["interval_width"] = float(np.median((high - low) / pred))
     else:
         out["coverage"] = out["interval_width"] = None
+    out["band_coverage"] = out["band_width"] = None
+    if band_low is not None and band_high is not None:
+        bl, bh = np.asarray(band_low, float), np.asarray(band_high, float)
+        has = np.isfinite(bl) & np.isfinite(bh)
+        if has.any():
+            out["band_coverage"] = float(((true[has] >= bl[has]) & (true[has] <= bh[has])).mean())
+            out["band_width"] = float(np.median((bh[has] - bl[has]) / pred[has]))
     return out
+
+
+_METRIC_COLUMNS = ("time_s", "true_s", "low_s", "high_s", "band_low_s", "band_high_s")
+_PAIR_COLUMNS = ["method", "kernel", "config", "source", "target", "time_s", "low_s", "high_s",
+                 "band_low_s", "band_high_s", "limiter"]
 
 
 @dataclass
 class Evaluation:
     """All pairs of one evaluation: ``pairs`` has one row per (method, kernel, config, source,
-    target) with ``time_s`` (predicted), ``low_s``, ``high_s``, ``true_s``; ``skipped`` lists
-    what could not be predicted and why."""
+    target) with ``time_s`` (predicted), ``low_s``, ``high_s``, ``band_low_s``,
+    ``band_high_s``, ``true_s``; ``skipped`` lists what could not be predicted and why."""
 
     pairs: pd.DataFrame
     skipped: list
@@ -69,10 +82,10 @@ class Evaluation:
         d = self.pairs
         for m, g in d.groupby("method", sort=False):
             if by is None:
-                out[m] = metrics(g["time_s"], g["true_s"], g["low_s"], g["high_s"])
+                out[m] = metrics(*(g[c] for c in _METRIC_COLUMNS))
             else:
                 key = g["source"] + "->" + g["target"] if by == "pair" else g[by]
-                out[m] = {k: metrics(h["time_s"], h["true_s"], h["low_s"], h["high_s"])
+                out[m] = {k: metrics(*(h[c] for c in _METRIC_COLUMNS))
                           for k, h in g.groupby(key, sort=True)}
         return out
 
@@ -147,14 +160,12 @@ def evaluate(table: ProfileTable, methods=None, sources=None, targets=None, *,
         rows = ProfileTable(rows.df[mask].reset_index(drop=True), (), rows.origin)
         pred = model.predict(rows, s, ts)
         skipped.extend(pred.skipped)
-        p = pred.df[["method", "kernel", "config", "source", "target", "time_s", "low_s", "high_s",
-                     "limiter"]]
+        p = pred.df[_PAIR_COLUMNS]
         frames.append(p.merge(truth, on=["kernel", "config", "target"], how="inner"))
     if frames:
         pairs = pd.concat(frames, ignore_index=True)
     else:
-        pairs = pd.DataFrame(columns=["method", "kernel", "config", "source", "target", "time_s",
-                                      "low_s", "high_s", "limiter", "true_s"])
+        pairs = pd.DataFrame(columns=_PAIR_COLUMNS + ["true_s"])
     return Evaluation(pairs, skipped)
 
 

@@ -75,24 +75,36 @@ class PredictionSet:
         if d.empty:
             console.print("no predictions (see the skipped rows above)")
             return
+        # the methods' own intervals are shown only where one has a width (the hierarchical
+        # model with more than one memory level): a column of "x - x" says nothing
+        own = bool((d["high_s"] > d["low_s"] * (1 + 1e-9)).any())
         t = Table(title=f"Projected from {self.source}", show_lines=False)
         for c, j in (("kernel", "left"), ("config", "left"), ("target", "left"),
                      ("method", "left"), ("source", "right"), ("predicted", "right"),
-                     ("interval", "right"), ("speed-up", "right"), ("limiter", "left")):
+                     *((("interval", "right"),) if own else ()), ("90 % band", "right"),
+                     ("speed-up", "right"), ("limiter", "left")):
             t.add_column(c, justify=j)
         for r in d.itertuples():
-            t.add_row(r.kernel, _short(r.config), r.target, r.method, _fmt_time(r.source_time_s),
-                      _fmt_time(r.time_s), f"{_fmt_time(r.low_s)} - {_fmt_time(r.high_s)}",
-                      f"{r.speedup:.2f}x", str(r.limiter))
+            t.add_row(r.kernel, _short(r.config, 20), r.target, r.method,
+                      _fmt_time(r.source_time_s), _fmt_time(r.time_s),
+                      *((_fmt_range(r.low_s, r.high_s),) if own else ()),
+                      _fmt_range(r.band_low_s, r.band_high_s), f"{r.speedup:.2f}x",
+                      str(r.limiter))
         console.print(t)
         a = self.application()
         at = Table(title="Application total (time x launches, summed over kernels)")
-        for c in ("method", "target", "source", "predicted", "interval", "speed-up"):
+        for c in ("method", "target", "source", "predicted", *(("interval",) if own else ()),
+                  "90 % band", "speed-up"):
             at.add_column(c, justify="left" if c in ("method", "target") else "right")
         for r in a.itertuples():
             at.add_row(r.method, r.target, _fmt_time(r.source_time_s), _fmt_time(r.time_s),
-                       f"{_fmt_time(r.low_s)} - {_fmt_time(r.high_s)}", f"{r.speedup:.2f}x")
+                       *((_fmt_range(r.low_s, r.high_s),) if own else ()),
+                       _fmt_range(r.band_low_s, r.band_high_s), f"{r.speedup:.2f}x")
         console.print(at)
+        console.print("[dim]90 % band: how far the method has been off on public cross-GPU data "
+                      "(docs/accuracy.md, 'Error bands')"
+                      + ("; interval: the method's own range over memory levels" if own else "")
+                      + "[/dim]")
         for m, p in self.predictions.items():
             for tgt, notes in p.assumptions.items():
                 for n in notes:
@@ -102,6 +114,13 @@ class PredictionSet:
 def _short(s, n=28):
     s = str(s)
     return s if len(s) <= n else s[: n - 1] + "…"
+
+
+def _fmt_range(low, high) -> str:
+    """'1.2 us - 3.4 us'; '-' when missing."""
+    if low != low or high != high:
+        return "-"
+    return f"{_fmt_time(low)} - {_fmt_time(high)}"
 
 
 def _fmt_time(t) -> str:

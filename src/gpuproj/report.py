@@ -127,7 +127,7 @@ def _prediction_table(result, measured: dict) -> str:
     if d.empty:
         return "<p>No kernel could be predicted (see the skipped rows below).</p>"
     head = ("kernel", "config", "target", "method", "source time", "predicted", "low", "high",
-            "speed-up", "limiter", "measured on target")
+            "90 % band low", "90 % band high", "speed-up", "limiter", "measured on target")
     rows = []
     for r in d.itertuples(index=False):
         m = measured.get((r.target, r.kernel, r.config))
@@ -140,6 +140,8 @@ def _prediction_table(result, measured: dict) -> str:
             + _num_cell("time_s", r.time_s, _fmt_time(r.time_s))
             + _num_cell("low_s", r.low_s, _fmt_time(r.low_s))
             + _num_cell("high_s", r.high_s, _fmt_time(r.high_s))
+            + _num_cell("band_low_s", r.band_low_s, _fmt_time(r.band_low_s))
+            + _num_cell("band_high_s", r.band_high_s, _fmt_time(r.band_high_s))
             + _num_cell("speedup", r.speedup, f"{r.speedup:.2f}x")
             + f"<td>{_e(r.limiter)}</td>"
             + _num_cell("measured_s", m, _fmt_time(m))
@@ -161,9 +163,12 @@ def _application_table(result) -> str:
             + _num_cell("time_s", r.time_s, _fmt_time(r.time_s))
             + _num_cell("low_s", r.low_s, _fmt_time(r.low_s))
             + _num_cell("high_s", r.high_s, _fmt_time(r.high_s))
+            + _num_cell("band_low_s", r.band_low_s, _fmt_time(r.band_low_s))
+            + _num_cell("band_high_s", r.band_high_s, _fmt_time(r.band_high_s))
             + _num_cell("speedup", r.speedup, f"{r.speedup:.2f}x")
             + "</tr>")
-    head = ("method", "target", "source", "predicted", "low", "high", "speed-up")
+    head = ("method", "target", "source", "predicted", "low", "high", "90 % band low",
+            "90 % band high", "speed-up")
     return (f'<table id="application"><thead><tr>{"".join(f"<th>{h}</th>" for h in head)}'
             f"</tr></thead><tbody>{''.join(rows)}</tbody></table>")
 

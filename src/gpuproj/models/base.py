@@ -19,6 +19,7 @@ import pandas as pd
 from ..catalog import GPU, resolve
 from ..errors import GpuprojError
 from ..profiles.table import ProfileTable, Skipped
+from .bands import band_factors
 
 # Limiting resources a model may name.
 LIMITERS = ("dram", "l2", "l1", "shared", "fp64", "fp32", "fp16", "int", "sfu", "ldst",
@@ -42,8 +43,11 @@ class Prediction:
     """Predictions of one method for rows x targets.
 
     ``df`` columns: ``kernel, config, source, target, method, source_time_s, time_s, low_s,
-    high_s, limiter, launches, row`` (row = index in the source table), then breakdown columns
-    ``t_<resource>_s``. ``assumptions`` maps target id to the assumptions used for it.
+    high_s, band_low_s, band_high_s, limiter, launches, row`` (row = index in the source
+    table), then breakdown columns ``t_<resource>_s``. ``low_s``/``high_s`` is the method's own
+    interval, ``band_low_s``/``band_high_s`` the error band measured on public cross-GPU data
+    (``models.bands``; NaN where none was measured for the method). ``assumptions`` maps
+    target id to the assumptions used for it.
     """
 
     df: pd.DataFrame
@@ -55,9 +59,11 @@ class Prediction:
         d = self.df
         w = d["launches"]
         g = pd.DataFrame({"target": d["target"], "source_time_s": d["source_time_s"] * w,
-                          "time_s": d["time_s"] * w, "low_s": d["low_s"] * w,
-                          "high_s": d["high_s"] * w})
-        out = g.groupby("target", sort=False).sum()
+                          **{c: d[c] * w for c in ("time_s", "low_s", "high_s", "band_low_s",
+                                                   "band_high_s")}})
+        # a band is measured per method and GPU pair, so a target has it for all its kernels
+        # or for none: min_count keeps "none" missing instead of 0
+        out = g.groupby("target", sort=False).sum(min_count=1)
         out["speedup"] = out["source_time_s"] / out["time_s"]
         return out.reset_index()
 
@@ -123,7 +129,8 @@ class Model:
 
         use["_dtype"] = dtype_codes(use)  # computed once, shared by every target
         n = len(use)
-        cols = {k: [] for k in ("time_s", "low_s", "high_s", "limiter")}
+        cols = {k: [] for k in ("time_s", "low_s", "high_s", "band_low_s", "band_high_s",
+                                "limiter")}
         breakdown, assumptions, done = {}, {}, []
         self._memo_ = {}  # values that do not depend on the target, see _once
         try:
@@ -138,6 +145,9 @@ class Model:
                                                  float))
                 cols["limiter"].append(p.limiter if p.limiter is not None
                                        else np.full(n, "", object))
+                f = band_factors(self.name, src, t)
+                for col, k in (("band_low_s", 0), ("band_high_s", 1)):
+                    cols[col].append(cols["time_s"][-1] * f[k] if f else np.full(n, np.nan))
                 for k, v in p.breakdown.items():
                     breakdown.setdefault(k, []).append(np.broadcast_to(np.asarray(v, float), (n,)))
                 assumptions[t.id] = list(p.assumptions)
@@ -161,6 +171,7 @@ class Model:
         # as its storage: a frame built from separate arrays copies them all once more
         floats = {"source_time_s": [use["time_s"].to_numpy(float)] * k,
                   "time_s": cols["time_s"], "low_s": cols["low_s"], "high_s": cols["high_s"],
+                  "band_low_s": cols["band_low_s"], "band_high_s": cols["band_high_s"],
                   "launches": [use["launches"].to_numpy(float)] * k,
                   **{c: v for c, v in breakdown.items() if len(v) == k}}
         block = np.empty((len(floats), n * k))

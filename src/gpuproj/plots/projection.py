@@ -1,6 +1,7 @@
 """Per-kernel projection bars (Van Lanker et al., Figs. 4-9): for each target GPU a panel with,
 per kernel, the time measured on the source (bar), the predicted interval (segment) with the
-predicted point marked, and the time measured on the target (bar) where the input holds it."""
+predicted point marked, the method's measured 90 % error band (thin pale segment,
+``models.bands``), and the time measured on the target (bar) where the input holds it."""
 
 from __future__ import annotations
 
@@ -88,7 +89,8 @@ def projection_figure(result, measured=None, max_kernels: int = 30):
             first = g.drop_duplicates("_x").set_index("_x").reindex(x)
             src_t = first["source_time_s"].to_numpy(float)
             meas = first["measured_s"].to_numpy(float)
-            vals = np.concatenate([src_t, meas, g["low_s"], g["high_s"], g["time_s"]])
+            vals = np.concatenate([src_t, meas, g["low_s"], g["high_s"], g["time_s"],
+                                   g["band_low_s"], g["band_high_s"]])
             log = st.log_needed(vals)
             if log:
                 ax.set_yscale("log")
@@ -105,6 +107,12 @@ def projection_figure(result, measured=None, max_kernels: int = 30):
                 xs = h["_x"].to_numpy() + off
                 col = METHOD_COLORS[j % len(METHOD_COLORS)]
                 t_pt = h["time_s"].to_numpy(float)
+                band = np.vstack([t_pt - h["band_low_s"].to_numpy(float),
+                                  h["band_high_s"].to_numpy(float) - t_pt]) / uf
+                if np.isfinite(band).any():  # the measured 90 % band, thin and pale behind
+                    ax.errorbar(xs, t_pt / uf, yerr=np.nan_to_num(np.maximum(band, 0)), fmt="none",
+                                ecolor=col, alpha=0.35, elinewidth=1.0, capsize=3, zorder=4,
+                                label=f"{m}: measured 90 % band")
                 yerr = np.vstack([t_pt - h["low_s"].to_numpy(float),
                                   h["high_s"].to_numpy(float) - t_pt]) / uf
                 ax.errorbar(xs, t_pt / uf, yerr=np.maximum(yerr, 0), fmt=MARKERS[j % len(MARKERS)],

@@ -1,0 +1,138 @@
+"""Measured error bands (models.bands): the quantiles on hand-made residuals, the shipped file,
+and the band columns of predict, evaluate and the CLI."""
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+from conftest import table
+
+from gpuproj.catalog import resolve
+from gpuproj.cli.main import cli
+from gpuproj.evaluate import evaluate, metrics
+from gpuproj.models import get_model
+from gpuproj.models.bands import (BANDS_FILE, CELLS, band_factors, cell, fit_bands, held_out,
+                                  load_bands, weighted_quantile)
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "rodinia-p100-nvprof.csv"
+
+
+def test_weighted_quantile_takes_the_first_value_whose_cumulative_weight_reaches_q():
+    x = np.array([2.0, -1.0, 1.0, 0.0])  # unsorted on purpose
+    w = np.array([5.0, 1.0, 1.0, 1.0])   # sorted: -1 (1), 0 (1), 1 (1), 2 (5); total 8
+    assert weighted_quantile(x, w, 0.05) == -1.0   # 0.4 of 8 -> first value
+    assert weighted_quantile(x, w, 0.25) == 0.0    # 2 of 8 -> cumulative 2 at the second
+    assert weighted_quantile(x, w, 0.375) == 1.0   # 3 of 8 -> cumulative 3 at the third
+    assert weighted_quantile(x, w, 0.5) == 2.0     # 4 of 8 -> only the last reaches it
+    assert weighted_quantile(x, np.ones(4), 0.5) == 0.0
+
+
+def pairs_frame(r_by_table: dict, method="m", cell_name="cross_arch") -> pd.DataFrame:
+    """Pairs with true = 1 s and predicted = exp(-r): ln(true / predicted) = r."""
+    rows = []
+    for (dataset, tab), rs in r_by_table.items():
+        for r in rs:
+            rows.append((method, tab, dataset, cell_name, float(np.exp(-r)), 1.0))
+    return pd.DataFrame(rows, columns=["method", "table", "dataset", "cell", "time_s", "true_s"])
+
+
+def test_each_table_weighs_the_same_whatever_its_size():
+    # table A: 10 pairs all at r = 0.1; table B: 2 pairs at r = -0.5 and 0.9. Weights: A's
+    # pairs 1/10 each (total 1), B's 1/2 each (total 1). Sorted: -0.5 (0.5), 0.1 x 10 (1.0),
+    # 0.9 (0.5), total 2. 5 % of 2 = 0.1 -> -0.5; 95 % = 1.9 -> 0.9 (cumulative 1.5 < 1.9).
+    p = pairs_frame({("s1", "A"): [0.1] * 10, ("s2", "B"): [-0.5, 0.9]})
+    b = fit_bands(p, coverage=0.9)["m"]["cross_arch"]
+    assert (b["lo"], b["hi"]) == (-0.5, 0.9)
+    assert (b["pairs"], b["tables"], b["datasets"]) == (12, 2, 2)
+    # at 50 %, the 25 % quantile (0.5 of 2) is reached by -0.5 itself
+    b50 = fit_bands(p, coverage=0.5)["m"]["cross_arch"]
+    assert (b50["lo"], b50["hi"]) == (-0.5, 0.1)
+
+
+def test_a_cell_from_one_data_source_gets_no_band():
+    p = pairs_frame({("s1", "A"): [0.1, 0.2], ("s1", "B"): [0.3, 0.4]})
+    assert fit_bands(p) == {}
+
+
+def test_held_out_coverage_fits_without_the_tables_own_source():
+    # sources s1, s2, s3 with r spread +-0.2, +-0.2 and +-1.0: held out, s3 is fitted on the
+    # first two (band [-0.2, 0.2]) and only its pairs at 0 lie inside
+    p = pairs_frame({("s1", "A"): [-0.2, 0.0, 0.2], ("s2", "B"): [-0.2, 0.0, 0.2],
+                     ("s3", "C"): [-1.0, 0.0, 1.0]})
+    h = held_out(p, coverage=0.9).set_index("table")
+    assert h.at["C", "n"] == 3 and h.at["C", "covered"] == 1
+    assert h.at["C", "width"] == pytest.approx(np.exp(0.4))
+    # A is fitted on B and C: 5 % of the weight is reached at -1.0, 95 % at 1.0
+    assert h.at["A", "covered"] == 3 and h.at["A", "width"] == pytest.approx(np.exp(2.0))
+
+
+def test_same_architecture_is_read_from_the_catalog():
+    h100, h200, p100 = (resolve(g) for g in ("h100-sxm5-80gb", "h200-sxm-141gb",
+                                             "tesla-p100-pcie-16gb"))
+    assert cell(h100, h200) == "same_arch"
+    assert cell(p100, h100) == "cross_arch"
+
+
+def test_the_shipped_bands_cover_the_analytical_methods_from_two_sources_or_more():
+    bands = json.loads(BANDS_FILE.read_text())
+    assert bands["coverage"] == 0.9 and len(bands["tables"]) >= 8
+    for m in ("same", "bandwidth", "compute", "roofline", "hierarchical", "hierarchical-ext",
+              "efficiency"):
+        for c in CELLS:
+            b = bands["methods"][m][c]
+            assert b["lo"] < 0 < b["hi"] and b["datasets"] >= 2 and b["pairs"] > 1000
+
+
+def test_predict_gives_point_times_the_band_factors_of_the_pair():
+    p = table(kernel=["k", "k2"], config=["a", "b"], gpu=["tesla-p100-pcie-16gb"] * 2,
+              time_s=[1e-3, 2e-3], dram_read_bytes=[4e8, 1e8], dram_write_bytes=[1e8, 1e8])
+    pred = get_model("bandwidth").predict(p, "tesla-p100-pcie-16gb",
+                                          ["h100-sxm5-80gb", "v100-sxm2-16gb"])
+    b = load_bands()["methods"]["bandwidth"]["cross_arch"]
+    d = pred.df
+    assert np.allclose(d["band_low_s"], d["time_s"] * np.exp(b["lo"]))
+    assert np.allclose(d["band_high_s"], d["time_s"] * np.exp(b["hi"]))
+    app = pred.application().set_index("target")
+    h = d[d["target"] == "h100-sxm5-80gb"]
+    assert app.at["h100-sxm5-80gb", "band_high_s"] == pytest.approx(h["band_high_s"].sum())
+
+
+def test_a_method_without_a_band_leaves_the_columns_empty():
+    p = table(kernel=["k"], config=["a"], gpu=["tesla-p100-pcie-16gb"], time_s=[1e-3],
+              dram_read_bytes=[4e8], dram_write_bytes=[1e8])
+    m = get_model("bandwidth")
+    m.name = "bandwidth-variant"  # not in the shipped file
+    pred = m.predict(p, "tesla-p100-pcie-16gb", ["h100-sxm5-80gb"])
+    assert pred.df["band_low_s"].isna().all()
+    assert pred.application()["band_low_s"].isna().all()
+    assert band_factors("no-such-method", resolve("h100-sxm5-80gb"),
+                        resolve("h200-sxm-141gb")) is None
+
+
+def test_band_coverage_in_the_metrics():
+    m = metrics(np.array([1.0, 1.0, 1.0]), np.array([1.0, 2.0, 3.0]),
+                band_low=np.array([0.5, 0.5, np.nan]), band_high=np.array([2.5, 1.5, np.nan]))
+    # the third pair has no band; of the other two the first is inside
+    assert m["band_coverage"] == 0.5 and m["band_width"] == pytest.approx(1.5)
+    assert metrics(np.ones(2), np.ones(2))["band_coverage"] is None
+
+
+def test_evaluate_reports_band_coverage():
+    p = table(kernel=["k"] * 2, config=["a"] * 2, gpu=["tesla-p100-pcie-16gb", "h100-sxm5-80gb"],
+              time_s=[1e-3, 3e-4], dram_read_bytes=[4e8] * 2, dram_write_bytes=[1e8] * 2)
+    s = evaluate(p, ["bandwidth"]).summary()["bandwidth"]
+    assert s["n"] == 2 and s["band_coverage"] is not None
+
+
+def test_cli_predict_shows_the_band():
+    r = CliRunner().invoke(cli, ["predict", str(EXAMPLE), "--target", "h100-sxm5-80gb",
+                                 "--method", "hierarchical"])
+    assert r.exit_code == 0, r.output
+    assert "90 % band" in r.output
+    r = CliRunner().invoke(cli, ["predict", str(EXAMPLE), "--target", "h100-sxm5-80gb",
+                                 "--method", "hierarchical", "--json"])
+    rec = json.loads(r.stdout)["predictions"][0]
+    assert rec["band_low_s"] < rec["time_s"] < rec["band_high_s"]
