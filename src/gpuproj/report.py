@@ -122,6 +122,14 @@ def fmt_field(name: str, value: float) -> str:
 
 
 # the parts ---------------------------------------------------------------------------------
+TIME_COLUMNS = ("source_time_s", "time_s", "low_s", "high_s", "band_low_s", "band_high_s")
+
+
+def _time_cells(r) -> str:
+    """The time cells both tables share, from a prediction or application row."""
+    return "".join(_num_cell(c, getattr(r, c), _fmt_time(getattr(r, c))) for c in TIME_COLUMNS)
+
+
 def _prediction_table(result, measured: dict) -> str:
     d = result.table()
     if d.empty:
@@ -136,12 +144,7 @@ def _prediction_table(result, measured: dict) -> str:
             f'data-target="{_e(r.target)}" data-method="{_e(r.method)}">'
             f"<td>{_e(r.kernel)}</td><td>{_e(r.config)}</td>"
             f'<td class="id">{_e(r.target)}</td><td class="id">{_e(r.method)}</td>'
-            + _num_cell("source_time_s", r.source_time_s, _fmt_time(r.source_time_s))
-            + _num_cell("time_s", r.time_s, _fmt_time(r.time_s))
-            + _num_cell("low_s", r.low_s, _fmt_time(r.low_s))
-            + _num_cell("high_s", r.high_s, _fmt_time(r.high_s))
-            + _num_cell("band_low_s", r.band_low_s, _fmt_time(r.band_low_s))
-            + _num_cell("band_high_s", r.band_high_s, _fmt_time(r.band_high_s))
+            + _time_cells(r)
             + _num_cell("speedup", r.speedup, f"{r.speedup:.2f}x")
             + f"<td>{_e(r.limiter)}</td>"
             + _num_cell("measured_s", m, _fmt_time(m))
@@ -159,12 +162,7 @@ def _application_table(result) -> str:
         rows.append(
             f'<tr data-target="{_e(r.target)}" data-method="{_e(r.method)}">'
             f"<td>{_e(r.method)}</td><td>{_e(r.target)}</td>"
-            + _num_cell("source_time_s", r.source_time_s, _fmt_time(r.source_time_s))
-            + _num_cell("time_s", r.time_s, _fmt_time(r.time_s))
-            + _num_cell("low_s", r.low_s, _fmt_time(r.low_s))
-            + _num_cell("high_s", r.high_s, _fmt_time(r.high_s))
-            + _num_cell("band_low_s", r.band_low_s, _fmt_time(r.band_low_s))
-            + _num_cell("band_high_s", r.band_high_s, _fmt_time(r.band_high_s))
+            + _time_cells(r)
             + _num_cell("speedup", r.speedup, f"{r.speedup:.2f}x")
             + "</tr>")
     head = ("method", "target", "source", "predicted", "low", "high", "90 % band low",
