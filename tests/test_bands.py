@@ -14,8 +14,9 @@ from gpuproj.catalog import resolve
 from gpuproj.cli.main import cli
 from gpuproj.evaluate import evaluate, metrics
 from gpuproj.models import get_model
-from gpuproj.models.bands import (BANDS_FILE, CELLS, band_factors, cell, fit_bands, held_out,
-                                  load_bands, weighted_quantile)
+from gpuproj.models.bands import (BANDS_FILE, BUCKETS, CELLS, OFFSET, band_of, band_quantiles,
+                                  cell, fit_bands, held_out, load_bands, speedup_bucket,
+                                  weighted_quantile)
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "rodinia-p100-nvprof.csv"
 
@@ -31,25 +32,41 @@ def test_weighted_quantile_takes_the_first_value_whose_cumulative_weight_reaches
 
 
 def pairs_frame(r_by_table: dict, method="m", cell_name="cross_arch") -> pd.DataFrame:
-    """Pairs with true = 1 s and predicted = exp(-r): ln(true / predicted) = r."""
+    """Pairs with measured = source = 1 s and predicted = exp(-r): ln(measured / predicted)
+    = r and the distance d = C + |r|."""
     rows = []
     for (dataset, tab), rs in r_by_table.items():
         for r in rs:
-            rows.append((method, tab, dataset, cell_name, float(np.exp(-r)), 1.0))
-    return pd.DataFrame(rows, columns=["method", "table", "dataset", "cell", "time_s", "true_s"])
+            rows.append((method, tab, dataset, cell_name, float(np.exp(-r)), 1.0, 1.0))
+    return pd.DataFrame(rows, columns=["method", "table", "dataset", "cell", "time_s", "true_s",
+                                       "source_time_s"])
 
 
 def test_each_table_weighs_the_same_whatever_its_size():
-    # table A: 10 pairs all at r = 0.1; table B: 2 pairs at r = -0.5 and 0.9. Weights: A's
-    # pairs 1/10 each (total 1), B's 1/2 each (total 1). Sorted: -0.5 (0.5), 0.1 x 10 (1.0),
-    # 0.9 (0.5), total 2. 5 % of 2 = 0.1 -> -0.5; 95 % = 1.9 -> 0.9 (cumulative 1.5 < 1.9).
+    # plain log error (offset None): table A has 10 pairs at r = 0.1, table B 2 pairs at
+    # r = -0.5 and 0.9. Weights: A's pairs 1/10 each (total 1), B's 1/2 each (total 1).
+    # Sorted: -0.5 (0.5), 0.1 x 10 (1.0), 0.9 (0.5), total 2. 5 % of 2 = 0.1 -> -0.5;
+    # 95 % = 1.9 -> 0.9 (the cumulative weight before it is 1.5 < 1.9).
     p = pairs_frame({("s1", "A"): [0.1] * 10, ("s2", "B"): [-0.5, 0.9]})
-    b = fit_bands(p, coverage=0.9)["m"]["cross_arch"]
+    b = fit_bands(p, coverage=0.9, offset=None)["m"]["cross_arch"]
     assert (b["lo"], b["hi"]) == (-0.5, 0.9)
     assert (b["pairs"], b["tables"], b["datasets"]) == (12, 2, 2)
     # at 50 %, the 25 % quantile (0.5 of 2) is reached by -0.5 itself
-    b50 = fit_bands(p, coverage=0.5)["m"]["cross_arch"]
+    b50 = fit_bands(p, coverage=0.5, offset=None)["m"]["cross_arch"]
     assert (b50["lo"], b50["hi"]) == (-0.5, 0.1)
+
+
+def test_scores_are_log_errors_per_unit_of_extrapolation():
+    # the same pairs scored z = r / (0.5 + |r|) (source = measured, so |ln(p/s)| = |r|):
+    # -0.5 -> -0.5, 0.1 -> 0.1/0.6, 0.9 -> 0.9/1.4; the same order, so the same picks
+    p = pairs_frame({("s1", "A"): [0.1] * 10, ("s2", "B"): [-0.5, 0.9]})
+    b = fit_bands(p, coverage=0.9, offset=0.5)["m"]["cross_arch"]
+    assert b["lo"] == -0.5 and b["hi"] == pytest.approx(0.9 / 1.4, abs=1e-4)
+    # a prediction of 1 s from a 2 s source: d = 0.5 + ln 2
+    low, high = band_of(1.0, 2.0, b["lo"], b["hi"], offset=0.5)
+    d = 0.5 + np.log(2.0)
+    assert float(low) == pytest.approx(np.exp(-0.5 * d))
+    assert float(high) == pytest.approx(np.exp(b["hi"] * d))
 
 
 def test_a_cell_from_one_data_source_gets_no_band():
@@ -58,15 +75,27 @@ def test_a_cell_from_one_data_source_gets_no_band():
 
 
 def test_held_out_coverage_fits_without_the_tables_own_source():
-    # sources s1, s2, s3 with r spread +-0.2, +-0.2 and +-1.0: held out, s3 is fitted on the
-    # first two (band [-0.2, 0.2]) and only its pairs at 0 lie inside
+    # plain log errors; sources s1, s2, s3 spread +-0.2, +-0.2 and +-1.0: held out, s3 is
+    # fitted on the first two (band [-0.2, 0.2]) and only its pair at 0 lies inside
     p = pairs_frame({("s1", "A"): [-0.2, 0.0, 0.2], ("s2", "B"): [-0.2, 0.0, 0.2],
                      ("s3", "C"): [-1.0, 0.0, 1.0]})
-    h = held_out(p, coverage=0.9).set_index("table")
+    h = held_out(p, coverage=0.9, offset=None)
+    h = h[h["bucket"] == "all"].set_index("table")
     assert h.at["C", "n"] == 3 and h.at["C", "covered"] == 1
     assert h.at["C", "width"] == pytest.approx(np.exp(0.4))
     # A is fitted on B and C: 5 % of the weight is reached at -1.0, 95 % at 1.0
     assert h.at["A", "covered"] == 3 and h.at["A", "width"] == pytest.approx(np.exp(2.0))
+
+
+def test_held_out_coverage_per_predicted_speed_up():
+    # r = 0 and +-1 in source s3: predicted = source x exp(-r), so the pair at 0 predicts 1x
+    # and the pairs at +-1 predict a factor e = 2.72 (bucket 2-3.3x)
+    p = pairs_frame({("s1", "A"): [-0.2, 0.0, 0.2], ("s2", "B"): [-0.2, 0.0, 0.2],
+                     ("s3", "C"): [-1.0, 0.0, 1.0]})
+    h = held_out(p, coverage=0.9, offset=None).set_index(["table", "bucket"])
+    assert h.loc[("C", "<1.35x"), ["covered", "n"]].tolist() == [1, 1]
+    assert h.loc[("C", "2-3.3x"), ["covered", "n"]].tolist() == [0, 2]
+    assert speedup_bucket([1.0, 1.0, 1.0, 1.0], [1.2, 0.5, 2.5, 10.0]).tolist() == list(BUCKETS)
 
 
 def test_same_architecture_is_read_from_the_catalog():
@@ -79,6 +108,7 @@ def test_same_architecture_is_read_from_the_catalog():
 def test_the_shipped_bands_cover_the_analytical_methods_from_two_sources_or_more():
     bands = json.loads(BANDS_FILE.read_text())
     assert bands["coverage"] == 0.9 and len(bands["tables"]) >= 8
+    assert bands["offset"] == OFFSET  # the file was fitted with the score predict uses
     for m in ("same", "bandwidth", "compute", "roofline", "hierarchical", "hierarchical-ext",
               "efficiency"):
         for c in CELLS:
@@ -86,15 +116,20 @@ def test_the_shipped_bands_cover_the_analytical_methods_from_two_sources_or_more
             assert b["lo"] < 0 < b["hi"] and b["datasets"] >= 2 and b["pairs"] > 1000
 
 
-def test_predict_gives_point_times_the_band_factors_of_the_pair():
-    p = table(kernel=["k", "k2"], config=["a", "b"], gpu=["tesla-p100-pcie-16gb"] * 2,
+def test_predict_gives_the_band_of_each_prediction_and_its_distance():
+    src = "tesla-p100-pcie-16gb"
+    p = table(kernel=["k", "k2"], config=["a", "b"], gpu=[src] * 2,
               time_s=[1e-3, 2e-3], dram_read_bytes=[4e8, 1e8], dram_write_bytes=[1e8, 1e8])
-    pred = get_model("bandwidth").predict(p, "tesla-p100-pcie-16gb",
-                                          ["h100-sxm5-80gb", "v100-sxm2-16gb"])
+    pred = get_model("bandwidth").predict(p, src, ["h100-sxm5-80gb", "v100-sxm2-16gb"])
     b = load_bands()["methods"]["bandwidth"]["cross_arch"]
     d = pred.df
-    assert np.allclose(d["band_low_s"], d["time_s"] * np.exp(b["lo"]))
-    assert np.allclose(d["band_high_s"], d["time_s"] * np.exp(b["hi"]))
+    dist = OFFSET + np.abs(np.log(d["time_s"] / d["source_time_s"]))
+    assert np.allclose(d["band_low_s"], d["time_s"] * np.exp(b["lo"] * dist))
+    assert np.allclose(d["band_high_s"], d["time_s"] * np.exp(b["hi"] * dist))
+    # the further the projection goes, the wider the band: H100 is further from a P100
+    h100 = d[d["target"] == "h100-sxm5-80gb"].iloc[0]
+    v100 = d[d["target"] == "v100-sxm2-16gb"].iloc[0]
+    assert h100["band_high_s"] / h100["band_low_s"] > v100["band_high_s"] / v100["band_low_s"]
     app = pred.application().set_index("target")
     h = d[d["target"] == "h100-sxm5-80gb"]
     assert app.at["h100-sxm5-80gb", "band_high_s"] == pytest.approx(h["band_high_s"].sum())
@@ -108,8 +143,8 @@ def test_a_method_without_a_band_leaves_the_columns_empty():
     pred = m.predict(p, "tesla-p100-pcie-16gb", ["h100-sxm5-80gb"])
     assert pred.df["band_low_s"].isna().all()
     assert pred.application()["band_low_s"].isna().all()
-    assert band_factors("no-such-method", resolve("h100-sxm5-80gb"),
-                        resolve("h200-sxm-141gb")) is None
+    assert band_quantiles("no-such-method", resolve("h100-sxm5-80gb"),
+                          resolve("h200-sxm-141gb")) is None
 
 
 def test_band_coverage_in_the_metrics():

@@ -8,6 +8,7 @@ import pytest
 from learned_helpers import synthetic_table
 
 from gpuproj.catalog import resolve
+from gpuproj.errors import GpuprojError
 from gpuproj.learned.conformal import LogConformal, coverage_of
 from gpuproj.learned.features import (
     FeatureSpec,
@@ -75,6 +76,26 @@ def test_conformal_order_statistics():
     # too few scores for the requested coverage: an unbounded side
     c = LogConformal(0.99).fit(np.ones(5), np.exp(np.arange(5.0)))
     assert c.hi_ == np.inf
+
+
+def test_distance_scaled_conformal_divides_by_the_extrapolation():
+    """offset 1: scores r / (1 + |ln(pred / source)|). Five pairs predicted 1 s from sources of
+    1, e, 1, e^2, 1 s with r = 0.5, -1.0, 0.2, 1.5, -0.1 give d = 1, 2, 1, 3, 1 and scores
+    0.5, -0.5, 0.2, 0.5, -0.1; at 0.6 coverage lo = floor(6 x 0.2) = 1st (-0.5),
+    hi = ceil(6 x 0.8) = 5th (0.5) order statistic."""
+    r = np.array([0.5, -1.0, 0.2, 1.5, -0.1])
+    src = np.exp([0.0, 1.0, 0.0, 2.0, 0.0])
+    c = LogConformal(0.6, offset=1.0).fit(np.ones(5), np.exp(r), src)
+    assert (c.lo_, c.hi_) == pytest.approx((-0.5, 0.5))
+    # a prediction of 2 s from a 2 e^3 s source: d = 4, interval 2 exp(-+2)
+    lo, hi = c.interval(np.array([2.0]), np.array([2.0 * math.exp(3.0)]))
+    assert lo[0] == pytest.approx(2 * math.exp(-2.0)) and hi[0] == pytest.approx(2 * math.exp(2.0))
+    # the state keeps the offset; one saved before it existed reads as plain log residuals
+    assert LogConformal.from_state(c.state()).offset == 1.0
+    old = {k: v for k, v in c.state().items() if k != "offset"}
+    assert LogConformal.from_state(old).offset is None
+    with pytest.raises(GpuprojError, match="source times"):
+        c.interval(np.array([2.0]))
 
 
 def test_conformal_reaches_coverage_on_exchangeable_data():
@@ -217,3 +238,7 @@ def test_conformal_wrapper_around_analytical(synth):
     np.testing.assert_allclose(d["time_s"], base["time_s"])
     assert (d["high_s"] > d["low_s"]).all()
     assert m.name == "roofline"
+    # the interval is scaled by each prediction's distance from its source time
+    src = synth.on("titan-v").df["time_s"].to_numpy(float)
+    dist = m.conformal_.offset + np.abs(np.log(d["time_s"].to_numpy(float) / src))
+    np.testing.assert_allclose(d["high_s"], d["time_s"] * np.exp(max(m.conformal_.hi_, 0) * dist))

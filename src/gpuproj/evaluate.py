@@ -63,15 +63,16 @@ def metrics(pred, true, low=None, high=None, band_low=None, band_high=None) -> d
 
 
 _METRIC_COLUMNS = ("time_s", "true_s", "low_s", "high_s", "band_low_s", "band_high_s")
-_PAIR_COLUMNS = ["method", "kernel", "config", "source", "target", "time_s", "low_s", "high_s",
-                 "band_low_s", "band_high_s", "limiter"]
+_PAIR_COLUMNS = ["method", "kernel", "config", "source", "target", "source_time_s", "time_s",
+                 "low_s", "high_s", "band_low_s", "band_high_s", "limiter"]
 
 
 @dataclass
 class Evaluation:
     """All pairs of one evaluation: ``pairs`` has one row per (method, kernel, config, source,
-    target) with ``time_s`` (predicted), ``low_s``, ``high_s``, ``band_low_s``,
-    ``band_high_s``, ``true_s``; ``skipped`` lists what could not be predicted and why."""
+    target) with ``source_time_s``, ``time_s`` (predicted), ``low_s``, ``high_s``,
+    ``band_low_s``, ``band_high_s``, ``true_s``; ``skipped`` lists what could not be predicted
+    and why."""
 
     pairs: pd.DataFrame
     skipped: list

@@ -37,6 +37,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import GpuprojError
+from ..models.bands import OFFSET
 from ..models.base import Model, NotFittedError, Projection
 from ..profiles.table import ProfileTable
 from .conformal import LogConformal
@@ -253,7 +254,8 @@ class LearnedModel(Model):
                 oof = self._post(oof, oof_base)
             self.cv_metrics_ = _metrics(oof, true)
             if self.coverage:
-                self.conformal_ = LogConformal(self.coverage).fit(oof, true)
+                self.conformal_ = LogConformal(self.coverage, offset=OFFSET).fit(
+                    oof, true, data.pairs["time_s"].to_numpy(float))
         self.train_metrics_ = _metrics(self._final(data), true)
         return self
 
@@ -324,7 +326,7 @@ class LearnedModel(Model):
         t = self.predict_pairs(pairs, (source, target))
         low = high = None
         if self.conformal_ is not None:
-            low, high = self.conformal_.interval(t)
+            low, high = self.conformal_.interval(t, df["time_s"].to_numpy(float))
         notes = [f"{self.name}: {self.describe()}; trained on {len(self.train_info_['gpus'])} "
                  f"GPUs, {self.train_info_['pairs']} pairs (data sha256 "
                  f"{self.train_info_['hash'][:12]})"]

@@ -19,7 +19,7 @@ import pandas as pd
 from ..catalog import GPU, resolve
 from ..errors import GpuprojError
 from ..profiles.table import ProfileTable, Skipped
-from .bands import band_factors
+from .bands import band_of, band_quantiles
 
 # Limiting resources a model may name.
 LIMITERS = ("dram", "l2", "l1", "shared", "fp64", "fp32", "fp16", "int", "sfu", "ldst",
@@ -145,9 +145,11 @@ class Model:
                                                  float))
                 cols["limiter"].append(p.limiter if p.limiter is not None
                                        else np.full(n, "", object))
-                f = band_factors(self.name, src, t)
-                for col, k in (("band_low_s", 0), ("band_high_s", 1)):
-                    cols[col].append(cols["time_s"][-1] * f[k] if f else np.full(n, np.nan))
+                q = band_quantiles(self.name, src, t)
+                low, high = (band_of(cols["time_s"][-1], use["time_s"].to_numpy(float), *q)
+                             if q else (np.full(n, np.nan),) * 2)
+                cols["band_low_s"].append(low)
+                cols["band_high_s"].append(high)
                 for k, v in p.breakdown.items():
                     breakdown.setdefault(k, []).append(np.broadcast_to(np.asarray(v, float), (n,)))
                 assumptions[t.id] = list(p.assumptions)
