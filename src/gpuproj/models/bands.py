@@ -92,10 +92,10 @@ def fit_bands(pairs: pd.DataFrame, coverage: float = 0.9, min_sources: int = 2,
         if sources < min_sources:
             continue
         w = 1.0 / g.groupby("table")["z"].transform("size").to_numpy(float)
-        z = g["z"].to_numpy(float)
+        zc = g["z"].to_numpy(float)
         out.setdefault(str(method), {})[str(c)] = {
-            "lo": round(weighted_quantile(z, w, (1 - coverage) / 2), 4),
-            "hi": round(weighted_quantile(z, w, (1 + coverage) / 2), 4),
+            "lo": round(weighted_quantile(zc, w, (1 - coverage) / 2), 4),
+            "hi": round(weighted_quantile(zc, w, (1 + coverage) / 2), 4),
             "pairs": int(len(g)), "tables": int(tables), "datasets": int(sources)}
     return out
 
