@@ -169,5 +169,9 @@ def test_cli_predict_shows_the_band():
     assert "90 % band" in r.output
     r = CliRunner().invoke(cli, ["predict", str(EXAMPLE), "--target", "h100-sxm5-80gb",
                                  "--method", "hierarchical", "--json"])
-    rec = json.loads(r.stdout)["predictions"][0]
+    out = json.loads(r.stdout)
+    rec = out["predictions"][0]
     assert rec["band_low_s"] < rec["time_s"] < rec["band_high_s"]
+    # where the band comes from travels with it
+    assert out["bands"]["coverage"] == 0.9 and out["bands"]["offset"] == OFFSET
+    assert "hierarchical" in out["bands"]["methods"] and len(out["bands"]["tables"]) >= 8

@@ -64,6 +64,7 @@ class PredictionSet:
             "application": recs(self.application()),
             "assumptions": {m: p.assumptions for m, p in self.predictions.items()},
             "models": self.models,
+            "bands": _bands_provenance(),
             "skipped": [{"row": s.row, "reason": s.reason} for s in self.skipped],
         }
 
@@ -109,6 +110,16 @@ class PredictionSet:
             for tgt, notes in p.assumptions.items():
                 for n in notes:
                     console.print(f"[dim]{m} -> {tgt}: {n}[/dim]")
+
+
+def _bands_provenance() -> dict:
+    """What the ``band_low_s``/``band_high_s`` columns are, for machine readers."""
+    from .models.bands import load_bands
+
+    b = load_bands()
+    return {"coverage": b.get("coverage"), "offset": b.get("offset"),
+            "score": b.get("weighting"), "tables": sorted(b.get("tables", {})),
+            "methods": sorted(b.get("methods", {}))}
 
 
 def _short(s, n=28):

@@ -44,8 +44,12 @@ LOOPY_ONLY = ("params_files", "sizes")
 def predict(profile, source, target, method, model_paths, kernel, fmt, sass, loopy_file,
             params_files, sizes, as_json, as_csv, plot):
     """Predict each kernel's time on one or more target GPUs from a PROFILE measured on a
-    source GPU, with an interval, the speed-up and the limiting resource, and the application
+    source GPU, with a 90 % band, the speed-up and the limiting resource, and the application
     total (time x launches summed over kernels).
+
+    The 90 % band is how far the method has been off on public cross-GPU data, widening with
+    how far the projection moves the time from the source's (docs/accuracy.md, "Error
+    bands"); learned models (--model) give their own conformal interval instead.
 
     With --loopy KERNEL_FILE instead of a PROFILE: predict the loopy kernel's time from the
     calibrated cost models (Stevens & Kloeckner) whose parameters `gpuproj calibrate` wrote,
