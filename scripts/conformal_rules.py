@@ -35,7 +35,7 @@ from pathlib import Path
 import numpy as np
 
 from gpuproj.learned.conformal import LogConformal
-from gpuproj.models.bands import distance
+from gpuproj.models.bands import distance, weighted_quantile
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import learned_experiments as le  # noqa: E402  (the tables and the hybrids' settings)
@@ -51,10 +51,7 @@ def equal_tails(r, w=None, coverage=le.COVERAGE):
         c = LogConformal(coverage).fit(np.ones(len(r)), np.exp(r))
         return c.lo_, c.hi_
     a = 1 - coverage
-    o = np.argsort(r)
-    c = np.cumsum(w[o]) / w.sum()
-    s = r[o]
-    return s[np.searchsorted(c, a / 2)], s[min(np.searchsorted(c, 1 - a / 2), len(s) - 1)]
+    return weighted_quantile(r, w, a / 2), weighted_quantile(r, w, 1 - a / 2)
 
 
 def rule_bounds(scores, groups, rng) -> dict:

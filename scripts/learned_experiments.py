@@ -28,8 +28,11 @@ from pathlib import Path
 
 import numpy as np
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from accuracy import DEFAULT_DATA  # noqa: E402  (one data location and loader for all scripts)
+from accuracy import load_dataset as load  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_DATA = ROOT.parent / "shared" / "data" / "external"
 OUT_JSON = ROOT / "docs" / "results" / "learned.json"
 OUT_MD = ROOT / "docs" / "results" / "learned.md"
 
@@ -70,16 +73,6 @@ REPORT_SETUP = {
     "ridge": {"learner_params": {"alpha": 1.0}},
     "lasso": {"learner_params": {"alpha": 0.001}},
 }
-
-
-def load(data, fmt, files):
-    from gpuproj.profiles import load as read
-
-    t = None
-    for f in files:
-        x = read(data / f, format=fmt)
-        t = x if t is None else t.concat(x)
-    return t
 
 
 def summary_of(ev):
