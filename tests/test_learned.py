@@ -242,3 +242,43 @@ def test_conformal_wrapper_around_analytical(synth):
     src = synth.on("titan-v").df["time_s"].to_numpy(float)
     dist = m.conformal_.offset + np.abs(np.log(d["time_s"].to_numpy(float) / src))
     np.testing.assert_allclose(d["high_s"], d["time_s"] * np.exp(max(m.conformal_.hi_, 0) * dist))
+
+
+def test_interval_outside_the_training_range_leans_on_the_physics_band(synth):
+    """A target unlike the training GPUs (rtx-4070: FP32 peak and compute capability above
+    those of the three training GPUs) gets a guard weight g in (0, 1): the interval's
+    bounds widen to g x the conformal log-bounds + (1 - g) x those of the chain method's error
+    band around its projection p, p exp(z d), d = 1 + |ln(p / s)| (hand-computed from the given
+    quantiles), where that is wider. Inside the range the conformal interval stays."""
+    from gpuproj.learned.features import PairFeatures
+    from gpuproj.learned.models import ResidualHybrid, guard_weight, physics_chain
+
+    bands = {m: {"cross_arch": {"lo": -0.4, "hi": 0.7}, "same_arch": {"lo": -0.1, "hi": 0.1}}
+             for m in ("hierarchical-ext", "hierarchical", "quantitative", "efficiency",
+                       "roofline", "bandwidth", "compute")}
+    train = ProfileTable(synth.df[synth.df["gpu"] != "rtx-4070"].reset_index(drop=True))
+    model = ResidualHybrid(learner_params={"max_iter": 20}, coverage=0.8,
+                           physics_bands=bands).fit(train)
+    assert set(model.outside_bands_) == set(model.chain_)
+    src = synth.on("titan-v")
+    s = src.df["time_s"].to_numpy()
+    pairs = src.df.assign(source="titan-v", target="rtx-4070", src_row=np.arange(len(s)))
+    g = guard_weight(PairFeatures(pairs, model.spec_), model.guard_)
+    assert ((g > 0) & (g < 1)).all()
+    d = model.predict(src, "titan-v", ["rtx-4070"]).df
+    t = d["time_s"].to_numpy()
+    lo_c, hi_c = model.conformal_.interval(t, s)
+    # the band lies around the physics chain's projection
+    base, _ = physics_chain(PairFeatures(pairs, model.spec_), model.chain_)
+    dist = 1 + np.abs(np.log(base / s))
+    b_lo, b_hi = base * np.exp(-0.4 * dist), base * np.exp(0.7 * dist)
+    lean_lo = t * np.exp(g * np.log(lo_c / t) + (1 - g) * np.log(b_lo / t))
+    lean_hi = t * np.exp(g * np.log(hi_c / t) + (1 - g) * np.log(b_hi / t))
+    np.testing.assert_allclose(d["low_s"], np.minimum(lo_c, lean_lo), rtol=1e-9)
+    np.testing.assert_allclose(d["high_s"], np.maximum(hi_c, lean_hi), rtol=1e-9)
+    assert (lean_hi > hi_c).any()  # the band widens some intervals here
+    # inside the range: the split-conformal interval, untouched by the bands
+    inside = model.predict(src, "titan-v", ["rtx-2080-ti"]).df
+    lo_c, hi_c = model.conformal_.interval(inside["time_s"].to_numpy(), s)
+    np.testing.assert_allclose(inside["low_s"], lo_c, rtol=1e-12)
+    np.testing.assert_allclose(inside["high_s"], hi_c, rtol=1e-12)

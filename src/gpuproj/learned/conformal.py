@@ -16,7 +16,8 @@ r / d, d = C + |ln(predicted / source time)|, and the interval is [p exp(r_(lo) 
 p exp(r_(hi) d)]: a prediction that moves the time far from the source's gets a wider
 interval, as the analytical methods' error bands do. On leave-one-GPU-out this brought every
 hybrid's coverage within 3 points of 90 % on 4 of the 8 public tables instead of 2
-(docs/results/learned_conformal_rules.md).
+(docs/results/learned_conformal_rules.md). Outside their training GPUs' range the learned
+models widen this interval further (``LearnedModel._widen_outside``).
 
 >>> import numpy as np
 >>> c = LogConformal(coverage=0.8).fit(np.ones(9), np.exp(np.linspace(-0.4, 0.4, 9)))

@@ -81,7 +81,7 @@ def _float(v):
 def _model_state(model, arrays: dict, prefix: str) -> dict:
     st = {"class": type(model).__name__, "params": model.get_params(),
           "spec": model.spec_.to_dict(), "features": list(model.features_)}
-    for attr in ("chain_", "known_kernels_", "weights_", "post_", "guard_"):
+    for attr in ("chain_", "known_kernels_", "weights_", "post_", "guard_", "outside_bands_"):
         if hasattr(model, attr):
             st[attr.rstrip("_")] = getattr(model, attr)
     if getattr(model, "learner_", None) is not None:
@@ -133,6 +133,8 @@ def _build(st: dict, arrays, prefix: str, compiled: bool):
         m.known_kernels_ = list(st["known_kernels"])
     m.post_ = st.get("post")
     m.guard_ = st.get("guard")
+    # saved before the interval leaned on the error bands outside the training range: it does not
+    m.outside_bands_ = st.get("outside_bands", {})
     if "weights" in st:
         m.weights_ = {k: list(v) for k, v in st["weights"].items()}
     m.learner_ = None

@@ -22,7 +22,9 @@ weighs the same (its pairs share a weight of 1 / n), so the 345,726 pairs of one
 do not drown the 572 of another. Quantiles are kept apart for pairs within one
 micro-architecture and pairs across two (Mondrian conformal): within an architecture the
 errors are about half as large. How well the bands hold on tables they were not fitted on
-(leave one data source out) is in docs/accuracy.md, with the variants that were compared.
+(leave one data source out) is in docs/accuracy.md, with the variants that were compared; the
+shipped file keeps those bands too (``without_source``), for checks that must not see a
+table's own errors.
 
 >>> import numpy as np
 >>> float(weighted_quantile(np.array([1.0, 2.0, 3.0, 4.0]), np.ones(4), 0.5))
@@ -123,6 +125,14 @@ def speedup_bucket(time_s, source_time_s) -> np.ndarray:
     return np.array(BUCKETS, object)[np.searchsorted(SPEEDUP_EDGES, f)]
 
 
+def leave_one_source_out(pairs: pd.DataFrame, coverage: float = 0.9, offset=OFFSET) -> dict:
+    """{data source: the bands fitted on the other sources' pairs}: what a check on that
+    source's tables may use (``held_out`` here, the learned models' held-out GPUs in
+    ``scripts/learned_experiments.py``)."""
+    return {str(s): fit_bands(pairs[pairs["dataset"] != s], coverage, offset=offset)
+            for s in sorted(pairs["dataset"].unique())}
+
+
 def held_out(pairs: pd.DataFrame, coverage: float = 0.9, offset=OFFSET) -> pd.DataFrame:
     """Coverage of the bands on each data source's tables when fitted without that source
     (leave one source out): one row per method, table and speed-up bucket (``bucket``: 'all'
@@ -130,10 +140,8 @@ def held_out(pairs: pd.DataFrame, coverage: float = 0.9, offset=OFFSET) -> pd.Da
     pairs with a band) and ``width`` (median band high / low)."""
     d = pairs[np.isfinite(scores(pairs, offset))]
     rows = []
-    for source in sorted(d["dataset"].unique()):
-        test = (d["dataset"] == source).to_numpy()
-        fitted = fit_bands(d[~test], coverage, offset=offset)
-        for (m, t), g in d[test].groupby(["method", "table"], sort=True):
+    for source, fitted in leave_one_source_out(d, coverage, offset).items():
+        for (m, t), g in d[d["dataset"] == source].groupby(["method", "table"], sort=True):
             cells = fitted.get(m, {})
             lo = np.array([cells.get(c, {}).get("lo", np.nan) for c in g["cell"]], float)
             hi = np.array([cells.get(c, {}).get("hi", np.nan) for c in g["cell"]], float)
