@@ -223,10 +223,17 @@ def test_efficiency_hybrid_stays_bounded(synth):
 def test_ensemble_weights_sum_to_one(synth):
     from gpuproj.learned.models import Ensemble
 
-    m = Ensemble(cv_folds=2, learner_params={"max_iter": 20}).fit(synth)
+    m = Ensemble(cv_folds=2, learner_params={"max_iter": 20},
+                 members=("physics", "residual", "bounded-efficiency", "gb", "lasso")).fit(synth)
     for w in m.weights_.values():
         assert sum(w) == pytest.approx(1.0) and min(w) >= 0
     assert set(m.known_kernels_) == {"stream", "gemm", "stencil"}
+    # each member is its own kind: the ensemble's learner settings go to the hybrids only
+    kinds = {name: mm.learner_.kind for name, mm in zip(m.members, m.members_)
+             if mm.learner_ is not None}
+    assert kinds == {"residual": "gb", "bounded-efficiency": "gb", "gb": "gb", "lasso": "lasso"}
+    assert m.members_[m.members.index("lasso")].learner_params == {}
+    assert m.members_[m.members.index("residual")].learner_params == {"max_iter": 20}
 
 
 def test_conformal_wrapper_around_analytical(synth):

@@ -24,6 +24,8 @@ def synth():
     ("knn", {}),
     ("svr", {"learner_params": {"max_samples": 200}}),
     ("ensemble", {"cv_folds": 2, "learner_params": {"max_iter": 10}}),
+    ("ensemble", {"cv_folds": 2, "learner_params": {"max_iter": 10},
+                  "members": ("physics", "residual", "gb", "lasso")}),
 ])
 def test_roundtrip_predicts_the_same(tmp_path, synth, name, params):
     m = get_model(name, coverage=0.8, **params).fit(synth)
