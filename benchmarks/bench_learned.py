@@ -3,7 +3,7 @@
 
     python benchmarks/bench_learned.py [--data DIR] [--method residual,...] [--json out.json]
 
-Trains each ``--method`` (default: the three hybrids, each with 90 % conformal intervals,
+Trains each ``--method`` (default: every learned method, each with a 90 % conformal interval,
 which also fits one copy per held-out GPU; the ensemble fits its members once per
 cross-validation fold) on neusight-train/train_bmm_5gpus (87,623 rows, 345,726 ordered GPU
 pairs; a model draws ``max_pairs`` of them) with at most 2 threads, then predicts 10^5
@@ -67,7 +67,8 @@ def bench(method, table, probe, src, targets) -> dict:
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
-    ap.add_argument("--method", default="residual,bounded-efficiency,ensemble",
+    ap.add_argument("--method", default="residual,bounded-efficiency,ensemble,rf,gb,svr,knn,"
+                    "linear,ridge,lasso",
                     help="comma-separated learned methods")
     ap.add_argument("--rows", type=int, default=25000, help="source rows to predict")
     ap.add_argument("--json", type=Path)

@@ -51,6 +51,28 @@ def test_learner_state_predicts_like_sklearn(kind):
         np.testing.assert_allclose(again.predict(Xt), ref, rtol=1e-9, atol=1e-9)
 
 
+def test_svr_and_knn_numpy_predictions_match_sklearn():
+    """SVR and kNN predict with numpy from their exported state, fitted or loaded: the values
+    are scikit-learn's, on the same standardised rows."""
+    from sklearn.neighbors import KNeighborsRegressor
+    from sklearn.svm import SVR
+
+    rng = np.random.default_rng(2)
+    X, Xt = rng.normal(size=(400, 4)), rng.normal(size=(150, 4))
+    y = X[:, 0] * 2 + np.sin(X[:, 1])
+    svr = make_learner("svr", max_samples=300).fit(X, y)
+    idx = np.sort(np.random.default_rng(0).choice(400, 300, replace=False))
+    Z = (X[idx] - X[idx].mean(axis=0)) / X[idx].std(axis=0)
+    Zt = (Xt - X[idx].mean(axis=0)) / X[idx].std(axis=0)
+    ref = SVR(kernel="rbf", C=10.0, epsilon=0.01, gamma="scale").fit(Z, y[idx]).predict(Zt)
+    np.testing.assert_allclose(svr.predict(Xt), ref, rtol=1e-9, atol=1e-9)
+    knn = make_learner("knn").fit(X, y)
+    Z = (X - X.mean(axis=0)) / X.std(axis=0)
+    ref = KNeighborsRegressor(n_neighbors=5).fit(Z, y).predict((Xt - X.mean(axis=0))
+                                                                / X.std(axis=0))
+    np.testing.assert_allclose(knn.predict(Xt), ref, rtol=1e-9, atol=1e-9)
+
+
 def test_linear_learner_exact():
     X = np.array([[1.0, 0], [2, 1], [3, 5], [4, 2]])
     y = 3 * X[:, 0] - 2 * X[:, 1] + 1
