@@ -258,6 +258,27 @@ def test_ensemble_weights_sum_to_one(synth):
     assert m.members_[m.members.index("residual")].learner_params == {"max_iter": 20}
 
 
+def test_ensemble_calibration_predictions_do_not_see_their_own_group(synth):
+    """The out-of-fold predictions the ensemble calibrates on combine each held-out group's
+    member predictions with weights fitted on the other groups: changing one group's measured
+    times leaves that group's predictions as they were."""
+    from gpuproj.learned.models import Ensemble, training_data
+
+    m = Ensemble(cv_folds=3, learner_params={"max_iter": 20})
+    data = training_data(synth, m.max_pairs, m.random_state, m._spec(synth))
+    m._fit_data(data)
+    before, _ = m.out_of_fold(data)
+    fold = m._fold_of(data)
+    k = fold.max()
+    assert k >= 1 and np.isfinite(before[fold == k]).all()
+    true = data.pairs["true_s"].to_numpy(float).copy()
+    true[fold == k] *= np.random.default_rng(0).uniform(0.2, 5.0, (fold == k).sum())
+    data.pairs = data.pairs.assign(true_s=true)
+    after, _ = m.out_of_fold(data)
+    np.testing.assert_allclose(after[fold == k], before[fold == k], rtol=1e-12)
+    assert not np.allclose(after[fold != k], before[fold != k], rtol=1e-6, equal_nan=True)
+
+
 def test_conformal_wrapper_around_analytical(synth):
     from gpuproj.learned.models import Conformal
 

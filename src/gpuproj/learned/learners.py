@@ -419,7 +419,7 @@ class RandomForestLearner(Learner):
     """Random Forest. Defaults: 100 trees, a third of the features per split (Breiman's choice
     for regression), leaves of at least 3 pairs. The report's 200 full trees on every feature
     took 357 s to train on the largest public table (NeuSight bmm, 60,000 pairs, 2 cores, 90 %
-    conformal interval); these defaults 49-53 s, and on leave-one-GPU-out over the four small
+    conformal interval); these defaults about 50 s, and on leave-one-GPU-out over the four small
     tables a lower median APE on each (Rodinia 12.1 -> 9.1, 19.1 -> 15.8, 23.6 -> 17.3 %, seed
     report 46.4 -> 45.5 %) at a MAPE within 2.5 points or better."""
 

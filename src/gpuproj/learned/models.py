@@ -659,8 +659,21 @@ class Ensemble(LearnedModel):
                 out[str(c)] = w_of(m)
         return out
 
-    def _combine(self, preds, classes) -> np.ndarray:
-        W = np.array([self.weights_.get(str(c), self.weights_["*"]) for c in classes]) if len(
+    def _class_weights(self, oof, true, classes, bound) -> dict:
+        """Weights per kernel class and per source bound (the classes of unseen kernels) from
+        the members' out-of-fold predictions ``oof``; equal weights where none exists."""
+        have = np.isfinite(oof).any(axis=1)
+        if not have.any():  # no held-out group (a single GPU pair)
+            return {"*": [1.0 / len(self.members)] * len(self.members)}
+        out = self._weights(oof[have], true[have], classes[have])
+        for c, w in self._weights(oof[have], true[have], bound[have]).items():
+            if c != "*":
+                out[c] = w
+        return out
+
+    def _combine(self, preds, classes, weights=None) -> np.ndarray:
+        weights = self.weights_ if weights is None else weights
+        W = np.array([weights.get(str(c), weights["*"]) for c in classes]) if len(
             classes) else np.zeros((0, preds.shape[1]))
         with np.errstate(divide="ignore", invalid="ignore"):
             lp = np.log(preds)
@@ -685,18 +698,8 @@ class Ensemble(LearnedModel):
                 m._fit_data(sub_tr)
                 oof[va, j] = m._predict_data(sub_va)
         self.oof_members_ = oof
-        classes = kernel_class(data, self.known_kernels_)
-        have = np.isfinite(oof).any(axis=1)
-        if have.sum() == 0:  # no held-out group (a single GPU pair): equal weights
-            self.weights_ = {"*": [1.0 / len(self.members)] * len(self.members)}
-        else:
-            self.weights_ = self._weights(oof[have], true[have], classes[have])
-        # the same weights for the bound classes of unseen kernels
-        bound = kernel_class(data, ())
-        if have.any():
-            for c, w in self._weights(oof[have], true[have], bound[have]).items():
-                if c != "*":
-                    self.weights_[c] = w
+        self.weights_ = self._class_weights(oof, true, kernel_class(data, self.known_kernels_),
+                                            kernel_class(data, ()))
         self.guard_ = guard_fit(data)
         self.members_ = []
         for name in self.members:
@@ -717,10 +720,18 @@ class Ensemble(LearnedModel):
         return list(self.members_[self.members.index("physics")].chain_)
 
     def out_of_fold(self, data):
-        # the members' out-of-fold predictions, combined with the fitted weights
-        classes = kernel_class(data, self.known_kernels_)
-        pred = self._combine(self.oof_members_, classes)
-        return np.where(np.isfinite(self.oof_members_).any(axis=1), pred, np.nan), None
+        # the members' out-of-fold predictions of each held-out group, combined with weights
+        # fitted on the other groups: weights fitted on the same predictions made the errors
+        # the intervals are calibrated on optimistic
+        oof, true = self.oof_members_, data.pairs["true_s"].to_numpy(float)
+        classes, bound = kernel_class(data, self.known_kernels_), kernel_class(data, ())
+        fold = self._fold_of(data)
+        pred = np.full(len(data), np.nan)
+        for k in np.unique(fold[fold >= 0]):
+            va, other = fold == k, (fold >= 0) & (fold != k)
+            w = self._class_weights(oof[other], true[other], classes[other], bound[other])
+            pred[va] = self._combine(oof[va], classes[va], w)
+        return np.where(np.isfinite(oof).any(axis=1), pred, np.nan), None
 
     def _predict_data(self, data):
         preds = np.column_stack([m._predict_data(data) for m in self.members_])
