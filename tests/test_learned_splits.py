@@ -149,6 +149,8 @@ def test_cli_split_gpu_json(csv_path):
     assert {"methods", "per_pair", "per_kernel", "skipped"} <= set(out)
     assert set(out["methods"]) == {"roofline", "linear"}
     assert out["methods"]["linear"]["coverage"] is not None
+    # one held-out GPU: no interval of the coverage over held-out GPUs
+    assert out["methods"]["linear"]["coverage_ci"] is None
     assert all(k.endswith("->rtx-4070") for k in out["per_pair"]["linear"])
 
 
@@ -169,3 +171,36 @@ def test_cli_train_and_save(csv_path, tmp_path):
     doc = json.loads((tmp_path / "model.json").read_text())
     assert doc["method"] == "ridge" and doc["train"]["hash"]
     assert (tmp_path / "model.npz").exists()
+
+
+def test_coverage_interval_resamples_whole_groups():
+    from itertools import product
+
+    from gpuproj.evaluate import Evaluation, coverage_interval, metrics
+
+    # three held-out GPUs: 10 pairs all inside, 30 pairs a third inside, 60 pairs none
+    groups = np.repeat(["a", "b", "c"], [10, 30, 60])
+    inside = np.concatenate([np.ones(10), np.arange(30) % 3 == 0, np.zeros(60)]).astype(bool)
+    hits, sizes = {"a": 10, "b": 10, "c": 0}, {"a": 10, "b": 30, "c": 60}
+    # the 27 equally likely resamples of three groups, enumerated by hand
+    exact = np.sort([sum(hits[g] for g in r) / sum(sizes[g] for g in r)
+                     for r in product("abc", repeat=3)])
+    lo, hi = coverage_interval(inside, groups, n_boot=20000)
+    # the 5th and 95th percentiles of that exact distribution, within bootstrap noise
+    assert lo == pytest.approx(np.percentile(exact, 5), abs=0.02)
+    assert hi == pytest.approx(np.percentile(exact, 95), abs=0.02)
+    assert lo < inside.mean() < hi
+    # all covered: no spread; one group: no interval
+    assert coverage_interval(np.ones(6, bool), ["a", "a", "b", "b", "c", "c"]) == [1.0, 1.0]
+    assert coverage_interval(inside, ["a"] * 100) is None
+    m = metrics(np.ones(4), np.ones(4), low=np.full(4, 0.5), high=np.full(4, 2.0),
+                groups=["x", "x", "y", "y"])
+    assert m["coverage"] == 1.0 and m["coverage_ci"] == [1.0, 1.0]
+    assert metrics(np.ones(4), np.ones(4), low=np.ones(4), high=np.ones(4))["coverage_ci"] is None
+    # a split's summary takes the groups from the pairs' fold
+    pairs = pd.DataFrame({"method": "m", "source": "s", "target": "t", "kernel": "k",
+                          "time_s": 1.0, "true_s": 1.0, "band_low_s": np.nan,
+                          "band_high_s": np.nan, "low_s": [0.5, 0.5, 2.0, 2.0],
+                          "high_s": 3.0, "fold": ["g1", "g1", "g2", "g2"]})
+    s = Evaluation(pairs, []).summary()["m"]
+    assert s["coverage"] == 0.5 and s["coverage_ci"] == [0.0, 1.0]

@@ -125,12 +125,14 @@ def evaluate(tables, methods, sources, targets, fmt, as_json, plot, train_tables
     from rich.table import Table
 
     t = Table(title=f"{len(ev.pairs)} predictions over {table.df['gpu'].nunique()} GPUs")
+    summary = ev.summary()
+    # a split's coverage gets its bootstrap interval over the held-out folds beside it
+    ci = ("coverage_ci",) if any(s["coverage_ci"] for s in summary.values()) else ()
     cols = ("n", "mape", "median_ape", "gmre", "median_ratio", "within_10", "within_25",
-            "within_50", "coverage", "interval_width", "band_coverage", "band_width")
+            "within_50", "coverage", *ci, "interval_width", "band_coverage", "band_width")
     t.add_column("method")
     for c in cols:
         t.add_column(c, justify="right")
-    summary = ev.summary()
     for m, s in sorted(summary.items(), key=lambda kv: kv[1]["mape"] or 1e99):
         t.add_row(m, *[_cell(c, s[c]) for c in cols])
     import sys
@@ -143,6 +145,8 @@ def _cell(name, v):
         return "-"
     if name == "n":
         return str(v)
+    if name == "coverage_ci":
+        return f"{100 * v[0]:.0f}-{100 * v[1]:.0f} %"
     if name.startswith("within") or name.endswith("coverage"):
         return f"{100 * v:.1f} %"
     if name in ("median_ratio", "interval_width", "band_width"):
