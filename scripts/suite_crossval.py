@@ -84,14 +84,14 @@ def collected(data: Path) -> list[Path]:
     return sorted(p for p in Path(data).glob("*") if (p / "measurements.csv").exists())
 
 
-def crossval(table: ProfileTable, trained=LEARNERS + HYBRIDS, progress=None) -> Evaluation:
+def crossval(table: ProfileTable, trained=LEARNERS + HYBRIDS) -> Evaluation:
     """Every analytical method on every pair; the ``trained`` methods leave-one-family-out."""
     methods = applicable_methods(table) + list(trained)
     fam = table.df["family"] if "family" in table.df else table.df["kernel"]
     families = sorted(fam.astype(str).unique())
     params = {m: {"coverage": COVERAGE} for m in HYBRIDS}
     frames, skipped = [], []
-    for f in (progress(families) if progress else families):
+    for f in families:
         kernels = sorted(table.df.loc[fam == f, "kernel"].astype(str).unique())
         (fold,) = kernel_folds(table, kernels)
         ev = evaluate_fold(fold, methods, coverage=None, cv_groups="kernel",
