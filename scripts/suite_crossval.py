@@ -28,7 +28,7 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from gpuproj.evaluate import Evaluation, applicable_methods, metrics
+from gpuproj.evaluate import Evaluation, applicable_methods
 from gpuproj.profiles import load
 from gpuproj.profiles.schema import NUMERIC
 from gpuproj.profiles.table import ProfileTable
@@ -102,17 +102,12 @@ def crossval(table: ProfileTable, trained=LEARNERS + HYBRIDS) -> Evaluation:
 
 
 def summarize(ev: Evaluation) -> dict:
+    """Metrics per method, per method and direction ("source -> target"), per method and
+    family (``Evaluation.summary``)."""
     d = ev.pairs
-    d = d.assign(direction=d["source"] + " -> " + d["target"])
-    cols = ("time_s", "true_s", "low_s", "high_s")
-    out = {"methods": {}, "per_direction": {}, "per_family": {}}
-    for m, g in d.groupby("method", sort=False):
-        out["methods"][m] = metrics(*(g[c] for c in cols))
-        out["per_direction"][m] = {k: metrics(*(h[c] for c in cols))
-                                   for k, h in g.groupby("direction")}
-        out["per_family"][m] = {k: metrics(h["time_s"], h["true_s"])
-                                for k, h in g.groupby("family")}
-    return out
+    by_direction = Evaluation(d.assign(direction=d["source"] + " -> " + d["target"]), [])
+    return {"methods": ev.summary(), "per_direction": by_direction.summary("direction"),
+            "per_family": ev.summary("family")}
 
 
 def markdown(res: dict) -> str:
