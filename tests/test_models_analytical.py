@@ -169,3 +169,80 @@ def test_hierarchical_flops_only_uses_compute_ceiling():
     pred = get_model("hierarchical").predict(k, SRC, TGT).df.iloc[0]
     assert pred["time_s"] == pytest.approx(0.5e-3)
     assert pred["limiter"] == "fp32"
+
+
+# issue-rate extension: a Turing-like source (64 FP32 lanes, 4 warp instructions per SM per
+# clock: P = 2, I = 4) and an Ampere-GA10x-like target (128 lanes: P = 4, I = 4), FP32 peaks 10
+# and 20 TFLOP/s
+TURING = make_gpu("turing", values={"warp_size": 32, "fp32_lanes_per_sm": 64,
+                                    "warp_issue_per_sm_per_clock": 4},
+                  peak={"fp32_fma_flops_per_s": 10e12, "fp32_addmul_flops_per_s": 5e12})
+AMPERE = make_gpu("ampere", values={"warp_size": 32, "fp32_lanes_per_sm": 128,
+                                    "warp_issue_per_sm_per_clock": 4},
+                  peak={"fp32_fma_flops_per_s": 20e12, "fp32_addmul_flops_per_s": 10e12})
+
+
+def test_issue_rate_without_counts_spans_the_fp_share():
+    """No instruction counts: f in [0.5, 1]. Factor min(1, f I / P): Turing min(1, 2f) = 1
+    throughout, Ampere f. So t_t = t_s x 10e12 / (20e12 f): 1e-3 s at f = 0.5 (high end),
+    0.5e-3 s at f = 1 (low end), 0.5e-3 / sqrt(0.5) at the point f = sqrt(0.5)."""
+    k = table(time_s=[1e-3], flops=[2e9], dtype=["fp32"])
+    plain = get_model("hierarchical").predict(k, TURING, AMPERE).df.iloc[0]
+    p = get_model("hierarchical", issue_rate=True).predict(k, TURING, AMPERE).df.iloc[0]
+    assert plain["time_s"] == pytest.approx(0.5e-3)
+    assert p["time_s"] == pytest.approx(0.5e-3 / np.sqrt(0.5))
+    assert p["low_s"] == pytest.approx(0.5e-3)
+    assert p["high_s"] == pytest.approx(1e-3)
+    # the other direction mirrors it
+    back = get_model("hierarchical", issue_rate=True).predict(k, AMPERE, TURING).df.iloc[0]
+    assert back["time_s"] == pytest.approx(2e-3 * np.sqrt(0.5))
+
+
+def test_issue_rate_from_counts():
+    """FP share from the counts: 0.6e9 FP32 FMA + 0.2e9 ADD thread instructions of 1.6e9 thread
+    instructions, f = 0.5. Turing factor 1, Ampere 0.5. The Eq. 2 mix (FMA 3/4, ADD 1/4) gives
+    Perf_mix 8.75e12 and 17.5e12, warp usage 1.6e9 / (0.05e9 x 32) = 1: t_t = t_s x 8.75e12 /
+    (17.5e12 x 0.5) = t_s, a point interval."""
+    k = table(time_s=[1e-3], fp32_fma_thread_inst=[0.6e9], fp32_add_thread_inst=[0.2e9],
+              fp32_mul_thread_inst=[0.0], thread_inst=[1.6e9], warp_inst=[0.05e9])
+    p = get_model("hierarchical", issue_rate=True).predict(k, TURING, AMPERE).df.iloc[0]
+    assert p["time_s"] == pytest.approx(1e-3)
+    assert p["low_s"] == pytest.approx(p["high_s"])
+    # without thread instructions f counts whole warps: 0.8e9 / (0.05e9 x 32) = 0.5 again
+    k2 = table(time_s=[1e-3], fp32_fma_thread_inst=[0.6e9], fp32_add_thread_inst=[0.2e9],
+               fp32_mul_thread_inst=[0.0], warp_inst=[0.05e9])
+    p2 = get_model("hierarchical", issue_rate=True).predict(k2, TURING, AMPERE).df.iloc[0]
+    assert p2["time_s"] == pytest.approx(1e-3)
+
+
+def test_issue_rate_needs_both_gpus_in_the_catalog():
+    """A GPU without the issue rate leaves both ceilings as they were, with a note."""
+    k = table(time_s=[1e-3], flops=[2e9], dtype=["fp32"])
+    pred = get_model("hierarchical", issue_rate=True).predict(k, TURING, TGT)
+    assert pred.df.iloc[0]["time_s"] == pytest.approx(0.5e-3)
+    assert any("issue rate: not in the catalog" in n for n in pred.assumptions["tgt"])
+
+
+def test_issue_rate_catalog_values():
+    """Dispatch per SM and clock from the vendors' documents: dual-issue Kepler/Maxwell/Pascal,
+    single-issue since Volta."""
+    from gpuproj.catalog import resolve
+
+    got = {g: resolve(g).value("warp_issue_per_sm_per_clock")
+           for g in ("tesla-k40", "gtx-980", "tesla-p100-pcie-16gb", "tesla-p4", "v100-pcie-32gb",
+                     "rtx-2080-ti", "rtx-3090", "a100-pcie-40gb", "h100-sxm5-80gb")}
+    assert got == {"tesla-k40": 8, "gtx-980": 8, "tesla-p100-pcie-16gb": 4, "tesla-p4": 8,
+                   "v100-pcie-32gb": 4, "rtx-2080-ti": 4, "rtx-3090": 4, "a100-pcie-40gb": 4,
+                   "h100-sxm5-80gb": 4}
+
+
+def test_issue_rate_in_the_ceilings():
+    """``ceilings`` reports the issue-limited compute ceiling at f's point: 20e12 x sqrt(0.5) on
+    the Ampere-like GPU without counts; the Eq. 2 mix stays the peak."""
+    from gpuproj.models.hierarchical import Hierarchical
+
+    k = table(time_s=[1e-3], flops=[2e9], dtype=["fp32"]).df
+    c = Hierarchical(issue_rate=True).ceilings(k, AMPERE)
+    assert c["perf_ceil_flops_per_s"][0] == pytest.approx(20e12 * np.sqrt(0.5))
+    assert c["mix_flops_per_s"][0] == pytest.approx(20e12)
+    assert Hierarchical().ceilings(k, AMPERE)["perf_ceil_flops_per_s"][0] == pytest.approx(20e12)

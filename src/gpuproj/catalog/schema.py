@@ -63,6 +63,8 @@ VALUE_FIELDS = {
     "fp32_lanes_per_sm": "FP32 FMA lanes per SM (results per clock)",
     "fp64_lanes_per_sm": "FP64 FMA lanes per SM (results per clock)",
     "sfu_lanes_per_sm": "special-function (MUFU / transcendental) results per clock per SM",
+    "warp_issue_per_sm_per_clock": "warp instructions the SM's schedulers issue per clock, all "
+                                   "schedulers together",
     "ldst_units_per_sm": "load/store units per SM",
     # memory hierarchy
     "l2_size_bytes": "last-level (L2) cache size of one runtime device",

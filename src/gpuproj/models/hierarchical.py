@@ -38,6 +38,16 @@ Extensions (off in ``hierarchical``, on in ``hierarchical-ext``; each switchable
   target's added back.
 - ``warp_bandwidth``: bandwidth ceilings are also scaled by the active-thread ratio of Eq. 3
   (the paper's MiniMDock miss), which moves the ridge point.
+- ``issue_rate``: the FP pipe reaches its peak only if the schedulers issue FP instructions fast
+  enough. With f the FP share of the issued warp instructions, I the warp instructions an SM
+  issues per clock and P = lanes per SM / warp size the FP warp instructions its pipe retires
+  per clock, the compute ceiling is Perf_ceil x min(1, f I / P). A Turing SM (P = 2, I = 4)
+  reaches its FP32 peak from f = 0.5; an Ampere GA10x SM (P = 4, I = 4) only at f = 1: the
+  doubled FP32 peak of the RTX 30 series that SGEMM does not follow. f comes from the counts
+  (FP thread instructions of the kernel's precision / thread instructions); where no counts
+  say, f is taken in [0.5, 1] (``ISSUE_F_RANGE``), the ends give the interval and their
+  geometric mean the point. GPUs without the issue rate in the catalog leave both ceilings
+  unchanged.
 """
 
 from __future__ import annotations
@@ -49,6 +59,10 @@ from .common import DTYPES, CeilingBook, compute_peak_key, dtype_names, labels, 
 
 PRECISIONS = ("fp64", "fp32", "fp16")
 LEVELS = ("l1", "l2", "dram")
+# FP share of the issued warp instructions assumed where no counts give it: a kernel whose FLOPs
+# matter issues at least as many FP instructions as others (loads, addresses, loop control)
+ISSUE_F_RANGE = (0.5, 1.0)
+LANES = {"fp32": "fp32_lanes_per_sm", "fp64": "fp64_lanes_per_sm"}
 
 
 def _nz(a):
@@ -62,10 +76,12 @@ class Hierarchical(Model):
     requires_any = (("flops",), ("dram_bytes",), ("l2_bytes",), ("l1_bytes",))
 
     def __init__(self, cache_capacity: bool = False, parallelism: bool = False,
-                 warp_bandwidth: bool = False, target_counts: dict | None = None):
+                 warp_bandwidth: bool = False, issue_rate: bool = False,
+                 target_counts: dict | None = None):
         self.cache_capacity = cache_capacity
         self.parallelism = parallelism
         self.warp_bandwidth = warp_bandwidth
+        self.issue_rate = issue_rate
         # {target id: DataFrame of canonical counts for that target} from gpuproj.sass
         self.target_counts = target_counts
 
@@ -242,33 +258,57 @@ class Hierarchical(Model):
         else:
             t_body, launch_t = t_s, 0.0
 
-        per_level = np.full((len(df), len(LEVELS)), np.nan)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            t_flop_scale = t_body * flop_ratio
-            for j, lvl in enumerate(LEVELS):
-                roof_s = np.minimum(bw_s[lvl] * rows["oi"][lvl], perf_s)
-                roof_t = np.minimum(bw_t[lvl] * oi_t[lvl], perf_t)
-                # Eq. 9, as a time: t_t = FLOP_t / (Perf_s / roof_s x roof_t)
-                t_flop = t_flop_scale * roof_s / roof_t
-                t_bytes = t_body * (bw_s[lvl] / bw_t[lvl]) * rows["same_bytes"][lvl]
-                per_level[:, j] = np.where(has_flops, t_flop, t_bytes)
-        per_level[~np.isfinite(per_level) | (per_level <= 0)] = np.nan
-        # no byte counts at all (tables with analytic FLOPs only): the roofline at OI -> inf,
-        # i.e. the ratio of the kernel-specific compute ceilings
-        no_level = np.isnan(per_level).all(axis=1) & has_flops
-        if no_level.any():
+        def level_times(perf_s, perf_t):
+            """Eq. 9 per level (columns ``LEVELS``); NaN where a level is unknown."""
+            out = np.full((len(df), len(LEVELS)), np.nan)
             with np.errstate(invalid="ignore", divide="ignore"):
-                per_level[no_level, 0] = (t_body * (flops_t / flops_s) * perf_s / perf_t)[no_level]
-            notes.append(f"{int(no_level.sum())} row(s) without byte counts: compute ceiling only")
+                t_flop_scale = t_body * flop_ratio
+                for j, lvl in enumerate(LEVELS):
+                    roof_s = np.minimum(bw_s[lvl] * rows["oi"][lvl], perf_s)
+                    roof_t = np.minimum(bw_t[lvl] * oi_t[lvl], perf_t)
+                    # Eq. 9, as a time: t_t = FLOP_t / (Perf_s / roof_s x roof_t)
+                    t_flop = t_flop_scale * roof_s / roof_t
+                    t_bytes = t_body * (bw_s[lvl] / bw_t[lvl]) * rows["same_bytes"][lvl]
+                    out[:, j] = np.where(has_flops, t_flop, t_bytes)
+                out[~np.isfinite(out) | (out <= 0)] = np.nan
+                # no byte counts at all (tables with analytic FLOPs only): the roofline at
+                # OI -> inf, i.e. the ratio of the kernel-specific compute ceilings
+                none = np.isnan(out).all(axis=1) & has_flops
+                out[none, 0] = (t_body * (flops_t / flops_s) * perf_s / perf_t)[none]
+            return out, int(none.sum())
+
+        # (point, low end, high end) of the issue-rate factor: one projection per variant
+        variants = [(perf_s, perf_t)]
+        if self.issue_rate:
+            f_s = self._once(("issue_f", ws_s), lambda: self._fp_issue_share(df, ws_s))
+            f_t = self._fp_issue_share(counts_t, ws_t) if counts_t is not df else f_s
+            i_s, i_t = (g.value("warp_issue_per_sm_per_clock") for g in (source, target))
+            if np.isfinite(i_s) and np.isfinite(i_t):
+                variants = [(perf_s * self._issue_factor(df, source, ws_s, a),
+                             perf_t * self._issue_factor(df, target, ws_t, b))
+                            for a, b in zip(f_s, f_t)]
+                notes.append(f"issue rate: FP ceiling x min(1, f I / P), I = {i_s:g} -> {i_t:g} "
+                             "warp instructions per SM per clock")
+            else:
+                notes.append("issue rate: not in the catalog for both GPUs, compute ceilings "
+                             "unchanged")
+        per_level, no_level = level_times(*variants[0])
+        if no_level:
+            notes.append(f"{no_level} row(s) without byte counts: compute ceiling only")
+        spread = per_level
+        if len(variants) > 1:
+            spread = np.concatenate([per_level] + [level_times(*v)[0] for v in variants[1:]],
+                                    axis=1)
 
         if self.parallelism:
             scale, note = self._fill_ratio(df, source, target)
-            per_level *= scale[:, None]
+            per_level = per_level * scale[:, None]
+            spread = spread * scale[:, None]
             notes.append(note)
         with np.errstate(invalid="ignore"), _quiet():
             point = np.nanmean(per_level, axis=1) + launch_t
-            low = np.nanmin(per_level, axis=1) + launch_t
-            high = np.nanmax(per_level, axis=1) + launch_t
+            low = np.nanmin(spread, axis=1) + launch_t
+            high = np.nanmax(spread, axis=1) + launch_t
 
         with np.errstate(invalid="ignore", divide="ignore"):
             t_comp = np.where(has_flops, flops_t / perf_t, 0.0)
@@ -291,7 +331,7 @@ class Hierarchical(Model):
         Returns arrays aligned with the rows: ``dtype``; ``fma_flops_per_s`` and
         ``addmul_flops_per_s`` (the dominant precision's FMA and ADD/MUL ceilings);
         ``mix_flops_per_s`` (Eq. 2); ``warp_usage`` (active threads / warp size);
-        ``perf_ceil_flops_per_s`` (Eq. 3); per level L in l1, l2, dram: ``bw_L_bytes_per_s``
+        ``perf_ceil_flops_per_s`` (Eq. 3, with ``issue_rate`` at the point of f); per level L in l1, l2, dram: ``bw_L_bytes_per_s``
         (Eqs. 6-8), ``nplus_L_bytes`` (bytes traversing L), ``oi_L_flop_per_byte`` (Eq. 10) and
         ``roof_L_flops_per_s`` (Eq. 1 at that OI); and ``notes`` (non-measured values used).
         Missing levels are NaN.
@@ -306,6 +346,9 @@ class Hierarchical(Model):
         rows = self._source_rows(df)
         perf = self._perf_ceiling(df, book, ws, rows["mix"])
         usage = self._warp_usage(df, ws)
+        mix = perf / usage
+        if self.issue_rate:
+            perf = perf * self._issue_factor(df, gpu, ws, self._fp_issue_share(df, ws)[0])
         bw, _ = self._bw_ceilings(df, rows["n"], book, gpu, rows["write_only"])
         if self.warp_bandwidth:
             bw = {k: v * usage for k, v in bw.items()}
@@ -315,7 +358,7 @@ class Hierarchical(Model):
             "fma_flops_per_s": per_dtype(codes, lambda d: book(compute_peak_key(d))),
             "addmul_flops_per_s": per_dtype(codes, lambda d: book(f"{d}_addmul_flops_per_s")
                                             if d in PRECISIONS else np.nan),
-            "mix_flops_per_s": perf / usage,
+            "mix_flops_per_s": mix,
             "warp_usage": usage,
             "perf_ceil_flops_per_s": perf,
         }
@@ -348,6 +391,41 @@ class Hierarchical(Model):
                      "f = uncached fraction of the working set")
 
     @staticmethod
+    def _fp_issue_share(counts, warp_size):
+        """(point, low, high) of f, the FP share of issued warp instructions, per row: from the
+        counts of the row's precision where they exist (low = high = point), else
+        ``ISSUE_F_RANGE`` with its geometric mean as the point."""
+        codes = counts["_dtype"].to_numpy()
+        fp = np.zeros(len(counts))
+        for p in LANES:
+            n = sum(_nz(counts[f"{p}_{k}_thread_inst"].to_numpy(float))
+                    for k in ("fma", "add", "mul"))
+            fp = np.where(dtype_names(codes) == p, n, fp)
+        thread = counts["thread_inst"].to_numpy(float)
+        # without thread instructions, whole warps: a lower bound on f when warps diverge
+        thread = np.where(np.isfinite(thread) & (thread > 0), thread,
+                          counts["warp_inst"].to_numpy(float) * warp_size)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            f = np.clip(fp / thread, 0.0, 1.0)
+        known = np.isfinite(f) & (fp > 0)
+        lo, hi = ISSUE_F_RANGE
+        return (np.where(known, f, np.sqrt(lo * hi)), np.where(known, f, lo),
+                np.where(known, f, hi))
+
+    @staticmethod
+    def _issue_factor(df, gpu, warp_size, f):
+        """min(1, f I / P) per row on ``gpu``: the share of the compute ceiling its schedulers
+        can feed at FP share ``f`` (P = lanes per SM / warp size of the row's precision; 1 for
+        precisions without a lane count, and everywhere when the GPU has no issue rate)."""
+        issue = gpu.value("warp_issue_per_sm_per_clock")
+        if not np.isfinite(issue):
+            return np.ones(len(df))
+        pipe = per_dtype(df["_dtype"].to_numpy(),
+                         lambda d: gpu.value(LANES[d]) / warp_size if d in LANES else np.nan)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(pipe > 0, np.minimum(1.0, f * issue / pipe), 1.0)
+
+    @staticmethod
     def _launch_split(t_s, source, target):
         ls, lt = source.measured("launch_overhead_s"), target.measured("launch_overhead_s")
         if np.isfinite(ls) and np.isfinite(lt):
@@ -367,11 +445,13 @@ class Hierarchical(Model):
 
 class HierarchicalExtended(Hierarchical):
     name = "hierarchical-ext"
-    summary = "hierarchical roofline + cache-capacity, parallelism and warp-bandwidth extensions"
+    summary = ("hierarchical roofline + cache-capacity, parallelism, warp-bandwidth and "
+               "issue-rate extensions")
 
     def __init__(self, cache_capacity: bool = True, parallelism: bool = True,
-                 warp_bandwidth: bool = True, target_counts: dict | None = None):
-        super().__init__(cache_capacity, parallelism, warp_bandwidth, target_counts)
+                 warp_bandwidth: bool = True, issue_rate: bool = True,
+                 target_counts: dict | None = None):
+        super().__init__(cache_capacity, parallelism, warp_bandwidth, issue_rate, target_counts)
 
 
 class _quiet:
