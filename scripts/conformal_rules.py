@@ -172,9 +172,10 @@ def markdown(res) -> str:
           "Those GPUs lie outside the training GPUs' range, where the hybrids give way to "
           "their analytical chain; `+ band outside` then widens the interval to that "
           "method's error band measured on the other data sources, which lifts KernelTuner "
-          "GEMM from 66-72 % to 97-98 % and the Rodinia P100 folds, and over-covers where the "
-          "band is wider than the table's own physics errors (KernelTuner convolution "
-          "95-97 %). It trades under-coverage on unfamiliar GPUs for over-coverage; gpuproj "
+          "GEMM from 81-85 % to 98-99 % (66-72 % before the issue-rate extension of "
+          "hierarchical-ext) and the Rodinia P100 folds, and over-covers where the band is "
+          "wider than the table's own physics errors (KernelTuner convolution 94-97 %). "
+          "It trades under-coverage on unfamiliar GPUs for over-coverage; gpuproj "
           "uses it. What stays under 87 % are held-out GPUs *inside* the training range whose "
           "shift none of the training GPUs showed (Rodinia: the Maxwell GTX 970/980/TITAN X "
           "and the Quadro K5200/Tesla K20), which no rule calibrated on 8 GPUs can foresee.",
