@@ -280,8 +280,9 @@ class Hierarchical(Model):
         # (point, low end, high end) of the issue-rate factor: one projection per variant
         variants = [(perf_s, perf_t)]
         if self.issue_rate:
-            f_s = self._once(("issue_f", ws_s), lambda: self._fp_issue_share(df, ws_s))
-            f_t = self._fp_issue_share(counts_t, ws_t) if counts_t is not df else f_s
+            f_s = self._once(("issue_f", ws_s),
+                             lambda: self._fp_issue_share(df, rows["mix"], ws_s))
+            f_t = self._fp_issue_share(counts_t, mix_t, ws_t) if counts_t is not df else f_s
             i_s, i_t = (g.value("warp_issue_per_sm_per_clock") for g in (source, target))
             if np.isfinite(i_s) and np.isfinite(i_t):
                 variants = [(perf_s * self._issue_factor(df, source, ws_s, a),
@@ -331,8 +332,8 @@ class Hierarchical(Model):
         Returns arrays aligned with the rows: ``dtype``; ``fma_flops_per_s`` and
         ``addmul_flops_per_s`` (the dominant precision's FMA and ADD/MUL ceilings);
         ``mix_flops_per_s`` (Eq. 2); ``warp_usage`` (active threads / warp size);
-        ``perf_ceil_flops_per_s`` (Eq. 3, with ``issue_rate`` at the point of f); per level L in l1, l2, dram: ``bw_L_bytes_per_s``
-        (Eqs. 6-8), ``nplus_L_bytes`` (bytes traversing L), ``oi_L_flop_per_byte`` (Eq. 10) and
+        ``perf_ceil_flops_per_s`` (Eq. 3; with ``issue_rate``, at the point of f); per level L
+        in l1, l2, dram: ``bw_L_bytes_per_s`` (Eqs. 6-8), ``nplus_L_bytes`` (bytes traversing L), ``oi_L_flop_per_byte`` (Eq. 10) and
         ``roof_L_flops_per_s`` (Eq. 1 at that OI); and ``notes`` (non-measured values used).
         Missing levels are NaN.
         """
@@ -348,7 +349,8 @@ class Hierarchical(Model):
         usage = self._warp_usage(df, ws)
         mix = perf / usage
         if self.issue_rate:
-            perf = perf * self._issue_factor(df, gpu, ws, self._fp_issue_share(df, ws)[0])
+            f = self._fp_issue_share(df, rows["mix"], ws)[0]
+            perf = perf * self._issue_factor(df, gpu, ws, f)
         bw, _ = self._bw_ceilings(df, rows["n"], book, gpu, rows["write_only"])
         if self.warp_bandwidth:
             bw = {k: v * usage for k, v in bw.items()}
@@ -391,16 +393,16 @@ class Hierarchical(Model):
                      "f = uncached fraction of the working set")
 
     @staticmethod
-    def _fp_issue_share(counts, warp_size):
+    def _fp_issue_share(counts, mix, warp_size):
         """(point, low, high) of f, the FP share of issued warp instructions, per row: from the
-        counts of the row's precision where they exist (low = high = point), else
-        ``ISSUE_F_RANGE`` with its geometric mean as the point."""
-        codes = counts["_dtype"].to_numpy()
+        FP instructions of the row's precision (``mix``, from ``_mix_counts(counts)``) where
+        there are some (low = high = point), else ``ISSUE_F_RANGE`` with its geometric mean as
+        the point."""
+        names = dtype_names(counts["_dtype"].to_numpy())
         fp = np.zeros(len(counts))
-        for p in LANES:
-            n = sum(_nz(counts[f"{p}_{k}_thread_inst"].to_numpy(float))
-                    for k in ("fma", "add", "mul"))
-            fp = np.where(dtype_names(codes) == p, n, fp)
+        for p, (fma, am) in mix.items():
+            if p in LANES:
+                fp = np.where(names == p, fma + am, fp)
         thread = counts["thread_inst"].to_numpy(float)
         # without thread instructions, whole warps: a lower bound on f when warps diverge
         thread = np.where(np.isfinite(thread) & (thread > 0), thread,
