@@ -215,6 +215,31 @@ def test_issue_rate_from_counts():
     assert p2["time_s"] == pytest.approx(1e-3)
 
 
+def test_issue_rate_counts_of_another_architecture():
+    """Counts are the source ISA's instructions: to a target of another architecture (without
+    its SASS counts) f is taken in [0.5, 1] on both GPUs, as without counts; ``ceilings`` on
+    that target (the source as reference) does the same."""
+    from gpuproj.models.hierarchical import Hierarchical
+
+    other = make_gpu("ampere-other", values={"warp_size": 32, "fp32_lanes_per_sm": 128,
+                                             "warp_issue_per_sm_per_clock": 4},
+                     peak={"fp32_fma_flops_per_s": 20e12, "fp32_addmul_flops_per_s": 10e12},
+                     architecture="Other")
+    # f = 0.1 from the counts: on the same architecture both issue roofs bind (Turing factor
+    # 0.2, Ampere 0.1: 2e12 FLOP/s each), and the time stays 1e-3 s
+    k = table(time_s=[1e-3], fp32_fma_thread_inst=[0.16e9], fp32_add_thread_inst=[0.0],
+              fp32_mul_thread_inst=[0.0], thread_inst=[1.6e9], warp_inst=[0.05e9])
+    pred = get_model("hierarchical", issue_rate=True).predict(k, TURING, other)
+    p = pred.df.iloc[0]
+    assert p["time_s"] == pytest.approx(0.5e-3 / np.sqrt(0.5))
+    assert (p["low_s"], p["high_s"]) == pytest.approx((0.5e-3, 1e-3))
+    assert any("counts are Test instructions" in n for n in pred.assumptions["ampere-other"])
+    same = get_model("hierarchical", issue_rate=True).predict(k, TURING, AMPERE).df.iloc[0]
+    assert same["time_s"] == pytest.approx(1e-3)
+    c = Hierarchical(issue_rate=True).ceilings(k.df, other, reference=TURING)
+    assert c["perf_ceil_flops_per_s"][0] == pytest.approx(20e12 * np.sqrt(0.5))
+
+
 def test_issue_rate_needs_both_gpus_in_the_catalog():
     """A GPU without the issue rate leaves both ceilings as they were, with a note."""
     k = table(time_s=[1e-3], flops=[2e9], dtype=["fp32"])

@@ -46,7 +46,9 @@ Extensions (off in ``hierarchical``, on in ``hierarchical-ext``; each switchable
   doubled FP32 peak of the RTX 30 series that SGEMM does not follow. f comes from the counts
   (FP thread instructions of the kernel's precision / thread instructions); where no counts
   say, f is taken in [0.5, 1] (``ISSUE_F_RANGE``), the ends give the interval and their
-  geometric mean the point. GPUs without the issue rate in the catalog leave both ceilings
+  geometric mean the point. Counts are instructions of the source's ISA: between two
+  architectures, without the target's SASS counts (``target_counts``), f is taken in that
+  range on both GPUs. GPUs without the issue rate in the catalog leave both ceilings
   unchanged.
 """
 
@@ -283,6 +285,13 @@ class Hierarchical(Model):
             f_s = self._once(("issue_f", ws_s),
                              lambda: self._fp_issue_share(df, rows["mix"], ws_s))
             f_t = self._fp_issue_share(counts_t, mix_t, ws_t) if counts_t is not df else f_s
+            if counts_t is df and source.architecture != target.architecture:
+                # instruction counts belong to the source's ISA: another architecture's
+                # compiler issues other instructions (Rodinia under nvprof: Maxwell 2.1x
+                # Kepler's), so without the target's SASS counts f is unknown on both
+                f_s = f_t = self._fp_issue_share(df, {}, ws_s)
+                notes.append(f"issue rate: counts are {source.architecture} instructions, not "
+                             f"{target.architecture}'s: f taken in {ISSUE_F_RANGE}")
             i_s, i_t = (g.value("warp_issue_per_sm_per_clock") for g in (source, target))
             if np.isfinite(i_s) and np.isfinite(i_t):
                 variants = [(perf_s * self._issue_factor(df, source, ws_s, a),
@@ -349,7 +358,10 @@ class Hierarchical(Model):
         usage = self._warp_usage(df, ws)
         mix = perf / usage
         if self.issue_rate:
-            f = self._fp_issue_share(df, rows["mix"], ws)[0]
+            # as in the projection: a reference of another architecture means the counts are
+            # not this GPU's instructions
+            own = reference is None or reference.architecture == gpu.architecture
+            f = self._fp_issue_share(df, rows["mix"] if own else {}, ws)[0]
             perf = perf * self._issue_factor(df, gpu, ws, f)
         bw, _ = self._bw_ceilings(df, rows["n"], book, gpu, rows["write_only"])
         if self.warp_bandwidth:
