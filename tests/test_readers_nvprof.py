@@ -107,6 +107,9 @@ def test_amaris_runs_become_one_row_with_median():
     # nvprof's flop_count_sp leaves them out
     r = t.df[t.df["gpu"] == "gtx-680"].iloc[0]
     assert r["fp32_flops"] == 296336 + 36864
+    # the P100 table prints static shared memory in KB (3), the GTX 680's in bytes (3072)
+    assert set(raw["static.smem"]) == {3072, 3}
+    assert (t.df["smem_per_block_bytes"] == 3072).all()
 
 
 def test_amaris_bad_input(tmp_path):

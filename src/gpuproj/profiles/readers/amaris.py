@@ -25,6 +25,8 @@ What the reader does:
   / duration`` is 1000x below the read throughput taken as GB/s). Where the GB/s reading would
   put more bytes in DRAM than the L2 received plus a whole 4 MiB L2 (the largest L2 here, Tesla
   P100) it cannot be right, and the value is left missing.
+- ``static.smem`` is in bytes on some GPUs and in KB on others (``_smem_bytes``); KB values
+  are converted.
 - shared-memory bytes are not derived (the throughputs have the same unit problem);
   ``shared_wavefronts`` = shared load + store transactions, ``shared_requests`` = the
   ``shared_load`` + ``shared_store`` warp-level instruction events.
@@ -86,6 +88,17 @@ _REQUIRED = ["name", "gpu_name", "duration", "input.size.1", "input.size.2", "gr
              "grid.y", "block.x", "block.y"]
 
 
+def _smem_bytes(smem, kernel, config):
+    """``static.smem`` in bytes. Some GPUs' tables print it in KB (nvprof's newer unit;
+    bpnn_layerforward: 1088 on seven GPUs, 1.0625 on the GTX 980 and P100): a value is KB
+    where it has a fractional part or where 1024 x it is what another GPU of the table reports
+    for the same launch (a launch's static shared memory is the same on every GPU)."""
+    most = smem.groupby([kernel, config]).transform("max")
+    kb = (smem > 0) & (smem <= 48) & (  # static shared memory is at most 48 KB per block
+        (smem % 1 != 0) | ((smem * 1024 - most).abs() <= 0.01 * most))
+    return smem.where(~kb, smem * 1024)
+
+
 def sniff(path, head: str) -> bool:
     first = head.splitlines()[0] if head else ""
     cols = {c.strip().strip('"') for c in first.split(",")}
@@ -121,7 +134,8 @@ def read(path, gpu: str | None = None) -> ProfileTable:
     if "registers.per.thread" in num:
         out["regs_per_thread"] = num["registers.per.thread"]
     if "static.smem" in num:
-        out["smem_per_block_bytes"] = num["static.smem"]
+        out["smem_per_block_bytes"] = _smem_bytes(num["static.smem"], out["kernel"],
+                                                  out["config"])
     for c in ("input.size.1", "input.size.2"):
         out[c] = num[c]
     # nvprof metrics, vectorised: same arithmetic as nvprof.apply_metrics on one row
