@@ -282,9 +282,6 @@ class Hierarchical(Model):
         # (point, low end, high end) of the issue-rate factor: one projection per variant
         variants = [(perf_s, perf_t)]
         if self.issue_rate:
-            f_s = self._once(("issue_f", ws_s),
-                             lambda: self._fp_issue_share(df, rows["mix"], ws_s))
-            f_t = self._fp_issue_share(counts_t, mix_t, ws_t) if counts_t is not df else f_s
             if counts_t is df and source.architecture != target.architecture:
                 # instruction counts belong to the source's ISA: another architecture's
                 # compiler issues other instructions (Rodinia under nvprof: Maxwell 2.1x
@@ -292,6 +289,10 @@ class Hierarchical(Model):
                 f_s = f_t = self._fp_issue_share(df, {}, ws_s)
                 notes.append(f"issue rate: counts are {source.architecture} instructions, not "
                              f"{target.architecture}'s: f taken in {ISSUE_F_RANGE}")
+            else:
+                f_s = self._once(("issue_f", ws_s),
+                                 lambda: self._fp_issue_share(df, rows["mix"], ws_s))
+                f_t = f_s if counts_t is df else self._fp_issue_share(counts_t, mix_t, ws_t)
             i_s, i_t = (g.value("warp_issue_per_sm_per_clock") for g in (source, target))
             if np.isfinite(i_s) and np.isfinite(i_t):
                 variants = [(perf_s * self._issue_factor(df, source, ws_s, a),
@@ -342,9 +343,9 @@ class Hierarchical(Model):
         ``addmul_flops_per_s`` (the dominant precision's FMA and ADD/MUL ceilings);
         ``mix_flops_per_s`` (Eq. 2); ``warp_usage`` (active threads / warp size);
         ``perf_ceil_flops_per_s`` (Eq. 3; with ``issue_rate``, at the point of f); per level L
-        in l1, l2, dram: ``bw_L_bytes_per_s`` (Eqs. 6-8), ``nplus_L_bytes`` (bytes traversing L), ``oi_L_flop_per_byte`` (Eq. 10) and
-        ``roof_L_flops_per_s`` (Eq. 1 at that OI); and ``notes`` (non-measured values used).
-        Missing levels are NaN.
+        in l1, l2, dram: ``bw_L_bytes_per_s`` (Eqs. 6-8), ``nplus_L_bytes`` (bytes traversing
+        L), ``oi_L_flop_per_byte`` (Eq. 10) and ``roof_L_flops_per_s`` (Eq. 1 at that OI); and
+        ``notes`` (non-measured values used). Missing levels are NaN.
         """
         from .common import dtype_codes
 
