@@ -365,6 +365,18 @@ NOTES = [
     "(bpnn_layerforward 10.4 against 9.8 %, calculate_temp 29.6 against 27.2 %, "
     "adjust_weights 51.7 against 48.0 %): the held-out training GPUs it is weighted on do not "
     "show how badly its linear GPU terms extrapolate to a new one.",
+    "calculate_temp runs FP64 instructions (median launch: 1.08 M FP64 thread instructions "
+    "next to 4.3 M FP32 FLOPs; Rodinia hotspot's double literals, 2.0, promote its float "
+    "arithmetic), and the GPUs with 1/24- or 1/32-rate FP64 take about twice as long as the "
+    "FP64-capable GK110 Teslas and GTX TITAN (1024x1024: GTX 680 961 us, GTX 970 906 us, "
+    "Tesla K40 427 us, GTX TITAN 382 us; FP64 roofs 5 to 30 times below these times), "
+    "and no analytical method here captures that: the bandwidth ratio ignores FP64, and "
+    "roofs that far below the time do not say what the FP64 instructions cost. The lasso "
+    "reads it from the target's FP64 lanes per SM, one of its largest coefficients. The "
+    "catalog has no FP64 "
+    "rate for the Quadro K5200 (no vendor document states it), yet its times match the "
+    "throttled GTX 680's (921 us): with FP64 unknown, the hybrids predict it like its GK110 "
+    "siblings, and their intervals cover 5 to 52 % of its fold.",
     "seed-report-4gpus: about 60 rows per GPU, byte counts that differ between GPUs for the "
     "same configuration and GTX TITAN X timings that do not grow with the work (see the "
     "checks above), so every physics base is far off (best analytical MAPE > 100 %) and a "
