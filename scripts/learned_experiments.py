@@ -373,10 +373,9 @@ NOTES = [
     "and no analytical method here captures that: the bandwidth ratio ignores FP64, and "
     "roofs that far below the time do not say what the FP64 instructions cost. The lasso "
     "reads it from the target's FP64 lanes per SM, one of its largest coefficients. The "
-    "catalog has no FP64 "
-    "rate for the Quadro K5200 (no vendor document states it), yet its times match the "
-    "throttled GTX 680's (921 us): with FP64 unknown, the hybrids predict it like its GK110 "
-    "siblings, and their intervals cover 5 to 52 % of its fold.",
+    "catalog has no FP64 rate for the Quadro K5200 (no vendor document states it), yet its "
+    "times match the throttled GTX 680's (921 us): with FP64 unknown, the hybrids predict it "
+    "like its GK110 siblings, and their intervals cover 5 to 52 % of its fold.",
     "seed-report-4gpus: about 60 rows per GPU, byte counts that differ between GPUs for the "
     "same configuration and GTX TITAN X timings that do not grow with the work (see the "
     "checks above), so every physics base is far off (best analytical MAPE > 100 %) and a "
@@ -408,7 +407,7 @@ NOTES = [
     "prediction's distance from its source time (the score of the analytical error bands), "
     "and outside the training GPUs' range widen to the analytical chain's error band, fitted "
     "here without the table's own data source. Under 87 % remain held-out GPUs inside the "
-    "training range with a shift no training GPU showed: the Maxwell GTX 970/980/TITAN X in "
+    "training range with a shift no training GPU showed: the Maxwell GTX 970/980 in "
     "bpnn_layerforward, the Quadro K5200 and Tesla K20 in calculate_temp, the GTX TITAN X in "
     "the seed report and bpnn_adjust_weights (per held-out GPU above); on those tables 90 % "
     "lies inside the bootstrap interval over GPUs for every hybrid, so there the data cannot "
