@@ -47,6 +47,8 @@ def test_every_number_has_kind_and_source(path):
             assert isinstance(e["source"], str) and len(e["source"]) >= 12, f"{sec}.{k} source too vague"
             if e["kind"] == "derived":
                 assert e["source"].startswith("derived"), f"{sec}.{k} must say how it was derived"
+            if e["kind"] == "database":  # a third-party value must say what backs it up
+                assert "Corroborated by" in e["source"], f"{sec}.{k} must say what corroborates it"
             if sec == "measured":
                 assert e["kind"] == "measurement", f"{sec}.{k}"
             vals = e["value"] if isinstance(e["value"], list) else [e["value"]]

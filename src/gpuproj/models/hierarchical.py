@@ -4,7 +4,16 @@
 Paper equations, per kernel k, on each GPU (source s, target t):
 
 - Eq. 2  Perf_mix = Perf_FMA x N_FMA/N + Perf_ADDMUL x (N_ADD+N_MUL)/N, N = N_FMA+N_ADD+N_MUL
-  (here summed over precisions: each precision's FMA and ADD/MUL peaks weighted by its counts)
+  (here summed over precisions: each precision's FMA and ADD/MUL peaks weighted by its counts.
+  Physically, precisions run on pipes of their own and the busiest pipe holds the kernel; that
+  form was measured on the public tables and not kept: Rodinia calculate_temp, whose FP64
+  instructions dominate on the 1/24- and 1/32-rate GPUs, went from 38.7 to 108.5 % MAPE
+  (hierarchical-ext 52.3 -> 79.3 %). Between two low-FP64 GPUs it projects within 0.8-1.2x,
+  but the GK110 GPUs that run the kernel at full FP64 rate are held by issue and latency,
+  which no ceiling here prices across architectures (the issue-rate extension does not know f
+  there), so it projected them 3x too fast; taking f from the source counts there as well
+  brought calculate_temp to 36.6 % and bpnn_layerforward from 11.9 to 33.7 %. The other tables
+  were unchanged.)
 - Eq. 3  Perf_ceil = active_threads_per_instruction / warp_size x Perf_mix
 - Eq. 4  t_mem = N_mem / BW_mem, N_mem = bytes served by level mem (hits there)
 - Eq. 5  t_shM = N_shM / N_shM_pc x N_shM_pc_max / BW_shM; with N_shM_pc = bytes per wavefront,
