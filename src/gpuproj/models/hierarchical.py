@@ -12,8 +12,8 @@ Paper equations, per kernel k, on each GPU (source s, target t):
   but the GK110 GPUs that run the kernel at full FP64 rate are held by issue and latency,
   which no ceiling here prices across architectures (the issue-rate extension does not know f
   there), so it projected them 3x too fast; taking f from the source counts there as well
-  brought calculate_temp to 36.6 % and bpnn_layerforward from 11.9 to 33.7 %. The other tables
-  were unchanged.)
+  brought hierarchical-ext to 36.6 % on calculate_temp but from 11.9 to 33.7 % on
+  bpnn_layerforward. The other tables were unchanged.)
 - Eq. 3  Perf_ceil = active_threads_per_instruction / warp_size x Perf_mix
 - Eq. 4  t_mem = N_mem / BW_mem, N_mem = bytes served by level mem (hits there)
 - Eq. 5  t_shM = N_shM / N_shM_pc x N_shM_pc_max / BW_shM; with N_shM_pc = bytes per wavefront,
