@@ -617,9 +617,9 @@ class Ensemble(LearnedModel):
 
     ``lasso`` is not a default member: with it, leave-one-GPU-out MAPE rose on 4 of the 5
     tables tried (validated on every training GPU, before the Quadro K5200's FP64 rate was in
-    the catalog: Rodinia bpnn_layerforward 9.8 -> 10.4 %,
-    calculate_temp 27.2 -> 29.6 %, adjust_weights 48.0 -> 51.7 %, NeuSight conv 17.7 ->
-    18.7 %; the seed report 109.8 -> 106.5 %): linear in the GPU features, it extrapolates to
+    the catalog: Rodinia bpnn_layerforward 9.8 -> 10.4 %, calculate_temp 27.2 -> 29.6 %,
+    adjust_weights 48.0 -> 51.7 %, NeuSight conv 17.7 -> 18.7 %; the seed report 109.8 ->
+    106.5 %): linear in the GPU features, it extrapolates to
     a held-out GPU worse than its validation on the training GPUs promises.
 
     ``power`` stays fixed: choosing it from (1, 2, 4, 8, 16) per fit by nested held-out error
