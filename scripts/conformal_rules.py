@@ -177,8 +177,9 @@ def markdown(res) -> str:
           "wider than the table's own physics errors (KernelTuner convolution 94-97 %). "
           "It trades under-coverage on unfamiliar GPUs for over-coverage; gpuproj "
           "uses it. What stays under 87 % are held-out GPUs *inside* the training range whose "
-          "shift none of the training GPUs showed (Rodinia bpnn_layerforward: the Maxwell GTX "
-          "970/980), which no rule calibrated on 8 GPUs can foresee. calculate_temp was among "
+          "shift none of the training GPUs showed (Rodinia bpnn_layerforward: the GTX TITAN X "
+          "and the Tesla K20; the GTX 970 and 980 until the 970's 196 GB/s entered the "
+          "catalog), which no rule calibrated on 8 GPUs can foresee. calculate_temp was among "
           "them (83-87 %) until the Quadro K5200's FP64 rate entered the catalog: with the rate "
           "unknown, the K5200 fold was covered 5-52 %.",
           ""]
