@@ -1,6 +1,10 @@
-"""Shared test helpers: GPUs built in memory for hand-computed examples."""
+"""Shared test helpers: GPUs built in memory for hand-computed examples, the repository's
+scripts as modules."""
 
+import importlib.util
 import shutil
+import sys
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -25,6 +29,16 @@ def table(**cols):
     base = {"kernel": [f"k{i}" for i in range(n)], "config": ["c"] * n, "gpu": ["src"] * n}
     base.update(cols)
     return ProfileTable.from_frame(pd.DataFrame(base))
+
+
+def load_script(name: str):
+    """``scripts/<name>.py`` imported as module ``name`` (the scripts are not a package)."""
+    path = Path(__file__).resolve().parents[1] / "scripts" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod  # dataclasses look their module up while the class is built
+    spec.loader.exec_module(mod)
+    return mod
 
 
 def has_gpu() -> bool:

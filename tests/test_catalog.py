@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from conftest import load_script
 
 from gpuproj.catalog import BUNDLED_DIR, load_catalog, parse_gpu, read_gpu_file, resolve
 from gpuproj.catalog.schema import LIST_FIELDS, SOURCE_KINDS, THROUGHPUT_FIELDS, VALUE_FIELDS
@@ -233,11 +234,6 @@ def test_bad_files_name_the_field(tmp_path):
 
 def test_catalog_doc_table_is_current():
     """docs/catalog.md carries the generated table; regenerate with scripts/catalog_table.py."""
-    import importlib.util
-
     root = Path(__file__).resolve().parents[1]
-    spec = importlib.util.spec_from_file_location("catalog_table", root / "scripts" / "catalog_table.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
     doc = (root / "docs" / "catalog.md").read_text()
-    assert mod.table_markdown() in doc, "run: python scripts/catalog_table.py --write"
+    assert load_script("catalog_table").table_markdown() in doc, "run: python scripts/catalog_table.py --write"

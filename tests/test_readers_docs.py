@@ -1,7 +1,8 @@
 """docs/profiles.md is generated from the code and docs/ncu.md names every metric gpuproj asks for."""
 
-import importlib.util
 from pathlib import Path
+
+from conftest import load_script
 
 from gpuproj.profiles.readers.ncu_csv import metric_names
 
@@ -9,10 +10,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_profiles_doc_is_current():
-    spec = importlib.util.spec_from_file_location("profiles_doc", ROOT / "scripts" / "profiles_doc.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    assert (ROOT / "docs" / "profiles.md").read_text() == mod.document(), \
+    assert (ROOT / "docs" / "profiles.md").read_text() == load_script("profiles_doc").document(), \
         "run python scripts/profiles_doc.py --write"
 
 

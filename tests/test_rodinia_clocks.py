@@ -1,20 +1,12 @@
 """scripts/rodinia_clocks.py: the clock a GPU ran at, from nvprof's elapsed SM cycles."""
 
-import importlib.util
-from pathlib import Path
-
 import pytest
-
-ROOT = Path(__file__).resolve().parents[1]
+from conftest import load_script
 
 
 @pytest.fixture(scope="module")
 def rc():
-    spec = importlib.util.spec_from_file_location("rodinia_clocks",
-                                                  ROOT / "scripts" / "rodinia_clocks.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_script("rodinia_clocks")
 
 
 def test_clock_is_elapsed_sm_cycles_over_duration_and_sms(rc, tmp_path):

@@ -1,7 +1,6 @@
 """scripts/suite_crossval.py on a hand-made two-GPU collection: the ncu join, the pairs in both
 directions, the leave-one-family-out training, and nothing written before two GPUs exist."""
 
-import importlib.util
 import json
 import shutil
 from pathlib import Path
@@ -9,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import load_script
 
 ROOT = Path(__file__).resolve().parents[1]
 NCU = ROOT / "tests" / "data" / "ncu-h100-sxm5-80gb-raw-base.csv"
@@ -16,11 +16,7 @@ NCU = ROOT / "tests" / "data" / "ncu-h100-sxm5-80gb-raw-base.csv"
 
 @pytest.fixture(scope="module")
 def sc():
-    spec = importlib.util.spec_from_file_location("suite_crossval",
-                                                  ROOT / "scripts" / "suite_crossval.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_script("suite_crossval")
 
 
 def collection(root: Path) -> Path:
