@@ -380,8 +380,12 @@ NOTES = [
     "0.84. bpnn_layerforward went from 10.2 to 6.6 % MAPE for the ensemble (10.7 "
     "-> 9.0 % for the bandwidth ratio), calculate_temp from 15.5 to 14.0 %, adjust_weights' "
     "best hybrid from 39.9 to 38.8 %. The GTX TITAN X keeps a shift of that size (2.65 "
-    "against 2.08-2.45 on bpnn_layerforward) with no documented cause; it is now the only "
-    "GPU with it, and its bpnn_layerforward fold is covered 17-31 %.",
+    "against 2.08-2.45 on bpnn_layerforward): the kernel follows the issue rate, and the "
+    "TITAN X has 1.5x the GTX 980's bandwidth but 1.35x its SMs x clock (within one "
+    "architecture the ratio of issue rates at the profiled clocks predicts bpnn_layerforward "
+    "within 1.8 % MAPE, the bandwidth ratio within 7.8 %; docs/accuracy_analysis.md). The "
+    "held-out GPU's clock under load is what no feature gives: its bpnn_layerforward fold is "
+    "covered 17-31 %.",
     "calculate_temp runs FP64 instructions (median launch: 1.08 M FP64 thread instructions "
     "next to 4.3 M FP32 FLOPs; Rodinia hotspot's double literals, 2.0, promote its float "
     "arithmetic), and the GPUs with 1/24- or 1/32-rate FP64 take about twice as long as the "

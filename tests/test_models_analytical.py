@@ -271,3 +271,53 @@ def test_issue_rate_in_the_ceilings():
     assert c["perf_ceil_flops_per_s"][0] == pytest.approx(20e12 * np.sqrt(0.5))
     assert c["mix_flops_per_s"][0] == pytest.approx(20e12)
     assert Hierarchical().ceilings(k, AMPERE)["perf_ceil_flops_per_s"][0] == pytest.approx(20e12)
+
+
+# source-clock extension: the source's compute peaks assume its 2 GHz boost clock
+CLOCKED = make_gpu("clocked", values={"warp_size": 32, "boost_clock_hz": 2e9},
+                   peak={"fp32_fma_flops_per_s": 10e12, "fp32_addmul_flops_per_s": 5e12,
+                         "dram_bw_bytes_per_s": 1e12})
+FAST = make_gpu("fast", values={"warp_size": 32, "boost_clock_hz": 2e9},
+                peak={"fp32_fma_flops_per_s": 20e12, "fp32_addmul_flops_per_s": 10e12,
+                      "dram_bw_bytes_per_s": 2e12})
+
+
+def test_source_clock_rescales_the_source_compute_ceiling():
+    """A compute-bound FMA kernel (2e9 FLOP, OI 2000) that ran at 1.5 GHz: its source ceiling was
+    10e12 x 1.5 / 2 = 7.5e12, so it reached 2e9 / 1e-3 / 7.5e12 = 26.7 % of it, and the target
+    (taken at its boost clock, 20e12) runs it in 1e-3 x 7.5e12 / 20e12 = 0.375 ms instead of the
+    0.5 ms of the peak ratio. The memory-bound kernel (OI 0.02) does not move."""
+    k = table(time_s=[1e-3, 1e-3], fp32_fma_thread_inst=[1e9, 1e9], flops=[2e9, 2e9], dram_bytes=[1e6, 1e11],
+              sm_clock_hz=[1.5e9, 1.5e9], gpu=["clocked", "clocked"])
+    plain = get_model("hierarchical").predict(k, CLOCKED, FAST)
+    clock = get_model("hierarchical", source_clock=True).predict(k, CLOCKED, FAST)
+    assert plain.df["time_s"].tolist() == pytest.approx([0.5e-3, 0.5e-3])
+    assert clock.df["time_s"].tolist() == pytest.approx([0.375e-3, 0.5e-3])
+    assert any("ran at 1500 MHz (median), 75 % of the 2000 MHz boost" in n
+               for n in clock.assumptions["fast"])
+    # off: the notes say how far the clock was from the boost, nothing is rescaled
+    assert any("ran at 75 %" in n and "not rescaled" in n for n in plain.assumptions["fast"])
+    # the source's roofline in pictures and reports is drawn at the clock it ran at; a target's
+    # (the rows are not on it) at its boost
+    h = get_model("hierarchical", source_clock=True)
+    assert h.ceilings(k.df, CLOCKED)["perf_ceil_flops_per_s"] == pytest.approx([7.5e12] * 2)
+    assert h.ceilings(k.df, FAST, reference=CLOCKED)["perf_ceil_flops_per_s"] == \
+        pytest.approx([20e12] * 2)
+
+
+def test_source_clock_leaves_measured_ceilings_and_unclocked_rows():
+    measured = make_gpu("measured", values={"warp_size": 32, "boost_clock_hz": 2e9},
+                        peak={"fp32_fma_flops_per_s": 10e12, "fp32_addmul_flops_per_s": 5e12,
+                              "dram_bw_bytes_per_s": 1e12},
+                        measured={"fp32_fma_flops_per_s": 9e12})
+    k = table(time_s=[1e-3, 1e-3], fp32_fma_thread_inst=[1e9, 1e9], flops=[2e9, 2e9], dram_bytes=[1e6, 1e6],
+              sm_clock_hz=[1.5e9, np.nan], gpu=["measured", "measured"])
+    p = get_model("hierarchical", source_clock=True).predict(k, measured, FAST)
+    # measured 9e12 -> target peak 20e12 (no measured/peak ratio for FAST's own peak: the
+    # derived value is 20e12 x 9/10 = 18e12)
+    assert p.df["time_s"].tolist() == pytest.approx([1e-3 * 9 / 18] * 2)
+    assert any("measured, not rescaled" in n for n in p.assumptions["fast"])
+    k2 = table(time_s=[1e-3, 1e-3], fp32_fma_thread_inst=[1e9, 1e9], flops=[2e9, 2e9], dram_bytes=[1e6, 1e6],
+               sm_clock_hz=[1.5e9, np.nan], gpu=["clocked", "clocked"])
+    p2 = get_model("hierarchical", source_clock=True).predict(k2, CLOCKED, FAST)
+    assert p2.df["time_s"].tolist() == pytest.approx([0.375e-3, 0.5e-3])

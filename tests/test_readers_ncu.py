@@ -257,3 +257,33 @@ def test_ncu_rep_real_module_on_garbage(tmp_path):
     rep.write_bytes(b"not a report")
     with pytest.raises(InputError):
         ncu_rep.read(rep)
+
+
+def _with_clock(tmp_path, unit, values):
+    """The base fixture with an ``sm__cycles_elapsed.avg.per_second`` column (``values`` for
+    launches 0-3, printed in ``unit``) appended to the header, units and launch rows."""
+    out, launch = [], 0
+    for ln in BASE.read_text().splitlines():
+        if ln.startswith('"ID"'):
+            ln += ',"sm__cycles_elapsed.avg.per_second"'
+        elif ln.startswith('""'):
+            ln += f',"{unit}"'
+        elif ln.startswith('"'):
+            ln += f',"{values[launch]}"'
+            launch += 1
+        out.append(ln)
+    return _write(tmp_path, "\n".join(out) + "\n")
+
+
+def test_sm_clock(tmp_path):
+    # "SM Frequency" as ncu prints it by default (cycle/nsecond); vec_add's two launches
+    # (1.59 and 1.98 GHz) become one row with the mean
+    t = ncu_csv.read(_with_clock(tmp_path, "cycle/nsecond", ["1.59", "1.75", "1.98", "1.755"]))
+    assert row(t, VEC)["sm_clock_hz"] == pytest.approx((1.59e9 + 1.98e9) / 2)
+    assert row(t, "reduce_sum(const float *, float *, int)")["sm_clock_hz"] == \
+        pytest.approx(1.755e9)
+    t = ncu_csv.read(_with_clock(tmp_path, "Mhz", ["1,590", "1,750", "1,980", "1,755"]))
+    assert row(t, VEC)["sm_clock_hz"] == pytest.approx((1.59e9 + 1.98e9) / 2)
+    with pytest.raises(InputError, match="not a frequency") as e:
+        ncu_csv.read(_with_clock(tmp_path, "byte", ["1", "1", "1", "1"]))
+    assert e.value.field == "sm__cycles_elapsed.avg.per_second"

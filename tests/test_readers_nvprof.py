@@ -90,6 +90,8 @@ def test_amaris_excerpt_hand_values():
     assert bool(v["dram_write_from_throughput"])
     assert v["grid_blocks"] == 512 and v["block_threads"] == 256 and v["regs_per_thread"] == 21
     assert v["runs"] == 1 and v["launches"] == 1
+    # SM clock: none for a 46 us run (under 100 us the cycle count spans more than the kernel)
+    assert np.isnan(v["sm_clock_hz"])
     # the same work on every GPU: FP64 FLOPs agree across the 9 GPUs for each size
     assert (t.df.groupby("config")["fp64_flops"].nunique() == 1).all()
 
@@ -159,3 +161,14 @@ def test_amaris_full_tables(name, rows):
     total = t.df["runs"].sum()
     assert total == {513: 513, 180: 57600}[rows]
     assert np.isfinite(t.df["dram_read_bytes"]).all()
+
+
+@pytest.mark.skipif(not AMARIS.is_dir(), reason="shared/data/external not present")
+def test_amaris_clock_of_gpus_with_one_clock():
+    """The SM clock read from the counters (elapsed_cycles_sm / duration / SMs, runs of 100 us
+    and more) matches the two GPUs whose clock is known: the Tesla K20 runs at a fixed 706 MHz,
+    the P100 reaches its 1303 MHz boost."""
+    df = load(AMARIS / "calculate_temp_9gpus.csv.gz").df
+    clock = df.groupby("gpu")["sm_clock_hz"].median()
+    assert clock["tesla-k20"] == pytest.approx(706e6, rel=0.02)
+    assert clock["tesla-p100-pcie-16gb"] == pytest.approx(1303e6, rel=0.02)

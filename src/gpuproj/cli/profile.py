@@ -43,7 +43,10 @@ def ncu_command(ncu: str, app: list[str], out: Path, *, kernel: str | None = Non
     """The argument list (never a shell string) that profiles ``app`` into the CSV ``out``."""
     from ..profiles.readers.ncu_csv import metric_names
 
-    cmd = [ncu, "--csv", "--page", "raw", "--print-units", "base",
+    # --clock-control none: ncu's default locks the clocks to base, which makes a compute-bound
+    # kernel up to 1.4x slower than the card runs it by itself and than the boost-clock peaks
+    # the projection assumes for the target; it also leaves the card's settings alone
+    cmd = [ncu, "--csv", "--page", "raw", "--print-units", "base", "--clock-control", "none",
            "--metrics", ",".join(metric_names()), "--log-file", str(out)]
     if source_counters:
         cmd += ["--section", "SourceCounters"]

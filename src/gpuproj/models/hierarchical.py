@@ -32,7 +32,8 @@ Ceilings: the catalog's measured value where there is one, else peak x the sourc
 measured/peak ratio (Sec. 4.1, marked derived), else the peak; write-only kernels use the
 write bandwidth (STREAM init).
 
-Extensions (off in ``hierarchical``, on in ``hierarchical-ext``; each switchable):
+Extensions (off in ``hierarchical``, on in ``hierarchical-ext`` except ``source_clock``; each
+switchable):
 
 - ``cache_capacity``: the DRAM traffic on the target is rescaled by the fraction of the working
   set that does not fit in its L2, f(C) = clip(1 - C / working_set, 0.02, 1):
@@ -59,6 +60,19 @@ Extensions (off in ``hierarchical``, on in ``hierarchical-ext``; each switchable
   architectures, without the target's SASS counts (``target_counts``), f is taken in that
   range on both GPUs. GPUs without the issue rate in the catalog leave both ceilings
   unchanged.
+- ``source_clock``: compute peaks assume the boost clock, and a profiled kernel may have run
+  at another one: Nsight Compute locks the clocks to base unless ``--clock-control none``, and
+  the Rodinia GPUs under nvprof ran at 77-99 % of their boost clock (the Tesla K40 at 725 of
+  875 MHz). Where the profile records the SM clock (``sm_clock_hz``), the source's compute
+  ceilings are rescaled by sm_clock / boost clock, row by row; a measured compute ceiling is
+  left as measured. Only the compute ceilings move (the bandwidth ceilings are measured or
+  taken at their datasheet values), and the target is taken at its boost clock. Off in
+  ``hierarchical-ext`` too: on the one data set with clocks (Rodinia, where the targets ran
+  below their boost clocks as well) it changed only bpnn_adjust_weights, 48.8 -> 48.5 % MAPE
+  but 30.4 -> 32.2 % median APE (docs/accuracy_analysis.md). It is for profiles taken at a
+  locked clock, such as an ncu export with the default ``--clock-control base``
+  (``gpuproj profile`` does not lock). Without it, the notes say when a profile's clock lies
+  more than 5 % from the boost clock.
 """
 
 from __future__ import annotations
@@ -88,11 +102,12 @@ class Hierarchical(Model):
 
     def __init__(self, cache_capacity: bool = False, parallelism: bool = False,
                  warp_bandwidth: bool = False, issue_rate: bool = False,
-                 target_counts: dict | None = None):
+                 target_counts: dict | None = None, source_clock: bool = False):
         self.cache_capacity = cache_capacity
         self.parallelism = parallelism
         self.warp_bandwidth = warp_bandwidth
         self.issue_rate = issue_rate
+        self.source_clock = source_clock
         # {target id: DataFrame of canonical counts for that target} from gpuproj.sass
         self.target_counts = target_counts
 
@@ -243,6 +258,14 @@ class Hierarchical(Model):
         ws_t = 32.0 if np.isnan(ws_t) else ws_t
         perf_s = self._perf_ceiling(df, bs, ws_s, rows["mix"])
         perf_t = self._perf_ceiling(df, bt, ws_t, mix_t)
+        scale, ran, note = self._clock_scale(df, source)
+        if self.source_clock:
+            perf_s = perf_s * scale
+            if note:
+                notes.append(note + f"; {target.id} taken at its boost clock")
+        elif ran is not None and abs(ran - 1) > 0.05:
+            notes.append(f"source clock: {source.id} ran at {100 * ran:.0f} % of the boost clock "
+                         "its peaks assume; compute ceilings not rescaled (source_clock)")
 
         # the target keeps the source's bytes per level: cache_capacity changes the DRAM
         # level's bandwidth below, not N+
@@ -365,6 +388,12 @@ class Hierarchical(Model):
         ws = 32.0 if np.isnan(ws) else ws
         rows = self._source_rows(df)
         perf = self._perf_ceiling(df, book, ws, rows["mix"])
+        if self.source_clock and "gpu" in df.columns:
+            # the clock a row ran at is that of its own GPU, not of one it is projected to
+            scale, _, note = self._clock_scale(df, gpu)
+            perf = perf * np.where(df["gpu"].to_numpy() == gpu.id, scale, 1.0)
+            if note:
+                book.notes.append(note)
         usage = self._warp_usage(df, ws)
         mix = perf / usage
         if self.issue_rate:
@@ -398,6 +427,28 @@ class Hierarchical(Model):
         return out
 
     # extensions --------------------------------------------------------------------------
+    @staticmethod
+    def _clock_scale(df, gpu):
+        """(sm_clock / boost clock per row, 1 where the profile has no clock; the median of
+        that ratio over the rows with a clock, or None; a note or None). The scale is 1
+        everywhere when ``gpu`` has a measured compute ceiling: measured at its own clock."""
+        n = len(df)
+        clock = df["sm_clock_hz"].to_numpy(float) if "sm_clock_hz" in df.columns \
+            else np.full(n, np.nan)
+        boost = gpu.value("boost_clock_hz")
+        known = np.isfinite(clock) & (clock > 0)
+        if not known.any() or not np.isfinite(boost):
+            return np.ones(n), None, None
+        ran = float(np.median(clock[known])) / boost
+        if any(np.isfinite(gpu.measured(f"{p}_{k}_flops_per_s"))
+               for p in PRECISIONS for k in ("fma", "addmul")):
+            return np.ones(n), ran, (f"source clock: {gpu.id}'s compute ceilings are measured, "
+                                     "not rescaled to the profiled clock")
+        return np.where(known, clock / boost, 1.0), ran, (
+            f"source clock: {gpu.id} ran at {ran * boost / 1e6:.0f} MHz (median), "
+            f"{100 * ran:.0f} % of the {boost / 1e6:.0f} MHz boost clock its peaks assume: its "
+            "compute ceilings rescaled")
+
     @staticmethod
     def _cache_rescale(df, source, target, dram_s):
         ws = df["working_set_bytes"].to_numpy(float)
@@ -474,8 +525,9 @@ class HierarchicalExtended(Hierarchical):
 
     def __init__(self, cache_capacity: bool = True, parallelism: bool = True,
                  warp_bandwidth: bool = True, issue_rate: bool = True,
-                 target_counts: dict | None = None):
-        super().__init__(cache_capacity, parallelism, warp_bandwidth, issue_rate, target_counts)
+                 target_counts: dict | None = None, source_clock: bool = False):
+        super().__init__(cache_capacity, parallelism, warp_bandwidth, issue_rate, target_counts,
+                         source_clock)
 
 
 class _quiet:

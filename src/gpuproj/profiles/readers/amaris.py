@@ -27,6 +27,11 @@ What the reader does:
   P100) it cannot be right, and the value is left missing.
 - ``static.smem`` is in bytes on some GPUs and in KB on others (``_smem_bytes``); KB values
   are converted.
+- ``sm_clock_hz`` = ``elapsed_cycles_sm`` / (``duration`` x SM count): nvprof's
+  ``elapsed_cycles_sm`` sums the elapsed cycles over the SMs (the Tesla K20, fixed at 706 MHz,
+  reads 697 MHz; ``scripts/rodinia_clocks.py`` lists every GPU). Missing for runs shorter than
+  100 us, which read up to 10 % high (the K20 767 MHz): the cycle count spans more than the
+  kernel's ``duration``.
 - shared-memory bytes are not derived (the throughputs have the same unit problem);
   ``shared_wavefronts`` = shared load + store transactions, ``shared_requests`` = the
   ``shared_load`` + ``shared_store`` warp-level instruction events.
@@ -82,6 +87,7 @@ AMARIS_TO_NVPROF = {
     "shared_store": "inst_executed_shared_stores",
     "achieved_occupancy": "achieved_occupancy",
 }
+MIN_CLOCK_DURATION_S = 1e-4  # shorter runs give no SM clock (module docstring)
 LARGEST_L2_BYTES = 4 * 2**20  # Tesla P100: 4096 KB L2 (NVIDIA Tesla P100 whitepaper, Table 1)
 
 _REQUIRED = ["name", "gpu_name", "duration", "input.size.1", "input.size.2", "grid.x",
@@ -151,6 +157,13 @@ def read(path, gpu: str | None = None) -> ProfileTable:
         out["dram_write_from_throughput"] = True
     out, skipped = split_unusable_times(out, path, field="duration")
     out["gpu"] = resolve_gpus(out["_gpu_name"].map(AMARIS_GPUS), path)
+    if "elapsed_cycles_sm" in num:
+        from ...catalog import load_catalog
+
+        cat = load_catalog()
+        sms = out["gpu"].map({g: cat.resolve(g).value("sm_count") for g in out["gpu"].unique()})
+        clock = num["elapsed_cycles_sm"].loc[out.index] / (out["time_s"] * sms)
+        out["sm_clock_hz"] = clock.where(out["time_s"] >= MIN_CLOCK_DURATION_S)
     keys = ["kernel", "config", "gpu"]
     g = out.drop(columns=["_gpu_name"]).groupby(keys, sort=False)
     numcols = [c for c in out.columns if c not in keys and c not in ("_gpu_name",)

@@ -32,7 +32,8 @@ from ..table import ProfileTable
 from ._checks import parse_number, split_unusable_times
 from ._io import open_text, resolve_gpus
 
-# metric -> (canonical column, kind). Kinds: time, bytes, count, pct (0-100 -> 0-1), string.
+# metric -> (canonical column, kind). Kinds: time, bytes, count, frequency, pct (0-100 -> 0-1),
+# string.
 # Two metrics mapping to one column are added (shared-memory requests = loads + stores;
 # shared memory per block = static + dynamic).
 NCU_METRICS = {
@@ -78,6 +79,9 @@ NCU_METRICS = {
     "launch__shared_mem_per_block_dynamic": ("smem_per_block_bytes", "bytes"),
     # achieved occupancy = active warps / max warps per SM (nvprof achieved_occupancy)
     "sm__warps_active.avg.pct_of_peak_sustained_active": ("achieved_occupancy", "pct"),
+    # the SM clock during the launch (the "SM Frequency" of ncu's Speed Of Light section): ncu
+    # locks clocks to base unless --clock-control none, and peaks assume the boost clock
+    "sm__cycles_elapsed.avg.per_second": ("sm_clock_hz", "frequency"),
     # the device's marketing name, resolved through the GPU catalog
     "device__attribute_display_name": ("gpu", "string"),
 }
@@ -120,6 +124,8 @@ def to_si(metric: str, text, unit: str, *, path, row):
         raise InputError(f"unit '{unit}' is not a byte unit", path=path, row=row, field=metric)
     if kind == "count" and ("byte" in unit or "second" in unit):
         raise InputError(f"unit '{unit}' does not fit a count", path=path, row=row, field=metric)
+    if kind == "frequency" and not (unit.lower().endswith("hz") or unit.startswith("cycle/")):
+        raise InputError(f"unit '{unit}' is not a frequency", path=path, row=row, field=metric)
     if kind == "pct":
         if unit not in ("%", ""):
             raise InputError(f"unit '{unit}' is not '%'", path=path, row=row, field=metric)
