@@ -8,7 +8,7 @@ data/suite/<gpu>/ predict every other GPU's measured times (H100 -> H200 and H20
 Each GPU's table is its timed runs (measurements.csv: median time with a cold L2, analytic
 FLOP and byte counts) with, for every (kernel, config) that ncu profiled, the counters ncu
 measured in place of the analytic counts (ncu/<run>.csv joined through ncu/<run>.map.csv);
-ncu's own durations are not used, since ncu locks the clocks to base. Analytical methods see
+ncu's own durations are not used (one launch, no warm-up). Analytical methods see
 every pair; the learned models are trained leave-one-family-out (every family of the suite
 held out in turn, trained on the pairs of the others, grouped by kernel for their inner
 validation), so no test kernel reaches training. With fewer than two GPUs collected the
@@ -38,8 +38,9 @@ LEARNERS = ("rf", "gb", "ridge", "lasso")
 HYBRIDS = ("residual", "bounded-efficiency", "ensemble")
 COVERAGE = 0.9
 GOAL_MAPE = 10.0  # issue #9: best method H100 <-> H200
-# what ncu measures better than the analytic counts; time_s stays the timed runs' (ncu locks
-# clocks), launches and the analytic working set stay the driver's
+# what ncu measures better than the analytic counts; time_s stays the timed runs' (ncu times
+# one launch without warm-up) and so does the clock they ran at, which ncu's sm_clock_hz is not;
+# launches and the analytic working set stay the driver's
 _NOT_FROM_NCU = {"time_s", "launches", "working_set_bytes", "sm_clock_hz"}
 
 

@@ -14,8 +14,8 @@
 # Results: DIR/suite-<gpu>.tar.gz holding data/suite/<gpu>/ (unpack it in the repository
 # root), plus DIR/summary-<gpu>.txt, DIR/measurements-<gpu>.csv and DIR/collect-<gpu>.log
 # for a quick look: 4 files, none in sub-folders. Layout and manifest: docs/suite.md.
-# Leaves the GPU's settings alone (no clock locking by this script; ncu locks clocks to base
-# during its own replays by default, see docs/suite.md).
+# Leaves the GPU's settings alone: no clock locking by this script, and ncu runs with
+# --clock-control none (its default would lock the clocks to base; see docs/suite.md).
 set -u
 START=$SECONDS
 BUDGET=510
@@ -204,7 +204,7 @@ profile_cmd() {  # OUTCSV BINARY ARGS... : gpuproj profile, else ncu with gpupro
     local metrics
     metrics="$("$PY" -c 'from gpuproj.profiles.readers.ncu_csv import NCU_METRICS; print(",".join(NCU_METRICS))' 2>/dev/null)"
     [ -n "$metrics" ] || metrics="gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_bytes.sum,l1tex__t_bytes.sum,smsp__inst_executed.sum,smsp__thread_inst_executed.sum,launch__grid_size,launch__block_size,launch__registers_per_thread"
-    "$NCU" --csv --page raw --print-units base --metrics "$metrics" --kernel-name "regex:$KFILTER" \
+    "$NCU" --csv --page raw --print-units base --clock-control none --metrics "$metrics" --kernel-name "regex:$KFILTER" \
       --log-file "$out" "$@"
   fi
 }
