@@ -62,7 +62,7 @@ switchable):
   unchanged.
 - ``source_clock``: compute peaks assume the boost clock, and a profiled kernel may have run
   at another one: Nsight Compute locks the clocks to base unless ``--clock-control none``, and
-  the Rodinia GPUs under nvprof ran at 77-99 % of their boost clock (the Tesla K40 at 725 of
+  the Rodinia GPUs under nvprof ran at 83-99 % of their boost clock (the Tesla K40 at 724 of
   875 MHz). Where the profile records the SM clock (``sm_clock_hz``), the source's compute
   ceilings are rescaled by sm_clock / boost clock, row by row; a measured compute ceiling is
   left as measured. Only the compute ceilings move (the bandwidth ceilings are measured or

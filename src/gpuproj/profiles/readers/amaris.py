@@ -158,10 +158,9 @@ def read(path, gpu: str | None = None) -> ProfileTable:
     out, skipped = split_unusable_times(out, path, field="duration")
     out["gpu"] = resolve_gpus(out["_gpu_name"].map(AMARIS_GPUS), path)
     if "elapsed_cycles_sm" in num:
-        from ...catalog import load_catalog
+        from ...catalog import resolve
 
-        cat = load_catalog()
-        sms = out["gpu"].map({g: cat.resolve(g).value("sm_count") for g in out["gpu"].unique()})
+        sms = out["gpu"].map({g: resolve(g).value("sm_count") for g in out["gpu"].unique()})
         clock = num["elapsed_cycles_sm"].loc[out.index] / (out["time_s"] * sms)
         out["sm_clock_hz"] = clock.where(out["time_s"] >= MIN_CLOCK_DURATION_S)
     keys = ["kernel", "config", "gpu"]
