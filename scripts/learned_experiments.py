@@ -182,9 +182,37 @@ def hybrid_params(table, fmt) -> dict:
                 "physics_bands": bands_without(fmt)} for m in HYBRIDS}
 
 
+FAMILIES = ("analytical", "pure learner", "hybrid")
+
+
+def validated_mape(train, model) -> tuple:
+    """(MAPE, pairs) of ``model`` on the training GPUs of a fold: a trained model's out-of-fold
+    error on held-out training GPUs (``cv_metrics_``), an analytical method's error on the
+    training pairs (it learns nothing from them)."""
+    from gpuproj.evaluate import evaluate
+
+    if getattr(model, "trained", False):
+        m = model.cv_metrics_
+        return m["mape"], m["n"]
+    s = evaluate(train, [model]).summary().get(model.name)
+    return (s["mape"], s["n"]) if s else (np.inf, 0)
+
+
+def pick(val: dict) -> str:
+    """The method of lowest validated MAPE among those that predict at least half as many
+    training pairs as the one that predicts most (a method that skips most pairs is not a
+    choice a user could live with)."""
+    most = max(n for _, n in val.values())
+    return min((mape, m) for m, (mape, n) in val.items() if n >= 0.5 * most)[1]
+
+
 def logo(data, name, fmt, files, log):
-    from gpuproj.evaluate import applicable_methods
-    from gpuproj.splits import evaluate_split
+    """Leave-one-GPU-out on one table: every method, and per fold the method of each family a
+    user would choose without the held-out GPU (lowest error on the training GPUs)."""
+    import pandas as pd
+
+    from gpuproj.evaluate import Evaluation, applicable_methods
+    from gpuproj.splits import evaluate_fold, folds
 
     table = load(data, fmt, files)
     big = is_big(table)
@@ -192,10 +220,24 @@ def logo(data, name, fmt, files, log):
     # kNN and SVR scale badly: on the large tables only the tree and linear learners run
     learners = ["rf", "gb", "ridge", "lasso"] + ([] if big else ["svr", "knn", "linear"])
     max_pairs = 12000 if big else None
-    params = {m: {"max_pairs": max_pairs} for m in learners}
+    # pure learners get intervals too: their calibration gives the out-of-fold error that
+    # validates them on the training GPUs
+    params = {m: {"max_pairs": max_pairs, "coverage": COVERAGE} for m in learners}
     params.update(hybrid_params(table, fmt))
+    family = {"analytical": analytical, "pure learner": learners, "hybrid": list(HYBRIDS)}
     t0 = time.time()
-    ev = evaluate_split(table, analytical + learners + list(HYBRIDS), "gpu", model_params=params)
+    frames, chosen = [], {f: {} for f in FAMILIES}
+    for fold in folds(table, "gpu"):
+        fitted = []
+        ev = evaluate_fold(fold, analytical + learners + list(HYBRIDS), cv_groups="gpu",
+                           model_params=params, fitted=fitted)
+        frames.append(ev.pairs)
+        val = {m.name: validated_mape(fold.train, m) for m in fitted}
+        for fam, names in family.items():
+            c = pick({m: val[m] for m in names})
+            chosen[fam][fold.name] = c
+            frames.append(ev.pairs[ev.pairs["method"] == c].assign(method=f"validated {fam}"))
+    ev = Evaluation(pd.concat(frames, ignore_index=True), [])
     s = summary_of(ev)
     per_fold = {}
     for m in HYBRIDS:
@@ -204,7 +246,8 @@ def logo(data, name, fmt, files, log):
                        for f, h in g.groupby("fold")}
     res = {"gpus": table.gpus, "rows": len(table.df), "analytical": analytical,
            "learners": learners, "hybrids": list(HYBRIDS), "max_pairs": max_pairs,
-           "methods": s, "coverage_per_fold": per_fold, "seconds": round(time.time() - t0, 1)}
+           "methods": s, "validated_choice": chosen, "coverage_per_fold": per_fold,
+           "seconds": round(time.time() - t0, 1)}
     log(f"logo {name}: {res['seconds']} s")
     return res
 
@@ -286,8 +329,8 @@ def markdown(res) -> str:
         L += ["### Leave-one-GPU-out on every cross-GPU table", "",
               "Each GPU in turn is left out of training entirely (neither source nor target) "
               "and predicted from every other GPU; the pairs of all folds are pooled. Best of "
-              "each family by MAPE on these pairs (the analytical methods learn nothing, so "
-              "choosing the best of them on the test pairs flatters them). Intervals: "
+              "each family by MAPE on these pairs, which flatters every family (the choice "
+              "made without the held-out GPU is in the next table). Intervals: "
               f"split-conformal at {100 * COVERAGE:.0f} %, calibrated on held-out training "
               "GPUs.", "",
               "| table | pairs | best analytical | best pure learner | best hybrid | "
@@ -327,6 +370,35 @@ def markdown(res) -> str:
               f"{100 * COVERAGE:.0f} % lies inside that interval for {inside} of {len(cis)} "
               f"hybrid intervals; above it (over-coverage beyond the GPU sampling noise): "
               f"{which(over)}; below it: {which(under)}."]
+        if any("validated_choice" in r for r in lg.values()):
+            L += ["", "The best of each family on the test pairs is a choice no user can make: "
+                  "it needs the held-out GPU's times. Below, each fold instead uses the method "
+                  "of each family with the lowest MAPE on its training GPUs (a trained model's "
+                  "out-of-fold error on held-out training GPUs, an analytical method's error on "
+                  "the training pairs), which is what `gpuproj evaluate --split gpu` on the "
+                  "GPUs one has can tell. Methods chosen, with the number of folds:", "",
+                  "| table | analytical | pure learner | hybrid | hybrid beats both "
+                  "(MAPE, median) | hybrid coverage |", "|---|---|---|---|---|---|"]
+            for name, r in lg.items():
+                vc = r.get("validated_choice")
+                if not vc:
+                    continue
+                ms = r["methods"]
+
+                def vcell(fam, ms=ms, vc=vc):
+                    v = ms[f"validated {fam}"]
+                    counts = {}
+                    for c in vc[fam].values():
+                        counts[c] = counts.get(c, 0) + 1
+                    picks = ", ".join(f"{c} {n}" for c, n in
+                                      sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+                    return f"{f1(v['mape'])} / {f1(v['median_ape'])} ({picks})"
+                h, a, p_ = (ms[f"validated {f}"] for f in ("hybrid", "analytical",
+                                                            "pure learner"))
+                ok = [h[k] < min(a[k], p_[k]) for k in ("mape", "median_ape")]
+                L.append(f"| {name} | {vcell('analytical')} | {vcell('pure learner')} | "
+                         f"{vcell('hybrid')} | {', '.join('yes' if o else 'no' for o in ok)} | "
+                         f"{cov_cell(h)} |")
         L += ["", "All methods per table (MAPE / median APE, coverage where an interval is "
               "calibrated):", ""]
         for name, r in lg.items():
@@ -335,7 +407,8 @@ def markdown(res) -> str:
                      f"per model: {r['max_pairs'] or 'all'}, {r['seconds']:.0f} s): " + "; ".join(
                          f"{m} {f1(v['mape'])} / {f1(v['median_ape'])}"
                          + (f" (cov {100 * v['coverage']:.0f} %)" if v.get("interval_width")
-                            else "") for m, v in sorted(ms.items(), key=lambda kv: kv[1]["mape"])))
+                            else "") for m, v in sorted(ms.items(), key=lambda kv: kv[1]["mape"])
+                         if not m.startswith("validated ")))
         L += ["", "Coverage of the 90 % intervals per held-out GPU (residual / bounded-eff. / "
               "ensemble, %): what is pooled above is a mixture of GPUs that are fully covered "
               "and GPUs whose bias lies outside everything the training GPUs showed.", "",
@@ -425,6 +498,24 @@ NOTES = [
     "NeuSight conv: PyTorch/cuDNN picks a different algorithm (kernel) on each GPU, which no "
     "analytical method sees; the pure gradient-boosting learner with absolute GPU features "
     "captures it best in both metrics, the ensemble is second.",
+    "Chosen without the held-out GPU (the second table), the hybrid family beats both other "
+    "families in MAPE on 5 of the 8 tables and in median APE on 4, both on 3 (KernelTuner "
+    "GEMM, NeuSight conv and bmm), where the best-on-the-test-pairs comparison gives 3, 3 and "
+    "2. Validation on the training GPUs misleads most where the held-out GPU is unlike them: "
+    "on the P100 fold the training GPUs (Kepler and Maxwell) choose the `same` baseline for "
+    "adjust_weights and a Random Forest for bpnn_layerforward, which puts the validated "
+    "analytical choice at 114.5 % MAPE and the validated pure learner at 18.5 %, while the "
+    "hybrids' range guard hands that GPU back to the physics. Where the hybrids lose: "
+    "calculate_temp's MAPE (13.7 against 14.0 %: the fold-by-fold choice between lasso and "
+    "ridge beats either alone), the median APE of the two bpnn kernels (6.7 against 7.1 % and "
+    "19.2 against 19.3 %), the seed report (the Random Forest is chosen on every fold and "
+    "wins, see above) and KernelTuner convolution, a tie: the hybrids drop their correction "
+    "there (lam = 0) and reproduce the analytical method the same validation picks. The pure "
+    "learners get the same split-conformal calibration as the hybrids; their 90 % intervals "
+    "cover 55-78 % of the KernelTuner pairs, 71-100 % on Rodinia, 79-93 % on the seed report "
+    "and 74-96 % on NeuSight, where the hybrids' cover 82-99 % at about the same width or "
+    "narrower: a learned time has no physics to fall back on where a GPU lies outside the "
+    "training range.",
     "Coverage is the pooled fraction over all held-out GPUs. Calibration uses out-of-fold "
     "predictions on held-out training GPUs; the point calibration (lam, and a log shift kept "
     "only if it helps on every held-out training GPU) is chosen on the same predictions, "

@@ -1,0 +1,46 @@
+"""scripts/learned_experiments.py: the choice of a method per held-out GPU from the training
+GPUs alone."""
+
+import pytest
+from conftest import load_script, table
+from learned_helpers import synthetic_table
+
+from gpuproj.catalog import resolve
+from gpuproj.models import get_model
+
+
+@pytest.fixture(scope="module")
+def le():
+    return load_script("learned_experiments")
+
+
+def test_pick_takes_the_lowest_validated_error(le):
+    assert le.pick({"a": (10.0, 100), "b": (5.0, 100), "c": (8.0, 100)}) == "b"
+
+
+def test_pick_passes_over_methods_that_skip_most_pairs(le):
+    # b has the lowest error but predicts fewer than half the pairs the best-covered method does
+    assert le.pick({"a": (10.0, 100), "b": (5.0, 40), "c": (8.0, 60)}) == "c"
+    assert le.pick({"a": (10.0, 100), "b": (5.0, 50)}) == "b"  # exactly half still counts
+
+
+def test_validated_error_of_an_analytical_method_is_its_error_on_the_training_pairs(le):
+    # one configuration, equal times on two GPUs: the bandwidth ratio r = bw_a / bw_b predicts
+    # b from a as r and a from b as 1 / r, so MAPE = (|r - 1| + |1 / r - 1|) / 2
+    a, b = resolve("tesla-v100-sxm2-16gb"), resolve("a100-sxm4-80gb")
+    r = a.peak("dram_bw_bytes_per_s") / b.peak("dram_bw_bytes_per_s")
+    train = table(kernel=["k", "k"], gpu=[a.id, b.id], time_s=[1e-3, 1e-3],
+                  dram_bytes=[1e9, 1e9], flops=[1e6, 1e6])
+    mape, n = le.validated_mape(train, get_model("bandwidth"))
+    assert n == 2
+    assert mape == pytest.approx(100 * (abs(r - 1) + abs(1 / r - 1)) / 2)
+
+
+def test_validated_error_of_a_trained_model_is_out_of_fold(le):
+    train = synthetic_table(n_configs=10)
+    m = get_model("ridge", coverage=0.9, cv_groups="gpu").fit(train)
+    mape, n = le.validated_mape(train, m)
+    assert (mape, n) == (m.cv_metrics_["mape"], m.cv_metrics_["n"])
+    # out of fold: each pair predicted by a copy trained without its target GPU, which errs
+    # more than the model that saw every pair
+    assert mape > m.train_metrics_["mape"]
