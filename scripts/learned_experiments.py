@@ -11,7 +11,8 @@ markdown fragment docs/results/learned.md (included by scripts/accuracy.py).
    numbers, with the analytical methods and our hybrids on the same test pairs.
 2. The seed data's inconsistencies, found by checks on the table (not typed in).
 3. Leave-one-GPU-out on every table with cross-GPU timings: best analytical method, best pure
-   learner, best hybrid (MAPE and median APE), conformal coverage of the hybrids at 90 %.
+   learner, best hybrid (MAPE and median APE), conformal coverage of the hybrids at 90 %; and
+   per held-out GPU the method of each family chosen on the training GPUs alone.
 
 Results are written after every table, so an interrupted run keeps what it finished
 (``--resume`` skips tables already in the JSON).
@@ -182,9 +183,6 @@ def hybrid_params(table, fmt) -> dict:
                 "physics_bands": bands_without(fmt)} for m in HYBRIDS}
 
 
-FAMILIES = ("analytical", "pure learner", "hybrid")
-
-
 def validated_mape(train, model) -> tuple:
     """(MAPE, pairs) of ``model`` on the training GPUs of a fold: a trained model's out-of-fold
     error on held-out training GPUs (``cv_metrics_``), an analytical method's error on the
@@ -226,7 +224,7 @@ def logo(data, name, fmt, files, log):
     params.update(hybrid_params(table, fmt))
     family = {"analytical": analytical, "pure learner": learners, "hybrid": list(HYBRIDS)}
     t0 = time.time()
-    frames, chosen = [], {f: {} for f in FAMILIES}
+    frames, chosen = [], {f: {} for f in family}
     for fold in folds(table, "gpu"):
         fitted = []
         ev = evaluate_fold(fold, analytical + learners + list(HYBRIDS), cv_groups="gpu",
