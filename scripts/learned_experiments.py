@@ -25,6 +25,7 @@ import json
 import sys
 import time
 import warnings
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -385,9 +386,7 @@ def markdown(res) -> str:
 
                 def vcell(fam, ms=ms, vc=vc):
                     v = ms[f"validated {fam}"]
-                    counts = {}
-                    for c in vc[fam].values():
-                        counts[c] = counts.get(c, 0) + 1
+                    counts = Counter(vc[fam].values())
                     picks = ", ".join(f"{c} {n}" for c, n in
                                       sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
                     return f"{f1(v['mape'])} / {f1(v['median_ape'])} ({picks})"
@@ -458,12 +457,12 @@ NOTES = [
     "TITAN X's bpnn_layerforward fold is covered 17-31 %. The issue rate at the base clock "
     "(SMs x warp issue per clock x base clock, within 1 % of the TITAN X's profiled "
     "clock) and the base-clock ratio, tried as GPU features, did not move that fold (16-30 "
-    "%) and cost MAPE (ensemble 6.6 -> 6.8 %, ridge 6.4 -> 7.3 %). Issue rate over DRAM bandwidth is 0.31-0.35 (G instructions per "
-    "GB) on the Kepler GPUs and the P100 and 0.56-0.64 on Maxwell, but Maxwell also issues "
-    "2.1x Kepler's instructions for the same launch, so across architectures neither ratio "
-    "holds alone; with the TITAN X held out, two Maxwell GPUs remain to show how the time "
-    "follows the issue rate within the architecture, too few for a learner to take it "
-    "from.",
+    "%) and cost MAPE (ensemble 6.6 -> 6.8 %, ridge 6.4 -> 7.3 %). Issue rate over DRAM "
+    "bandwidth is 0.31-0.35 (G instructions per GB) on the Kepler GPUs and the P100 and "
+    "0.56-0.64 on Maxwell, but Maxwell also issues 2.1x Kepler's instructions for the same "
+    "launch, so across architectures neither ratio holds alone; with the TITAN X held out, "
+    "two Maxwell GPUs remain to show how the time follows the issue rate within the "
+    "architecture, too few for a learner to take it from.",
     "calculate_temp runs FP64 instructions (median launch: 1.08 M FP64 thread instructions "
     "next to 4.3 M FP32 FLOPs; Rodinia hotspot's double literals, 2.0, promote its float "
     "arithmetic), and the GPUs with 1/24- or 1/32-rate FP64 take about twice as long as the "

@@ -6,8 +6,9 @@
 clock = elapsed_cycles_sm / (duration x SM count), the ``sm_clock_hz`` of the Amaris reader
 (nvprof's ``elapsed_cycles_sm`` sums the elapsed cycles over the SMs; missing for runs under
 100 us, which read high). Printed per kernel table and GPU as the median over the
-configurations (each the median of its runs), next to the base and boost clocks of the catalog, whose peaks assume the boost clock. The Tesla K20 (fixed
-706 MHz) and the P100 (boost 1303 MHz, reached) check the formula.
+configurations (each the median of its runs), next to the base and boost clocks of the
+catalog, whose peaks assume the boost clock. The Tesla K20 (fixed 706 MHz) and the P100 (boost
+1303 MHz, reached) check the formula.
 
 Then, per table, what the clock is worth: between two GPUs of one architecture (same
 configuration, same compiled code), the target time predicted as t_s x R_s / R_t with R the DRAM
@@ -19,26 +20,34 @@ does not). docs/accuracy_analysis.md quotes both results.
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 import pandas as pd
 
-ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_DATA = ROOT.parent / "shared" / "data" / "external" / "amaris-rodinia-nvprof"
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from accuracy import DEFAULT_DATA as EXTERNAL  # noqa: E402  (one data location for all scripts)
+
+DEFAULT_DATA = EXTERNAL / "amaris-rodinia-nvprof"
 TABLES = ("calculate_temp_9gpus.csv.gz", "bpnn_layerforward_CUDA_9gpus.csv.gz",
           "bpnn_adjust_weights_cuda_9gpus.csv.gz")
 
 
-def clocks(path: Path) -> pd.DataFrame:
-    from gpuproj.catalog import bundled_catalog
+def _load(path: Path) -> tuple[pd.DataFrame, dict]:
+    """The table's rows and its GPUs (id -> catalog GPU)."""
+    from gpuproj.catalog import resolve
     from gpuproj.profiles import load
 
-    cat = bundled_catalog()
     df = load(path, format="amaris").df
+    return df, {g: resolve(g) for g in df["gpu"].unique()}
+
+
+def clocks(path: Path) -> pd.DataFrame:
+    df, gpus = _load(path)
     df = df[df["sm_clock_hz"].notna()]
     rows = []
     for gid, q in df.groupby("gpu"):
-        gpu = cat.resolve(gid)
+        gpu = gpus[gid]
         hz = q["sm_clock_hz"].median()
         boost = gpu.value("boost_clock_hz")
         rows.append({"gpu": gid, "configs": len(q), "clock_mhz": hz / 1e6,
@@ -51,15 +60,11 @@ def within_architecture(path: Path) -> pd.DataFrame:
     """MAPE and median APE (%) of the ratios above over the same-architecture GPU pairs."""
     import numpy as np
 
-    from gpuproj.catalog import bundled_catalog
-    from gpuproj.profiles import load
-
-    cat = bundled_catalog()
-    df = load(path, format="amaris").df
+    df, gpus = _load(path)
     t = df.pivot_table(index="config", columns="gpu", values="time_s").dropna()
     # NaN for a GPU without runs of 100 us (the P100 on the bpnn tables; it has no sibling)
     clock = df.groupby("gpu")["sm_clock_hz"].median().reindex(t.columns)
-    gpus = {g: cat.resolve(g) for g in t.columns}
+    gpus = {g: gpus[g] for g in t.columns}
 
     def issue(g, hz):
         return gpus[g].value("sm_count") * gpus[g].value("warp_issue_per_sm_per_clock") * hz
