@@ -40,26 +40,13 @@ from pathlib import Path
 
 import yaml
 
+from gpuproj.profiles.readers.gpu_benches import GPU_FILES  # one map of the files to GPUs
+
 ROOT = Path(__file__).resolve().parents[1]
 CATALOG = ROOT / "src" / "gpuproj" / "catalog" / "gpus"
 BENCHES = "gpu-benches @1c36d50"
 SEED = "seed-report-4gpus @f808e85 gpu_metrics.json"
 
-# gpu-benches file stem -> (catalog id, assumption about the exact part)
-GPU_BENCHES_MAP = {
-    "v100": ("v100-pcie-16gb", "assumed V100 PCIe 16GB: the gpu-benches README shows its example runs on "
-                               "'Tesla V100 PCIe 16GB'"),
-    "a100_40": ("a100-sxm4-40gb", "assumed A100 SXM4 40GB: the roofline file is 'alex_a100_40', and the NHR@FAU "
-                                  "Alex cluster has HGX A100 SXM4 nodes"),
-    "alex_a100_40": ("a100-sxm4-40gb", "assumed A100 SXM4 40GB (NHR@FAU Alex cluster, HGX A100 SXM4 nodes)"),
-    "a100_80": ("a100-sxm4-80gb", "assumed A100 SXM4 80GB (NHR@FAU Alex cluster has HGX A100 SXM4 80GB nodes)"),
-    "a40": ("a40", ""), "alex_a40": ("a40", ""),
-    "l40": ("l40", ""), "genoa_l40": ("l40", ""),
-    "h100_pcie": ("h100-pcie-80gb", ""),
-    "h200": ("h200-sxm-141gb", "assumed H200 SXM (the file says only 'h200')"),
-    "mi100": ("mi100", ""), "mi210": ("mi210", ""),
-    "rx6900xt": ("rx-6900-xt", ""),
-}
 SEED_MAP = {
     "NVIDIA TITAN V": "titan-v",
     "NVIDIA GeForce RTX 2080 Ti": "rtx-2080-ti",
@@ -137,14 +124,14 @@ def collect(data: Path, l2_sizes: dict) -> dict:
     gb = data / "gpu-benches"
 
     def put(stem, field, value, source):
-        gid, _ = GPU_BENCHES_MAP[stem]
+        gid, _ = GPU_FILES[stem]
         out.setdefault(gid, {})[field] = entry(value, source)
 
     for p in sorted((gb / "gpu-stream").glob("*.txt")):
         stem = p.stem.lower()
-        if stem not in GPU_BENCHES_MAP:
+        if stem not in GPU_FILES:
             continue
-        _, assume = GPU_BENCHES_MAP[stem]
+        _, assume = GPU_FILES[stem]
         best = parse_stream(p)
         for col, field in (("init", "dram_write_bw_bytes_per_s"), ("read", "dram_read_bw_bytes_per_s"),
                            ("triad", "dram_bw_bytes_per_s")):
@@ -153,9 +140,9 @@ def collect(data: Path, l2_sizes: dict) -> dict:
                     _src(p, f"max {col} over occupancy sweep = {best[col]:g} GB/s", assume))
     for p in sorted((gb / "gpu-l2-cache").glob("*.txt")):
         stem = p.stem.lower()
-        if stem not in GPU_BENCHES_MAP:
+        if stem not in GPU_FILES:
             continue
-        gid, assume = GPU_BENCHES_MAP[stem]
+        gid, assume = GPU_FILES[stem]
         if gid not in l2_sizes:
             continue
         bw, n = l2_plateau(p, l2_sizes[gid])
@@ -164,17 +151,17 @@ def collect(data: Path, l2_sizes: dict) -> dict:
                     f"({l2_sizes[gid] / 2**21:g} MiB) = {bw:g} GB/s", assume))
     for p in sorted((gb / "gpu-cache").glob("*.txt")):
         stem = p.stem.lower()
-        if stem not in GPU_BENCHES_MAP:
+        if stem not in GPU_FILES:
             continue
-        _, assume = GPU_BENCHES_MAP[stem]
+        _, assume = GPU_FILES[stem]
         bw, n = l1_plateau(p)
         put(stem, "l1_bw_bytes_per_s", bw * 1e9,
             _src(p, f"L1 plateau = median Eff. bw over the {n} per-SM data sets <= 16 kB = {bw:g} GB/s", assume))
     for p in sorted((gb / "gpu-roofline").glob("*.txt")):
         stem = p.stem.lower()
-        if stem not in GPU_BENCHES_MAP:
+        if stem not in GPU_FILES:
             continue
-        _, assume = GPU_BENCHES_MAP[stem]
+        _, assume = GPU_FILES[stem]
         gf = roofline_max(p)
         put(stem, "fp32_fma_flops_per_s", gf * 1e9,
             _src(p, f"max GF/s over the arithmetic-intensity sweep = {gf:g} GF/s (FP32 FMA loop: 0.25 Fl/B "

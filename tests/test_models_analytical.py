@@ -101,16 +101,31 @@ def test_hierarchical_shared_bank_conflicts_slow_the_l1_ceiling():
 
 
 def test_hierarchical_cache_capacity_extension():
-    """Working set 8 MB: uncached fraction f = 1 - 4/8 = 0.5 on the source, clip(1-40/8) = 0.02
-    on the target, so the target's DRAM bytes are 1e9 * 0.02 / 0.5 = 4e7; the other 9.6e8 B are
-    served by the target's L2 (6e12 B/s): DRAM-level time 4e7/2e12 + 9.6e8/6e12 = 1.8e-4 s,
-    and the source ran at its measured 1e12 B/s, so t_t = 1e-3 x 1.8e-4 / 1e-3."""
+    """Working set 8 MB: it misses the source's 4 MB L2 (f = 1) and fits the target's 40 MB
+    (f = 0, floored at 0.02), so the target's DRAM bytes are 1e9 * 0.02 / 1 = 2e7; the other
+    9.8e8 B are served by the target's L2 (6e12 B/s): DRAM-level time 2e7/2e12 + 9.8e8/6e12 s,
+    and the source ran at its measured 1e12 B/s, so t_t = 1e-3 x that / 1e-3."""
     k = table(time_s=[1e-3], dram_bytes=[1e9], dram_read_bytes=[0.5e9], dram_write_bytes=[0.5e9],
               working_set_bytes=[8e6])
     plain = get_model("hierarchical").predict(k, SRC, TGT).df.iloc[0]
     ext = get_model("hierarchical", cache_capacity=True).predict(k, SRC, TGT).df.iloc[0]
     assert plain["time_s"] == pytest.approx(0.5e-3)
-    assert ext["time_s"] == pytest.approx(4e7 / 2e12 + 9.6e8 / 6e12)
+    assert ext["time_s"] == pytest.approx(2e7 / 2e12 + 9.8e8 / 6e12)
+
+
+def test_cache_capacity_estimates_dram_traffic_from_the_working_set():
+    """Timings with L2 bytes and a working set but no DRAM bytes (the gpu-benches L2 sweep):
+    the share f of the L2 traffic that reaches DRAM is 0 where the set fits a GPU's L2 and 1
+    where it does not, and each GPU's L2 ceiling is 1 / ((1 - f) / BW_L2 + f / BW_DRAM).
+    Source: L2 4 MB, 4e12 B/s (peak), DRAM 1e12 (measured); target: 40 MB, 6e12, 2e12.
+    2 MB fits both: t_s x 4/6. 8 MB misses the source only: t_s x 1/6. 80 MB misses both:
+    t_s x 1/2. Without the extension every set projects on the L2 ratio, 4/6."""
+    k = table(time_s=[1e-3] * 3, l2_bytes=[1e9] * 3, working_set_bytes=[2e6, 8e6, 80e6])
+    ext = get_model("hierarchical", cache_capacity=True).predict(k, SRC, TGT)
+    plain = get_model("hierarchical").predict(k, SRC, TGT)
+    assert ext.df["time_s"].to_numpy() == pytest.approx(1e-3 * np.array([4 / 6, 1 / 6, 1 / 2]))
+    assert plain.df["time_s"].to_numpy() == pytest.approx([1e-3 * 4 / 6] * 3)
+    assert any("estimated on each GPU" in n for n in ext.assumptions["tgt"])
 
 
 def test_roofline_baseline():

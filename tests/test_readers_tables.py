@@ -147,3 +147,55 @@ def test_neusight_full(name, rows):
     t = load(NS / name)
     assert len(t) == rows and not t.skipped and len(t.gpus) == 5
     assert (t.df["flops"] > 0).all()
+
+
+# ---- gpu-benches L2 sweeps (GPL-3.0 data: read from shared/data/external only) ----------------
+GB = EXT / "gpu-benches" / "gpu-l2-cache"
+GB_LINE = ("       512 kB      {set} kB        {ms}ms       0.1%    {bw} GB/s        0 GB/s      "
+           "0 GB/s      0 GB/s      0 GB/s ")
+GB_HEAD = "     data set   exec time     spread       Eff. bw"
+
+
+@need(not GB.is_dir(), reason="shared/data/external not present")
+def test_gpu_benches_l2_sweeps():
+    from gpuproj.profiles.readers.gpu_benches import GPU_FILES
+
+    for f in sorted(GB.glob("*.txt")):
+        assert sniff(f) == "gpu-benches"
+        t = load(f)
+        assert not t.skipped and t.gpus == [GPU_FILES[f.stem][0]]
+        # the time is the benchmark's 100 000-block launch at the printed bandwidth; the printed
+        # whole milliseconds agree within their rounding, except on the MI210 (twice as long)
+        printed = pd.Series([float(x.split()[4].rstrip("ms")) for x in
+                             f.read_text().splitlines()[1:] if x.strip()], index=t.df.index)
+        ratio = (printed / (t.df["time_s"] * 1e3)).median()
+        assert ratio == pytest.approx(2.0 if f.stem == "mi210" else 1.0, rel=0.05)
+        assert ((printed - t.df["time_s"] * 1e3).abs() <= 0.51).all() or f.stem == "mi210"
+    t = load(GB / "h200.txt")
+    r = t.df.iloc[0]
+    assert len(t) == 85 and r["gpu"] == "h200-sxm-141gb"
+    assert r["config"] == "chunk=512kB,data_set=1536kB"
+    assert r["time_s"] == pytest.approx(512 * 1024 * 1e5 / 13526.6e9)
+    assert r["l2_bytes"] == 512 * 1024 * 1e5 and r["working_set_bytes"] == 1536 * 1024
+    assert pd.isna(r["dram_bytes"]) and r["grid_blocks"] == 1e5 and r["block_threads"] == 1024
+
+
+def test_gpu_benches_bad_input(tmp_path):
+    from gpuproj.profiles.readers import gpu_benches
+
+    lines = [GB_HEAD, GB_LINE.format(set=1536, ms=4, bw="13526.6"),
+             GB_LINE.format(set=2048, ms=4, bw="0.0")]
+    p = tmp_path / "h200.txt"
+    p.write_text("\n".join(lines) + "\n")
+    t = load(p)
+    assert sniff(p) == "gpu-benches" and len(t) == 1 and t.gpus == ["h200-sxm-141gb"]
+    assert t.skipped_summary() == {"Eff. bw = 0 is not positive": 1}
+    assert gpu_benches.read(p, gpu="H100 SXM").gpus == ["h100-sxm5-80gb"]
+    q = tmp_path / "mybox.txt"
+    q.write_text("\n".join(lines) + "\n")
+    with pytest.raises(InputError, match="pass --gpu"):
+        gpu_benches.read(q)
+    p.write_text("\n".join(lines[:2] + ["       512 kB      2048 kB  fast"]) + "\n")
+    with pytest.raises(InputError) as e:
+        gpu_benches.read(p)
+    assert e.value.row == 3

@@ -36,11 +36,15 @@ Extensions (off in ``hierarchical``, on in ``hierarchical-ext`` except ``source_
 switchable):
 
 - ``cache_capacity``: the DRAM traffic on the target is rescaled by the fraction of the working
-  set that does not fit in its L2, f(C) = clip(1 - C / working_set, 0.02, 1):
-  N_DRAM,t = N_DRAM,s x f(C_t) / f(C_s), capped by the L2 traffic where known; the bytes that
-  no longer reach DRAM are served at the target's L2 bandwidth, so the DRAM level's ceiling
-  becomes N_DRAM,s / (N_DRAM,t / BW_DRAM + (N_DRAM,s - N_DRAM,t) / BW_L2) (a weighted
-  harmonic mean, as Eq. 7). Needs the target's L2 bandwidth; without it nothing changes.
+  set's traffic that misses its L2, f(C) = 1 where working set > C, else 0 (a cyclic sweep
+  under LRU, ``_uncached``; floored at 0.02 here): N_DRAM,t = N_DRAM,s x f(C_t) / f(C_s),
+  capped by the L2 traffic where known; the bytes that no longer reach DRAM are served at the
+  target's L2 bandwidth, so the DRAM level's ceiling becomes
+  N_DRAM,s / (N_DRAM,t / BW_DRAM + (N_DRAM,s - N_DRAM,t) / BW_L2) (a weighted harmonic mean,
+  as Eq. 7). Needs the target's L2 bandwidth; without it nothing changes. Where a profile has
+  L2 bytes and a working set but no DRAM bytes (timings with analytic traffic), the DRAM
+  traffic is estimated on both GPUs as f(C) x the L2 bytes, which makes Eq. 7's L2 ceiling
+  1 / ((1 - f) / BW_L2 + f / BW_DRAM) on each.
 - ``parallelism``: wave quantisation and under-filled GPUs. With b resident blocks per SM (the
   occupancy calculator) and S SMs, waves = ceil(blocks / (S b)) and the fraction of block slots
   busy u = blocks / (waves S b); the projected time is multiplied by u_s / u_t. Launch overhead
@@ -92,6 +96,16 @@ LANES = {"fp32": "fp32_lanes_per_sm", "fp64": "fp64_lanes_per_sm"}
 
 def _nz(a):
     return np.where(np.isfinite(a), a, 0.0)
+
+
+def _uncached(working_set, l2_size):
+    """Fraction of the traffic of a kernel that sweeps its working set again and again which
+    misses an L2 of ``l2_size`` bytes: 0 where the set fits, 1 where it does not (LRU under a
+    cyclic sweep). Measured on the gpu-benches L2 sweep (docs/accuracy_analysis.md), the
+    NVIDIA L2s go from hits to misses between about 0.8 and 1.3 x their size, closer to this
+    step than to the 1 - size / working set of uniformly random accesses, which gpuproj used
+    before (NVIDIA pairs there: 9.2 against 15.2 % MAPE)."""
+    return np.where(np.asarray(working_set, float) > l2_size, 1.0, 0.0)
 
 
 class Hierarchical(Model):
@@ -272,6 +286,10 @@ class Hierarchical(Model):
         n = rows["n"]
         bw_s, _ = self._bw_ceilings(df, n, bs, source, write_only)
         bw_t, times_t = self._bw_ceilings(df, n, bt, target, write_only)
+        if self.cache_capacity:
+            note = self._estimate_misses(df, n, (source, bs, bw_s), (target, bt, bw_t))
+            if note:
+                notes.append(note)
         if dram_t is not dram_s:
             # the bytes that stay in (or leave) the target's L2 are served at L2 speed: the DRAM
             # level keeps the source's bytes at the weighted harmonic mean of both bandwidths
@@ -450,20 +468,49 @@ class Hierarchical(Model):
             "compute ceilings rescaled")
 
     @staticmethod
+    def _estimate_misses(df, n, *gpus):
+        """Rows with L2 bytes and a working set but no DRAM bytes (timings with analytic
+        traffic, such as the gpu-benches L2 sweep): the DRAM share of the L2 traffic on each GPU
+        is ``_uncached`` (all of it where the working set exceeds the L2), and the L2 level's
+        ceiling (Eq. 7) becomes 1 / ((1 - f) / BW_L2 + f / BW_DRAM) on each. ``gpus``: (GPU,
+        ceiling book, bandwidth ceilings to update) of the source and the target. Returns the
+        note, or None."""
+        ws = df["working_set_bytes"].to_numpy(float)
+        rows = ~n["present"]["dram"] & n["present"]["l2"] & np.isfinite(ws) & (ws > 0)
+        if not rows.any():
+            return None
+        sizes = [g.value("l2_size_bytes") for g, _, _ in gpus]
+        if not all(np.isfinite(c) for c in sizes):
+            return "cache capacity: L2 size unknown, no DRAM traffic estimated"
+        mixed = []
+        for (_, book, _), size in zip(gpus, sizes):
+            f = _uncached(ws, size)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                mixed.append(1.0 / ((1 - f) / book("l2_bw_bytes_per_s")
+                                    + f / book("dram_bw_bytes_per_s")))
+        rows &= np.isfinite(mixed[0]) & np.isfinite(mixed[1])  # both GPUs, or neither
+        if not rows.any():
+            return "cache capacity: L2 or DRAM bandwidth unknown, no DRAM traffic estimated"
+        for (_, _, bw), m in zip(gpus, mixed):
+            bw["l2"] = np.where(rows, m, bw["l2"])
+        return ("cache capacity: DRAM traffic not in the profile, estimated on each GPU: all of "
+                "the L2 traffic where the working set exceeds its L2, none where it fits")
+
+    @staticmethod
     def _cache_rescale(df, source, target, dram_s):
         ws = df["working_set_bytes"].to_numpy(float)
         cs, ct = source.value("l2_size_bytes"), target.value("l2_size_bytes")
         if not (np.isfinite(cs) and np.isfinite(ct)) or not np.isfinite(ws).any():
             return dram_s, "cache capacity: no working set or L2 size known, DRAM bytes unchanged"
+        # a floor of 2 %: the source measured DRAM bytes, so some traffic missed its L2
         with np.errstate(invalid="ignore", divide="ignore"):
-            f_s = np.clip(1 - cs / ws, 0.02, 1.0)
-            f_t = np.clip(1 - ct / ws, 0.02, 1.0)
+            f_s, f_t = (np.maximum(_uncached(ws, c), 0.02) for c in (cs, ct))
             out = dram_s * f_t / f_s
         cap = df["l2_bytes"].to_numpy(float)
         out = np.where(np.isfinite(cap), np.minimum(out, np.maximum(cap, dram_s)), out)
         out = np.where(np.isfinite(ws) & np.isfinite(out), out, dram_s)
-        return out, (f"cache capacity: DRAM bytes x f(L2 {ct / 1e6:.1f} MB)/f(L2 {cs / 1e6:.1f} MB), "
-                     "f = uncached fraction of the working set")
+        return out, (f"cache capacity: DRAM bytes x f(L2 {ct / 1e6:.1f} MB)/f(L2 "
+                     f"{cs / 1e6:.1f} MB), f = 1 where the working set exceeds the L2, else 0.02")
 
     @staticmethod
     def _fp_issue_share(counts, mix, warp_size):

@@ -1,0 +1,27 @@
+"""scripts/l2_capacity_rules.py: the DRAM share of an L2 sweep's traffic, from its bandwidth."""
+
+import pytest
+from conftest import load_script, table
+
+from gpuproj.catalog import resolve
+
+
+def test_dram_share_from_the_bandwidth_and_the_plateaus():
+    # H200 (50 MiB L2): at each working set the bandwidth B of a known DRAM share f,
+    # 1 / B = (1 - f) / B_L2 + f / B_D with the catalog's measured plateaus; the script must
+    # give f back at the working set nearest each multiple of the L2 size
+    script = load_script("l2_capacity_rules")
+    gpu = resolve("h200-sxm-141gb")
+    size = gpu.value("l2_size_bytes")
+    b_l2, b_d = gpu.measured("l2_bw_bytes_per_s"), gpu.measured("dram_bw_bytes_per_s")
+    shares = dict(zip(script.POINTS, (0.0, 0.1, 0.5, 0.7, 0.8, 1.0)))
+    moved = 5e10
+    t = table(kernel=["sweep"] * len(shares), config=[f"w{x}" for x in shares],
+              gpu=["h200-sxm-141gb"] * len(shares), l2_bytes=[moved] * len(shares),
+              working_set_bytes=[x * size for x in shares],
+              time_s=[moved * ((1 - f) / b_l2 + f / b_d) for f in shares.values()])
+    row = script.dram_shares(t)[2].split(" | ")
+    assert row[0] == "| h200-sxm-141gb" and row[1] == "50 MiB"
+    got = [float(c.split(" (")[0]) for c in row[2:]]
+    assert got == pytest.approx(list(shares.values()), abs=0.006)
+    assert [c.split(" (")[1].rstrip(") |") for c in row[2:]] == [f"{x:.2f}" for x in shares]
