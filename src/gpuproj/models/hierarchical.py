@@ -101,10 +101,10 @@ def _nz(a):
 def _uncached(working_set, l2_size):
     """Fraction of the traffic of a kernel that sweeps its working set again and again which
     misses an L2 of ``l2_size`` bytes: 0 where the set fits, 1 where it does not (LRU under a
-    cyclic sweep). Measured on the gpu-benches L2 sweep (docs/accuracy_analysis.md), the
-    NVIDIA L2s go from hits to misses between about 0.8 and 1.3 x their size, closer to this
-    step than to the 1 - size / working set of uniformly random accesses, which gpuproj used
-    before (NVIDIA pairs there: 9.2 against 15.2 % MAPE)."""
+    cyclic sweep). On the gpu-benches L2 sweep (scripts/l2_capacity_rules.py) the NVIDIA L2s
+    go from hits to misses between about 0.8 and 1.3 x their size, closer to this step than to
+    the 1 - size / working set of uniformly random accesses, which gpuproj used before
+    (NVIDIA pairs there: 8.6 against 13.6 % MAPE)."""
     return np.where(np.asarray(working_set, float) > l2_size, 1.0, 0.0)
 
 
