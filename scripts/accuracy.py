@@ -252,7 +252,7 @@ def regime_notes(ev, table, methods=("bandwidth", "hierarchical", "hierarchical-
     ceilings are plateaus over such sets), misses both (over twice each), or lies between."""
     from gpuproj.catalog import resolve
 
-    ws = table.df.set_index(["kernel", "config", "gpu"])["working_set_bytes"]
+    ws = table.df.groupby(["kernel", "config", "gpu"])["working_set_bytes"].median()
     if not np.isfinite(ws.to_numpy(float)).all():
         return ""
     d = ev.pairs[ev.pairs["method"].isin(methods)].copy()
