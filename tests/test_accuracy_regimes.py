@@ -1,0 +1,26 @@
+"""scripts/accuracy.py: errors by where the working set lies against the two GPUs' L2 sizes."""
+
+from conftest import load_script, table
+
+from gpuproj.evaluate import evaluate
+
+
+def test_regime_notes_split_pairs_by_working_set():
+    # H100 PCIe and H200 (both 50 MiB of L2): 10 MB fits both (at most half), 60 MB lies
+    # between, 200 MB misses both (over twice); both times equal, so `same` errs 0 %; a table
+    # without working sets gets no breakdown
+    acc = load_script("accuracy")
+    sets = [10e6, 60e6, 200e6]
+    t = table(kernel=["k"] * 6, config=[f"w{w:.0f}" for w in sets] * 2,
+              gpu=["h100-pcie-80gb"] * 3 + ["h200-sxm-141gb"] * 3, time_s=[1e-3] * 6,
+              l2_bytes=[1e9] * 6, working_set_bytes=sets * 2)
+    ev = evaluate(t, ["same", "bandwidth"])
+    lines = acc.regime_notes(ev, t, methods=("same", "bandwidth")).splitlines()
+    rows = [r.split(" | ") for r in lines if r.startswith("| NVIDIA")]
+    assert [r[1] for r in rows] == ["fits both", "between", "misses both", "all"]
+    assert [int(r[2]) for r in rows] == [2, 2, 2, 6]
+    assert all(r[3] == "0.0 / 0.0" for r in rows)
+    bw = ev.pairs[ev.pairs["method"] == "bandwidth"]
+    ape = 100 * (bw["time_s"] / bw["true_s"] - 1).abs()
+    assert rows[3][4].rstrip(" |") == f"{ape.mean():.1f} / {ape.median():.1f}"
+    assert acc.regime_notes(ev, table(time_s=[1e-3], l2_bytes=[1e9])) == ""
