@@ -56,9 +56,10 @@ GPU_FILES = {
     "rx6900xt": ("rx-6900-xt", ""),
 }
 
-_NUM = r"([0-9]+(?:\.[0-9]*)?)"
-_LINE = re.compile(rf"^\s*{_NUM}\s*kB\s+{_NUM}\s*kB\s+{_NUM}\s*ms\s+{_NUM}\s*%\s+{_NUM}\s*GB/s"
-                   rf"((?:\s+{_NUM}\s*GB/s){{4}})\s*$")
+# chunk, data set, time, spread, bandwidth, then DRAM read/write and L2 read/write bandwidths
+_UNITS = ("kB", "kB", "ms", "%", "GB/s", "GB/s", "GB/s", "GB/s", "GB/s")
+_LINE = re.compile(r"^\s*" + r"\s+".join(rf"([0-9]+(?:\.[0-9]*)?)\s*{re.escape(u)}"
+                                        for u in _UNITS) + r"\s*$")
 
 
 def sniff(path, head: str) -> bool:
@@ -86,12 +87,11 @@ def read(path, gpu: str | None = None) -> ProfileTable:
         if not m:
             raise InputError("not a gpu-l2-cache line (chunk kB, data set kB, time ms, spread "
                              "%, bandwidth GB/s, four counter GB/s)", path=path, row=lineno)
-        chunk_kb, set_kb, _, _, bw_gbs = (float(m.group(i)) for i in range(1, 6))
-        counters = [float(x) for x in re.findall(_NUM + r"\s*GB/s", m.group(6))]
+        chunk_kb, set_kb, _, _, bw_gbs, dram_rd, dram_wr, _, _ = (float(x) for x in m.groups())
         moved = chunk_kb * KIB * BLOCKS
         # 0 B/s gives time 0, which the check below skips and counts
         time_s = moved / (bw_gbs * 1e9) if bw_gbs > 0 else 0.0
-        dram = (counters[0] + counters[1]) * 1e9 * time_s
+        dram = (dram_rd + dram_wr) * 1e9 * time_s
         rows.append({"_row": lineno, "config": f"chunk={chunk_kb:.0f}kB,data_set={set_kb:.0f}kB",
                      "time_s": time_s, "l2_bytes": moved, "working_set_bytes": set_kb * KIB,
                      "dram_bytes": dram if dram > 0 else np.nan})
