@@ -9,7 +9,9 @@ Sources (see ``/work/shared/data/external/README.md`` for provenance and licence
     ``triad`` (A[i] = B[i] + c*C[i]) -> ``dram_bw_bytes_per_s``.
   - ``gpu-l2-cache/<gpu>.txt``: bandwidth over the total data set. L2 plateau = median over data sets no
     larger than half the catalog's L2 size (half, because A100/H100 split the L2 into two partitions and
-    the benchmark's first points run at the near partition) -> ``l2_bw_bytes_per_s``.
+    the benchmark's first points run at the near partition) -> ``l2_bw_bytes_per_s``. On GPUs with an L3
+    (Infinity Cache) in the catalog, the L3 plateau = median over data sets from 4 x the L2 size (past the
+    L2's fall-off) to half the L3 size -> ``l3_bw_bytes_per_s``.
   - ``gpu-cache/<gpu>.txt``: bandwidth over the per-SM data set. L1 plateau = median over data sets of at
     most 16 kB (fits every part's L1 / L0) -> ``l1_bw_bytes_per_s``.
   - ``gpu-roofline/<gpu>.txt``: max GF/s over the arithmetic-intensity sweep -> ``fp32_fma_flops_per_s``
@@ -98,6 +100,12 @@ def l2_plateau(path: Path, l2_bytes: float) -> tuple[float, int]:
     return statistics.median(b for _, b in rows), len(rows)
 
 
+def l3_plateau(path: Path, l2_bytes: float, l3_bytes: float) -> tuple[float, int]:
+    """Median Eff. bw (GB/s) over total data sets in [4 x L2, L3/2], and how many points it used."""
+    rows = [(s, b) for s, b in _rows_kb_bw(path, 2) if 4 * l2_bytes <= s * 1024 <= l3_bytes / 2]
+    return statistics.median(b for _, b in rows), len(rows)
+
+
 def l1_plateau(path: Path, max_kb: float = 16) -> tuple[float, int]:
     """Median Eff. bw (GB/s) over per-SM data sets <= ``max_kb`` kB."""
     rows = [(s, b) for s, b in _rows_kb_bw(path, 0) if s <= max_kb]
@@ -118,7 +126,7 @@ def entry(value: float, source: str) -> dict:
     return {"value": float(value), "kind": "measurement", "source": source}
 
 
-def collect(data: Path, l2_sizes: dict) -> dict:
+def collect(data: Path, l2_sizes: dict, l3_sizes: dict) -> dict:
     """catalog id -> {field: entry} from every source."""
     out: dict = {}
     gb = data / "gpu-benches"
@@ -149,6 +157,12 @@ def collect(data: Path, l2_sizes: dict) -> dict:
         put(stem, "l2_bw_bytes_per_s", bw * 1e9,
             _src(p, f"L2 plateau = median Eff. bw over the {n} data sets <= L2/2 "
                     f"({l2_sizes[gid] / 2**21:g} MiB) = {bw:g} GB/s", assume))
+        if gid in l3_sizes:
+            bw, n = l3_plateau(p, l2_sizes[gid], l3_sizes[gid])
+            put(stem, "l3_bw_bytes_per_s", bw * 1e9,
+                _src(p, f"L3 (Infinity Cache) plateau = median Eff. bw over the {n} data sets from 4 x L2 "
+                        f"({4 * l2_sizes[gid] / 2**20:g} MiB) to L3/2 ({l3_sizes[gid] / 2**21:g} MiB) = {bw:g} GB/s",
+                     assume))
     for p in sorted((gb / "gpu-cache").glob("*.txt")):
         stem = p.stem.lower()
         if stem not in GPU_FILES:
@@ -219,7 +233,9 @@ def main(argv=None) -> int:
     by_id = {d["id"]: p for p, d in docs.items()}
     l2 = {d["id"]: d["values"]["l2_size_bytes"]["value"] for d in docs.values()
           if "l2_size_bytes" in (d.get("values") or {})}
-    found = collect(args.data, l2)
+    l3 = {d["id"]: d["values"]["l3_size_bytes"]["value"] for d in docs.values()
+          if "l3_size_bytes" in (d.get("values") or {})}
+    found = collect(args.data, l2, l3)
     for gid, fields in sorted(found.items()):
         if gid not in by_id:
             print(f"skip {gid}: not in the catalog", file=sys.stderr)

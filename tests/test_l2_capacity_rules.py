@@ -1,4 +1,5 @@
-"""scripts/l2_capacity_rules.py: the DRAM share of an L2 sweep's traffic, from its bandwidth."""
+"""scripts/l2_capacity_rules.py: the share of an L2 sweep's traffic that leaves a cache level,
+from its bandwidth."""
 
 import pytest
 from conftest import load_script, table
@@ -20,8 +21,30 @@ def test_dram_share_from_the_bandwidth_and_the_plateaus():
               gpu=["h200-sxm-141gb"] * len(shares), l2_bytes=[moved] * len(shares),
               working_set_bytes=[x * size for x in shares],
               time_s=[moved * ((1 - f) / b_l2 + f / b_d) for f in shares.values()])
-    row = script.dram_shares(t)[2].split(" | ")
+    row = script.shares(t, "l2")[2].split(" | ")
     assert row[0] == "| h200-sxm-141gb" and row[1] == "50 MiB"
     got = [float(c.split(" (")[0]) for c in row[2:]]
     assert got == pytest.approx(list(shares.values()), abs=0.006)
     assert [c.split(" (")[1].rstrip(") |") for c in row[2:]] == [f"{x:.2f}" for x in shares]
+    assert len(script.shares(t, "l3")) == 2  # no L3: the header only
+
+
+def test_shares_past_an_l2_go_to_the_l3_where_there_is_one():
+    # RX 6900 XT (4 MiB L2, 128 MiB Infinity Cache): past the L2 the traffic goes to the L3's
+    # plateau, past the L3 to DRAM's; a sweep built from known shares at each level gives them back
+    script = load_script("l2_capacity_rules")
+    gpu = resolve("rx-6900-xt")
+    b_l2, b_l3, b_d = (gpu.measured(f"{k}_bw_bytes_per_s") for k in ("l2", "l3", "dram"))
+    moved, rows = 1e10, {}
+    for level, b_in, b_past in (("l2", b_l2, b_l3), ("l3", b_l3, b_d)):
+        size = gpu.value(f"{level}_size_bytes")
+        rows[level] = [(x * size, moved * ((1 - f) / b_in + f / b_past))
+                       for x, f in zip(script.POINTS, (0.0, 0.1, 0.5, 0.7, 0.8, 1.0))]
+        t = table(kernel=["sweep"] * 6, config=[f"w{i}" for i in range(6)],
+                  gpu=["rx-6900-xt"] * 6, l2_bytes=[moved] * 6,
+                  working_set_bytes=[w for w, _ in rows[level]],
+                  time_s=[s for _, s in rows[level]])
+        row = script.shares(t, level)[2].split(" | ")
+        assert row[1] == f"{size / 2**20:.0f} MiB"
+        got = [float(c.split(" (")[0]) for c in row[2:]]
+        assert got == pytest.approx([0.0, 0.1, 0.5, 0.7, 0.8, 1.0], abs=0.006)

@@ -128,6 +128,59 @@ def test_cache_capacity_estimates_dram_traffic_from_the_working_set():
     assert any("estimated on each GPU" in n for n in ext.assumptions["tgt"])
 
 
+# a GPU with a memory-side L3 (an AMD Infinity Cache) behind a 4 MB L2
+INFINITY = make_gpu(
+    "infinity", values={"warp_size": 32, "l2_size_bytes": 4e6, "l3_size_bytes": 64 * 2**20},
+    peak={"l2_bw_bytes_per_s": 6e12, "dram_bw_bytes_per_s": 2.5e12},
+    measured={"dram_bw_bytes_per_s": 2e12, "l3_bw_bytes_per_s": 3e12})
+
+
+def test_cache_capacity_serves_sets_that_fit_an_l3_at_its_bandwidth():
+    """No DRAM bytes: per L2 byte (1 - f2) / BW_L2 + f2 / BW_past, BW_past the L3's (3e12)
+    where the set fits the 64 MiB L3, else DRAM's. Source SRC: 1/4e12 or 1/1e12 per byte.
+    2 MB fits both L2s: 4/6. 8 MB misses both L2s, fits the L3: (1/3e12)/(1/1e12) = 1/3.
+    80 MB misses the L3 too: 1/2. The other way, 8 MB: x 3."""
+    k = table(time_s=[1e-3] * 3, l2_bytes=[1e9] * 3, working_set_bytes=[2e6, 8e6, 80e6])
+    ext = get_model("hierarchical", cache_capacity=True)
+    to_ic = ext.predict(k, SRC, INFINITY)
+    assert to_ic.df["time_s"].to_numpy() == pytest.approx(1e-3 * np.array([4 / 6, 1 / 3, 1 / 2]))
+    assert any("64 MiB L3 at 3 TB/s" in n for n in to_ic.assumptions["infinity"])
+    back = ext.predict(table(time_s=[1e-3], l2_bytes=[1e9], working_set_bytes=[8e6]),
+                       INFINITY, SRC)
+    assert back.df["time_s"].to_numpy() == pytest.approx([3e-3])
+
+
+def test_cache_capacity_takes_l3_hits_at_dram_speed_without_an_l3_bandwidth():
+    """An L3 size without a bandwidth cannot be priced: the bytes past the L2 go at DRAM's
+    bandwidth (8 MB: (1/2e12)/(1/1e12) = 1/2), and the note says so."""
+    no_bw = make_gpu("no-bw", values={"warp_size": 32, "l2_size_bytes": 4e6,
+                                      "l3_size_bytes": 64e6},
+                     peak={"l2_bw_bytes_per_s": 6e12}, measured={"dram_bw_bytes_per_s": 2e12})
+    k = table(time_s=[1e-3], l2_bytes=[1e9], working_set_bytes=[8e6])
+    out = get_model("hierarchical", cache_capacity=True).predict(k, SRC, no_bw)
+    assert out.df["time_s"].to_numpy() == pytest.approx([0.5e-3])
+    assert any("no L3 bandwidth" in n for n in out.assumptions["no-bw"])
+
+
+def test_cache_capacity_dram_bytes_through_an_l3_and_the_l2_level():
+    """DRAM bytes 1e9 (the bytes that left the source's 4 MB L2), set 8 MB.
+    To INFINITY: the set misses its L2 too (r = 1) and fits its L3: t_s x (1/3e12)/(1/1e12).
+    To TGT (40 MB L2) with 2e9 L2 bytes: r = 0.02, a DRAM byte takes 0.02/2e12 + 0.98/6e12 on
+    the target against 1/1e12: DRAM level x 0.17333; the L2 level carries the same change,
+    (1e9/6e12 + 1e9 x that) / (1e9/4e12 + 1e9/1e12) = 0.272; the point is their mean."""
+    k = table(time_s=[1e-3], dram_bytes=[1e9], dram_read_bytes=[0.5e9],
+              dram_write_bytes=[0.5e9], working_set_bytes=[8e6])
+    ext = get_model("hierarchical", cache_capacity=True)
+    assert ext.predict(k, SRC, INFINITY).df["time_s"].to_numpy() == pytest.approx([1e-3 / 3])
+    k2 = table(time_s=[1e-3], dram_bytes=[1e9], dram_read_bytes=[0.5e9],
+               dram_write_bytes=[0.5e9], l2_bytes=[2e9], working_set_bytes=[8e6])
+    row = ext.predict(k2, SRC, TGT).df.iloc[0]
+    per_t = 0.02 / 2e12 + 0.98 / 6e12
+    dram_level, l2_level = per_t / 1e-12, (1 / 6e12 + per_t) / (1 / 4e12 + 1 / 1e12)
+    assert row["time_s"] == pytest.approx(1e-3 * (dram_level + l2_level) / 2)
+    assert (row["low_s"], row["high_s"]) == pytest.approx((1e-3 * dram_level, 1e-3 * l2_level))
+
+
 def test_roofline_baseline():
     """Eq. 1 + 9 with DRAM only and datasheet peaks: OI = 2; roof_s = min(1.25e12*2, 10e12),
     roof_t = min(2.5e12*2, 20e12) -> t_t = t_s / 2."""

@@ -25,8 +25,8 @@ from .errors import GpuprojError, InputError
 from .profiles.table import ProfileTable
 
 # identity numbers shown beside the throughputs (field, how to print it)
-_VALUES = ("sm_count", "boost_clock_hz", "warp_size", "l2_size_bytes", "memory_size_bytes",
-           "l1_shared_size_bytes_per_sm")
+_VALUES = ("sm_count", "boost_clock_hz", "warp_size", "l2_size_bytes", "l3_size_bytes",
+           "memory_size_bytes", "l1_shared_size_bytes_per_sm")
 
 _CSS = """
 body{font:15px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,"DejaVu Sans",sans-serif;

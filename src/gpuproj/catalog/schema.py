@@ -32,6 +32,8 @@ SCHEMA_VERSION = 1
 SOURCE_KINDS = {
     "datasheet": "vendor datasheet or product page",
     "whitepaper": "vendor architecture whitepaper",
+    "presentation": "vendor presentation slide (launch event, conference talk) where no vendor "
+                    "document states the value; the source names the slide and who reported it",
     "documentation": "vendor programming guide or tuning guide (e.g. CUDA C++ Programming Guide)",
     "measurement": "a public or gpuproj measurement (dataset and what was measured)",
     "derived": "computed from other values of this file (the source says how)",
@@ -69,7 +71,9 @@ VALUE_FIELDS = {
                                    "schedulers together",
     "ldst_units_per_sm": "load/store units per SM",
     # memory hierarchy
-    "l2_size_bytes": "last-level (L2) cache size of one runtime device",
+    "l2_size_bytes": "L2 cache size of one runtime device",
+    "l3_size_bytes": "memory-side cache behind the L2, in front of DRAM (AMD Infinity Cache; "
+                     "'L3 Cache' in AMD's CDNA tables), of one runtime device",
     "l1_shared_size_bytes_per_sm": "combined L1 data cache + shared memory per SM",
     "shared_banks": "shared-memory banks",
     "shared_bank_width_bytes": "width of one shared-memory bank",
@@ -116,6 +120,7 @@ THROUGHPUT_FIELDS = {
     "dram_bw_bytes_per_s": "device memory bandwidth (measured: STREAM-like triad/copy)",
     "dram_read_bw_bytes_per_s": "device memory read-only bandwidth",
     "dram_write_bw_bytes_per_s": "device memory write-only bandwidth (STREAM init)",
+    "l3_bw_bytes_per_s": "L3 (Infinity Cache) bandwidth of the whole device",
     "l2_bw_bytes_per_s": "L2 bandwidth of the whole device",
     "l1_bw_bytes_per_s": "L1 bandwidth summed over all SMs",
     "shared_bw_bytes_per_s": "shared-memory bandwidth summed over all SMs",

@@ -35,16 +35,19 @@ write bandwidth (STREAM init).
 Extensions (off in ``hierarchical``, on in ``hierarchical-ext`` except ``source_clock``; each
 switchable):
 
-- ``cache_capacity``: the DRAM traffic on the target is rescaled by the fraction of the working
-  set's traffic that misses its L2, f(C) = 1 where working set > C, else 0 (a cyclic sweep
-  under LRU, ``_uncached``; floored at 0.02 here): N_DRAM,t = N_DRAM,s x f(C_t) / f(C_s),
-  capped by the L2 traffic where known; the bytes that no longer reach DRAM are served at the
-  target's L2 bandwidth, so the DRAM level's ceiling becomes
-  N_DRAM,s / (N_DRAM,t / BW_DRAM + (N_DRAM,s - N_DRAM,t) / BW_L2) (a weighted harmonic mean,
-  as Eq. 7). Needs the target's L2 bandwidth; without it nothing changes. Where a profile has
-  L2 bytes and a working set but no DRAM bytes (timings with analytic traffic), the DRAM
-  traffic is estimated on both GPUs as f(C) x the L2 bytes, which makes Eq. 7's L2 ceiling
-  1 / ((1 - f) / BW_L2 + f / BW_DRAM) on each.
+- ``cache_capacity``: which cache level serves the working set on each GPU. The share of the
+  traffic that leaves a GPU's L2 is f(C) = 1 where the working set exceeds the L2 size C, else 0
+  (a cyclic sweep under LRU, ``_uncached``). The DRAM traffic on the target is rescaled,
+  N_DRAM,t = N_DRAM,s x f(C_t) / f(C_s) (f floored at 0.02 here, capped by the L2 traffic where
+  known), and the bytes that no longer leave its L2 are served at its L2 bandwidth, so the DRAM
+  level's ceiling becomes N_DRAM,s / (N_DRAM,t / BW_DRAM + (N_DRAM,s - N_DRAM,t) / BW_L2) (a
+  weighted harmonic mean, as Eq. 7), and the L2 and L1 levels' times carry the same change.
+  Where a GPU has a memory-side L3 in the catalog (AMD Infinity Cache) that holds the working set,
+  the bytes that leave its L2 are served at the L3's bandwidth instead of DRAM's, on the source
+  as on the target. Where a profile has L2 bytes and a working set but no DRAM bytes (timings
+  with analytic traffic), the DRAM traffic is estimated on both GPUs as f(C) x the L2 bytes,
+  which makes Eq. 7's L2 ceiling 1 / ((1 - f) / BW_L2 + f / BW_past) on each, BW_past the L3's
+  or DRAM's bandwidth. Needs the target's L2 bandwidth; without it nothing changes.
 - ``parallelism``: wave quantisation and under-filled GPUs. With b resident blocks per SM (the
   occupancy calculator) and S SMs, waves = ceil(blocks / (S b)) and the fraction of block slots
   busy u = blocks / (waves S b); the projected time is multiplied by u_s / u_t. Launch overhead
@@ -186,17 +189,28 @@ class Hierarchical(Model):
                         "l1": np.isfinite(l1)},
         }
 
-    def _bw_ceilings(self, df, n, book, gpu, write_only):
-        """Eqs. 4-8 on one GPU: bandwidth ceiling per level (NaN where the level is absent);
-        ``n`` from ``_level_bytes``."""
+    def _byte_times(self, df, n, book, write_only):
+        """Seconds per byte at each level's bandwidth on one GPU (Eq. 4's 1 / BW_mem): ``dram``
+        per row (write-only rows at the write bandwidth), ``l2`` and ``l1`` (0 where the profile
+        has no bytes of the level, so that no ceiling is looked up for it). ``cache_capacity``
+        changes them per row; ``_bw_ceilings`` turns them into ceilings."""
         bw_dram = book("dram_bw_bytes_per_s")
         if write_only.any():
             bw_dram = np.where(write_only,
                                book.relative("dram_write_bw_bytes_per_s", "dram_bw_bytes_per_s"),
                                bw_dram)
-        t_dram = n["z_dram"] / bw_dram
-        t_l2 = n["z_l2"] / book("l2_bw_bytes_per_s") if np.isfinite(n["l2"]).any() else 0.0
-        t_l1 = n["z_l1"] / book("l1_bw_bytes_per_s") if np.isfinite(n["l1"]).any() else 0.0
+        return {
+            "dram": np.broadcast_to(1.0 / np.asarray(bw_dram, float), (len(df),)).copy(),
+            "l2": 1.0 / book("l2_bw_bytes_per_s") if np.isfinite(n["l2"]).any() else 0.0,
+            "l1": 1.0 / book("l1_bw_bytes_per_s") if np.isfinite(n["l1"]).any() else 0.0,
+        }
+
+    def _bw_ceilings(self, df, n, book, gpu, per_byte):
+        """Eqs. 4-8 on one GPU: bandwidth ceiling per level (NaN where the level is absent) and
+        the time of each level; ``n`` from ``_level_bytes``, ``per_byte`` from ``_byte_times``."""
+        t_dram = n["z_dram"] * per_byte["dram"]
+        t_l2 = n["z_l2"] * per_byte["l2"]
+        t_l1 = n["z_l1"] * per_byte["l1"]
         t_sh = np.zeros(len(df))
         if n["shared"].any():
             wf = df["shared_wavefronts"].to_numpy(float)
@@ -208,7 +222,7 @@ class Hierarchical(Model):
             t_sh = np.where(np.isfinite(wf) & (wf > 0), wf * banks / bw_sh, n["shared"] / bw_sh)
         with np.errstate(invalid="ignore", divide="ignore"):
             bw = {
-                "dram": np.where(n["z_dram"] > 0, bw_dram, np.nan),
+                "dram": np.where(n["z_dram"] > 0, 1.0 / per_byte["dram"], np.nan),
                 "l2": n["sum_l2"] / (t_l2 + t_dram),
                 "l1": n["sum_l1"] / (t_l1 + t_sh + t_l2 + t_dram),
             }
@@ -257,16 +271,7 @@ class Hierarchical(Model):
                 oi_t = {lvl: flops_t / rows["n"]["nplus"][lvl] for lvl in LEVELS}
                 flop_ratio = flops_t / flops_s
 
-        dram_s = rows["dram"]
-        dram_t = dram_s
-        l2_bw_t = bt("l2_bw_bytes_per_s") if self.cache_capacity else np.nan
-        if self.cache_capacity and np.isnan(l2_bw_t):
-            notes.append("cache capacity: target L2 bandwidth unknown, DRAM traffic unchanged")
-        elif self.cache_capacity:
-            dram_t, note = self._cache_rescale(df, source, target, dram_s)
-            notes.append(note)
         write_only = rows["write_only"]
-
         ws_s, ws_t = source.value("warp_size"), target.value("warp_size")
         ws_s = 32.0 if np.isnan(ws_s) else ws_s
         ws_t = 32.0 if np.isnan(ws_t) else ws_t
@@ -281,23 +286,15 @@ class Hierarchical(Model):
             notes.append(f"source clock: {source.id} ran at {100 * ran:.0f} % of the boost clock "
                          "its peaks assume; compute ceilings not rescaled (source_clock)")
 
-        # the target keeps the source's bytes per level: cache_capacity changes the DRAM
-        # level's bandwidth below, not N+
+        # the target keeps the source's bytes per level: cache_capacity changes the time a
+        # byte of a level takes, not N+
         n = rows["n"]
-        bw_s, _ = self._bw_ceilings(df, n, bs, source, write_only)
-        bw_t, times_t = self._bw_ceilings(df, n, bt, target, write_only)
+        per_s = self._byte_times(df, n, bs, write_only)
+        per_t = self._byte_times(df, n, bt, write_only)
         if self.cache_capacity:
-            note = self._estimate_misses(df, n, (source, bs, bw_s), (target, bt, bw_t))
-            if note:
-                notes.append(note)
-        if dram_t is not dram_s:
-            # the bytes that stay in (or leave) the target's L2 are served at L2 speed: the DRAM
-            # level keeps the source's bytes at the weighted harmonic mean of both bandwidths
-            moved = np.maximum(dram_s - dram_t, 0.0)
-            with np.errstate(invalid="ignore", divide="ignore"):
-                t_level = dram_t / bw_t["dram"] + moved / l2_bw_t
-                bw_t["dram"] = np.where(dram_s > 0, dram_s / t_level, bw_t["dram"])
-                times_t["t_dram_s"] = np.where(dram_s > 0, t_level, times_t["t_dram_s"])
+            notes.extend(self._cache_capacity(df, n, (source, bs, per_s), (target, bt, per_t)))
+        bw_s, _ = self._bw_ceilings(df, n, bs, source, per_s)
+        bw_t, times_t = self._bw_ceilings(df, n, bt, target, per_t)
         if self.warp_bandwidth:
             for k in LEVELS:
                 bw_s[k] = bw_s[k] * self._warp_usage(df, ws_s)
@@ -420,7 +417,8 @@ class Hierarchical(Model):
             own = reference is None or reference.architecture == gpu.architecture
             f = self._fp_issue_share(df, rows["mix"] if own else {}, ws)[0]
             perf = perf * self._issue_factor(df, gpu, ws, f)
-        bw, _ = self._bw_ceilings(df, rows["n"], book, gpu, rows["write_only"])
+        per_byte = self._byte_times(df, rows["n"], book, rows["write_only"])
+        bw, _ = self._bw_ceilings(df, rows["n"], book, gpu, per_byte)
         if self.warp_bandwidth:
             bw = {k: v * usage for k, v in bw.items()}
         codes = df["_dtype"].to_numpy()
@@ -467,50 +465,83 @@ class Hierarchical(Model):
             f"{100 * ran:.0f} % of the {boost / 1e6:.0f} MHz boost clock its peaks assume: its "
             "compute ceilings rescaled")
 
-    @staticmethod
-    def _estimate_misses(df, n, *gpus):
-        """Rows with L2 bytes and a working set but no DRAM bytes (timings with analytic
-        traffic, such as the gpu-benches L2 sweep): the DRAM share of the L2 traffic on each GPU
-        is ``_uncached`` (all of it where the working set exceeds the L2), and the L2 level's
-        ceiling (Eq. 7) becomes 1 / ((1 - f) / BW_L2 + f / BW_DRAM) on each. ``gpus``: (GPU,
-        ceiling book, bandwidth ceilings to update) of the source and the target. Returns the
-        note, or None."""
+    def _cache_capacity(self, df, n, *gpus):
+        """``cache_capacity``: which cache level serves the working set on each GPU, as per-byte
+        times. ``gpus``: (GPU, ceiling book, ``_byte_times`` dict, changed in place) of the
+        source and the target. Returns the notes.
+
+        Per GPU, f = ``_uncached`` (working set, L2 size) is the share of the traffic that
+        leaves the L2; a byte that leaves it takes 1 / BW_L3 where the GPU has a memory-side L3
+        (AMD Infinity Cache) that holds the working set, else 1 / BW_DRAM. A profile's DRAM
+        bytes are the bytes that left the source's L2 (what ncu counts at DRAM on NVIDIA GPUs;
+        on AMD ones with an L3, Infinity Cache hits included). Rows with DRAM bytes: the
+        target's share of them is r = f_t / f_s (floored at 0.02, capped by the L2 bytes), the
+        rest served by its L2: per DRAM byte r t_past + (1 - r) / BW_L2. Rows with L2 bytes and
+        a working set but no DRAM bytes: per L2 byte (1 - f) / BW_L2 + f t_past, on each GPU
+        (Eq. 7's L2 ceiling as a weighted harmonic mean)."""
         ws = df["working_set_bytes"].to_numpy(float)
-        rows = ~n["present"]["dram"] & n["present"]["l2"] & np.isfinite(ws) & (ws > 0)
-        if not rows.any():
-            return None
         sizes = [g.value("l2_size_bytes") for g, _, _ in gpus]
-        if not all(np.isfinite(c) for c in sizes):
-            return "cache capacity: L2 size unknown, no DRAM traffic estimated"
-        mixed = []
-        for (_, book, _), size in zip(gpus, sizes):
-            f = _uncached(ws, size)
+        if not np.isfinite(ws).any() or not all(np.isfinite(c) for c in sizes):
+            return ["cache capacity: no working set or L2 size known, DRAM bytes unchanged"]
+        notes = []
+        known = np.isfinite(ws) & (ws > 0)
+        f, past, per_l2 = [], [], []
+        for (gpu, book, per), size in zip(gpus, sizes):
+            f.append(_uncached(ws, size))
+            l3 = self._l3(gpu, book, size, notes)
+            past.append(per["dram"] if l3 is None
+                        else np.where(_uncached(ws, l3[0]) > 0, per["dram"], 1.0 / l3[1]))
+            per_l2.append(1.0 / book("l2_bw_bytes_per_s"))
+        (_, _, per_s), (_, _, per_t) = gpus
+
+        dram = known & n["present"]["dram"]
+        if dram.any() and np.isnan(per_l2[1]):
+            notes.append("cache capacity: target L2 bandwidth unknown, DRAM traffic unchanged")
+        elif dram.any():
+            # a floor of 2 %: the source measured DRAM bytes, so some traffic missed its L2
+            r = np.maximum(f[1], 0.02) / np.maximum(f[0], 0.02)
             with np.errstate(invalid="ignore", divide="ignore"):
-                mixed.append(1.0 / ((1 - f) / book("l2_bw_bytes_per_s")
-                                    + f / book("dram_bw_bytes_per_s")))
-        rows &= np.isfinite(mixed[0]) & np.isfinite(mixed[1])  # both GPUs, or neither
-        if not rows.any():
-            return "cache capacity: L2 or DRAM bandwidth unknown, no DRAM traffic estimated"
-        for (_, _, bw), m in zip(gpus, mixed):
-            bw["l2"] = np.where(rows, m, bw["l2"])
-        return ("cache capacity: DRAM traffic not in the profile, estimated on each GPU: all of "
-                "the L2 traffic where the working set exceeds its L2, none where it fits")
+                cap = df["l2_bytes"].to_numpy(float) / n["dram"]
+            r = np.where(np.isfinite(cap), np.minimum(r, np.maximum(cap, 1.0)), r)
+            per_t["dram"] = np.where(dram, r * past[1] + np.maximum(1 - r, 0) * per_l2[1],
+                                     per_t["dram"])
+            per_s["dram"] = np.where(dram, past[0], per_s["dram"])
+            notes.append(f"cache capacity: DRAM bytes x f(L2 {sizes[1] / 1e6:.1f} MB)/f(L2 "
+                         f"{sizes[0] / 1e6:.1f} MB), f = 1 where the working set exceeds the "
+                         "L2, else 0.02")
+
+        est = known & ~n["present"]["dram"] & n["present"]["l2"]
+        if est.any():
+            mixed = [(1 - fi) * t + fi * p for fi, t, p in zip(f, per_l2, past)]
+            est &= np.isfinite(mixed[0]) & np.isfinite(mixed[1])  # both GPUs, or neither
+            if not est.any():
+                notes.append("cache capacity: L2 or DRAM bandwidth unknown, no DRAM traffic "
+                             "estimated")
+            else:
+                for (_, _, per), m in zip(gpus, mixed):
+                    per["l2"] = np.where(est, m, per["l2"])
+                notes.append("cache capacity: DRAM traffic not in the profile, estimated on each "
+                             "GPU: all of the L2 traffic where the working set exceeds its L2, "
+                             "none where it fits")
+        return notes
 
     @staticmethod
-    def _cache_rescale(df, source, target, dram_s):
-        ws = df["working_set_bytes"].to_numpy(float)
-        cs, ct = source.value("l2_size_bytes"), target.value("l2_size_bytes")
-        if not (np.isfinite(cs) and np.isfinite(ct)) or not np.isfinite(ws).any():
-            return dram_s, "cache capacity: no working set or L2 size known, DRAM bytes unchanged"
-        # a floor of 2 %: the source measured DRAM bytes, so some traffic missed its L2
-        with np.errstate(invalid="ignore", divide="ignore"):
-            f_s, f_t = (np.maximum(_uncached(ws, c), 0.02) for c in (cs, ct))
-            out = dram_s * f_t / f_s
-        cap = df["l2_bytes"].to_numpy(float)
-        out = np.where(np.isfinite(cap), np.minimum(out, np.maximum(cap, dram_s)), out)
-        out = np.where(np.isfinite(ws) & np.isfinite(out), out, dram_s)
-        return out, (f"cache capacity: DRAM bytes x f(L2 {ct / 1e6:.1f} MB)/f(L2 "
-                     f"{cs / 1e6:.1f} MB), f = 1 where the working set exceeds the L2, else 0.02")
+    def _l3(gpu, book, l2_size, notes):
+        """(size, bandwidth) of ``gpu``'s memory-side cache behind the L2 (AMD's Infinity Cache,
+        "L3" in AMD's CDNA tables), or None where it has none larger than its L2 or the catalog
+        lacks its bandwidth (then its hits are taken at DRAM bandwidth, as before it existed)."""
+        size = gpu.value("l3_size_bytes")
+        if not (np.isfinite(size) and size > l2_size):
+            return None
+        bw = book("l3_bw_bytes_per_s")
+        if not np.isfinite(bw):
+            notes.append(f"cache capacity: {gpu.id} has a {size / 2**20:g} MiB L3 but no L3 "
+                         "bandwidth in the catalog: traffic past its L2 taken at DRAM bandwidth")
+            return None
+        notes.append(f"cache capacity: traffic past {gpu.id}'s L2 served by its "
+                     f"{size / 2**20:g} MiB L3 at {bw / 1e12:.3g} TB/s where the working set "
+                     "fits it")
+        return size, bw
 
     @staticmethod
     def _fp_issue_share(counts, mix, warp_size):
