@@ -15,6 +15,9 @@ gpu-benches L2 sweep, and which rule of ``cache_capacity`` follows it.
    random accesses), over all pairs and over the NVIDIA pairs (the MI210 keeps much of its L2
    bandwidth to about 3 x its size, which neither rule follows; docs/accuracy_analysis.md).
 
+3. ``hierarchical-ext`` by the GPU at either end of a pair, with and without the L3 level, and
+   how its interval does where a working set lies near a cache's size.
+
 Writes docs/results/l2_capacity_rules.md (included in docs/accuracy.md). A few seconds.
 """
 
@@ -86,6 +89,57 @@ def rule_errors(table) -> list[str]:
     return lines
 
 
+def _ape(p):
+    return 100 * (p["time_s"] / p["true_s"] - 1).abs()
+
+
+def by_gpu(table) -> list[str]:
+    """MAPE over the pairs with each GPU as the target and as the source: the bandwidth
+    baseline, ``hierarchical-ext`` without the L3 level (``_l3`` off) and with it."""
+    import gpuproj.models.hierarchical as hier
+    from gpuproj.evaluate import evaluate
+
+    base = evaluate(table, ["bandwidth"]).pairs
+    with mock.patch.object(hier.Hierarchical, "_l3", staticmethod(lambda *a: None)):
+        no_l3 = evaluate(table, ["hierarchical-ext"]).pairs
+    ext = evaluate(table, ["hierarchical-ext"]).pairs
+    runs = [(p, _ape(p)) for p in (base, no_l3, ext)]
+    lines = ["| pairs | n | bandwidth | hierarchical-ext without the L3 | hierarchical-ext |",
+             "|---|---|---|---|---|"]
+    groups = [("all", lambda p: np.ones(len(p), bool))]
+    for g in sorted(set(ext["target"])):
+        groups.append((f"to {g}", lambda p, g=g: (p["target"] == g).to_numpy()))
+        groups.append((f"from {g}", lambda p, g=g: (p["source"] == g).to_numpy()))
+    groups.append(("without the MI210", lambda p: ((p["source"] != "mi210")
+                                                   & (p["target"] != "mi210")).to_numpy()))
+    for name, pick in groups:
+        cells = [f"{a[pick(p)].mean():.1f}" for p, a in runs]
+        lines.append(f"| {name} | {int(pick(ext).sum())} | {' | '.join(cells)} |")
+    return lines
+
+
+def interval_rows(table) -> list[str]:
+    """How ``hierarchical-ext``'s interval does where it is wider than a point: the working
+    sets within ``CAPACITY_BAND`` of a cache's size on either GPU."""
+    from gpuproj.catalog import resolve
+    from gpuproj.evaluate import evaluate
+
+    p = evaluate(table, ["hierarchical-ext"]).pairs
+    ape = _ape(p)
+    wide = (p["high_s"] > p["low_s"] * (1 + 1e-6)).to_numpy()
+    inside = ((p["true_s"] >= p["low_s"] * (1 - 1e-9))
+              & (p["true_s"] <= p["high_s"] * (1 + 1e-9))).to_numpy()
+    nvidia = {g: resolve(g).vendor == "NVIDIA" for g in set(p["source"]) | set(p["target"])}
+    nv = (p["source"].map(nvidia) & p["target"].map(nvidia)).to_numpy()
+    lines = ["| pairs | n | interval holds the measured time | MAPE % |", "|---|---|---|---|"]
+    for name, m in (("with an interval (set near a cache size)", wide),
+                    ("with an interval, NVIDIA pairs", wide & nv),
+                    ("the others (a point: one level, L2 bytes only)", ~wide)):
+        lines.append(f"| {name} | {int(m.sum())} | {100 * inside[m].mean():.1f} % | "
+                     f"{ape[m].mean():.1f} |")
+    return lines
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
@@ -105,7 +159,13 @@ def main(argv=None) -> int:
            *shares(table, "l3"), "",
            ("`hierarchical` with `cache_capacity` under each rule for f (the rule applies at the "
             "L3 as at the L2):"), "",
-           *rule_errors(table), ""]
+           *rule_errors(table), "",
+           ("MAPE % of `hierarchical-ext` by the GPU at either end, with and without the "
+            "L3 (Infinity Cache) level, against the bandwidth baseline:"), "",
+           *by_gpu(table), "",
+           ("Where a working set lies within `CAPACITY_BAND` of a cache's size on either GPU, "
+            "the interval of `hierarchical-ext` spans the cache holding and missing it:"), "",
+           *interval_rows(table), ""]
     args.out.write_text("\n".join(doc))
     print("\n".join(doc))
     return 0

@@ -48,3 +48,20 @@ def test_shares_past_an_l2_go_to_the_l3_where_there_is_one():
         assert row[1] == f"{size / 2**20:.0f} MiB"
         got = [float(c.split(" (")[0]) for c in row[2:]]
         assert got == pytest.approx([0.0, 0.1, 0.5, 0.7, 0.8, 1.0], abs=0.006)
+
+
+def test_interval_rows_count_the_sets_near_a_cache_size():
+    # H100 PCIe and H200 both have a 50 MiB L2: of three working sets only 55 MiB (1.1 x) lies
+    # in CAPACITY_BAND, so 2 of the 6 ordered pairs get an interval; by_gpu counts every pair
+    # once per end
+    script = load_script("l2_capacity_rules")
+    sets = [10 * 2**20, 55 * 2**20, 200 * 2**20]
+    gpus = ["h100-pcie-80gb", "h200-sxm-141gb"]
+    t = table(kernel=["sweep"] * 6, config=[f"w{w}" for w in sets] * 2,
+              gpu=[g for g in gpus for _ in sets], l2_bytes=[1e10] * 6,
+              working_set_bytes=sets * 2, time_s=[1e-3, 2e-3, 3e-3, 1.1e-3, 2.5e-3, 2.9e-3])
+    rows = [r.split(" | ") for r in script.interval_rows(t)[2:]]
+    assert [int(r[1]) for r in rows] == [2, 2, 4]
+    assert rows[2][2] == "0.0 %"  # a point never holds a measured time exactly
+    by = {r.split(" | ")[0].lstrip("| "): r.split(" | ") for r in script.by_gpu(t)[2:]}
+    assert int(by["all"][1]) == 6 and int(by["to h200-sxm-141gb"][1]) == 3

@@ -128,6 +128,22 @@ def test_cache_capacity_estimates_dram_traffic_from_the_working_set():
     assert any("estimated on each GPU" in n for n in ext.assumptions["tgt"])
 
 
+def test_cache_capacity_interval_near_a_cache_size():
+    """A 44 MB set is 1.1 x the target's 40 MB L2, inside ``CAPACITY_BAND``: the step says it
+    misses (t_s x (1/2e12)/(1/1e12) = 0.5 ms, the point) but the measured turn from hits to
+    misses spans that ratio, so the interval reaches the target's L2 holding it
+    (t_s x (1/6e12)/(1/1e12)). 80 MB (2 x) is outside the band: no interval."""
+    from gpuproj.models.hierarchical import CAPACITY_BAND
+
+    assert CAPACITY_BAND[0] < 1.1 < CAPACITY_BAND[1] < 2
+    k = table(time_s=[1e-3] * 2, l2_bytes=[1e9] * 2, working_set_bytes=[44e6, 80e6])
+    p = get_model("hierarchical", cache_capacity=True).predict(k, SRC, TGT)
+    assert p.df["time_s"].to_numpy() == pytest.approx([0.5e-3, 0.5e-3])
+    assert p.df["low_s"].to_numpy() == pytest.approx([1e-3 / 6, 0.5e-3])
+    assert p.df["high_s"].to_numpy() == pytest.approx([0.5e-3, 0.5e-3])
+    assert any("holding and missing" in n for n in p.assumptions["tgt"])
+
+
 # a GPU with a memory-side L3 (an AMD Infinity Cache) behind a 4 MB L2
 INFINITY = make_gpu(
     "infinity", values={"warp_size": 32, "l2_size_bytes": 4e6, "l3_size_bytes": 64 * 2**20},
@@ -355,7 +371,8 @@ def test_source_clock_rescales_the_source_compute_ceiling():
     10e12 x 1.5 / 2 = 7.5e12, so it reached 2e9 / 1e-3 / 7.5e12 = 26.7 % of it, and the target
     (taken at its boost clock, 20e12) runs it in 1e-3 x 7.5e12 / 20e12 = 0.375 ms instead of the
     0.5 ms of the peak ratio. The memory-bound kernel (OI 0.02) does not move."""
-    k = table(time_s=[1e-3, 1e-3], fp32_fma_thread_inst=[1e9, 1e9], flops=[2e9, 2e9], dram_bytes=[1e6, 1e11],
+    k = table(time_s=[1e-3, 1e-3], fp32_fma_thread_inst=[1e9, 1e9], flops=[2e9, 2e9],
+              dram_bytes=[1e6, 1e11],
               sm_clock_hz=[1.5e9, 1.5e9], gpu=["clocked", "clocked"])
     plain = get_model("hierarchical").predict(k, CLOCKED, FAST)
     clock = get_model("hierarchical", source_clock=True).predict(k, CLOCKED, FAST)
@@ -378,14 +395,16 @@ def test_source_clock_leaves_measured_ceilings_and_unclocked_rows():
                         peak={"fp32_fma_flops_per_s": 10e12, "fp32_addmul_flops_per_s": 5e12,
                               "dram_bw_bytes_per_s": 1e12},
                         measured={"fp32_fma_flops_per_s": 9e12})
-    k = table(time_s=[1e-3, 1e-3], fp32_fma_thread_inst=[1e9, 1e9], flops=[2e9, 2e9], dram_bytes=[1e6, 1e6],
+    k = table(time_s=[1e-3, 1e-3], fp32_fma_thread_inst=[1e9, 1e9], flops=[2e9, 2e9],
+              dram_bytes=[1e6, 1e6],
               sm_clock_hz=[1.5e9, np.nan], gpu=["measured", "measured"])
     p = get_model("hierarchical", source_clock=True).predict(k, measured, FAST)
     # measured 9e12 -> target peak 20e12 (no measured/peak ratio for FAST's own peak: the
     # derived value is 20e12 x 9/10 = 18e12)
     assert p.df["time_s"].tolist() == pytest.approx([1e-3 * 9 / 18] * 2)
     assert any("measured, not rescaled" in n for n in p.assumptions["fast"])
-    k2 = table(time_s=[1e-3, 1e-3], fp32_fma_thread_inst=[1e9, 1e9], flops=[2e9, 2e9], dram_bytes=[1e6, 1e6],
+    k2 = table(time_s=[1e-3, 1e-3], fp32_fma_thread_inst=[1e9, 1e9], flops=[2e9, 2e9],
+               dram_bytes=[1e6, 1e6],
                sm_clock_hz=[1.5e9, np.nan], gpu=["clocked", "clocked"])
     p2 = get_model("hierarchical", source_clock=True).predict(k2, CLOCKED, FAST)
     assert p2.df["time_s"].tolist() == pytest.approx([0.375e-3, 0.5e-3])

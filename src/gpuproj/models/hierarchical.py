@@ -47,7 +47,10 @@ switchable):
   as on the target. Where a profile has L2 bytes and a working set but no DRAM bytes (timings
   with analytic traffic), the DRAM traffic is estimated on both GPUs as f(C) x the L2 bytes,
   which makes Eq. 7's L2 ceiling 1 / ((1 - f) / BW_L2 + f / BW_past) on each, BW_past the L3's
-  or DRAM's bandwidth. Needs the target's L2 bandwidth; without it nothing changes.
+  or DRAM's bandwidth. Needs the target's L2 bandwidth; without it nothing changes. The step
+  sits where caches turn from hits to misses only roughly (0.8-1.3 x the size on the measured
+  sweeps), so where a working set lies within ``CAPACITY_BAND`` of a cache's size, the
+  interval also spans the projections with that cache holding and missing the set.
 - ``parallelism``: wave quantisation and under-filled GPUs. With b resident blocks per SM (the
   occupancy calculator) and S SMs, waves = ceil(blocks / (S b)) and the fraction of block slots
   busy u = blocks / (waves S b); the projected time is multiplied by u_s / u_t. Launch overhead
@@ -95,6 +98,10 @@ LEVELS = ("l1", "l2", "dram")
 # matter issues at least as many FP instructions as others (loads, addresses, loop control)
 ISSUE_F_RANGE = (0.5, 1.0)
 LANES = {"fp32": "fp32_lanes_per_sm", "fp64": "fp64_lanes_per_sm"}
+# working set / cache size where the hit-to-miss turn happens on the gpu-benches L2 sweep (the
+# NVIDIA L2s between about 0.8 and 1.3, the RX 6900 XT's L3 between 1.0 and 1.2;
+# scripts/l2_capacity_rules.py): the step of ``_uncached`` may fall on either side there
+CAPACITY_BAND = (0.75, 1.4)
 
 
 def _nz(a):
@@ -291,14 +298,24 @@ class Hierarchical(Model):
         n = rows["n"]
         per_s = self._byte_times(df, n, bs, write_only)
         per_t = self._byte_times(df, n, bt, write_only)
+        # (source, target) per-byte times: the point, then the ends of the capacity interval
+        per_bytes = [(per_s, per_t)]
         if self.cache_capacity:
-            notes.extend(self._cache_capacity(df, n, (source, bs, per_s), (target, bt, per_t)))
-        bw_s, _ = self._bw_ceilings(df, n, bs, source, per_s)
-        bw_t, times_t = self._bw_ceilings(df, n, bt, target, per_t)
+            cache_notes, per_bytes = self._cache_capacity(df, n, (source, bs, per_s),
+                                                          (target, bt, per_t))
+            notes.extend(cache_notes)
+        bws = []
+        for p_s, p_t in per_bytes:
+            bw_s, _ = self._bw_ceilings(df, n, bs, source, p_s)
+            bw_t, times = self._bw_ceilings(df, n, bt, target, p_t)
+            if self.warp_bandwidth:
+                for k in LEVELS:
+                    bw_s[k] = bw_s[k] * self._warp_usage(df, ws_s)
+                    bw_t[k] = bw_t[k] * self._warp_usage(df, ws_t)
+            bws.append((bw_s, bw_t))
+            if len(bws) == 1:
+                times_t = times  # the breakdown is the point's
         if self.warp_bandwidth:
-            for k in LEVELS:
-                bw_s[k] = bw_s[k] * self._warp_usage(df, ws_s)
-                bw_t[k] = bw_t[k] * self._warp_usage(df, ws_t)
             notes.append("bandwidth ceilings scaled by active threads per warp instruction")
 
         if self.parallelism:
@@ -307,7 +324,7 @@ class Hierarchical(Model):
         else:
             t_body, launch_t = t_s, 0.0
 
-        def level_times(perf_s, perf_t):
+        def level_times(perf_s, perf_t, bw_s, bw_t):
             """Eq. 9 per level (columns ``LEVELS``); NaN where a level is unknown."""
             out = np.full((len(df), len(LEVELS)), np.nan)
             with np.errstate(invalid="ignore", divide="ignore"):
@@ -350,13 +367,13 @@ class Hierarchical(Model):
             else:
                 notes.append("issue rate: not in the catalog for both GPUs, compute ceilings "
                              "unchanged")
-        per_level, no_level = level_times(*variants[0])
+        per_level, no_level = level_times(*variants[0], *bws[0])
         if no_level:
             notes.append(f"{no_level} row(s) without byte counts: compute ceiling only")
-        spread = per_level
-        if len(variants) > 1:
-            spread = np.concatenate([per_level] + [level_times(*v)[0] for v in variants[1:]],
-                                    axis=1)
+        # the interval: every level under every compute and capacity variant
+        spread = np.concatenate([per_level] + [level_times(*v, *b)[0] for v in variants
+                                               for b in bws if v is not variants[0]
+                                               or b is not bws[0]], axis=1)
 
         if self.parallelism:
             scale, note = self._fill_ratio(df, source, target)
@@ -467,8 +484,11 @@ class Hierarchical(Model):
 
     def _cache_capacity(self, df, n, *gpus):
         """``cache_capacity``: which cache level serves the working set on each GPU, as per-byte
-        times. ``gpus``: (GPU, ceiling book, ``_byte_times`` dict, changed in place) of the
-        source and the target. Returns the notes.
+        times. ``gpus``: (GPU, ceiling book, ``_byte_times`` dict) of the source and the target.
+        Returns (notes, variants): (source, target) per-byte dicts for the point and, where a
+        working set lies within ``CAPACITY_BAND`` of a cache's size (where the measured
+        hit-to-miss turn happens, so the step's side is uncertain), for the two ends: the
+        target's caches holding the set and the source's missing it, and the reverse.
 
         Per GPU, f = ``_uncached`` (working set, L2 size) is the share of the traffic that
         leaves the L2; a byte that leaves it takes 1 / BW_L3 where the GPU has a memory-side L3
@@ -479,51 +499,76 @@ class Hierarchical(Model):
         rest served by its L2: per DRAM byte r t_past + (1 - r) / BW_L2. Rows with L2 bytes and
         a working set but no DRAM bytes: per L2 byte (1 - f) / BW_L2 + f t_past, on each GPU
         (Eq. 7's L2 ceiling as a weighted harmonic mean)."""
+        (_, _, per_s), (_, _, per_t) = gpus
         ws = df["working_set_bytes"].to_numpy(float)
         sizes = [g.value("l2_size_bytes") for g, _, _ in gpus]
         if not np.isfinite(ws).any() or not all(np.isfinite(c) for c in sizes):
-            return ["cache capacity: no working set or L2 size known, DRAM bytes unchanged"]
+            return (["cache capacity: no working set or L2 size known, DRAM bytes unchanged"],
+                    [(per_s, per_t)])
         notes = []
         known = np.isfinite(ws) & (ws > 0)
-        f, past, per_l2 = [], [], []
-        for (gpu, book, per), size in zip(gpus, sizes):
-            f.append(_uncached(ws, size))
-            l3 = self._l3(gpu, book, size, notes)
-            past.append(per["dram"] if l3 is None
-                        else np.where(_uncached(ws, l3[0]) > 0, per["dram"], 1.0 / l3[1]))
-            per_l2.append(1.0 / book("l2_bw_bytes_per_s"))
-        (_, _, per_s), (_, _, per_t) = gpus
-
+        l3s = [self._l3(g, book, size, notes) for (g, book, _), size in zip(gpus, sizes)]
+        per_l2 = [1.0 / book("l2_bw_bytes_per_s") for _, book, _ in gpus]
         dram = known & n["present"]["dram"]
         if dram.any() and np.isnan(per_l2[1]):
             notes.append("cache capacity: target L2 bandwidth unknown, DRAM traffic unchanged")
-        elif dram.any():
-            # a floor of 2 %: the source measured DRAM bytes, so some traffic missed its L2
-            r = np.maximum(f[1], 0.02) / np.maximum(f[0], 0.02)
-            with np.errstate(invalid="ignore", divide="ignore"):
-                cap = df["l2_bytes"].to_numpy(float) / n["dram"]
-            r = np.where(np.isfinite(cap), np.minimum(r, np.maximum(cap, 1.0)), r)
-            per_t["dram"] = np.where(dram, r * past[1] + np.maximum(1 - r, 0) * per_l2[1],
-                                     per_t["dram"])
-            per_s["dram"] = np.where(dram, past[0], per_s["dram"])
+            dram = np.zeros_like(dram)
+        est = known & ~n["present"]["dram"] & n["present"]["l2"]
+        if est.any() and not (np.isfinite(per_l2).all() and np.isfinite(per_s["dram"]).all()
+                              and np.isfinite(per_t["dram"]).all()):
+            notes.append("cache capacity: L2 or DRAM bandwidth unknown, no DRAM traffic "
+                         "estimated")
+            est = np.zeros_like(est)
+
+        def near(size):
+            return known & (ws > CAPACITY_BAND[0] * size) & (ws < CAPACITY_BAND[1] * size)
+
+        def times(held):
+            """Per-byte dicts of both GPUs; ``held[i]``: None for the step, True / False for
+            every set near one of GPU i's cache sizes held / missed there."""
+            out = []
+            for (_, _, per), size, l3, h in zip(gpus, sizes, l3s, held):
+                f2 = _uncached(ws, size)
+                past = per["dram"]
+                if l3 is not None:
+                    f3 = _uncached(ws, l3[0])
+                    if h is not None:
+                        f3 = np.where(near(l3[0]), 0.0 if h else 1.0, f3)
+                    past = np.where(f3 > 0, per["dram"], 1.0 / l3[1])
+                if h is not None:
+                    f2 = np.where(near(size), 0.0 if h else 1.0, f2)
+                out.append((dict(per), f2, past))
+            (p_s, f_s, past_s), (p_t, f_t, past_t) = out
+            if dram.any():
+                # a floor of 2 %: the source measured DRAM bytes, so some traffic missed its L2
+                r = np.maximum(f_t, 0.02) / np.maximum(f_s, 0.02)
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    cap = df["l2_bytes"].to_numpy(float) / n["dram"]
+                r = np.where(np.isfinite(cap), np.minimum(r, np.maximum(cap, 1.0)), r)
+                p_t["dram"] = np.where(dram, r * past_t + np.maximum(1 - r, 0) * per_l2[1],
+                                       p_t["dram"])
+                p_s["dram"] = np.where(dram, past_s, p_s["dram"])
+            if est.any():
+                p_s["l2"] = np.where(est, (1 - f_s) * per_l2[0] + f_s * past_s, p_s["l2"])
+                p_t["l2"] = np.where(est, (1 - f_t) * per_l2[1] + f_t * past_t, p_t["l2"])
+            return p_s, p_t
+
+        variants = [times((None, None))]
+        if dram.any():
             notes.append(f"cache capacity: DRAM bytes x f(L2 {sizes[1] / 1e6:.1f} MB)/f(L2 "
                          f"{sizes[0] / 1e6:.1f} MB), f = 1 where the working set exceeds the "
                          "L2, else 0.02")
-
-        est = known & ~n["present"]["dram"] & n["present"]["l2"]
         if est.any():
-            mixed = [(1 - fi) * t + fi * p for fi, t, p in zip(f, per_l2, past)]
-            est &= np.isfinite(mixed[0]) & np.isfinite(mixed[1])  # both GPUs, or neither
-            if not est.any():
-                notes.append("cache capacity: L2 or DRAM bandwidth unknown, no DRAM traffic "
-                             "estimated")
-            else:
-                for (_, _, per), m in zip(gpus, mixed):
-                    per["l2"] = np.where(est, m, per["l2"])
-                notes.append("cache capacity: DRAM traffic not in the profile, estimated on each "
-                             "GPU: all of the L2 traffic where the working set exceeds its L2, "
-                             "none where it fits")
-        return notes
+            notes.append("cache capacity: DRAM traffic not in the profile, estimated on each "
+                         "GPU: all of the L2 traffic where the working set exceeds its L2, "
+                         "none where it fits")
+        caches = sizes + [l3[0] for l3 in l3s if l3 is not None]
+        if any((near(c) & (dram | est)).any() for c in caches):
+            variants += [times((False, True)), times((True, False))]
+            notes.append(f"cache capacity: working sets within {CAPACITY_BAND[0]:g}-"
+                         f"{CAPACITY_BAND[1]:g} x a cache's size projected with that cache "
+                         "holding and missing them: the ends of the interval")
+        return notes, variants
 
     @staticmethod
     def _l3(gpu, book, l2_size, notes):
