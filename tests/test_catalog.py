@@ -96,6 +96,13 @@ def test_internal_consistency(path):
     carve = g.values.get("smem_carveouts_bytes")
     if carve is not None:
         assert max(carve.value) == per_sm
+    # an L3 sits behind the L2: larger than it, and a bandwidth only with a size
+    l3 = g.value("l3_size_bytes")
+    if not math.isnan(l3):
+        assert l3 > g.value("l2_size_bytes")
+    l3_bw = (g.peak("l3_bw_bytes_per_s"), g.measured("l3_bw_bytes_per_s"))
+    if not all(math.isnan(v) for v in l3_bw):
+        assert not math.isnan(l3)
 
 
 def test_nvidia_occupancy_limits_by_compute_capability(cat):
@@ -136,6 +143,10 @@ def test_measured_values_from_public_benchmarks(cat):
     assert h.measured("dram_write_bw_bytes_per_s") == 2018e9
     assert h.measured("dram_read_bw_bytes_per_s") == 1942e9
     assert "gpu-stream/h100_pcie.txt" in h.measureds["dram_bw_bytes_per_s"].source
+    # gpu-l2-cache/rx6900xt.txt: the Infinity Cache plateau between 16 and 64 MiB, 1959.6 GB/s
+    rx = cat.gpus["rx-6900-xt"]
+    assert rx.measured("l3_bw_bytes_per_s") == pytest.approx(1959.6e9)
+    assert rx.value("l3_size_bytes") == 128 * 2**20
     # seed report: TITAN V sustained_bandwidth_gbps 299.936
     assert cat.gpus["titan-v"].measured("dram_bw_bytes_per_s") == pytest.approx(299.936e9)
     for gid in ("v100-pcie-16gb", "a100-sxm4-80gb", "a40", "l40", "h200-sxm-141gb", "mi100", "mi210",
