@@ -87,6 +87,8 @@ switchable):
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
 from .base import Model, Projection
@@ -108,14 +110,14 @@ def _nz(a):
     return np.where(np.isfinite(a), a, 0.0)
 
 
-def _uncached(working_set, l2_size):
+def _uncached(working_set, size):
     """Fraction of the traffic of a kernel that sweeps its working set again and again which
-    misses an L2 of ``l2_size`` bytes: 0 where the set fits, 1 where it does not (LRU under a
-    cyclic sweep). On the gpu-benches L2 sweep (scripts/l2_capacity_rules.py) the NVIDIA L2s
-    go from hits to misses between about 0.8 and 1.3 x their size, closer to this step than to
-    the 1 - size / working set of uniformly random accesses, which gpuproj used before
-    (NVIDIA pairs there: 8.6 against 13.6 % MAPE)."""
-    return np.where(np.asarray(working_set, float) > l2_size, 1.0, 0.0)
+    misses a cache (the L2, or an L3 behind it) of ``size`` bytes: 0 where the set fits, 1
+    where it does not (LRU under a cyclic sweep). On the gpu-benches L2 sweep
+    (scripts/l2_capacity_rules.py) the NVIDIA L2s go from hits to misses between about 0.8 and
+    1.3 x their size, closer to this step than to the 1 - size / working set of uniformly
+    random accesses, which gpuproj used before (NVIDIA pairs there: 8.6 against 13.6 % MAPE)."""
+    return np.where(np.asarray(working_set, float) > size, 1.0, 0.0)
 
 
 class Hierarchical(Model):
@@ -305,16 +307,16 @@ class Hierarchical(Model):
                                                           (target, bt, per_t))
             notes.extend(cache_notes)
         bws = []
-        for p_s, p_t in per_bytes:
+        for i, (p_s, p_t) in enumerate(per_bytes):
             bw_s, _ = self._bw_ceilings(df, n, bs, source, p_s)
             bw_t, times = self._bw_ceilings(df, n, bt, target, p_t)
+            if i == 0:
+                times_t = times  # the breakdown is the point's
             if self.warp_bandwidth:
                 for k in LEVELS:
                     bw_s[k] = bw_s[k] * self._warp_usage(df, ws_s)
                     bw_t[k] = bw_t[k] * self._warp_usage(df, ws_t)
             bws.append((bw_s, bw_t))
-            if len(bws) == 1:
-                times_t = times  # the breakdown is the point's
         if self.warp_bandwidth:
             notes.append("bandwidth ceilings scaled by active threads per warp instruction")
 
@@ -367,13 +369,13 @@ class Hierarchical(Model):
             else:
                 notes.append("issue rate: not in the catalog for both GPUs, compute ceilings "
                              "unchanged")
-        per_level, no_level = level_times(*variants[0], *bws[0])
+        # the interval: every level under every compute and capacity variant, the point first
+        combos = list(itertools.product(variants, bws))
+        per_level, no_level = level_times(*combos[0][0], *combos[0][1])
         if no_level:
             notes.append(f"{no_level} row(s) without byte counts: compute ceiling only")
-        # the interval: every level under every compute and capacity variant
-        spread = np.concatenate([per_level] + [level_times(*v, *b)[0] for v in variants
-                                               for b in bws if v is not variants[0]
-                                               or b is not bws[0]], axis=1)
+        spread = np.concatenate([per_level] + [level_times(*v, *b)[0] for v, b in combos[1:]],
+                                axis=1)
 
         if self.parallelism:
             scale, note = self._fill_ratio(df, source, target)
