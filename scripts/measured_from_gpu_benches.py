@@ -93,16 +93,11 @@ def _rows_kb_bw(path: Path, size_col: int):
     return rows
 
 
-def l2_plateau(path: Path, l2_bytes: float) -> tuple[float, int]:
-    """Median Eff. bw (GB/s) over total data sets <= L2/2, and how many points it used."""
+def set_plateau(path: Path, lo_bytes: float, hi_bytes: float) -> tuple[float, int]:
+    """Median Eff. bw (GB/s) of a gpu-l2-cache file over the total data sets in [lo, hi] bytes,
+    and how many points it used: the L2 plateau is [0, L2/2], the L3's [4 x L2, L3/2]."""
     # columns: <per-block kB> kB <total kB> kB <time> <spread> <bw> GB/s ...
-    rows = [(s, b) for s, b in _rows_kb_bw(path, 2) if s * 1024 <= l2_bytes / 2]
-    return statistics.median(b for _, b in rows), len(rows)
-
-
-def l3_plateau(path: Path, l2_bytes: float, l3_bytes: float) -> tuple[float, int]:
-    """Median Eff. bw (GB/s) over total data sets in [4 x L2, L3/2], and how many points it used."""
-    rows = [(s, b) for s, b in _rows_kb_bw(path, 2) if 4 * l2_bytes <= s * 1024 <= l3_bytes / 2]
+    rows = [(s, b) for s, b in _rows_kb_bw(path, 2) if lo_bytes <= s * 1024 <= hi_bytes]
     return statistics.median(b for _, b in rows), len(rows)
 
 
@@ -153,12 +148,12 @@ def collect(data: Path, l2_sizes: dict, l3_sizes: dict) -> dict:
         gid, assume = GPU_FILES[stem]
         if gid not in l2_sizes:
             continue
-        bw, n = l2_plateau(p, l2_sizes[gid])
+        bw, n = set_plateau(p, 0, l2_sizes[gid] / 2)
         put(stem, "l2_bw_bytes_per_s", bw * 1e9,
             _src(p, f"L2 plateau = median Eff. bw over the {n} data sets <= L2/2 "
                     f"({l2_sizes[gid] / 2**21:g} MiB) = {bw:g} GB/s", assume))
         if gid in l3_sizes:
-            bw, n = l3_plateau(p, l2_sizes[gid], l3_sizes[gid])
+            bw, n = set_plateau(p, 4 * l2_sizes[gid], l3_sizes[gid] / 2)
             put(stem, "l3_bw_bytes_per_s", bw * 1e9,
                 _src(p, f"L3 (Infinity Cache) plateau = median Eff. bw over the {n} data sets from 4 x L2 "
                         f"({4 * l2_sizes[gid] / 2**20:g} MiB) to L3/2 ({l3_sizes[gid] / 2**21:g} MiB) = {bw:g} GB/s",
