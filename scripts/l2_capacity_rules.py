@@ -69,9 +69,20 @@ def shares(table, level) -> list[str]:
     return lines
 
 
+def _ape(p):
+    return 100 * (p["time_s"] / p["true_s"] - 1).abs()
+
+
+def _nvidia_pairs(p) -> np.ndarray:
+    """Mask of the pairs with an NVIDIA GPU at both ends."""
+    from gpuproj.catalog import resolve
+
+    nvidia = {g: resolve(g).vendor == "NVIDIA" for g in set(p["source"]) | set(p["target"])}
+    return (p["source"].map(nvidia) & p["target"].map(nvidia)).to_numpy()
+
+
 def rule_errors(table) -> list[str]:
     import gpuproj.models.hierarchical as hier
-    from gpuproj.catalog import resolve
     from gpuproj.evaluate import evaluate
     from gpuproj.models import get_model
 
@@ -80,17 +91,11 @@ def rule_errors(table) -> list[str]:
         with mock.patch.object(hier, "_uncached", rule or hier._uncached):
             model = get_model("hierarchical", cache_capacity=True)
             p = evaluate(table, [model]).pairs
-        ape = 100 * (p["time_s"] / p["true_s"] - 1).abs()
-        nvidia = {g: resolve(g).vendor == "NVIDIA" for g in set(p["source"]) | set(p["target"])}
-        nv = p["source"].map(nvidia) & p["target"].map(nvidia)
+        ape = _ape(p)
         cells = [f"{ape[m].mean():.1f} / {ape[m].median():.1f} (n = {int(m.sum())})"
-                 for m in (np.ones(len(p), bool), nv.to_numpy())]
+                 for m in (np.ones(len(p), bool), _nvidia_pairs(p))]
         lines.append(f"| {name} | {' | '.join(cells)} |")
     return lines
-
-
-def _ape(p):
-    return 100 * (p["time_s"] / p["true_s"] - 1).abs()
 
 
 def by_gpu(table) -> list[str]:
@@ -121,7 +126,6 @@ def by_gpu(table) -> list[str]:
 def interval_rows(table) -> list[str]:
     """How ``hierarchical-ext``'s interval does where it is wider than a point: the working
     sets within ``CAPACITY_BAND`` of a cache's size on either GPU."""
-    from gpuproj.catalog import resolve
     from gpuproj.evaluate import evaluate
 
     p = evaluate(table, ["hierarchical-ext"]).pairs
@@ -129,8 +133,7 @@ def interval_rows(table) -> list[str]:
     wide = (p["high_s"] > p["low_s"] * (1 + 1e-6)).to_numpy()
     inside = ((p["true_s"] >= p["low_s"] * (1 - 1e-9))
               & (p["true_s"] <= p["high_s"] * (1 + 1e-9))).to_numpy()
-    nvidia = {g: resolve(g).vendor == "NVIDIA" for g in set(p["source"]) | set(p["target"])}
-    nv = (p["source"].map(nvidia) & p["target"].map(nvidia)).to_numpy()
+    nv = _nvidia_pairs(p)
     lines = ["| pairs | n | interval holds the measured time | MAPE % |", "|---|---|---|---|"]
     for name, m in (("with an interval (set near a cache size)", wide),
                     ("with an interval, NVIDIA pairs", wide & nv),
