@@ -255,6 +255,26 @@ def test_hierarchical_flops_only_uses_compute_ceiling():
     assert pred["limiter"] == "fp32"
 
 
+
+def test_parallelism_point_by_sm_interval_to_block_slots():
+    """A100 (108 SMs) -> V100 (80 SMs), 256-thread blocks without registers or shared memory:
+    b = 2048 / 256 = 8 resident blocks per SM on both. Point x u_s / u_t by SM, interval to the
+    ratio by block slot.
+    100 blocks: by SM 100/108 -> 100/(2 x 80): x 160/108; by slot 100/864 -> 100/640: x 640/864.
+    2592 blocks: by SM 1 -> 32.4/33: x 33/32.4; by slot 1 (3 waves of 864) -> 2592/(5 x 640):
+    x 3200/2592. No grid: unchanged."""
+    from gpuproj.catalog import resolve
+
+    a100, v100 = resolve("a100-sxm4-80gb"), resolve("v100-sxm2-16gb")
+    k = table(time_s=[1e-3] * 3, flops=[2e9] * 3, dtype=["fp32"] * 3,
+              grid_blocks=[100, 2592, np.nan], block_threads=[256, 256, np.nan])
+    base = get_model("hierarchical").predict(k, a100, v100).df["time_s"].to_numpy()
+    got = get_model("hierarchical", parallelism=True).predict(k, a100, v100).df
+    by_sm, by_slot = np.array([160 / 108, 33 / 32.4, 1]), np.array([640 / 864, 3200 / 2592, 1])
+    assert got["time_s"].to_numpy() == pytest.approx(base * by_sm)
+    assert got["low_s"].to_numpy() == pytest.approx(base * np.minimum(by_sm, by_slot))
+    assert got["high_s"].to_numpy() == pytest.approx(base * np.maximum(by_sm, by_slot))
+
 # issue-rate extension: a Turing-like source (64 FP32 lanes, 4 warp instructions per SM per
 # clock: P = 2, I = 4) and an Ampere-GA10x-like target (128 lanes: P = 4, I = 4), FP32 peaks 10
 # and 20 TFLOP/s

@@ -164,14 +164,21 @@ def theoretical_occupancy(df: pd.DataFrame, gpu, configs=None) -> np.ndarray:
     return launch_occupancy(df, gpu, configs)[0]
 
 
-def fill_fraction(df: pd.DataFrame, gpu, configs=None) -> np.ndarray:
-    """Fraction of the GPU's block slots busy on average over the waves of each launch:
-    u = blocks / (waves x SMs x resident blocks per SM), waves = ceil(blocks / (SMs x b)).
-    1 for a launch of whole full waves, small for a grid that under-fills the GPU.
-    ``configs``: ``launch_configs(df)`` where the caller already has it."""
-    _, bps = launch_occupancy(df, gpu, configs)
-    slots = gpu.value("sm_count") * bps
+def fill_fractions(df: pd.DataFrame, gpu, configs=None):
+    """(by SM, by block slot): the fraction of the GPU a launch of B blocks keeps busy on average,
+    at the two ends of how many resident blocks an SM needs to reach its throughput. By SM, one:
+    the busiest of the S SMs runs ceil(B / S) blocks, u = B / (ceil(B / S) S). By block slot, all
+    b that fit (the occupancy calculator): u = B / (waves S b), waves = ceil(B / (S b)). Both are
+    1 for whole full waves and small for a grid that under-fills the GPU; NaN where the row has
+    no grid (by slot also where b is unknown). ``configs``: ``launch_configs(df)`` where the
+    caller already has it."""
+    sms = gpu.value("sm_count")
     blocks = df["grid_blocks"].to_numpy(float)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        waves = np.ceil(blocks / slots)
-        return np.where((slots > 0) & (blocks > 0), blocks / (waves * slots), np.nan)
+    _, bps = launch_occupancy(df, gpu, configs)
+    out = []
+    for per_sm in (1.0, bps):
+        slots = sms * per_sm
+        with np.errstate(invalid="ignore", divide="ignore"):
+            waves = np.ceil(blocks / slots)
+            out.append(np.where((slots > 0) & (blocks > 0), blocks / (waves * slots), np.nan))
+    return tuple(out)

@@ -51,9 +51,11 @@ switchable):
   sits where caches turn from hits to misses only roughly (0.8-1.3 x the size on the measured
   sweeps), so where a working set lies within ``CAPACITY_BAND`` of a cache's size, the
   interval also spans the projections with that cache holding and missing the set.
-- ``parallelism``: wave quantisation and under-filled GPUs. With b resident blocks per SM (the
-  occupancy calculator) and S SMs, waves = ceil(blocks / (S b)) and the fraction of block slots
-  busy u = blocks / (waves S b); the projected time is multiplied by u_s / u_t. Launch overhead
+- ``parallelism``: wave quantisation and under-filled GPUs. The projected time is multiplied by
+  u_s / u_t, u the fraction of the GPU a launch of B blocks keeps busy on S SMs. How many
+  resident blocks an SM needs to reach its throughput lies between one and the b that fit (the
+  occupancy calculator); the point takes one, u = B / (ceil(B / S) S), and the interval also
+  spans the block-slot fill u = B / (waves S b), waves = ceil(B / (S b)). Launch overhead
   (measured, where the catalog has it for both GPUs) is taken off the source time and the
   target's added back.
 - ``warp_bandwidth``: bandwidth ceilings are also scaled by the active-thread ratio of Eq. 3
@@ -378,10 +380,11 @@ class Hierarchical(Model):
                                 axis=1)
 
         if self.parallelism:
-            scale, note = self._fill_ratio(df, source, target)
-            per_level = per_level * scale[:, None]
-            spread = spread * scale[:, None]
-            notes.append(note)
+            by_sm, by_slot = self._fill_ratios(df, source, target)
+            per_level = per_level * by_sm[:, None]
+            spread = np.concatenate([spread * by_sm[:, None], spread * by_slot[:, None]], axis=1)
+            notes.append("parallelism: time x busy SMs source / target; the interval also "
+                         "spans busy block slots (occupancy) source / target")
         with np.errstate(invalid="ignore"), _quiet():
             point = np.nanmean(per_level, axis=1) + launch_t
             low = np.nanmin(spread, axis=1) + launch_t
@@ -633,14 +636,20 @@ class Hierarchical(Model):
             return body, lt, f"launch overhead {ls * 1e6:.1f} us -> {lt * 1e6:.1f} us (measured)"
         return t_s, 0.0, "launch overhead not measured for both GPUs: kept inside the time"
 
-    def _fill_ratio(self, df, source, target):
-        from .common import fill_fraction, launch_configs
+    def _fill_ratios(self, df, source, target):
+        """u_s / u_t per row by SM (the point) and by block slot (the interval's other end; the
+        SM ratio where the occupancy is unknown); 1 where a row has no grid. Measured on the
+        tables, the SM is the better unit: a block slot per resident block made NeuSight bmm
+        61.4 % MAPE against 33.3 % (docs/accuracy_analysis.md)."""
+        from .common import fill_fractions, launch_configs
 
         configs = self._once("launch_configs", lambda: launch_configs(df))
-        u_s = self._once("fill_source", lambda: fill_fraction(df, source, configs))
-        u_t = fill_fraction(df, target, configs)
-        r = np.where(np.isfinite(u_s) & np.isfinite(u_t) & (u_t > 0), u_s / u_t, 1.0)
-        return r, "parallelism: time x (busy block slots source / target), waves from occupancy"
+        u_s = self._once("fill_source", lambda: fill_fractions(df, source, configs))
+        u_t = fill_fractions(df, target, configs)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            by_sm, by_slot = (s / t for s, t in zip(u_s, u_t))
+        by_sm = np.where(np.isfinite(by_sm) & (by_sm > 0), by_sm, 1.0)
+        return by_sm, np.where(np.isfinite(by_slot) & (by_slot > 0), by_slot, by_sm)
 
 
 class HierarchicalExtended(Hierarchical):
