@@ -1,4 +1,4 @@
-"""Point calibration of the learned models (hand-computed cases)."""
+"""Point calibration and the physics base of the learned models (hand-computed cases)."""
 
 import numpy as np
 import pytest
@@ -17,3 +17,62 @@ def test_point_calibration_keeps_a_shift_only_if_every_group_gains():
     one = true * np.exp(np.where(groups == 0, 0.2, 0.0))
     assert point_calibration(one, None, true, groups)["delta"] == 0.0
     assert point_calibration(one, None, true)["delta"] == pytest.approx(-0.2)
+
+
+def _pairs_with_physics(projections: dict, true):
+    """PairFeatures over four GPUs (every ordered pair, one kernel) whose analytical projections
+    are the given arrays, one per pair."""
+    import pandas as pd
+
+    from gpuproj.learned.features import FeatureSpec, PairFeatures
+
+    gpus = ["a", "b", "c", "d"]
+    pairs = pd.DataFrame([(s, t) for s in gpus for t in gpus if s != t],
+                         columns=["source", "target"])
+    pairs = pairs.assign(kernel="k", config="x", time_s=1.0, true_s=true)
+    data = PairFeatures(pairs, FeatureSpec())
+    data._phys.update(projections)
+    return data
+
+
+def test_physics_geomean_is_the_geometric_mean_of_its_members():
+    from gpuproj.learned.features import geomean_members, geomean_name
+
+    true = np.ones(12)
+    a = np.full(12, 2.0)
+    b = np.full(12, 8.0)
+    b[3] = np.nan
+    data = _pairs_with_physics({"A": a, "B": b}, true)
+    name = geomean_name(["A", "B"])
+    assert name == "geomean(A,B)" and geomean_members(name) == ["A", "B"]
+    assert geomean_members("bandwidth") == []
+    got = data.physics(name)
+    np.testing.assert_allclose(np.delete(got, 3), 4.0)  # sqrt(2 x 8)
+    assert np.isnan(got[3])  # a member that cannot predict the pair
+
+
+def test_rank_physics_averages_two_methods_only_where_that_validates():
+    from gpuproj.learned.models import rank_physics
+
+    rng = np.random.default_rng(0)
+    true = np.exp(rng.normal(0, 1, 12))
+    # A is x1.3 too slow and B x1.3 too fast on every pair (a tie, kept in candidate order):
+    # their geometric mean is exact on every held-out GPU
+    data = _pairs_with_physics({"A": true * 1.3, "B": true / 1.3}, true)
+    assert rank_physics(data, candidates=("A", "B")) == ["geomean(A,B)", "A", "B"]
+    # A exact, B twice too slow: the mean is worse than A on every held-out GPU
+    data = _pairs_with_physics({"A": true.copy(), "B": 2 * true}, true)
+    assert rank_physics(data, candidates=("A", "B")) == ["A", "B"]
+
+
+def test_outside_band_of_a_geomean_is_the_envelope_of_its_members():
+    from gpuproj.learned.models import ResidualHybrid
+
+    bands = {"A": {"cross_arch": {"lo": -0.4, "hi": 0.3}, "same_arch": {"lo": -0.1, "hi": 0.1}},
+             "B": {"cross_arch": {"lo": -0.2, "hi": 0.5}}}
+    model = ResidualHybrid(physics_bands=bands)
+    model.chain_ = ["geomean(A,B)", "A", "B"]
+    model.guard_ = {"on": True}  # any guard: the chain is the guard chain
+    got = model._outside_bands()
+    assert got["geomean(A,B)"] == {"cross_arch": [-0.4, 0.5]}  # cells both members have
+    assert got["A"]["same_arch"] == [-0.1, 0.1]

@@ -448,10 +448,17 @@ class PairFeatures:
 
     # physics ------------------------------------------------------------------------------
     def physics(self, method: str) -> np.ndarray:
-        """Projected target time (s) of each pair by analytical method ``method``; NaN where the
-        method cannot predict the row."""
+        """Projected target time (s) of each pair by analytical method ``method`` (or the
+        geometric mean of several, a ``geomean_name``); NaN where the method cannot predict
+        the row."""
         if method not in self._phys:
-            self._phys[method] = analytical_projection(self.pairs, method, self.gpu)
+            parts = geomean_members(method)
+            if parts:
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    logs = np.log([self.physics(m) for m in parts])
+                self._phys[method] = np.exp(logs.mean(axis=0))  # NaN where any member is
+            else:
+                self._phys[method] = analytical_projection(self.pairs, method, self.gpu)
         return self._phys[method]
 
     @property
@@ -470,6 +477,19 @@ class PairFeatures:
                         out[f"{p}_{k}"][idx] = r[k]
             self._cols.update({f"roof:{k}": v for k, v in out.items()})
         return {k: self._cols[f"roof:{k}"] for k in keys}
+
+
+def geomean_name(methods) -> str:
+    """The name under which ``PairFeatures.physics`` gives the geometric mean of the
+    projections of ``methods``."""
+    return f"geomean({','.join(methods)})"
+
+
+def geomean_members(name: str) -> list:
+    """The methods a ``geomean_name`` averages ([] for a plain method name)."""
+    if name.startswith("geomean(") and name.endswith(")"):
+        return name[len("geomean("):-1].split(",")
+    return []
 
 
 def analytical_projection(pairs: pd.DataFrame, method: str, gpu_of=resolve) -> np.ndarray:
