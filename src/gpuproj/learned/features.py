@@ -234,32 +234,19 @@ def roofline_times(df: pd.DataFrame, gpu: GPU) -> dict:
 
 
 def _occupancy(df, gpu):
-    """(theoretical occupancy, fill fraction of the last wave's block slots, waves) of each row's
-    launch on ``gpu`` (``gpuproj.occupancy``); NaN where the launch geometry or the GPU's
-    occupancy limits are unknown."""
-    from ..errors import GpuprojError
-    from ..occupancy import occupancy
+    """(theoretical occupancy, fill fraction of the block slots, waves) of each row's launch on
+    ``gpu`` (``gpuproj.models.common``); NaN where the launch geometry or the GPU's occupancy
+    limits are unknown."""
+    from ..models.common import fill_fractions, launch_configs, launch_occupancy
 
-    n = len(df)
-    nan = np.full(n, np.nan)
-    bt = _col(df, "block_threads")
-    grid = _col(df, "grid_blocks")
-    ok = np.isfinite(bt) & (bt > 0)
-    if not ok.any():
-        return nan, nan, nan
-    regs = np.nan_to_num(_col(df, "regs_per_thread"))  # 0 = unknown: no register limit
-    smem = np.nan_to_num(_col(df, "smem_per_block_bytes"))
-    try:
-        o = occupancy(gpu, np.where(ok, bt, 32).astype(np.int64), regs.astype(np.int64),
-                      smem.astype(np.int64))
-    except GpuprojError:  # the GPU file lacks an occupancy limit
-        return nan, nan, nan
-    occ = np.where(ok, o.occupancy, np.nan)
-    slots = gpu.value("sm_count") * o.blocks_per_sm
+    launch = ("block_threads", "grid_blocks", "regs_per_thread", "smem_per_block_bytes")
+    df = df.assign(**{c: np.nan for c in launch if c not in df.columns})
+    configs = launch_configs(df)
+    occ, blocks_per_sm = launch_occupancy(df, gpu, configs)
+    _, fill = fill_fractions(df, gpu, configs)
     with np.errstate(divide="ignore", invalid="ignore"):
-        waves = np.where(ok & (slots > 0), np.ceil(grid / slots), np.nan)
-        fill = grid / (waves * slots)
-    return occ, np.where(np.isfinite(fill), fill, np.nan), waves
+        waves = np.ceil(_col(df, "grid_blocks") / (gpu.value("sm_count") * blocks_per_sm))
+    return occ, fill, np.where(np.isfinite(waves) & (blocks_per_sm > 0), waves, np.nan)
 
 
 def pair_features(df: pd.DataFrame, source: GPU, target: GPU) -> dict:
