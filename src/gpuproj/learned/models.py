@@ -522,10 +522,11 @@ def rank_physics(data: PairFeatures, candidates=PHYSICS, min_coverage: float = 0
     The geometric mean of the best two heads the list where choosing it validates better than
     choosing the best alone, with each ``groups`` (GPUs by default) held out in turn. Where
     two methods are about equally good, the training GPUs cannot tell which will be better
-    on a new GPU: choosing one missed on three of four held-out GPUs of KernelTuner GEMM
-    (``hierarchical-ext`` against the bandwidth ratio), and their mean, whose errors partly
-    cancel, was better than either (docs/results/learned.md). The choice is validated, not
-    taken on training error: there the best method is the best by construction."""
+    on a new GPU: on KernelTuner GEMM (``hierarchical-ext`` against the bandwidth ratio) the
+    one with the lower training error was the worse one on each of the four held-out GPUs,
+    and their mean, whose errors partly cancel, was better than either (docs/results/
+    learned.md). The choice is validated, not taken on training error: there the best method
+    is the best by construction."""
     ranked = [m for *_, m in _physics_scores(data, candidates, min_coverage)]
     top = _top_two(data, candidates, min_coverage)
     if len(top) == 2 and _averaging_validates(data, candidates, min_coverage, groups):
