@@ -308,19 +308,18 @@ class Hierarchical(Model):
             cache_notes, per_bytes = self._cache_capacity(df, n, (source, bs, per_s),
                                                           (target, bt, per_t))
             notes.extend(cache_notes)
+        usage_s, usage_t = 1.0, 1.0
+        if self.warp_bandwidth:
+            usage_s, usage_t = self._warp_usage(df, ws_s), self._warp_usage(df, ws_t)
+            notes.append("bandwidth ceilings scaled by active threads per warp instruction")
         bws = []
         for i, (p_s, p_t) in enumerate(per_bytes):
             bw_s, _ = self._bw_ceilings(df, n, bs, source, p_s)
             bw_t, times = self._bw_ceilings(df, n, bt, target, p_t)
             if i == 0:
                 times_t = times  # the breakdown is the point's
-            if self.warp_bandwidth:
-                for k in LEVELS:
-                    bw_s[k] = bw_s[k] * self._warp_usage(df, ws_s)
-                    bw_t[k] = bw_t[k] * self._warp_usage(df, ws_t)
-            bws.append((bw_s, bw_t))
-        if self.warp_bandwidth:
-            notes.append("bandwidth ceilings scaled by active threads per warp instruction")
+            bws.append(({k: v * usage_s for k, v in bw_s.items()},
+                        {k: v * usage_t for k, v in bw_t.items()}))
 
         if self.parallelism:
             t_body, launch_t, note = self._launch_split(t_s, source, target)
