@@ -52,3 +52,15 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "gpu" in item.keywords:
             item.add_marker(skip)
+
+
+def run_cli(capsys, *args):
+    """(exit code, stdout, stderr) of ``gpuproj ARGS`` run in-process."""
+    from gpuproj.cli.main import main
+
+    try:
+        code = main(list(args))
+    except SystemExit as e:
+        code = e.code
+    out = capsys.readouterr()
+    return code or 0, out.out, out.err

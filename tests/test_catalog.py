@@ -214,6 +214,19 @@ def test_ceiling_measured_derived_peak(cat):
     assert m.kind == "missing" and math.isnan(m.value)
 
 
+def test_ceiling_falls_to_the_peak_when_two_benchmarks_measured_the_pair(cat):
+    """TITAN V (seed report: 0.30 of 0.65 TB/s) against the H200 (gpu-benches: 3.53 of 4.8):
+    different benchmarks, so both sides take their peak; within one benchmark, measured."""
+    titan_v, h200, v100 = (cat.gpus[g] for g in ("titan-v", "h200-sxm-141gb", "v100-pcie-16gb"))
+    a = titan_v.ceiling("dram_bw_bytes_per_s", reference=h200)
+    b = h200.ceiling("dram_bw_bytes_per_s", reference=titan_v)
+    assert (a.kind, a.value) == ("peak", titan_v.peak("dram_bw_bytes_per_s"))
+    assert (b.kind, b.value) == ("peak", h200.peak("dram_bw_bytes_per_s"))
+    assert "not comparable" in a.note
+    c = h200.ceiling("dram_bw_bytes_per_s", reference=v100)  # both gpu-benches
+    assert (c.kind, c.value) == ("measured", h200.measured("dram_bw_bytes_per_s"))
+
+
 def test_user_gpu_file_by_path_and_env(tmp_path, monkeypatch):
     doc = {"schema_version": 1, "id": "my-gpu", "vendor": "Acme", "name": "Acme X1",
            "architecture": "Hypo", "isa": "sm_99", "aliases": ["Acme Hypothetical X1"],

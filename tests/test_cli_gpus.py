@@ -3,17 +3,7 @@
 import json
 
 import pytest
-
-from gpuproj.cli.main import main
-
-
-def run(capsys, *args):
-    try:
-        code = main(list(args))
-    except SystemExit as e:
-        code = e.code
-    out = capsys.readouterr()
-    return code or 0, out.out, out.err
+from conftest import run_cli as run
 
 
 def test_list_table_and_vendor_filter(capsys):

@@ -246,6 +246,36 @@ def test_quantitative_int_kernel():
     assert pred["time_s"] == pytest.approx(3.2e9 / 5e12)
 
 
+def test_quantitative_without_the_targets_integer_rates():
+    """The hand example of Eqs. 2-19 on a target whose catalog has no INT32 rates (AMD):
+    T_add falls to the FP32 add rate (10e12) and T_ldst to T_add, so W_other = 1, W_ldst = 1,
+    E_instr = (1/3.2) / (3.2/3.2) = 0.3125, T'_op = 0.8 x 0.3125 x 20e12 = 5e12; O_dev 2.5 >
+    O_krn 1.6: memory bound, 1.6e9 / (1.6 x 2e12) = 5e-4 s. An int kernel needs T_int itself:
+    without it no time (NaN, skipped), not the DRAM time alone."""
+    rates = {k: v for k, v in TGT.peaks.items() if not k.startswith(("int32", "ldst"))}
+    amd = make_gpu("amd", values={"warp_size": 64}, peak={k: e.value for k, e in rates.items()},
+                   measured={"dram_bw_bytes_per_s": 2e12})
+    k = table(time_s=[1e-3], fp32_thread_inst=[1e9], fp32_fma_thread_inst=[0.6e9],
+              fp64_thread_inst=[0.0], int_thread_inst=[0.0], warp_inst=[1e8],
+              ldst_thread_inst=[0.8e9], dram_bytes=[1e9])
+    p = get_model("quantitative").predict(k, SRC, amd)
+    assert p.df.iloc[0]["time_s"] == pytest.approx(5e-4)
+    assert any("T_add unknown, FP32 add rate used" in n for n in p.assumptions["amd"])
+    ik = table(time_s=[1e-3], fp32_thread_inst=[0.0], fp64_thread_inst=[0.0],
+               int_thread_inst=[3.2e9], warp_inst=[1e8], ldst_thread_inst=[0.0], dram_bytes=[1e6])
+    p = get_model("quantitative").predict(ik, SRC, amd)
+    assert len(p.df) == 0 and len(p.skipped) == 1
+
+
+def test_hierarchical_breakdown_is_unknown_not_zero_where_the_profile_has_no_count():
+    """t_l1_s is NaN when the profile has no L1 bytes (0 would read as 'no time spent there');
+    the limiter still comes from the levels that are known."""
+    k = hier_kernel(l1_bytes=[np.nan])
+    row = get_model("hierarchical").predict(k, SRC, TGT).df.iloc[0]
+    assert np.isnan(row["t_l1_s"]) and np.isnan(row["t_shared_s"])
+    assert row["t_dram_s"] == pytest.approx(1e9 / 2e12) and row["limiter"] == "dram"
+
+
 def test_hierarchical_flops_only_uses_compute_ceiling():
     """Analytic FLOPs and no bytes (KernelTuner-like tables): the roofline at OI -> infinity,
     t_t = t_s x Perf_s / Perf_t with the FMA peaks of the dtype (10e12 -> 20e12)."""

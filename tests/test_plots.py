@@ -304,7 +304,7 @@ def test_cli_roofline(profile, tmp_path):
     assert out.stat().st_size > 10_000
     r = CliRunner().invoke(cli, ["roofline", str(profile), "--format", "measurement",
                                  "-o", str(out)])
-    assert r.exit_code == 2 and "pass --gpu" in r.output
+    assert r.exit_code == 2 and "pass --source" in r.output
 
 
 def test_cli_predict_plot(profile, tmp_path):

@@ -146,7 +146,7 @@ def test_unknown_gpu_and_missing_gpu_name(tmp_path):
         ncu_csv.read(p)
     assert e.value.field == "gpu"
     p = _edit_base(tmp_path, '"NVIDIA H100 80GB HBM3"', '""', 4)
-    with pytest.raises(InputError, match="pass gpu="):
+    with pytest.raises(InputError, match="pass --source NAME"):
         ncu_csv.read(p)
     assert ncu_csv.read(p, gpu="A100-SXM4-80GB").gpus == ["a100-sxm4-80gb"]
 

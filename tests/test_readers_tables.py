@@ -193,7 +193,7 @@ def test_gpu_benches_bad_input(tmp_path):
     assert gpu_benches.read(p, gpu="H100 SXM").gpus == ["h100-sxm5-80gb"]
     q = tmp_path / "mybox.txt"
     q.write_text("\n".join(lines) + "\n")
-    with pytest.raises(InputError, match="pass --gpu"):
+    with pytest.raises(InputError, match="pass --source NAME"):
         gpu_benches.read(q)
     p.write_text("\n".join(lines[:2] + ["       512 kB      2048 kB  fast"]) + "\n")
     with pytest.raises(InputError) as e:

@@ -29,6 +29,10 @@ class UnknownGPUError(GpuprojError):
     """A GPU name that the catalog cannot resolve (unknown or ambiguous)."""
 
 
+class AmbiguousGPUError(UnknownGPUError):
+    """A GPU name that matches several catalog GPUs."""
+
+
 class MissingMetricError(GpuprojError):
     """A model needs a quantity the profile does not carry."""
 

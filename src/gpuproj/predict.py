@@ -86,7 +86,7 @@ class PredictionSet:
                      ("speed-up", "right"), ("limiter", "left")):
             t.add_column(c, justify=j)
         for r in d.itertuples():
-            t.add_row(r.kernel, _short(r.config, 20), r.target, r.method,
+            t.add_row(r.kernel, str(r.config), r.target, r.method,
                       _fmt_time(r.source_time_s), _fmt_time(r.time_s),
                       *((_fmt_range(r.low_s, r.high_s),) if own else ()),
                       _fmt_range(r.band_low_s, r.band_high_s), f"{r.speedup:.2f}x",
@@ -106,10 +106,20 @@ class PredictionSet:
                       "(docs/accuracy.md, 'Error bands')"
                       + ("; interval: the method's own range over memory levels" if own else "")
                       + "[/dim]")
+        console.print("[dim]" + "\n".join(self.assumption_lines()) + "[/dim]")
+
+    def assumption_lines(self) -> list[str]:
+        """Each assumption once, with the methods that made it (a catalog value used for every
+        target and method would otherwise repeat for each)."""
+        seen: dict[str, list] = {}
         for m, p in self.predictions.items():
-            for tgt, notes in p.assumptions.items():
+            for notes in p.assumptions.values():
                 for n in notes:
-                    console.print(f"[dim]{m} -> {tgt}: {n}[/dim]")
+                    if m not in seen.setdefault(n, []):
+                        seen[n].append(m)
+        every = len(self.predictions)
+        return [f"{n} ({'all methods' if len(ms) == every > 1 else ', '.join(ms)})"
+                for n, ms in seen.items()]
 
 
 def _bands_provenance() -> dict:
@@ -120,11 +130,6 @@ def _bands_provenance() -> dict:
     return {"coverage": b.get("coverage"), "offset": b.get("offset"),
             "score": b.get("weighting"), "tables": sorted(b.get("tables", {})),
             "methods": sorted(b.get("methods", {}))}
-
-
-def _short(s, n=28):
-    s = str(s)
-    return s if len(s) <= n else s[: n - 1] + "…"
 
 
 def _fmt_range(low, high) -> str:
@@ -252,12 +257,13 @@ def predict(table: ProfileTable, *, targets, source=None, methods=None,
                              "pass --source", path=table.origin or None)
         source = table.gpus[0]
     src = resolve(source)
-    rows = table.on(src.id) if src.id in table.gpus else table
-    if len(rows) == 0:
-        raise InputError(f"no rows measured on {src.id} (the file has {', '.join(table.gpus)})",
-                         path=table.origin or None)
+    if src.id not in table.gpus:
+        raise InputError(f"no rows measured on {src.id}: the file has "
+                         f"{', '.join(table.gpus) or 'no rows'} (--source names the GPU the "
+                         "profile was measured on)", path=table.origin or None)
+    rows = table.on(src.id)
     rows = rows.select(kernel)
-    tgts = [resolve(t) for t in targets]
+    tgts = list({g.id: g for g in map(resolve, targets)}.values())  # h200,H200: once
     if methods is None:
         methods = [] if models else "hierarchical"
     if methods == "all":

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-from ..errors import InputError, UnknownGPUError
+from ..errors import AmbiguousGPUError, InputError, UnknownGPUError
 from .schema import (
     IDENTITY_FIELDS,
     LIST_FIELDS,
@@ -96,11 +96,20 @@ class GPU:
 
         Measured where the catalog has it; else this GPU's peak scaled by ``reference``'s
         measured/peak ratio (Van Lanker et al., Sec. 4.1), marked ``derived``; else the peak.
+        Where both GPUs were measured, but by different benchmarks (the first word of the
+        source: ``gpu-benches``, ``seed-report-4gpus``, ``gpuproj``), the peak instead: their
+        measurements are not comparable (the seed report's copy kernel reaches 37-46 % of the
+        DRAM peak, gpu-benches' STREAM 74-95 %), and each GPU of the pair falls back alike.
         """
         m = self.measured(name)
-        if not math.isnan(m):
-            return Ceiling(m, "measured", f"{self.id} {name} measured ({self.measureds[name].source})")
         p = self.peak(name)
+        if not math.isnan(m):
+            mine = self.measureds[name]
+            other = reference.measureds.get(name) if reference not in (None, self) else None
+            if other is None or _suite(other) == _suite(mine) or math.isnan(p):
+                return Ceiling(m, "measured", f"{self.id} {name} measured ({mine.source})")
+            return Ceiling(p, "peak", f"{self.id} {name} peak: measured by {_suite(mine)}, "
+                                      f"{reference.id} by {_suite(other)}, not comparable")
         if reference is not None and reference is not self:
             rm, rp = reference.measured(name), reference.peak(name)
             if not (math.isnan(p) or math.isnan(rm) or math.isnan(rp)) and rp > 0:
@@ -122,6 +131,11 @@ class GPU:
             "runtime_device": self.runtime_device, "notes": self.notes,
             "values": sec(self.values), "peak": sec(self.peaks), "measured": sec(self.measureds),
         }
+
+
+def _suite(e: Entry) -> str:
+    """The benchmark behind a measured value: the first word of its source."""
+    return (e.source.split() or [""])[0]
 
 
 def _entry(raw, path, section, name, is_list=False) -> Entry:
@@ -264,7 +278,7 @@ class Catalog:
             return self.gpus[next(iter(ids))]
         if ids:
             cands = ", ".join(f"{i} ({self.gpus[i].name})" for i in sorted(ids))
-            raise UnknownGPUError(f"GPU name '{raw}' is ambiguous: it matches {cands}")
+            raise AmbiguousGPUError(f"GPU name '{raw}' is ambiguous: it matches {cands}")
         close = difflib.get_close_matches(key, list(self._names), n=4, cutoff=0.6)
         hint = ""
         if close:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 
 import click
 
@@ -15,6 +16,14 @@ def split_list(value) -> list[str]:
 
 def is_tty() -> bool:
     return sys.stdout.isatty()
+
+
+def console():
+    """A rich console on stdout: the terminal's width on a terminal; piped or redirected, wide
+    enough that no table cell is cut (a table is only as wide as its content)."""
+    from rich.console import Console
+
+    return Console(width=None if is_tty() else 400)
 
 
 def emit_json(obj) -> None:
@@ -35,12 +44,14 @@ def report_skipped(skipped, *, quiet: bool = False) -> None:
     """One stderr line per reason: how many rows were skipped and why."""
     if not skipped or quiet:
         return
-    counts = {}
+    rows = {}  # reason -> rows skipped for it (None: a row the file does not number)
     for s in skipped:
-        reason = s.reason.split(": ", 1)[-1]
-        counts[reason] = counts.get(reason, 0) + 1
-    for reason, n in sorted(counts.items(), key=lambda kv: -kv[1]):
-        click.echo(f"gpuproj: skipped {n} row(s): {reason}", err=True)
+        rows.setdefault(s.reason.split(": ", 1)[-1], []).append(s)
+    for reason, items in sorted(rows.items(), key=lambda kv: -len(kv[1])):
+        where = sorted({(Path(s.path).name, s.row) for s in items if s.path and s.row})
+        at = ", ".join(f"{name} row {row}" for name, row in where[:3])
+        at = f" ({at}{', ...' if len(where) > 3 else ''})" if where else ""
+        click.echo(f"gpuproj: skipped {len(items)} row(s){at}: {reason}", err=True)
 
 
 def progress(iterable, total=None, description="", enabled=None):
@@ -52,3 +63,19 @@ def progress(iterable, total=None, description="", enabled=None):
     from rich.progress import track
 
     return track(iterable, total=total, description=description, transient=True)
+
+
+def source_option(*extra_names):
+    """``--source/-s``: the GPU a profile was measured on, for every command that reads one."""
+    return click.option("--source", "-s", *extra_names, "source",
+                        help="GPU the profile was measured on (default: named in the file; "
+                             "needed where the file names none, or several).")
+
+
+def load_profile(path, fmt, source, **options):
+    """The profile at ``path``; ``source`` names its GPU where the file does not (nvprof and
+    ncu exports without the device, gpu-benches output, a measurement table without a ``gpu``
+    column); ``options`` go to the reader."""
+    from ..profiles import load
+
+    return load(path, format=fmt, **({"gpu": source} if source else {}), **options)

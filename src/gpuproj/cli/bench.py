@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from ..errors import GpuprojError, InputError, UnknownGPUError
+from ..errors import AmbiguousGPUError, GpuprojError, InputError, UnknownGPUError
 from ._common import emit_json
 
 SI = [(1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1, ""), (1e-3, "m"),
@@ -38,15 +38,18 @@ def _resolve_gpu(name, device_name):
     if name:
         try:
             gpu = cat.resolve(name)
+        except AmbiguousGPUError:
+            raise  # a new entry would take over a name that several GPUs answer to
         except UnknownGPUError:
             return None, None
         try:
             dev = cat.resolve(device_name)
-            if dev.id != gpu.id:
-                return gpu, (f"the device reports '{device_name}', which the catalog knows as "
-                             f"{dev.id}, not {gpu.id}")
         except UnknownGPUError:
-            pass
+            return gpu, (f"the device reports '{device_name}', which the catalog does not "
+                         f"know: check that the measurements are {gpu.id}'s")
+        if dev.id != gpu.id:
+            return gpu, (f"the device reports '{device_name}', which the catalog knows as "
+                         f"{dev.id}, not {gpu.id}")
         return gpu, None
     try:
         return cat.resolve(device_name), None
@@ -118,9 +121,9 @@ def bench(gpu_name, out, raw_out, backend, device, quick, only, reps, plots_dir,
 
     \b
     Examples:
-      gpuproj bench --gpu H100 --out h100.yaml          # CUDA, full sizes (~2 min)
+      gpuproj bench --gpu h100-sxm5-80gb --out h100.yaml          # CUDA, full sizes (~2 min)
       gpuproj bench --backend opencl --quick --out cpu.yaml
-      gpuproj bench --from-raw h100.json --gpu H100 --out h100.yaml --plots plots/
+      gpuproj bench --from-raw h100.json --gpu h100-sxm5-80gb --out h100.yaml --plots plots/
     """
     from ..bench import PRESETS, open_backend, run_suite
     from ..bench.entry import check, dump_yaml, gpu_file, slug
@@ -172,8 +175,9 @@ def bench(gpu_name, out, raw_out, backend, device, quick, only, reps, plots_dir,
         click.echo("  ".join(str(c).ljust(w) for c, w in zip(r, widths)).rstrip())
     for f in flags:
         click.echo(f"gpuproj: warning: {f['text']}", err=True)
-    click.echo(f"wrote {out_path} ({data['id']}, {len(data['measured'])} measured values) and "
-               f"{raw_path}; suite took {raw['elapsed_s']:.1f} s")
+    wrote_raw = f" and {raw_path}" if not from_raw or raw_out else ""
+    click.echo(f"wrote {out_path} ({data['id']}, {len(data['measured'])} measured values)"
+               f"{wrote_raw}; suite took {raw['elapsed_s']:.1f} s")
     for p in plots:
         click.echo(f"wrote {p}")
     if gpu is None and gpu_name is None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from ._common import emit_json, progress, report_skipped
+from ._common import console, emit_json, progress, report_skipped
 
 
 def _multi(values):
@@ -17,13 +17,15 @@ def _multi(values):
 @click.command()
 @click.argument("tables", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @click.option("--method", "-m", "methods", multiple=True,
-              help="Method(s) to evaluate (repeat or comma-separate). Default: every method the "
-                   "table's columns allow, baselines included.")
+              help="Method(s) to evaluate (repeat or comma-separate), or 'all'. Default: every "
+                   "method the table's columns allow, baselines included (with --train or "
+                   "--split, also the default learned ones).")
 @click.option("--source", "sources", multiple=True, help="Only these source GPUs.")
 @click.option("--target", "targets", multiple=True, help="Only these target GPUs.")
 @click.option("--format", "fmt", help="Input format (default: detected from the file).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (methods, per_pair, "
-              "per_kernel, skipped).")
+              "per_kernel, skipped); mape, median_ape and gmre are in %, within_*, coverage "
+              "and band_coverage fractions.")
 @click.option("--plot", type=click.Path(file_okay=False), help="Write evaluation plots here.")
 @click.option("--train", "train_tables", multiple=True, type=click.Path(dir_okay=False),
               help="Fit the learned methods on this table (repeatable), then evaluate on TABLES.")
@@ -78,6 +80,13 @@ def evaluate(tables, methods, sources, targets, fmt, as_json, plot, train_tables
                            "pairs that are not tested")
     if save_model and not train_tables:
         raise GpuprojError("--save-model needs --train (a split trains one model per fold)")
+    if names == ["all"] or (training and not names):
+        from ..evaluate import applicable_methods
+        from ..learned.models import DEFAULT_LEARNED
+
+        names = applicable_methods(table) + (list(DEFAULT_LEARNED) if training else [])
+    elif names and "all" in names:
+        raise GpuprojError("--method all stands alone, not beside other names")
     if names and not training:
         from ..models import model_class
 
@@ -85,11 +94,8 @@ def evaluate(tables, methods, sources, targets, fmt, as_json, plot, train_tables
         if learned:
             raise GpuprojError(f"{', '.join(learned)} must be trained: add --train TABLE or "
                                "--split gpu|config|kernel")
-    if training and not names:
-        from ..evaluate import applicable_methods
-        from ..learned.models import DEFAULT_LEARNED
-
-        names = applicable_methods(table) + list(DEFAULT_LEARNED)
+    _check_gpus(table, _multi(sources), "--source")
+    _check_gpus(table, _multi(targets), "--target")
     bar = None if quiet else (lambda jobs: progress(jobs, description="evaluating"))
     fitted = []
     if split:
@@ -114,6 +120,9 @@ def evaluate(tables, methods, sources, targets, fmt, as_json, plot, train_tables
             if not quiet:
                 click.echo(f"gpuproj: saved {m.name} to {jpath} (+ .npz)", err=True)
     report_skipped(ev.skipped, quiet=quiet)
+    if len(ev.pairs) == 0:
+        raise GpuprojError("nothing to evaluate: no kernel configuration was measured on two "
+                           f"of the GPUs selected (the table has {', '.join(table.gpus)})")
     if plot:
         from ..plots.evaluation import evaluation_plots
 
@@ -121,7 +130,6 @@ def evaluate(tables, methods, sources, targets, fmt, as_json, plot, train_tables
     if as_json:
         emit_json(ev.to_json())
         return
-    from rich.console import Console
     from rich.table import Table
 
     t = Table(title=f"{len(ev.pairs)} predictions over {table.df['gpu'].nunique()} GPUs")
@@ -135,9 +143,18 @@ def evaluate(tables, methods, sources, targets, fmt, as_json, plot, train_tables
         t.add_column(c, justify="right")
     for m, s in sorted(summary.items(), key=lambda kv: kv[1]["mape"] or 1e99):
         t.add_row(m, *[_cell(c, s[c]) for c in cols])
-    import sys
+    console().print(t)
 
-    Console(width=None if sys.stdout.isatty() else 160).print(t)
+
+def _check_gpus(table, names, option) -> None:
+    """An error for a GPU of ``option`` that the table has no row of."""
+    from ..catalog import resolve
+    from ..errors import GpuprojError
+
+    for n in names or ():
+        if resolve(n).id not in table.gpus:
+            raise GpuprojError(f"{option} {n}: the table has no row measured on "
+                               f"{resolve(n).id} (it has {', '.join(table.gpus)})")
 
 
 def _cell(name, v):

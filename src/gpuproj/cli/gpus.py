@@ -6,7 +6,7 @@ import math
 
 import click
 
-from ._common import emit_json
+from ._common import console, emit_json
 
 
 def _catalog():
@@ -56,10 +56,15 @@ def gpus():
 def list_(vendor, as_json):
     """One line per GPU: id, name, architecture, ISA, SMs, FP32 peak, DRAM peak and measured."""
     gs = [g for g in _catalog() if not vendor or g.vendor.lower() == vendor.lower()]
+    if not gs:
+        from ..errors import GpuprojError
+
+        known = sorted({g.vendor for g in _catalog()})
+        raise GpuprojError(f"no GPU of vendor '{vendor}' in the catalog (vendors: "
+                           f"{', '.join(known)})")
     if as_json:
         emit_json([_row(g) for g in gs])
         return
-    from rich.console import Console
     from rich.table import Table
 
     t = Table(box=None, header_style="bold")
@@ -72,7 +77,7 @@ def list_(vendor, as_json):
         t.add_row(g.id, g.name, g.architecture, g.isa, _fmt(r["sm_count"], 1, 0),
                   _fmt(r["fp32_peak_flops_per_s"], 1e12), _fmt(r["dram_bw_peak_bytes_per_s"], 1e12, 2),
                   _fmt(r["dram_bw_measured_bytes_per_s"], 1e12, 2))
-    Console(width=160).print(t)
+    console().print(t)
 
 
 @gpus.command()
@@ -86,10 +91,9 @@ def show(name, as_json):
     if as_json:
         emit_json(g.to_dict())
         return
-    from rich.console import Console
     from rich.table import Table
 
-    con = Console(width=160)
+    con = console()
     con.print(f"[bold]{g.name}[/bold]  ({g.id}, {g.vendor} {g.architecture}, {g.isa}"
               f"{', ' + str(g.release_year) if g.release_year else ''}"
               f"{', ' + g.memory_type if g.memory_type else ''})")

@@ -45,7 +45,7 @@ class LazyGroup(click.Group):
 EPILOG = """\b
 Examples:
   gpuproj gpus list
-  gpuproj predict examples/... --target H100,H200
+  gpuproj predict examples/rodinia-p100-nvprof.csv --target h100-sxm5-80gb,h200
   gpuproj evaluate table.csv --json
 Run `gpuproj COMMAND --help` for each command's options."""
 
@@ -65,6 +65,10 @@ def cli(ctx, debug):
 def main(argv=None):
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in argv
+    for stream in (sys.stdout, sys.stderr):
+        # a terminal or pipe that cannot show "…" or a table's box lines gets "?" instead
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="replace")
     try:
         cli.main(args=argv, prog_name="gpuproj", standalone_mode=False)
     except GpuprojError as e:

@@ -7,16 +7,17 @@ import sys
 
 import click
 
-from ._common import emit_json, report_skipped, split_list
+from ._common import console, emit_json, load_profile, report_skipped, source_option, split_list
 
 # options that only make sense for one of the two inputs (profile / --loopy)
-PROFILE_ONLY = ("source", "target", "method", "model_paths", "kernel", "fmt", "sass", "plot")
+PROFILE_ONLY = ("source", "target", "method", "model_paths", "kernel", "fmt", "trace", "sass",
+                "plot")
 LOOPY_ONLY = ("params_files", "sizes")
 
 
 @click.command()
 @click.argument("profile", required=False, type=click.Path(dir_okay=False))
-@click.option("--source", "-s", help="GPU the profile was measured on (default: named in the file).")
+@source_option()
 @click.option("--target", "-t", help="Target GPU(s), comma-separated (needed with a PROFILE).")
 @click.option("--method", "-m", default=None,
               help="Method name, comma-separated names, or 'all'. Default: hierarchical, or "
@@ -24,9 +25,13 @@ LOOPY_ONLY = ("params_files", "sizes")
 @click.option("--model", "model_paths", multiple=True, type=click.Path(dir_okay=False),
               help="A learned model saved by `gpuproj evaluate --train TABLE -m residual "
                    "--save-model PATH` (PATH or PATH.json; repeat or comma-separate): one more "
-                   "method, with the model's own (conformal) interval.")
+                   "method, with the model's own conformal interval if it was trained with "
+                   "--coverage.")
 @click.option("--kernel", "-k", help="Only kernels whose name matches this regular expression.")
 @click.option("--format", "fmt", help="Input format (default: detected from the file).")
+@click.option("--trace", type=click.Path(exists=True, dir_okay=False),
+              help="With an nvprof --metrics CSV: the --print-gpu-trace CSV of the same run, "
+                   "which has the durations.")
 @click.option("--sass", type=click.Path(exists=True, dir_okay=False),
               help="CUDA source / cubin / executable: estimate target FLOPs by comparing SASS.")
 @click.option("--loopy", "loopy_file", type=click.Path(dir_okay=False),
@@ -41,7 +46,7 @@ LOOPY_ONLY = ("params_files", "sizes")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option("--csv", "as_csv", is_flag=True, help="Print the prediction table as CSV.")
 @click.option("--plot", type=click.Path(dir_okay=False), help="Also draw the projection bars here.")
-def predict(profile, source, target, method, model_paths, kernel, fmt, sass, loopy_file,
+def predict(profile, source, target, method, model_paths, kernel, fmt, trace, sass, loopy_file,
             params_files, sizes, as_json, as_csv, plot):
     """Predict each kernel's time on one or more target GPUs from a PROFILE measured on a
     source GPU, with a 90 % band, the speed-up and the limiting resource, and the application
@@ -49,7 +54,8 @@ def predict(profile, source, target, method, model_paths, kernel, fmt, sass, loo
 
     The 90 % band is how far the method has been off on public cross-GPU data, widening with
     how far the projection moves the time from the source's (docs/accuracy.md, "Error
-    bands"); learned models (--model) give their own conformal interval instead.
+    bands"); learned models (--model) give their own conformal interval instead, where they
+    were trained with --coverage.
 
     With --loopy KERNEL_FILE instead of a PROFILE: predict the loopy kernel's time from the
     calibrated cost models (Stevens & Kloeckner) whose parameters `gpuproj calibrate` wrote,
@@ -57,9 +63,9 @@ def predict(profile, source, target, method, model_paths, kernel, fmt, sass, loo
 
     \b
     Examples:
-      gpuproj predict profile.csv --target H100-SXM5-80GB,H200
-      gpuproj predict run.ncu-rep --source V100 --target A100 --method all --json
-      gpuproj predict run.csv -t A100 --model models/residual --method hierarchical
+      gpuproj predict examples/rodinia-p100-nvprof.csv --target H100-SXM5-80GB,H200
+      gpuproj predict run.ncu-rep --target a100-sxm4-80gb --method all --json
+      gpuproj predict run.csv -t a100-sxm4-80gb --model models/residual --method hierarchical
       gpuproj predict --loopy kernel.yaml --params calibrated-matmul-a100.json --sizes n=1024
     """
     given = {k for k, v in locals().items() if v not in (None, (), False)}
@@ -80,8 +86,8 @@ def predict(profile, source, target, method, model_paths, kernel, fmt, sass, loo
         raise click.UsageError("give a PROFILE, or --loopy KERNEL_FILE --params PARAMS.json")
     if not target:
         raise click.UsageError("Missing option '--target' / '-t'.")
-    _predict_profile(profile, source, target, method, _multi(model_paths), kernel, fmt, sass,
-                     as_json, as_csv, plot)
+    _predict_profile(profile, source, target, method, _multi(model_paths), kernel, fmt, trace,
+                     sass, as_json, as_csv, plot)
 
 
 def _opt(name: str) -> str:
@@ -92,14 +98,13 @@ def _multi(values) -> list[str]:
     return [v for value in values for v in split_list(value)]
 
 
-def _predict_profile(profile, source, target, method, model_paths, kernel, fmt, sass,
+def _predict_profile(profile, source, target, method, model_paths, kernel, fmt, trace, sass,
                      as_json, as_csv, plot):
     import warnings
 
     from .. import predict as api
-    from ..profiles import load
 
-    table = load(profile, format=fmt)
+    table = load_profile(profile, fmt, source, **({"trace": trace} if trace else {}))
     methods = None if method is None else (split_list(method) if method != "all" else "all")
     with warnings.catch_warnings(record=True) as caught:
         if model_paths:
@@ -110,6 +115,11 @@ def _predict_profile(profile, source, target, method, model_paths, kernel, fmt, 
                              kernel=kernel, sass=sass, models=model_paths)
     _show_warnings(caught)
     report_skipped(result.skipped, quiet=as_json)
+    if result.table().empty:
+        from ..errors import GpuprojError
+
+        raise GpuprojError("no kernel could be predicted"
+                           + (" (the skipped rows and why are above)" if result.skipped else ""))
     if plot:
         from ..plots.projection import projection_bars
 
@@ -119,9 +129,8 @@ def _predict_profile(profile, source, target, method, model_paths, kernel, fmt, 
     elif as_csv:
         result.table().to_csv(sys.stdout, index=False)
     else:
-        from rich.console import Console
 
-        result.print(Console(width=None if sys.stdout.isatty() else 160))
+        result.print(console())
 
 
 def _show_warnings(caught) -> None:
@@ -182,7 +191,6 @@ def _predict_loopy(kernel_file, params_files, sizes, as_json, as_csv):
             w.writerow([r["params_file"], r["device"], r["model"], r["kernel"],
                         _sizes_text(r["sizes"]), repr(r["time_s"])])
         return
-    from rich.console import Console
     from rich.table import Table
 
     from ..predict import _fmt_time
@@ -196,7 +204,7 @@ def _predict_loopy(kernel_file, params_files, sizes, as_json, as_csv):
         share = f" ({100 * v / r['time_s']:.0f} %)" if r["time_s"] > 0 else ""
         t.add_row(r["params_file"], r["device"], _sizes_text(r["sizes"]),
                   _fmt_time(r["time_s"]), f"{term}{share}")
-    Console(width=None if sys.stdout.isatty() else 160).print(t)
+    console().print(t)
 
 
 def _sizes_text(sizes: dict) -> str:

@@ -77,7 +77,7 @@ def profile(out, metrics_file, kernel, launch_count, source_counters, ncu_path, 
     \b
     Example:
       gpuproj profile --out saxpy.csv -- ./saxpy 1048576
-      gpuproj predict saxpy.csv --target H100
+      gpuproj predict saxpy.csv --target h200
     """
     from ..profiles.readers.ncu_csv import metric_names
 

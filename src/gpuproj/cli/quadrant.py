@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import click
 
-from ._common import emit_json, split_list
+from ._common import emit_json, load_profile, source_option, split_list
 
 
 @click.command()
@@ -13,8 +13,7 @@ from ._common import emit_json, split_list
               help="GPUs to place, comma-separated (catalog names).")
 @click.option("--profile", "-p", type=click.Path(dir_okay=False),
               help="Profile whose kernels are drawn (intensity = FLOP / DRAM bytes).")
-@click.option("--source", "-s", help="Use the profile's rows measured on this GPU (needed when "
-              "the profile holds several).")
+@source_option()
 @click.option("--kernel", "-k", help="Only kernels whose name matches this regular expression.")
 @click.option("--intensity", "intensities", type=float, multiple=True,
               help="Draw a kernel of this operational intensity (FLOP/byte); repeatable.")
@@ -36,10 +35,9 @@ def quadrant(gpu_names, profile, source, kernel, intensities, precision, measure
 
     \b
     Examples:
-      gpuproj quadrant --gpus V100,A100,H100 --profile run.csv -o quadrant.png
-      gpuproj quadrant --gpus MI250X,H100 --intensity 0.25 --intensity 8 -o q.svg
+      gpuproj quadrant -g a100-sxm4-80gb,h200 -p examples/rodinia-p100-nvprof.csv -o q.png
+      gpuproj quadrant --gpus mi250x,h100-sxm5-80gb --intensity 0.25 --intensity 8 -o q.svg
     """
-    from ..errors import InputError
     from ..plots import _style as st
     from ..plots import quadrant as q
 
@@ -48,17 +46,18 @@ def quadrant(gpu_names, profile, source, kernel, intensities, precision, measure
     kernels, rows = [], None
     if profile:
         from ..catalog import resolve
-        from ..profiles import load
 
-        table = load(profile, format=fmt)
+        table = load_profile(profile, fmt, source)
         if source is None and len(table.gpus) > 1:
             raise click.UsageError(f"the profile holds several GPUs ({', '.join(table.gpus)}); "
                                    "pass --source")
         rows = table.on(resolve(source).id if source else table.gpus[0]).select(kernel)
-        if len(rows) == 0:
-            raise InputError("no kernel row left to draw", path=profile)
         kernels = q.kernels_from_rows(rows)
-    kernels += [(f"I = {i:g} FLOP/B", i) for i in intensities if i > 0]
+    bad = [i for i in intensities if not (0 < i < float("inf"))]
+    if bad:
+        raise click.BadParameter(f"{bad[0]:g} is not a positive, finite FLOP/byte",
+                                 param_hint="--intensity")
+    kernels += [(f"I = {i:g} FLOP/B", i) for i in intensities]
     if not kernels:
         raise click.UsageError("give --profile or --intensity")
     which = "measured" if measured else "peak"

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import click
 
-from ._common import report_skipped, split_list
+from ._common import load_profile, report_skipped, source_option, split_list
 
 
 @click.command()
 @click.argument("profile", type=click.Path(dir_okay=False))
-@click.option("--source", "-s", help="GPU the profile was measured on (default: named in the file).")
+@source_option()
 @click.option("--target", "-t", required=True, help="Target GPU(s), comma-separated.")
 @click.option("--method", "-m", default="hierarchical", show_default=True,
               help="Method name, comma-separated names, or 'all'.")
@@ -29,15 +29,14 @@ def report(profile, source, target, method, kernel, fmt, max_kernels, title, out
 
     \b
     Examples:
-      gpuproj report profile.csv --source V100 --target A100,H100 -o report.html
+      gpuproj report examples/rodinia-p100-nvprof.csv --target a100-sxm4-80gb,h200 -o report.html
       gpuproj report run.csv --target H200 --method all -o run.html
     """
     from ..plots._style import short
     from ..predict import predict
-    from ..profiles import load
     from ..report import write_report
 
-    table = load(profile, format=fmt)
+    table = load_profile(profile, fmt, source)
     methods = split_list(method) if method != "all" else "all"
     result = predict(table, source=source, targets=split_list(target), methods=methods,
                      kernel=kernel)

@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import click
 
-from ._common import emit_json
+from ._common import emit_json, load_profile, source_option
 
 
 @click.command()
 @click.argument("profile", type=click.Path(dir_okay=False))
-@click.option("--gpu", "-g", help="GPU the profile was measured on (default: the only GPU in "
-              "the file).")
+@source_option("--gpu", "-g")
 @click.option("--target", "-t", help="Also draw the rooflines of this GPU with the projected "
               "interval.")
 @click.option("--kernel", "-k", help="Only kernels whose name matches this regular expression.")
@@ -22,7 +21,7 @@ from ._common import emit_json
               help="Picture to write: .png, .svg or .pdf.")
 @click.option("--json", "as_json", is_flag=True,
               help="Also print the ceilings, intensities and projections as JSON.")
-def roofline(profile, gpu, target, kernel, max_kernels, fmt, output, as_json):
+def roofline(profile, source, target, kernel, max_kernels, fmt, output, as_json):
     """Draw rooflines with kernel-specific ceilings (Van Lanker et al., Fig. 2): DRAM, L2 and L1
     bandwidth ceilings of each kernel (Eqs. 6-8), the shared-memory bandwidth, the FMA and
     ADD/MUL peaks, the kernel's instruction-mix (Eq. 2) and warp-usage (Eq. 3) ceilings, and the
@@ -31,19 +30,18 @@ def roofline(profile, gpu, target, kernel, max_kernels, fmt, output, as_json):
 
     \b
     Examples:
-      gpuproj roofline profile.csv --gpu V100 -o roofline.png
-      gpuproj roofline profile.csv --gpu V100 --target H100 --kernel CalcFB -o rl.svg
+      gpuproj roofline examples/rodinia-p100-nvprof.csv -o roofline.png
+      gpuproj roofline examples/rodinia-p100-nvprof.csv -t h200 -k calculate_temp -o rl.svg
     """
     from ..plots.roofline import roofline as draw
-    from ..profiles import load
 
-    table = load(profile, format=fmt)
-    if gpu is None:
+    table = load_profile(profile, fmt, source)
+    if source is None:
         if len(table.gpus) != 1:
             raise click.UsageError(f"the profile holds several GPUs ({', '.join(table.gpus)}); "
-                                   "pass --gpu")
-        gpu = table.gpus[0]
-    data = draw(table, output, gpu, target, kernel, max_kernels=max_kernels)
+                                   "pass --source")
+        source = table.gpus[0]
+    data = draw(table, output, source, target, kernel, max_kernels=max_kernels)
     for s in data["skipped"]:
         if not as_json:
             click.echo(f"gpuproj: skipped {s}", err=True)

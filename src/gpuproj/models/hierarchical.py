@@ -391,8 +391,15 @@ class Hierarchical(Model):
 
         with np.errstate(invalid="ignore", divide="ignore"):
             t_comp = np.where(has_flops, flops_t / perf_t, 0.0)
-        breakdown = {"t_compute_s": t_comp, **{k: _nz(v) for k, v in times_t.items()}}
-        stack = np.column_stack([breakdown[k] for k in
+        # NaN, not 0, where the profile does not count a quantity: "unknown" is not "no time"
+        counted = {"t_compute_s": np.isfinite(df["flops"].to_numpy(float)),
+                   "t_dram_s": np.isfinite(n["dram"]),
+                   "t_l2_s": n["present"]["l2"], "t_l1_s": n["present"]["l1"],
+                   "t_shared_s": np.isfinite(df["shared_bytes"].to_numpy(float))
+                   | np.isfinite(df["shared_wavefronts"].to_numpy(float))}
+        breakdown = {k: np.where(counted[k], _nz(v), np.nan)
+                     for k, v in {"t_compute_s": t_comp, **times_t}.items()}
+        stack = np.column_stack([_nz(breakdown[k]) for k in
                                  ("t_compute_s", "t_dram_s", "t_l2_s", "t_l1_s", "t_shared_s")])
         # limiter codes: the kernel's dtype where compute is the largest time, else the level
         largest = np.argmax(stack, axis=1)

@@ -69,8 +69,13 @@ class Quantitative(Model):
         """Table 3 of the paper from the catalog (rates in per second)."""
         t_ldst = book("ldst_inst_per_s")
         t_add = book("int32_add_ops_per_s")
+        if np.isnan(t_add):
+            # one INT32 add per FP32 lane and clock, the FP32 add rate (CDNA, Hopper; GA10x's
+            # FP32-only half of the lanes would make it half that)
+            t_add = book("fp32_addmul_flops_per_s")
+            book.notes.append(f"{book.gpu.id}: T_add unknown, FP32 add rate used")
         if np.isnan(t_ldst):
-            t_ldst = book.gpu.peak("int32_add_ops_per_s")  # LSU issue ~ one per lane per clock
+            t_ldst = t_add  # LSU issue ~ one per lane per clock
             book.notes.append(f"{book.gpu.id}: T_ldst unknown, INT32 add rate used")
         return {"T_SP": book("fp32_fma_flops_per_s"), "T_DP": book("fp64_fma_flops_per_s"),
                 "T_int": book("int32_fma_ops_per_s"), "T_add": t_add, "T_ldst": t_ldst,
@@ -95,7 +100,8 @@ class Quantitative(Model):
             o_dev = t_adj / d["B_mem"]
             compute_bound = o_krn > o_dev
             t_pred = np.where(compute_bound, t_adj, o_krn * d["B_mem"])
-            time = k["W_comp"] / t_pred
+            # NaN where a throughput the kernel needs is unknown (not the DRAM time alone)
+            time = np.where(np.isfinite(t_adj), k["W_comp"] / t_pred, np.nan)
             # a kernel without beneficial operations moves bytes only
             time = np.where(k["W_comp"] > 0, time, k["W_traf"] / d["B_mem"])
         lim = labels(np.where(compute_bound & (k["W_comp"] > 0), kind, len(K_TYPES)),

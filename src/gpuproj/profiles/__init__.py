@@ -45,6 +45,8 @@ def sniff(path) -> str:
     from .readers._io import head_text
 
     head = head_text(path)
+    if not head.strip() and path.stat().st_size == 0:
+        raise InputError("the file is empty", path=path)
     for fmt in FORMATS:
         if fmt == "ncu-rep":
             continue
@@ -64,4 +66,9 @@ def load(path, format: str | None = None, **options) -> ProfileTable:
     if not path.exists():
         raise InputError("no such file", path=path)
     fmt = format or sniff(path)
-    return _reader(fmt).read(path, **options)
+    table = _reader(fmt).read(path, **options)
+    if len(table) == 0 and table.skipped:
+        first = table.skipped[0]
+        raise InputError(f"no usable row: all {len(table.skipped)} rows were skipped "
+                         f"(the first: {first.reason})", path=path, row=first.row)
+    return table

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -18,6 +19,14 @@ class Skipped:
     path: str
     row: int | None
     reason: str
+
+
+def kernel_pattern(regex: str) -> re.Pattern:
+    """``--kernel REGEX`` compiled, or a one-line error saying why it is not one."""
+    try:
+        return re.compile(regex)
+    except re.error as e:
+        raise InputError(f"--kernel '{regex}' is not a regular expression ({e})") from None
 
 
 def _fill_derived(df: pd.DataFrame) -> None:
@@ -119,10 +128,19 @@ class ProfileTable:
                             self.origin)
 
     def select(self, kernel_regex: str | None) -> "ProfileTable":
+        """The rows whose kernel name matches ``kernel_regex`` (re.search); an error if none
+        does, naming the kernels there are."""
         if not kernel_regex:
             return self
-        m = self.df["kernel"].str.contains(kernel_regex, regex=True)
-        return ProfileTable(self.df[m].reset_index(drop=True), self.skipped, self.origin)
+        pat = kernel_pattern(kernel_regex)
+        m = self.df["kernel"].map(lambda k: pat.search(str(k)) is not None).astype(bool)
+        if not m.any():
+            names = sorted(self.df["kernel"].astype(str).unique())
+            shown = ", ".join(names[:8]) + (f" and {len(names) - 8} more" if len(names) > 8 else "")
+            raise InputError(f"no kernel matches --kernel '{kernel_regex}' (kernels: "
+                             f"{shown or 'none'})", path=self.origin or None)
+        return ProfileTable(self.df[m.to_numpy()].reset_index(drop=True), self.skipped,
+                            self.origin)
 
     def skipped_summary(self) -> dict:
         """Reason -> number of rows skipped for it."""

@@ -6,9 +6,9 @@ nvcc's slow-path subroutines not entered): what one thread executes on the commo
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 
+from ..profiles.table import kernel_pattern
 from .cfg import build_cfg
 from .compare import match_blocks
 from .counts import static_counts
@@ -33,7 +33,8 @@ def diff_programs(programs: dict[int, Program], kernel_regex: str | None = None)
     names = [n for n in programs[archs[0]].functions
              if all(n in programs[a].functions for a in archs)]
     if kernel_regex:
-        names = [n for n in names if re.search(kernel_regex, n)]
+        pat = kernel_pattern(kernel_regex)
+        names = [n for n in names if pat.search(n)]
     out = {}
     for name in names:
         mix, flops, ninsn, notes = {}, {}, {}, []

@@ -96,6 +96,10 @@ def split_unusable_times(df: pd.DataFrame, path, *, column="time_s", field=None,
         else:
             why = f"{field} = {v:g} is not positive"
         skipped.append(Skipped(str(path), None if pd.isna(r) else int(r), why))
+    if len(df) and bad.all():
+        first = skipped[0]
+        raise InputError(f"no row has a usable {field}: all {len(df)} rows would be skipped "
+                         f"({first.reason})", path=path, row=first.row, field=field)
     return df.loc[~bad].copy(), skipped
 
 

@@ -75,7 +75,8 @@ def read(path, gpu: str | None = None) -> ProfileTable:
     if gpu is None:
         if stem not in GPU_FILES:
             raise InputError(f"the file does not name its GPU and '{stem}' is not a known "
-                             "gpu-benches file name; pass --gpu", path=path)
+                             "gpu-benches file name; pass --source NAME (gpu=NAME in load())",
+                             path=path)
         gpu = GPU_FILES[stem][0]
     rows = []
     with open_text(path) as f:

@@ -15,6 +15,7 @@ import pandas as pd
 from ...errors import InputError
 from ..schema import NUMERIC, REQUIRED
 from ..table import ProfileTable, Skipped
+from ._checks import numeric
 from ._io import read_csv, resolve_gpus
 
 
@@ -48,21 +49,9 @@ def read(path, gpu: str | None = None) -> ProfileTable:
     # a numeric column with text in it is an error (a typo), not a silently skipped row;
     # an empty cell is a missing value
     for c in NUMERIC:
-        if c in df.columns and df[c].dtype == object:
-            num = pd.to_numeric(df[c], errors="coerce")
-            bad = num.isna() & df[c].notna() & (df[c].astype(str).str.strip() != "")
-            if bad.any():
-                i = bad.idxmax()
-                raise InputError(f"'{df.at[i, c]}' is not a number", path=path,
-                                 row=int(df.at[i, "_row"]), field=c)
-            df[c] = num
-    for c in NUMERIC:
-        if c in df.columns and c != "time_s":
-            neg = df[c] < 0
-            if neg.any():
-                i = neg.idxmax()
-                raise InputError(f"{df.at[i, c]} is negative", path=path,
-                                 row=int(df.at[i, "_row"]), field=c)
+        if c in df.columns:
+            df[c] = numeric(df[c], path=path, field=c, rows=df["_row"],
+                            allow_negative=c == "time_s")  # a time <= 0 is a skipped row
     if "time_s" in df.columns:
         t = pd.to_numeric(df["time_s"], errors="coerce")
         bad = ~(np.isfinite(t) & (t > 0))

@@ -242,7 +242,8 @@ def finish(launches: pd.DataFrame, path, *, gpu=None, per_launch=False) -> Profi
     if names is None or names.isna().any():
         if gpu is None:
             raise InputError("the file does not name the GPU (no device__attribute_display_name "
-                             "column): pass gpu=NAME (--gpu)", path=path, field="gpu")
+                             "column): pass --source NAME (gpu=NAME in load())", path=path,
+                             field="gpu")
         names = pd.Series(gpu, index=df.index) if names is None else names.fillna(gpu)
     df["gpu"] = resolve_gpus(names.astype(object), path)
     dims = {}

@@ -244,7 +244,8 @@ def read(path, trace=None, gpu: str | None = None) -> ProfileTable:
         metrics = _read_metrics(recs, path)
         if trace is None:
             raise InputError("nvprof metric output carries no durations: pass the "
-                             "--print-gpu-trace CSV of the same run as trace=FILE (--trace)",
+                             "--print-gpu-trace CSV of the same run (--trace FILE; trace=FILE "
+                             "in load())",
                              path=path)
         tpath = Path(trace)
         launches, skipped = _read_trace(_records(tpath), tpath)
@@ -273,7 +274,8 @@ def read(path, trace=None, gpu: str | None = None) -> ProfileTable:
         df = df.merge(metrics.drop(columns=["_row"]), on=["_device", "_key"], how="left")
     names = df["_device"] if gpu is None else pd.Series(gpu, index=df.index)
     if names.isna().any():
-        raise InputError("the file does not name the device: pass gpu=NAME (--gpu)", path=path,
+        raise InputError("the file does not name the device: pass --source NAME (gpu=NAME in "
+                         "load())", path=path,
                          field="Device")
     df["gpu"] = resolve_gpus(names.astype(object), path)
     df = df.drop(columns=["_device", "_key"])

@@ -1,0 +1,111 @@
+"""Mistakes a user makes on the command line: one `gpuproj: error:` line on stderr, exit code 2,
+no traceback; and what a command does with input it can still use."""
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import run_cli as run
+
+EXAMPLE = str(Path(__file__).resolve().parents[1] / "examples" / "rodinia-p100-nvprof.csv")
+DATA = Path(__file__).resolve().parent / "data"
+
+
+def one_error(err: str) -> str:
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("gpuproj: error: "), err
+    assert "Traceback" not in err
+    return lines[0]
+
+
+@pytest.mark.parametrize("regex, says", [("[", "is not a regular expression"),
+                                         ("nomatch", "no kernel matches --kernel 'nomatch'")])
+def test_kernel_regex_that_is_wrong_or_matches_nothing(tmp_path, capsys, regex, says):
+    for cmd in (["predict", EXAMPLE, "-t", "h200"],
+                ["report", EXAMPLE, "-t", "h200", "-o", str(tmp_path / "r.html")]):
+        code, out, err = run(capsys, *cmd, "-k", regex)
+        assert code == 2 and says in one_error(err) and out == ""
+    assert not (tmp_path / "r.html").exists()
+
+
+def test_a_target_named_twice_is_predicted_once(capsys):
+    code, out, _ = run(capsys, "predict", EXAMPLE, "-t", "h200,H200", "--json")
+    d = json.loads(out)
+    assert code == 0 and d["targets"] == ["h200-sxm-141gb"] and len(d["predictions"]) == 3
+
+
+def test_a_source_the_file_does_not_have(capsys):
+    code, _, err = run(capsys, "predict", EXAMPLE, "-s", "v100-pcie-16gb", "-t", "h200")
+    assert code == 2 and "no rows measured on v100-pcie-16gb" in one_error(err)
+
+
+def test_no_usable_row(tmp_path, capsys):
+    lines = Path(EXAMPLE).read_text().splitlines()
+    col = lines[0].split(",").index('"duration"' if '"duration"' in lines[0] else "duration")
+    zero = [lines[0]] + [",".join(v if i != col else "0" for i, v in enumerate(r.split(",")))
+                         for r in lines[1:]]
+    p = tmp_path / "zero.csv"
+    p.write_text("\n".join(zero) + "\n")
+    code, _, err = run(capsys, "predict", str(p), "-t", "h200")
+    assert code == 2 and "no row has a usable duration" in one_error(err)
+    q = tmp_path / "m.csv"
+    q.write_text("kernel,config,gpu,time_s\nk,a,h100-sxm5-80gb,0\n")
+    code, _, err = run(capsys, "predict", str(q), "-t", "h200")
+    assert code == 2 and "row 2: no usable row" in one_error(err)
+    q.write_text("kernel,config,gpu,time_s,flops\nk,a,h100-sxm5-80gb,1e-3,xyz\n")
+    code, _, err = run(capsys, "predict", str(q), "-t", "h200")  # a typo is not a missing value
+    assert code == 2 and "row 2, field 'flops': 'xyz' is not a number" in one_error(err)
+    (tmp_path / "empty.csv").write_text("")
+    code, _, err = run(capsys, "predict", str(tmp_path / "empty.csv"), "-t", "h200")
+    assert code == 2 and "the file is empty" in one_error(err)
+
+
+def test_skipped_rows_are_named(tmp_path, capsys):
+    q = tmp_path / "m.csv"
+    q.write_text("kernel,config,gpu,time_s\nk,a,h100-sxm5-80gb,1e-3\nk,b,h100-sxm5-80gb,-1\n")
+    code, _, err = run(capsys, "predict", str(q), "-t", "h200", "-m", "bandwidth")
+    assert code == 0 and "skipped 1 row(s) (m.csv row 3): time_s = -1" in err
+
+
+def test_nothing_predicted_is_an_error(capsys):
+    code, _, err = run(capsys, "predict", str(DATA / "nvprof-v100-pcie-32gb-trace.csv"),
+                       "-t", "h200")
+    assert code == 2 and "no kernel could be predicted" in err.strip().splitlines()[-1]
+
+
+def test_nvprof_metrics_with_their_trace(capsys):
+    code, out, _ = run(capsys, "predict", str(DATA / "nvprof-v100-pcie-32gb-metrics.csv"),
+                       "--trace", str(DATA / "nvprof-v100-pcie-32gb-trace.csv"),
+                       "-t", "h200", "--json")
+    assert code == 0 and json.loads(out)["source"] == "v100-pcie-32gb"
+    code, _, err = run(capsys, "predict", str(DATA / "nvprof-v100-pcie-32gb-metrics.csv"),
+                       "-t", "h200")
+    assert code == 2 and "--trace FILE" in one_error(err)
+
+
+def test_evaluate_all_methods_and_gpus_it_cannot_use(capsys):
+    table = str(DATA / "amaris-2gpus-calculate_temp.csv")
+    code, out, _ = run(capsys, "evaluate", table, "-m", "all", "--json")
+    assert code == 0 and {"hierarchical", "bandwidth", "same"} <= set(json.loads(out)["methods"])
+    code, _, err = run(capsys, "evaluate", table, "--source", "h200")
+    assert code == 2 and "--source h200: the table has no row measured" in one_error(err)
+    code, _, err = run(capsys, "evaluate", str(DATA / "ncu-h100-sxm5-80gb-raw-base.csv"))
+    assert code == 2 and "nothing to evaluate" in one_error(err)
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "nan", "inf"])
+def test_quadrant_intensity_must_be_positive_and_finite(tmp_path, capsys, value):
+    code, _, err = run(capsys, "quadrant", "-g", "h200", "--intensity", value,
+                       "-o", str(tmp_path / "q.png"))
+    assert code == 2 and "positive, finite" in err and not (tmp_path / "q.png").exists()
+
+
+def test_unknown_vendor(capsys):
+    code, _, err = run(capsys, "gpus", "list", "--vendor", "foo")
+    assert code == 2 and "vendors: AMD, Intel, NVIDIA" in one_error(err)
+
+
+def test_assumptions_are_listed_once(capsys):
+    code, out, _ = run(capsys, "predict", EXAMPLE, "-t", "h200,mi250x", "-m", "all")
+    lines = [ln for ln in out.splitlines() if "peak (no measured value)" in ln]
+    assert code == 0 and lines and len(lines) == len(set(lines))
