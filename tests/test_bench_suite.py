@@ -9,6 +9,7 @@ import re
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from conftest import run_cli
 
 from gpuproj.bench.checks import mixbench_checks, working_set_checks
 from gpuproj.bench.entry import FIELD_MAP, check
@@ -246,21 +247,14 @@ def test_cuda_suite_reaches_datasheet_fractions(tmp_path):
         assert c["drop"] < 0.1 and c["over_roof"] < 1.05
 
 
-def test_from_raw_refuses_an_ambiguous_gpu_name_and_warns_of_another_device(run, tmp_path):
-    from gpuproj.cli.main import main
-
+def test_from_raw_refuses_an_ambiguous_gpu_name_and_warns_of_another_device(run, tmp_path,
+                                                                             capsys):
     out, raw, _ = run
     src = str(out.with_suffix(".json"))
-    with pytest.raises(SystemExit) as e:  # H100 is three catalog GPUs: no new entry "h100"
-        main(["bench", "--from-raw", src, "--gpu", "H100", "--out", str(tmp_path / "a.yaml")])
-    assert e.value.code == 2 and not (tmp_path / "a.yaml").exists()
-    res = CliRunner().invoke(cli_group(), ["bench", "--from-raw", src, "--gpu",
-                                           "h100-sxm5-80gb", "--out", str(tmp_path / "b.yaml")])
-    assert res.exit_code == 0
-    assert f"the device reports '{raw['device']['name']}'" in res.stderr
-
-
-def cli_group():
-    from gpuproj.cli.main import cli
-
-    return cli
+    # H100 is three catalog GPUs: no new entry "h100" that would take the name over
+    code, _, err = run_cli(capsys, "bench", "--from-raw", src, "--gpu", "H100",
+                           "--out", str(tmp_path / "a.yaml"))
+    assert code == 2 and "ambiguous" in err and not (tmp_path / "a.yaml").exists()
+    code, _, err = run_cli(capsys, "bench", "--from-raw", src, "--gpu", "h100-sxm5-80gb",
+                           "--out", str(tmp_path / "b.yaml"))
+    assert code == 0 and f"the device reports '{raw['device']['name']}'" in err
