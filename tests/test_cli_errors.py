@@ -41,7 +41,7 @@ def test_a_source_the_file_does_not_have(capsys):
 
 def test_no_usable_row(tmp_path, capsys):
     lines = Path(EXAMPLE).read_text().splitlines()
-    col = lines[0].split(",").index('"duration"' if '"duration"' in lines[0] else "duration")
+    col = lines[0].split(",").index("duration")
     zero = [lines[0]] + [",".join(v if i != col else "0" for i, v in enumerate(r.split(",")))
                          for r in lines[1:]]
     p = tmp_path / "zero.csv"

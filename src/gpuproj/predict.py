@@ -261,8 +261,7 @@ def predict(table: ProfileTable, *, targets, source=None, methods=None,
         raise InputError(f"no rows measured on {src.id}: the file has "
                          f"{', '.join(table.gpus) or 'no rows'} (--source names the GPU the "
                          "profile was measured on)", path=table.origin or None)
-    rows = table.on(src.id)
-    rows = rows.select(kernel)
+    rows = table.on(src.id).select(kernel)
     tgts = list({g.id: g for g in map(resolve, targets)}.values())  # h200,H200: once
     if methods is None:
         methods = [] if models else "hierarchical"

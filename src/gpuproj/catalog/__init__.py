@@ -103,18 +103,19 @@ class GPU:
         """
         m = self.measured(name)
         p = self.peak(name)
+        ref = reference if reference is not self else None
         if not math.isnan(m):
             mine = self.measureds[name]
-            other = reference.measureds.get(name) if reference not in (None, self) else None
+            other = ref.measureds.get(name) if ref is not None else None
             if other is None or _suite(other) == _suite(mine) or math.isnan(p):
                 return Ceiling(m, "measured", f"{self.id} {name} measured ({mine.source})")
             return Ceiling(p, "peak", f"{self.id} {name} peak: measured by {_suite(mine)}, "
-                                      f"{reference.id} by {_suite(other)}, not comparable")
-        if reference is not None and reference is not self:
-            rm, rp = reference.measured(name), reference.peak(name)
+                                      f"{ref.id} by {_suite(other)}, not comparable")
+        if ref is not None:
+            rm, rp = ref.measured(name), ref.peak(name)
             if not (math.isnan(p) or math.isnan(rm) or math.isnan(rp)) and rp > 0:
                 return Ceiling(p * rm / rp, "derived",
-                               f"{self.id} {name} derived: peak x {reference.id} measured/peak "
+                               f"{self.id} {name} derived: peak x {ref.id} measured/peak "
                                f"= {rm / rp:.3f}")
         if not math.isnan(p):
             return Ceiling(p, "peak", f"{self.id} {name} peak (no measured value)")

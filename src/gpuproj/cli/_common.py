@@ -14,6 +14,11 @@ def split_list(value) -> list[str]:
     return [v.strip() for v in value.split(",") if v.strip()] if value else []
 
 
+def split_lists(values) -> list[str]:
+    """A repeatable option's values, each comma-separated: ('a,b', 'c') -> ['a', 'b', 'c']."""
+    return [v for value in values for v in split_list(value)]
+
+
 def is_tty() -> bool:
     return sys.stdout.isatty()
 

@@ -4,14 +4,7 @@ from __future__ import annotations
 
 import click
 
-from ._common import console, emit_json, progress, report_skipped
-
-
-def _multi(values):
-    out = []
-    for v in values:
-        out.extend(x.strip() for x in v.split(",") if x.strip())
-    return out or None
+from ._common import console, emit_json, progress, report_skipped, split_lists
 
 
 @click.command()
@@ -71,7 +64,7 @@ def evaluate(tables, methods, sources, targets, fmt, as_json, plot, train_tables
 
     table = read(tables)
     quiet = as_json
-    names = _multi(methods)
+    names, sources, targets = split_lists(methods), split_lists(sources), split_lists(targets)
     training = bool(train_tables or split)
     if train_tables and split:
         raise GpuprojError("give either --train or --split, not both")
@@ -94,22 +87,22 @@ def evaluate(tables, methods, sources, targets, fmt, as_json, plot, train_tables
         if learned:
             raise GpuprojError(f"{', '.join(learned)} must be trained: add --train TABLE or "
                                "--split gpu|config|kernel")
-    _check_gpus(table, _multi(sources), "--source")
-    _check_gpus(table, _multi(targets), "--target")
+    _check_gpus(table, sources, "--source")
+    _check_gpus(table, targets, "--target")
     bar = None if quiet else (lambda jobs: progress(jobs, description="evaluating"))
     fitted = []
     if split:
         from ..splits import evaluate_split
 
         ev = evaluate_split(table, names, split, coverage=coverage, progress=bar,
-                            gpus=_multi(targets) if split == "gpu" else None)
+                            gpus=targets if split == "gpu" else None)
     elif train_tables:
         from ..splits import evaluate_trained
 
         ev = evaluate_trained(read(train_tables), table, names, coverage=coverage,
-                              sources=_multi(sources), targets=_multi(targets), fitted=fitted)
+                              sources=sources, targets=targets, fitted=fitted)
     else:
-        ev = run(table, names, _multi(sources), _multi(targets), progress=bar)
+        ev = run(table, names, sources, targets, progress=bar)
     if save_model:
         from ..learned.persistence import save_model as save
 
@@ -151,10 +144,11 @@ def _check_gpus(table, names, option) -> None:
     from ..catalog import resolve
     from ..errors import GpuprojError
 
-    for n in names or ():
-        if resolve(n).id not in table.gpus:
-            raise GpuprojError(f"{option} {n}: the table has no row measured on "
-                               f"{resolve(n).id} (it has {', '.join(table.gpus)})")
+    for n in names:
+        gid = resolve(n).id
+        if gid not in table.gpus:
+            raise GpuprojError(f"{option} {n}: the table has no row measured on {gid} (it has "
+                               f"{', '.join(table.gpus)})")
 
 
 def _cell(name, v):

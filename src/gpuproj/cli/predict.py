@@ -7,7 +7,15 @@ import sys
 
 import click
 
-from ._common import console, emit_json, load_profile, report_skipped, source_option, split_list
+from ._common import (
+    console,
+    emit_json,
+    load_profile,
+    report_skipped,
+    source_option,
+    split_list,
+    split_lists,
+)
 
 # options that only make sense for one of the two inputs (profile / --loopy)
 PROFILE_ONLY = ("source", "target", "method", "model_paths", "kernel", "fmt", "trace", "sass",
@@ -79,23 +87,19 @@ def predict(profile, source, target, method, model_paths, kernel, fmt, trace, sa
                                    f"{', '.join(_opt(w) for w in wrong)} {verb} to profiles")
         if not params_files:
             raise click.UsageError("--loopy needs --params PARAMS.json (from `gpuproj calibrate`)")
-        return _predict_loopy(loopy_file, _multi(params_files), sizes, as_json, as_csv)
+        return _predict_loopy(loopy_file, split_lists(params_files), sizes, as_json, as_csv)
     if given & set(LOOPY_ONLY):
         raise click.UsageError("--params and --sizes go with --loopy KERNEL_FILE")
     if profile is None:
         raise click.UsageError("give a PROFILE, or --loopy KERNEL_FILE --params PARAMS.json")
     if not target:
         raise click.UsageError("Missing option '--target' / '-t'.")
-    _predict_profile(profile, source, target, method, _multi(model_paths), kernel, fmt, trace,
+    _predict_profile(profile, source, target, method, split_lists(model_paths), kernel, fmt, trace,
                      sass, as_json, as_csv, plot)
 
 
 def _opt(name: str) -> str:
     return {"model_paths": "--model", "fmt": "--format"}.get(name, f"--{name}")
-
-
-def _multi(values) -> list[str]:
-    return [v for value in values for v in split_list(value)]
 
 
 def _predict_profile(profile, source, target, method, model_paths, kernel, fmt, trace, sass,
@@ -129,7 +133,6 @@ def _predict_profile(profile, source, target, method, model_paths, kernel, fmt, 
     elif as_csv:
         result.table().to_csv(sys.stdout, index=False)
     else:
-
         result.print(console())
 
 

@@ -44,9 +44,9 @@ def sniff(path) -> str:
         return "ncu-rep"
     from .readers._io import head_text
 
-    head = head_text(path)
-    if not head.strip() and path.stat().st_size == 0:
+    if path.stat().st_size == 0:
         raise InputError("the file is empty", path=path)
+    head = head_text(path)
     for fmt in FORMATS:
         if fmt == "ncu-rep":
             continue
