@@ -109,3 +109,25 @@ def test_assumptions_are_listed_once(capsys):
     code, out, _ = run(capsys, "predict", EXAMPLE, "-t", "h200,mi250x", "-m", "all")
     lines = [ln for ln in out.splitlines() if "peak (no measured value)" in ln]
     assert code == 0 and lines and len(lines) == len(set(lines))
+
+
+def test_every_command_names_its_output_file_and_input_format_alike():
+    from gpuproj.cli.main import COMMANDS, cli
+    from gpuproj.profiles import FORMATS
+
+    writers, readers = [], []
+    for name in COMMANDS:
+        params = {p.name: p for p in cli.get_command(None, name).params}
+        if "output" in params:
+            writers.append(name)
+            assert set(params["output"].opts) == {"-o", "--output", "--out"}, name
+        if "fmt" in params:
+            readers.append(name)
+            assert list(params["fmt"].type.choices) == list(FORMATS), name
+    assert sorted(writers) == ["bench", "calibrate", "profile", "quadrant", "report", "roofline"]
+    assert sorted(readers) == ["evaluate", "predict", "quadrant", "report", "roofline"]
+
+
+def test_an_unknown_format_lists_the_known_ones(capsys):
+    code, _, err = run(capsys, "predict", EXAMPLE, "-t", "h200", "--format", "csv")
+    assert code == 2 and "'csv' is not one of 'ncu-rep', 'ncu-csv'" in err

@@ -148,7 +148,8 @@ def assert_readable(fig):
     assert axes
     for a in axes:
         # categorical axes (kernels, GPUs) have no unit
-        assert "(" in a.get_xlabel() or a.get_xlabel().startswith("kernel") or "GPU" in a.get_xlabel(), a.get_xlabel()
+        x = a.get_xlabel()
+        assert "(" in x or x.startswith("kernel") or "GPU" in x, x
         assert "(" in a.get_ylabel() or "GPU" in a.get_ylabel(), a.get_ylabel()
     assert fig.legends or any(a.get_legend() for a in axes) or len(fig.axes) > len(axes)
     for t in fig.findobj(Text):
@@ -198,7 +199,8 @@ def test_projection_bars(tmp_path):
     assert np.isnan(d.loc[d["kernel"] == "small", "measured_s"]).all()
     labels = [x.get_text() for x in fig.legends[0].get_texts()]
     assert "measured on tgt" in labels  # no catalog name: the id
-    assert "roofline: predicted interval and point" in labels
+    assert "roofline: predicted point and interval" in labels
+    assert len(labels) == len(set(labels))  # each entry once, whatever the panels
     out = projection_bars(result, tmp_path / "p.png", measured=meas)
     assert (tmp_path / "p.png").stat().st_size > 10_000 and len(out) == 4
 
@@ -319,7 +321,7 @@ def test_cli_predict_plot(profile, tmp_path):
 def test_cli_evaluate_plot(profile, tmp_path):
     out = tmp_path / "ev"
     r = CliRunner().invoke(cli, ["evaluate", str(profile), "--format", "measurement", "--method",
-                                 "hierarchical,roofline", "--json", "--plot", str(out)])
+                                 "hierarchical,roofline", "--json", "--plots", str(out)])
     assert r.exit_code == 0, r.output
     names = sorted(p.name for p in out.iterdir())
     assert "error_cdf.png" in names and "predicted_vs_measured.png" in names

@@ -77,6 +77,21 @@ def source_option(*extra_names):
                              "needed where the file names none, or several).")
 
 
+def format_option():
+    """``--format``: the input format, for every command that reads a profile."""
+    from ..profiles import FORMATS
+
+    return click.option("--format", "fmt", type=click.Choice(list(FORMATS)),
+                        help="Input format (default: detected from the file).")
+
+
+def output_option(help, **kwargs):
+    """``-o/--output FILE`` (``--out`` is the same option): the file a command writes."""
+    return click.option("-o", "--output", "--out", "output", metavar="FILE",
+                        type=click.Path(dir_okay=False, path_type=kwargs.pop("path_type", None)),
+                        help=help, **kwargs)
+
+
 def load_profile(path, fmt, source, **options):
     """The profile at ``path``; ``source`` names its GPU where the file does not (nvprof and
     ncu exports without the device, gpu-benches output, a measurement table without a ``gpu``

@@ -10,7 +10,7 @@ from pathlib import Path
 import click
 
 from ..errors import AmbiguousGPUError, GpuprojError, InputError, UnknownGPUError
-from ._common import emit_json
+from ._common import emit_json, output_option
 
 SI = [(1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1, ""), (1e-3, "m"),
       (1e-6, "u"), (1e-9, "n")]
@@ -92,9 +92,8 @@ def _table(raw, gpu, flags):
 @click.option("--gpu", "gpu_name", metavar="NAME",
               help="The catalog GPU this device is (id, name or alias). A name the catalog does "
                    "not know starts a new GPU file with that name. Default: the device's name.")
-@click.option("--out", "out", type=click.Path(dir_okay=False), metavar="FILE",
-              help="Catalog YAML file to write (default: <id>.yaml here). Load it with "
-                   "GPUPROJ_GPU_PATH=<its folder> or `--target FILE`.")
+@output_option("Catalog YAML file to write (default: <id>.yaml here). Load it with "
+               "GPUPROJ_GPU_PATH=<its folder> or `--target FILE`.")
 @click.option("--raw", "raw_out", type=click.Path(dir_okay=False), metavar="FILE",
               help="Raw result with every sample (default: FILE with suffix .json).")
 @click.option("--backend", type=click.Choice(["auto", "cuda", "opencl"]), default="auto",
@@ -115,15 +114,15 @@ def _table(raw, gpu, flags):
 @click.option("--list-devices", is_flag=True, help="List the devices each backend sees and exit.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress lines on stderr.")
-def bench(gpu_name, out, raw_out, backend, device, quick, only, reps, plots_dir, from_raw,
+def bench(gpu_name, output, raw_out, backend, device, quick, only, reps, plots_dir, from_raw,
           list_devices, as_json, quiet):
     """Measure a GPU's ceilings with micro-benchmarks and write its catalog entry.
 
     \b
     Examples:
-      gpuproj bench --gpu h100-sxm5-80gb --out h100.yaml          # CUDA, full sizes (~2 min)
-      gpuproj bench --backend opencl --quick --out cpu.yaml
-      gpuproj bench --from-raw h100.json --gpu h100-sxm5-80gb --out h100.yaml --plots plots/
+      gpuproj bench --gpu h100-sxm5-80gb -o h100.yaml          # CUDA, full sizes (~2 min)
+      gpuproj bench --backend opencl --quick -o cpu.yaml
+      gpuproj bench --from-raw h100.json --gpu h100-sxm5-80gb -o h100.yaml --plots plots/
     """
     from ..bench import PRESETS, open_backend, run_suite
     from ..bench.entry import check, dump_yaml, gpu_file, slug
@@ -151,7 +150,7 @@ def bench(gpu_name, out, raw_out, backend, device, quick, only, reps, plots_dir,
     flags = check(raw, gpu)
     raw["flags"] = flags
     data = gpu_file(raw, gpu, name=gpu_name)
-    out_path = Path(out) if out else Path(f"{data['id']}.yaml")
+    out_path = Path(output) if output else Path(f"{data['id']}.yaml")
     raw_path = Path(raw_out) if raw_out else out_path.with_suffix(".json")
     out_path.parent.mkdir(parents=True, exist_ok=True)
     out_path.write_text(dump_yaml(data))

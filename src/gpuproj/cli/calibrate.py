@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from ._common import emit_json, progress
+from ._common import emit_json, output_option, progress
 
 
 def _slug(text: str) -> str:
@@ -25,14 +25,14 @@ def _slug(text: str) -> str:
               default=None, help="Generator match condition (default: the model file's).")
 @click.option("--device", default=None,
               help="OpenCL device substring (e.g. 'pthread', 'nvidia') or 'cuda[:N]'.")
-@click.option("--out", "out", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Parameter file to write (default: calibrated-<model>-<device>.json).")
+@output_option("Parameter file to write (default: calibrated-<model>-<device>.json).",
+               path_type=Path)
 @click.option("--repetitions", default=7, show_default=True, help="Timed runs per kernel.")
 @click.option("--warmup", default=2, show_default=True, help="Untimed runs per kernel.")
 @click.option("--evaluate", "do_eval", is_flag=True,
               help="Also measure, predict and rank the model file's evaluation variants.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
-def calibrate(model_file, tags, match, device, out, repetitions, warmup, do_eval, as_json):
+def calibrate(model_file, tags, match, device, output, repetitions, warmup, do_eval, as_json):
     """Calibrate MODEL_FILE (YAML or TOML) on this machine's device."""
     from ..calibrated.generators import MatchCondition
     from ..calibrated.model import calibrate as fit
@@ -59,7 +59,7 @@ def calibrate(model_file, tags, match, device, out, repetitions, warmup, do_eval
                                                          description="counting"))
     cal = fit(spec.model, table, initial=spec.initial, device=runner.device_name,
               subgroup_size=spec.subgroup_size, signed=spec.signed)
-    out = out or Path(f"calibrated-{spec.model.name}-{_slug(runner.device_name)}.json")
+    out = output or Path(f"calibrated-{spec.model.name}-{_slug(runner.device_name)}.json")
     cal.save(out)
     result = cal.to_dict()
     result["measurements"] = [t.to_dict() for t in timings]

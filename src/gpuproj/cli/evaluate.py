@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from ._common import console, emit_json, progress, report_skipped, split_lists
+from ._common import console, emit_json, format_option, progress, report_skipped, split_lists
 
 
 @click.command()
@@ -15,11 +15,12 @@ from ._common import console, emit_json, progress, report_skipped, split_lists
                    "--split, also the default learned ones).")
 @click.option("--source", "sources", multiple=True, help="Only these source GPUs.")
 @click.option("--target", "targets", multiple=True, help="Only these target GPUs.")
-@click.option("--format", "fmt", help="Input format (default: detected from the file).")
+@format_option()
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (methods, per_pair, "
               "per_kernel, skipped); mape, median_ape and gmre are in %, within_*, coverage "
               "and band_coverage fractions.")
-@click.option("--plot", type=click.Path(file_okay=False), help="Write evaluation plots here.")
+@click.option("--plots", "plots_dir", type=click.Path(file_okay=False), metavar="DIR",
+              help="Also draw the evaluation pictures into DIR.")
 @click.option("--train", "train_tables", multiple=True, type=click.Path(dir_okay=False),
               help="Fit the learned methods on this table (repeatable), then evaluate on TABLES.")
 @click.option("--split", type=click.Choice(["gpu", "config", "kernel"]),
@@ -31,7 +32,7 @@ from ._common import console, emit_json, progress, report_skipped, split_lists
 @click.option("--save-model", "save_model", type=click.Path(dir_okay=False),
               help="With --train: save each fitted learned model as PATH.json + PATH.npz "
                    "(PATH-<method> when several).")
-def evaluate(tables, methods, sources, targets, fmt, as_json, plot, train_tables, split,
+def evaluate(tables, methods, sources, targets, fmt, as_json, plots_dir, train_tables, split,
              coverage, save_model):
     """Predict, for every kernel configuration measured on two or more GPUs and every ordered
     pair of distinct GPUs (s, t), t's time from s's row alone, and compare with t's measurement.
@@ -116,10 +117,10 @@ def evaluate(tables, methods, sources, targets, fmt, as_json, plot, train_tables
     if len(ev.pairs) == 0:
         raise GpuprojError("nothing to evaluate: no kernel configuration was measured on two "
                            f"of the GPUs selected (the table has {', '.join(table.gpus)})")
-    if plot:
+    if plots_dir:
         from ..plots.evaluation import evaluation_plots
 
-        evaluation_plots(ev, plot)
+        evaluation_plots(ev, plots_dir)
     if as_json:
         emit_json(ev.to_json())
         return

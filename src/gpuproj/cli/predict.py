@@ -10,6 +10,7 @@ import click
 from ._common import (
     console,
     emit_json,
+    format_option,
     load_profile,
     report_skipped,
     source_option,
@@ -36,7 +37,7 @@ LOOPY_ONLY = ("params_files", "sizes")
                    "method, with the model's own conformal interval if it was trained with "
                    "--coverage.")
 @click.option("--kernel", "-k", help="Only kernels whose name matches this regular expression.")
-@click.option("--format", "fmt", help="Input format (default: detected from the file).")
+@format_option()
 @click.option("--trace", type=click.Path(exists=True, dir_okay=False),
               help="With an nvprof --metrics CSV: the --print-gpu-trace CSV of the same run, "
                    "which has the durations.")

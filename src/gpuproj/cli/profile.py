@@ -14,6 +14,7 @@ from pathlib import Path
 import click
 
 from ..errors import GpuprojError, MissingToolError
+from ._common import output_option
 
 NCU_HINT = ("Nsight Compute's 'ncu' is not on PATH: it ships with the CUDA toolkit "
             "(<cuda>/bin/ncu) and as a separate download (developer.nvidia.com/nsight-compute); "
@@ -59,9 +60,8 @@ def ncu_command(ncu: str, app: list[str], out: Path, *, kernel: str | None = Non
 
 @click.command(context_settings={"ignore_unknown_options": True,
                                  "allow_interspersed_args": False})
-@click.option("--out", "-o", type=click.Path(dir_okay=False, path_type=Path),
-              default=Path("gpuproj-ncu.csv"), show_default=True,
-              help="CSV file to write (ncu --csv --page raw layout).")
+@output_option("CSV file to write (ncu --csv --page raw layout).", path_type=Path,
+               default=Path("gpuproj-ncu.csv"), show_default=True)
 @click.option("--metrics-file", type=click.Path(dir_okay=False, path_type=Path),
               help="Also write the metric list, one per line, to this file.")
 @click.option("--kernel", help="Profile only kernels whose name matches this regex.")
@@ -71,12 +71,12 @@ def ncu_command(ncu: str, app: list[str], out: Path, *, kernel: str | None = Non
 @click.option("--ncu", "ncu_path", help="Path to the ncu executable.")
 @click.option("--dry-run", is_flag=True, help="Print the ncu command line and stop.")
 @click.argument("app", nargs=-1, required=True, type=click.UNPROCESSED)
-def profile(out, metrics_file, kernel, launch_count, source_counters, ncu_path, dry_run, app):
+def profile(output, metrics_file, kernel, launch_count, source_counters, ncu_path, dry_run, app):
     """Run APP [ARGS...] under Nsight Compute and write the metrics gpuproj reads as CSV.
 
     \b
     Example:
-      gpuproj profile --out saxpy.csv -- ./saxpy 1048576
+      gpuproj profile -o saxpy.csv -- ./saxpy 1048576
       gpuproj predict saxpy.csv --target h200
     """
     from ..profiles.readers.ncu_csv import metric_names
@@ -86,7 +86,7 @@ def profile(out, metrics_file, kernel, launch_count, source_counters, ncu_path, 
     ncu = ncu_path or "ncu"
     if not dry_run:
         ncu = find_ncu(ncu_path)
-    cmd = ncu_command(ncu, list(app), out, kernel=kernel, launch_count=launch_count,
+    cmd = ncu_command(ncu, list(app), output, kernel=kernel, launch_count=launch_count,
                       source_counters=source_counters)
     if dry_run:
         click.echo(" ".join(_quote(c) for c in cmd))
@@ -96,13 +96,14 @@ def profile(out, metrics_file, kernel, launch_count, source_counters, ncu_path, 
     except OSError as e:
         raise MissingToolError(f"cannot run {ncu}: {e.strerror}. {NCU_HINT}") from None
     if proc.returncode != 0:
-        raise GpuprojError(f"ncu exited with status {proc.returncode} (its messages are in {out})")
-    if not out.exists() or out.stat().st_size == 0:
-        raise GpuprojError(f"ncu wrote no results to {out} (was any kernel launched?)")
+        raise GpuprojError(f"ncu exited with status {proc.returncode} "
+                           f"(its messages are in {output})")
+    if not output.exists() or output.stat().st_size == 0:
+        raise GpuprojError(f"ncu wrote no results to {output} (was any kernel launched?)")
     from ..profiles.readers import ncu_csv
 
-    table = ncu_csv.read(out)
-    click.echo(f"gpuproj: wrote {out}: {len(table)} kernel configuration(s) on "
+    table = ncu_csv.read(output)
+    click.echo(f"gpuproj: wrote {output}: {len(table)} kernel configuration(s) on "
                f"{', '.join(table.gpus)}, {int(table.df['launches'].sum())} launch(es)", err=True)
 
 

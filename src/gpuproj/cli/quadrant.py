@@ -5,7 +5,14 @@ from __future__ import annotations
 
 import click
 
-from ._common import emit_json, load_profile, source_option, split_list
+from ._common import (
+    emit_json,
+    format_option,
+    load_profile,
+    output_option,
+    source_option,
+    split_list,
+)
 
 
 @click.command()
@@ -21,9 +28,8 @@ from ._common import emit_json, load_profile, source_option, split_list
               help="Compute axis (default: the kernels' dominant type, else fp32).")
 @click.option("--measured", is_flag=True, help="Use measured (sustained) catalog values where "
               "there are any, instead of datasheet peaks.")
-@click.option("--format", "fmt", help="Input format (default: detected from the file).")
-@click.option("--output", "-o", required=True, type=click.Path(dir_okay=False),
-              help="Picture to write: .png, .svg or .pdf.")
+@format_option()
+@output_option("Picture to write: .png, .svg or .pdf.", required=True)
 @click.option("--json", "as_json", is_flag=True, help="Also print the points, intensities and "
               "the bound of each kernel on each GPU as JSON.")
 def quadrant(gpu_names, profile, source, kernel, intensities, precision, measured, fmt, output,

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import click
 
-from ._common import load_profile, report_skipped, source_option, split_list
+from ._common import (
+    format_option,
+    load_profile,
+    output_option,
+    report_skipped,
+    source_option,
+    split_list,
+)
 
 
 @click.command()
@@ -14,12 +21,11 @@ from ._common import load_profile, report_skipped, source_option, split_list
 @click.option("--method", "-m", default="hierarchical", show_default=True,
               help="Method name, comma-separated names, or 'all'.")
 @click.option("--kernel", "-k", help="Only kernels whose name matches this regular expression.")
-@click.option("--format", "fmt", help="Input format (default: detected from the file).")
+@format_option()
 @click.option("--max-kernels", type=click.IntRange(1, 20), default=3, show_default=True,
               help="Kernel rows drawn in each roofline picture (the longest-running).")
 @click.option("--title", help="Title of the page.")
-@click.option("--output", "-o", required=True, type=click.Path(dir_okay=False),
-              help="HTML file to write.")
+@output_option("HTML file to write.", required=True)
 def report(profile, source, target, method, kernel, fmt, max_kernels, title, output):
     """Write one self-contained HTML file (pictures embedded, nothing fetched from the network):
     the prediction table, the application total, the projection bars, the rooflines of source

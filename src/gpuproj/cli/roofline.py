@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import click
 
-from ._common import emit_json, load_profile, source_option
+from ._common import emit_json, format_option, load_profile, output_option, source_option
 
 
 @click.command()
@@ -16,9 +16,8 @@ from ._common import emit_json, load_profile, source_option
 @click.option("--kernel", "-k", help="Only kernels whose name matches this regular expression.")
 @click.option("--max-kernels", type=click.IntRange(1, 50), default=4, show_default=True,
               help="Draw at most this many kernel rows (the longest-running).")
-@click.option("--format", "fmt", help="Input format (default: detected from the file).")
-@click.option("--output", "-o", required=True, type=click.Path(dir_okay=False),
-              help="Picture to write: .png, .svg or .pdf.")
+@format_option()
+@output_option("Picture to write: .png, .svg or .pdf.", required=True)
 @click.option("--json", "as_json", is_flag=True,
               help="Also print the ceilings, intensities and projections as JSON.")
 def roofline(profile, source, target, kernel, max_kernels, fmt, output, as_json):

@@ -12,8 +12,12 @@ from ..catalog import resolve
 from ..errors import InputError, UnknownGPUError
 from . import _style as st
 
-METHOD_COLORS = ("#000000", "#7B3294", "#1B7837", "#B35806", "#2166AC", "#762A83", "#4D4D4D")
-MARKERS = ("o", "D", "s", "^", "v", "P", "X")
+# `-m all` draws up to ten methods side by side: ten colours and twelve markers give every method
+# its own pair (method j: colour j % 10, marker j % 12, distinct up to 60 methods)
+METHOD_COLORS = ("#000000", "#7B3294", "#1B7837", "#B35806", "#2166AC", "#C51B7D", "#4D4D4D",
+                 "#01665E", "#8C510A", "#313695")
+MARKERS = ("o", "D", "s", "^", "v", "P", "X", "<", ">", "h", "p", "*")
+BAND_LABEL = "thin pale bar: the method's measured 90 % error band"
 
 
 def gpu_name(gid: str) -> str:
@@ -77,7 +81,9 @@ def projection_figure(result, measured=None, max_kernels: int = 30):
     repeated = len({k for k, _ in keys}) < n
     uname, uf = st.time_unit(np.concatenate([d["source_time_s"], d["time_s"]]))
     src_name = gpu_name(result.source)
-    width = min(max(8.0, 0.5 * n + 3.5), 26.0)
+    # each kernel's slot holds the two bars and one interval per method side by side
+    width = min(max(8.0, (0.3 + 0.22 * max(len(methods), 1)) * n + 3.5), 26.0)
+    step = min(0.12, 0.6 / max(len(methods), 1))  # between two methods' intervals, in slots
     # rotated labels need room; two-line labels (kernel + config) more
     with st.rc():
         fig = st.figure(width, 3.9 * len(targets) + (2.3 if repeated else 1.8))
@@ -103,7 +109,7 @@ def projection_figure(result, measured=None, max_kernels: int = 30):
             for j, m in enumerate(methods):
                 h = g[g["method"] == m]
                 # several methods share the target slot side by side
-                off = bw / 2 + (j - (len(methods) - 1) / 2) * min(bw / max(len(methods), 1), 0.12)
+                off = bw / 2 + (j - (len(methods) - 1) / 2) * step
                 xs = h["_x"].to_numpy() + off
                 col = METHOD_COLORS[j % len(METHOD_COLORS)]
                 t_pt = h["time_s"].to_numpy(float)
@@ -112,13 +118,13 @@ def projection_figure(result, measured=None, max_kernels: int = 30):
                 if np.isfinite(band).any():  # the measured 90 % band, thin and pale behind
                     ax.errorbar(xs, t_pt / uf, yerr=np.nan_to_num(np.maximum(band, 0)), fmt="none",
                                 ecolor=col, alpha=0.35, elinewidth=1.0, capsize=3, zorder=4,
-                                label=f"{m}: measured 90 % band")
+                                label=BAND_LABEL)
                 yerr = np.vstack([t_pt - h["low_s"].to_numpy(float),
                                   h["high_s"].to_numpy(float) - t_pt]) / uf
                 ax.errorbar(xs, t_pt / uf, yerr=np.maximum(yerr, 0), fmt=MARKERS[j % len(MARKERS)],
                             ms=8, mfc=st.COLORS["point"], mec=col, mew=1.4, ecolor=col,
                             elinewidth=2.4, capsize=5, capthick=2, zorder=5,
-                            label=f"{m}: predicted interval and point")
+                            label=f"{m}: predicted point and interval")
             fin = vals[np.isfinite(vals) & (vals > 0)] / uf
             if log:
                 ax.set_ylim(fin.min() / 2.5, fin.max() * 2.5)
@@ -131,8 +137,10 @@ def projection_figure(result, measured=None, max_kernels: int = 30):
         for ax in axes:  # one legend for all panels, each entry once
             for hd, lb in zip(*ax.get_legend_handles_labels()):
                 handles.setdefault(lb, hd)
+        if BAND_LABEL in handles:  # one entry for the bands of all methods, last
+            handles[BAND_LABEL] = handles.pop(BAND_LABEL)
         fig.legend(list(handles.values()), list(handles), loc="outside upper center",
-                   ncol=max(1, min(len(handles), int(width / 4.3))), frameon=False)
+                   ncol=max(1, min(len(handles), int(width / 3.6))), frameon=False)
         names = {st.kernel_name(k) for k, _ in keys}
         if len(names) == 1 and repeated:  # one kernel at many sizes: the configs tell apart
             labels = [st.short(c, 40) for _, c in keys]

@@ -97,6 +97,9 @@ def _dtype_of(rows):
     return "fp32"
 
 
+KERNEL_LINES = ("-", "--", ":", "-.", (0, (6, 2, 1, 2, 1, 2)), (0, (1, 3)))
+
+
 def draw(ax, points, kernels, max_kernels: int = 6) -> None:
     """Draw GPU points, kernel half-lines and each GPU's arrow to its roofline point on ``ax``
     (the first kernel gets the arrows)."""
@@ -115,8 +118,9 @@ def draw(ax, points, kernels, max_kernels: int = 6) -> None:
         # the half-line y = oi x in plot units (x in bf B/s, y in cf FLOP/s)
         slope = oi * bf / cf
         x_end = min(xmax, ymax / slope) if slope > 0 else xmax
-        ax.plot([0, x_end], [0, slope * x_end], color=st.COLORS["mix"] if i == 0 else "#888888",
-                lw=1.8 if i == 0 else 1.0, ls="-" if i == 0 else ":",
+        # the first kernel solid in colour, the others grey, each with its own dash pattern
+        ax.plot([0, x_end], [0, slope * x_end], color=st.COLORS["mix"] if i == 0 else "#666666",
+                lw=1.8 if i == 0 else 1.2, ls=KERNEL_LINES[i % len(KERNEL_LINES)],
                 label=st.short(label, 28) + ("" if "FLOP/B" in label
                                              else f" (I = {oi:.3g} FLOP/B)"))
     for j, p in enumerate(points):

@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import importlib
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..errors import InputError
-from .table import ProfileTable, Skipped
+
+if TYPE_CHECKING:
+    from .table import ProfileTable
 
 __all__ = ["ProfileTable", "Skipped", "load", "FORMATS"]
 
@@ -29,6 +32,16 @@ FORMATS = {
     "gpu-benches": ("gpu_benches", "gpu-benches gpu-l2-cache working-set sweeps (<gpu>.txt)"),
     "measurement": ("measurement", "plain measurement table: kernel, config, gpu, time_s, ..."),
 }
+
+
+def __getattr__(name):
+    # the table (and with it pandas and pyarrow) loads on first use, so the CLI can list FORMATS
+    # in its --help without paying for them
+    if name in ("ProfileTable", "Skipped"):
+        from . import table
+
+        return getattr(table, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _reader(fmt):
