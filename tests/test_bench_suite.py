@@ -67,14 +67,10 @@ def test_catalog_path_and_ceilings(run, monkeypatch):
 
     out, raw, _ = run
     monkeypatch.setenv("GPUPROJ_GPU_PATH", str(out.parent))
-    catalog._load.cache_clear()
-    try:
-        gpu = catalog.load_catalog().resolve(read_gpu_file(out).id)
-        c = gpu.ceiling("dram_bw_bytes_per_s")
-        assert c.kind == "measured"
-        assert c.value == pytest.approx(by_name(raw)["stream_triad"]["value"])
-    finally:
-        catalog._load.cache_clear()
+    gpu = catalog.load_catalog().resolve(read_gpu_file(out).id)
+    c = gpu.ceiling("dram_bw_bytes_per_s")
+    assert c.kind == "measured"
+    assert c.value == pytest.approx(by_name(raw)["stream_triad"]["value"])
 
 
 def test_result_drives_predict(run, tmp_path):

@@ -236,14 +236,13 @@ def test_user_gpu_file_by_path_and_env(tmp_path, monkeypatch):
     p.write_text(yaml.safe_dump(doc))
     assert resolve(str(p)).id == "my-gpu"
     assert load_catalog(extra=[p]).resolve("Acme Hypothetical X1").value("sm_count") == 10
+    with pytest.raises(UnknownGPUError):
+        load_catalog().resolve("acme x1")
+    # the path is read on every load, so a notebook can change it without restarting
     monkeypatch.setenv("GPUPROJ_GPU_PATH", str(tmp_path))
-    from gpuproj.catalog import _load
-
-    _load.cache_clear()
-    try:
-        assert load_catalog().resolve("acme x1").id == "my-gpu"
-    finally:
-        _load.cache_clear()
+    assert load_catalog().resolve("acme x1").id == "my-gpu"
+    monkeypatch.delenv("GPUPROJ_GPU_PATH")
+    assert "my-gpu" not in load_catalog()
 
 
 def test_bad_files_name_the_field(tmp_path):

@@ -137,7 +137,7 @@ class OpenCLRunner:
     def time(self, mk) -> Timing:
         knl = _check_sizes(mk)
         lp = _lp()
-        prog = mk.program.copy(target=lp.PyOpenCLTarget(self.device))
+        prog = mk.program.copy(target=lp.PyOpenCLTarget())
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             ex = prog.executor(self.queue)

@@ -289,16 +289,18 @@ class Catalog:
                               f"GPU as a YAML file in {USER_DIR})")
 
 
-def _user_dirs():
+def _user_dirs() -> tuple[str, ...]:
     dirs = [Path(p) for p in os.environ.get("GPUPROJ_GPU_PATH", "").split(os.pathsep) if p]
     dirs.append(USER_DIR)
-    return dirs
+    return tuple(str(d.resolve()) for d in dirs)
 
 
 @lru_cache(maxsize=8)
-def _load(extra: tuple) -> Catalog:
+def _load(extra: tuple, user_dirs: tuple) -> Catalog:
+    # user_dirs is part of the cache key: a notebook that changes $GPUPROJ_GPU_PATH (or the
+    # working directory, for a relative entry) gets the GPUs of the new path
     gpus = {}
-    for d in [BUNDLED_DIR, *_user_dirs()]:
+    for d in [BUNDLED_DIR, *map(Path, user_dirs)]:
         if d.is_dir():
             for p in sorted(d.glob("*.yaml")):
                 g = read_gpu_file(p)
@@ -317,7 +319,7 @@ def bundled_catalog() -> Catalog:
 
 def load_catalog(extra=()) -> Catalog:
     """The bundled GPUs plus the user's (see module docstring) plus ``extra`` files."""
-    return _load(tuple(str(p) for p in extra))
+    return _load(tuple(str(p) for p in extra), _user_dirs())
 
 
 def resolve(name) -> GPU:

@@ -1,0 +1,154 @@
+"""The examples in README.md and docs/ run as written: every `gpuproj` command of a fenced code
+block, and the Python blocks. A command that cannot run in the tests (it needs a GPU, Nsight
+Compute or a file only the user has) is listed in CANNOT_RUN with the reason, so a new example is
+either run here or explained.
+
+Each document's commands run in order in one scratch directory (later ones read what earlier
+ones wrote), with the repository's examples/, tests/, src/ and docs/results/ linked in and
+`../shared/` pointing at the public data (the commands that read it are skipped without it)."""
+
+import re
+import shlex
+import string
+from pathlib import Path
+
+import pytest
+from conftest import run_cli
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT.parent / "shared"
+DOCS = ["README.md"] + sorted(str(p.relative_to(ROOT)) for p in (ROOT / "docs").glob("*.md"))
+
+CANNOT_RUN = {
+    "gpuproj bench --gpu h100-sxm5-80gb -o h100.yaml": "measures a CUDA GPU",
+    "gpuproj bench --from-raw h100.json --gpu h100-sxm5-80gb -o h100.yaml --plots plots/":
+        "reads the previous command's GPU measurement",
+    "gpuproj predict examples/rodinia-p100-nvprof.csv --target h100.yaml":
+        "reads the GPU file of a CUDA measurement",
+    "gpuproj calibrate src/gpuproj/calibrated/models/matmul.yaml --evaluate":
+        "minutes of measurement on the first OpenCL device, a GPU where there is one",
+    "gpuproj calibrate src/gpuproj/calibrated/models/matmul.yaml --device cuda":
+        "needs a CUDA GPU and CuPy",
+    "gpuproj profile -o saxpy.csv -- ./saxpy 1048576": "needs Nsight Compute and a GPU",
+    "gpuproj predict saxpy.csv --target h100-sxm5-80gb": "reads the Nsight Compute profile above",
+    "gpuproj evaluate TABLE --split gpu": "TABLE stands for the user's file",
+    "gpuproj evaluate TABLE --split config": "TABLE stands for the user's file",
+    "gpuproj evaluate TABLE --split kernel": "TABLE stands for the user's file",
+    "gpuproj evaluate TEST --train TRAIN -m residual --coverage 0.9 --save-model models/residual":
+        "TEST and TRAIN stand for the user's files",
+    "gpuproj sass diff app.sm_70.sass app.sm_90.sass": "app stands for the user's program",
+    "gpuproj sass diff kernels.cu --arch sm_80,sm_90,sm_100 '[--kernel' 'REGEX]' '[--code]' "
+    "'[--json]'": "a synopsis: kernels.cu stands for the user's file",
+}
+# Python blocks that name files the user has (the reader examples)
+PYTHON_PLACEHOLDERS = ("run.csv", "metrics.csv")
+
+
+def blocks(doc):
+    """(language, text) of each fenced code block of ``doc``."""
+    return re.findall(r"^```(\w*)\n(.*?)^```", (ROOT / doc).read_text(), re.S | re.M)
+
+
+def commands(doc):
+    """The shell lines of ``doc``'s code blocks that run gpuproj, continuation lines joined,
+    comments dropped: (environment assignments, the command as one normalised string)."""
+    found = []
+    for lang, text in blocks(doc):
+        if lang not in ("", "sh"):
+            continue
+        for line in text.replace("\\\n", " ").splitlines():
+            if not (re.match(r"([A-Z_]+=\S*\s+)*(gpuproj|pip)\s", line)
+                    or re.fullmatch(r"[A-Z_]+=\S*", line.strip())):
+                continue
+            words = shlex.split(line, comments=True)
+            env = {}
+            while words and re.fullmatch(r"[A-Z_]+=\S*", words[0]):
+                k, v = words.pop(0).split("=", 1)
+                env[k] = v
+            if words[:1] == ["pip"] and "&&" in words:  # README: install, then run
+                words = words[words.index("&&") + 1:]
+            if words[:1] == ["gpuproj"]:
+                found.append((env, shlex.join(words)))
+            elif env and not words:
+                found.append((env, ""))  # a shell variable the next commands use
+    return found
+
+
+@pytest.fixture
+def workdir(tmp_path, monkeypatch):
+    for name in ("examples", "tests", "src"):
+        (tmp_path / name).symlink_to(ROOT / name)
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "results").symlink_to(ROOT / "docs" / "results")
+    (tmp_path / "docs" / "img").mkdir()
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def test_every_listed_command_is_still_in_the_docs():
+    shown = {c for doc in DOCS for _, c in commands(doc)}
+    assert not set(CANNOT_RUN) - shown, "CANNOT_RUN names commands no document shows"
+
+
+@pytest.mark.parametrize("doc", [d for d in DOCS
+                                 if any(c and c not in CANNOT_RUN for _, c in commands(d))])
+def test_doc_commands_run_as_written(doc, workdir, capsys, monkeypatch):
+    shell = {}
+    ran = 0
+    for env, cmd in commands(doc):
+        if not cmd:
+            shell.update(env)
+            continue
+        if cmd in CANNOT_RUN:
+            continue
+        cmd = string.Template(cmd).substitute(shell)
+        if "../shared/" in cmd and not SHARED.exists():
+            continue
+        cmd = cmd.replace("../shared/", f"{SHARED}/")
+        with monkeypatch.context() as m:
+            for k, v in env.items():
+                m.setenv(k, v)
+            code, out, err = run_cli(capsys, *shlex.split(cmd)[1:])
+        assert code == 0, f"{doc}: `{cmd}` exited {code}:\n{err[-2000:]}"
+        assert out or err, f"{doc}: `{cmd}` said nothing"
+        ran += 1
+    if ran == 0:
+        pytest.skip("its commands read ../shared/data/external")
+
+
+@pytest.mark.parametrize("doc", [d for d in DOCS if any(lang == "python" for lang, _ in
+                                                        blocks(d))])
+def test_doc_python_runs_as_written(doc, workdir):
+    for lang, text in blocks(doc):
+        if lang != "python" or any(p in text for p in PYTHON_PLACEHOLDERS):
+            continue
+        exec(compile(text, f"{doc} (python block)", "exec"), {})
+
+
+def test_every_option_the_docs_name_exists():
+    """Synopses in the prose (`gpuproj evaluate TABLE --plots DIR`) and the commands that cannot
+    run here name only options their command has."""
+    import click
+
+    from gpuproj.cli.main import cli
+
+    shown = {c for doc in DOCS for _, c in commands(doc) if c}
+    for doc in DOCS:
+        shown |= set(re.findall(r"`(gpuproj [^`]+)`", (ROOT / doc).read_text()))
+    wrong = []
+    for text in sorted(shown):
+        words = re.sub(r"[][']", " ", text).split()[1:]  # synopsis brackets, shell quotes
+        cmd, ctx = cli, click.Context(cli)
+        while words and isinstance(cmd, click.Group) and not words[0].startswith("-"):
+            sub = cmd.get_command(ctx, words.pop(0))
+            if sub is None:
+                break
+            cmd = sub
+        opts = {o for p in cmd.params for o in p.opts} | {"--help", "-h"}
+        for w in words:
+            if w == "--":
+                break
+            name = w.split("=")[0]
+            if name.startswith("-") and name not in opts and not name.startswith("---"):
+                wrong.append(f"{text}: {name}")
+    assert not wrong
