@@ -124,6 +124,20 @@ class Evaluation:
                           for k, h in g.groupby(key, sort=True)}
         return out
 
+    def frame(self) -> pd.DataFrame:
+        """One row per method with its metrics (``summary()``), lowest MAPE first."""
+        d = pd.DataFrame.from_dict(self.summary(), orient="index").drop(columns="coverage_ci")
+        return d.sort_values("mape").rename_axis("method")
+
+    def __repr__(self) -> str:
+        return (f"<Evaluation {len(self.pairs)} pairs, methods "
+                f"{', '.join(self.pairs['method'].unique()) or 'none'}, "
+                f"{len(self.skipped)} skipped; .frame(), .summary(), .pairs>")
+
+    def _repr_html_(self) -> str:
+        """What a notebook shows: ``frame()`` to three significant digits."""
+        return self.frame().to_html(float_format=lambda v: f"{v:.3g}")
+
     def to_json(self) -> dict:
         return {"methods": self.summary(), "per_pair": self.summary("pair"),
                 "per_kernel": self.summary("kernel"),

@@ -68,6 +68,37 @@ class PredictionSet:
             "skipped": [{"row": s.row, "reason": s.reason} for s in self.skipped],
         }
 
+    def __repr__(self) -> str:
+        n = sum(len(p.df) for p in self.predictions.values())
+        return (f"<PredictionSet {self.source} -> {', '.join(self.targets)}: "
+                f"{', '.join(self.predictions) or 'no method'}, {n} predictions, "
+                f"{len(self.skipped)} skipped; .table(), .application(), .to_json()>")
+
+    def _repr_html_(self) -> str:
+        """What a notebook shows: the application totals, then each kernel and target, with
+        times in readable units (``table()`` and ``application()`` keep them in seconds)."""
+        import html
+
+        d = self.table()
+        if d.empty:
+            return f"<p>{html.escape(repr(self))}</p>"
+
+        def shown(df, first):
+            out = df[first].copy()
+            for c in ("source_time_s", "time_s"):
+                out[c] = df[c].map(_fmt_time)
+            out["90 % band"] = [_fmt_range(lo, hi) for lo, hi in
+                                zip(df["band_low_s"], df["band_high_s"])]
+            out["speedup"] = df["speedup"].map(lambda v: f"{v:.2f}x")
+            return out.rename(columns={"source_time_s": "source", "time_s": "predicted"})
+
+        a = shown(self.application(), ["method", "target", "source_time_s", "time_s"])
+        k = shown(d, ["kernel", "config", "target", "method", "source_time_s", "time_s"])
+        k["limiter"] = d["limiter"].astype(str)
+        return (f"<p><b>Projected from {html.escape(self.source)}</b>: application total "
+                "(time x launches, summed over kernels)</p>" + a.to_html(index=False)
+                + "<p>Per kernel</p>" + k.to_html(index=False, max_rows=60))
+
     def print(self, console) -> None:
         """Rich tables: per kernel and target, then the application totals and assumptions."""
         from rich.table import Table

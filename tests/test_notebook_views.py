@@ -1,0 +1,68 @@
+"""What a notebook shows for the objects users hold: a one-line repr that says what is inside and
+which methods to call, and an HTML table with times in readable units."""
+
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pandas as pd
+
+from gpuproj.evaluate import evaluate
+from gpuproj.predict import predict
+from gpuproj.profiles import load
+from gpuproj.profiles.table import ProfileTable
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "rodinia-p100-nvprof.csv"
+
+
+class Cells(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.cells, self.open = [], []
+
+    def handle_starttag(self, tag, attrs):
+        self.open.append(tag)
+
+    def handle_endtag(self, tag):
+        assert self.open.pop() == tag
+
+    def handle_data(self, data):
+        if self.open and self.open[-1] in ("td", "th") and data.strip():
+            self.cells.append(data.strip())
+
+
+def cells(html):
+    p = Cells()
+    p.feed(html)
+    assert not p.open  # every tag closed
+    return p.cells
+
+
+def test_prediction_set_in_a_notebook():
+    r = predict(load(EXAMPLE), targets=["h100-sxm5-80gb", "h200"],
+                methods=["hierarchical", "bandwidth"])
+    assert repr(r) == ("<PredictionSet tesla-p100-pcie-16gb -> h100-sxm5-80gb, h200-sxm-141gb: "
+                       "hierarchical, bandwidth, 12 predictions, 0 skipped; .table(), "
+                       ".application(), .to_json()>")
+    c = cells(r._repr_html_())
+    assert c.count("calculate_temp") == 4  # 2 targets x 2 methods
+    # times as the CLI prints them: the source time of calculate_temp, 127 us
+    src = r.table().query("kernel == 'calculate_temp'")["source_time_s"].iloc[0]
+    assert abs(src - 127e-6) < 1e-6 and "127 us" in c
+    speedups = r.application()["speedup"]
+    assert [x for x in c if x.endswith("x") and x[:-1].replace(".", "").isdigit()][:4] == [
+        f"{v:.2f}x" for v in speedups]
+
+
+def test_evaluation_in_a_notebook():
+    rows = [("k", f"n={n}", g, t * n) for n in (1, 2) for g, t in
+            (("v100-sxm2-16gb", 2e-3), ("a100-sxm4-40gb", 1e-3))]
+    d = pd.DataFrame(rows, columns=["kernel", "config", "gpu", "time_s"])
+    d["dram_bytes"] = [1e9 * n for n in (1, 1, 2, 2)]
+    ev = evaluate(ProfileTable.from_frame(d), ["same", "bandwidth"])
+    assert repr(ev) == ("<Evaluation 8 pairs, methods same, bandwidth, 0 skipped; .frame(), "
+                        ".summary(), .pairs>")
+    f = ev.frame()
+    # the bandwidth ratio of the two (900 and 1555 GB/s) misses the measured 2x less than `same`
+    assert list(f.index) == ["bandwidth", "same"] and f.loc["same", "mape"] == 75.0
+    c = cells(ev._repr_html_())
+    assert "mape" in c and "75" in c
