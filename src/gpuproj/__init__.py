@@ -3,7 +3,7 @@
 The data flow, one module per stage::
 
     profile (profiles/)  ->  GPU descriptions (catalog/)  ->  projection (models/)
-        ->  Prediction (models/base.py)  ->  evaluation (evaluate.py), pictures (plots.py)
+        ->  Prediction (models/base.py)  ->  evaluation (evaluate.py), pictures (plots/)
 
 Nothing heavy is imported here, so ``import gpuproj`` and ``gpuproj --help`` stay fast.
 """
