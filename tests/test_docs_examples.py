@@ -45,6 +45,40 @@ CANNOT_RUN = {
 PYTHON_PLACEHOLDERS = ("run.csv", "metrics.csv")
 
 
+def help_examples():
+    """The `gpuproj ...` lines of every command's --help, comments dropped."""
+    import click
+
+    from gpuproj.cli.main import COMMANDS, cli
+
+    def walk(cmd):
+        yield cmd
+        if isinstance(cmd, click.Group):
+            for n in cmd.list_commands(None):
+                yield from walk(cmd.get_command(None, n))
+
+    found = []
+    for cmd in [cli] + [c for n in COMMANDS for c in walk(cli.get_command(None, n))]:
+        examples = False
+        for line in f"{cmd.help or ''}\n{cmd.epilog or ''}".splitlines():
+            examples = examples or line.strip().startswith("Example")
+            if examples and line.strip().startswith("gpuproj "):
+                found.append(shlex.join(shlex.split(line, comments=True)))
+    return found
+
+
+def reads_only_bundled_files(cmd):
+    """True when every input file ``cmd`` names lies under examples/ (what it writes may be
+    anywhere): then the tests can run it."""
+    words = shlex.split(cmd)
+    for before, w in zip([""] + words, words):
+        if before in ("-o", "--output", "--out", "--plots", "--plot", "--save-model"):
+            continue
+        if re.search(r"\.(csv|gz|ncu-rep|yaml|json|cu|sass)$", w) and not w.startswith("examples/"):
+            return False
+    return True
+
+
 def blocks(doc):
     """(language, text) of each fenced code block of ``doc``."""
     return re.findall(r"^```(\w*)\n(.*?)^```", (ROOT / doc).read_text(), re.S | re.M)
@@ -126,14 +160,26 @@ def test_doc_python_runs_as_written(doc, workdir):
         exec(compile(text, f"{doc} (python block)", "exec"), {})
 
 
+def test_help_examples_run_as_written(workdir, capsys):
+    """The examples of each command's --help that read no file or only bundled ones."""
+    ran = 0
+    for cmd in help_examples():
+        if cmd in CANNOT_RUN or not reads_only_bundled_files(cmd):
+            continue
+        code, out, err = run_cli(capsys, *shlex.split(cmd)[1:])
+        assert code == 0, f"--help example `{cmd}` exited {code}:\n{err[-2000:]}"
+        ran += 1
+    assert ran >= 10
+
+
 def test_every_option_the_docs_name_exists():
-    """Synopses in the prose (`gpuproj evaluate TABLE --plots DIR`) and the commands that cannot
-    run here name only options their command has."""
+    """Synopses in the prose (`gpuproj evaluate TABLE --plots DIR`), the commands that cannot
+    run here and the --help examples name only options their command has."""
     import click
 
     from gpuproj.cli.main import cli
 
-    shown = {c for doc in DOCS for _, c in commands(doc) if c}
+    shown = {c for doc in DOCS for _, c in commands(doc) if c} | set(help_examples())
     for doc in DOCS:
         shown |= set(re.findall(r"`(gpuproj [^`]+)`", (ROOT / doc).read_text()))
     wrong = []
