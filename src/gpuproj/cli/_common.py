@@ -85,11 +85,11 @@ def format_option():
                         help="Input format (default: detected from the file).")
 
 
-def output_option(help, **kwargs):
+def output_option(help_text, **kwargs):
     """``-o/--output FILE`` (``--out`` is the same option): the file a command writes."""
     return click.option("-o", "--output", "--out", "output", metavar="FILE",
                         type=click.Path(dir_okay=False, path_type=kwargs.pop("path_type", None)),
-                        help=help, **kwargs)
+                        help=help_text, **kwargs)
 
 
 def load_profile(path, fmt, source, **options):
