@@ -75,29 +75,19 @@ class PredictionSet:
                 f"{len(self.skipped)} skipped; .table(), .application(), .to_json()>")
 
     def _repr_html_(self) -> str:
-        """What a notebook shows: the application totals, then each kernel and target, with
-        times in readable units (``table()`` and ``application()`` keep them in seconds)."""
+        """What a notebook shows: the application totals, then each kernel and target, as
+        ``print`` does (``table()`` and ``application()`` keep the times in seconds)."""
         import html
 
         d = self.table()
         if d.empty:
             return f"<p>{html.escape(repr(self))}</p>"
-
-        def shown(df, first):
-            out = df[first].copy()
-            for c in ("source_time_s", "time_s"):
-                out[c] = df[c].map(_fmt_time)
-            out["90 % band"] = [_fmt_range(lo, hi) for lo, hi in
-                                zip(df["band_low_s"], df["band_high_s"])]
-            out["speedup"] = df["speedup"].map(lambda v: f"{v:.2f}x")
-            return out.rename(columns={"source_time_s": "source", "time_s": "predicted"})
-
-        a = shown(self.application(), ["method", "target", "source_time_s", "time_s"])
-        k = shown(d, ["kernel", "config", "target", "method", "source_time_s", "time_s"])
-        k["limiter"] = d["limiter"].astype(str)
+        own = _has_own_interval(d)
         return (f"<p><b>Projected from {html.escape(self.source)}</b>: application total "
-                "(time x launches, summed over kernels)</p>" + a.to_html(index=False)
-                + "<p>Per kernel</p>" + k.to_html(index=False, max_rows=60))
+                "(time x launches, summed over kernels)</p>"
+                + _shown(self.application(), ["method", "target"], own).to_html(index=False)
+                + "<p>Per kernel</p>"
+                + _shown(d, KERNEL_KEYS, own).to_html(index=False, max_rows=60))
 
     def print(self, console) -> None:
         """Rich tables: per kernel and target, then the application totals and assumptions."""
@@ -107,32 +97,17 @@ class PredictionSet:
         if d.empty:
             console.print("no predictions (see the skipped rows above)")
             return
-        # the methods' own intervals are shown only where one has a width (the hierarchical
-        # model with more than one memory level): a column of "x - x" says nothing
-        own = bool((d["high_s"] > d["low_s"] * (1 + 1e-9)).any())
-        t = Table(title=f"Projected from {self.source}", show_lines=False)
-        for c, j in (("kernel", "left"), ("config", "left"), ("target", "left"),
-                     ("method", "left"), ("source", "right"), ("predicted", "right"),
-                     *((("interval", "right"),) if own else ()), ("90 % band", "right"),
-                     ("speed-up", "right"), ("limiter", "left")):
-            t.add_column(c, justify=j)
-        for r in d.itertuples():
-            t.add_row(r.kernel, str(r.config), r.target, r.method,
-                      _fmt_time(r.source_time_s), _fmt_time(r.time_s),
-                      *((_fmt_range(r.low_s, r.high_s),) if own else ()),
-                      _fmt_range(r.band_low_s, r.band_high_s), f"{r.speedup:.2f}x",
-                      str(r.limiter))
-        console.print(t)
-        a = self.application()
-        at = Table(title="Application total (time x launches, summed over kernels)")
-        for c in ("method", "target", "source", "predicted", *(("interval",) if own else ()),
-                  "90 % band", "speed-up"):
-            at.add_column(c, justify="left" if c in ("method", "target") else "right")
-        for r in a.itertuples():
-            at.add_row(r.method, r.target, _fmt_time(r.source_time_s), _fmt_time(r.time_s),
-                       *((_fmt_range(r.low_s, r.high_s),) if own else ()),
-                       _fmt_range(r.band_low_s, r.band_high_s), f"{r.speedup:.2f}x")
-        console.print(at)
+        own = _has_own_interval(d)
+        for frame, title in ((_shown(d, KERNEL_KEYS, own), f"Projected from {self.source}"),
+                             (_shown(self.application(), ["method", "target"], own),
+                              "Application total (time x launches, summed over kernels)")):
+            t = Table(title=title, show_lines=False)
+            for c in frame.columns:
+                left = c in (*KERNEL_KEYS, "limiter")
+                t.add_column(c, justify="left" if left else "right")
+            for row in frame.itertuples(index=False):
+                t.add_row(*row)
+            console.print(t)
         console.print("[dim]90 % band: how far the method has been off on public cross-GPU data "
                       "(docs/accuracy.md, 'Error bands')"
                       + ("; interval: the method's own range over memory levels" if own else "")
@@ -161,6 +136,30 @@ def _bands_provenance() -> dict:
     return {"coverage": b.get("coverage"), "offset": b.get("offset"),
             "score": b.get("weighting"), "tables": sorted(b.get("tables", {})),
             "methods": sorted(b.get("methods", {}))}
+
+
+KERNEL_KEYS = ["kernel", "config", "target", "method"]
+
+
+def _has_own_interval(d: pd.DataFrame) -> bool:
+    # the methods' own intervals are shown only where one has a width (the hierarchical model
+    # with more than one memory level): a column of "x - x" says nothing
+    return bool((d["high_s"] > d["low_s"] * (1 + 1e-9)).any())
+
+
+def _shown(d: pd.DataFrame, keys: list, own: bool) -> pd.DataFrame:
+    """The text columns both views show: ``keys``, source and predicted time, the own interval
+    (if ``own``), the 90 % band, the speed-up and, per kernel, the limiter."""
+    out = d[keys].astype(str)
+    out["source"] = d["source_time_s"].map(_fmt_time)
+    out["predicted"] = d["time_s"].map(_fmt_time)
+    if own:
+        out["interval"] = [_fmt_range(lo, hi) for lo, hi in zip(d["low_s"], d["high_s"])]
+    out["90 % band"] = [_fmt_range(lo, hi) for lo, hi in zip(d["band_low_s"], d["band_high_s"])]
+    out["speed-up"] = d["speedup"].map(lambda v: f"{v:.2f}x")
+    if "limiter" in d:
+        out["limiter"] = d["limiter"].astype(str)
+    return out
 
 
 def _fmt_range(low, high) -> str:
