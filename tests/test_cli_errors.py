@@ -51,10 +51,17 @@ def test_no_usable_row(tmp_path, capsys):
     q = tmp_path / "m.csv"
     q.write_text("kernel,config,gpu,time_s\nk,a,h100-sxm5-80gb,0\n")
     code, _, err = run(capsys, "predict", str(q), "-t", "h200")
-    assert code == 2 and "row 2: no usable row" in one_error(err)
+    assert code == 2 and "row 2, field 'time_s': no row has a usable time_s" in one_error(err)
     q.write_text("kernel,config,gpu,time_s,flops\nk,a,h100-sxm5-80gb,1e-3,xyz\n")
     code, _, err = run(capsys, "predict", str(q), "-t", "h200")  # a typo is not a missing value
     assert code == 2 and "row 2, field 'flops': 'xyz' is not a number" in one_error(err)
+    q.write_text("kernel,config,gpu,time_s,dram_bytes\nk,a,h100-sxm5-80gb,1e-3,5\n"
+                 "k,b,h100-sxm5-80gb,1e-3,inf\n")  # no profiler prints an infinite count
+    code, _, err = run(capsys, "predict", str(q), "-t", "h200")
+    assert code == 2 and "row 3, field 'dram_bytes': 'inf' is not a finite number" in one_error(err)
+    q.write_text("kernel,config,gpu,time_s\nk,a,h100-sxm5-80gb,1e-3\nk,a,Voodoo 5,2e-3\n")
+    code, _, err = run(capsys, "evaluate", str(q))
+    assert code == 2 and "row 3, field 'gpu': unknown GPU 'Voodoo 5'" in one_error(err)
     (tmp_path / "empty.csv").write_text("")
     code, _, err = run(capsys, "predict", str(tmp_path / "empty.csv"), "-t", "h200")
     assert code == 2 and "the file is empty" in one_error(err)
@@ -65,6 +72,19 @@ def test_skipped_rows_are_named(tmp_path, capsys):
     q.write_text("kernel,config,gpu,time_s\nk,a,h100-sxm5-80gb,1e-3\nk,b,h100-sxm5-80gb,-1\n")
     code, _, err = run(capsys, "predict", str(q), "-t", "h200", "-m", "bandwidth")
     assert code == 0 and "skipped 1 row(s) (m.csv row 3): time_s = -1" in err
+
+
+def test_nothing_evaluated_says_why(tmp_path, capsys):
+    # a KernelTuner GEMM table whose name does not give the size: no FLOPs, no roofline
+    p = tmp_path / "gemm.csv"
+    p.write_bytes((DATA / "kerneltuner-4gpus-gemm_clblast_4096.csv").read_bytes())
+    code, out, err = run(capsys, "evaluate", str(p), "-m", "roofline", "--json")
+    assert code == 2 and out == ""
+    assert "no pair could be predicted (roofline needs flops or dram_bytes" in one_error(err)
+    q = tmp_path / "one.csv"
+    q.write_text("kernel,config,gpu,time_s\nk,a,h100-sxm5-80gb,1e-3\nk,b,h200,1e-3\n")
+    code, _, err = run(capsys, "evaluate", str(q))
+    assert code == 2 and "no kernel configuration was measured on two" in one_error(err)
 
 
 def test_nothing_predicted_is_an_error(capsys):

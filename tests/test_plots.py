@@ -347,3 +347,25 @@ def test_cli_quadrant(profile, tmp_path):
     assert out.read_text().startswith("<?xml")
     r = CliRunner().invoke(cli, ["quadrant", "--gpus", "V100-SXM2-16GB", "-o", str(out)])
     assert r.exit_code == 2 and "--profile or --intensity" in r.output
+
+
+def test_quadrant_note_clear_of_points_and_arrows():
+    """The quadrant-split note must not cross a GPU point or arrow, also for a GPU with much
+    compute and little bandwidth (L40: top left) and with the H200 far right (its arrow ran
+    through the old note in the compute-bound corner)."""
+    from matplotlib.patches import FancyArrowPatch
+
+    from gpuproj.plots.quadrant import quadrant_figure
+
+    gpus = ["tesla-p100-pcie-16gb", "l40", "a100-sxm4-80gb", "h100-sxm5-80gb", "h200-sxm-141gb"]
+    fig = quadrant_figure(gpus, kernels=[("low", 0.6), ("mid", 7.5)])
+    assert_readable(fig)
+    ax = fig.axes[0]
+    r = fig.canvas.get_renderer()
+    note = next(t for t in ax.texts if "memory-bound" in t.get_text())
+    box = note.get_window_extent(r)
+    arrows = [getattr(t, "arrow_patch", None) for t in ax.texts]
+    marks = [a.get_window_extent(r) for a in arrows if isinstance(a, FancyArrowPatch)]
+    marks += [ln.get_window_extent(r) for ln in ax.lines if ln.get_marker() == "o"]
+    assert len(marks) == 2 * len(gpus)
+    assert not [m for m in marks if m.overlaps(box)]

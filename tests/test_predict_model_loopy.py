@@ -233,6 +233,8 @@ def test_loopy_table_and_csv(two_devices):
     assert res.exit_code == 0, res.output
     assert "fast device" in res.stdout and "54 us" in res.stdout  # hand_time(fast, 256)
     assert hand_time(fast, 256) == pytest.approx(5.4025024e-05)
+    # the global loads: (2 x 256^3 / 16 + 256^2) x 2e-11 s = 43.3 us of 54.0 us
+    assert "p_g * f_mem_access_global_float32 (80 %)" in res.stdout
     res = invoke("predict", "--loopy", KERNEL, "--params", fast_path, "--sizes", "n=128",
                  "--csv")
     assert res.exit_code == 0, res.output

@@ -138,6 +138,10 @@ def test_neusight_bad_input(tmp_path):
     p.write_text("\n".join([lines[0].replace("OPName,Latency", "OPName,Lat")] + lines[1:]))
     with pytest.raises(InputError, match="Latency"):
         neusight.read(p)
+    p.write_text("\n".join(lines[:3] + [lines[3].replace("NVIDIA A100-PCIE-40GB", "Voodoo 5")]))
+    with pytest.raises(InputError, match="unknown GPU 'Voodoo 5'") as e:
+        neusight.read(p)
+    assert e.value.row == 4 and e.value.field == "Device"
 
 
 @need(not NS.is_dir(), reason="shared/data/external not present")

@@ -482,3 +482,38 @@ def terms(expr: Expr) -> list[Expr]:
     if isinstance(expr, Add):
         return terms(expr.a) + terms(expr.b)
     return [expr]
+
+
+def term_label(term: Expr, width: int = 48) -> str:
+    """A short name of a summand for tables: the term itself where it is at most ``width``
+    characters, else the parameters it has outside every function call, so that a side of the
+    overlap model, a * ŝ(a - b), is named by a's parameters.
+
+    >>> term_label(parse("p_launch * f_sync_kernel_launch"))
+    'p_launch * f_sync_kernel_launch'
+    >>> term_label(parse("overlap(p_g * f_g + p_s * f_s, p_f * f_f, p_edge)").a, width=10)
+    'p_g, p_s (overlapped)'
+    """
+    text = str(term)
+    if len(text) <= width:
+        return text
+
+    def outside(e):
+        if isinstance(e, Call):
+            return []
+        if isinstance(e, Sym):
+            return [e.name] if e.params() else []
+        return [n for c in e.children() for n in outside(c)]
+
+    names = list(dict.fromkeys(outside(term)))
+    if not names:
+        return text[:width - 3] + "..."
+    overlapped = " (overlapped)" if any(isinstance(c, Call) and c.fn == "tanh"
+                                        for c in _walk(term)) else ""
+    return ", ".join(names) + overlapped
+
+
+def _walk(e: Expr):
+    yield e
+    for c in e.children():
+        yield from _walk(c)

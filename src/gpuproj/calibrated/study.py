@@ -121,8 +121,8 @@ def predict_loopy(kernel_file, params_file, sizes):
 
     ``kernel_file``: a kernel file (see :mod:`.modelfile`); ``params_file``: the JSON written by
     :meth:`.model.Calibration.save`; ``sizes``: ``{"n": 1024}`` or a list of such dicts.
-    Returns, per size, ``{"kernel", "sizes", "time_s", "terms": {term: s}, "features": {...},
-    "device"}`` (a list when ``sizes`` is a list).
+    Returns, per size, ``{"kernel", "sizes", "time_s", "terms": {term: s}, "term_labels":
+    {term: short name}, "features": {...}, "device"}`` (a list when ``sizes`` is a list).
     """
     from . import expression as E
     from .counting import count_kernel
@@ -141,8 +141,10 @@ def predict_loopy(kernel_file, params_file, sizes):
         env = {**feats, **params}
         t = float(model.expr.evaluate(env))
         terms = {str(term): float(term.evaluate(env)) for term in E.terms(model.expr)}
+        labels = {str(term): E.term_label(term) for term in E.terms(model.expr)}
         if not math.isfinite(t):
             raise InputError(f"prediction is not finite for sizes {s}", path=params_file)
         out.append({"kernel": mk.name, "sizes": s, "time_s": t, "terms": terms,
-                    "features": feats, "device": record.get("device", "")})
+                    "term_labels": labels, "features": feats,
+                    "device": record.get("device", "")})
     return out if many else out[0]

@@ -47,9 +47,9 @@ def evaluate(tables, methods, sources, targets, fmt, as_json, plots_dir, train_t
 
     \b
     Examples:
-      gpuproj evaluate amaris-rodinia.csv.gz
-      gpuproj evaluate gemm.csv.gz --method hierarchical,roofline --json
-      gpuproj evaluate gemm.csv.gz --split gpu --method roofline,gb,residual --coverage 0.9
+      gpuproj evaluate calculate_temp_9gpus.csv.gz
+      gpuproj evaluate gemm_clblast_4096_4gpus.csv.gz -m hierarchical,roofline --json
+      gpuproj evaluate gemm_clblast_4096_4gpus.csv.gz --split gpu -m gb,residual --coverage 0.9
       gpuproj evaluate test.csv --train train.csv -m residual --save-model models/residual
     """
     from ..errors import GpuprojError
@@ -115,6 +115,16 @@ def evaluate(tables, methods, sources, targets, fmt, as_json, plots_dir, train_t
                 click.echo(f"gpuproj: saved {m.name} to {jpath} (+ .npz)", err=True)
     report_skipped(ev.skipped, quiet=quiet)
     if len(ev.pairs) == 0:
+        # the methods' own skips (the table's are in ev.skipped too): pairs there were, but
+        # no method could predict one, e.g. a table without the counts a method needs
+        read = {id(s) for s in table.skipped}
+        why = [s.reason.split(": ", 1)[-1] for s in ev.skipped if id(s) not in read]
+        if why:
+            from collections import Counter
+
+            top = Counter(why).most_common(1)[0][0]
+            raise GpuprojError(f"nothing to evaluate: no pair could be predicted ({top}; "
+                               f"{len(why)} predictions skipped)")
         raise GpuprojError("nothing to evaluate: no kernel configuration was measured on two "
                            f"of the GPUs selected (the table has {', '.join(table.gpus)})")
     if plots_dir:

@@ -182,7 +182,8 @@ def _predict_loopy(kernel_file, params_files, sizes, as_json, as_csv):
             rows.append({"params_file": str(pf), "device": p["device"],
                          "model": record.get("model", {}).get("name", ""),
                          "kernel": p["kernel"], "sizes": p["sizes"], "time_s": p["time_s"],
-                         "terms": p["terms"], "features": p["features"]})
+                         "terms": p["terms"], "term_labels": p["term_labels"],
+                         "features": p["features"]})
     if as_json:
         emit_json({"kernel_file": str(kernel_file), "predictions": rows})
         return
@@ -207,7 +208,7 @@ def _predict_loopy(kernel_file, params_files, sizes, as_json, as_csv):
         term, v = max(r["terms"].items(), key=lambda kv: kv[1])
         share = f" ({100 * v / r['time_s']:.0f} %)" if r["time_s"] > 0 else ""
         t.add_row(r["params_file"], r["device"], _sizes_text(r["sizes"]),
-                  _fmt_time(r["time_s"]), f"{term}{share}")
+                  _fmt_time(r["time_s"]), f"{r['term_labels'][term]}{share}")
     console().print(t)
 
 

@@ -3,7 +3,8 @@ durations. One policy for all formats:
 
 - a cell that should be a number but holds text (``'fast'``) is an ``InputError`` naming file,
   row and column: a typo must not silently become a missing value;
-- a negative duration or count is an ``InputError`` (no profiler prints one);
+- a negative duration or count, or an infinite number, is an ``InputError`` (no profiler
+  prints one);
 - an empty, NaN or zero duration makes the row unusable for timing: it is skipped and counted
   as a ``Skipped(path, row, reason)``.
 """
@@ -62,6 +63,11 @@ def numeric(values: pd.Series, *, path, field: str, rows=None, allow_negative=Fa
             except ValueError:
                 raise InputError(f"'{values.iloc[i]}' is not a number", path=path,
                                  row=_at(rows, i), field=field) from None
+    inf = np.flatnonzero(np.isinf(out.to_numpy()))
+    if len(inf):
+        i = inf[0]
+        raise InputError(f"'{values.iloc[i]}' is not a finite number", path=path,
+                         row=_at(rows, i), field=field)
     if not allow_negative:
         neg = np.flatnonzero((out < 0).to_numpy())
         if len(neg):

@@ -46,8 +46,13 @@ def read_csv(path, **kw) -> pd.DataFrame:
     return df
 
 
-def resolve_gpus(names: pd.Series, path) -> pd.Series:
-    """Catalog ids for the GPU names in ``names`` (each distinct name resolved once)."""
+def resolve_gpus(names: pd.Series, path, rows: pd.Series | None = None,
+                 field: str = "gpu") -> pd.Series:
+    """Catalog ids for the GPU names in ``names`` (each distinct name resolved once).
+
+    ``rows`` (aligned with ``names``) holds each name's file row, so that an unknown name is
+    reported with the first row that has it; ``field`` is the file's name for the column.
+    """
     from ...catalog import load_catalog
 
     cat = load_catalog()
@@ -56,5 +61,6 @@ def resolve_gpus(names: pd.Series, path) -> pd.Series:
         try:
             ids[n] = cat.resolve(str(n)).id
         except UnknownGPUError as e:
-            raise InputError(str(e), path=path, field="gpu") from None
+            row = None if rows is None else int(rows[names == n].iloc[0])
+            raise InputError(str(e), path=path, row=row, field=field) from None
     return names.map(ids)

@@ -9,13 +9,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from ...errors import InputError
 from ..schema import NUMERIC, REQUIRED
-from ..table import ProfileTable, Skipped
-from ._checks import numeric
+from ..table import ProfileTable
+from ._checks import numeric, split_unusable_times
 from ._io import read_csv, resolve_gpus
 
 
@@ -45,19 +44,13 @@ def read(path, gpu: str | None = None) -> ProfileTable:
     for c in REQUIRED:
         if c not in df.columns:
             raise InputError(f"missing required column '{c}'", path=path)
-    skipped = []
     # a numeric column with text in it is an error (a typo), not a silently skipped row;
     # an empty cell is a missing value
     for c in NUMERIC:
         if c in df.columns:
             df[c] = numeric(df[c], path=path, field=c, rows=df["_row"],
                             allow_negative=c == "time_s")  # a time <= 0 is a skipped row
-    if "time_s" in df.columns:
-        t = pd.to_numeric(df["time_s"], errors="coerce")
-        bad = ~(np.isfinite(t) & (t > 0))
-        for r, v in zip(df.loc[bad, "_row"], df.loc[bad, "time_s"]):
-            skipped.append(Skipped(str(path), int(r), f"time_s = {v} is not a positive number"))
-        df = df.loc[~bad]
+    df, skipped = split_unusable_times(df, path)
     df["config"] = df["config"].astype(str)
-    df["gpu"] = resolve_gpus(df["gpu"].astype(str), path)
+    df["gpu"] = resolve_gpus(df["gpu"].astype(str), path, rows=df["_row"])
     return ProfileTable.from_frame(df, skipped=skipped, origin=str(path))

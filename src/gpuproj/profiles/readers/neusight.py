@@ -79,5 +79,6 @@ def read(path, gpu: str | None = None) -> ProfileTable:
             out[name] = df[col]
     out["time_s"] = numeric(df["Latency"], path=path, field="Latency", rows=rows) * 1e-3
     out, skipped = split_unusable_times(out, path, field="Latency")
-    out["gpu"] = resolve_gpus(df.loc[out.index, "Device"].astype(str), path)
+    out["gpu"] = resolve_gpus(df.loc[out.index, "Device"].astype(str), path,
+                             rows=out["_row"], field="Device")
     return ProfileTable.from_frame(out, skipped=skipped, origin=str(path))

@@ -133,7 +133,9 @@ def apply_metrics(values: dict, row: dict) -> None:
 def _add(a, b):
     """a + b where a missing part counts 0 (missing only when both are); scalars or Series."""
     if isinstance(a, pd.Series) or isinstance(b, pd.Series):
-        return pd.Series(a).add(b, fill_value=0) if isinstance(a, pd.Series) else b.add(a, fill_value=0)
+        if isinstance(a, pd.Series):
+            return a.add(b, fill_value=0)
+        return b.add(a, fill_value=0)
     if np.isnan(a):
         return b
     return a if np.isnan(b) else a + b
@@ -277,6 +279,7 @@ def read(path, trace=None, gpu: str | None = None) -> ProfileTable:
         raise InputError("the file does not name the device: pass --source NAME (gpu=NAME in "
                          "load())", path=path,
                          field="Device")
-    df["gpu"] = resolve_gpus(names.astype(object), path)
+    df["gpu"] = resolve_gpus(names.astype(object), path,  # rows only for names the file gives
+                            rows=None if gpu else df["_row"], field="Device")
     df = df.drop(columns=["_device", "_key"])
     return ProfileTable.from_frame(df, skipped=skipped, origin=str(path))

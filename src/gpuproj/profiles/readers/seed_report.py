@@ -7,7 +7,8 @@ One row per (kernel, size, GPU): ``mean_ms`` (and ``std_ms``) of repeated timing
 ``iters`` for kernels that loop) and the report's *analytic* counts: ``FLOPs`` -> ``flops``,
 ``BYTES`` -> ``dram_bytes`` (bytes the kernel must move, not a counter reading),
 ``shared_bytes``, ``working_set_bytes``. ``config`` = the size fields that are set
-(``N=1048576,iters=50``; empty and 0 both mean "not used by this kernel", as the files differ). Descriptive columns the report's learned models use are kept:
+(``N=1048576,iters=50``; empty and 0 both mean "not used by this kernel", as the files differ).
+Descriptive columns the report's learned models use are kept:
 ``mem_pattern``, ``size_kind``, ``has_branch_divergence``, ``atomic_ops_count``,
 ``arithmetic_intensity``. The GPU description columns (``gpu_*``, ``peak_*``, ``calibrated_*``)
 and the report's own model outputs (``T1_model_ms``, ``speedup_model``, ``achieved_*``) are
@@ -68,5 +69,6 @@ def read(path, gpu: str | None = None) -> ProfileTable:
     out, skipped = split_unusable_times(out, path, field="mean_ms")
     names = (pd.Series(gpu, index=out.index) if gpu
              else df.loc[out.index, "gpu_device_name"].astype(str))
-    out["gpu"] = resolve_gpus(names, path)
+    out["gpu"] = resolve_gpus(names, path, rows=None if gpu else out["_row"],
+                              field="gpu_device_name")
     return ProfileTable.from_frame(out, skipped=skipped, origin=str(path))
