@@ -74,6 +74,11 @@ def test_skipped_rows_are_named(tmp_path, capsys):
     assert code == 0 and "skipped 1 row(s) (m.csv row 3): time_s = -1" in err
 
 
+def test_json_and_csv_exclude_each_other(capsys):
+    code, out, err = run(capsys, "predict", EXAMPLE, "-t", "h200", "--json", "--csv")
+    assert code == 2 and out == "" and "--json or --csv" in err
+
+
 def test_nothing_evaluated_says_why(tmp_path, capsys):
     # a KernelTuner GEMM table whose name does not give the size: no FLOPs, no roofline
     p = tmp_path / "gemm.csv"

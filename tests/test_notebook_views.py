@@ -53,6 +53,24 @@ def test_prediction_set_in_a_notebook():
         f"{v:.2f}x" for v in speedups]
 
 
+def test_one_target_by_name():
+    import pytest
+
+    from gpuproj.errors import GpuprojError
+
+    r = predict(load(EXAMPLE), targets="h200")  # a name, not its letters
+    assert r.targets == ["h200-sxm-141gb"] and len(r.table()) == 3
+    with pytest.raises(GpuprojError, match="no target GPU"):
+        predict(load(EXAMPLE), targets=[])
+
+
+def test_evaluate_with_names():
+    t = load(Path(__file__).parent / "data" / "amaris-2gpus-calculate_temp.csv")
+    ev = evaluate(t, "bandwidth", sources="gtx-680", targets="tesla-p100-pcie-16gb")
+    # one configuration on both GPUs, one direction
+    assert list(ev.summary()) == ["bandwidth"] and len(ev.pairs) == 1
+
+
 def test_evaluation_in_a_notebook():
     rows = [("k", f"n={n}", g, t * n) for n in (1, 2) for g, t in
             (("v100-sxm2-16gb", 2e-3), ("a100-sxm4-40gb", 1e-3))]

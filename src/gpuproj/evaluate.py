@@ -179,11 +179,15 @@ def evaluate(table: ProfileTable, methods=None, sources=None, targets=None, *,
     """Predict every (source, target) pair of ``table`` with each of ``methods`` (names or model
     instances) and compare with the measurements.
 
-    ``sources``/``targets`` restrict the GPUs (names resolved by the catalog). Each source's
-    rows are predicted for all targets in one vectorised call per method.
+    ``sources``/``targets`` restrict the GPUs (names resolved by the catalog). Each of the three
+    may be one name instead of a list. Each source's rows are predicted for all targets in one
+    vectorised call per method.
     """
     from .models import get_model
 
+    # one name is a list of one, not of its letters
+    methods, sources, targets = ([x] if isinstance(x, str) else x
+                                 for x in (methods, sources, targets))
     gpus = table.gpus
     srcs = [resolve(s).id for s in sources] if sources else gpus
     tgts = [resolve(t).id for t in targets] if targets else gpus

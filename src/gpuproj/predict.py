@@ -270,7 +270,8 @@ def _labelled(models, taken) -> list:
 def predict(table: ProfileTable, *, targets, source=None, methods=None,
             kernel: str | None = None, sass=None, model_params: dict | None = None,
             models=()) -> PredictionSet:
-    """Predict the kernels of ``table`` measured on ``source`` for each of ``targets``.
+    """Predict the kernels of ``table`` measured on ``source`` for each of ``targets`` (a GPU
+    name or a list of names).
 
     ``methods``: a name, a list of names, or "all" (every analytical method the table's
     columns allow); default "hierarchical", or none when ``models`` are given. ``models``:
@@ -292,6 +293,9 @@ def predict(table: ProfileTable, *, targets, source=None, methods=None,
                          f"{', '.join(table.gpus) or 'no rows'} (--source names the GPU the "
                          "profile was measured on)", path=table.origin or None)
     rows = table.on(src.id).select(kernel)
+    targets = [targets] if isinstance(targets, str) else list(targets)
+    if not targets:
+        raise GpuprojError("no target GPU to predict for (targets=[...])")
     tgts = list({g.id: g for g in map(resolve, targets)}.values())  # h200,H200: once
     if methods is None:
         methods = [] if models else "hierarchical"

@@ -78,6 +78,8 @@ def predict(profile, source, target, method, model_paths, kernel, fmt, trace, sa
       gpuproj predict --loopy kernel.yaml --params calibrated-matmul-a100.json --sizes n=1024
     """
     given = {k for k, v in locals().items() if v not in (None, (), False)}
+    if as_json and as_csv:
+        raise click.UsageError("--json or --csv: stdout takes one format")
     if loopy_file is not None:
         if profile is not None:
             raise click.UsageError("give either a PROFILE or --loopy KERNEL_FILE, not both")
