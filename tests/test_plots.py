@@ -82,13 +82,20 @@ def test_roofline_data_matches_the_model():
     assert d["hardware"]["src"]["shared_bw_bytes_per_s"] == 16e12
 
 
-def test_roofline_data_skips_kernels_without_flops():
+def test_roofline_data_skips_kernels_without_flops_or_bytes():
     from gpuproj.plots.roofline import roofline_data, roofline_figure
 
-    t = table(time_s=[1e-3], dram_bytes=[1e9])
+    t = table(kernel=["a", "b", "c"], time_s=[1e-3] * 3, dram_bytes=[1e9, np.nan, np.nan],
+              flops=[np.nan, 2e9, 2e9], l2_bytes=[np.nan, np.nan, 4e9])
     d = roofline_data(t, SRC)
-    assert d["kernels"] == [] and "no FLOP count" in d["skipped"][0]
-    with pytest.raises(InputError, match="nothing to draw"):
+    # c has bytes at L2 only: it stays
+    assert [k["kernel"] for k in d["kernels"]] == ["c"]
+    assert [s.split(":")[1] for s in d["skipped"]] == [" no FLOP count, so no operational "
+                                                       "intensity", " no byte count, so no "
+                                                       "operational intensity"]
+    d = roofline_data(t.select("a|b"), SRC)  # KernelTuner-like: FLOPs, no bytes
+    with pytest.raises(InputError, match="nothing to draw: no kernel row has both a FLOP count "
+                                         r"and a byte count \(2 rows; the first: a"):
         roofline_figure(d)
 
 

@@ -268,9 +268,6 @@ def _pictures(table, result, measured_table, kernel, max_kernels, notes) -> list
     for t in result.targets:
         try:
             data = roofline_data(table, result.source, t, kernel)
-            if not data["kernels"]:
-                notes.append(f"roofline for {t} not drawn: no kernel row has a FLOP count")
-                continue
             fig = roofline_figure(data, max_kernels=max_kernels)
         except GpuprojError as e:
             notes.append(f"roofline for {t} not drawn: {e}")

@@ -55,7 +55,9 @@ def roofline_data(table: ProfileTable, gpu, target=None, kernel: str | None = No
     ``projected_time_s`` per level, ``low_s``/``high_s``/``point_s`` (the interval and its
     mean, as ``gpuproj predict`` with method ``hierarchical``) and ``measured_target_time_s``
     when ``table`` also holds the target's measurement of the same kernel and configuration.
-    Rows without FLOPs have no operational intensity and are listed in ``skipped``.
+    Rows without FLOPs, or without bytes at every memory level (DRAM, L2, L1: tables of
+    analytic FLOPs such as KernelTuner's), have no operational intensity and are listed in
+    ``skipped``.
     """
     model = model or Hierarchical()
     src = resolve(gpu)
@@ -67,9 +69,12 @@ def roofline_data(table: ProfileTable, gpu, target=None, kernel: str | None = No
     rows = rows.select(kernel)
     df = rows.df
     flops = df["flops"].to_numpy(float)
-    has = np.isfinite(flops) & (flops > 0)
-    skipped = [f"{k} [{c}]: no FLOP count, so no operational intensity"
-               for k, c in zip(df.loc[~has, "kernel"], df.loc[~has, "config"])]
+    nbytes = df[["dram_bytes", "l2_bytes", "l1_bytes"]].to_numpy(float)
+    has_flops = np.isfinite(flops) & (flops > 0)
+    has = has_flops & (np.isfinite(nbytes) & (nbytes > 0)).any(axis=1)
+    skipped = [f"{k} [{c}]: no {'byte' if f else 'FLOP'} count, so no operational intensity"
+               for k, c, f in zip(df.loc[~has, "kernel"], df.loc[~has, "config"],
+                                  has_flops[~has])]
     df = df.loc[has].reset_index(drop=True)
     flops = flops[has]
     out = {"gpu": src.id, "gpu_name": src.name, "target": tgt.id if tgt else None,
@@ -159,8 +164,8 @@ def roofline_figure(data: dict, max_kernels: int = 4):
     GPU, and the target GPU when ``data`` has one."""
     ks = data["kernels"]
     if not ks:
-        raise InputError("nothing to draw: no kernel row has a FLOP count ("
-                         + "; ".join(data["skipped"][:3]) + ")")
+        raise InputError("nothing to draw: no kernel row has both a FLOP count and a byte "
+                         f"count ({len(data['skipped'])} rows; the first: {data['skipped'][0]})")
     order = sorted(range(len(ks)), key=lambda i: -ks[i]["time_s"])[:max_kernels]
     data["shown"] = [(ks[i]["kernel"], ks[i]["config"]) for i in order]
     ncol = 2 if data["target"] else 1
