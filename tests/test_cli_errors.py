@@ -74,6 +74,12 @@ def test_skipped_rows_are_named(tmp_path, capsys):
     assert code == 0 and "skipped 1 row(s) (m.csv row 3): time_s = -1" in err
 
 
+def test_an_unknown_source_is_not_the_files_fault(capsys):
+    code, _, err = run(capsys, "predict", str(DATA / "nvprof-v100-pcie-32gb-trace.csv"),
+                       "-s", "Voodoo 5", "-t", "h200")
+    assert code == 2 and one_error(err).startswith("gpuproj: error: unknown GPU 'Voodoo 5'")
+
+
 def test_json_and_csv_exclude_each_other(capsys):
     code, out, err = run(capsys, "predict", EXAMPLE, "-t", "h200", "--json", "--csv")
     assert code == 2 and out == "" and "--json or --csv" in err

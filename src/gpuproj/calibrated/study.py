@@ -134,14 +134,15 @@ def predict_loopy(kernel_file, params_file, sizes):
     many = isinstance(sizes, (list, tuple))
     out = []
     kc = count_kernel(mk.program, sg)
+    parts = E.terms(model.expr)
+    labels = {str(term): E.term_label(term) for term in parts}
     for s in (sizes if many else [sizes]):
         s = {**mk.sizes, **{k: int(v) for k, v in dict(s).items()}}
         cv = kc.evaluate(s)
         feats = model.feature_values(cv, mk.access_tags)
         env = {**feats, **params}
         t = float(model.expr.evaluate(env))
-        terms = {str(term): float(term.evaluate(env)) for term in E.terms(model.expr)}
-        labels = {str(term): E.term_label(term) for term in E.terms(model.expr)}
+        terms = {str(term): float(term.evaluate(env)) for term in parts}
         if not math.isfinite(t):
             raise InputError(f"prediction is not finite for sizes {s}", path=params_file)
         out.append({"kernel": mk.name, "sizes": s, "time_s": t, "terms": terms,

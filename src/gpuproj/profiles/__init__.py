@@ -78,6 +78,10 @@ def load(path, format: str | None = None, **options) -> ProfileTable:
     path = Path(path)
     if not path.exists():
         raise InputError("no such file", path=path)
+    if options.get("gpu") is not None:
+        from ..catalog import resolve
+
+        resolve(options["gpu"])  # a name the user gave: its error names no file row
     fmt = format or sniff(path)
     table = _reader(fmt).read(path, **options)
     if len(table) == 0 and table.skipped:

@@ -279,7 +279,6 @@ def read(path, trace=None, gpu: str | None = None) -> ProfileTable:
         raise InputError("the file does not name the device: pass --source NAME (gpu=NAME in "
                          "load())", path=path,
                          field="Device")
-    df["gpu"] = resolve_gpus(names.astype(object), path,  # rows only for names the file gives
-                            rows=None if gpu else df["_row"], field="Device")
+    df["gpu"] = resolve_gpus(names.astype(object), path, rows=df["_row"], field="Device")
     df = df.drop(columns=["_device", "_key"])
     return ProfileTable.from_frame(df, skipped=skipped, origin=str(path))

@@ -69,6 +69,5 @@ def read(path, gpu: str | None = None) -> ProfileTable:
     out, skipped = split_unusable_times(out, path, field="mean_ms")
     names = (pd.Series(gpu, index=out.index) if gpu
              else df.loc[out.index, "gpu_device_name"].astype(str))
-    out["gpu"] = resolve_gpus(names, path, rows=None if gpu else out["_row"],
-                              field="gpu_device_name")
+    out["gpu"] = resolve_gpus(names, path, rows=out["_row"], field="gpu_device_name")
     return ProfileTable.from_frame(out, skipped=skipped, origin=str(path))
