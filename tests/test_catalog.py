@@ -255,6 +255,19 @@ def test_bad_files_name_the_field(tmp_path):
         parse_gpu({**base, "schema_version": 2})
 
 
+def test_numbers_written_without_a_decimal_point(tmp_path):
+    # PyYAML reads 3e12 (YAML 1.1: no decimal point) as a string; users write it so
+    p = tmp_path / "x.yaml"
+    p.write_text("schema_version: 1\nid: x\nvendor: X\nname: X\narchitecture: A\nisa: i\n"
+                 "peak:\n  dram_bw_bytes_per_s: {value: 3e12, kind: user, source: me}\n"
+                 "  fp32_fma_flops_per_s: {value: fast, kind: user, source: me}\n")
+    with pytest.raises(InputError, match="fp32_fma_flops_per_s.*'fast' is not a finite"):
+        read_gpu_file(p)
+    p.write_text(p.read_text().replace("value: fast", "value: 5e13"))
+    g = read_gpu_file(p)
+    assert g.peak("dram_bw_bytes_per_s") == 3e12 and g.peak("fp32_fma_flops_per_s") == 5e13
+
+
 def test_catalog_doc_table_is_current():
     """docs/catalog.md carries the generated table; regenerate with scripts/catalog_table.py."""
     root = Path(__file__).resolve().parents[1]

@@ -150,14 +150,25 @@ def _entry(raw, path, section, name, is_list=False) -> Entry:
         raise InputError(f"kind '{raw['kind']}' is not one of {sorted(SOURCE_KINDS)}",
                          path=path, field=where)
     v = raw["value"]
-    vals = v if is_list else [v]
     if is_list and not isinstance(v, list):
         raise InputError("value must be a list of numbers", path=path, field=where)
+    vals = [_spelled_number(x) for x in (v if is_list else [v])]
     for x in vals:
         if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x) or x < 0:
             raise InputError(f"value {x!r} is not a finite non-negative number", path=path,
                              field=where)
-    return Entry(list(v) if is_list else float(v), raw["kind"], str(raw["source"]))
+    return Entry(vals if is_list else float(vals[0]), raw["kind"], str(raw["source"]))
+
+
+def _spelled_number(x):
+    """The number a string spells, else ``x``: YAML 1.1 (PyYAML) reads ``3e12``, without a
+    decimal point, as the string '3e12'."""
+    if isinstance(x, str):
+        try:
+            return float(x)
+        except ValueError:
+            return x
+    return x
 
 
 def parse_gpu(data: dict, path=None) -> GPU:
