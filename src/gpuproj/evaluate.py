@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from .catalog import resolve
-from .profiles.table import ProfileTable, Skipped
+from .profiles.table import ProfileTable, Skipped, count_causes
 
 
 def metrics(pred, true, low=None, high=None, band_low=None, band_high=None,
@@ -141,15 +141,7 @@ class Evaluation:
     def to_json(self) -> dict:
         return {"methods": self.summary(), "per_pair": self.summary("pair"),
                 "per_kernel": self.summary("kernel"),
-                "skipped": _count_reasons(self.skipped)}
-
-
-def _count_reasons(skipped) -> dict:
-    out = {}
-    for s in skipped:
-        r = s.reason.split(": ", 1)[-1]
-        out[r] = out.get(r, 0) + 1
-    return out
+                "skipped": count_causes(self.skipped)}
 
 
 def applicable_methods(table: ProfileTable, names=None) -> list[str]:

@@ -22,7 +22,7 @@ from pathlib import Path
 from .catalog import resolve
 from .catalog.schema import THROUGHPUT_FIELDS
 from .errors import GpuprojError, InputError
-from .profiles.table import ProfileTable
+from .profiles.table import ProfileTable, count_causes
 
 # identity numbers shown beside the throughputs (field, how to print it)
 _VALUES = ("sm_count", "boost_clock_hz", "warp_size", "l2_size_bytes", "l3_size_bytes",
@@ -239,10 +239,7 @@ def _assumptions(result) -> str:
 def _skipped(result) -> str:
     if not result.skipped:
         return "<p>None.</p>"
-    counts = {}
-    for s in result.skipped:
-        r = s.reason.split(": ", 1)[-1]
-        counts[r] = counts.get(r, 0) + 1
+    counts = count_causes(result.skipped)
     return "<ul>" + "".join(f"<li>{n} row(s): {_e(r)}</li>"
                             for r, n in sorted(counts.items(), key=lambda kv: -kv[1])) + "</ul>"
 

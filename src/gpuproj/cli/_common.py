@@ -51,7 +51,7 @@ def report_skipped(skipped, *, quiet: bool = False) -> None:
         return
     rows = {}  # reason -> rows skipped for it (None: a row the file does not number)
     for s in skipped:
-        rows.setdefault(s.reason.split(": ", 1)[-1], []).append(s)
+        rows.setdefault(s.cause, []).append(s)
     for reason, items in sorted(rows.items(), key=lambda kv: -len(kv[1])):
         where = sorted({(Path(s.path).name, s.row) for s in items if s.path and s.row})
         at = ", ".join(f"{name} row {row}" for name, row in where[:3])

@@ -117,14 +117,14 @@ def evaluate(tables, methods, sources, targets, fmt, as_json, plots_dir, train_t
     if len(ev.pairs) == 0:
         # the methods' own skips (the table's are in ev.skipped too): pairs there were, but
         # no method could predict one, e.g. a table without the counts a method needs
-        read = {id(s) for s in table.skipped}
-        why = [s.reason.split(": ", 1)[-1] for s in ev.skipped if id(s) not in read]
-        if why:
-            from collections import Counter
+        from ..profiles.table import count_causes
 
-            top = Counter(why).most_common(1)[0][0]
+        read = {id(s) for s in table.skipped}
+        causes = count_causes(s for s in ev.skipped if id(s) not in read)
+        if causes:
+            top = max(causes, key=causes.get)
             raise GpuprojError(f"nothing to evaluate: no pair could be predicted ({top}; "
-                               f"{len(why)} predictions skipped)")
+                               f"{sum(causes.values())} predictions skipped)")
         raise GpuprojError("nothing to evaluate: no kernel configuration was measured on two "
                            f"of the GPUs selected (the table has {', '.join(table.gpus)})")
     if plots_dir:

@@ -489,10 +489,9 @@ def _physics_scores(data: PairFeatures, candidates, min_coverage: float, mask=No
     return sorted(scored)
 
 
-def _top_two(data, candidates, min_coverage, mask=None) -> list:
-    """The two best methods on the pairs in ``mask`` (fewer where fewer cover enough)."""
-    return [m for low, _, _, m in _physics_scores(data, candidates, min_coverage, mask)
-            if not low][:2]
+def _top_two(scored) -> list:
+    """The two best methods of ``_physics_scores`` (fewer where fewer cover enough)."""
+    return [m for low, _, _, m in scored if not low][:2]
 
 
 def _averaging_validates(data, candidates, min_coverage, groups) -> bool:
@@ -502,7 +501,7 @@ def _averaging_validates(data, candidates, min_coverage, groups) -> bool:
     true = data.pairs["true_s"].to_numpy(float)
     err_one, err_mean = [], []
     for tr, va in cv_masks(data.pairs, groups, 8, 0):
-        top = _top_two(data, candidates, min_coverage, tr)
+        top = _top_two(_physics_scores(data, candidates, min_coverage, tr))
         if len(top) < 2:
             continue
         one, mean = data.physics(top[0])[va], data.physics(geomean_name(top))[va]
@@ -527,8 +526,9 @@ def rank_physics(data: PairFeatures, candidates=PHYSICS, min_coverage: float = 0
     and their mean, whose errors partly cancel, was better than either (docs/results/
     learned.md). The choice is validated, not taken on training error: there the best method
     is the best by construction."""
-    ranked = [m for *_, m in _physics_scores(data, candidates, min_coverage)]
-    top = _top_two(data, candidates, min_coverage)
+    scored = _physics_scores(data, candidates, min_coverage)
+    ranked = [m for *_, m in scored]
+    top = _top_two(scored)
     if len(top) == 2 and _averaging_validates(data, candidates, min_coverage, groups):
         ranked.insert(0, geomean_name(top))
     return ranked

@@ -20,6 +20,20 @@ class Skipped:
     row: int | None
     reason: str
 
+    @property
+    def cause(self) -> str:
+        """The reason without the ``kernel [config]: `` a model puts before it, so that the rows
+        skipped for one cause count together."""
+        return self.reason.split(": ", 1)[-1]
+
+
+def count_causes(skipped) -> dict:
+    """Cause -> how many of ``skipped`` were left out for it, in order of first appearance."""
+    out: dict[str, int] = {}
+    for s in skipped:
+        out[s.cause] = out.get(s.cause, 0) + 1
+    return out
+
 
 def kernel_pattern(regex: str) -> re.Pattern:
     """``--kernel REGEX`` compiled, or a one-line error saying why it is not one."""
