@@ -33,6 +33,10 @@ from gpuproj.profiles import load
 table = load("run.csv")                       # format sniffed from the file
 table = load("metrics.csv", format="nvprof", trace="trace.csv")
 ```
+
+Each reader's options are listed under it below. On the command line they are given as
+`--reader-option KEY=VALUE`, e.g. `--reader-option gemm_size=4096` for a KernelTuner GEMM table
+whose file name does not give the size; an option the reader does not take is an error.
 """
 
 

@@ -98,10 +98,31 @@ def test_nothing_evaluated_says_why(tmp_path, capsys):
     assert code == 2 and "no kernel configuration was measured on two" in one_error(err)
 
 
-def test_nothing_predicted_is_an_error(capsys):
+def test_reader_options(tmp_path, capsys):
+    p = tmp_path / "cache.csv"  # a KernelTuner GEMM table named without its size
+    p.write_bytes((DATA / "kerneltuner-4gpus-gemm_clblast_4096.csv").read_bytes())
+    args = ["predict", str(p), "-s", "rtx-3090", "-t", "h200", "-m", "roofline", "--json"]
+    code, out, _ = run(capsys, *args, "--reader-option", "gemm_size=4096")
+    assert code == 0 and json.loads(out)["predictions"]
+    code, _, err = run(capsys, *args, "--reader-option", "gemm_size=big")
+    assert code == 2 and "gemm_size: 'big' is not a positive integer" in one_error(err)
+    code, _, err = run(capsys, *args, "--reader-option", "gemm_size")
+    assert code == 2 and "'gemm_size' is not KEY=VALUE" in err
+    code, _, err = run(capsys, *args, "--reader-option", "gpu=h100-sxm5-80gb")
+    assert code == 2 and "the GPU is given with --source" in err
+
+
+def test_nothing_predicted_says_why(capsys):
+    # a trace has times but no counts; with --json no skipped lines are printed, so the error
+    # itself names the cause
+    code, out, err = run(capsys, "predict", str(DATA / "nvprof-v100-pcie-32gb-trace.csv"),
+                         "-t", "h200", "-m", "roofline", "--json")
+    assert code == 2 and out == ""
+    assert one_error(err) == ("gpuproj: error: no kernel could be predicted (roofline needs "
+                              "flops or dram_bytes: 2 rows)")
     code, _, err = run(capsys, "predict", str(DATA / "nvprof-v100-pcie-32gb-trace.csv"),
-                       "-t", "h200")
-    assert code == 2 and "no kernel could be predicted" in err.strip().splitlines()[-1]
+                       "-t", "h200", "-m", "roofline,hierarchical", "--json")
+    assert "(roofline needs flops or dram_bytes: 2 rows; 1 other cause)" in one_error(err)
 
 
 def test_nvprof_metrics_with_their_trace(capsys):

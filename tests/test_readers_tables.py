@@ -82,6 +82,28 @@ def test_kerneltuner_gemm_excerpt():
     assert r["MWG"] == 16  # tuning parameters kept as columns
 
 
+def test_reader_options_by_name_and_type(tmp_path):
+    # a GEMM cache named without its size has no FLOPs until gemm_size= gives it; text, as from
+    # the command line, is converted to the type the reader's signature gives
+    p = tmp_path / "cache.csv"
+    p.write_bytes((DATA / "kerneltuner-4gpus-gemm_clblast_4096.csv").read_bytes())
+    assert load(p).df["flops"].isna().all()
+    assert (load(p, gemm_size="512").df["flops"] == 2 * 512**3).all()
+    assert (load(p, gemm_size=512.0).df["grid_blocks"].iloc[0] == (512 / 16) ** 2)
+    with pytest.raises(InputError, match=r"kerneltuner reader has no option 'gemm' \(its "
+                                         r"options: gemm_size, image_size\)"):
+        load(p, gemm="512")
+    for bad in ("abc", "0", "-4", "1.5", "inf", True):
+        with pytest.raises(InputError, match="gemm_size: .* is not a positive integer"):
+            load(p, gemm_size=bad)
+    ncu = DATA / "ncu-h100-sxm5-80gb-raw-base.csv"
+    assert len(load(ncu, per_launch="true")) > len(load(ncu, per_launch="false"))
+    with pytest.raises(InputError, match="per_launch: 'maybe' is not true or false"):
+        load(ncu, per_launch="maybe")
+    with pytest.raises(InputError, match="the amaris reader has no option 'x' \\(it has none\\)"):
+        load(DATA / "amaris-2gpus-calculate_temp.csv", x="1")
+
+
 def test_kerneltuner_convolution_excerpt():
     t = load(DATA / "kerneltuner-4gpus-convolution.csv")
     r = t.df.iloc[0]

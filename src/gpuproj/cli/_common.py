@@ -85,6 +85,30 @@ def format_option():
                         help="Input format (default: detected from the file).")
 
 
+def reader_option():
+    """``--reader-option KEY=VALUE`` (repeatable): a setting of the input's reader, for every
+    command that reads a profile; ``profiles.load`` checks the name and converts the value."""
+
+    def parse(ctx, param, values):
+        out = {}
+        for item in values:
+            key, eq, value = item.partition("=")
+            key = key.strip()
+            if not eq or not key:
+                raise click.BadParameter(f"{item!r} is not KEY=VALUE", ctx, param)
+            if key == "gpu":
+                raise click.BadParameter("the GPU is given with --source", ctx, param)
+            out[key] = value.strip()
+        return out
+
+    return click.option("--reader-option", "reader_options", multiple=True, metavar="KEY=VALUE",
+                        callback=parse,
+                        help="A setting of the input's reader, repeatable: gemm_size=4096 for "
+                             "a KernelTuner GEMM table whose file name does not give the size, "
+                             "per_launch=true for one row per ncu launch (each reader's "
+                             "settings: docs/profiles.md).")
+
+
 def output_option(help_text, **kwargs):
     """``-o/--output FILE`` (``--out`` is the same option): the file a command writes."""
     return click.option("-o", "--output", "--out", "output", metavar="FILE",

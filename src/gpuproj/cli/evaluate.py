@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import click
 
-from ._common import console, emit_json, format_option, progress, report_skipped, split_lists
+from ._common import (
+    console,
+    emit_json,
+    format_option,
+    progress,
+    reader_option,
+    report_skipped,
+    split_lists,
+)
 
 
 @click.command()
@@ -16,6 +24,7 @@ from ._common import console, emit_json, format_option, progress, report_skipped
 @click.option("--source", "sources", multiple=True, help="Only these source GPUs.")
 @click.option("--target", "targets", multiple=True, help="Only these target GPUs.")
 @format_option()
+@reader_option()
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (methods, per_pair, "
               "per_kernel, skipped); mape, median_ape and gmre are in %, within_*, coverage "
               "and band_coverage fractions.")
@@ -32,8 +41,8 @@ from ._common import console, emit_json, format_option, progress, report_skipped
 @click.option("--save-model", "save_model", type=click.Path(dir_okay=False),
               help="With --train: save each fitted learned model as PATH.json + PATH.npz "
                    "(PATH-<method> when several).")
-def evaluate(tables, methods, sources, targets, fmt, as_json, plots_dir, train_tables, split,
-             coverage, save_model):
+def evaluate(tables, methods, sources, targets, fmt, reader_options, as_json, plots_dir,
+             train_tables, split, coverage, save_model):
     """Predict, for every kernel configuration measured on two or more GPUs and every ordered
     pair of distinct GPUs (s, t), t's time from s's row alone, and compare with t's measurement.
 
@@ -49,6 +58,7 @@ def evaluate(tables, methods, sources, targets, fmt, as_json, plots_dir, train_t
     Examples:
       gpuproj evaluate calculate_temp_9gpus.csv.gz
       gpuproj evaluate gemm_clblast_4096_4gpus.csv.gz -m hierarchical,roofline --json
+      gpuproj evaluate my_gemm_cache.csv --reader-option gemm_size=4096 -m roofline
       gpuproj evaluate gemm_clblast_4096_4gpus.csv.gz --split gpu -m gb,residual --coverage 0.9
       gpuproj evaluate test.csv --train train.csv -m residual --save-model models/residual
     """
@@ -59,7 +69,7 @@ def evaluate(tables, methods, sources, targets, fmt, as_json, plots_dir, train_t
     def read(paths):
         table = None
         for path in paths:
-            t = load(path, format=fmt)
+            t = load(path, format=fmt, **reader_options)
             table = t if table is None else table.concat(t)
         return table
 
@@ -117,14 +127,12 @@ def evaluate(tables, methods, sources, targets, fmt, as_json, plots_dir, train_t
     if len(ev.pairs) == 0:
         # the methods' own skips (the table's are in ev.skipped too): pairs there were, but
         # no method could predict one, e.g. a table without the counts a method needs
-        from ..profiles.table import count_causes
+        from ..profiles.table import top_cause
 
         read = {id(s) for s in table.skipped}
-        causes = count_causes(s for s in ev.skipped if id(s) not in read)
-        if causes:
-            top = max(causes, key=causes.get)
-            raise GpuprojError(f"nothing to evaluate: no pair could be predicted ({top}; "
-                               f"{sum(causes.values())} predictions skipped)")
+        why = top_cause(s for s in ev.skipped if id(s) not in read)
+        if why:
+            raise GpuprojError(f"nothing to evaluate: no pair could be predicted ({why})")
         raise GpuprojError("nothing to evaluate: no kernel configuration was measured on two "
                            f"of the GPUs selected (the table has {', '.join(table.gpus)})")
     if plots_dir:

@@ -16,7 +16,9 @@ def _catalog():
 
 
 def _fmt(x, scale, digits=1):
-    return "" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x / scale:.{digits}f}"
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return ""
+    return f"{x / scale:.{digits}f}"
 
 
 def _num(x):
@@ -75,7 +77,8 @@ def list_(vendor, as_json):
     for g in gs:
         r = _row(g)
         t.add_row(g.id, g.name, g.architecture, g.isa, _fmt(r["sm_count"], 1, 0),
-                  _fmt(r["fp32_peak_flops_per_s"], 1e12), _fmt(r["dram_bw_peak_bytes_per_s"], 1e12, 2),
+                  _fmt(r["fp32_peak_flops_per_s"], 1e12),
+                  _fmt(r["dram_bw_peak_bytes_per_s"], 1e12, 2),
                   _fmt(r["dram_bw_measured_bytes_per_s"], 1e12, 2))
     console().print(t)
 

@@ -18,10 +18,13 @@ COMMANDS = {
     "report": ("report:report", "Write a self-contained HTML report of a projection."),
     "quadrant": ("quadrant:quadrant", "Draw the quadrant-split view of GPUs and a kernel."),
     "roofline": ("roofline:roofline", "Draw a profile's rooflines with kernel-specific ceilings."),
-    "profile": ("profile:profile", "Run an application under Nsight Compute with gpuproj's metrics."),
+    "profile": ("profile:profile",
+                "Run an application under Nsight Compute with gpuproj's metrics."),
     "sass": ("sass:sass", "Compare a kernel's machine code across GPU architectures."),
-    "bench": ("bench:bench", "Measure a GPU's ceilings with micro-benchmarks and write its catalog entry."),
-    "calibrate": ("calibrate:calibrate", "Fit a calibrated cost model (Stevens & Kloeckner) on measurement kernels."),
+    "bench": ("bench:bench",
+              "Measure a GPU's ceilings with micro-benchmarks and write its catalog entry."),
+    "calibrate": ("calibrate:calibrate",
+                  "Fit a calibrated cost model (Stevens & Kloeckner) on measurement kernels."),
 }
 
 
@@ -82,8 +85,7 @@ def main(argv=None):
     except click.ClickException as e:
         e.show()
         sys.exit(e.exit_code)
-    except BrokenPipeError:
-        sys.exit(0)
+    # a reader that closes the pipe early (`| head`) is handled by click: quiet, exit 1
     return 0
 
 

@@ -12,6 +12,7 @@ from ._common import (
     emit_json,
     format_option,
     load_profile,
+    reader_option,
     report_skipped,
     source_option,
     split_list,
@@ -19,8 +20,8 @@ from ._common import (
 )
 
 # options that only make sense for one of the two inputs (profile / --loopy)
-PROFILE_ONLY = ("source", "target", "method", "model_paths", "kernel", "fmt", "trace", "sass",
-                "plot")
+PROFILE_ONLY = ("source", "target", "method", "model_paths", "kernel", "fmt", "reader_options",
+                "trace", "sass", "plot")
 LOOPY_ONLY = ("params_files", "sizes")
 
 
@@ -38,6 +39,7 @@ LOOPY_ONLY = ("params_files", "sizes")
                    "--coverage.")
 @click.option("--kernel", "-k", help="Only kernels whose name matches this regular expression.")
 @format_option()
+@reader_option()
 @click.option("--trace", type=click.Path(exists=True, dir_okay=False),
               help="With an nvprof --metrics CSV: the --print-gpu-trace CSV of the same run, "
                    "which has the durations.")
@@ -55,8 +57,8 @@ LOOPY_ONLY = ("params_files", "sizes")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option("--csv", "as_csv", is_flag=True, help="Print the prediction table as CSV.")
 @click.option("--plot", type=click.Path(dir_okay=False), help="Also draw the projection bars here.")
-def predict(profile, source, target, method, model_paths, kernel, fmt, trace, sass, loopy_file,
-            params_files, sizes, as_json, as_csv, plot):
+def predict(profile, source, target, method, model_paths, kernel, fmt, reader_options, trace, sass,
+            loopy_file, params_files, sizes, as_json, as_csv, plot):
     """Predict each kernel's time on one or more target GPUs from a PROFILE measured on a
     source GPU, with a 90 % band, the speed-up and the limiting resource, and the application
     total (time x launches summed over kernels).
@@ -77,7 +79,7 @@ def predict(profile, source, target, method, model_paths, kernel, fmt, trace, sa
       gpuproj predict run.csv -t a100-sxm4-80gb --model models/residual --method hierarchical
       gpuproj predict --loopy kernel.yaml --params calibrated-matmul-a100.json --sizes n=1024
     """
-    given = {k for k, v in locals().items() if v not in (None, (), False)}
+    given = {k for k, v in locals().items() if v not in (None, (), {}, False)}
     if as_json and as_csv:
         raise click.UsageError("--json or --csv: stdout takes one format")
     if loopy_file is not None:
@@ -97,21 +99,23 @@ def predict(profile, source, target, method, model_paths, kernel, fmt, trace, sa
         raise click.UsageError("give a PROFILE, or --loopy KERNEL_FILE --params PARAMS.json")
     if not target:
         raise click.UsageError("Missing option '--target' / '-t'.")
-    _predict_profile(profile, source, target, method, split_lists(model_paths), kernel, fmt, trace,
-                     sass, as_json, as_csv, plot)
+    options = {**reader_options, **({"trace": trace} if trace else {})}
+    _predict_profile(profile, source, target, method, split_lists(model_paths), kernel, fmt,
+                     options, sass, as_json, as_csv, plot)
 
 
 def _opt(name: str) -> str:
-    return {"model_paths": "--model", "fmt": "--format"}.get(name, f"--{name}")
+    return {"model_paths": "--model", "fmt": "--format", "reader_options": "--reader-option"
+            }.get(name, f"--{name}")
 
 
-def _predict_profile(profile, source, target, method, model_paths, kernel, fmt, trace, sass,
+def _predict_profile(profile, source, target, method, model_paths, kernel, fmt, options, sass,
                      as_json, as_csv, plot):
     import warnings
 
     from .. import predict as api
 
-    table = load_profile(profile, fmt, source, **({"trace": trace} if trace else {}))
+    table = load_profile(profile, fmt, source, **options)
     methods = None if method is None else (split_list(method) if method != "all" else "all")
     with warnings.catch_warnings(record=True) as caught:
         if model_paths:
@@ -123,10 +127,14 @@ def _predict_profile(profile, source, target, method, model_paths, kernel, fmt, 
     _show_warnings(caught)
     report_skipped(result.skipped, quiet=as_json)
     if result.table().empty:
+        # the reader's skips are reported above and cannot be all rows (that is the reader's
+        # error); the methods' skips say why nothing is left, also under --json
         from ..errors import GpuprojError
+        from ..profiles.table import top_cause
 
-        raise GpuprojError("no kernel could be predicted"
-                           + (" (the skipped rows and why are above)" if result.skipped else ""))
+        read = {id(s) for s in table.skipped}
+        why = top_cause(s for s in result.skipped if id(s) not in read)
+        raise GpuprojError("no kernel could be predicted" + (f" ({why})" if why else ""))
     if plot:
         from ..plots.projection import projection_bars
 

@@ -10,6 +10,7 @@ from ._common import (
     format_option,
     load_profile,
     output_option,
+    reader_option,
     source_option,
     split_list,
 )
@@ -29,11 +30,12 @@ from ._common import (
 @click.option("--measured", is_flag=True, help="Use measured (sustained) catalog values where "
               "there are any, instead of datasheet peaks.")
 @format_option()
+@reader_option()
 @output_option("Picture to write: .png, .svg or .pdf.", required=True)
 @click.option("--json", "as_json", is_flag=True, help="Also print the points, intensities and "
               "the bound of each kernel on each GPU as JSON.")
-def quadrant(gpu_names, profile, source, kernel, intensities, precision, measured, fmt, output,
-             as_json):
+def quadrant(gpu_names, profile, source, kernel, intensities, precision, measured, fmt,
+             reader_options, output, as_json):
     """Draw the quadrant-split view: each GPU as a point (DRAM bandwidth, compute throughput),
     each kernel as a half-line from the origin whose slope is its operational intensity. GPUs
     above a kernel's line are memory-bound for it, GPUs below compute-bound; dashed arrows end
@@ -53,7 +55,7 @@ def quadrant(gpu_names, profile, source, kernel, intensities, precision, measure
     if profile:
         from ..catalog import resolve
 
-        table = load_profile(profile, fmt, source)
+        table = load_profile(profile, fmt, source, **reader_options)
         if source is None and len(table.gpus) > 1:
             raise click.UsageError(f"the profile holds several GPUs ({', '.join(table.gpus)}); "
                                    "pass --source")

@@ -8,6 +8,7 @@ from ._common import (
     format_option,
     load_profile,
     output_option,
+    reader_option,
     report_skipped,
     source_option,
     split_list,
@@ -22,11 +23,13 @@ from ._common import (
               help="Method name, comma-separated names, or 'all'.")
 @click.option("--kernel", "-k", help="Only kernels whose name matches this regular expression.")
 @format_option()
+@reader_option()
 @click.option("--max-kernels", type=click.IntRange(1, 20), default=3, show_default=True,
               help="Kernel rows drawn in each roofline picture (the longest-running).")
 @click.option("--title", help="Title of the page.")
 @output_option("HTML file to write.", required=True)
-def report(profile, source, target, method, kernel, fmt, max_kernels, title, output):
+def report(profile, source, target, method, kernel, fmt, reader_options, max_kernels, title,
+           output):
     """Write one self-contained HTML file (pictures embedded, nothing fetched from the network):
     the prediction table, the application total, the projection bars, the rooflines of source
     and targets, the quadrant-split view, the assumptions, and the catalog values used (peak and
@@ -42,7 +45,7 @@ def report(profile, source, target, method, kernel, fmt, max_kernels, title, out
     from ..predict import predict
     from ..report import write_report
 
-    table = load_profile(profile, fmt, source)
+    table = load_profile(profile, fmt, source, **reader_options)
     methods = split_list(method) if method != "all" else "all"
     result = predict(table, source=source, targets=split_list(target), methods=methods,
                      kernel=kernel)

@@ -5,7 +5,14 @@ from __future__ import annotations
 
 import click
 
-from ._common import emit_json, format_option, load_profile, output_option, source_option
+from ._common import (
+    emit_json,
+    format_option,
+    load_profile,
+    output_option,
+    reader_option,
+    source_option,
+)
 
 
 @click.command()
@@ -17,10 +24,11 @@ from ._common import emit_json, format_option, load_profile, output_option, sour
 @click.option("--max-kernels", type=click.IntRange(1, 50), default=4, show_default=True,
               help="Draw at most this many kernel rows (the longest-running).")
 @format_option()
+@reader_option()
 @output_option("Picture to write: .png, .svg or .pdf.", required=True)
 @click.option("--json", "as_json", is_flag=True,
               help="Also print the ceilings, intensities and projections as JSON.")
-def roofline(profile, source, target, kernel, max_kernels, fmt, output, as_json):
+def roofline(profile, source, target, kernel, max_kernels, fmt, reader_options, output, as_json):
     """Draw rooflines with kernel-specific ceilings (Van Lanker et al., Fig. 2): DRAM, L2 and L1
     bandwidth ceilings of each kernel (Eqs. 6-8), the shared-memory bandwidth, the FMA and
     ADD/MUL peaks, the kernel's instruction-mix (Eq. 2) and warp-usage (Eq. 3) ceilings, and the
@@ -34,7 +42,7 @@ def roofline(profile, source, target, kernel, max_kernels, fmt, output, as_json)
     """
     from ..plots.roofline import roofline as draw
 
-    table = load_profile(profile, fmt, source)
+    table = load_profile(profile, fmt, source, **reader_options)
     if source is None:
         if len(table.gpus) != 1:
             raise click.UsageError(f"the profile holds several GPUs ({', '.join(table.gpus)}); "

@@ -73,7 +73,9 @@ def sniff(path) -> str:
 def load(path, format: str | None = None, **options) -> ProfileTable:
     """Read a profile or measurement file into a ``ProfileTable``.
 
-    ``options`` go to the reader (``gpu=`` names the GPU where the file does not).
+    ``options`` go to the reader (``gpu=`` names the GPU where the file does not; each
+    reader's own options are in docs/profiles.md). An option the reader does not take is an
+    error; a value given as text, as on the command line, is read as the type the reader wants.
     """
     path = Path(path)
     if not path.exists():
@@ -83,9 +85,50 @@ def load(path, format: str | None = None, **options) -> ProfileTable:
 
         resolve(options["gpu"])  # a name the user gave: its error names no file row
     fmt = format or sniff(path)
-    table = _reader(fmt).read(path, **options)
+    reader = _reader(fmt)
+    table = reader.read(path, **_reader_options(reader, fmt, options))
     if len(table) == 0 and table.skipped:
         first = table.skipped[0]
         raise InputError(f"no usable row: all {len(table.skipped)} rows were skipped "
                          f"(the first: {first.reason})", path=path, row=first.row)
     return table
+
+
+def _reader_options(reader, fmt, options) -> dict:
+    """``options`` checked against ``reader.read``'s signature: a name it does not take is an
+    error listing those it does; text is converted to the annotated type (bool: true/false;
+    int: a positive integer, as every integer option is a size); other values pass as given."""
+    import inspect
+
+    params = {n: p for n, p in inspect.signature(reader.read).parameters.items() if n != "path"}
+    out = {}
+    for name, value in options.items():
+        if name not in params:
+            own = [n for n in params if n != "gpu"]  # gpu= is every reader's, named apart
+            raise InputError(f"the {fmt} reader has no option '{name}' ("
+                             + (f"its options: {', '.join(own)})" if own else "it has none)"))
+        kind = str(params[name].annotation)
+        out[name] = value if value is None else _typed(f"{fmt} option {name}", value, kind)
+    return out
+
+
+def _typed(what, value, kind):
+    if "bool" in kind:
+        if isinstance(value, bool):
+            return value
+        text = str(value).strip().lower()
+        if text in ("true", "yes", "1"):
+            return True
+        if text in ("false", "no", "0"):
+            return False
+        raise InputError(f"{what}: '{value}' is not true or false")
+    if "int" in kind:
+        try:
+            number = float(str(value).strip())
+        except ValueError:
+            number = 0.0
+        if isinstance(value, bool) or not (number >= 1 and number.is_integer()):
+            raise InputError(f"{what}: '{value}' is not a positive integer")
+        return int(number)
+    return value
+

@@ -35,6 +35,19 @@ def count_causes(skipped) -> dict:
     return out
 
 
+def top_cause(skipped) -> str | None:
+    """'<the most frequent cause>: N rows' over ``skipped`` (and how many other causes there
+    are), for an error that says why nothing could be predicted; None when nothing was
+    skipped. A method skips a row once, whatever the number of targets."""
+    causes = count_causes(skipped)
+    if not causes:
+        return None
+    top = max(causes, key=causes.get)
+    others = len(causes) - 1
+    return (f"{top}: {causes[top]} rows"
+            + (f"; {others} other cause{'s' if others > 1 else ''}" if others else ""))
+
+
 def kernel_pattern(regex: str) -> re.Pattern:
     """``--kernel REGEX`` compiled, or a one-line error saying why it is not one."""
     try:
