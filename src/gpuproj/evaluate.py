@@ -95,6 +95,8 @@ def coverage_interval(inside, groups, level: float = 0.9, n_boot: int = 2000,
     return [float(np.percentile(pooled, tail)), float(np.percentile(pooled, 100 - tail))]
 
 
+TOP_K = 5  # configurations an autotuner would run on the target (ranking's topk_loss_pct)
+MIN_CONFIGS = 3  # a ranking of two configurations is a coin toss, not a ranking
 _METRIC_COLUMNS = ("time_s", "true_s", "low_s", "high_s", "band_low_s", "band_high_s")
 _PAIR_COLUMNS = ["method", "kernel", "config", "source", "target", "source_time_s", "time_s",
                  "low_s", "high_s", "band_low_s", "band_high_s", "limiter"]
@@ -138,10 +140,77 @@ class Evaluation:
         """What a notebook shows: ``frame()`` to three significant digits."""
         return self.frame().to_html(float_format=lambda v: f"{v:.3g}")
 
-    def to_json(self) -> dict:
-        return {"methods": self.summary(), "per_pair": self.summary("pair"),
-                "per_kernel": self.summary("kernel"),
-                "skipped": count_causes(self.skipped)}
+    def ranking(self, by: str | None = None, top: int = TOP_K) -> pd.DataFrame:
+        """How well each method ranks the configurations of a kernel on a target: the question
+        of an autotuner that would run only the predicted best on a GPU it has not tuned on.
+        ``by='pair'`` gives one row per method and source -> target pair (``rank_metrics``)."""
+        d = self.pairs
+        keys = ["kernel", "source", "target"] + (["fold"] if "fold" in d else [])
+        rows = {}
+        for m, g in d.groupby("method", sort=False):
+            if by is None:
+                rows[m] = rank_metrics(g, keys, top)
+            else:
+                for pair, h in g.groupby(g["source"] + "->" + g["target"], sort=True):
+                    rows[(m, pair)] = rank_metrics(h, keys, top)
+        out = pd.DataFrame.from_dict(rows, orient="index")
+        out.index.names = ["method"] if by is None else ["method", "pair"]
+        return out
+
+    def to_json(self, ranking: bool = False) -> dict:
+        out = {"methods": self.summary(), "per_pair": self.summary("pair"),
+               "per_kernel": self.summary("kernel"),
+               "skipped": count_causes(self.skipped)}
+        if ranking:
+            r = self.ranking().astype(object)
+            out["ranking"] = r.where(r.notna(), None).to_dict(orient="index")
+        return out
+
+
+def rank_metrics(pairs: pd.DataFrame, keys, top: int = TOP_K) -> dict:
+    """Ranking quality of ``pairs`` (one method's rows; ``time_s`` predicted, ``true_s``
+    measured), over the groups of ``keys`` (kernel, source, target) that have at least
+    MIN_CONFIGS configurations.
+
+    groups: how many; rank_corr: Spearman's rank correlation of predicted and measured times,
+    mean over groups; top1_loss_pct: how much longer, measured on the target, the configuration
+    predicted fastest takes than the fastest measured one, in % (median over groups;
+    top1_loss_max_pct the worst group); topk_loss_pct / topk_loss_max_pct the same for the best
+    of the ``top`` configurations predicted fastest (an autotuner that runs those ``top`` on
+    the target). Ties in the prediction are broken by row order.
+
+    >>> p = pd.DataFrame({"kernel": "k", "time_s": [1.0, 2.0, 3.0], "true_s": [2.0, 1.0, 3.0]})
+    >>> m = rank_metrics(p, ["kernel"], top=2)
+    >>> m["groups"], m["rank_corr"], m["top1_loss_pct"], m["topk_loss_pct"]
+    (1, 0.5, 100.0, 0.0)
+    """
+    sizes = pairs.groupby(keys, sort=False)["true_s"].transform("size")
+    d = pairs.loc[sizes >= MIN_CONFIGS, keys + ["time_s", "true_s"]]
+    empty = {"groups": 0, "configs": 0, "rank_corr": None, "top1_loss_pct": None,
+             "top1_loss_max_pct": None, "topk": top, "topk_loss_pct": None,
+             "topk_loss_max_pct": None}
+    if d.empty:
+        return empty
+    by = [d[k] for k in keys]
+    g = d.groupby(by, sort=False)
+    # Spearman = Pearson correlation of the ranks (ties take their mean rank)
+    rp, rt = g["time_s"].rank(), g["true_s"].rank()
+    rp = rp - rp.groupby(by, sort=False).transform("mean")
+    rt = rt - rt.groupby(by, sort=False).transform("mean")
+    cov = (rp * rt).groupby(by, sort=False).sum()
+    var = (rp * rp).groupby(by, sort=False).sum() * (rt * rt).groupby(by, sort=False).sum()
+    rho = cov / np.sqrt(var.where(var > 0))  # undefined where a ranking is all ties
+    order = g["time_s"].rank(method="first")
+    best = g["true_s"].transform("min")
+    loss = d["true_s"] / best - 1
+    top1 = loss[order == 1]
+    topk = loss[order <= top].groupby(by, sort=False).min()
+    return {"groups": int(g.ngroups), "configs": int(len(d)),
+            "rank_corr": None if rho.isna().all() else float(rho.mean()),
+            "top1_loss_pct": float(100 * top1.median()),
+            "top1_loss_max_pct": float(100 * top1.max()), "topk": int(top),
+            "topk_loss_pct": float(100 * topk.median()),
+            "topk_loss_max_pct": float(100 * topk.max())}
 
 
 def applicable_methods(table: ProfileTable, names=None) -> list[str]:
@@ -214,4 +283,4 @@ def evaluate(table: ProfileTable, methods=None, sources=None, targets=None, *,
     return Evaluation(pairs, skipped)
 
 
-__all__ = ["metrics", "evaluate", "Evaluation", "Skipped", "applicable_methods"]
+__all__ = ["metrics", "rank_metrics", "evaluate", "Evaluation", "Skipped", "applicable_methods"]

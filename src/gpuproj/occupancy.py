@@ -1,24 +1,24 @@
 """Resident blocks per SM (theoretical occupancy) from a launch configuration and a GPU.
 
-The rules are the CUDA Occupancy Calculator's (``CUDA_Occupancy_Calculator.xls``, the same arithmetic
-as ``cudaOccupancyMaxActiveBlocksPerMultiprocessor``), with every constant read from the GPU's catalog
-file:
+The rules are the CUDA Occupancy Calculator's (``CUDA_Occupancy_Calculator.xls``, the same
+arithmetic as ``cudaOccupancyMaxActiveBlocksPerMultiprocessor``), with every constant read from
+the GPU's catalog file:
 
 - warps per block = ceil(threads / warp size);
 - warp limit = floor(max warps per SM / warps per block);
 - register limit: registers per warp = ceil(regs per thread x warp size / allocation unit) x unit;
-  warps that fit = floor(floor(max regs per block / regs per warp) / warp allocation granularity)
-  x granularity (the register file is split into that many partitions); blocks = floor(warps that fit /
-  warps per block) x floor(regs per SM / max regs per block);
-- shared-memory limit: per-block footprint = ceil((smem + reserved smem per block) / allocation unit)
-  x unit; blocks = floor(carve-out / footprint);
+  warps that fit = floor(floor(max regs per block / regs per warp) / warp allocation
+  granularity) x granularity (the register file is split into that many partitions);
+  blocks = floor(warps that fit / warps per block) x floor(regs per SM / max regs per block);
+- shared-memory limit: per-block footprint = ceil((smem + reserved smem per block) /
+  allocation unit) x unit; blocks = floor(carve-out / footprint);
 - block limit = max resident blocks per SM.
 
 The same rules hold for AMD CUs with wavefronts for warps and VGPRs for registers: registers per
 wave in granules, each of the 4 SIMDs holding its own VGPR file (the granularity-4 floor makes the
-pooled count equal 4 x the per-SIMD count), LDS for shared memory; and one AMD-specific rule: the 16
-workgroup barriers of a CU limit multi-wave workgroups only, so single-wave workgroups are limited by
-waves alone (LLVM ``getMaxWorkGroupsPerCU``).
+pooled count equal 4 x the per-SIMD count), LDS for shared memory; and one AMD-specific rule:
+the 16 workgroup barriers of a CU limit multi-wave workgroups only, so single-wave workgroups are
+limited by waves alone (LLVM ``getMaxWorkGroupsPerCU``).
 
 >>> from gpuproj.catalog import load_catalog
 >>> a100 = load_catalog().resolve("a100-sxm4-80gb")
@@ -96,7 +96,8 @@ def occupancy(gpu, block_threads, regs_per_thread=0, smem_per_block_bytes=0, *,
     smem_block_max = int(_need(gpu, "smem_per_block_optin_bytes"))
     reserved = gpu.value("reserved_smem_per_block_bytes")
     reserved = 0 if math.isnan(reserved) else int(reserved)
-    carve = int(_need(gpu, "smem_per_sm_bytes") if smem_carveout_bytes is None else smem_carveout_bytes)
+    carve = int(_need(gpu, "smem_per_sm_bytes") if smem_carveout_bytes is None
+                else smem_carveout_bytes)
 
     wpb = -(-T // ws)  # warps per block
     big = np.iinfo(np.int64).max // 4

@@ -71,7 +71,8 @@ def unit_factor(unit: str) -> float:
     if f is not None:
         return f
     for p, v in _PREFIX.items():
-        if p and u.startswith(p) and u[len(p):] in ("inst", "op", "FLOP", "flop", "hz", "Hz", "cycle"):
+        if p and u.startswith(p) and u[len(p):] in ("inst", "op", "FLOP", "flop", "hz", "Hz",
+                                                    "cycle"):
             return v
     if u in ("hz", "Hz", "FLOP", "flop", "op"):
         return 1.0

@@ -185,7 +185,8 @@ class Pow(Expr):
         return out
 
     def __str__(self):
-        return f"{_paren(self.base, (Add, Mul, Div, Pow))}**{_paren(self.exp, (Add, Mul, Div, Pow))}"
+        tight = (Add, Mul, Div, Pow)
+        return f"{_paren(self.base, tight)}**{_paren(self.exp, tight)}"
 
 
 @dataclass(frozen=True)

@@ -67,7 +67,8 @@ class VariantResult:
 @dataclass
 class Evaluation:
     variants: list
-    ranking: list = field(default_factory=list)  # per size: {"sizes", "measured", "predicted", "ok"}
+    # per size: {"sizes", "measured", "predicted", "ok"}
+    ranking: list = field(default_factory=list)
 
     @property
     def geomean_rel_error(self):

@@ -28,6 +28,11 @@ from ._common import (
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (methods, per_pair, "
               "per_kernel, skipped); mape, median_ape and gmre are in %, within_*, coverage "
               "and band_coverage fractions.")
+@click.option("--ranking", is_flag=True,
+              help="Also say how well each method ranks the configurations of a kernel on a "
+                   "target (autotuning variants): Spearman's rank correlation, and how much "
+                   "longer the configuration predicted fastest (the best of the 5 predicted "
+                   "fastest) takes than the fastest; JSON key 'ranking', losses in %.")
 @click.option("--plots", "plots_dir", type=click.Path(file_okay=False), metavar="DIR",
               help="Also draw the evaluation pictures into DIR.")
 @click.option("--train", "train_tables", multiple=True, type=click.Path(dir_okay=False),
@@ -41,7 +46,7 @@ from ._common import (
 @click.option("--save-model", "save_model", type=click.Path(dir_okay=False),
               help="With --train: save each fitted learned model as PATH.json + PATH.npz "
                    "(PATH-<method> when several).")
-def evaluate(tables, methods, sources, targets, fmt, reader_options, as_json, plots_dir,
+def evaluate(tables, methods, sources, targets, fmt, reader_options, as_json, ranking, plots_dir,
              train_tables, split, coverage, save_model):
     """Predict, for every kernel configuration measured on two or more GPUs and every ordered
     pair of distinct GPUs (s, t), t's time from s's row alone, and compare with t's measurement.
@@ -59,6 +64,7 @@ def evaluate(tables, methods, sources, targets, fmt, reader_options, as_json, pl
       gpuproj evaluate calculate_temp_9gpus.csv.gz
       gpuproj evaluate gemm_clblast_4096_4gpus.csv.gz -m hierarchical,roofline --json
       gpuproj evaluate my_gemm_cache.csv --reader-option gemm_size=4096 -m roofline
+      gpuproj evaluate gemm_clblast_4096_4gpus.csv.gz -m same,hierarchical-ext --ranking
       gpuproj evaluate gemm_clblast_4096_4gpus.csv.gz --split gpu -m gb,residual --coverage 0.9
       gpuproj evaluate test.csv --train train.csv -m residual --save-model models/residual
     """
@@ -140,7 +146,7 @@ def evaluate(tables, methods, sources, targets, fmt, reader_options, as_json, pl
 
         evaluation_plots(ev, plots_dir)
     if as_json:
-        emit_json(ev.to_json())
+        emit_json(ev.to_json(ranking=ranking))
         return
     from rich.table import Table
 
@@ -155,6 +161,37 @@ def evaluate(tables, methods, sources, targets, fmt, reader_options, as_json, pl
         t.add_column(c, justify="right")
     for m, s in sorted(summary.items(), key=lambda kv: kv[1]["mape"] or 1e99):
         t.add_row(m, *[_cell(c, s[c]) for c in cols])
+    console().print(t)
+    if ranking:
+        _print_ranking(ev)
+
+
+def _print_ranking(ev) -> None:
+    import pandas as pd
+    from rich.table import Table
+
+    r = ev.ranking()
+    if not r["groups"].any():
+        click.echo("ranking: no kernel has 3 or more configurations measured on a source and "
+                   "a target", err=True)
+        return
+    k = int(r["topk"].iloc[0])
+    t = Table(title=f"Ranking the configurations of each kernel on each target "
+                    f"({int(r['groups'].max())} kernel x source x target groups)",
+              caption="loss: how much longer (measured on the target) the configuration "
+                      f"predicted fastest, or the best of the {k} predicted fastest, takes than "
+                      "the fastest; median over groups / the worst group")
+    t.add_column("method")
+    for c in ("rank corr.", "top-1 loss", f"best-of-{k} loss"):
+        t.add_column(c, justify="right")
+
+    def pct(a, b):
+        return "-" if a is None or pd.isna(a) else f"{a:.1f} / {b:.1f} %"
+
+    for m, row in r.sort_values("top1_loss_pct").iterrows():
+        rho = "-" if pd.isna(row["rank_corr"]) else f"{row['rank_corr']:.3f}"
+        t.add_row(m, rho, pct(row["top1_loss_pct"], row["top1_loss_max_pct"]),
+                  pct(row["topk_loss_pct"], row["topk_loss_max_pct"]))
     console().print(t)
 
 

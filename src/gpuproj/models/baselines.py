@@ -29,7 +29,8 @@ class BandwidthScaling(Model):
         k = "dram_bw_bytes_per_s"
         r = source.peak(k) / target.peak(k)
         return Projection(df["time_s"].to_numpy(float) * r, limiter=fixed_label("dram", len(df)),
-                          assumptions=[f"datasheet DRAM bandwidth {source.id} / {target.id} = {r:.3f}"])
+                          assumptions=[f"datasheet DRAM bandwidth {source.id} / {target.id} "
+                                        f"= {r:.3f}"])
 
 
 class ComputeScaling(Model):
@@ -43,7 +44,8 @@ class ComputeScaling(Model):
         ratio = per_dtype(codes, lambda d: source.peak(compute_peak_key(d))
                           / target.peak(compute_peak_key(d)))
         return Projection(df["time_s"].to_numpy(float) * ratio, limiter=labels(codes, DTYPES),
-                          assumptions=["datasheet FMA peak of the kernel's dtype (fp32 if unknown)"])
+                          assumptions=["datasheet FMA peak of the kernel's dtype "
+                                        "(fp32 if unknown)"])
 
 
 class Roofline(Model):

@@ -5,7 +5,7 @@ Kernel parameters (paper Table 2), from nvprof-level metrics (Table 1; the canon
 parentheses):
 
 - K_type: fp64 if M_fp64 > 0, else fp32 if M_fp32 > 0, else int   (fp64/fp32_thread_inst)
-- Eq. 2  W_comp = M_fpXX + M_fmaXX (fp) or M_int (int)            (fpXX_fma_thread_inst, int_thread_inst)
+- Eq. 2  W_comp = M_fpXX + M_fmaXX (fp) or M_int (int)  (fpXX_fma_thread_inst, int_thread_inst)
 - Eq. 3  W_traf = 32 (M_tran_r + M_tran_w) = DRAM bytes            (dram_bytes)
 - Eq. 4  E_mix = (M_fpXX + M_fmaXX) / (2 M_fpXX), 50 % for int
 - Eqs. 5-9  D_ops = I_ops / I_total, D_ldst = M_ldst / I_total, D_other = 1 - D_ops - D_ldst,
@@ -39,7 +39,8 @@ K_TYPES = ("fp64", "fp32", "int")
 
 class Quantitative(Model):
     name = "quantitative"
-    summary = "quantitative roofline from profiling metrics + target micro-benchmarks (Konstantinidis)"
+    summary = ("quantitative roofline from profiling metrics + target micro-benchmarks "
+               "(Konstantinidis)")
     requires = ("time_s", "warp_inst", "ldst_thread_inst", "dram_bytes")
     requires_any = (("fp32_thread_inst",), ("fp64_thread_inst",), ("int_thread_inst",))
 

@@ -105,7 +105,8 @@ class ProfileTable:
         df = frame.copy()
         missing = [c for c in REQUIRED if c not in df.columns]
         if missing:
-            raise InputError(f"missing required column(s) {', '.join(missing)}", path=origin or None)
+            raise InputError(f"missing required column(s) {', '.join(missing)}",
+                             path=origin or None)
         for c in COLUMNS:
             if c not in df.columns:
                 df[c] = np.nan if c in NUMERIC else None
@@ -127,7 +128,8 @@ class ProfileTable:
                     why = ("time_s is missing" if pd.isna(t) else f"time_s = {t} is not positive")
                     if any(df.at[i, c] is None for c in ("kernel", "config", "gpu")):
                         why = "kernel, config or gpu is empty"
-                    skipped.append(Skipped(origin, None if r is None or pd.isna(r) else int(r), why))
+                    row = None if r is None or pd.isna(r) else int(r)
+                    skipped.append(Skipped(origin, row, why))
                 df = df.loc[~bad]
         _fill_derived(df)
         df = df.reset_index(drop=True)

@@ -268,6 +268,8 @@ def target_intensities(profiles, counts):
     import pandas as pd
 
     df = profiles.df
-    return pd.DataFrame({
-        f"oi_{lvl}_flop_per_byte": counts["flops"] / df[f"{lvl}_bytes"].where(df[f"{lvl}_bytes"] > 0)
-        for lvl in ("l1", "l2", "dram")}, index=df.index)
+    def per_byte(lvl):
+        return counts["flops"] / df[f"{lvl}_bytes"].where(df[f"{lvl}_bytes"] > 0)
+
+    return pd.DataFrame({f"oi_{lvl}_flop_per_byte": per_byte(lvl) for lvl in ("l1", "l2", "dram")},
+                        index=df.index)

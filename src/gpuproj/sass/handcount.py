@@ -80,8 +80,8 @@ def fixture_counts(kernel: str, arch: int, n: int, iters: int = 1) -> dict[str, 
     """Schema FP columns (thread instructions and FLOPs) of one launch of a fixture kernel
     with ``n`` threads (``iters`` loop iterations for the ``fma_loop`` kernels).
 
-    >>> fixture_counts("sin_f32", 90, 1000)["fp32_flops"], fixture_counts("sin_f32", 100, 1000)["fp32_flops"]
-    (18000.0, 19000.0)
+    >>> [fixture_counts("sin_f32", n, 1000)["fp32_flops"] for n in (90, 100)]
+    [18000.0, 19000.0]
     >>> fixture_counts("smem_reduce_f32", 80, 4 * 256)["fp32_flops"]
     1020.0
     """

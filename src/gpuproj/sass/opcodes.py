@@ -86,7 +86,8 @@ _FP_OTHER = {
     "DSETP": "fp64", "DSET": "fp64", "DMNMX": "fp64",
     "HSETP2": "fp16", "HSET2": "fp16", "HMNMX2": "fp16",
 }
-_CONVERT = {"F2F", "F2I", "I2F", "I2I", "F2FP", "I2FP", "F2IP", "FRND", "DRND", "UF2FP", "UI2FP", "UF2F", "UF2I", "UI2F"}
+_CONVERT = {"F2F", "F2I", "I2F", "I2I", "F2FP", "I2FP", "F2IP", "FRND", "DRND", "UF2FP", "UI2FP",
+            "UF2F", "UF2I", "UI2F"}
 _INT = {
     "IMAD", "IADD3", "IADD", "IADD32I", "IMUL", "IMUL32I", "LOP3", "LOP", "LOP32I", "SHF", "SHL",
     "SHR", "ISETP", "ICMP", "IMNMX", "LEA", "POPC", "FLO", "BREV", "BMSK", "SGXT", "PRMT",
@@ -146,7 +147,8 @@ def _classify(opcode: str, const_move: bool) -> OpClass:
         precision, kind, lanes = _FP[base]
         if const_move and base.startswith("HFMA2"):
             return OpClass("move")
-        return OpClass("fp", precision, kind, lanes=lanes, flops=lanes * (2 if kind == "fma" else 1))
+        flops = lanes * (2 if kind == "fma" else 1)
+        return OpClass("fp", precision, kind, lanes=lanes, flops=flops)
     if base == "MUFU":
         fn = (mods[0] if mods else "unknown").lower()
         if fn.endswith("64h"):

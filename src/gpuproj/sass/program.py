@@ -62,7 +62,8 @@ class Instruction:
         (``BRA.U !UP0, target``, ``@P0 BRA P1, target``)."""
         if self.predicated:
             return True
-        return self.base in ("BRA", "JMP", "BRX", "JMX") and bool(_PRED_OPERAND.match(self.operands))
+        return (self.base in ("BRA", "JMP", "BRX", "JMX")
+                and bool(_PRED_OPERAND.match(self.operands)))
 
     def text(self) -> str:
         p = f"{self.predicate} " if self.predicate else ""

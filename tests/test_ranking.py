@@ -1,0 +1,76 @@
+"""Ranking kernel configurations on a target (evaluate --ranking): the autotuner's question."""
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from conftest import run_cli
+
+from gpuproj.evaluate import MIN_CONFIGS, evaluate, rank_metrics
+from gpuproj.profiles import load
+
+DATA = Path(__file__).parent / "data"
+GEMM = DATA / "kerneltuner-4gpus-gemm_clblast_4096.csv"
+
+
+def test_rank_metrics_by_hand():
+    p = pd.DataFrame({
+        "kernel": ["a"] * 4 + ["b"] * 3 + ["c"] * 2,
+        # a: the predicted order 1 2 3 4 is the measured one reversed
+        # b: the predicted fastest is measured fastest; two configurations tie in the prediction
+        # c: two configurations only, left out
+        "time_s": [1.0, 2.0, 3.0, 4.0, 1.0, 5.0, 5.0, 1.0, 2.0],
+        "true_s": [4.0, 3.0, 2.0, 1.0, 1.0, 2.0, 3.0, 2.0, 1.0],
+    })
+    assert MIN_CONFIGS == 3
+    m = rank_metrics(p, ["kernel"], top=2)
+    assert m["groups"] == 2 and m["configs"] == 7
+    # a: rho = -1; b: ranks (1, 2.5, 2.5) against (1, 2, 3), centred (-1, .5, .5) and
+    # (-1, 0, 1): rho = 1.5 / sqrt(1.5 x 2) = sqrt(3) / 2
+    assert m["rank_corr"] == pytest.approx((-1 + np.sqrt(3) / 2) / 2)
+    # a: the predicted fastest takes 4 where 1 was possible, +300 %; b: 0 %; median 150 %
+    assert m["top1_loss_pct"] == pytest.approx(150.0) and m["top1_loss_max_pct"] == 300.0
+    # best of the two predicted fastest: a: min(4, 3) / 1 -> +200 %; b: 0 %
+    assert m["topk_loss_pct"] == pytest.approx(100.0) and m["topk_loss_max_pct"] == 200.0
+    assert rank_metrics(p[p["kernel"] == "c"], ["kernel"])["groups"] == 0
+
+
+def test_same_ranks_as_tuning_on_the_source():
+    # `same` predicts the source's time, so its top-1 loss is that of tuning on the source and
+    # running the winner on the target, computed here directly from the table
+    t = load(GEMM)
+    ev = evaluate(t, ["same"])
+    r = ev.ranking(by="pair").loc["same"]
+    d = t.df.pivot_table(index="config", columns="gpu", values="time_s")
+    for pair, row in r.iterrows():
+        s, g = pair.split("->")
+        both = d[[s, g]].dropna()
+        chosen = both[g][both[s].idxmin()]
+        assert row["top1_loss_pct"] == pytest.approx(100 * (chosen / both[g].min() - 1))
+        assert row["rank_corr"] == pytest.approx(both[s].corr(both[g], method="spearman"))
+        assert row["configs"] == len(both)
+
+
+def test_cli_ranking(capsys):
+    code, out, _ = run_cli(capsys, "evaluate", str(GEMM), "-m", "same,roofline", "--ranking",
+                           "--json")
+    assert code == 0
+    rank = json.loads(out)["ranking"]
+    assert set(rank) == {"same", "roofline"} and rank["same"]["groups"] == 12
+    assert 0 < rank["same"]["rank_corr"] <= 1 and rank["same"]["topk"] == 5
+    code, out, _ = run_cli(capsys, "evaluate", str(GEMM), "-m", "same", "--json")
+    assert "ranking" not in json.loads(out)
+    code, out, _ = run_cli(capsys, "evaluate", str(GEMM), "-m", "same", "--ranking")
+    assert code == 0 and "best-of-5 loss" in out
+
+
+def test_ranking_fragment_is_its_json_rendered():
+    # docs/results/ranking.md is what scripts/ranking.py renders from the JSON it wrote
+    from conftest import load_script
+
+    results = Path(__file__).resolve().parents[1] / "docs" / "results"
+    rk = load_script("ranking")
+    assert rk.markdown(json.loads((results / "ranking.json").read_text())) == \
+        (results / "ranking.md").read_text()
