@@ -9,7 +9,8 @@ times. The KernelTuner tables hold many configurations of one problem measured o
 each GPU in turn is the target, left out of training entirely, and every method predicts its
 times from each other GPU's measurements (`gpuproj.splits`, split "gpu"; the learned models in
 the settings of scripts/learned_experiments.py). Per source -> target pair:
-``gpuproj.evaluate.rank_metrics``.
+``gpuproj.evaluate.rank_metrics``; and per held-out GPU the candidate that ranks best on the
+training GPUs alone (`validated choice`).
 """
 
 from __future__ import annotations
@@ -39,22 +40,57 @@ LEARNERS = ("rf", "gb", "ridge", "lasso")
 HYBRIDS = ("residual", "bounded-efficiency", "ensemble")
 
 
+# candidates of the validated choice: following the source (`same`), the analytical method
+# that re-ranks, and the two tree learners
+CANDIDATES = ("same", "hierarchical-ext", "rf", "gb")
+KEYS = ["kernel", "source", "target"]
+
+
+def validated_loss(train, model) -> float:
+    """Median top-1 loss of ``model`` on a fold's training GPUs, as a user could measure it
+    without the target: out of fold for a learner (each training GPU's pairs predicted by a copy
+    trained without that GPU), on the training pairs for an analytical method."""
+    from gpuproj.evaluate import evaluate, rank_metrics
+    from gpuproj.learned.models import training_data
+
+    if getattr(model, "trained", False):
+        data = training_data(train, model.max_pairs, model.random_state, model._spec(train))
+        oof, _ = model.out_of_fold(data)
+        pairs = data.pairs.assign(time_s=oof).dropna(subset=["time_s"])
+    else:
+        pairs = evaluate(train, [model]).pairs
+    loss = rank_metrics(pairs, KEYS)["top1_loss_pct"]
+    return float("inf") if loss is None else loss
+
+
 def run_table(data, name, fmt, files) -> dict:
-    from gpuproj.splits import evaluate_split
+    import pandas as pd
+
+    from gpuproj.evaluate import Evaluation
+    from gpuproj.splits import evaluate_fold, folds
 
     table = load(data, fmt, files)
     max_pairs = 12000 if is_big(table) else None
     params = {m: {"max_pairs": max_pairs, "coverage": COVERAGE} for m in LEARNERS}
     params.update(hybrid_params(table, fmt))
     t0 = time.time()
-    ev = evaluate_split(table, list(ANALYTICAL + LEARNERS + HYBRIDS), "gpu",
-                        model_params=params)
+    frames, chosen = [], {}
+    for fold in folds(table, "gpu"):
+        fitted = []
+        ev = evaluate_fold(fold, list(ANALYTICAL + LEARNERS + HYBRIDS), cv_groups="gpu",
+                           model_params=params, fitted=fitted)
+        frames.append(ev.pairs)
+        val = {m.name: validated_loss(fold.train, m) for m in fitted if m.name in CANDIDATES}
+        chosen[fold.name] = min(CANDIDATES, key=lambda m: val[m])  # ties: the earlier, `same`
+        frames.append(ev.pairs[ev.pairs["method"] == chosen[fold.name]]
+                      .assign(method="validated choice"))
+    ev = Evaluation(pd.concat(frames, ignore_index=True), [])
     rank = ev.ranking()
     per_pair = ev.ranking(by="pair")
     summary = ev.summary()
     return {
         "gpus": table.gpus, "rows": len(table.df), "configs": int(table.df["config"].nunique()),
-        "seconds": round(time.time() - t0, 1),
+        "seconds": round(time.time() - t0, 1), "validated_choice": chosen,
         "methods": {m: {**_plain(rank.loc[m]), "mape": summary[m]["mape"],
                         "median_ape": summary[m]["median_ape"]} for m in rank.index},
         "per_pair": {m: {p: _plain(per_pair.loc[(m, p)]) for p in per_pair.loc[m].index}
@@ -102,15 +138,24 @@ def markdown(results) -> str:
             return [pairs[m][p]["top1_loss_pct"] for p in pairs["same"]]
 
         # the best method that chooses differently from `same` on some pair
-        other = [m for m in ms if top1(m) != top1("same")]
+        other = [m for m in ms if top1(m) != top1("same") and m != "validated choice"]
         best = min(other, key=lambda m: (ms[m]["top1_loss_pct"], ms[m]["top1_loss_max_pct"]))
-        safest = min(ms, key=lambda m: (ms[m]["top1_loss_max_pct"], ms[m]["top1_loss_pct"]))
+        safest = min((m for m in ms if m != "validated choice"),
+                     key=lambda m: (ms[m]["top1_loss_max_pct"], ms[m]["top1_loss_pct"]))
         worst_pair = max(pairs["same"], key=lambda p: pairs["same"][p]["top1_loss_pct"])
-        same = [m for m in ms if m not in other]
+        same = [m for m in ms if m not in other and m != "validated choice"]
+        v = ms["validated choice"]
+        picks = ", ".join(f"{g}: `{m}`" for g, m in r["validated_choice"].items())
         L += ["", f"Methods that choose what `same` chooses on every pair: "
                   f"{', '.join(f'`{m}`' for m in same)}. The lowest worst-pair top-1 loss: "
                   f"`{safest}`, {f1(ms[safest]['top1_loss_max_pct'])} % (`same`: "
                   f"{f1(ms['same']['top1_loss_max_pct'])} %, on {worst_pair}).", "",
+              "`validated choice`: for each held-out target GPU, the one of "
+              f"{', '.join(f'`{m}`' for m in CANDIDATES)} with the lowest median top-1 loss on "
+              "the training GPUs (a learner's out of fold, each training GPU predicted by a "
+              "copy trained without it), which is what a user can measure without the target: "
+              f"{picks}; top-1 loss {f1(v['top1_loss_pct'])} / {f1(v['top1_loss_max_pct'])} %.",
+              "",
               f"Top-1 loss per pair, % (`same` / `{best}`, the lowest median among the methods "
               "that choose differently" + (f" / `{safest}`" if safest != best else "") + "): "
               + "; ".join(f"{p} " + " / ".join(
