@@ -144,6 +144,8 @@ class Evaluation:
         """How well each method ranks the configurations of a kernel on a target: the question
         of an autotuner that would run only the predicted best on a GPU it has not tuned on.
         ``by='pair'`` gives one row per method and source -> target pair (``rank_metrics``)."""
+        if by not in (None, "pair"):
+            raise ValueError(f"ranking(by={by!r}): by is None or 'pair'")
         d = self.pairs
         keys = ["kernel", "source", "target"] + (["fold"] if "fold" in d else [])
         rows = {}
