@@ -63,7 +63,7 @@ def validated_loss(train, model) -> float:
     return float("inf") if loss is None else loss
 
 
-def run_table(data, name, fmt, files) -> dict:
+def run_table(data, fmt, files) -> dict:
     import pandas as pd
 
     from gpuproj.evaluate import Evaluation
@@ -170,7 +170,7 @@ def main(argv=None):
     args = ap.parse_args(argv)
     results = {}
     for name, fmt, files in TABLES:
-        results[name] = run_table(args.data, name, fmt, files)
+        results[name] = run_table(args.data, fmt, files)
         print(f"{name}: {results[name]['seconds']} s", file=sys.stderr)
     OUT_JSON.write_text(json.dumps(results, indent=1) + "\n")
     OUT_MD.write_text(markdown(results))

@@ -135,8 +135,7 @@ def evaluate(tables, methods, sources, targets, fmt, reader_options, as_json, ra
         # no method could predict one, e.g. a table without the counts a method needs
         from ..profiles.table import top_cause
 
-        read = {id(s) for s in table.skipped}
-        why = top_cause(s for s in ev.skipped if id(s) not in read)
+        why = top_cause(ev.skipped, besides=table.skipped)
         if why:
             raise GpuprojError(f"nothing to evaluate: no pair could be predicted ({why})")
         raise GpuprojError("nothing to evaluate: no kernel configuration was measured on two "
@@ -186,7 +185,7 @@ def _print_ranking(ev) -> None:
         t.add_column(c, justify="right")
 
     def pct(a, b):
-        return "-" if a is None or pd.isna(a) else f"{a:.1f} / {b:.1f} %"
+        return "-" if pd.isna(a) else f"{a:.1f} / {b:.1f} %"
 
     for m, row in r.sort_values("top1_loss_pct").iterrows():
         rho = "-" if pd.isna(row["rank_corr"]) else f"{row['rank_corr']:.3f}"

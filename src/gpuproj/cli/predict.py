@@ -132,8 +132,7 @@ def _predict_profile(profile, source, target, method, model_paths, kernel, fmt, 
         from ..errors import GpuprojError
         from ..profiles.table import top_cause
 
-        read = {id(s) for s in table.skipped}
-        why = top_cause(s for s in result.skipped if id(s) not in read)
+        why = top_cause(result.skipped, besides=table.skipped)
         raise GpuprojError("no kernel could be predicted" + (f" ({why})" if why else ""))
     if plot:
         from ..plots.projection import projection_bars

@@ -10,6 +10,7 @@ from ._common import (
     format_option,
     load_profile,
     output_option,
+    profile_gpu,
     reader_option,
     source_option,
     split_list,
@@ -53,13 +54,8 @@ def quadrant(gpu_names, profile, source, kernel, intensities, precision, measure
     gpus = split_list(gpu_names)
     kernels, rows = [], None
     if profile:
-        from ..catalog import resolve
-
         table = load_profile(profile, fmt, source, **reader_options)
-        if source is None and len(table.gpus) > 1:
-            raise click.UsageError(f"the profile holds several GPUs ({', '.join(table.gpus)}); "
-                                   "pass --source")
-        rows = table.on(resolve(source).id if source else table.gpus[0]).select(kernel)
+        rows = table.on(profile_gpu(table, source)).select(kernel)
         kernels = q.kernels_from_rows(rows)
     bad = [i for i in intensities if not (0 < i < float("inf"))]
     if bad:

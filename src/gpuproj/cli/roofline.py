@@ -10,6 +10,7 @@ from ._common import (
     format_option,
     load_profile,
     output_option,
+    profile_gpu,
     reader_option,
     source_option,
 )
@@ -43,12 +44,8 @@ def roofline(profile, source, target, kernel, max_kernels, fmt, reader_options, 
     from ..plots.roofline import roofline as draw
 
     table = load_profile(profile, fmt, source, **reader_options)
-    if source is None:
-        if len(table.gpus) != 1:
-            raise click.UsageError(f"the profile holds several GPUs ({', '.join(table.gpus)}); "
-                                   "pass --source")
-        source = table.gpus[0]
-    data = draw(table, output, source, target, kernel, max_kernels=max_kernels)
+    data = draw(table, output, profile_gpu(table, source), target, kernel,
+                max_kernels=max_kernels)
     for s in data["skipped"]:
         if not as_json:
             click.echo(f"gpuproj: skipped {s}", err=True)

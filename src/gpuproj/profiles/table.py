@@ -35,11 +35,13 @@ def count_causes(skipped) -> dict:
     return out
 
 
-def top_cause(skipped) -> str | None:
+def top_cause(skipped, besides=()) -> str | None:
     """'<the most frequent cause>: N rows' over ``skipped`` (and how many other causes there
     are), for an error that says why nothing could be predicted; None when nothing was
-    skipped. A method skips a row once, whatever the number of targets."""
-    causes = count_causes(skipped)
+    skipped. ``besides`` (a table's own skips, reported apart) are left out. A method skips a
+    row once, whatever the number of targets."""
+    read = {id(s) for s in besides}
+    causes = count_causes(s for s in skipped if id(s) not in read)
     if not causes:
         return None
     top = max(causes, key=causes.get)
@@ -172,11 +174,8 @@ class ProfileTable:
                             self.origin)
 
     def skipped_summary(self) -> dict:
-        """Reason -> number of rows skipped for it."""
-        out = {}
-        for s in self.skipped:
-            out[s.reason] = out.get(s.reason, 0) + 1
-        return out
+        """Reason -> number of rows skipped for it (``count_causes``)."""
+        return count_causes(self.skipped)
 
     def application_time_s(self) -> pd.Series:
         """Sum over kernels of time x launches, per GPU."""
