@@ -44,6 +44,10 @@ HYBRIDS = ("residual", "bounded-efficiency", "ensemble")
 # that re-ranks, and the two tree learners
 CANDIDATES = ("same", "hierarchical-ext", "rf", "gb")
 KEYS = ["kernel", "source", "target"]
+# the shortlist drawn in turn from the source's order and the two tree learners' orders, and
+# the shortlist lengths it is measured at
+SHORTLIST = ("same", "gb", "rf")
+SHORTLIST_K = (3, 5, 10)
 
 
 def validated_loss(train, model) -> float:
@@ -85,12 +89,16 @@ def run_table(data, fmt, files) -> dict:
         frames.append(ev.pairs[ev.pairs["method"] == chosen[fold.name]]
                       .assign(method="validated choice"))
     ev = Evaluation(pd.concat(frames, ignore_index=True), [])
+    # keyed by str(k): the markdown is also written from the JSON file, whose keys are text
+    shortlists = {", ".join(ms): {str(k): ev.shortlist(ms, k) for k in SHORTLIST_K}
+                  for ms in [SHORTLIST, *((m,) for m in SHORTLIST)]}
     rank = ev.ranking()
     per_pair = ev.ranking(by="pair")
     summary = ev.summary()
     return {
         "gpus": table.gpus, "rows": len(table.df), "configs": int(table.df["config"].nunique()),
         "seconds": round(time.time() - t0, 1), "validated_choice": chosen,
+        "shortlist": shortlists,
         "methods": {m: {**_plain(rank.loc[m]), "mape": summary[m]["mape"],
                         "median_ape": summary[m]["median_ape"]} for m in rank.index},
         "per_pair": {m: {p: _plain(per_pair.loc[(m, p)]) for p in per_pair.loc[m].index}
@@ -155,13 +163,29 @@ def markdown(results) -> str:
               "the training GPUs (a learner's out of fold, each training GPU predicted by a "
               "copy trained without it), which is what a user can measure without the target: "
               f"{picks}; top-1 loss {f1(v['top1_loss_pct'])} / {f1(v['top1_loss_max_pct'])} %.",
-              "",
+              "", *shortlist_table(r["shortlist"]), "",
               f"Top-1 loss per pair, % (`same` / `{best}`, the lowest median among the methods "
               "that choose differently" + (f" / `{safest}`" if safest != best else "") + "): "
               + "; ".join(f"{p} " + " / ".join(
                   f1(pairs[m][p]["top1_loss_pct"]) for m in dict.fromkeys(["same", best, safest]))
                   for p in pairs["same"]), ""]
     return "\n".join(L).rstrip() + "\n"
+
+
+def shortlist_table(shortlists) -> list[str]:
+    """Best-of-k loss of the shortlist taken in turn from SHORTLIST's orders, next to each of
+    those orders alone."""
+    ks = SHORTLIST_K
+    L = [f"Shortlists: the best of k configurations measured on the target, taken in turn from "
+         f"the orders of {', '.join(f'`{m}`' for m in SHORTLIST)} (`gpuproj.shortlist`), "
+         "against each order alone; loss % (median / worst pair):", "",
+         "| shortlist from | " + " | ".join(f"k = {k}" for k in ks) + " |",
+         "|---|" + "---|" * len(ks)]
+    for ms, by_k in shortlists.items():
+        cells = [f"{f1(by_k[str(k)]['loss_pct'])} / {f1(by_k[str(k)]['loss_max_pct'])}"
+                 for k in ks]
+        L.append(f"| {ms} | " + " | ".join(cells) + " |")
+    return L
 
 
 def main(argv=None):

@@ -161,6 +161,11 @@ def test_assumptions_are_listed_once(capsys):
     code, out, _ = run(capsys, "predict", EXAMPLE, "-t", "h200,mi250x", "-m", "all")
     lines = [ln for ln in out.splitlines() if "peak (no measured value)" in ln]
     assert code == 0 and lines and len(lines) == len(set(lines))
+    # one line per GPU lists its ceilings at peak, with every method that used one of them
+    gpus = [ln.split()[0] for ln in lines]
+    assert sorted(gpus) == sorted(set(gpus)) and "tesla-p100-pcie-16gb" in gpus
+    h200 = next(ln for ln in lines if ln.startswith("h200"))
+    assert "fp64_fma_flops_per_s, " in h200 and h200.endswith("quantitative)")
 
 
 def test_every_command_names_its_output_file_and_input_format_alike():

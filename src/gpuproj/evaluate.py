@@ -159,13 +159,27 @@ class Evaluation:
         out.index.names = ["method"] if by is None else ["method", "pair"]
         return out
 
-    def to_json(self, ranking: bool = False) -> dict:
+    def shortlist(self, methods, top: int = TOP_K) -> dict:
+        """How much longer, measured on the target, the best of the ``top`` configurations
+        taken in turn from ``methods``' predicted orders (``gpuproj.shortlist``) takes than the
+        fastest: ``shortlist_metrics``."""
+        missing = [m for m in methods if m not in set(self.pairs["method"])]
+        if missing:
+            raise ValueError(f"shortlist: no pairs of {', '.join(missing)}")
+        keys = ["kernel", "source", "target"] + (["fold"] if "fold" in self.pairs else [])
+        return shortlist_metrics(self.pairs, methods, keys, top)
+
+    def to_json(self, ranking: bool = False, shortlist=None) -> dict:
+        """Metrics as plain data; ``ranking`` adds ``ranking()``, ``shortlist`` (methods) adds
+        ``shortlist(methods)`` with the methods under ``methods``."""
         out = {"methods": self.summary(), "per_pair": self.summary("pair"),
                "per_kernel": self.summary("kernel"),
                "skipped": count_causes(self.skipped)}
         if ranking:
             r = self.ranking().astype(object)
             out["ranking"] = r.where(r.notna(), None).to_dict(orient="index")
+        if shortlist:
+            out["shortlist"] = {"methods": list(shortlist), **self.shortlist(shortlist)}
         return out
 
 
@@ -213,6 +227,35 @@ def rank_metrics(pairs: pd.DataFrame, keys, top: int = TOP_K) -> dict:
             "top1_loss_max_pct": float(100 * top1.max()), "topk": int(top),
             "topk_loss_pct": float(100 * topk.median()),
             "topk_loss_max_pct": float(100 * topk.max())}
+
+
+def shortlist_metrics(pairs: pd.DataFrame, methods, keys, top: int = TOP_K) -> dict:
+    """Over the groups of ``keys`` with at least MIN_CONFIGS configurations: how much longer,
+    measured on the target (``true_s``), the best of the ``top`` configurations that
+    ``gpuproj.shortlist.shortlist`` takes in turn from ``methods``' orders takes than the
+    fastest, in % (``loss_pct`` the median over groups, ``loss_max_pct`` the worst).
+
+    >>> p = pd.DataFrame({"kernel": "k", "config": list("abcabc"),
+    ...                   "method": ["same"] * 3 + ["gb"] * 3, "true_s": [2.0, 1.0, 3.0] * 2,
+    ...                   "time_s": [1.0, 2.0, 3.0, 3.0, 3.0, 1.0]})
+    >>> m = shortlist_metrics(p, ["same", "gb"], ["kernel"], top=2)
+    >>> m["groups"], m["loss_pct"]
+    (1, 100.0)
+    """
+    from .shortlist import shortlist
+
+    keys = list(keys)
+    d = pairs[pairs["method"].isin(list(methods))]
+    truth = d.drop_duplicates(keys + ["config"])
+    size = truth.groupby(keys, sort=False)["true_s"].transform("size")
+    best = truth[size >= MIN_CONFIGS].groupby(keys, sort=False)["true_s"].min()
+    empty = {"groups": 0, "topk": top, "loss_pct": None, "loss_max_pct": None}
+    if best.empty:
+        return empty
+    got = shortlist(d, methods, top, keys).groupby(keys, sort=False)["true_s"].min()
+    loss = 100 * (got.reindex(best.index) / best - 1)
+    return {"groups": int(len(best)), "topk": int(top), "loss_pct": float(loss.median()),
+            "loss_max_pct": float(loss.max())}
 
 
 def applicable_methods(table: ProfileTable, names=None) -> list[str]:

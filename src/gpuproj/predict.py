@@ -13,6 +13,7 @@ more method next to the named ones:
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -52,7 +53,21 @@ class PredictionSet:
                 frames.append(a)
         return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
-    def to_json(self) -> dict:
+    def shortlist(self, k: int) -> pd.DataFrame:
+        """The ``k`` configurations of each kernel to measure on each target, taken in turn
+        from the methods' predicted orders, fastest first, in the order the methods were given
+        (``gpuproj.shortlist``): ``rank``, ``config``, ``method`` (the one that proposed it),
+        its predicted ``time_s`` and the source's time."""
+        from .shortlist import shortlist
+
+        d = self.table()
+        if d.empty:
+            return d
+        s = shortlist(d, list(self.predictions), k, ["kernel", "target"])
+        return s[["kernel", "target", "rank", "config", "method", "time_s", "source_time_s"]]
+
+    def to_json(self, shortlist: int | None = None) -> dict:
+        """Everything as plain data; with ``shortlist`` (k) also ``shortlist(k)``."""
         import numpy as np
 
         def recs(df):
@@ -62,6 +77,7 @@ class PredictionSet:
             "source": self.source, "targets": self.targets,
             "predictions": recs(self.table()),
             "application": recs(self.application()),
+            **({"shortlist": recs(self.shortlist(shortlist))} if shortlist else {}),
             "assumptions": {m: p.assumptions for m, p in self.predictions.items()},
             "models": self.models,
             "bands": _bands_provenance(),
@@ -112,7 +128,33 @@ class PredictionSet:
                       "(docs/accuracy.md, 'Error bands')"
                       + ("; interval: the method's own range over memory levels" if own else "")
                       + "[/dim]")
-        console.print("[dim]" + "\n".join(self.assumption_lines()) + "[/dim]")
+        lines = self.assumption_lines()
+        if lines:
+            console.print("[dim]" + "\n".join(lines) + "[/dim]")
+        configs = d.groupby(["kernel", "target", "method"])["config"].nunique()
+        many = configs.groupby(level="kernel").max()
+        many = many[many >= MANY_CONFIGS]
+        if len(many):
+            names = ", ".join(f"{k} ({n})" for k, n in many.items())
+            console.print(f"[dim]many configurations of {names}: the application total adds "
+                          "them all; if they are variants of a tuned kernel, --shortlist K lists "
+                          "the ones to measure on each target[/dim]")
+
+    def print_shortlist(self, console, k: int) -> None:
+        """``shortlist(k)`` as one rich table per target."""
+        from rich.table import Table
+
+        d = self.shortlist(k)
+        for target, g in d.groupby("target", sort=False):
+            t = Table(title=f"Configurations to measure on {target} (shortlist of {k}, from "
+                            f"{', '.join(self.predictions)} in turn)")
+            for c in ("kernel", "rank", "config", "proposed by", "its prediction", "source"):
+                t.add_column(c, justify="right" if c in ("rank", "its prediction", "source")
+                             else "left")
+            for r in g.itertuples(index=False):
+                t.add_row(r.kernel, str(r.rank), r.config, r.method, _fmt_time(r.time_s),
+                          _fmt_time(r.source_time_s))
+            console.print(t)
 
     def assumption_lines(self) -> list[str]:
         """Each assumption once, with the methods that made it (a catalog value used for every
@@ -124,8 +166,25 @@ class PredictionSet:
                     if m not in seen.setdefault(n, []):
                         seen[n].append(m)
         every = len(self.predictions)
-        return [f"{n} ({'all methods' if len(ms) == every > 1 else ', '.join(ms)})"
-                for n, ms in seen.items()]
+        # a GPU's ceilings at peak (or missing) share one line, with the methods that used any
+        # of them: one line per ceiling made a wall of notes for a few targets
+        lines: dict[str, tuple[list, list]] = {}
+        for n, ms in seen.items():
+            m = _PER_CEILING.fullmatch(n)
+            head = n if m is None else (
+                f"{m['gpu']} {'has no' if m['missing'] else 'at peak (no measured value):'}")
+            ceilings, methods = lines.setdefault(head, ([], []))
+            if m:
+                ceilings.append(m["peak"] or m["missing"])
+            methods += [x for x in ms if x not in methods]
+        return [f"{' '.join([head, *ceilings[:1]])}{''.join(', ' + c for c in ceilings[1:])} "
+                f"({'all methods' if len(ms) == every > 1 else ', '.join(ms)})"
+                for head, (ceilings, ms) in lines.items()]
+
+
+# the notes of `Gpu.ceiling` and `models.common.Ceilings` on one ceiling of one GPU
+_PER_CEILING = re.compile(r"(?P<gpu>\S+) (?:(?P<peak>\w+) peak \(no measured value\)"
+                          r"|has no (?P<missing>\w+))")
 
 
 def _bands_provenance() -> dict:
@@ -139,6 +198,9 @@ def _bands_provenance() -> dict:
 
 
 KERNEL_KEYS = ["kernel", "config", "target", "method"]
+# configurations of one kernel from which the printed table suggests a shortlist: more than an
+# application launches (a few grid sizes), as many as a sweep or a tuning run measures
+MANY_CONFIGS = 20
 
 
 def _has_own_interval(d: pd.DataFrame) -> bool:

@@ -33,6 +33,10 @@ from ._common import (
                    "target (autotuning variants): Spearman's rank correlation, and how much "
                    "longer the configuration predicted fastest (the best of the 5 predicted "
                    "fastest) takes than the fastest; JSON key 'ranking', losses in %.")
+@click.option("--shortlist", "shortlist", metavar="METHODS",
+              help="With --ranking (implied): also the best of 5 configurations taken in turn "
+                   "from these methods' predicted orders (comma-separated, e.g. same,gb,rf; "
+                   "as `predict --shortlist` chooses them); JSON key 'shortlist'.")
 @click.option("--plots", "plots_dir", type=click.Path(file_okay=False), metavar="DIR",
               help="Also draw the evaluation pictures into DIR.")
 @click.option("--train", "train_tables", multiple=True, type=click.Path(dir_okay=False),
@@ -46,8 +50,8 @@ from ._common import (
 @click.option("--save-model", "save_model", type=click.Path(dir_okay=False),
               help="With --train: save each fitted learned model as PATH.json + PATH.npz "
                    "(PATH-<method> when several).")
-def evaluate(tables, methods, sources, targets, fmt, reader_options, as_json, ranking, plots_dir,
-             train_tables, split, coverage, save_model):
+def evaluate(tables, methods, sources, targets, fmt, reader_options, as_json, ranking, shortlist,
+             plots_dir, train_tables, split, coverage, save_model):
     """Predict, for every kernel configuration measured on two or more GPUs and every ordered
     pair of distinct GPUs (s, t), t's time from s's row alone, and compare with t's measurement.
 
@@ -65,6 +69,7 @@ def evaluate(tables, methods, sources, targets, fmt, reader_options, as_json, ra
       gpuproj evaluate gemm_clblast_4096_4gpus.csv.gz -m hierarchical,roofline --json
       gpuproj evaluate my_gemm_cache.csv --reader-option gemm_size=4096 -m roofline
       gpuproj evaluate gemm_clblast_4096_4gpus.csv.gz -m same,hierarchical-ext --ranking
+      gpuproj evaluate gemm_4096.csv --split gpu -m same,gb,rf --shortlist same,gb,rf
       gpuproj evaluate gemm_clblast_4096_4gpus.csv.gz --split gpu -m gb,residual --coverage 0.9
       gpuproj evaluate test.csv --train train.csv -m residual --save-model models/residual
     """
@@ -81,6 +86,8 @@ def evaluate(tables, methods, sources, targets, fmt, reader_options, as_json, ra
 
     table = read(tables)
     quiet = as_json
+    shortlist = split_lists((shortlist,)) if shortlist else None
+    ranking = ranking or bool(shortlist)
     names, sources, targets = split_lists(methods), split_lists(sources), split_lists(targets)
     training = bool(train_tables or split)
     if train_tables and split:
@@ -140,12 +147,17 @@ def evaluate(tables, methods, sources, targets, fmt, reader_options, as_json, ra
             raise GpuprojError(f"nothing to evaluate: no pair could be predicted ({why})")
         raise GpuprojError("nothing to evaluate: no kernel configuration was measured on two "
                            f"of the GPUs selected (the table has {', '.join(table.gpus)})")
+    if shortlist:
+        try:
+            ev.shortlist(shortlist)
+        except ValueError as e:  # a method that was not evaluated
+            raise GpuprojError(f"--{e} (add it to --method)") from None
     if plots_dir:
         from ..plots.evaluation import evaluation_plots
 
         evaluation_plots(ev, plots_dir)
     if as_json:
-        emit_json(ev.to_json(ranking=ranking))
+        emit_json(ev.to_json(ranking=ranking, shortlist=shortlist))
         return
     from rich.table import Table
 
@@ -162,10 +174,10 @@ def evaluate(tables, methods, sources, targets, fmt, reader_options, as_json, ra
         t.add_row(m, *[_cell(c, s[c]) for c in cols])
     console().print(t)
     if ranking:
-        _print_ranking(ev)
+        _print_ranking(ev, shortlist)
 
 
-def _print_ranking(ev) -> None:
+def _print_ranking(ev, shortlist=None) -> None:
     import pandas as pd
     from rich.table import Table
 
@@ -191,6 +203,10 @@ def _print_ranking(ev) -> None:
         rho = "-" if pd.isna(row["rank_corr"]) else f"{row['rank_corr']:.3f}"
         t.add_row(m, rho, pct(row["top1_loss_pct"], row["top1_loss_max_pct"]),
                   pct(row["topk_loss_pct"], row["topk_loss_max_pct"]))
+    if shortlist:
+        s = ev.shortlist(shortlist, k)
+        t.add_row(f"shortlist ({', '.join(shortlist)})", "-", "-",
+                  pct(s["loss_pct"], s["loss_max_pct"]))
     console().print(t)
 
 

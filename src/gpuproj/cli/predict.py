@@ -21,7 +21,7 @@ from ._common import (
 
 # options that only make sense for one of the two inputs (profile / --loopy)
 PROFILE_ONLY = ("source", "target", "method", "model_paths", "kernel", "fmt", "reader_options",
-                "trace", "sass", "plot")
+                "trace", "sass", "plot", "shortlist")
 LOOPY_ONLY = ("params_files", "sizes")
 
 
@@ -54,11 +54,17 @@ LOOPY_ONLY = ("params_files", "sizes")
 @click.option("--sizes", multiple=True,
               help="With --loopy: size parameters, e.g. n=1024,m=512; repeat for several "
                    "sets (default: the sizes in the kernel file).")
+@click.option("--shortlist", type=click.IntRange(min=1), metavar="K",
+              help="For a table of tuned variants (one kernel, many configurations): show "
+                   "instead the K configurations of each kernel to measure on each target, "
+                   "taken in turn from each method's predicted order (fastest first; methods "
+                   "in the order given, --model ones last); --json adds key 'shortlist'.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
-@click.option("--csv", "as_csv", is_flag=True, help="Print the prediction table as CSV.")
+@click.option("--csv", "as_csv", is_flag=True,
+              help="Print the prediction table (or the --shortlist) as CSV.")
 @click.option("--plot", type=click.Path(dir_okay=False), help="Also draw the projection bars here.")
 def predict(profile, source, target, method, model_paths, kernel, fmt, reader_options, trace, sass,
-            loopy_file, params_files, sizes, as_json, as_csv, plot):
+            loopy_file, params_files, sizes, shortlist, as_json, as_csv, plot):
     """Predict each kernel's time on one or more target GPUs from a PROFILE measured on a
     source GPU, with a 90 % band, the speed-up and the limiting resource, and the application
     total (time x launches summed over kernels).
@@ -77,6 +83,7 @@ def predict(profile, source, target, method, model_paths, kernel, fmt, reader_op
       gpuproj predict examples/rodinia-p100-nvprof.csv --target H100-SXM5-80GB,H200
       gpuproj predict run.ncu-rep --target a100-sxm4-80gb --method all --json
       gpuproj predict run.csv -t a100-sxm4-80gb --model models/residual --method hierarchical
+      gpuproj predict gemm_4096.csv -s titan-rtx -t rtx-3090 -m same,hierarchical-ext --shortlist 5
       gpuproj predict --loopy kernel.yaml --params calibrated-matmul-a100.json --sizes n=1024
     """
     given = {k for k, v in locals().items() if v not in (None, (), {}, False)}
@@ -101,7 +108,7 @@ def predict(profile, source, target, method, model_paths, kernel, fmt, reader_op
         raise click.UsageError("Missing option '--target' / '-t'.")
     options = {**reader_options, **({"trace": trace} if trace else {})}
     _predict_profile(profile, source, target, method, split_lists(model_paths), kernel, fmt,
-                     options, sass, as_json, as_csv, plot)
+                     options, sass, shortlist, as_json, as_csv, plot)
 
 
 def _opt(name: str) -> str:
@@ -110,7 +117,7 @@ def _opt(name: str) -> str:
 
 
 def _predict_profile(profile, source, target, method, model_paths, kernel, fmt, options, sass,
-                     as_json, as_csv, plot):
+                     shortlist, as_json, as_csv, plot):
     import warnings
 
     from .. import predict as api
@@ -139,9 +146,12 @@ def _predict_profile(profile, source, target, method, model_paths, kernel, fmt, 
 
         projection_bars(result, plot, measured=table)
     if as_json:
-        emit_json(result.to_json())
+        emit_json(result.to_json(shortlist=shortlist))
     elif as_csv:
-        result.table().to_csv(sys.stdout, index=False)
+        (result.shortlist(shortlist) if shortlist else result.table()).to_csv(sys.stdout,
+                                                                              index=False)
+    elif shortlist:
+        result.print_shortlist(console(), shortlist)
     else:
         result.print(console())
 
