@@ -6,8 +6,10 @@
 Predictions per second are kernel-target predictions (rows x targets) per wall-clock second
 on one process; medians over ``--repeat`` runs. ``predict`` times a synthetic table of
 ``--kernels`` rows to 10 targets; ``predict_real`` a real one (the KernelTuner GEMM table of
-``--data``, on its first GPU, to the same targets). Results go to stdout as JSON (and to
-``--out``); docs/results/bench_predict.json holds the last recorded run.
+``--data``, on its first GPU, to the same targets); ``shortlist`` the choice of 5
+configurations per kernel and target from three methods' predictions (``gpuproj.shortlist``).
+Results go to stdout as JSON (and to ``--out``); docs/results/bench_predict.json holds the
+last recorded run.
 """
 
 from __future__ import annotations
@@ -70,6 +72,23 @@ def time_predict(method, table, repeat, source=SOURCE):
     med = float(np.median(times))
     return {"method": method, "predictions": n, "predicted": len(pred.df),
             "median_s": round(med, 4), "predictions_per_s": round(n / med)}
+
+
+def time_shortlist(table, source, repeat, k=5):
+    """Median time of ``gpuproj.shortlist`` choosing ``k`` configurations per kernel and target
+    in turns from three methods' predictions to ``TARGETS`` (the prediction itself untimed)."""
+    from gpuproj.predict import predict
+    from gpuproj.shortlist import shortlist
+
+    methods = ["same", "bandwidth", "hierarchical-ext"]
+    d = predict(table, source=source, targets=TARGETS, methods=methods).table()
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        shortlist(d, methods, k, ["kernel", "target"])
+        times.append(time.perf_counter() - t0)
+    return {"predictions": len(d), "groups": int(d.groupby(["kernel", "target"]).ngroups),
+            "k": k, "median_s": round(float(np.median(times)), 4)}
 
 
 def real_table(data):
@@ -139,11 +158,13 @@ def main():
                        "numpy": np.__version__, "pandas": pandas.__version__},
            "kernels": args.kernels, "targets": len(TARGETS), "repeat": args.repeat,
            "predict": [time_predict(m, table, args.repeat) for m in METHODS]}
+    out["shortlist"] = time_shortlist(table, SOURCE, args.repeat)
     real, gpu, name = real_table(args.data)
     if real is not None:
         out["predict_real"] = {"table": name, "source": gpu, "kernels": len(real),
                                "methods": [time_predict(m, real, args.repeat, gpu)
-                                           for m in METHODS]}
+                                           for m in METHODS],
+                               "shortlist": time_shortlist(real, gpu, args.repeat)}
     out["help_s"] = time_help(args.repeat)
     big = args.data / "amaris-rodinia-nvprof" / "calculate_temp_9gpus.csv.gz"
     if big.exists():

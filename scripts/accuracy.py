@@ -361,9 +361,11 @@ def main(argv=None):
     else:
         BANDS.write_text(json.dumps(bands, indent=1) + "\n")
     args.json.parent.mkdir(parents=True, exist_ok=True)
+    # a method without held-out pairs has no width: null, not NaN (which JSON has not)
+    held = held.astype(object).where(held.notna(), None)
     args.json.write_text(json.dumps({"tables": results,
                                      "error_bands_held_out": held.to_dict(orient="records")},
-                                    indent=1, default=float))
+                                    indent=1, default=float, allow_nan=False))
     analysis = ROOT / "docs" / "accuracy_analysis.md"
     fragments = sorted((ROOT / "docs" / "results").glob("*.md"))
     doc = ["# Accuracy", "",

@@ -188,3 +188,18 @@ def test_every_command_names_its_output_file_and_input_format_alike():
 def test_an_unknown_format_lists_the_known_ones(capsys):
     code, _, err = run(capsys, "predict", EXAMPLE, "-t", "h200", "--format", "csv")
     assert code == 2 and "'csv' is not one of 'ncu-rep', 'ncu-csv'" in err
+
+
+def test_json_output_is_strict_json(capsys):
+    # JSON has no NaN or Infinity: they are written as null, numpy scalars as numbers
+    import json
+
+    import numpy as np
+
+    from gpuproj.cli._common import emit_json
+
+    emit_json({"a": float("nan"), "b": [np.float32("inf"), np.float64(2.5), np.int64(3)],
+               "c": (1.0, -np.inf)})
+    out = capsys.readouterr().out
+    assert "NaN" not in out and "Infinity" not in out
+    assert json.loads(out) == {"a": None, "b": [None, 2.5, 3], "c": [1.0, None]}

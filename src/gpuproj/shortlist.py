@@ -16,6 +16,7 @@ right (docs/learned.md, "Ranking kernel variants"; measured in docs/accuracy.md)
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 
@@ -28,24 +29,33 @@ def shortlist(pred: pd.DataFrame, methods, k: int, keys) -> pd.DataFrame:
     of appearance. A group with fewer configurations gets them all."""
     if k < 1:
         raise ValueError(f"shortlist: k must be at least 1 (got {k})")
-    keys = list(keys)
     d = pred[pred["method"].isin(list(methods)) & pred["time_s"].notna()]
-    config = d["config"].to_dict()
+    turn = {m: i for i, m in enumerate(dict.fromkeys(methods))}
+    group = d.groupby(list(keys), sort=False).ngroup().to_numpy()
+    method = d["method"].map(turn).to_numpy()
+    # one sort for all groups: by group, method in turn order, predicted time, row order
+    order = np.lexsort((np.arange(len(d)), d["time_s"].to_numpy(), method, group))
+    config, group, method = d["config"].to_numpy()[order], group[order], method[order]
+    starts = np.flatnonzero(np.r_[True, (np.diff(group) != 0) | (np.diff(method) != 0)])
+    ends = np.r_[starts[1:], len(d)]
     picked, rank = [], []
-    for _, g in d.groupby(keys, sort=False):
-        own = {m: h.sort_values("time_s", kind="stable").index for m, h in
-               g.groupby("method", sort=False)}
-        queues = [iter(own[m]) for m in methods if m in own]
+    i = 0
+    while i < len(starts):  # one group: its methods' runs of rows, in turn order
+        j = i
+        while j < len(starts) and group[starts[j]] == group[starts[i]]:
+            j += 1
+        queues = [iter(range(a, b)) for a, b in zip(starts[i:j], ends[i:j])]
         chosen = set()
         while queues and len(chosen) < k:
             for q in list(queues):
-                row = next((i for i in q if config[i] not in chosen), None)
+                row = next((r for r in q if config[r] not in chosen), None)
                 if row is None:  # this method has proposed all it predicts
                     queues.remove(q)
                     continue
                 chosen.add(config[row])
-                picked.append(row)
+                picked.append(order[row])
                 rank.append(len(chosen))
                 if len(chosen) == k:
                     break
-    return d.loc[picked].assign(rank=rank).reset_index(drop=True)
+        i = j
+    return d.iloc[picked].assign(rank=rank).reset_index(drop=True)

@@ -32,16 +32,29 @@ def console():
 
 
 def emit_json(obj) -> None:
-    click.echo(json.dumps(obj, indent=2, default=_default))
+    """``obj`` as strict JSON on stdout: NaN and infinities become null (Python would write
+    NaN, which JSON has not and strict parsers reject), numpy scalars plain numbers, anything
+    else unknown its text."""
+    click.echo(json.dumps(_finite(obj), indent=2, default=_default, allow_nan=False))
+
+
+def _finite(o):
+    import math
+
+    if isinstance(o, dict):
+        return {k: _finite(v) for k, v in o.items()}
+    if isinstance(o, (list, tuple)):
+        return [_finite(v) for v in o]
+    if isinstance(o, float) and not math.isfinite(o):
+        return None
+    return o
 
 
 def _default(o):
     import numpy as np
 
     if isinstance(o, np.generic):
-        return o.item()
-    if isinstance(o, float) and o != o:
-        return None
+        return _finite(o.item())
     return str(o)
 
 
