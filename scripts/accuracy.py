@@ -174,8 +174,8 @@ def error_bands(pairs: pd.DataFrame, coverage=0.9):
         "`gpuproj.models.bands` has the formulas). Bands for pairs within one "
         "micro-architecture and across two are kept apart. The method's own interval (the "
         "hierarchical spread over memory levels) has zero width wherever a profile or the "
-        "catalog gives one memory level only, which is the case on every table here (coverage "
-        "0 % above); the band is what to read as uncertainty. Shipped bands, fitted on all "
+        "catalog gives one memory level only, which is the case on every table here (no coverage "
+        "above); the band is what to read as uncertainty. Shipped bands, fitted on all "
         f"tables, each table weighing the same (`{BANDS_REL}`), as factors on the predicted "
         "time for a predicted speed-up of 1x and of 4x (or 1/4x):", "",
         "| method | same architecture: 1x | 4x | tables, pairs | across architectures: 1x "
@@ -375,7 +375,7 @@ def main(argv=None):
            "Every ordered pair of distinct GPUs (s, t) that measured the same kernel configuration "
            "gives one prediction of t's time from s's row alone plus the catalog. MAPE, median "
            "APE and GMRE are in %; coverage is the fraction of measured times inside the "
-           "predicted [low, high] (only meaningful where a method gives an interval).", "",
+           "predicted [low, high], `-` where every interval is a point (no interval).", "",
            "## The papers' own numbers", "", PAPERS, "",
            "## Analytical methods and baselines, per table", "", *sections]
     doc += [bands_md]

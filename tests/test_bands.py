@@ -155,6 +155,16 @@ def test_band_coverage_in_the_metrics():
     assert metrics(np.ones(2), np.ones(2))["band_coverage"] is None
 
 
+def test_interval_coverage_only_where_there_is_an_interval():
+    pred, true = np.array([1.0, 1.0, 1.0]), np.array([1.0, 2.0, 3.0])
+    # point intervals (low = high = pred): no interval, so no coverage, not 0 or 1/3
+    m = metrics(pred, true, low=pred, high=pred)
+    assert m["coverage"] is None and m["interval_width"] is None
+    # one real interval: the points count as intervals that miss unless they hit exactly
+    m = metrics(pred, true, low=np.array([1.0, 1.0, 1.0]), high=np.array([1.0, 2.5, 1.0]))
+    assert m["coverage"] == pytest.approx(2 / 3) and m["interval_width"] == 0.0
+
+
 def test_evaluate_reports_band_coverage():
     p = table(kernel=["k"] * 2, config=["a"] * 2, gpu=["tesla-p100-pcie-16gb", "h100-sxm5-80gb"],
               time_s=[1e-3, 3e-4], dram_read_bytes=[4e8] * 2, dram_write_bytes=[1e8] * 2)

@@ -25,8 +25,10 @@ def metrics(pred, true, low=None, high=None, band_low=None, band_high=None,
 
     mape, median_ape, gmre (geometric mean of |pred-true|/true) in %, median_ratio (pred/true),
     within_10/25/50 (fractions), coverage (fraction of ``true`` inside [low, high]) and
-    interval_width (median of (high-low)/pred); band_coverage and band_width the same for the
-    measured error band [band_low, band_high] (``models.bands``), over the pairs that have one.
+    interval_width (median of (high-low)/pred), both None where every interval is a point (a
+    method without one: a coverage of 0 would read as a failed interval); band_coverage and
+    band_width the same for the measured error band [band_low, band_high] (``models.bands``),
+    over the pairs that have one.
     With ``groups`` (the fold of each pair, e.g. its held-out GPU) and two or more groups,
     coverage_ci is a 90 % bootstrap interval of the coverage over those groups
     (``coverage_interval``), else None.
@@ -53,6 +55,7 @@ def metrics(pred, true, low=None, high=None, band_low=None, band_high=None,
     }
     if low is not None and high is not None:
         low, high = np.asarray(low, float), np.asarray(high, float)
+    if low is not None and high is not None and (high > low * (1 + 1e-9)).any():
         inside = (true >= low) & (true <= high)
         out["coverage"] = float(inside.mean())
         out["interval_width"] = float(np.median((high - low) / pred))
