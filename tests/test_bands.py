@@ -176,7 +176,13 @@ def test_cli_predict_shows_the_band():
     r = CliRunner().invoke(cli, ["predict", str(EXAMPLE), "--target", "h100-sxm5-80gb",
                                  "--method", "hierarchical"])
     assert r.exit_code == 0, r.output
-    assert "90 % band" in r.output
+    assert "90 % band" in r.output and "interval" not in r.output  # no method here has one
+    # beside a method with an interval, a method without one shows '-', not 'x - x'
+    r = CliRunner().invoke(cli, ["predict", str(EXAMPLE), "--target", "h200",
+                                 "--method", "bandwidth,hierarchical-ext"])
+    rows = [ln for ln in r.output.splitlines() if "│ bandwidth" in ln and "size=" in ln]
+    assert "interval" in r.output and len(rows) == 3
+    assert all(ln.split("│")[7].strip() == "-" for ln in rows)
     r = CliRunner().invoke(cli, ["predict", str(EXAMPLE), "--target", "h100-sxm5-80gb",
                                  "--method", "hierarchical", "--json"])
     out = json.loads(r.stdout)

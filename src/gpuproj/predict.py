@@ -215,8 +215,9 @@ def _shown(d: pd.DataFrame, keys: list, own: bool) -> pd.DataFrame:
     out = d[keys].astype(str)
     out["source"] = d["source_time_s"].map(_fmt_time)
     out["predicted"] = d["time_s"].map(_fmt_time)
-    if own:
-        out["interval"] = [_fmt_range(lo, hi) for lo, hi in zip(d["low_s"], d["high_s"])]
+    if own:  # a point (a method or row without an interval) shows as '-'
+        out["interval"] = [_fmt_range(lo, hi) if hi > lo * (1 + 1e-9) else "-"
+                           for lo, hi in zip(d["low_s"], d["high_s"])]
     out["90 % band"] = [_fmt_range(lo, hi) for lo, hi in zip(d["band_low_s"], d["band_high_s"])]
     out["speed-up"] = d["speedup"].map(lambda v: f"{v:.2f}x")
     if "limiter" in d:
