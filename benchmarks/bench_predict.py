@@ -31,7 +31,7 @@ SOURCE = "v100-sxm2-16gb"
 TARGETS = ["a100-sxm4-40gb", "a100-sxm4-80gb", "a100-pcie-40gb", "h100-sxm5-80gb",
            "h100-pcie-80gb", "h200-sxm-141gb", "l40s", "a40", "mi250x", "mi300x"]
 METHODS = ("same", "bandwidth", "compute", "roofline", "hierarchical", "hierarchical-ext",
-           "quantitative", "efficiency")
+           "quantitative", "quantitative-transfer", "efficiency")
 
 
 def synthetic_profiles(n, seed=0):

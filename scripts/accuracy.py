@@ -54,7 +54,8 @@ DATASETS = [
 NOT_IN_BANDS = ("gpu-benches L2 sweep",)
 
 BASELINES = ("same", "bandwidth", "compute", "roofline")
-ANALYTICAL = ("hierarchical", "hierarchical-ext", "quantitative", "efficiency")
+ANALYTICAL = ("hierarchical", "hierarchical-ext", "quantitative", "quantitative-transfer",
+              "efficiency")
 EXTENSIONS = ("cache_capacity", "parallelism", "warp_bandwidth", "issue_rate", "source_clock")
 BANDS_REL = "src/gpuproj/models/error_bands.json"
 # (label, offset C of the score; None: the plain log error)
@@ -335,7 +336,7 @@ def run(data_dir, only=None):
                     lines.append(f"- {e}: {fmt_pct(s['mape'])} % / {fmt_pct(s['median_ape'])} % / "
                                  f"{fmt_frac(s['coverage'])}")
             lines.append("")
-        for m in ("hierarchical", "quantitative", "efficiency"):
+        for m in ("hierarchical", "quantitative", "quantitative-transfer", "efficiency"):
             if m in summary:
                 lines.append(failure_notes(ev, m))
                 lines.append("")

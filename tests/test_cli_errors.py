@@ -165,7 +165,7 @@ def test_assumptions_are_listed_once(capsys):
     gpus = [ln.split()[0] for ln in lines]
     assert sorted(gpus) == sorted(set(gpus)) and "tesla-p100-pcie-16gb" in gpus
     h200 = next(ln for ln in lines if ln.startswith("h200"))
-    assert "fp64_fma_flops_per_s, " in h200 and h200.endswith("quantitative)")
+    assert "fp64_fma_flops_per_s, " in h200 and h200.endswith(", quantitative-transfer)")
 
 
 def test_every_command_names_its_output_file_and_input_format_alike():

@@ -76,3 +76,9 @@ def test_outside_band_of_a_geomean_is_the_envelope_of_its_members():
     got = model._outside_bands()
     assert got["geomean(A,B)"] == {"cross_arch": [-0.4, 0.5]}  # cells both members have
     assert got["A"]["same_arch"] == [-0.1, 0.1]
+    # a chain method without a measured band gets the envelope of every method's band, per
+    # cell: how it errs where the guard hands a GPU back to it is not known
+    model.chain_ = ["C", "A"]
+    got = model._outside_bands()
+    assert got["C"] == {"cross_arch": [-0.4, 0.5], "same_arch": [-0.1, 0.1]}
+    assert got["A"] == {"cross_arch": [-0.4, 0.3], "same_arch": [-0.1, 0.1]}

@@ -237,6 +237,44 @@ def test_quantitative_hand_example():
     assert pred2["time_s"] == pytest.approx(4e-4) and pred2["limiter"] == "fp32"
 
 
+def test_quantitative_transfer_hand_example():
+    """The hand example above, measured at 3 ms on the source. On the source itself (T_SP
+    10e12, T_ldst 2.5e12, T_add 5e12: the same W and E_instr = 1/4; T'_op = 2e12, DRAM measured
+    1e12, O_dev = 2 > O_krn = 1.6: memory bound) Q_s = 1.6e9 / (1.6 x 1e12) = 1 ms, so the
+    kernel ran at 1/3 of its quantitative roofline; Q_t = 0.5 ms -> t_t = 3 ms x 0.5 / 1 =
+    1.5 ms. Compute bound (DRAM 0.2e9 B): Q_s = 1.6e9 / 2e12 = 0.8 ms, Q_t = 0.4 ms -> 1.5 ms."""
+    cols = dict(time_s=[3e-3], fp32_thread_inst=[1e9], fp32_fma_thread_inst=[0.6e9],
+                fp64_thread_inst=[0.0], int_thread_inst=[0.0], warp_inst=[1e8],
+                ldst_thread_inst=[0.8e9], dram_bytes=[1e9])
+    m = get_model("quantitative-transfer")
+    pred = m.predict(table(**cols), SRC, TGT).df.iloc[0]
+    assert pred["time_s"] == pytest.approx(1.5e-3) and pred["limiter"] == "dram"
+    # the breakdown carries the same efficiency: 1.6e9 / 4e12 x 3 = 1.2 ms of compute
+    assert pred["t_compute_s"] == pytest.approx(1.2e-3)
+    pred = m.predict(table(**{**cols, "dram_bytes": [0.2e9]}), SRC, TGT).df.iloc[0]
+    assert pred["time_s"] == pytest.approx(1.5e-3) and pred["limiter"] == "fp32"
+    # to the source itself: its own time
+    assert m.predict(table(**cols), SRC, SRC).df.iloc[0]["time_s"] == pytest.approx(3e-3)
+
+
+def test_quantitative_transfer_on_real_profiles():
+    # Rodinia calculate_temp (FP64 instructions) measured by nvprof on a GTX 680 and a Tesla
+    # P100: every prediction is the source time x the absolute model's target / source ratio
+    from pathlib import Path
+
+    from gpuproj.profiles import load
+
+    t = load(Path(__file__).parent / "data" / "amaris-2gpus-calculate_temp.csv")
+    s, g = t.gpus
+    rows = t.on(s)
+    q = get_model("quantitative")
+    ratio = (q.predict(rows, s, g).df["time_s"].to_numpy()
+             / q.predict(rows, s, s).df["time_s"].to_numpy())
+    got = get_model("quantitative-transfer").predict(rows, s, g).df
+    assert len(got) == len(rows.df) > 0
+    assert np.allclose(got["time_s"], rows.df["time_s"].to_numpy() * ratio)
+
+
 def test_quantitative_int_kernel():
     """K_type int: W_comp = M_int, E_mix = 50 %, T_op = T_int."""
     k = table(time_s=[1e-3], fp32_thread_inst=[0.0], fp64_thread_inst=[0.0],

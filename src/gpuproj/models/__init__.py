@@ -20,6 +20,7 @@ MODELS = {
     "hierarchical": "hierarchical:Hierarchical",
     "hierarchical-ext": "hierarchical:HierarchicalExtended",
     "quantitative": "quantitative:Quantitative",
+    "quantitative-transfer": "quantitative:QuantitativeTransfer",
     "efficiency": "efficiency:EfficiencyTransfer",
     # learned (gpuproj.learned): the report's learners, hybrids, ensemble
     "rf": "learned:RandomForest", "gb": "learned:GradientBoosting", "svr": "learned:SupportVector", "knn": "learned:NearestNeighbours", "linear": "learned:LinearModel", "ridge": "learned:RidgeModel", "lasso": "learned:LassoModel", "physics-best": "learned:PhysicsBest", "residual": "learned:ResidualHybrid", "bounded-efficiency": "learned:EfficiencyHybrid", "ensemble": "learned:Ensemble",  # noqa: E501

@@ -110,3 +110,31 @@ class Quantitative(Model):
         with np.errstate(invalid="ignore", divide="ignore"):
             breakdown = {"t_compute_s": k["W_comp"] / t_adj, "t_dram_s": k["W_traf"] / d["B_mem"]}
         return Projection(time, limiter=lim, breakdown=breakdown, assumptions=book.notes)
+
+
+class QuantitativeTransfer(Quantitative):
+    """The quantitative roofline with the source's efficiency carried over: the kernel is taken
+    to reach on the target the fraction of its quantitative-roofline performance that it
+    reached on the source (the efficiency transfer of Srivastava et al., applied to this
+    model's time instead of the plain roofline's),
+
+        t_target = t_source x Q_target / Q_source,
+
+    Q_x the time ``quantitative`` predicts on GPU x from the source's metrics. The absolute
+    model predicts kernels that run far below their roofline 2x too fast (docs/accuracy.md);
+    the ratio keeps what it knows about the instruction mix (FP64 against FP32 throughput,
+    load/store and other instructions) and takes the level from the measurement."""
+
+    name = "quantitative-transfer"
+    summary = ("quantitative roofline x the source's efficiency against it (Konstantinidis, "
+               "efficiency transfer of Srivastava et al.)")
+
+    def _project(self, df, source, target):
+        own = self._once("source", lambda: Quantitative._project(self, df, source, source))
+        p = Quantitative._project(self, df, source, target)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            efficiency = df["time_s"].to_numpy(float) / own.time_s
+        notes = list(dict.fromkeys(own.assumptions + p.assumptions))
+        return Projection(p.time_s * efficiency, limiter=p.limiter,
+                          breakdown={k: v * efficiency for k, v in p.breakdown.items()},
+                          assumptions=notes)
