@@ -3,8 +3,8 @@
 An autotuner that can run only ``k`` of a kernel's configurations on the target takes them in
 turn from several predicted orders (fastest first): the source GPU's own order (method
 ``same``) is right within an architecture and can be far off across one, a learned model's
-order the other way round, and a shortlist that draws from both loses little where either is
-right (docs/learned.md, "Ranking kernel variants"; measured in docs/accuracy.md).
+order the other way round, and a shortlist that draws from both avoids the worst case of each
+(docs/learned.md, "Ranking kernel variants"; measured in docs/accuracy.md).
 
 >>> import pandas as pd
 >>> p = pd.DataFrame({"kernel": "k", "config": list("abcabc"),
