@@ -105,6 +105,32 @@ def method_table(summary, methods):
     return "\n".join(lines)
 
 
+def scoreboard(results) -> str:
+    """One line per table: the best baseline, the best analytical gpuproj method (both on all
+    pairs, as the sections below) and, from docs/results/learned.json where the table is
+    there, the hybrid chosen on the training GPUs alone with each GPU held out."""
+    path = ROOT / "docs" / "results" / "learned.json"
+    logo = json.loads(path.read_text()).get("logo", {}) if path.exists() else {}
+
+    def cell(name, s):
+        return f"`{name}` {fmt_pct(s['mape'])} / {fmt_pct(s['median_ape'])}"
+
+    lines = ["| table | best baseline | best analytical method | hybrid, target GPU held out "
+             "(chosen on the others) |", "|---|---|---|---|"]
+    for name, r in results.items():
+        summary = r["methods"]
+        base = min((m for m in summary if m in BASELINES and summary[m]["n"]),
+                   key=lambda m: summary[m]["mape"])
+        ours = min((m for m in summary if m not in BASELINES and summary[m]["n"]),
+                   key=lambda m: summary[m]["mape"])
+        hybrid = logo.get(name.replace("amaris-rodinia", "amaris"), {}).get("methods", {})
+        hybrid = hybrid.get("validated hybrid")
+        lines.append(f"| {name} | {cell(base, summary[base])} | {cell(ours, summary[ours])} | "
+                     + ("-" if hybrid is None else
+                        f"{fmt_pct(hybrid['mape'])} / {fmt_pct(hybrid['median_ape'])}") + " |")
+    return "\n".join(lines)
+
+
 def failure_notes(ev, method, top=4):
     """Where ``method`` errs most: per GPU pair and per kernel, with the sign of the bias."""
     d = ev.pairs[ev.pairs["method"] == method]
@@ -378,6 +404,12 @@ def main(argv=None):
            "APE and GMRE are in %; coverage is the fraction of measured times inside the "
            "predicted [low, high], `-` where every interval is a point (no interval).", "",
            "## The papers' own numbers", "", PAPERS, "",
+           "## Scoreboard", "",
+           "MAPE / median APE in %. The best baseline and the best analytical method are chosen "
+           "on the pairs they are scored on (as in the sections below); the hybrid column is "
+           "leave-one-GPU-out with the hybrid chosen on the training GPUs alone "
+           "(`scripts/learned_experiments.py`, section \"Leave-one-GPU-out\" below), what a "
+           "user without the target can get.", "", scoreboard(results), "",
            "## Analytical methods and baselines, per table", "", *sections]
     doc += [bands_md]
     if analysis.exists():

@@ -24,3 +24,27 @@ def test_regime_notes_split_pairs_by_working_set():
     ape = 100 * (bw["time_s"] / bw["true_s"] - 1).abs()
     assert rows[3][4].rstrip(" |") == f"{ape.mean():.1f} / {ape.median():.1f}"
     assert acc.regime_notes(ev, table(time_s=[1e-3], l2_bytes=[1e9])) == ""
+
+
+def test_scoreboard_rows():
+    # the best baseline and the best analytical method by MAPE on the evaluated pairs; the
+    # hybrid column is learned.json's validated hybrid where the table is there, else '-'
+    import json
+    from pathlib import Path
+
+    from gpuproj.profiles import load
+
+    acc = load_script("accuracy")
+    t = load(Path(__file__).parent / "data" / "amaris-2gpus-calculate_temp.csv")
+    summary = evaluate(t, ["same", "bandwidth", "hierarchical", "quantitative-transfer"]).summary()
+    results = {"amaris-rodinia calculate_temp": {"methods": summary},
+               "my table": {"methods": summary}}
+    rows = acc.scoreboard(results).splitlines()[2:]
+    base = min(("same", "bandwidth"), key=lambda m: summary[m]["mape"])
+    ours = min(("hierarchical", "quantitative-transfer"), key=lambda m: summary[m]["mape"])
+    cells = [r.split(" | ") for r in rows]
+    assert all(c[1].startswith(f"`{base}` ") and c[2].startswith(f"`{ours}` ") for c in cells)
+    learned = json.loads((Path(acc.ROOT) / "docs/results/learned.json").read_text())
+    h = learned["logo"]["amaris calculate_temp"]["methods"]["validated hybrid"]
+    assert cells[0][3] == f"{h['mape']:.1f} / {h['median_ape']:.1f} |"
+    assert cells[1][3] == "- |"
