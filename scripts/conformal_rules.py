@@ -186,7 +186,7 @@ def markdown(res) -> str:
           "unknown, the K5200 fold was covered 5-52 %. Within 3 points is a fine line at "
           "this number of GPUs: calculate_temp (93.1 %) and NeuSight bmm (93.4 %) crossed it "
           "when hierarchical-ext's parallelism changed, by 0.1 and 0.4 points; calculate_temp "
-          "came back within (91.6-92.8 %) when `quantitative-transfer` joined the physics "
+          "came back within (91.5-92.9 %) when `quantitative-transfer` joined the physics "
           "methods, whose chain head it became there: outside the training range it has no "
           "measured band (one data source) and takes the envelope of every method's band, "
           "which covers the P100 fold (62-74 % while its intervals stayed conformal there).",

@@ -255,6 +255,12 @@ def test_quantitative_transfer_hand_example():
     assert pred["time_s"] == pytest.approx(1.5e-3) and pred["limiter"] == "fp32"
     # to the source itself: its own time
     assert m.predict(table(**cols), SRC, SRC).df.iloc[0]["time_s"] == pytest.approx(3e-3)
+    # a source with datasheet values only, a target with a measured DRAM bandwidth (2e12 of
+    # 2.5e12): the source's is derived at the same 80 % (1e12), never its peak set against
+    # the target's measurement (that would give 3 ms x 1.25 / 2 = 1.875 ms)
+    bare = make_gpu("bare", values={"warp_size": 32},
+                    peak={k: e.value for k, e in SRC.peaks.items()})
+    assert m.predict(table(**cols), bare, TGT).df.iloc[0]["time_s"] == pytest.approx(1.5e-3)
 
 
 def test_quantitative_transfer_on_real_profiles():
