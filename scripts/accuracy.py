@@ -105,6 +105,13 @@ def method_table(summary, methods):
     return "\n".join(lines)
 
 
+def best_method(summary, baseline: bool) -> str | None:
+    """The method of ``summary`` with the lowest MAPE among the baselines (``baseline``) or
+    among gpuproj's own methods; ties by name; None where there is none."""
+    ms = [m for m in summary if (m in BASELINES) == baseline and summary[m]["n"]]
+    return min(ms, key=lambda m: (summary[m]["mape"], m), default=None)
+
+
 def scoreboard(results) -> str:
     """One line per table: the best baseline, the best analytical gpuproj method (both on all
     pairs, as the sections below) and, from docs/results/learned.json where the table is
@@ -119,10 +126,7 @@ def scoreboard(results) -> str:
              "(chosen on the others) |", "|---|---|---|---|"]
     for name, r in results.items():
         summary = r["methods"]
-        base = min((m for m in summary if m in BASELINES and summary[m]["n"]),
-                   key=lambda m: summary[m]["mape"])
-        ours = min((m for m in summary if m not in BASELINES and summary[m]["n"]),
-                   key=lambda m: summary[m]["mape"])
+        base, ours = best_method(summary, True), best_method(summary, False)
         hybrid = logo.get(name.replace("amaris-rodinia", "amaris"), {}).get("methods", {})
         hybrid = hybrid.get("validated hybrid")
         lines.append(f"| {name} | {cell(base, summary[base])} | {cell(ours, summary[ours])} | "
@@ -337,18 +341,16 @@ def run(data_dir, only=None):
         results[name] = {"note": note, "rows": len(table), "gpus": table.gpus,
                          "skipped_rows": len(table.skipped), "methods": summary,
                          "extensions": ext, "seconds": round(secs, 1)}
-        best_base = min((summary[m]["mape"], m) for m in summary if m in BASELINES) \
-            if any(m in summary for m in BASELINES) else None
-        best_ours = min((summary[m]["mape"], m) for m in summary if m not in BASELINES) \
-            if any(m not in BASELINES for m in summary) else None
+        best_base, best_ours = best_method(summary, True), best_method(summary, False)
         lines = [f"### {name}", "",
                  f"{note}; {len(table)} rows on {len(table.gpus)} GPUs ({', '.join(table.gpus)}), "
                  f"{len(table.skipped)} input rows skipped; evaluated in {secs:.1f} s.", "",
                  method_table(summary, list(BASELINES) + list(ANALYTICAL)), ""]
         if best_base and best_ours:
-            verdict = "beats" if best_ours[0] < best_base[0] else "does NOT beat"
-            lines.append(f"Best gpuproj method `{best_ours[1]}` ({best_ours[0]:.1f} % MAPE) {verdict} "
-                         f"the best baseline `{best_base[1]}` ({best_base[0]:.1f} %).")
+            ours, base = summary[best_ours]["mape"], summary[best_base]["mape"]
+            verdict = "beats" if ours < base else "does NOT beat"
+            lines.append(f"Best gpuproj method `{best_ours}` ({ours:.1f} % MAPE) {verdict} "
+                         f"the best baseline `{best_base}` ({base:.1f} %).")
             lines.append("")
         if ext and summary.get("hierarchical"):
             lines.append("Effect of each hierarchical extension alone (MAPE / median APE / "

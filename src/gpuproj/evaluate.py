@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from .catalog import resolve
+from .models.base import has_width
 from .profiles.table import ProfileTable, Skipped, count_causes
 
 
@@ -53,9 +54,8 @@ def metrics(pred, true, low=None, high=None, band_low=None, band_high=None,
         "within_25": float((ape <= 0.25).mean()),
         "within_50": float((ape <= 0.50).mean()),
     }
-    if low is not None and high is not None:
+    if low is not None and high is not None and has_width(low, high).any():
         low, high = np.asarray(low, float), np.asarray(high, float)
-    if low is not None and high is not None and (high > low * (1 + 1e-9)).any():
         inside = (true >= low) & (true <= high)
         out["coverage"] = float(inside.mean())
         out["interval_width"] = float(np.median((high - low) / pred))
@@ -150,7 +150,7 @@ class Evaluation:
         if by not in (None, "pair"):
             raise ValueError(f"ranking(by={by!r}): by is None or 'pair'")
         d = self.pairs
-        keys = ["kernel", "source", "target"] + (["fold"] if "fold" in d else [])
+        keys = self._rank_groups()
         rows = {}
         for m, g in d.groupby("method", sort=False):
             if by is None:
@@ -169,20 +169,21 @@ class Evaluation:
         missing = [m for m in methods if m not in set(self.pairs["method"])]
         if missing:
             raise ValueError(f"shortlist: no pairs of {', '.join(missing)}")
-        keys = ["kernel", "source", "target"] + (["fold"] if "fold" in self.pairs else [])
-        return shortlist_metrics(self.pairs, methods, keys, top)
+        return shortlist_metrics(self.pairs, methods, self._rank_groups(), top)
 
-    def to_json(self, ranking: bool = False, shortlist=None) -> dict:
-        """Metrics as plain data; ``ranking`` adds ``ranking()``, ``shortlist`` (methods) adds
-        ``shortlist(methods)`` with the methods under ``methods``."""
+    def _rank_groups(self) -> list:
+        """The columns whose groups a ranking orders within: kernel, source and target (and a
+        split's fold)."""
+        return ["kernel", "source", "target"] + (["fold"] if "fold" in self.pairs else [])
+
+    def to_json(self, ranking: bool = False) -> dict:
+        """Metrics as plain data; ``ranking`` adds ``ranking()``."""
         out = {"methods": self.summary(), "per_pair": self.summary("pair"),
                "per_kernel": self.summary("kernel"),
                "skipped": count_causes(self.skipped)}
         if ranking:
             r = self.ranking().astype(object)
             out["ranking"] = r.where(r.notna(), None).to_dict(orient="index")
-        if shortlist:
-            out["shortlist"] = {"methods": list(shortlist), **self.shortlist(shortlist)}
         return out
 
 
@@ -331,4 +332,5 @@ def evaluate(table: ProfileTable, methods=None, sources=None, targets=None, *,
     return Evaluation(pairs, skipped)
 
 
-__all__ = ["metrics", "rank_metrics", "evaluate", "Evaluation", "Skipped", "applicable_methods"]
+__all__ = ["metrics", "rank_metrics", "shortlist_metrics", "evaluate", "Evaluation", "Skipped",
+           "applicable_methods"]

@@ -22,7 +22,7 @@ import pandas as pd
 from .catalog import resolve
 from .errors import GpuprojError, InputError
 from .models import MODELS, get_model, model_class
-from .models.base import Model, Prediction
+from .models.base import Model, Prediction, has_width
 from .profiles.table import ProfileTable
 
 
@@ -206,7 +206,7 @@ MANY_CONFIGS = 20
 def _has_own_interval(d: pd.DataFrame) -> bool:
     # the methods' own intervals are shown only where one has a width (the hierarchical model
     # with more than one memory level): a column of "x - x" says nothing
-    return bool((d["high_s"] > d["low_s"] * (1 + 1e-9)).any())
+    return bool(has_width(d["low_s"], d["high_s"]).any())
 
 
 def _shown(d: pd.DataFrame, keys: list, own: bool) -> pd.DataFrame:
@@ -216,8 +216,8 @@ def _shown(d: pd.DataFrame, keys: list, own: bool) -> pd.DataFrame:
     out["source"] = d["source_time_s"].map(_fmt_time)
     out["predicted"] = d["time_s"].map(_fmt_time)
     if own:  # a point (a method or row without an interval) shows as '-'
-        out["interval"] = [_fmt_range(lo, hi) if hi > lo * (1 + 1e-9) else "-"
-                           for lo, hi in zip(d["low_s"], d["high_s"])]
+        out["interval"] = [_fmt_range(lo, hi) if wide else "-" for lo, hi, wide in
+                           zip(d["low_s"], d["high_s"], has_width(d["low_s"], d["high_s"]))]
     out["90 % band"] = [_fmt_range(lo, hi) for lo, hi in zip(d["band_low_s"], d["band_high_s"])]
     out["speed-up"] = d["speedup"].map(lambda v: f"{v:.2f}x")
     if "limiter" in d:

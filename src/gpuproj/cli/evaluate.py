@@ -147,9 +147,10 @@ def evaluate(tables, methods, sources, targets, fmt, reader_options, as_json, ra
             raise GpuprojError(f"nothing to evaluate: no pair could be predicted ({why})")
         raise GpuprojError("nothing to evaluate: no kernel configuration was measured on two "
                            f"of the GPUs selected (the table has {', '.join(table.gpus)})")
+    short = None
     if shortlist:
         try:
-            ev.shortlist(shortlist)
+            short = {"methods": shortlist, **ev.shortlist(shortlist)}
         except ValueError as e:  # a method that was not evaluated
             raise GpuprojError(f"--{e} (add it to --method)") from None
     if plots_dir:
@@ -157,7 +158,7 @@ def evaluate(tables, methods, sources, targets, fmt, reader_options, as_json, ra
 
         evaluation_plots(ev, plots_dir)
     if as_json:
-        emit_json(ev.to_json(ranking=ranking, shortlist=shortlist))
+        emit_json({**ev.to_json(ranking=ranking), **({"shortlist": short} if short else {})})
         return
     from rich.table import Table
 
@@ -174,10 +175,12 @@ def evaluate(tables, methods, sources, targets, fmt, reader_options, as_json, ra
         t.add_row(m, *[_cell(c, s[c]) for c in cols])
     console().print(t)
     if ranking:
-        _print_ranking(ev, shortlist)
+        _print_ranking(ev, short)
 
 
-def _print_ranking(ev, shortlist=None) -> None:
+def _print_ranking(ev, short=None) -> None:
+    """The ranking table; ``short``: the --shortlist result (``Evaluation.shortlist`` and its
+    methods), one more row."""
     import pandas as pd
     from rich.table import Table
 
@@ -203,10 +206,9 @@ def _print_ranking(ev, shortlist=None) -> None:
         rho = "-" if pd.isna(row["rank_corr"]) else f"{row['rank_corr']:.3f}"
         t.add_row(m, rho, pct(row["top1_loss_pct"], row["top1_loss_max_pct"]),
                   pct(row["topk_loss_pct"], row["topk_loss_max_pct"]))
-    if shortlist:
-        s = ev.shortlist(shortlist, k)
-        t.add_row(f"shortlist ({', '.join(shortlist)})", "-", "-",
-                  pct(s["loss_pct"], s["loss_max_pct"]))
+    if short:
+        t.add_row(f"shortlist ({', '.join(short['methods'])})", "-", "-",
+                  pct(short["loss_pct"], short["loss_max_pct"]))
     console().print(t)
 
 

@@ -62,6 +62,12 @@ PHYSICS = ("hierarchical-ext", "hierarchical", "quantitative", "quantitative-tra
 MAX_LOG_CORRECTION = np.log(50.0)  # a learned correction beyond x50 is an extrapolation artefact
 
 
+def _envelope(bands, cells) -> dict:
+    """{cell: [lowest lo, highest hi]} over the ``bands`` ({cell: {lo, hi}}) that have it."""
+    return {c: [min(float(b[c]["lo"]) for b in bands if c in b),
+                max(float(b[c]["hi"]) for b in bands if c in b)] for c in cells}
+
+
 def _lerr(pred, true):
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.abs(np.log(np.asarray(pred, float) / np.asarray(true, float)))
@@ -283,26 +289,22 @@ class LearnedModel(Model):
         """{method: {cell: [lo, hi]}}: the error-band quantiles of the guard chain's methods,
         kept with the model so that its intervals do not change with the shipped bands."""
         table = self.physics_bands if self.physics_bands is not None else load_bands()["methods"]
-        out = {m: {c: [float(b["lo"]), float(b["hi"])] for c, b in table[m].items()}
-               for m in self._guard_chain() if m in table}
+        out = {}
         for m in self._guard_chain():
             parts = geomean_members(m)
-            if parts and all(p in table for p in parts):
+            if m in table:
+                out[m] = _envelope([table[m]], set(table[m]))
+            elif parts and all(p in table for p in parts):
                 # a geometric mean of projections errs, pair by pair, by the mean of the
                 # members' log errors, so within their range: the envelope of their bands
-                cells = set.intersection(*(set(table[p]) for p in parts))
-                out[m] = {c: [min(float(table[p][c]["lo"]) for p in parts),
-                              max(float(table[p][c]["hi"]) for p in parts)] for c in cells}
-        for m in self._guard_chain():
-            if m not in out and table:
+                out[m] = _envelope([table[p] for p in parts],
+                                   set.intersection(*(set(table[p]) for p in parts)))
+            elif table:
                 # no band measured for this method (quantitative-transfer runs on one data
                 # source): how it errs on a GPU unlike the training ones is unknown, so the
                 # envelope of every method's band. Without it the intervals stayed conformal
                 # there: calculate_temp's P100 fold was covered 62-74 % (100 % with it)
-                cells = set().union(*table.values())
-                out[m] = {c: [min(float(b[c]["lo"]) for b in table.values() if c in b),
-                              max(float(b[c]["hi"]) for b in table.values() if c in b)]
-                          for c in cells}
+                out[m] = _envelope(list(table.values()), set().union(*table.values()))
         return out
 
     def _widen_outside(self, data, t, src, low, high, cell_name):

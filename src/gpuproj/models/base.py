@@ -21,6 +21,13 @@ from ..errors import GpuprojError
 from ..profiles.table import ProfileTable, Skipped
 from .bands import band_of, band_quantiles
 
+
+def has_width(low, high) -> np.ndarray:
+    """Which intervals [low, high] are more than a point: a method without an interval of its
+    own gives low = high = its prediction (up to rounding)."""
+    return np.asarray(high, float) > np.asarray(low, float) * (1 + 1e-9)
+
+
 # Limiting resources a model may name.
 LIMITERS = ("dram", "l2", "l1", "shared", "fp64", "fp32", "fp16", "int", "sfu", "ldst",
             "latency", "launch", "measured")
