@@ -168,6 +168,29 @@ def test_assumptions_are_listed_once(capsys):
     assert "fp64_fma_flops_per_s, " in h200 and h200.endswith(", quantitative-transfer)")
 
 
+def test_targets_by_wildcard_and_their_assumptions_grouped(capsys):
+    code, out, _ = run(capsys, "predict", EXAMPLE, "-t", "mi3*,h1*,h200", "--json")
+    targets = json.loads(out)["targets"]
+    assert code == 0 and targets == ["mi300x", "mi325x", "h100-pcie-80gb", "h100-sxm5-80gb",
+                                     "h200-sxm-141gb"]
+    from gpuproj.predict import predict
+    from gpuproj.profiles import load
+
+    lines = predict(load(EXAMPLE), targets="all", methods="hierarchical").assumption_lines()
+    # 67 targets: the GPUs with the same ceilings at peak share one line, and a source ceiling
+    # derived against several targets lists their ratios on one line
+    peak = [ln for ln in lines if "at peak (no measured value)" in ln]
+    gpus = [g for ln in peak for g in ln.split(" at peak")[0].split(", ")]
+    assert len(gpus) == len(set(gpus)) and "mi300x" in gpus and len(peak) < 5
+    derived = [ln for ln in lines if "dram_bw_bytes_per_s derived" in ln]
+    assert len(derived) == 1 and "h200-sxm-141gb 0.736" in derived[0]
+
+
+def test_a_target_wildcard_that_matches_nothing(capsys):
+    code, out, err = run(capsys, "predict", EXAMPLE, "-t", "h200,zz*")
+    assert code == 2 and "no GPU id matches 'zz*'" in one_error(err) and out == ""
+
+
 def test_every_command_names_its_output_file_and_input_format_alike():
     from gpuproj.cli.main import COMMANDS, cli
     from gpuproj.profiles import FORMATS

@@ -14,6 +14,16 @@ def test_list_table_and_vendor_filter(capsys):
     assert code == 0 and "mi300x" in out and "a100" not in out
 
 
+def test_list_selects_as_predict_target_does(capsys):
+    code, out, _ = run(capsys, "gpus", "list", "h100*,H200,mi3*", "--json")
+    assert code == 0 and [r["id"] for r in json.loads(out)] == [
+        "h100-pcie-80gb", "h100-sxm5-80gb", "h200-sxm-141gb", "mi300x", "mi325x"]
+    code, out, _ = run(capsys, "gpus", "list", "h100*,mi3*", "--vendor", "amd", "--json")
+    assert code == 0 and [r["id"] for r in json.loads(out)] == ["mi300x", "mi325x"]
+    code, out, err = run(capsys, "gpus", "list", "zz*")
+    assert code == 2 and "no GPU id matches 'zz*'" in err
+
+
 def test_list_json(capsys):
     code, out, _ = run(capsys, "gpus", "list", "--json")
     rows = json.loads(out)

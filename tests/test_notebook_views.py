@@ -48,9 +48,13 @@ def test_prediction_set_in_a_notebook():
     # times as the CLI prints them: the source time of calculate_temp, 127 us
     src = r.table().query("kernel == 'calculate_temp'")["source_time_s"].iloc[0]
     assert abs(src - 127e-6) < 1e-6 and "127 us" in c
-    speedups = r.application()["speedup"]
+    # the application totals come first, each method's targets fastest first
+    ranked = r.ranked_application()
     assert [x for x in c if x.endswith("x") and x[:-1].replace(".", "").isdigit()][:4] == [
-        f"{v:.2f}x" for v in speedups]
+        f"{v:.2f}x" for v in ranked["speedup"]]
+    assert list(ranked["method"]) == ["hierarchical"] * 2 + ["bandwidth"] * 2
+    assert list(ranked["target"][:2]) == ["h200-sxm-141gb", "h100-sxm5-80gb"]
+    assert ranked.merge(r.application()).shape[0] == 4  # the same rows, reordered
 
 
 def test_one_target_by_name():

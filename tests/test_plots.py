@@ -325,6 +325,57 @@ def test_cli_predict_plot(profile, tmp_path):
     assert out.stat().st_size > 10_000
 
 
+def test_targets_compared_by_application_total(tmp_path):
+    """Real data (the Amaris et al. bpnn_adjust_weights excerpt, 9 GPUs): from the Tesla K40 to
+    the other eight, every target has every row measured, so each has a measured total; the
+    rows are the first method's targets fastest first."""
+    from pathlib import Path
+
+    from gpuproj.plots.targets import targets_chart, targets_figure
+    from gpuproj.predict import predict
+    from gpuproj.profiles import load
+
+    t = load(Path(__file__).parent / "data" / "amaris-9gpus-bpnn_adjust_weights.csv")
+    others = [g for g in t.gpus if g != "tesla-k40"]
+    result = predict(t, source="tesla-k40", targets=others, methods=["bandwidth", "same"])
+    fig, d = targets_figure(result, measured=t)
+    assert_readable(fig)
+    first = d[d["method"] == "bandwidth"]
+    assert list(first["time_s"]) == sorted(first["time_s"])
+    rows = t.df[t.df["gpu"] == "tesla-p100-pcie-16gb"]
+    p100 = d.loc[d["target"] == "tesla-p100-pcie-16gb", "measured_s"]
+    assert p100.tolist() == pytest.approx([(rows["time_s"] * rows["launches"].fillna(1)).sum()]
+                                          * 2)
+    ax = fig.axes[0]
+    ticks = sorted(zip(ax.get_yticks(), (x.get_text() for x in ax.get_yticklabels())))
+    # the bandwidth ratio's speed-ups: P100 732 / K40 288 GB/s = 2.54 on top, the Quadro K5200's
+    # 192 / 288 = 0.67 at the bottom
+    assert len(ticks) == 8 and ticks[-1][1] == "Tesla P100 PCIe 16GB  2.54x"
+    assert ticks[0][1] == "Quadro K5200  0.67x"
+    legend = [x.get_text() for x in fig.legends[0].get_texts()]
+    assert "measured on the target" in legend and len(legend) == len(set(legend))
+    out = targets_chart(result, tmp_path / "t.svg", measured=t)
+    assert (tmp_path / "t.svg").stat().st_size > 10_000 and len(out) == 16
+
+
+def test_cli_predict_plot_compares_many_targets(tmp_path):
+    from gpuproj.plots import MAX_PANELS
+
+    targets = "h100*,h200*,mi3*"  # five GPUs
+    out = tmp_path / "cmp.png"
+    r = CliRunner().invoke(cli, ["predict", "examples/rodinia-p100-nvprof.csv", "-t", targets,
+                                 "--plot", str(out), "--json"])
+    assert r.exit_code == 0, r.output
+    import json
+
+    import matplotlib.image
+
+    assert len(json.loads(r.stdout)["targets"]) == 5 > MAX_PANELS
+    # one row per target, not one panel per target: wider than tall
+    h, w = matplotlib.image.imread(out).shape[:2]
+    assert w > h
+
+
 def test_cli_evaluate_plot(profile, tmp_path):
     out = tmp_path / "ev"
     r = CliRunner().invoke(cli, ["evaluate", str(profile), "--format", "measurement", "--method",

@@ -116,6 +116,20 @@ def test_report_is_self_contained(report_html, predict_json):
     assert 'id="catalog-tesla-p100-pcie-16gb"' in text and "measured source" in text
 
 
+def test_report_on_many_targets_compares_them_first(tmp_path):
+    from gpuproj.plots import MAX_PANELS
+
+    out = tmp_path / "many.html"
+    run_cli(["report", "examples/rodinia-p100-nvprof.csv", "-t", "h100*,h200*,mi3*",
+             "-m", "bandwidth", "-o", str(out)])
+    page = Page(out.read_text(encoding="utf-8"))
+    alts = [im["alt"] for im in page.images]
+    # the five targets compared, then projection bars and rooflines of the four fastest only
+    assert alts[:2] == ["targets compared", "projection bars"]
+    assert len([a for a in alts if a.startswith("roofline")]) == MAX_PANELS == 4
+    assert "roofline tesla-p100-pcie-16gb to h100-pcie-80gb" not in alts  # the slowest
+
+
 def test_report_refuses_other_extensions(tmp_path):
     from gpuproj.profiles import load
     from gpuproj.report import write_report

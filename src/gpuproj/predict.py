@@ -13,13 +13,12 @@ more method next to the named ones:
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
 
-from .catalog import resolve
+from .catalog import resolve, select
 from .errors import GpuprojError, InputError
 from .models import MODELS, get_model, model_class
 from .models.base import Model, Prediction, has_width
@@ -84,6 +83,16 @@ class PredictionSet:
             "skipped": [{"row": s.row, "reason": s.reason} for s in self.skipped],
         }
 
+    def ranked_application(self) -> pd.DataFrame:
+        """``application()`` with each method's targets fastest first: the view for choosing
+        a GPU among several."""
+        a = self.application()
+        if a.empty:
+            return a
+        order = pd.Categorical(a["method"], categories=list(self.predictions), ordered=True)
+        return (a.assign(_order=order).sort_values(["_order", "time_s"], kind="stable")
+                .drop(columns="_order").reset_index(drop=True))
+
     def __repr__(self) -> str:
         n = sum(len(p.df) for p in self.predictions.values())
         return (f"<PredictionSet {self.source} -> {', '.join(self.targets)}: "
@@ -99,9 +108,10 @@ class PredictionSet:
         if d.empty:
             return f"<p>{html.escape(repr(self))}</p>"
         own = _has_own_interval(d)
-        return (f"<p><b>Projected from {html.escape(self.source)}</b>: application total "
-                "(time x launches, summed over kernels)</p>"
-                + _shown(self.application(), ["method", "target"], own).to_html(index=False)
+        return (f"<p><b>Projected from {html.escape(self.source)}</b>: "
+                f"{APPLICATION_TITLE[0].lower()}{APPLICATION_TITLE[1:]}</p>"
+                + _shown(self.ranked_application(), ["method", "target"], own).to_html(
+                    index=False)
                 + "<p>Per kernel</p>"
                 + _shown(d, KERNEL_KEYS, own).to_html(index=False, max_rows=60))
 
@@ -115,8 +125,8 @@ class PredictionSet:
             return
         own = _has_own_interval(d)
         for frame, title in ((_shown(d, KERNEL_KEYS, own), f"Projected from {self.source}"),
-                             (_shown(self.application(), ["method", "target"], own),
-                              "Application total (time x launches, summed over kernels)")):
+                             (_shown(self.ranked_application(), ["method", "target"], own),
+                              APPLICATION_TITLE)):
             t = Table(title=title, show_lines=False)
             for c in frame.columns:
                 left = c in (*KERNEL_KEYS, "limiter")
@@ -158,7 +168,11 @@ class PredictionSet:
 
     def assumption_lines(self) -> list[str]:
         """Each assumption once, with the methods that made it (a catalog value used for every
-        target and method would otherwise repeat for each)."""
+        target and method would otherwise repeat for each). Notes on ceilings
+        (``catalog.CeilingNote``) are grouped: a GPU's ceilings at peak (or missing) share one
+        line, GPUs with the same ones and methods share it too, and a ceiling derived against
+        several GPUs lists their ratios on one line; a comparison of many targets otherwise
+        made a wall of notes."""
         seen: dict[str, list] = {}
         for m, p in self.predictions.items():
             for notes in p.assumptions.values():
@@ -166,25 +180,50 @@ class PredictionSet:
                     if m not in seen.setdefault(n, []):
                         seen[n].append(m)
         every = len(self.predictions)
-        # a GPU's ceilings at peak (or missing) share one line, with the methods that used any
-        # of them: one line per ceiling made a wall of notes for a few targets
-        lines: dict[str, tuple[list, list]] = {}
-        for n, ms in seen.items():
-            m = _PER_CEILING.fullmatch(n)
-            head = n if m is None else (
-                f"{m['gpu']} {'has no' if m['missing'] else 'at peak (no measured value):'}")
-            ceilings, methods = lines.setdefault(head, ([], []))
-            if m:
-                ceilings.append(m["peak"] or m["missing"])
+
+        def who(ms):
+            return "all methods" if len(ms) == every > 1 else ", ".join(ms)
+
+        def add(group, key, item, ms):
+            items, methods = group.setdefault(key, ([], []))
+            items.append(item)
             methods += [x for x in ms if x not in methods]
-        return [f"{' '.join([head, *ceilings[:1]])}{''.join(', ' + c for c in ceilings[1:])} "
-                f"({'all methods' if len(ms) == every > 1 else ', '.join(ms)})"
-                for head, (ceilings, ms) in lines.items()]
 
-
-# the notes of `Gpu.ceiling` and `models.common.Ceilings` on one ceiling of one GPU
-_PER_CEILING = re.compile(r"(?P<gpu>\S+) (?:(?P<peak>\w+) peak \(no measured value\)"
-                          r"|has no (?P<missing>\w+))")
+        # each line in the place of its group's first note; a group is keyed by a tuple
+        per_gpu: dict = {}  # (kind, gpu) -> (ceilings, methods)
+        derived: dict = {}  # ("derived", gpu, ceiling) -> ((ref, ratio), methods)
+        order: list = []  # plain lines and group keys
+        for n, ms in seen.items():
+            kind = getattr(n, "kind", None)
+            key = ((kind, n.gpu) if kind in ("peak", "missing")
+                   else ("derived", n.gpu, n.ceiling) if kind == "derived" else None)
+            if key is None:
+                order.append(f"{n} ({who(ms)})")
+                continue
+            if key not in per_gpu and key not in derived:
+                order.append(key)
+            if kind == "derived":
+                add(derived, key, (n.ref, n.ratio), ms)
+            else:
+                add(per_gpu, key, n.ceiling, ms)
+        # GPUs with the same ceilings at peak (or missing), for the same methods, share a line
+        same: dict = {}
+        for (kind, gpu), (ceilings, ms) in per_gpu.items():
+            same.setdefault((kind, tuple(ceilings), tuple(ms)), []).append(gpu)
+        text = {}
+        for (kind, ceilings, ms), gpus in same.items():
+            say = ("at peak (no measured value):" if kind == "peak"
+                   else "has no" if len(gpus) == 1 else "have no")
+            text[(kind, gpus[0])] = f"{', '.join(gpus)} {say} {', '.join(ceilings)} ({who(ms)})"
+        for key, (refs, ms) in derived.items():
+            _, gpu, ceiling = key
+            text[key] = (f"{gpu} {ceiling} derived: peak x {refs[0][0]} measured/peak = "
+                         f"{refs[0][1]:.3f} ({who(ms)})" if len(refs) == 1 else
+                         f"{gpu} {ceiling} derived: peak x measured/peak of "
+                         f"{', '.join(f'{r} {x:.3f}' for r, x in refs)} ({who(ms)})")
+        # a group's later GPUs have no line of their own
+        return [k if isinstance(k, str) else text[k] for k in order
+                if isinstance(k, str) or k in text]
 
 
 def _bands_provenance() -> dict:
@@ -198,6 +237,7 @@ def _bands_provenance() -> dict:
 
 
 KERNEL_KEYS = ["kernel", "config", "target", "method"]
+APPLICATION_TITLE = "Application total (time x launches, summed over kernels), fastest first"
 # configurations of one kernel from which the printed table suggests a shortlist: more than an
 # application launches (a few grid sizes), as many as a sweep or a tuning run measures
 MANY_CONFIGS = 20
@@ -334,7 +374,8 @@ def predict(table: ProfileTable, *, targets, source=None, methods=None,
             kernel: str | None = None, sass=None, model_params: dict | None = None,
             models=()) -> PredictionSet:
     """Predict the kernels of ``table`` measured on ``source`` for each of ``targets`` (a GPU
-    name or a list of names).
+    name or a list of names; ``all`` or wildcards on catalog ids such as ``mi3*`` select
+    several, see ``catalog.select``).
 
     ``methods``: a name, a list of names, or "all" (every analytical method the table's
     columns allow); default "hierarchical", or none when ``models`` are given. ``models``:
@@ -359,7 +400,7 @@ def predict(table: ProfileTable, *, targets, source=None, methods=None,
     targets = [targets] if isinstance(targets, str) else list(targets)
     if not targets:
         raise GpuprojError("no target GPU to predict for (targets=[...])")
-    tgts = list({g.id: g for g in map(resolve, targets)}.values())  # h200,H200: once
+    tgts = select(targets)  # h200,H200: once
     if methods is None:
         methods = [] if models else "hierarchical"
     if methods == "all":

@@ -22,6 +22,7 @@ from pathlib import Path
 from .catalog import resolve
 from .catalog.schema import THROUGHPUT_FIELDS
 from .errors import GpuprojError, InputError
+from .plots import MAX_PANELS
 from .profiles.table import ProfileTable, count_causes
 
 # identity numbers shown beside the throughputs (field, how to print it)
@@ -249,10 +250,26 @@ def _pictures(table, result, measured_table, kernel, max_kernels, notes) -> list
     from .plots import _style as st
 
     figs = []
+    targets = list(result.targets)
+    if len(targets) > MAX_PANELS:
+        # one panel (and one roofline) per target would not be read: the targets compared,
+        # then the details of the fastest ones
+        from .plots.targets import targets_figure
+
+        fig, d = targets_figure(result, measured_table)
+        figs.append(_figure(
+            st.png_bytes(fig), "targets compared",
+            "Per target GPU, fastest first: the application total (time x launches summed "
+            "over kernels) each method predicts, with its interval and its measured 90 % band, "
+            "the source's measured total (vertical line) and the total measured on the target "
+            "where the input has it.", "fig-targets"))
+        targets = list(dict.fromkeys(d["target"].astype(str)))[:MAX_PANELS]
+        notes.append(f"projection bars and rooflines drawn for the {MAX_PANELS} fastest of "
+                     f"{len(result.targets)} targets: {', '.join(targets)}")
     try:
         from .plots.projection import projection_figure
 
-        fig, _ = projection_figure(result, measured_table, max_kernels=30)
+        fig, _ = projection_figure(result, measured_table, max_kernels=30, targets=targets)
         figs.append(_figure(
             st.png_bytes(fig), "projection bars",
             "Per kernel and target GPU: time measured on the source (bar), the predicted "
@@ -262,7 +279,7 @@ def _pictures(table, result, measured_table, kernel, max_kernels, notes) -> list
         notes.append(f"projection bars not drawn: {e}")
     from .plots.roofline import roofline_data, roofline_figure
 
-    for t in result.targets:
+    for t in targets:
         try:
             data = roofline_data(table, result.source, t, kernel)
             fig = roofline_figure(data, max_kernels=max_kernels)

@@ -15,6 +15,7 @@ bundled one replaces it. ``load_catalog(extra=[path])`` adds single files.
 from __future__ import annotations
 
 import difflib
+import fnmatch
 import math
 import os
 import re
@@ -34,6 +35,30 @@ from .schema import (
 
 BUNDLED_DIR = Path(__file__).parent / "gpus"
 USER_DIR = Path.home() / ".config" / "gpuproj" / "gpus"
+
+
+class CeilingNote(str):
+    """What a model assumed about one ceiling of one GPU: the note's text, with its parts as
+    attributes so that a report can group the notes of many GPUs without parsing the text.
+    ``kind``: ``peak`` (no measured value), ``missing``, or ``derived`` (peak x ``ref``'s
+    measured/peak ``ratio``)."""
+
+    gpu: str
+    kind: str
+    ceiling: str
+    ref: str | None
+    ratio: float | None
+
+    def __new__(cls, gpu: str, kind: str, ceiling: str, ref: str | None = None,
+                ratio: float | None = None):
+        if kind == "derived":
+            text = f"{gpu} {ceiling} derived: peak x {ref} measured/peak = {ratio:.3f}"
+        else:
+            text = (f"{gpu} {ceiling} peak (no measured value)" if kind == "peak"
+                    else f"{gpu} has no {ceiling}")
+        note = super().__new__(cls, text)
+        note.gpu, note.kind, note.ceiling, note.ref, note.ratio = gpu, kind, ceiling, ref, ratio
+        return note
 
 
 @dataclass(frozen=True)
@@ -115,11 +140,10 @@ class GPU:
             rm, rp = ref.measured(name), ref.peak(name)
             if not (math.isnan(p) or math.isnan(rm) or math.isnan(rp)) and rp > 0:
                 return Ceiling(p * rm / rp, "derived",
-                               f"{self.id} {name} derived: peak x {ref.id} measured/peak "
-                               f"= {rm / rp:.3f}")
+                               CeilingNote(self.id, "derived", name, ref.id, rm / rp))
         if not math.isnan(p):
-            return Ceiling(p, "peak", f"{self.id} {name} peak (no measured value)")
-        return Ceiling(math.nan, "missing", f"{self.id} has no {name}")
+            return Ceiling(p, "peak", CeilingNote(self.id, "peak", name))
+        return Ceiling(math.nan, "missing", CeilingNote(self.id, "missing", name))
 
     def to_dict(self) -> dict:
         """The file's content as plain data (for ``--json``)."""
@@ -340,3 +364,27 @@ def resolve(name) -> GPU:
     if str(name).endswith((".yaml", ".yml")) and Path(name).is_file():
         return read_gpu_file(name)
     return load_catalog().resolve(name)
+
+
+def select(names) -> list[GPU]:
+    """The GPUs that ``names`` (one or a list) mean, each once, in the order given: a name or
+    GPU file as ``resolve`` reads it, ``all`` for every GPU of the catalog, or shell-style
+    wildcards on ids (``h100*``, ``mi3*``, ``*-80gb``), which match in catalog order.
+
+    >>> [g.id for g in select(["mi3*", "H200", "mi300x"])]
+    ['mi300x', 'mi325x', 'h200-sxm-141gb']
+    """
+    names = [names] if isinstance(names, (str, GPU)) else list(names)
+    out: dict[str, GPU] = {}
+    for n in names:
+        raw = n if isinstance(n, GPU) else str(n).strip()
+        if isinstance(raw, str) and (raw.lower() == "all" or any(c in raw for c in "*?[")):
+            cat = load_catalog()
+            gs = list(cat) if raw.lower() == "all" else [
+                g for g in cat if fnmatch.fnmatchcase(g.id, raw.lower())]
+            if not gs:
+                raise UnknownGPUError(f"no GPU id matches '{raw}' (see `gpuproj gpus list`)")
+        else:
+            gs = [resolve(raw)]
+        out.update((g.id, g) for g in gs if g.id not in out)
+    return list(out.values())

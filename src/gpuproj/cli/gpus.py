@@ -6,7 +6,7 @@ import math
 
 import click
 
-from ._common import console, emit_json
+from ._common import console, emit_json, split_list
 
 
 def _catalog():
@@ -53,17 +53,31 @@ def gpus():
 
 
 @gpus.command("list")
+@click.argument("names", required=False)
 @click.option("--vendor", help="Only GPUs of this vendor (NVIDIA, AMD, Intel; any case).")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON list (SI units).")
-def list_(vendor, as_json):
-    """One line per GPU: id, name, architecture, ISA, SMs, FP32 peak, DRAM peak and measured."""
-    gs = [g for g in _catalog() if not vendor or g.vendor.lower() == vendor.lower()]
+def list_(names, vendor, as_json):
+    """One line per GPU: id, name, architecture, ISA, SMs, FP32 peak, DRAM peak and measured.
+
+    NAMES (optional, comma-separated) selects GPUs as `predict --target` does: names,
+    wildcards on ids ('h100*,mi3*') or 'all'.
+
+    \b
+    Examples:
+      gpuproj gpus list --vendor AMD
+      gpuproj gpus list 'h100*,h200*,mi3*'
+    """
+    from ..catalog import select
+
+    gs = select(split_list(names)) if names else list(_catalog())
+    gs = [g for g in gs if not vendor or g.vendor.lower() == vendor.lower()]
     if not gs:
         from ..errors import GpuprojError
 
         known = sorted({g.vendor for g in _catalog()})
         raise GpuprojError(f"no GPU of vendor '{vendor}' in the catalog (vendors: "
-                           f"{', '.join(known)})")
+                           f"{', '.join(known)})" if not names else
+                           f"no GPU of vendor '{vendor}' among {names}")
     if as_json:
         emit_json([_row(g) for g in gs])
         return

@@ -7,6 +7,7 @@ import sys
 
 import click
 
+from ..plots import MAX_PANELS
 from ._common import (
     console,
     emit_json,
@@ -28,7 +29,10 @@ LOOPY_ONLY = ("params_files", "sizes")
 @click.command()
 @click.argument("profile", required=False, type=click.Path(dir_okay=False))
 @source_option()
-@click.option("--target", "-t", help="Target GPU(s), comma-separated (needed with a PROFILE).")
+@click.option("--target", "-t",
+              help="Target GPU(s), comma-separated (needed with a PROFILE): names as `gpuproj "
+                   "gpus resolve` reads them, wildcards on catalog ids ('h100*,mi3*') or "
+                   "'all'.")
 @click.option("--method", "-m", default=None,
               help="Method name, comma-separated names, or 'all'. Default: hierarchical, or "
                    "none when --model is given.")
@@ -62,12 +66,15 @@ LOOPY_ONLY = ("params_files", "sizes")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option("--csv", "as_csv", is_flag=True,
               help="Print the prediction table (or the --shortlist) as CSV.")
-@click.option("--plot", type=click.Path(dir_okay=False), help="Also draw the projection bars here.")
+@click.option("--plot", type=click.Path(dir_okay=False),
+              help=f"Also draw a picture here (.png, .svg, .pdf): per kernel and target, the "
+                   f"projection bars; for more than {MAX_PANELS} targets, their application "
+                   f"totals side by side, fastest first.")
 def predict(profile, source, target, method, model_paths, kernel, fmt, reader_options, trace, sass,
             loopy_file, params_files, sizes, shortlist, as_json, as_csv, plot):
     """Predict each kernel's time on one or more target GPUs from a PROFILE measured on a
     source GPU, with a 90 % band, the speed-up and the limiting resource, and the application
-    total (time x launches summed over kernels).
+    total (time x launches summed over kernels), each method's targets fastest first.
 
     The 90 % band is how far the method has been off on public cross-GPU data, widening with
     how far the projection moves the time from the source's (docs/accuracy.md, "Error
@@ -82,6 +89,7 @@ def predict(profile, source, target, method, model_paths, kernel, fmt, reader_op
     Examples:
       gpuproj predict examples/rodinia-p100-nvprof.csv --target H100-SXM5-80GB,H200
       gpuproj predict run.ncu-rep --target a100-sxm4-80gb --method all --json
+      gpuproj predict run.csv --target 'h100*,h200*,mi3*' --method hierarchical-ext
       gpuproj predict run.csv -t a100-sxm4-80gb --model models/residual --method hierarchical
       gpuproj predict gemm_4096.csv -s titan-rtx -t rtx-3090 -m same,hierarchical-ext --shortlist 5
       gpuproj predict --loopy kernel.yaml --params calibrated-matmul-a100.json --sizes n=1024
@@ -141,7 +149,11 @@ def _predict_profile(profile, source, target, method, model_paths, kernel, fmt, 
 
         why = top_cause(result.skipped, besides=table.skipped)
         raise GpuprojError("no kernel could be predicted" + (f" ({why})" if why else ""))
-    if plot:
+    if plot and len(result.targets) > MAX_PANELS:
+        from ..plots.targets import targets_chart
+
+        targets_chart(result, plot, measured=table)
+    elif plot:
         from ..plots.projection import projection_bars
 
         projection_bars(result, plot, measured=table)

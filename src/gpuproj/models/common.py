@@ -8,6 +8,8 @@ import functools
 import numpy as np
 import pandas as pd
 
+from ..catalog import CeilingNote
+
 _PEAK_KEY = {
     "fp64": "fp64_fma_flops_per_s",
     "fp32": "fp32_fma_flops_per_s",
@@ -89,7 +91,7 @@ class CeilingBook:
         if self.prefer == "peak":
             v = self.gpu.peak(key)
             if np.isnan(v):
-                self._note(f"{self.gpu.id} has no {key}")
+                self._note(CeilingNote(self.gpu.id, "missing", key))
             return v
         c = self.gpu.ceiling(key, self.reference)
         if c.kind != "measured":
@@ -112,7 +114,7 @@ class CeilingBook:
                 return self(base) * rk / rb
         p = self.gpu.peak(key)
         if not np.isnan(p):
-            self._note(f"{self.gpu.id} {key} peak (no measured value)")
+            self._note(CeilingNote(self.gpu.id, "peak", key))
             return p
         self._note(f"{self.gpu.id} has no {key}: {base} used")
         return self(base)

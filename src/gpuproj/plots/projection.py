@@ -71,10 +71,12 @@ def projection_bars(result, path, measured=None, max_kernels: int = 30) -> pd.Da
     return d
 
 
-def projection_figure(result, measured=None, max_kernels: int = 30):
-    """The figure and the frame behind it (see ``projection_bars``)."""
+def projection_figure(result, measured=None, max_kernels: int = 30, targets=None):
+    """The figure and the frame behind it (see ``projection_bars``); ``targets``: the panels
+    to draw (default: every target of ``result``)."""
     d, total = projection_frame(result, measured, max_kernels)
-    targets = [t for t in result.targets if (d["target"] == t).any()]
+    targets = [t for t in (targets or result.targets) if (d["target"] == t).any()]
+    d = d[d["target"].isin(targets)]
     methods = list(dict.fromkeys(d["method"]))
     keys = list(dict.fromkeys(zip(d["kernel"], d["config"])))
     n = len(keys)
