@@ -135,6 +135,63 @@ def scoreboard(results) -> str:
     return "\n".join(lines)
 
 
+CHOICE_KEYS = ["kernel", "config", "source"]  # one ranking of the target GPUs per group
+
+
+def gpu_choice(ev, methods) -> dict:
+    """How well each method ranks the target GPUs, the question of a centre choosing one: per
+    kernel configuration measured on one source GPU, the other GPUs that measured it (at least
+    ``MIN_CONFIGS``) ranked by predicted time (``gpuproj.evaluate.rank_metrics`` over
+    ``CHOICE_KEYS``). ``random pick``: the expected fastest-chosen rate and top-1 loss of a
+    target taken at random. ``same`` is left out: it predicts every target alike."""
+    from gpuproj.evaluate import MIN_CONFIGS, rank_metrics
+
+    p = ev.pairs
+    out = {m: rank_metrics(p[p["method"] == m], CHOICE_KEYS, top=1) for m in methods
+           if m != "same"}
+    d = p[p["method"] == methods[0]]
+    d = d[d.groupby(CHOICE_KEYS, sort=False)["true_s"].transform("size") >= MIN_CONFIGS]
+    if len(d):
+        by = [d[k] for k in CHOICE_KEYS]
+        loss = (d["true_s"] / d.groupby(by, sort=False)["true_s"].transform("min") - 1)
+        g = loss.groupby(by, sort=False)
+        n = g.size()
+        out["random pick"] = {"groups": int(g.ngroups),
+                              "targets": f"{n.min()}" if n.min() == n.max()
+                              else f"{n.min()}-{n.max()}",
+                              "top1_hit": float((loss <= 0).groupby(by, sort=False).mean().mean()),
+                              "top1_loss_pct": float(100 * g.mean().median()),
+                              "top1_loss_max_pct": float(100 * g.mean().max())}
+    return out
+
+
+def choice_table(results) -> str:
+    """The ``gpu_choice`` of every table: Spearman's rho / fastest chosen %, per method; the
+    highest rho of each table in bold."""
+    methods = [m for m in (*BASELINES, *ANALYTICAL) if m != "same"]
+    lines = ["| table | rankings (GPUs each) | random pick | "
+             + " | ".join(methods) + " |", "|---" * (3 + len(methods)) + "|"]
+    for name, r in results.items():
+        c = r.get("gpu_choice", {})
+        rnd = c.get("random pick")
+        if not rnd:
+            continue
+        rho = {m: c[m]["rank_corr"] for m in methods if c.get(m) and c[m]["groups"]}
+        top = max(rho.values(), key=lambda v: -1 if v is None else v, default=None)
+        cells = []
+        for m in methods:
+            if m not in rho:
+                cells.append("-")
+                continue
+            v = rho[m]
+            txt = f"{'-' if v is None else f'{v:.2f}'} / {100 * c[m]['top1_hit']:.0f} %"
+            cells.append(f"**{txt}**" if v is not None and v == top else txt)
+        lines.append(f"| {name} | {rnd['groups']} ({rnd['targets']}) | "
+                     f"{100 * rnd['top1_hit']:.0f} % | "
+                     + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def failure_notes(ev, method, top=4):
     """Where ``method`` errs most: per GPU pair and per kernel, with the sign of the bias."""
     d = ev.pairs[ev.pairs["method"] == method]
@@ -340,7 +397,8 @@ def run(data_dir, only=None):
         secs = time.perf_counter() - t0
         results[name] = {"note": note, "rows": len(table), "gpus": table.gpus,
                          "skipped_rows": len(table.skipped), "methods": summary,
-                         "extensions": ext, "seconds": round(secs, 1)}
+                         "extensions": ext, "gpu_choice": gpu_choice(ev, methods),
+                         "seconds": round(secs, 1)}
         best_base, best_ours = best_method(summary, True), best_method(summary, False)
         lines = [f"### {name}", "",
                  f"{note}; {len(table)} rows on {len(table.gpus)} GPUs ({', '.join(table.gpus)}), "
@@ -412,6 +470,16 @@ def main(argv=None):
            "leave-one-GPU-out with the hybrid chosen on the training GPUs alone "
            "(`scripts/learned_experiments.py`, section \"Leave-one-GPU-out\" below), what a "
            "user without the target can get.", "", scoreboard(results), "",
+           "## Choosing a GPU", "",
+           "A centre choosing among GPUs needs their order more than their times. Each kernel "
+           "configuration measured on one source GPU ranks the other GPUs of the table that "
+           "measured it (at least three): Spearman's rank correlation of predicted and measured "
+           "times, mean over the rankings, / how often the GPU predicted fastest is the fastest "
+           "measured (ties count). `same` cannot rank (every target gets the source time); a "
+           "target taken at random is the reference. The highest correlation of each table in "
+           "bold. The per-table figures (`gpu_choice` in docs/results/accuracy.json) add how "
+           "much longer the GPU chosen takes than the fastest (top-1 loss, median and worst "
+           "ranking).", "", choice_table(results), "",
            "## Analytical methods and baselines, per table", "", *sections]
     doc += [bands_md]
     if analysis.exists():

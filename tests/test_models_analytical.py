@@ -304,7 +304,7 @@ def test_quantitative_without_the_targets_integer_rates():
               ldst_thread_inst=[0.8e9], dram_bytes=[1e9])
     p = get_model("quantitative").predict(k, SRC, amd)
     assert p.df.iloc[0]["time_s"] == pytest.approx(5e-4)
-    assert any("T_add unknown, FP32 add rate used" in n for n in p.assumptions["amd"])
+    assert "amd has no int32_add_ops_per_s: fp32_addmul_flops_per_s used" in p.assumptions["amd"]
     ik = table(time_s=[1e-3], fp32_thread_inst=[0.0], fp64_thread_inst=[0.0],
                int_thread_inst=[3.2e9], warp_inst=[1e8], ldst_thread_inst=[0.0], dram_bytes=[1e6])
     p = get_model("quantitative").predict(ik, SRC, amd)

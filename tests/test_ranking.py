@@ -32,6 +32,7 @@ def test_rank_metrics_by_hand():
     assert m["rank_corr"] == pytest.approx((-1 + np.sqrt(3) / 2) / 2)
     # a: the predicted fastest takes 4 where 1 was possible, +300 %; b: 0 %; median 150 %
     assert m["top1_loss_pct"] == pytest.approx(150.0) and m["top1_loss_max_pct"] == 300.0
+    assert m["top1_hit"] == 0.5  # b's predicted fastest is its fastest, a's is not
     # best of the two predicted fastest: a: min(4, 3) / 1 -> +200 %; b: 0 %
     assert m["topk_loss_pct"] == pytest.approx(100.0) and m["topk_loss_max_pct"] == 200.0
     assert rank_metrics(p[p["kernel"] == "c"], ["kernel"])["groups"] == 0

@@ -195,19 +195,20 @@ def rank_metrics(pairs: pd.DataFrame, keys, top: int = TOP_K) -> dict:
     groups: how many; rank_corr: Spearman's rank correlation of predicted and measured times,
     mean over groups; top1_loss_pct: how much longer, measured on the target, the configuration
     predicted fastest takes than the fastest measured one, in % (median over groups;
-    top1_loss_max_pct the worst group); topk_loss_pct / topk_loss_max_pct the same for the best
+    top1_loss_max_pct the worst group), top1_hit the fraction of groups where it is the fastest
+    measured (or as fast); topk_loss_pct / topk_loss_max_pct the same for the best
     of the ``top`` configurations predicted fastest (an autotuner that runs those ``top`` on
     the target). Ties in the prediction are broken by row order.
 
     >>> p = pd.DataFrame({"kernel": "k", "time_s": [1.0, 2.0, 3.0], "true_s": [2.0, 1.0, 3.0]})
     >>> m = rank_metrics(p, ["kernel"], top=2)
-    >>> m["groups"], m["rank_corr"], m["top1_loss_pct"], m["topk_loss_pct"]
-    (1, 0.5, 100.0, 0.0)
+    >>> m["groups"], m["rank_corr"], m["top1_loss_pct"], m["top1_hit"], m["topk_loss_pct"]
+    (1, 0.5, 100.0, 0.0, 0.0)
     """
     sizes = pairs.groupby(keys, sort=False)["true_s"].transform("size")
     d = pairs.loc[sizes >= MIN_CONFIGS, keys + ["time_s", "true_s"]]
     empty = {"groups": 0, "configs": 0, "rank_corr": None, "top1_loss_pct": None,
-             "top1_loss_max_pct": None, "topk": top, "topk_loss_pct": None,
+             "top1_loss_max_pct": None, "top1_hit": None, "topk": top, "topk_loss_pct": None,
              "topk_loss_max_pct": None}
     if d.empty:
         return empty
@@ -228,7 +229,8 @@ def rank_metrics(pairs: pd.DataFrame, keys, top: int = TOP_K) -> dict:
     return {"groups": int(g.ngroups), "configs": int(len(d)),
             "rank_corr": None if rho.isna().all() else float(rho.mean()),
             "top1_loss_pct": float(100 * top1.median()),
-            "top1_loss_max_pct": float(100 * top1.max()), "topk": int(top),
+            "top1_loss_max_pct": float(100 * top1.max()), "top1_hit": float((top1 <= 0).mean()),
+            "topk": int(top),
             "topk_loss_pct": float(100 * topk.median()),
             "topk_loss_max_pct": float(100 * topk.max())}
 

@@ -170,8 +170,9 @@ class PredictionSet:
         """Each assumption once, with the methods that made it (a catalog value used for every
         target and method would otherwise repeat for each). Notes on ceilings
         (``catalog.CeilingNote``) are grouped: a GPU's ceilings at peak (or missing) share one
-        line, GPUs with the same ones and methods share it too, and a ceiling derived against
-        several GPUs lists their ratios on one line; a comparison of many targets otherwise
+        line, GPUs with the same ones and methods share it too, as do GPUs with the same
+        stand-in for a missing ceiling, and a ceiling derived against several GPUs lists their
+        ratios on one line; a comparison of many targets otherwise
         made a wall of notes."""
         seen: dict[str, list] = {}
         for m, p in self.predictions.items():
@@ -192,18 +193,22 @@ class PredictionSet:
         # each line in the place of its group's first note; a group is keyed by a tuple
         per_gpu: dict = {}  # (kind, gpu) -> (ceilings, methods)
         derived: dict = {}  # ("derived", gpu, ceiling) -> ((ref, ratio), methods)
+        instead: dict = {}  # ("instead", ceiling, ref) -> (gpus, methods)
         order: list = []  # plain lines and group keys
         for n, ms in seen.items():
             kind = getattr(n, "kind", None)
             key = ((kind, n.gpu) if kind in ("peak", "missing")
-                   else ("derived", n.gpu, n.ceiling) if kind == "derived" else None)
+                   else (kind, n.gpu, n.ceiling) if kind == "derived"
+                   else (kind, n.ceiling, n.ref) if kind == "instead" else None)
             if key is None:
                 order.append(f"{n} ({who(ms)})")
                 continue
-            if key not in per_gpu and key not in derived:
+            if key not in per_gpu and key not in derived and key not in instead:
                 order.append(key)
             if kind == "derived":
                 add(derived, key, (n.ref, n.ratio), ms)
+            elif kind == "instead":
+                add(instead, key, n.gpu, ms)
             else:
                 add(per_gpu, key, n.ceiling, ms)
         # GPUs with the same ceilings at peak (or missing), for the same methods, share a line
@@ -215,6 +220,10 @@ class PredictionSet:
             say = ("at peak (no measured value):" if kind == "peak"
                    else "has no" if len(gpus) == 1 else "have no")
             text[(kind, gpus[0])] = f"{', '.join(gpus)} {say} {', '.join(ceilings)} ({who(ms)})"
+        for key, (gpus, ms) in instead.items():
+            _, ceiling, ref = key
+            text[key] = (f"{', '.join(gpus)} {'has' if len(gpus) == 1 else 'have'} no "
+                         f"{ceiling}: {ref} used ({who(ms)})")
         for key, (refs, ms) in derived.items():
             _, gpu, ceiling = key
             text[key] = (f"{gpu} {ceiling} derived: peak x {refs[0][0]} measured/peak = "

@@ -40,8 +40,8 @@ USER_DIR = Path.home() / ".config" / "gpuproj" / "gpus"
 class CeilingNote(str):
     """What a model assumed about one ceiling of one GPU: the note's text, with its parts as
     attributes so that a report can group the notes of many GPUs without parsing the text.
-    ``kind``: ``peak`` (no measured value), ``missing``, or ``derived`` (peak x ``ref``'s
-    measured/peak ``ratio``)."""
+    ``kind``: ``peak`` (no measured value), ``missing``, ``derived`` (peak x ``ref``'s
+    measured/peak ``ratio``), or ``instead`` (missing, the GPU's ``ref`` ceiling used)."""
 
     gpu: str
     kind: str
@@ -53,6 +53,8 @@ class CeilingNote(str):
                 ratio: float | None = None):
         if kind == "derived":
             text = f"{gpu} {ceiling} derived: peak x {ref} measured/peak = {ratio:.3f}"
+        elif kind == "instead":
+            text = f"{gpu} has no {ceiling}: {ref} used"
         else:
             text = (f"{gpu} {ceiling} peak (no measured value)" if kind == "peak"
                     else f"{gpu} has no {ceiling}")

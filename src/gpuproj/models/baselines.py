@@ -29,8 +29,8 @@ class BandwidthScaling(Model):
         k = "dram_bw_bytes_per_s"
         r = source.peak(k) / target.peak(k)
         return Projection(df["time_s"].to_numpy(float) * r, limiter=fixed_label("dram", len(df)),
-                          assumptions=[f"datasheet DRAM bandwidth {source.id} / {target.id} "
-                                        f"= {r:.3f}"])
+                          # the ratio itself is the speed-up the table shows
+                          assumptions=["datasheet DRAM bandwidth ratio, source / target"])
 
 
 class ComputeScaling(Model):

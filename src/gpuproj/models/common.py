@@ -116,7 +116,7 @@ class CeilingBook:
         if not np.isnan(p):
             self._note(CeilingNote(self.gpu.id, "peak", key))
             return p
-        self._note(f"{self.gpu.id} has no {key}: {base} used")
+        self._note(CeilingNote(self.gpu.id, "instead", key, base))
         return self(base)
 
     def _note(self, text):
