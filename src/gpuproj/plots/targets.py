@@ -27,9 +27,9 @@ def targets_frame(result, measured=None) -> pd.DataFrame:
         "launches"].fillna(1.0)
     total = {}
     for t in result.targets:
-        times = [m.get((t, k, c), np.nan) for k, c in keys]
-        total[t] = float(sum(x * launches[(k, c)] for x, (k, c) in zip(times, keys))) \
-            if np.isfinite(times).all() else np.nan
+        times = np.array([m.get((t, k, c), np.nan) for k, c in keys])
+        total[t] = (float((times * launches.loc[keys].to_numpy(float)).sum())
+                    if np.isfinite(times).all() else np.nan)
     return a.assign(measured_s=a["target"].astype(str).map(total).astype(float))
 
 
