@@ -172,8 +172,7 @@ class PredictionSet:
         (``catalog.CeilingNote``) are grouped: a GPU's ceilings at peak (or missing) share one
         line, GPUs with the same ones and methods share it too, as do GPUs with the same
         stand-in for a missing ceiling, and a ceiling derived against several GPUs lists their
-        ratios on one line; a comparison of many targets otherwise
-        made a wall of notes."""
+        ratios on one line; a comparison of many targets otherwise made a wall of notes."""
         seen: dict[str, list] = {}
         for m, p in self.predictions.items():
             for notes in p.assumptions.values():
@@ -185,51 +184,46 @@ class PredictionSet:
         def who(ms):
             return "all methods" if len(ms) == every > 1 else ", ".join(ms)
 
-        def add(group, key, item, ms):
-            items, methods = group.setdefault(key, ([], []))
-            items.append(item)
-            methods += [x for x in ms if x not in methods]
-
-        # each line in the place of its group's first note; a group is keyed by a tuple
-        per_gpu: dict = {}  # (kind, gpu) -> (ceilings, methods)
-        derived: dict = {}  # ("derived", gpu, ceiling) -> ((ref, ratio), methods)
-        instead: dict = {}  # ("instead", ceiling, ref) -> (gpus, methods)
+        # a group of notes on ceilings per key, its line in the place of its first note
+        groups: dict = {}  # key -> (notes, methods)
         order: list = []  # plain lines and group keys
         for n, ms in seen.items():
             kind = getattr(n, "kind", None)
-            key = ((kind, n.gpu) if kind in ("peak", "missing")
-                   else (kind, n.gpu, n.ceiling) if kind == "derived"
-                   else (kind, n.ceiling, n.ref) if kind == "instead" else None)
-            if key is None:
+            if kind is None:
                 order.append(f"{n} ({who(ms)})")
                 continue
-            if key not in per_gpu and key not in derived and key not in instead:
+            key = ((kind, n.gpu) if kind in ("peak", "missing")
+                   else (kind, n.gpu, n.ceiling) if kind == "derived" else (kind, n.ceiling, n.ref))
+            if key not in groups:
                 order.append(key)
-            if kind == "derived":
-                add(derived, key, (n.ref, n.ratio), ms)
-            elif kind == "instead":
-                add(instead, key, n.gpu, ms)
-            else:
-                add(per_gpu, key, n.ceiling, ms)
+            notes, methods = groups.setdefault(key, ([], []))
+            notes.append(n)
+            methods += [x for x in ms if x not in methods]
         # GPUs with the same ceilings at peak (or missing), for the same methods, share a line
         same: dict = {}
-        for (kind, gpu), (ceilings, ms) in per_gpu.items():
-            same.setdefault((kind, tuple(ceilings), tuple(ms)), []).append(gpu)
+        for key, (notes, ms) in groups.items():
+            if key[0] in ("peak", "missing"):
+                same.setdefault((key[0], tuple(n.ceiling for n in notes), tuple(ms)),
+                                []).append(key)
         text = {}
-        for (kind, ceilings, ms), gpus in same.items():
+        for (kind, ceilings, ms), keys in same.items():
+            gpus = [k[1] for k in keys]
             say = ("at peak (no measured value):" if kind == "peak"
                    else "has no" if len(gpus) == 1 else "have no")
-            text[(kind, gpus[0])] = f"{', '.join(gpus)} {say} {', '.join(ceilings)} ({who(ms)})"
-        for key, (gpus, ms) in instead.items():
-            _, ceiling, ref = key
-            text[key] = (f"{', '.join(gpus)} {'has' if len(gpus) == 1 else 'have'} no "
-                         f"{ceiling}: {ref} used ({who(ms)})")
-        for key, (refs, ms) in derived.items():
-            _, gpu, ceiling = key
-            text[key] = (f"{gpu} {ceiling} derived: peak x {refs[0][0]} measured/peak = "
-                         f"{refs[0][1]:.3f} ({who(ms)})" if len(refs) == 1 else
-                         f"{gpu} {ceiling} derived: peak x measured/peak of "
-                         f"{', '.join(f'{r} {x:.3f}' for r, x in refs)} ({who(ms)})")
+            text[keys[0]] = f"{', '.join(gpus)} {say} {', '.join(ceilings)} ({who(ms)})"
+        for key, (notes, ms) in groups.items():
+            if key[0] in ("peak", "missing"):
+                continue
+            first = notes[0]
+            if len(notes) == 1:
+                line = str(first)
+            elif key[0] == "derived":
+                line = (f"{first.gpu} {first.ceiling} derived: peak x measured/peak of "
+                        + ", ".join(f"{n.ref} {n.ratio:.3f}" for n in notes))
+            else:  # instead
+                line = (f"{', '.join(n.gpu for n in notes)} have no {first.ceiling}: "
+                        f"{first.ref} used")
+            text[key] = f"{line} ({who(ms)})"
         # a group's later GPUs have no line of their own
         return [k if isinstance(k, str) else text[k] for k in order
                 if isinstance(k, str) or k in text]
