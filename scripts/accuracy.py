@@ -135,39 +135,9 @@ def scoreboard(results) -> str:
     return "\n".join(lines)
 
 
-CHOICE_KEYS = ["kernel", "config", "source"]  # one ranking of the target GPUs per group
-
-
-def gpu_choice(ev, methods) -> dict:
-    """How well each method ranks the target GPUs, the question of a centre choosing one: per
-    kernel configuration measured on one source GPU, the other GPUs that measured it (at least
-    ``MIN_CONFIGS``) ranked by predicted time (``gpuproj.evaluate.rank_metrics`` over
-    ``CHOICE_KEYS``). ``random pick``: the expected fastest-chosen rate and top-1 loss of a
-    target taken at random. ``same`` is left out: it predicts every target alike."""
-    from gpuproj.evaluate import MIN_CONFIGS, rank_metrics
-
-    p = ev.pairs
-    out = {m: rank_metrics(p[p["method"] == m], CHOICE_KEYS, top=1) for m in methods
-           if m != "same"}
-    d = p[p["method"] == methods[0]]
-    d = d[d.groupby(CHOICE_KEYS, sort=False)["true_s"].transform("size") >= MIN_CONFIGS]
-    if len(d):
-        by = [d[k] for k in CHOICE_KEYS]
-        loss = (d["true_s"] / d.groupby(by, sort=False)["true_s"].transform("min") - 1)
-        g = loss.groupby(by, sort=False)
-        n = g.size()
-        out["random pick"] = {"groups": int(g.ngroups),
-                              "targets": f"{n.min()}" if n.min() == n.max()
-                              else f"{n.min()}-{n.max()}",
-                              "top1_hit": float((loss <= 0).groupby(by, sort=False).mean().mean()),
-                              "top1_loss_pct": float(100 * g.mean().median()),
-                              "top1_loss_max_pct": float(100 * g.mean().max())}
-    return out
-
-
 def choice_table(results) -> str:
-    """The ``gpu_choice`` of every table: Spearman's rho / fastest chosen %, per method; the
-    highest rho of each table in bold."""
+    """The ``Evaluation.gpu_choice`` of every table: Spearman's rho / fastest chosen %, per
+    method; the highest rho of each table in bold."""
     methods = [m for m in (*BASELINES, *ANALYTICAL) if m != "same"]
     lines = ["| table | rankings (GPUs each) | random pick | "
              + " | ".join(methods) + " |", "|---" * (3 + len(methods)) + "|"]
@@ -397,7 +367,7 @@ def run(data_dir, only=None):
         secs = time.perf_counter() - t0
         results[name] = {"note": note, "rows": len(table), "gpus": table.gpus,
                          "skipped_rows": len(table.skipped), "methods": summary,
-                         "extensions": ext, "gpu_choice": gpu_choice(ev, methods),
+                         "extensions": ext, "gpu_choice": json.loads(ev.gpu_choice().to_json(orient="index")),
                          "seconds": round(secs, 1)}
         best_base, best_ours = best_method(summary, True), best_method(summary, False)
         lines = [f"### {name}", "",
@@ -479,7 +449,10 @@ def main(argv=None):
            "target taken at random is the reference. The highest correlation of each table in "
            "bold. The per-table figures (`gpu_choice` in docs/results/accuracy.json) add how "
            "much longer the GPU chosen takes than the fastest (top-1 loss, median and worst "
-           "ranking).", "", choice_table(results), "",
+           "ranking); `gpuproj evaluate --gpu-choice` gives them for any table. The learned "
+           "models, each GPU predicted by a model that has not seen it, are scored in the last "
+           "table of \"Leave-one-GPU-out on every cross-GPU table\" below.", "",
+           choice_table(results), "",
            "## Analytical methods and baselines, per table", "", *sections]
     doc += [bands_md]
     if analysis.exists():

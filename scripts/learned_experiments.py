@@ -243,9 +243,17 @@ def logo(data, name, fmt, files, log):
         g = ev.pairs[ev.pairs["method"] == m]
         per_fold[m] = {f: float(((h["true_s"] >= h["low_s"]) & (h["true_s"] <= h["high_s"])).mean())
                        for f, h in g.groupby("fold")}
+    # how each method errs on each held-out GPU: a learner predicts an unseen GPU between
+    # those it has seen, which the fastest and the slowest GPU show
+    ratio = {m: {f: float(np.median(h["time_s"] / h["true_s"])) for f, h in g.groupby("fold")}
+             for m, g in ev.pairs.groupby("method")}
+    speed = {f: float(np.median(h["true_s"])) for f, h in
+             ev.pairs[ev.pairs["method"] == "validated analytical"].groupby("fold")}
     res = {"gpus": table.gpus, "rows": len(table.df), "analytical": analytical,
            "learners": learners, "hybrids": list(HYBRIDS), "max_pairs": max_pairs,
            "methods": s, "validated_choice": chosen, "coverage_per_fold": per_fold,
+           "gpu_choice": json.loads(ev.gpu_choice().to_json(orient="index")),
+           "median_ratio_per_fold": ratio, "median_time_per_fold": speed,
            "seconds": round(time.time() - t0, 1)}
     log(f"logo {name}: {res['seconds']} s")
     return res
@@ -416,6 +424,42 @@ def markdown(res) -> str:
             cells = [f"{f.removeprefix('target ')} " + "/".join(
                 f"{100 * pf[m][f]:.0f}" for m in HYBRIDS if f in pf.get(m, {})) for f in folds]
             L.append(f"| {name} | {'; '.join(cells)} |")
+        if any("gpu_choice" in r for r in lg.values()):
+            L += ["", "Choosing a GPU among unseen ones (docs/accuracy.md, \"Choosing a GPU\", "
+                  "for the analytical methods on all pairs): each kernel configuration measured "
+                  "on a source ranks the other GPUs, each predicted by its own fold's model, "
+                  "which has not seen it but has seen the other candidates. Spearman's rho "
+                  "(mean over rankings) / how often the GPU predicted fastest is the fastest; "
+                  "the methods chosen per fold as above; best: the method of highest rho. "
+                  "Fastest / slowest: the median predicted / measured time of the validated "
+                  "pure learner and hybrid on the held-out GPU with the shortest and with the "
+                  "longest median time.", "",
+                  "| table | rankings (GPUs each) | random pick | validated analytical | "
+                  "validated pure learner | validated hybrid | best | pure learner fastest / "
+                  "slowest | hybrid fastest / slowest |", "|---" * 9 + "|"]
+            for name, r in lg.items():
+                c = r.get("gpu_choice")
+                if not c or "random pick" not in c:
+                    continue
+
+                def ccell(m, c=c):
+                    v = c.get(m)
+                    return "-" if not v else f"{v['rank_corr']:.2f} / {100 * v['top1_hit']:.0f} %"
+                top = max((m for m in c if m != "random pick" and not m.startswith("validated ")),
+                          key=lambda m: c[m]["rank_corr"])
+                rnd = c["random pick"]
+                speed = r.get("median_time_per_fold", {})
+                ends = (min(speed, key=speed.get), max(speed, key=speed.get)) if speed else ()
+
+                def ecell(fam, r=r, ends=ends):
+                    rf = r.get("median_ratio_per_fold", {}).get(f"validated {fam}", {})
+                    return " / ".join(f"{rf[f]:.2f}" for f in ends if f in rf) or "-"
+                L.append(f"| {name} | {rnd['groups']} ({rnd['targets']}) | "
+                         f"{100 * rnd['top1_hit']:.0f} % | "
+                         + " | ".join(ccell(f"validated {f}") for f in
+                                      ("analytical", "pure learner", "hybrid"))
+                         + f" | {top} {ccell(top)} | {ecell('pure learner')} | "
+                         f"{ecell('hybrid')} |")
         L.append("")
     if res.get("notes"):
         L += ["### Notes", ""] + [f"- {n}" for n in res["notes"]] + [""]
@@ -541,6 +585,21 @@ NOTES = [
     "and 74-96 % on NeuSight, where the hybrids' cover 86-98 % at about the same width or "
     "narrower: a learned time has no physics to fall back on where a GPU lies outside the "
     "training range.",
+    "Choosing a GPU (the last table): a pure learner predicts a GPU it has not seen between "
+    "the GPUs it has seen. The fastest held-out GPU comes out too slow, the slowest too fast "
+    "(KernelTuner GEMM: the Random Forest predicts the RTX 3090 2.36x too slow and the laptop "
+    "RTX 3060 at 0.43x, median predicted / measured, where the bandwidth ratio gives 1.33 and "
+    "0.93; the P100 fold of bpnn_adjust_weights 6.65x), and the ends of the order swap: the "
+    "validated pure learner picks the fastest GPU in 23 and 29 % of the KernelTuner rankings "
+    "and 11 % on the seed report, below a random pick (33 %), and in 48 % on bpnn_layerforward "
+    "(random 12 %, the physics 90 %). The hybrids order the GPUs as their physics does "
+    "(KernelTuner 0.97, calculate_temp 0.92 against 0.93, NeuSight conv 0.92), and better "
+    "than the validated analytical choice on bpnn_adjust_weights (0.65 / 93 % against 0.58 / "
+    "19 %: on the P100 fold the training GPUs choose `same`, which predicts the fastest GPU "
+    "at the source's time). On NeuSight bmm their correction, which takes the MAPE from 33.3 "
+    "to 22.8 %, orders the GPUs slightly worse than hierarchical-ext alone (0.74 against "
+    "0.80): a better time on average does not make a better order; we have not found which "
+    "GPU pairs it swaps.",
     "Coverage is the pooled fraction over all held-out GPUs. Calibration uses out-of-fold "
     "predictions on held-out training GPUs; the point calibration (lam, and a log shift kept "
     "only if it helps on every held-out training GPU) is chosen on the same predictions, "

@@ -55,26 +55,34 @@ def test_gpu_choice_ranks_the_targets_of_each_source():
     # predicts their order (rho 1, the fastest chosen), `compute` the reverse (rho -1, the
     # 4 ms GPU chosen: +300 %); a target at random is the fastest one time in three and
     # takes (0 + 100 + 300) / 3 % longer on average; `same` cannot rank and is left out
-    from types import SimpleNamespace
-
     import pandas as pd
     import pytest
+
+    from gpuproj.evaluate import RANDOM_PICK, Evaluation
 
     acc = load_script("accuracy")
     true = [1e-3, 2e-3, 4e-3]
     rows = [(m, "k", "c", "s", t, p, tr) for m, pred in
             (("same", [1e-3] * 3), ("bandwidth", [1e-3, 2e-3, 3e-3]), ("compute", [3e-3, 2e-3, 1e-3]))
             for t, p, tr in zip(("t1", "t2", "t3"), pred, true)]
-    ev = SimpleNamespace(pairs=pd.DataFrame(rows, columns=["method", "kernel", "config", "source",
-                                                           "target", "time_s", "true_s"]))
-    c = acc.gpu_choice(ev, ["same", "bandwidth", "compute"])
-    assert "same" not in c
-    assert c["bandwidth"]["rank_corr"] == pytest.approx(1.0) and c["bandwidth"]["top1_hit"] == 1
-    assert c["compute"]["rank_corr"] == pytest.approx(-1.0) and c["compute"]["top1_hit"] == 0
-    assert c["compute"]["top1_loss_pct"] == pytest.approx(300.0)
-    rnd = c["random pick"]
+    # a second source with two targets only: too few to rank, left out of every row
+    rows += [("bandwidth", "k", "c", "s2", t, 1e-3, 1e-3) for t in ("t1", "t2")]
+    d = pd.DataFrame(rows, columns=["method", "kernel", "config", "source", "target", "time_s",
+                                    "true_s"])
+    ev = Evaluation(d.assign(low_s=d["time_s"], high_s=d["time_s"], band_low_s=float("nan"),
+                             band_high_s=float("nan")), [])
+    c = ev.gpu_choice()
+    assert list(c.index) == ["bandwidth", "compute", RANDOM_PICK]
+    assert c.loc["bandwidth", "rank_corr"] == pytest.approx(1.0)
+    assert c.loc["bandwidth", "top1_hit"] == 1 and c.loc["bandwidth", "groups"] == 1
+    assert c.loc["compute", "rank_corr"] == pytest.approx(-1.0)
+    assert c.loc["compute", "top1_hit"] == 0
+    assert c.loc["compute", "top1_loss_pct"] == pytest.approx(300.0)
+    rnd = c.loc[RANDOM_PICK]
     assert rnd["top1_hit"] == pytest.approx(1 / 3) and rnd["targets"] == "3"
-    assert rnd["top1_loss_pct"] == pytest.approx(400 / 3)
-    row = acc.choice_table({"t": {"gpu_choice": c}}).splitlines()[2].split(" | ")
+    assert rnd["top1_loss_pct"] == pytest.approx(400 / 3) and rnd["groups"] == 1
+    got = ev.to_json(gpu_choice=True)["gpu_choice"]
+    assert got[RANDOM_PICK]["rank_corr"] is None and got["compute"]["top1_loss_max_pct"] == 300
+    row = acc.choice_table({"t": {"gpu_choice": got}}).splitlines()[2].split(" | ")
     assert row[1:3] == ["1 (3)", "33 %"] and "**1.00 / 100 %**" in row
     assert "-1.00 / 0 %" in row

@@ -226,3 +226,43 @@ def test_json_output_is_strict_json(capsys):
     out = capsys.readouterr().out
     assert "NaN" not in out and "Infinity" not in out
     assert json.loads(out) == {"a": None, "b": [None, 2.5, 3], "c": [1.0, None]}
+
+
+def test_a_total_over_fewer_kernel_rows_is_named(capsys, tmp_path):
+    # quantitative needs instruction counts, which the gemm row lacks: its totals add 2 of the
+    # 3 rows, which the application view and the note say (its smaller source total alone would)
+    table = tmp_path / "mix.csv"
+    table.write_text("kernel,config,gpu,time_s,dram_bytes,fp32_flops,warp_inst,"
+                     "ldst_thread_inst,fp32_thread_inst\n"
+                     "triad,n=1e8,a100-sxm4-80gb,1.0e-3,1.2e9,2e8,2e7,3e8,1e8\n"
+                     "gemm,n=4096,a100-sxm4-80gb,8.0e-3,1e9,1.37e11,,,\n"
+                     "copy,n=1e8,a100-sxm4-80gb,0.6e-3,8e8,,1e7,2e8,1e6\n")
+    code, out, _ = run(capsys, "predict", str(table), "-t", "h200", "-m",
+                       "roofline,quantitative", "--json")
+    got = json.loads(out)
+    assert code == 0 and {a["method"]: a["rows"] for a in got["application"]} == {
+        "roofline": 3, "quantitative": 2}
+    assert got["skipped"] == [{"row": None,
+                               "reason": "gemm [n=4096]: quantitative needs 'warp_inst'"}]
+    from gpuproj.predict import predict
+    from gpuproj.profiles import load
+
+    result = predict(load(table), targets=["h200"], methods=["roofline", "quantitative"])
+    assert result.partial_totals().startswith("application totals add 3 kernel rows, those of "
+                                              "quantitative 2 (rows they skipped)")
+    assert predict(load(table), targets=["h200"], methods=["roofline"]).partial_totals() is None
+    shown = result._repr_html_()
+    assert "<th>kernel rows</th>" in shown
+    assert "kernel rows" not in predict(load(EXAMPLE), targets=["h200"])._repr_html_()
+
+
+def test_a_stand_in_ceiling_is_one_note_not_two():
+    # quantitative takes the INT32 add rate for a GPU without a load/store issue rate: one
+    # note says so, without a second one saying the rate is missing
+    from gpuproj.predict import predict
+    from gpuproj.profiles import load
+
+    lines = predict(load(EXAMPLE), targets=["h200"], methods=["quantitative"]).assumption_lines()
+    ldst = [ln for ln in lines if "ldst_inst_per_s" in ln]
+    assert ldst == ["h200-sxm-141gb has no ldst_inst_per_s: "
+                    "int32_add_ops_per_s used (quantitative)"]

@@ -75,3 +75,25 @@ def test_ranking_fragment_is_its_json_rendered():
     rk = load_script("ranking")
     assert rk.markdown(json.loads((results / "ranking.json").read_text())) == \
         (results / "ranking.md").read_text()
+
+
+def test_cli_gpu_choice(capsys):
+    # 9 GPUs: each configuration measured on a source ranks the 8 others; the bandwidth
+    # ratio's order is the order of the targets' bandwidths, whatever the source
+    table = DATA / "amaris-9gpus-bpnn_adjust_weights.csv"
+    code, out, _ = run_cli(capsys, "evaluate", str(table), "-m", "same,bandwidth",
+                           "--gpu-choice", "--json")
+    assert code == 0
+    choice = json.loads(out)["gpu_choice"]
+    assert set(choice) == {"bandwidth", "random pick"}  # `same` cannot rank
+    ev = evaluate(load(table), ["bandwidth"])
+    d = ev.pairs
+    one = d[(d["config"] == d["config"].iloc[0]) & (d["source"] == d["source"].iloc[0])]
+    assert len(one) == 8 and choice["bandwidth"]["targets"] == "8"
+    rhos = [g["time_s"].corr(g["true_s"], method="spearman")
+            for _, g in d.groupby(["kernel", "config", "source"])]
+    assert choice["bandwidth"]["rank_corr"] == pytest.approx(np.mean(rhos))
+    assert choice["bandwidth"]["groups"] == choice["random pick"]["groups"] == len(rhos)
+    assert choice["random pick"]["top1_hit"] == pytest.approx(1 / 8)
+    code, out, _ = run_cli(capsys, "evaluate", str(table), "-m", "bandwidth", "--gpu-choice")
+    assert code == 0 and "fastest chosen" in out and "random pick" in out

@@ -5,6 +5,7 @@ The profile is real: Rodinia hotspot (calculate_temp) measured with nvprof on a 
 Tesla P100 by Amaris et al. (CC-BY-4.0, tests/data/README.md); the P100 row is the target's
 measurement the report shows beside the prediction."""
 
+import html
 import json
 import os
 import re
@@ -121,13 +122,22 @@ def test_report_on_many_targets_compares_them_first(tmp_path):
 
     out = tmp_path / "many.html"
     run_cli(["report", "examples/rodinia-p100-nvprof.csv", "-t", "h100*,h200*,mi3*",
-             "-m", "bandwidth", "-o", str(out)])
+             "-m", "bandwidth,hierarchical", "-o", str(out)])
     page = Page(out.read_text(encoding="utf-8"))
     alts = [im["alt"] for im in page.images]
     # the five targets compared, then projection bars and rooflines of the four fastest only
     assert alts[:2] == ["targets compared", "projection bars"]
     assert len([a for a in alts if a.startswith("roofline")]) == MAX_PANELS == 4
     assert "roofline tesla-p100-pcie-16gb to h100-pcie-80gb" not in alts  # the slowest
+    # the assumptions grouped as `predict` prints them: e.g. one line for the GPUs at peak
+    from gpuproj.predict import predict
+    from gpuproj.profiles import load
+
+    text = out.read_text(encoding="utf-8")
+    lines = predict(load("examples/rodinia-p100-nvprof.csv"), targets=["h100*", "h200*", "mi3*"],
+                    methods=["bandwidth", "hierarchical"]).assumption_lines()
+    assert all(f"<li>{html.escape(n)}</li>" in text for n in lines)
+    assert any(", " in n.split(" at peak")[0] for n in lines if " at peak" in n)
 
 
 def test_report_refuses_other_extensions(tmp_path):

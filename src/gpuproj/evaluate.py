@@ -100,6 +100,8 @@ def coverage_interval(inside, groups, level: float = 0.9, n_boot: int = 2000,
 
 TOP_K = 5  # configurations an autotuner would run on the target (ranking's topk_loss_pct)
 MIN_CONFIGS = 3  # a ranking of two configurations is a coin toss, not a ranking
+CHOICE_KEYS = ["kernel", "config", "source"]  # gpu_choice: one ranking of the targets per group
+RANDOM_PICK = "random pick"  # gpu_choice's reference row
 _METRIC_COLUMNS = ("time_s", "true_s", "low_s", "high_s", "band_low_s", "band_high_s")
 _PAIR_COLUMNS = ["method", "kernel", "config", "source", "target", "source_time_s", "time_s",
                  "low_s", "high_s", "band_low_s", "band_high_s", "limiter"]
@@ -171,20 +173,63 @@ class Evaluation:
             raise ValueError(f"shortlist: no pairs of {', '.join(missing)}")
         return shortlist_metrics(self.pairs, methods, self._rank_groups(), top)
 
+    def gpu_choice(self) -> pd.DataFrame:
+        """How well each method orders the target GPUs, the question of a centre choosing one:
+        each kernel configuration measured on one source GPU ranks the other GPUs that measured
+        it (at least MIN_CONFIGS), ``rank_metrics`` over CHOICE_KEYS with the predicted fastest
+        as the choice. One row per method: ``groups`` (rankings), ``targets`` (GPUs per ranking,
+        "3" or "3-8"), ``rank_corr``, ``top1_hit``, ``top1_loss_pct`` and
+        ``top1_loss_max_pct``; then RANDOM_PICK, the expected hit rate and loss of a target
+        taken at random. A method that predicts every target alike (``same``) cannot rank and
+        gets no row. In a split by GPU each target's prediction comes from the fold that held
+        it out, by a model that saw the other targets."""
+        cols = ["groups", "targets", "rank_corr", "top1_hit", "top1_loss_pct",
+                "top1_loss_max_pct"]
+        rows = {}
+        for m, g in self.pairs.groupby("method", sort=False):
+            r = rank_metrics(g, CHOICE_KEYS, top=1)
+            if r["rank_corr"] is not None:
+                rows[m] = {**r, "targets": _spread(g, CHOICE_KEYS)}
+        truth = self.pairs.drop_duplicates(CHOICE_KEYS + ["target"])
+        truth = truth[truth.groupby(CHOICE_KEYS, sort=False)["true_s"].transform("size")
+                      >= MIN_CONFIGS]
+        if len(truth):
+            by = [truth[k] for k in CHOICE_KEYS]
+            loss = truth["true_s"] / truth.groupby(by, sort=False)["true_s"].transform("min") - 1
+            per_group = loss.groupby(by, sort=False).mean()
+            rows[RANDOM_PICK] = {
+                "groups": len(per_group), "targets": _spread(truth, CHOICE_KEYS),
+                "rank_corr": None,
+                "top1_hit": float((loss <= 0).groupby(by, sort=False).mean().mean()),
+                "top1_loss_pct": float(100 * per_group.median()),
+                "top1_loss_max_pct": float(100 * per_group.max())}
+        return pd.DataFrame.from_dict(rows, orient="index", columns=cols).rename_axis("method")
+
     def _rank_groups(self) -> list:
         """The columns whose groups a ranking orders within: kernel, source and target (and a
         split's fold)."""
         return ["kernel", "source", "target"] + (["fold"] if "fold" in self.pairs else [])
 
-    def to_json(self, ranking: bool = False) -> dict:
-        """Metrics as plain data; ``ranking`` adds ``ranking()``."""
+    def to_json(self, ranking: bool = False, gpu_choice: bool = False) -> dict:
+        """Metrics as plain data; ``ranking`` adds ``ranking()``, ``gpu_choice``
+        ``gpu_choice()``."""
         out = {"methods": self.summary(), "per_pair": self.summary("pair"),
                "per_kernel": self.summary("kernel"),
                "skipped": count_causes(self.skipped)}
-        if ranking:
-            r = self.ranking().astype(object)
-            out["ranking"] = r.where(r.notna(), None).to_dict(orient="index")
+        for key, wanted, frame in (("ranking", ranking, self.ranking),
+                                   ("gpu_choice", gpu_choice, self.gpu_choice)):
+            if wanted:
+                r = frame().astype(object)
+                out[key] = r.where(r.notna(), None).to_dict(orient="index")
         return out
+
+
+def _spread(pairs: pd.DataFrame, keys) -> str:
+    """How many rows the groups of ``keys`` with at least MIN_CONFIGS rows have: "3", or
+    "3-8" where they differ."""
+    n = pairs.groupby(keys, sort=False)["true_s"].size()
+    n = n[n >= MIN_CONFIGS]
+    return "0" if n.empty else str(n.min()) if n.min() == n.max() else f"{n.min()}-{n.max()}"
 
 
 def rank_metrics(pairs: pd.DataFrame, keys, top: int = TOP_K) -> dict:

@@ -141,6 +141,9 @@ class PredictionSet:
         lines = self.assumption_lines()
         if lines:
             console.print("[dim]" + "\n".join(lines) + "[/dim]")
+        partial = self.partial_totals()
+        if partial:
+            console.print("[dim]" + partial + "[/dim]")
         configs = d.groupby(["kernel", "target", "method"])["config"].nunique()
         many = configs.groupby(level="kernel").max()
         many = many[many >= MANY_CONFIGS]
@@ -149,6 +152,19 @@ class PredictionSet:
             console.print(f"[dim]many configurations of {names}: the application total adds "
                           "them all; if they are variants of a tuned kernel, --shortlist K lists "
                           "the ones to measure on each target[/dim]")
+
+    def partial_totals(self) -> str | None:
+        """A note naming the methods whose application totals add fewer kernel rows than
+        another method's (rows they skipped), or None: such a total is not comparable with the
+        others, and its smaller source total is the only other sign of it."""
+        rows = {m: set(p.df["row"]) for m, p in self.predictions.items() if len(p.df)}
+        every = set().union(*rows.values()) if rows else set()
+        short = [f"{m} {len(r)}" for m, r in rows.items() if len(r) < len(every)]
+        if not short:
+            return None
+        return (f"application totals add {len(every)} kernel rows, those of "
+                f"{', '.join(short)} (rows they skipped): compare such a total with the "
+                "source's on the same rows, not with the other methods'")
 
     def print_shortlist(self, console, k: int) -> None:
         """``shortlist(k)`` as one rich table per target."""
@@ -263,6 +279,8 @@ def _shown(d: pd.DataFrame, keys: list, own: bool) -> pd.DataFrame:
                            zip(d["low_s"], d["high_s"], has_width(d["low_s"], d["high_s"]))]
     out["90 % band"] = [_fmt_range(lo, hi) for lo, hi in zip(d["band_low_s"], d["band_high_s"])]
     out["speed-up"] = d["speedup"].map(lambda v: f"{v:.2f}x")
+    if "rows" in d and d["rows"].nunique() > 1:  # totals over different kernel rows
+        out["kernel rows"] = d["rows"].astype(str)
     if "limiter" in d:
         out["limiter"] = d["limiter"].astype(str)
     return out

@@ -219,13 +219,8 @@ def _catalog_tables(gpus, source) -> str:
 
 
 def _assumptions(result) -> str:
-    seen = {}  # (method, note) -> targets: a source-GPU note repeats for every target
-    for m, p in result.predictions.items():
-        for t, notes in p.assumptions.items():
-            for n in notes:
-                seen.setdefault((m, n), []).append(t)
-    items = [f"<li><b>{_e(m)}</b> → {', '.join(f'<code>{_e(t)}</code>' for t in ts)}: "
-             f"{_e(n)}</li>" for (m, n), ts in seen.items()]
+    # grouped as `gpuproj predict` prints them: each once, with the methods that made it
+    items = [f"<li>{_e(n)}</li>" for n in result.assumption_lines()]
     general = (
         "<li>Times are per launch; application totals multiply each kernel's time by its "
         "launches and sum over kernels.</li>"
@@ -359,6 +354,7 @@ def build_report(table: ProfileTable, source, targets, *, methods="hierarchical"
         '<h2 id="application-h">Application total</h2>',
         '<p class="note">Time × launches, summed over the kernels above.</p>',
         _application_table(result),
+        *(f'<p class="note">{_e(n)}</p>' for n in [result.partial_totals()] if n),
         '<h2 id="pictures-h">Pictures</h2>',
         *figs,
         *(f'<p class="note">{_e(n)}</p>' for n in notes),

@@ -37,6 +37,12 @@ from ._common import (
               help="With --ranking (implied): also the best of 5 configurations taken in turn "
                    "from these methods' predicted orders (comma-separated, e.g. same,gb,rf; "
                    "as `predict --shortlist` chooses them); JSON key 'shortlist'.")
+@click.option("--gpu-choice", "gpu_choice", is_flag=True,
+              help="Also say how well each method orders the GPUs: each kernel configuration "
+                   "measured on a source ranks the 3 or more other GPUs that measured it; "
+                   "Spearman's rank correlation, how often the GPU predicted fastest is the "
+                   "fastest, and how much longer it takes, against a GPU taken at random; "
+                   "JSON key 'gpu_choice', losses in %.")
 @click.option("--plots", "plots_dir", type=click.Path(file_okay=False), metavar="DIR",
               help="Also draw the evaluation pictures into DIR.")
 @click.option("--train", "train_tables", multiple=True, type=click.Path(dir_okay=False),
@@ -51,7 +57,7 @@ from ._common import (
               help="With --train: save each fitted learned model as PATH.json + PATH.npz "
                    "(PATH-<method> when several).")
 def evaluate(tables, methods, sources, targets, fmt, reader_options, as_json, ranking, shortlist,
-             plots_dir, train_tables, split, coverage, save_model):
+             gpu_choice, plots_dir, train_tables, split, coverage, save_model):
     """Predict, for every kernel configuration measured on two or more GPUs and every ordered
     pair of distinct GPUs (s, t), t's time from s's row alone, and compare with t's measurement.
 
@@ -70,6 +76,7 @@ def evaluate(tables, methods, sources, targets, fmt, reader_options, as_json, ra
       gpuproj evaluate my_gemm_cache.csv --reader-option gemm_size=4096 -m roofline
       gpuproj evaluate gemm_clblast_4096_4gpus.csv.gz -m same,hierarchical-ext --ranking
       gpuproj evaluate gemm_4096.csv --split gpu -m same,gb,rf --shortlist same,gb,rf
+      gpuproj evaluate calculate_temp_9gpus.csv.gz -m bandwidth,quantitative --gpu-choice
       gpuproj evaluate gemm_clblast_4096_4gpus.csv.gz --split gpu -m gb,residual --coverage 0.9
       gpuproj evaluate test.csv --train train.csv -m residual --save-model models/residual
     """
@@ -158,7 +165,8 @@ def evaluate(tables, methods, sources, targets, fmt, reader_options, as_json, ra
 
         evaluation_plots(ev, plots_dir)
     if as_json:
-        emit_json({**ev.to_json(ranking=ranking), **({"shortlist": short} if short else {})})
+        emit_json({**ev.to_json(ranking=ranking, gpu_choice=gpu_choice),
+                   **({"shortlist": short} if short else {})})
         return
     from rich.table import Table
 
@@ -176,6 +184,8 @@ def evaluate(tables, methods, sources, targets, fmt, reader_options, as_json, ra
     console().print(t)
     if ranking:
         _print_ranking(ev, short)
+    if gpu_choice:
+        _print_gpu_choice(ev)
 
 
 def _print_ranking(ev, short=None) -> None:
@@ -209,6 +219,35 @@ def _print_ranking(ev, short=None) -> None:
     if short:
         t.add_row(f"shortlist ({', '.join(short['methods'])})", "-", "-",
                   pct(short["loss_pct"], short["loss_max_pct"]))
+    console().print(t)
+
+
+def _print_gpu_choice(ev) -> None:
+    """The ``Evaluation.gpu_choice`` table, best rank correlation first, the random pick
+    last."""
+    import pandas as pd
+    from rich.table import Table
+
+    from ..evaluate import RANDOM_PICK
+
+    r = ev.gpu_choice()
+    if RANDOM_PICK not in r.index:
+        click.echo("gpu choice: no kernel configuration was measured on a source and 3 or more "
+                   "other GPUs", err=True)
+        return
+    rnd = r.loc[RANDOM_PICK]
+    t = Table(title=f"Choosing a GPU: {rnd['groups']} rankings (kernel configuration x source) "
+                    f"of {rnd['targets']} target GPUs each",
+              caption="fastest chosen: how often the GPU predicted fastest is the fastest "
+                      "measured; loss: how much longer (measured) it takes than the fastest, "
+                      "median over rankings / the worst")
+    for c in ("method", "rank corr.", "fastest chosen", "loss"):
+        t.add_column(c, justify="left" if c == "method" else "right")
+    for m, row in pd.concat([r.drop(index=RANDOM_PICK).sort_values("rank_corr", ascending=False),
+                             r.loc[[RANDOM_PICK]]]).iterrows():
+        t.add_row(m, "-" if pd.isna(row["rank_corr"]) else f"{row['rank_corr']:.3f}",
+                  f"{100 * row['top1_hit']:.0f} %",
+                  f"{row['top1_loss_pct']:.1f} / {row['top1_loss_max_pct']:.1f} %")
     console().print(t)
 
 

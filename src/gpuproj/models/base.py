@@ -62,7 +62,8 @@ class Prediction:
     skipped: list
 
     def application(self) -> pd.DataFrame:
-        """Per target: source and predicted totals (time x launches summed over kernels)."""
+        """Per target: source and predicted totals (time x launches summed over kernels) and
+        ``rows``, the kernel rows they add (fewer than the table's where rows were skipped)."""
         d = self.df
         w = d["launches"]
         g = pd.DataFrame({"target": d["target"], "source_time_s": d["source_time_s"] * w,
@@ -70,8 +71,10 @@ class Prediction:
                                                    "band_high_s")}})
         # a band is measured per method and GPU pair, so a target has it for all its kernels
         # or for none: min_count keeps "none" missing instead of 0
-        out = g.groupby("target", sort=False).sum(min_count=1)
+        by = g.groupby("target", sort=False)
+        out = by.sum(min_count=1)
         out["speedup"] = out["source_time_s"] / out["time_s"]
+        out["rows"] = by.size()
         return out.reset_index()
 
     def to_records(self) -> list:

@@ -116,8 +116,15 @@ class CeilingBook:
         if not np.isnan(p):
             self._note(CeilingNote(self.gpu.id, "peak", key))
             return p
-        self._note(CeilingNote(self.gpu.id, "instead", key, base))
+        self.stand_in(key, base)
         return self(base)
+
+    def stand_in(self, key: str, base: str) -> None:
+        """Record that this GPU's ``base`` ceiling took the place of its missing ``key``: that
+        note replaces the one saying ``key`` is missing, which would only repeat it."""
+        self.notes = [n for n in self.notes
+                      if not (getattr(n, "kind", None) == "missing" and n.ceiling == key)]
+        self._note(CeilingNote(self.gpu.id, "instead", key, base))
 
     def _note(self, text):
         if text not in self.notes:

@@ -354,8 +354,8 @@ class Hierarchical(Model):
                 # compiler issues other instructions (Rodinia under nvprof: Maxwell 2.1x
                 # Kepler's), so without the target's SASS counts f is unknown on both
                 f_s = f_t = self._fp_issue_share(df, {}, ws_s)
-                notes.append(f"issue rate: counts are {source.architecture} instructions, not "
-                             f"{target.architecture}'s: f taken in {ISSUE_F_RANGE}")
+                notes.append(f"issue rate: counts are {source.architecture} instructions; on "
+                             f"another architecture f is taken in {ISSUE_F_RANGE}")
             else:
                 f_s = self._once(("issue_f", ws_s),
                                  lambda: self._fp_issue_share(df, rows["mix"], ws_s))

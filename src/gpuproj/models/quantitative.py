@@ -31,7 +31,6 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..catalog import CeilingNote
 from .base import Model, Projection
 from .common import CeilingBook, labels
 
@@ -75,12 +74,10 @@ class Quantitative(Model):
             # one INT32 add per FP32 lane and clock, the FP32 add rate (CDNA, Hopper; GA10x's
             # FP32-only half of the lanes would make it half that)
             t_add = book("fp32_addmul_flops_per_s")
-            book.notes.append(CeilingNote(book.gpu.id, "instead", "int32_add_ops_per_s",
-                                          "fp32_addmul_flops_per_s"))
+            book.stand_in("int32_add_ops_per_s", "fp32_addmul_flops_per_s")
         if np.isnan(t_ldst):
             t_ldst = t_add  # LSU issue ~ one per lane per clock
-            book.notes.append(CeilingNote(book.gpu.id, "instead", "ldst_inst_per_s",
-                                          "int32_add_ops_per_s"))
+            book.stand_in("ldst_inst_per_s", "int32_add_ops_per_s")
         return {"T_SP": book("fp32_fma_flops_per_s"), "T_DP": book("fp64_fma_flops_per_s"),
                 "T_int": book("int32_fma_ops_per_s"), "T_add": t_add, "T_ldst": t_ldst,
                 "B_mem": book("dram_bw_bytes_per_s")}

@@ -41,7 +41,10 @@ def targets_figure(result, measured=None):
     order = list(d[d["method"] == methods[0]]["target"])
     order += [t for t in dict.fromkeys(d["target"]) if t not in order]
     first = d[d["method"] == methods[0]].set_index("target")["speedup"]
-    src_total = float(d["source_time_s"].iloc[0])
+    # a method that skipped rows totals fewer of them (``PredictionSet.partial_totals``): the
+    # source line is the total over the most rows, and such a method's legend says its count
+    rows = d.groupby("method", sort=False)["rows"].max()
+    src_total = float(d.loc[d["rows"] == rows.max(), "source_time_s"].iloc[0])
     vals = np.concatenate([d[c].to_numpy(float) for c in
                            ("time_s", "low_s", "high_s", "band_low_s", "band_high_s",
                             "measured_s")] + [[src_total]])
@@ -73,7 +76,9 @@ def targets_figure(result, measured=None):
             ax.errorbar(t / uf, ys, xerr=np.nan_to_num(np.maximum(own, 0)),
                         fmt=MARKERS[j % len(MARKERS)], ms=7, mfc=st.COLORS["point"], mec=col,
                         mew=1.3, ecolor=col, elinewidth=2.4, capsize=4, zorder=5,
-                        label=f"{m}: predicted total and interval")
+                        label=f"{m}: predicted total and interval" + (
+                            f" ({rows[m]} of {rows.max()} kernel rows)"
+                            if rows[m] < rows.max() else ""))
         meas = d.drop_duplicates("target").set_index("target")["measured_s"]
         has = meas[np.isfinite(meas)]
         if len(has):
