@@ -81,6 +81,16 @@ def test_gpu_choice_ranks_the_targets_of_each_source():
     rnd = c.loc[RANDOM_PICK]
     assert rnd["top1_hit"] == pytest.approx(1 / 3) and rnd["targets"] == "3"
     assert rnd["top1_loss_pct"] == pytest.approx(400 / 3) and rnd["groups"] == 1
+    # by pair: `compute` orders every two targets the wrong way round, `bandwidth` none
+    pairs = ev.gpu_choice(by="pair")
+    assert list(pairs.loc["compute"].index) == [("t1", "t2"), ("t1", "t3"), ("t2", "t3")]
+    assert (pairs.loc["compute", "swapped"] == 1).all()
+    assert (pairs.loc["bandwidth", "swapped"] == 0).all()
+    assert pairs.loc[("bandwidth", "t1", "t3"), "measured_ratio"] == pytest.approx(0.25)
+    assert (pairs["groups"] == 1).all()  # the two-target source s2 is no ranking
+    # `same` predicts every target alike: tied, not reversed
+    assert (pairs.loc["same", "tied"] == 1).all() and (pairs.loc["same", "swapped"] == 0).all()
+    assert (pairs.drop(index="same")["tied"] == 0).all()
     got = ev.to_json(gpu_choice=True)["gpu_choice"]
     assert got[RANDOM_PICK]["rank_corr"] is None and got["compute"]["top1_loss_max_pct"] == 300
     row = acc.choice_table({"t": {"gpu_choice": got}}).splitlines()[2].split(" | ")

@@ -97,3 +97,7 @@ def test_cli_gpu_choice(capsys):
     assert choice["random pick"]["top1_hit"] == pytest.approx(1 / 8)
     code, out, _ = run_cli(capsys, "evaluate", str(table), "-m", "bandwidth", "--gpu-choice")
     assert code == 0 and "fastest chosen" in out and "random pick" in out
+    # the pair the bandwidth ratio orders wrongly most often, from gpu_choice(by="pair")
+    pairs = ev.gpu_choice(by="pair").loc["bandwidth"]
+    a, b = (pairs["swapped"] + pairs["tied"] / 2).idxmax()
+    assert f"{a} / {b}" in out

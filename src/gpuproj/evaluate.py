@@ -173,7 +173,7 @@ class Evaluation:
             raise ValueError(f"shortlist: no pairs of {', '.join(missing)}")
         return shortlist_metrics(self.pairs, methods, self._rank_groups(), top)
 
-    def gpu_choice(self) -> pd.DataFrame:
+    def gpu_choice(self, by: str | None = None) -> pd.DataFrame:
         """How well each method orders the target GPUs, the question of a centre choosing one:
         each kernel configuration measured on one source GPU ranks the other GPUs that measured
         it (at least MIN_CONFIGS), ``rank_metrics`` over CHOICE_KEYS with the predicted fastest
@@ -182,7 +182,20 @@ class Evaluation:
         ``top1_loss_max_pct``; then RANDOM_PICK, the expected hit rate and loss of a target
         taken at random. A method that predicts every target alike (``same``) cannot rank and
         gets no row. In a split by GPU each target's prediction comes from the fold that held
-        it out, by a model that saw the other targets."""
+        it out, by a model that saw the other targets.
+
+        ``by='pair'``: which GPUs a method confuses, one row per method and pair of target
+        GPUs (a, b) ranked together: ``groups``, ``swapped`` (the fraction of those rankings
+        that order a and b the other way round than measured), ``tied`` (predicted equal,
+        e.g. by a ratio of two equal bandwidths, where the measured times differ),
+        ``measured_ratio`` (median measured time of a / b) and ``error_corr``, the correlation
+        of the log errors
+        ln(predicted / measured) on a and on b over those rankings: an error the two share (a
+        projection from the same source profile) leaves their order as it is."""
+        if by == "pair":
+            return self._gpu_swaps()
+        if by is not None:
+            raise ValueError(f"gpu_choice(by={by!r}): by is None or 'pair'")
         cols = ["groups", "targets", "rank_corr", "top1_hit", "top1_loss_pct",
                 "top1_loss_max_pct"]
         rows = {}
@@ -204,6 +217,37 @@ class Evaluation:
                 "top1_loss_pct": float(100 * per_group.median()),
                 "top1_loss_max_pct": float(100 * per_group.max())}
         return pd.DataFrame.from_dict(rows, orient="index", columns=cols).rename_axis("method")
+
+    def _gpu_swaps(self) -> pd.DataFrame:
+        """``gpu_choice(by='pair')``."""
+        import itertools
+
+        rows = {}
+        for m, g in self.pairs.groupby("method", sort=False):
+            g = g[g.groupby(CHOICE_KEYS, sort=False)["true_s"].transform("size") >= MIN_CONFIGS]
+            wide = g.set_index(CHOICE_KEYS + ["target"])[["time_s", "true_s"]].unstack("target")
+            pred, true = wide["time_s"], wide["true_s"]
+            for a, b in itertools.combinations(sorted(pred.columns), 2):
+                both = (pred[a].notna() & pred[b].notna() & true[a].notna()
+                        & true[b].notna()).to_numpy()
+                if not both.any():
+                    continue
+                pa, pb, ta, tb = (x.to_numpy(float)[both]
+                                  for x in (pred[a], pred[b], true[a], true[b]))
+                ea, eb = np.log(pa / ta), np.log(pb / tb)
+                shared = len(ea) > 1 and ea.std() > 0 and eb.std() > 0
+                tie = np.isclose(pa, pb, rtol=1e-9, atol=0.0)
+                rows[(m, a, b)] = {
+                    "groups": int(both.sum()),
+                    "swapped": float((~tie & (np.sign(pa - pb) * np.sign(ta - tb) < 0)).mean()),
+                    "tied": float((tie & (ta != tb)).mean()),
+                    "measured_ratio": float(np.median(ta / tb)),
+                    "error_corr": float(np.corrcoef(ea, eb)[0, 1]) if shared else None}
+        out = pd.DataFrame.from_dict(rows, orient="index",
+                                     columns=["groups", "swapped", "tied", "measured_ratio",
+                                              "error_corr"])
+        out.index = pd.MultiIndex.from_tuples(out.index, names=["method", "gpu_a", "gpu_b"])
+        return out.sort_index()  # sorted, so that .loc[method] does not warn
 
     def _rank_groups(self) -> list:
         """The columns whose groups a ranking orders within: kernel, source and target (and a

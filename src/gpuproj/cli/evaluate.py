@@ -236,18 +236,25 @@ def _print_gpu_choice(ev) -> None:
                    "other GPUs", err=True)
         return
     rnd = r.loc[RANDOM_PICK]
+    # the two GPUs each method orders wrongly most often, a predicted tie counting half
+    pairs = ev.gpu_choice(by="pair")
+    wrong = (pairs["swapped"] + pairs["tied"] / 2).rename("wrong").reset_index()
+    worst = wrong.loc[wrong.groupby("method")["wrong"].idxmax()].set_index("method")
     t = Table(title=f"Choosing a GPU: {rnd['groups']} rankings (kernel configuration x source) "
                     f"of {rnd['targets']} target GPUs each",
               caption="fastest chosen: how often the GPU predicted fastest is the fastest "
                       "measured; loss: how much longer (measured) it takes than the fastest, "
-                      "median over rankings / the worst")
-    for c in ("method", "rank corr.", "fastest chosen", "loss"):
-        t.add_column(c, justify="left" if c == "method" else "right")
+                      "median over rankings / the worst; most confused: the two GPUs ordered "
+                      "the wrong way round most often (a predicted tie counts half)")
+    for c in ("method", "rank corr.", "fastest chosen", "loss", "most confused"):
+        t.add_column(c, justify="left" if c in ("method", "most confused") else "right")
     for m, row in pd.concat([r.drop(index=RANDOM_PICK).sort_values("rank_corr", ascending=False),
                              r.loc[[RANDOM_PICK]]]).iterrows():
+        w = worst.loc[m] if m in worst.index else None
         t.add_row(m, "-" if pd.isna(row["rank_corr"]) else f"{row['rank_corr']:.3f}",
                   f"{100 * row['top1_hit']:.0f} %",
-                  f"{row['top1_loss_pct']:.1f} / {row['top1_loss_max_pct']:.1f} %")
+                  f"{row['top1_loss_pct']:.1f} / {row['top1_loss_max_pct']:.1f} %",
+                  "-" if w is None else f"{w['gpu_a']} / {w['gpu_b']} {100 * w['wrong']:.0f} %")
     console().print(t)
 
 
