@@ -138,12 +138,14 @@ def scoreboard(results) -> str:
 def choice_table(results) -> str:
     """The ``Evaluation.gpu_choice`` of every table: Spearman's rho / fastest chosen %, per
     method; the highest rho of each table in bold."""
+    from gpuproj.evaluate import RANDOM_PICK
+
     methods = [m for m in (*BASELINES, *ANALYTICAL) if m != "same"]
     lines = ["| table | rankings (GPUs each) | random pick | "
              + " | ".join(methods) + " |", "|---" * (3 + len(methods)) + "|"]
     for name, r in results.items():
         c = r.get("gpu_choice", {})
-        rnd = c.get("random pick")
+        rnd = c.get(RANDOM_PICK)
         if not rnd:
             continue
         rho = {m: c[m]["rank_corr"] for m in methods if c.get(m) and c[m]["groups"]}

@@ -261,8 +261,9 @@ def logo(data, name, fmt, files, log):
 
 
 def swaps_of(ev, methods) -> dict:
-    """{method: {"a / b": {groups, swapped, measured_ratio}}}: how often each method orders
-    two target GPUs the other way round (``Evaluation.gpu_choice(by="pair")``)."""
+    """{method: {"a / b": {groups, swapped, tied, measured_ratio, error_corr}}}: how often
+    each method orders two target GPUs the wrong way round (``Evaluation.gpu_choice(by=
+    "pair")``)."""
     s = ev.gpu_choice(by="pair")
     return {m: {f"{a} / {b}": row for (_, a, b), row in
                 s.loc[[m]].to_dict(orient="index").items()}
@@ -278,13 +279,13 @@ def swap_cell(swaps) -> str:
     if not both:
         return "-"
 
-    def wrong(x, k):  # (a table run before ties were counted has none)
-        return x[k]["swapped"] + x[k].get("tied", 0.0) / 2
+    def wrong(x, k):
+        return x[k]["swapped"] + x[k]["tied"] / 2
     k = max(both, key=lambda k: wrong(h, k) - wrong(a, k))
     corr = " / ".join("-" if x[k]["error_corr"] is None else f"{x[k]['error_corr']:.2f}"
                       for x in (h, a))
     ties = "".join(f", {who} ties {100 * x[k]['tied']:.0f} %" for who, x in
-                   (("hybrid", h), ("analytical", a)) if x[k].get("tied", 0.0) >= 0.005)
+                   (("hybrid", h), ("analytical", a)) if x[k]["tied"] >= 0.005)
     return (f"{k} {100 * wrong(h, k):.1f} against {100 * wrong(a, k):.1f} % "
             f"(error corr. {corr}{ties})")
 
@@ -292,6 +293,8 @@ def swap_cell(swaps) -> str:
 def choice_markdown(lg) -> list:
     """The table of how each family orders unseen GPUs (``Evaluation.gpu_choice``), one
     row per leave-one-GPU-out table."""
+    from gpuproj.evaluate import RANDOM_PICK
+
     L = ["", "Choosing a GPU among unseen ones (docs/accuracy.md, \"Choosing a GPU\", "
           "for the analytical methods on all pairs): each kernel configuration measured "
           "on a source ranks the other GPUs, each predicted by its own fold's model, "
@@ -311,15 +314,15 @@ def choice_markdown(lg) -> list:
           "slowest | hybrid fastest / slowest | hybrid swaps |", "|---" * 10 + "|"]
     for name, r in lg.items():
         c = r.get("gpu_choice")
-        if not c or "random pick" not in c:
+        if not c or RANDOM_PICK not in c:
             continue
 
         def ccell(m, c=c):
             v = c.get(m)
             return "-" if not v else f"{v['rank_corr']:.2f} / {100 * v['top1_hit']:.0f} %"
-        top = max((m for m in c if m != "random pick" and not m.startswith("validated ")),
+        top = max((m for m in c if m != RANDOM_PICK and not m.startswith("validated ")),
                   key=lambda m: c[m]["rank_corr"])
-        rnd = c["random pick"]
+        rnd = c[RANDOM_PICK]
         speed = r.get("median_time_per_fold", {})
         ends = (min(speed, key=speed.get), max(speed, key=speed.get)) if speed else ()
 

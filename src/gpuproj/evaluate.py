@@ -189,9 +189,9 @@ class Evaluation:
         that order a and b the other way round than measured), ``tied`` (predicted equal,
         e.g. by a ratio of two equal bandwidths, where the measured times differ),
         ``measured_ratio`` (median measured time of a / b) and ``error_corr``, the correlation
-        of the log errors
-        ln(predicted / measured) on a and on b over those rankings: an error the two share (a
-        projection from the same source profile) leaves their order as it is."""
+        of the log errors ln(predicted / measured) on a and on b over those rankings: an error
+        the two share (a projection from the same source profile) leaves their order as it
+        is."""
         if by == "pair":
             return self._gpu_swaps()
         if by is not None:
@@ -203,9 +203,7 @@ class Evaluation:
             r = rank_metrics(g, CHOICE_KEYS, top=1)
             if r["rank_corr"] is not None:
                 rows[m] = {**r, "targets": _spread(g, CHOICE_KEYS)}
-        truth = self.pairs.drop_duplicates(CHOICE_KEYS + ["target"])
-        truth = truth[truth.groupby(CHOICE_KEYS, sort=False)["true_s"].transform("size")
-                      >= MIN_CONFIGS]
+        truth = _rankable(self.pairs.drop_duplicates(CHOICE_KEYS + ["target"]), CHOICE_KEYS)
         if len(truth):
             by = [truth[k] for k in CHOICE_KEYS]
             loss = truth["true_s"] / truth.groupby(by, sort=False)["true_s"].transform("min") - 1
@@ -224,8 +222,8 @@ class Evaluation:
 
         rows = {}
         for m, g in self.pairs.groupby("method", sort=False):
-            g = g[g.groupby(CHOICE_KEYS, sort=False)["true_s"].transform("size") >= MIN_CONFIGS]
-            wide = g.set_index(CHOICE_KEYS + ["target"])[["time_s", "true_s"]].unstack("target")
+            wide = (_rankable(g, CHOICE_KEYS).set_index(CHOICE_KEYS + ["target"])
+                    [["time_s", "true_s"]].unstack("target"))
             pred, true = wide["time_s"], wide["true_s"]
             for a, b in itertools.combinations(sorted(pred.columns), 2):
                 both = (pred[a].notna() & pred[b].notna() & true[a].notna()
@@ -268,11 +266,16 @@ class Evaluation:
         return out
 
 
+def _rankable(pairs: pd.DataFrame, keys) -> pd.DataFrame:
+    """The rows of ``pairs`` in groups of ``keys`` with at least MIN_CONFIGS rows, the groups
+    that make a ranking."""
+    return pairs[pairs.groupby(keys, sort=False)["true_s"].transform("size") >= MIN_CONFIGS]
+
+
 def _spread(pairs: pd.DataFrame, keys) -> str:
     """How many rows the groups of ``keys`` with at least MIN_CONFIGS rows have: "3", or
     "3-8" where they differ."""
-    n = pairs.groupby(keys, sort=False)["true_s"].size()
-    n = n[n >= MIN_CONFIGS]
+    n = _rankable(pairs, keys).groupby(keys, sort=False)["true_s"].size()
     return "0" if n.empty else str(n.min()) if n.min() == n.max() else f"{n.min()}-{n.max()}"
 
 
@@ -294,8 +297,7 @@ def rank_metrics(pairs: pd.DataFrame, keys, top: int = TOP_K) -> dict:
     >>> m["groups"], m["rank_corr"], m["top1_loss_pct"], m["top1_hit"], m["topk_loss_pct"]
     (1, 0.5, 100.0, 0.0, 0.0)
     """
-    sizes = pairs.groupby(keys, sort=False)["true_s"].transform("size")
-    d = pairs.loc[sizes >= MIN_CONFIGS, keys + ["time_s", "true_s"]]
+    d = _rankable(pairs, keys)[keys + ["time_s", "true_s"]]
     empty = {"groups": 0, "configs": 0, "rank_corr": None, "top1_loss_pct": None,
              "top1_loss_max_pct": None, "top1_hit": None, "topk": top, "topk_loss_pct": None,
              "topk_loss_max_pct": None}
@@ -341,9 +343,8 @@ def shortlist_metrics(pairs: pd.DataFrame, methods, keys, top: int = TOP_K) -> d
 
     keys = list(keys)
     d = pairs[pairs["method"].isin(list(methods))]
-    truth = d.drop_duplicates(keys + ["config"])
-    size = truth.groupby(keys, sort=False)["true_s"].transform("size")
-    best = truth[size >= MIN_CONFIGS].groupby(keys, sort=False)["true_s"].min()
+    best = _rankable(d.drop_duplicates(keys + ["config"]), keys).groupby(
+        keys, sort=False)["true_s"].min()
     empty = {"groups": 0, "topk": top, "loss_pct": None, "loss_max_pct": None}
     if best.empty:
         return empty
