@@ -126,8 +126,10 @@ def seed_checks(data):
         bad = g[(g["count"] > 1) & (g["max"] > g["min"] * (1 + 1e-9))]
         for k, sub in bad.groupby(level=0):
             r = float((sub["max"] / sub["min"]).max())
+            # None: zero on some GPUs (JSON has no infinity)
             out["differing_counts"].append({"kernel": k, "column": col, "configs": len(sub),
-                                            "max_ratio_between_gpus": round(r, 3)})
+                                            "max_ratio_between_gpus":
+                                                round(r, 3) if np.isfinite(r) else None})
     # the same problem size (config without its repetition count) across GPUs
     size_key = d["config"].astype(str).str.replace(r",?iters=\d+", "", regex=True)
     for k, sub in d.assign(size=size_key).groupby("kernel"):
@@ -398,7 +400,7 @@ def markdown(res) -> str:
               f"{chk['configs_on_all_gpus']}.", ""]
         for c in chk["differing_counts"]:
             r = c["max_ratio_between_gpus"]
-            how = "zero on some GPUs" if not np.isfinite(r) else f"up to {r}x"
+            how = "zero on some GPUs" if r is None else f"up to {r}x"
             ex = ""
             if "bytes_per_gpu" in c:
                 ex = f"; e.g. {c['example_size']}: " + ", ".join(
@@ -694,7 +696,8 @@ def main(argv=None):
 
     def save():
         OUT_JSON.parent.mkdir(parents=True, exist_ok=True)
-        OUT_JSON.write_text(json.dumps(res, indent=1, default=float))
+        OUT_JSON.write_text(json.dumps(res, indent=1, default=float,
+                                               allow_nan=False))
         OUT_MD.write_text(markdown(res))
 
     def log(msg):
