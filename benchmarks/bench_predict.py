@@ -123,7 +123,8 @@ def time_evaluate(path, fmt, repeat):
         t0 = time.perf_counter()
         ev = evaluate(table)
         times.append(time.perf_counter() - t0)
-    return {"table": str(path.name), "pairs": len(ev.pairs), "median_s": round(float(np.median(times)), 2)}
+    return {"table": str(path.name), "pairs": len(ev.pairs),
+            "median_s": round(float(np.median(times)), 2)}
 
 
 def speedups(before, after):

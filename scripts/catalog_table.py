@@ -2,7 +2,8 @@
 """Print (or write into docs/catalog.md) the table of all bundled GPUs.
 
     python scripts/catalog_table.py          # print the Markdown table
-    python scripts/catalog_table.py --write  # replace the table between the markers in docs/catalog.md
+    python scripts/catalog_table.py --write  # replace the table between the markers in
+                                             # docs/catalog.md
 
 The table is generated from the catalog files, so it cannot drift from them (tests/test_catalog.py
 checks that the document holds the current table).
@@ -32,7 +33,8 @@ def table_markdown() -> str:
              "|---|---|---|---|---|---:|---:|---:|---:|"]
     for g in cat:
         lines.append(f"| {g.id} | {g.vendor} | {g.name} | {g.architecture} | {g.isa} | "
-                     f"{_f(g.value('sm_count'), 1, 0)} | {_f(g.peak('fp32_fma_flops_per_s'), 1e12, 1)} | "
+                     f"{_f(g.value('sm_count'), 1, 0)} | "
+                     f"{_f(g.peak('fp32_fma_flops_per_s'), 1e12, 1)} | "
                      f"{_f(g.peak('dram_bw_bytes_per_s'), 1e12, 2)} | "
                      f"{_f(g.measured('dram_bw_bytes_per_s'), 1e12, 2)} |")
     return "\n".join(lines) + "\n"

@@ -154,7 +154,8 @@ def markdown(res) -> str:
                 f"{100 * rules[r]['coverage']:.1f} ({rules[r]['width_ratio']:.2f}x)"
                 for r in RULES) + " |")
     def stats(rule):
-        c = np.array([100 * rules[rule]["coverage"] for ms in res.values() for rules in ms.values()])
+        c = np.array([100 * rules[rule]["coverage"]
+                      for ms in res.values() for rules in ms.values()])
         tables = sum(all(abs(rules[rule]["coverage"] - 0.9) <= 0.03 for rules in ms.values())
                      for ms in res.values())
         return (f"`{rule}`: {tables} of {len(res)} tables with every hybrid within 3 points, "

@@ -4,22 +4,23 @@
 Sources (see ``/work/shared/data/external/README.md`` for provenance and licences):
 
 - gpu-benches (github te42kyfo/gpu-benches @1c36d50, GPL-3.0 data):
-  - ``gpu-stream/<gpu>.txt``: bandwidth over an occupancy sweep. Max of ``init`` (A[i] = c, one store
-    stream) -> ``dram_write_bw_bytes_per_s``; max of ``read`` -> ``dram_read_bw_bytes_per_s``; max of
-    ``triad`` (A[i] = B[i] + c*C[i]) -> ``dram_bw_bytes_per_s``.
-  - ``gpu-l2-cache/<gpu>.txt``: bandwidth over the total data set. L2 plateau = median over data sets no
-    larger than half the catalog's L2 size (half, because A100/H100 split the L2 into two partitions and
-    the benchmark's first points run at the near partition) -> ``l2_bw_bytes_per_s``. On GPUs with an L3
-    (Infinity Cache) in the catalog, the L3 plateau = median over data sets from 4 x the L2 size (past the
-    L2's fall-off) to half the L3 size -> ``l3_bw_bytes_per_s``.
-  - ``gpu-cache/<gpu>.txt``: bandwidth over the per-SM data set. L1 plateau = median over data sets of at
-    most 16 kB (fits every part's L1 / L0) -> ``l1_bw_bytes_per_s``.
-  - ``gpu-roofline/<gpu>.txt``: max GF/s over the arithmetic-intensity sweep -> ``fp32_fma_flops_per_s``
-    (the files print 0.25 Fl/B at 0 inner iterations; the benchmark computes (2 + 2N) / (2 sizeof(T)),
-    so T was 4-byte float).
-  - not used: ``gpu-latency`` (pointer-chase latency; no catalog field) and ``gpu-small-kernels`` (time
-    per size of small stream kernels; the launch overhead is not separable from the data-dependent part
-    without the kernel's byte count per element, so we do not derive one).
+  - ``gpu-stream/<gpu>.txt``: bandwidth over an occupancy sweep. Max of ``init`` (A[i] = c, one
+    store stream) -> ``dram_write_bw_bytes_per_s``; max of ``read`` -> ``dram_read_bw_bytes_per_s``;
+    max of ``triad`` (A[i] = B[i] + c*C[i]) -> ``dram_bw_bytes_per_s``.
+  - ``gpu-l2-cache/<gpu>.txt``: bandwidth over the total data set. L2 plateau = median over data
+    sets no larger than half the catalog's L2 size (half, because A100/H100 split the L2 into two
+    partitions and the benchmark's first points run at the near partition) ->
+    ``l2_bw_bytes_per_s``. On GPUs with an L3 (Infinity Cache) in the catalog, the L3 plateau =
+    median over data sets from 4 x the L2 size (past the L2's fall-off) to half the L3 size ->
+    ``l3_bw_bytes_per_s``.
+  - ``gpu-cache/<gpu>.txt``: bandwidth over the per-SM data set. L1 plateau = median over data sets
+    of at most 16 kB (fits every part's L1 / L0) -> ``l1_bw_bytes_per_s``.
+  - ``gpu-roofline/<gpu>.txt``: max GF/s over the arithmetic-intensity sweep ->
+    ``fp32_fma_flops_per_s`` (the files print 0.25 Fl/B at 0 inner iterations; the benchmark
+    computes (2 + 2N) / (2 sizeof(T)), so T was 4-byte float).
+  - not used: ``gpu-latency`` (pointer-chase latency; no catalog field) and ``gpu-small-kernels``
+    (time per size of small stream kernels; the launch overhead is not separable from the
+    data-dependent part without the kernel's byte count per element, so we do not derive one).
 - seed-report-4gpus ``gpu_metrics.json`` (github Debdeep23/Kernel_Performance_Prediction @f808e85):
   ``sustained_bandwidth_gbps`` -> ``dram_bw_bytes_per_s``, ``sustained_compute_gflops`` ->
   ``fp32_fma_flops_per_s`` (the file lists it next to ``peak_fp32_gflops``).
@@ -136,7 +137,8 @@ def collect(data: Path, l2_sizes: dict, l3_sizes: dict) -> dict:
             continue
         _, assume = GPU_FILES[stem]
         best = parse_stream(p)
-        for col, field in (("init", "dram_write_bw_bytes_per_s"), ("read", "dram_read_bw_bytes_per_s"),
+        for col, field in (("init", "dram_write_bw_bytes_per_s"),
+                           ("read", "dram_read_bw_bytes_per_s"),
                            ("triad", "dram_bw_bytes_per_s")):
             if col in best:
                 put(stem, field, best[col] * 1e9,
@@ -155,8 +157,9 @@ def collect(data: Path, l2_sizes: dict, l3_sizes: dict) -> dict:
         if gid in l3_sizes:
             bw, n = set_plateau(p, 4 * l2_sizes[gid], l3_sizes[gid] / 2)
             put(stem, "l3_bw_bytes_per_s", bw * 1e9,
-                _src(p, f"L3 (Infinity Cache) plateau = median Eff. bw over the {n} data sets from 4 x L2 "
-                        f"({4 * l2_sizes[gid] / 2**20:g} MiB) to L3/2 ({l3_sizes[gid] / 2**21:g} MiB) = {bw:g} GB/s",
+                _src(p, f"L3 (Infinity Cache) plateau = median Eff. bw over the {n} data sets "
+                        f"from 4 x L2 ({4 * l2_sizes[gid] / 2**20:g} MiB) "
+                        f"to L3/2 ({l3_sizes[gid] / 2**21:g} MiB) = {bw:g} GB/s",
                      assume))
     for p in sorted((gb / "gpu-cache").glob("*.txt")):
         stem = p.stem.lower()
@@ -165,7 +168,8 @@ def collect(data: Path, l2_sizes: dict, l3_sizes: dict) -> dict:
         _, assume = GPU_FILES[stem]
         bw, n = l1_plateau(p)
         put(stem, "l1_bw_bytes_per_s", bw * 1e9,
-            _src(p, f"L1 plateau = median Eff. bw over the {n} per-SM data sets <= 16 kB = {bw:g} GB/s", assume))
+            _src(p, f"L1 plateau = median Eff. bw over the {n} per-SM data sets "
+                    f"<= 16 kB = {bw:g} GB/s", assume))
     for p in sorted((gb / "gpu-roofline").glob("*.txt")):
         stem = p.stem.lower()
         if stem not in GPU_FILES:
@@ -173,7 +177,8 @@ def collect(data: Path, l2_sizes: dict, l3_sizes: dict) -> dict:
         _, assume = GPU_FILES[stem]
         gf = roofline_max(p)
         put(stem, "fp32_fma_flops_per_s", gf * 1e9,
-            _src(p, f"max GF/s over the arithmetic-intensity sweep = {gf:g} GF/s (FP32 FMA loop: 0.25 Fl/B "
+            _src(p, f"max GF/s over the arithmetic-intensity sweep = {gf:g} GF/s "
+                    "(FP32 FMA loop: 0.25 Fl/B "
                     "at 0 iterations means 4-byte float)", assume))
     seed = data / "seed-report-4gpus" / "gpu_metrics.json"
     if seed.is_file():
@@ -185,11 +190,13 @@ def collect(data: Path, l2_sizes: dict, l3_sizes: dict) -> dict:
             if rec.get("sustained_bandwidth_gbps"):
                 m["dram_bw_bytes_per_s"] = entry(
                     rec["sustained_bandwidth_gbps"] * 1e9,
-                    f"{SEED} '{rec['device_name']}': sustained_bandwidth_gbps = {rec['sustained_bandwidth_gbps']}")
+                    f"{SEED} '{rec['device_name']}': "
+                    f"sustained_bandwidth_gbps = {rec['sustained_bandwidth_gbps']}")
             if rec.get("sustained_compute_gflops"):
                 m["fp32_fma_flops_per_s"] = entry(
                     rec["sustained_compute_gflops"] * 1e9,
-                    f"{SEED} '{rec['device_name']}': sustained_compute_gflops = {rec['sustained_compute_gflops']}")
+                    f"{SEED} '{rec['device_name']}': "
+                    f"sustained_compute_gflops = {rec['sustained_compute_gflops']}")
     return out
 
 
@@ -220,7 +227,8 @@ def dump_gpu(doc: dict) -> str:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--data", type=Path, default=Path(__file__).resolve().parents[2] / "shared" / "data" / "external")
+    ap.add_argument("--data", type=Path,
+                    default=Path(__file__).resolve().parents[2] / "shared" / "data" / "external")
     ap.add_argument("--catalog", type=Path, default=CATALOG)
     ap.add_argument("--dry-run", action="store_true", help="print what would change, write nothing")
     args = ap.parse_args(argv)

@@ -14,9 +14,20 @@ from gpuproj.catalog import resolve
 from gpuproj.cli.main import cli
 from gpuproj.evaluate import evaluate, metrics
 from gpuproj.models import get_model
-from gpuproj.models.bands import (BANDS_FILE, BUCKETS, CELLS, OFFSET, band_of, band_quantiles,
-                                  cell, fit_bands, held_out, load_bands, speedup_bucket,
-                                  weighted_quantile)
+from gpuproj.models.bands import (
+    BANDS_FILE,
+    BUCKETS,
+    CELLS,
+    OFFSET,
+    band_of,
+    band_quantiles,
+    cell,
+    fit_bands,
+    held_out,
+    load_bands,
+    speedup_bucket,
+    weighted_quantile,
+)
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "rodinia-p100-nvprof.csv"
 

@@ -43,10 +43,14 @@ def test_step_and_overlap_follow_eqs_5_and_6():
     # s^(x) = (tanh(p_edge x) + 1)/2; overlap(a, b) = a s^(a-b) + b s^(b-a)
     e = E.parse("overlap(f_a, f_b, p_edge)")
     a, b, k = 3.0, 1.0, 2.0
-    s = lambda x: (math.tanh(k * x) + 1) / 2
+
+    def s(x):
+        return (math.tanh(k * x) + 1) / 2
     assert e.evaluate({"f_a": a, "f_b": b, "p_edge": k}) == pytest.approx(a * s(2) + b * s(-2))
     # d/dk: a s'(a-b)(a-b) + b s'(b-a)(b-a), s'(x) wrt k = (1 - tanh(kx)^2) x / 2
-    ds = lambda x: (1 - math.tanh(k * x) ** 2) * x / 2
+
+    def ds(x):
+        return (1 - math.tanh(k * x) ** 2) * x / 2
     assert e.diff("p_edge").evaluate({"f_a": a, "f_b": b, "p_edge": k}) == pytest.approx(
         a * ds(2) + b * ds(-2))
     assert E.parse("step(f_a, p_e)").evaluate({"f_a": 0.0, "p_e": 5.0}) == 0.5

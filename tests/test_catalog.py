@@ -13,13 +13,14 @@ from gpuproj.catalog.schema import LIST_FIELDS, SOURCE_KINDS, THROUGHPUT_FIELDS,
 from gpuproj.errors import InputError, UnknownGPUError
 
 FILES = sorted(BUNDLED_DIR.glob("*.yaml"))
-REQUIRED_IDS = """tesla-c2070 gtx-480 gtx-680 tesla-k20 tesla-k40 gtx-titan quadro-k5200 gtx-970 gtx-980
-gtx-titan-x gtx-1080 gtx-1080-ti titan-xp tesla-p4 tesla-p100-pcie-16gb tesla-p100-sxm2-16gb titan-v
-v100-pcie-16gb v100-pcie-32gb v100-sxm2-16gb v100-sxm2-32gb gtx-1650 gtx-1660-ti tesla-t4 rtx-2080-ti
-titan-rtx a100-pcie-40gb a100-sxm4-40gb a100-pcie-80gb a100-sxm4-80gb a30 a10 a40 rtx-a4000 rtx-a6000
-rtx-3060 rtx-3060-laptop rtx-3070 rtx-3080 rtx-3090 l4 l40 l40s rtx-4070 rtx-4080 rtx-4090 rtx-6000-ada
-h100-pcie-80gb h100-sxm5-80gb h200-sxm-141gb b200 rtx-5090 r9-fury r9-nano mi50 mi60 mi100 mi210 mi250
-mi250x mi300x mi325x rx-6900-xt rx-7900-xtx radeon-pro-w7900 max-1550 max-1100""".split()
+REQUIRED_IDS = """tesla-c2070 gtx-480 gtx-680 tesla-k20 tesla-k40 gtx-titan quadro-k5200 gtx-970
+gtx-980 gtx-titan-x gtx-1080 gtx-1080-ti titan-xp tesla-p4 tesla-p100-pcie-16gb tesla-p100-sxm2-16gb
+titan-v v100-pcie-16gb v100-pcie-32gb v100-sxm2-16gb v100-sxm2-32gb gtx-1650 gtx-1660-ti tesla-t4
+rtx-2080-ti titan-rtx a100-pcie-40gb a100-sxm4-40gb a100-pcie-80gb a100-sxm4-80gb a30 a10 a40
+rtx-a4000 rtx-a6000 rtx-3060 rtx-3060-laptop rtx-3070 rtx-3080 rtx-3090 l4 l40 l40s rtx-4070
+rtx-4080 rtx-4090 rtx-6000-ada h100-pcie-80gb h100-sxm5-80gb h200-sxm-141gb b200 rtx-5090 r9-fury
+r9-nano mi50 mi60 mi100 mi210 mi250 mi250x mi300x mi325x rx-6900-xt rx-7900-xtx radeon-pro-w7900
+max-1550 max-1100""".split()
 
 
 @pytest.fixture(scope="module")
@@ -39,13 +40,15 @@ def test_every_number_has_kind_and_source(path):
     assert raw["schema_version"] == 1
     assert raw["id"] == path.stem, "file name must be the id"
     n = 0
-    for sec, allowed in (("values", set(VALUE_FIELDS) | set(LIST_FIELDS)), ("peak", set(THROUGHPUT_FIELDS)),
+    for sec, allowed in (("values", set(VALUE_FIELDS) | set(LIST_FIELDS)),
+                         ("peak", set(THROUGHPUT_FIELDS)),
                          ("measured", set(THROUGHPUT_FIELDS))):
         for k, e in (raw.get(sec) or {}).items():
             assert k in allowed, f"{sec}.{k}"
             assert set(e) == {"value", "kind", "source"}, f"{sec}.{k}"
             assert e["kind"] in SOURCE_KINDS, f"{sec}.{k}"
-            assert isinstance(e["source"], str) and len(e["source"]) >= 12, f"{sec}.{k} source too vague"
+            assert isinstance(e["source"], str) and len(e["source"]) >= 12, (
+                f"{sec}.{k} source too vague")
             if e["kind"] == "derived":
                 assert e["source"].startswith("derived"), f"{sec}.{k} must say how it was derived"
             if e["kind"] == "database":  # a third-party value must say what backs it up
@@ -78,7 +81,8 @@ def test_fp32_peak_matches_lanes_times_clock(path):
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.stem)
 def test_internal_consistency(path):
     g = read_gpu_file(path)
-    ws, warps, threads = (g.value(k) for k in ("warp_size", "max_warps_per_sm", "max_threads_per_sm"))
+    ws, warps, threads = (g.value(k)
+                          for k in ("warp_size", "max_warps_per_sm", "max_threads_per_sm"))
     if not math.isnan(warps):
         assert warps * ws == threads
     for fma, am in (("fp32_fma_flops_per_s", "fp32_addmul_flops_per_s"),
@@ -108,14 +112,16 @@ def test_internal_consistency(path):
 def test_nvidia_occupancy_limits_by_compute_capability(cat):
     """Spot values of the CUDA Programming Guide table."""
     expect = {  # isa: (max warps, max blocks, smem/SM KB, opt-in KB, reserved B)
-        "sm_70": (64, 32, 96, 96, 0), "sm_75": (32, 16, 64, 64, 0), "sm_80": (64, 32, 164, 163, 1024),
-        "sm_86": (48, 16, 100, 99, 1024), "sm_89": (48, 24, 100, 99, 1024),
+        "sm_70": (64, 32, 96, 96, 0), "sm_75": (32, 16, 64, 64, 0),
+        "sm_80": (64, 32, 164, 163, 1024), "sm_86": (48, 16, 100, 99, 1024),
+        "sm_89": (48, 24, 100, 99, 1024),
         "sm_90": (64, 32, 228, 227, 1024)}
     for g in cat:
         if g.isa in expect:
             w, b, s, o, r = expect[g.isa]
             got = (g.value("max_warps_per_sm"), g.value("max_blocks_per_sm"),
-                   g.value("smem_per_sm_bytes") / 1024, g.value("smem_per_block_optin_bytes") / 1024,
+                   g.value("smem_per_sm_bytes") / 1024,
+                   g.value("smem_per_block_optin_bytes") / 1024,
                    g.value("reserved_smem_per_block_bytes"))
             assert got == (w, b, s, o, r), g.id
             assert g.value("regs_per_sm") == 65536 and g.value("max_regs_per_thread") == 255
@@ -149,8 +155,8 @@ def test_measured_values_from_public_benchmarks(cat):
     assert rx.value("l3_size_bytes") == 128 * 2**20
     # seed report: TITAN V sustained_bandwidth_gbps 299.936
     assert cat.gpus["titan-v"].measured("dram_bw_bytes_per_s") == pytest.approx(299.936e9)
-    for gid in ("v100-pcie-16gb", "a100-sxm4-80gb", "a40", "l40", "h200-sxm-141gb", "mi100", "mi210",
-                "rx-6900-xt", "rtx-2080-ti", "rtx-4070", "gtx-titan-x"):
+    for gid in ("v100-pcie-16gb", "a100-sxm4-80gb", "a40", "l40", "h200-sxm-141gb", "mi100",
+                "mi210", "rx-6900-xt", "rtx-2080-ti", "rtx-4070", "gtx-titan-x"):
         assert cat.gpus[gid].measureds, gid
 
 
@@ -231,7 +237,8 @@ def test_user_gpu_file_by_path_and_env(tmp_path, monkeypatch):
     doc = {"schema_version": 1, "id": "my-gpu", "vendor": "Acme", "name": "Acme X1",
            "architecture": "Hypo", "isa": "sm_99", "aliases": ["Acme Hypothetical X1"],
            "values": {"sm_count": {"value": 10, "kind": "user", "source": "my guess for the X1"}},
-           "peak": {"dram_bw_bytes_per_s": {"value": 1e12, "kind": "user", "source": "vendor rumour 2026"}}}
+           "peak": {"dram_bw_bytes_per_s": {"value": 1e12, "kind": "user",
+                                            "source": "vendor rumour 2026"}}}
     p = tmp_path / "my-gpu.yaml"
     p.write_text(yaml.safe_dump(doc))
     assert resolve(str(p)).id == "my-gpu"
@@ -246,7 +253,8 @@ def test_user_gpu_file_by_path_and_env(tmp_path, monkeypatch):
 
 
 def test_bad_files_name_the_field(tmp_path):
-    base = {"schema_version": 1, "id": "bad", "vendor": "X", "name": "Bad", "architecture": "A", "isa": "i"}
+    base = {"schema_version": 1, "id": "bad", "vendor": "X", "name": "Bad", "architecture": "A",
+            "isa": "i"}
     with pytest.raises(InputError, match="lacks source"):
         parse_gpu({**base, "values": {"sm_count": {"value": 1, "kind": "user"}}}, path="bad.yaml")
     with pytest.raises(InputError, match="kind 'guess'"):
@@ -272,4 +280,5 @@ def test_catalog_doc_table_is_current():
     """docs/catalog.md carries the generated table; regenerate with scripts/catalog_table.py."""
     root = Path(__file__).resolve().parents[1]
     doc = (root / "docs" / "catalog.md").read_text()
-    assert load_script("catalog_table").table_markdown() in doc, "run: python scripts/catalog_table.py --write"
+    assert load_script("catalog_table").table_markdown() in doc, (
+        "run: python scripts/catalog_table.py --write")

@@ -70,7 +70,9 @@ def test_show_unknown_exits_2(capsys):
 
 def test_show_user_file_by_path(capsys, tmp_path):
     p = tmp_path / "x1.yaml"
-    p.write_text("schema_version: 1\nid: x1\nvendor: Acme\nname: Acme X1\narchitecture: Hypo\nisa: x\n"
-                 "peak:\n  dram_bw_bytes_per_s: {value: 1.0e+12, kind: user, source: my planning figure}\n")
+    p.write_text("schema_version: 1\nid: x1\nvendor: Acme\nname: Acme X1\n"
+                 "architecture: Hypo\nisa: x\n"
+                 "peak:\n  dram_bw_bytes_per_s: "
+                 "{value: 1.0e+12, kind: user, source: my planning figure}\n")
     code, out, _ = run(capsys, "gpus", "show", str(p))
     assert code == 0 and "Acme X1" in out and "my planning figure" in out

@@ -38,7 +38,8 @@ def test_profile_runs_ncu_with_the_metric_table(tmp_path, monkeypatch, capsys):
     mfile = tmp_path / "metrics.txt"
     main(["profile", "--out", str(out), "--metrics-file", str(mfile), "--", "./app", "--n", "5"])
     argv = json.loads((tmp_path / "argv.json").read_text())
-    assert argv[:7] == ["--csv", "--page", "raw", "--print-units", "base", "--clock-control", "none"]
+    assert argv[:7] == ["--csv", "--page", "raw", "--print-units", "base",
+                        "--clock-control", "none"]
     assert argv[argv.index("--metrics") + 1] == ",".join(metric_names())
     assert argv[-3:] == ["./app", "--n", "5"]                   # app args passed through as a list
     assert out.read_text() == FIXTURE.read_text()

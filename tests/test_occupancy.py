@@ -3,11 +3,11 @@
 
 import numpy as np
 import pytest
+from conftest import make_gpu
 
 from gpuproj.catalog import load_catalog
 from gpuproj.errors import InputError
 from gpuproj.occupancy import occupancy, waves
-from conftest import make_gpu
 
 
 @pytest.fixture(scope="module")
@@ -38,7 +38,8 @@ def test_cc75_t4_warp_bound(cat):
 def test_cc80_a100_register_bound(cat):
     # 256 threads = 8 warps; 64 regs -> 2048/warp -> 32 warps -> 4 blocks.
     # smem 0 + 1 KB reserved -> 1024 B -> 167936/1024 = 164.  warps 64/8 = 8.  -> 4 blocks, 0.5.
-    assert one(occupancy(cat.resolve("NVIDIA A100-SXM4-80GB"), 256, 64, 0)) == (4, 32, 0.5, "registers")
+    assert one(occupancy(cat.resolve("NVIDIA A100-SXM4-80GB"), 256, 64, 0)) == (
+        4, 32, 0.5, "registers")
 
 
 def test_cc86_rtx3090_shared_memory_with_reserved_and_unit(cat):
@@ -57,7 +58,8 @@ def test_cc89_block_limit_24(cat):
 def test_cc90_h100_register_bound_with_large_smem(cat):
     # 256 threads = 8 warps; 128 regs -> 4096/warp -> 16 warps -> 2 blocks;
     # smem 50000 + 1024 = 51024 -> ceil 128 = 51072 -> 233472/51072 = 4.57 -> 4; warps 8.
-    assert one(occupancy(cat.resolve("NVIDIA H100 80GB HBM3"), 256, 128, 50000)) == (2, 16, 0.25, "registers")
+    assert one(occupancy(cat.resolve("NVIDIA H100 80GB HBM3"), 256, 128, 50000)) == (
+        2, 16, 0.25, "registers")
 
 
 def test_unlaunchable_blocks(cat):
@@ -95,7 +97,8 @@ def test_waves(cat):
 def test_amd_mi210_vgpr_granules_and_lds(cat):
     # gfx90a: 4 SIMDs x 8 waves; 512 unified VGPRs/lane/SIMD, granule 8.
     # 256 work-items = 4 waves; 96 VGPRs -> 96*64 = 6144 regs/wave (multiple of 512);
-    # 131072/6144 = 21.3 -> 21 -> floor to 4 = 20 waves (= 4 SIMDs x floor(512/96) = 4 x 5) -> 5 WGs.
+    # 131072/6144 = 21.3 -> 21 -> floor to 4 = 20 waves (= 4 SIMDs x floor(512/96) = 4 x 5)
+    # -> 5 WGs.
     # LDS 16384 B (512 B granules): 65536/16384 = 4 WGs. waves: 32/4 = 8. barriers: 16.
     occ = occupancy(cat.resolve("AMD Instinct MI210"), 256, 96, 16384)
     assert one(occ) == (4, 16, 0.5, "shared_memory")

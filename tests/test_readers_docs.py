@@ -1,4 +1,5 @@
-"""docs/profiles.md is generated from the code and docs/ncu.md names every metric gpuproj asks for."""
+"""docs/profiles.md is generated from the code and docs/ncu.md names every metric gpuproj asks
+for."""
 
 from pathlib import Path
 

@@ -147,7 +147,8 @@ def test_slowpath_static_fraction():
 
 
 NCU = '''"Kernel Name","k"
-"Address","Source","Instructions Executed","Thread Instructions Executed","Predicated-On Thread Instructions Executed"
+"Address","Source","Instructions Executed","Thread Instructions Executed",\
+"Predicated-On Thread Instructions Executed"
 "0x7f0000000100","MOV R1, c[0x0][0x28]","2,048","65,536","65,536"
 "0x7f0000000110","@P0 FFMA R2, R3, R4, R5","2,048","65,536","16,384"
 "0x7f0000000120","@!P0 BRA 0x7f0000000140","2,048","65,536","65,536"

@@ -56,7 +56,8 @@ HAND = {
     "saxpy": [3, 5, 7],                                   # 2*x + 1
     "strided8_src": [0, 8, 1, 9],                         # n=16: (i % 2)*8 + i//2
     "strided_copy_8": [1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7, 15, 8, 16],
-    "random_src": [9, 10],                                # (12345) & 15 = 9; (2654435761+12345) & 15 = 10
+    "random_src": [9, 10],                                # (12345) & 15 = 9;
+                                                          # (2654435761+12345) & 15 = 10
     "transpose": [1, 4, 2, 5, 3, 6],                      # [[1,2,3],[4,5,6]]^T
     "matmul": [19, 22, 43, 50],                           # [[1,2],[3,4]] @ [[5,6],[7,8]]
     "matmul_rect": [4, 5, 10, 11],                        # (2x3) @ [[1,0],[0,1],[1,1]]
@@ -67,7 +68,8 @@ HAND = {
     "stencil2d5": [1, 1, 1, 1, 1.5, 1, 1, 1, 1],          # 0.5*2 + 0.125*4
     "stencil3d7_centre": [2.25],                          # 0.5*3 + 0.125*6
     "special_one_step": [0.625],                          # 1.25 / (0.5 + 1.5)
-    "special_fixed_points": [(1 + 5 ** 0.5) / 2, 0.5671432904097838],  # sqrt(x+1)=x; exp(-x)=x (omega)
+    # sqrt(x+1)=x; exp(-x)=x (omega)
+    "special_fixed_points": [(1 + 5 ** 0.5) / 2, 0.5671432904097838],
     "gemm": [2.5, 5, 7.5, 10],                            # 2*A*I + 0.5*[1,2,3,4]
     "matvec": [6, 15],
     "matvec_t": [5, 7, 9],
@@ -155,7 +157,8 @@ def test_driver_lists_its_cases_without_a_gpu(built, family):
 
 @pytest.mark.slow
 def test_srivastava_sizes_are_table_2(built):
-    out = subprocess.run([str(built / "srivastava"), "--list", "--kernels", "vector_add,matmul_naive,conv2d_3x3"],
+    out = subprocess.run([str(built / "srivastava"), "--list",
+                          "--kernels", "vector_add,matmul_naive,conv2d_3x3"],
                          capture_output=True, text=True, check=True).stdout
     cfg = {}
     for c in map(json.loads, out.splitlines()):
@@ -167,9 +170,11 @@ def test_srivastava_sizes_are_table_2(built):
 
 @pytest.mark.slow
 def test_driver_rejects_bad_arguments(built):
-    p = subprocess.run([str(built / "stencil"), "--sizes", "huge", "--list"], capture_output=True, text=True)
+    p = subprocess.run([str(built / "stencil"), "--sizes", "huge", "--list"],
+                       capture_output=True, text=True)
     assert p.returncode == 2 and "unknown size" in p.stderr
-    p = subprocess.run([str(built / "stencil"), "--kernels", "nope", "--list"], capture_output=True, text=True)
+    p = subprocess.run([str(built / "stencil"), "--kernels", "nope", "--list"],
+                       capture_output=True, text=True)
     assert p.returncode == 2 and "unknown kernel" in p.stderr
 
 
@@ -298,7 +303,8 @@ def test_manifest_lists_files_checks_and_machine(tmp_path):
 @pytest.mark.slow
 @pytest.mark.parametrize("family", FAMILIES)
 def test_result_checks_pass_on_gpu(built, family):
-    p = subprocess.run([str(built / family), "--check-only"], capture_output=True, text=True, timeout=300)
+    p = subprocess.run([str(built / family), "--check-only"], capture_output=True, text=True,
+                       timeout=300)
     checks = [json.loads(line) for line in p.stdout.splitlines() if '"type":"check"' in line]
     assert checks, p.stderr
     failed = [c for c in checks if not c["ok"]]
