@@ -4,7 +4,8 @@
 hierarchical extension and where each method fails; and the measured error bands that
 ``gpuproj predict`` ships (src/gpuproj/models/error_bands.json) with their held-out coverage.
 
-    python scripts/accuracy.py [--data DIR] [--out docs/accuracy.md] [--json docs/results/accuracy.json]
+    python scripts/accuracy.py [--data DIR] [--out docs/accuracy.md]
+        [--json docs/results/accuracy.json]
 
 Fragments written by other scripts (calibrated case studies, learned experiments, SASS, our
 H100/H200 suite) are included from docs/results/*.md when present.
@@ -62,14 +63,18 @@ BANDS_REL = "src/gpuproj/models/error_bands.json"
 BAND_VARIANTS = (("plain log error", None), ("C = 0.5", 0.5), ("C = 1", 1.0), ("C = 2", 2.0))
 BANDS = ROOT / BANDS_REL
 
-PAPERS = """\
-| paper | setting | reported |
-|---|---|---|
-| Van Lanker et al. 2024 (hierarchical) | V100 -> A100/H100, 5 mini-apps | MAPE 5.9 % (Quicksilver), 10.2 % (MiniMDock), 20.3 % (LULESH) |
-| Konstantinidis & Cotronis 2017 (quantitative) | 6 GPUs, Rodinia + SGEMM + stencils | mean APE 27.66 % overall; 28.97 % Rodinia, 15.18 % SGEMM |
-| Srivastava et al. (efficiency transfer) | 4 GPUs, 16 kernels, new GPU (TITAN V target) | MAPE 86.62 %, median pred/true 1.03 |
-| Stevens & Klöckner (calibrated) | 5 GPUs, matmul/DG/FD variants | geometric-mean relative error 6.4 % |
-"""
+PAPERS = (
+    "| paper | setting | reported |\n"
+    "|---|---|---|\n"
+    "| Van Lanker et al. 2024 (hierarchical) | V100 -> A100/H100, 5 mini-apps "
+    "| MAPE 5.9 % (Quicksilver), 10.2 % (MiniMDock), 20.3 % (LULESH) |\n"
+    "| Konstantinidis & Cotronis 2017 (quantitative) | 6 GPUs, Rodinia + SGEMM + stencils "
+    "| mean APE 27.66 % overall; 28.97 % Rodinia, 15.18 % SGEMM |\n"
+    "| Srivastava et al. (efficiency transfer) | 4 GPUs, 16 kernels, new GPU (TITAN V target) "
+    "| MAPE 86.62 %, median pred/true 1.03 |\n"
+    "| Stevens & Klöckner (calibrated) | 5 GPUs, matmul/DG/FD variants "
+    "| geometric-mean relative error 6.4 % |\n"
+)
 
 
 def load_dataset(data_dir, fmt, files):
@@ -99,8 +104,10 @@ def method_table(summary, methods):
             continue
         kind = " (baseline)" if m in BASELINES else ""
         width = "-" if s["interval_width"] is None else f"{s['interval_width']:.2f}"
-        lines.append(f"| {m}{kind} | {s['n']} | {fmt_pct(s['mape'])} | {fmt_pct(s['median_ape'])} "
-                     f"| {fmt_pct(s['gmre'])} | {s['median_ratio']:.3f} | {fmt_frac(s['within_25'])} "
+        lines.append(f"| {m}{kind} | {s['n']} | {fmt_pct(s['mape'])} "
+                     f"| {fmt_pct(s['median_ape'])} "
+                     f"| {fmt_pct(s['gmre'])} | {s['median_ratio']:.3f} "
+                     f"| {fmt_frac(s['within_25'])} "
                      f"| {fmt_frac(s['coverage'])} | {width} |")
     return "\n".join(lines)
 
@@ -340,8 +347,71 @@ def regime_notes(ev, table, methods=("bandwidth", "hierarchical", "hierarchical-
     return "\n".join(lines)
 
 
+def with_bands(ev, fitted):
+    """``ev`` with each pair's band from ``fitted`` ({method: {cell: {lo, hi}}}, e.g. the
+    bands fitted without the table's data source, ``without_source`` of the shipped bands),
+    so that weighing and scoring by them does not see the table's own errors; NaN for methods
+    without a band."""
+    from gpuproj.catalog import resolve
+    from gpuproj.evaluate import Evaluation
+    from gpuproj.models.bands import band_of, cell
+
+    d = ev.pairs.copy()
+    st = list(zip(d["source"].astype(str), d["target"].astype(str)))
+    cells = {k: cell(resolve(k[0]), resolve(k[1])) for k in set(st)}
+    q = np.array([[fitted.get(m, {}).get(cells[k], {}).get(b, np.nan) for b in ("lo", "hi")]
+                  for m, k in zip(d["method"], st)], float).reshape(len(d), 2)
+    d["band_low_s"], d["band_high_s"] = band_of(d["time_s"], d["source_time_s"], q[:, 0], q[:, 1])
+    return Evaluation(d, list(ev.skipped))
+
+
+def combined_sources(ev, table_name) -> dict | None:
+    """Each target predicted from all other GPUs at once (``Evaluation.combined``), per method
+    with a band: MAPE, median APE and band coverage from one source (the mean over sources, as
+    everywhere else), combined with equal weights, and combined with the band weights; the
+    bands fitted without the table's data source."""
+    from gpuproj.models.bands import load_bands
+
+    fitted = load_bands().get("without_source", {}).get(table_name.split(" ")[0])
+    if fitted is None:
+        return None
+    held = with_bands(ev, fitted)
+    single = held.summary()
+    equal = held.combined(weighted=False).summary()
+    comb = held.combined()
+    weighted = comb.summary()
+    keep = [m for m, v in single.items() if v["band_coverage"] is not None]
+    per_target = comb.pairs.drop_duplicates(["kernel", "config", "target"])["sources"]
+    return {"sources_median": float(per_target.median()), "targets": len(per_target),
+            "methods": {m: {"single": single[m], "equal": equal[m], "weighted": weighted[m]}
+                        for m in keep}}
+
+
+def combined_table(results) -> str:
+    """The best method of each table by one source, by all sources with equal weights and with
+    the band weights (MAPE / median APE, band coverage)."""
+    lines = ["| table | targets (sources each, median) | best from one source | all sources, "
+             "equal weights | all sources, band weights | band coverage one / all |",
+             "|---|---|---|---|---|---|"]
+    for name, r in results.items():
+        c = r.get("combined")
+        if not c or not c["methods"]:
+            continue
+        cells, cov = [], []
+        for how in ("single", "equal", "weighted"):
+            m = min(c["methods"], key=lambda k: c["methods"][k][how]["mape"])
+            v = c["methods"][m][how]
+            cells.append(f"`{m}` {v['mape']:.1f} / {v['median_ape']:.1f}")
+        best = min(c["methods"], key=lambda k: c["methods"][k]["weighted"]["mape"])
+        cov = " / ".join(fmt_frac(c["methods"][best][h]["band_coverage"])
+                         for h in ("single", "weighted"))
+        lines.append(f"| {name} | {c['targets']} ({c['sources_median']:g}) | "
+                     + " | ".join(cells) + f" | {cov} (`{best}`) |")
+    return "\n".join(lines)
+
+
 def run(data_dir, only=None):
-    from gpuproj.evaluate import applicable_methods, evaluate
+    from gpuproj.evaluate import applicable_methods, evaluate, records
 
     results = {}
     sections = []
@@ -369,8 +439,8 @@ def run(data_dir, only=None):
         secs = time.perf_counter() - t0
         results[name] = {"note": note, "rows": len(table), "gpus": table.gpus,
                          "skipped_rows": len(table.skipped), "methods": summary,
-                         "extensions": ext, "gpu_choice": json.loads(ev.gpu_choice().to_json(orient="index")),
-                         "seconds": round(secs, 1)}
+                         "extensions": ext, "gpu_choice": records(ev.gpu_choice()),
+                         "combined": combined_sources(ev, name), "seconds": round(secs, 1)}
         best_base, best_ours = best_method(summary, True), best_method(summary, False)
         lines = [f"### {name}", "",
                  f"{note}; {len(table)} rows on {len(table.gpus)} GPUs ({', '.join(table.gpus)}), "
@@ -429,7 +499,8 @@ def main(argv=None):
     fragments = sorted((ROOT / "docs" / "results").glob("*.md"))
     doc = ["# Accuracy", "",
            "Generated by `python scripts/accuracy.py` from the public data in "
-           "`../shared/data/external` (provenance and licences in its README). Do not edit by hand: "
+           "`../shared/data/external` (provenance and licences in its README). "
+           "Do not edit by hand: "
            "edit the script or `docs/accuracy_analysis.md` (included below) and rerun.", "",
            "Every ordered pair of distinct GPUs (s, t) that measured the same kernel configuration "
            "gives one prediction of t's time from s's row alone plus the catalog. MAPE, median "
@@ -452,9 +523,22 @@ def main(argv=None):
            "bold. The per-table figures (`gpu_choice` in docs/results/accuracy.json) add how "
            "much longer the GPU chosen takes than the fastest (top-1 loss, median and worst "
            "ranking); `gpuproj evaluate --gpu-choice` gives them for any table. The learned "
-           "models, each GPU predicted by a model that has not seen it, are scored in the last "
-           "table of \"Leave-one-GPU-out on every cross-GPU table\" below.", "",
+           "models, each GPU predicted by a model that has not seen it, are scored in the table "
+           "\"Choosing a GPU among unseen ones\" below.", "",
            choice_table(results), "",
+           "## Several source GPUs", "",
+           "A kernel configuration measured on several GPUs gives one projection of a target "
+           "from each; `gpuproj evaluate --combine-sources` (`Evaluation.combined()`, "
+           "`gpuproj.combine`) predicts each target from all the other GPUs of the table at "
+           "once: the geometric mean of their projections, each weighted by the inverse square "
+           "of its 90 % band's log-width, so that a source of the target's architecture and a "
+           "short projection count more. The bands here are those fitted without the table's "
+           "data source. One source: the mean over single-source projections, as in every "
+           "other table; the best method of each column chosen on its own pairs. Band "
+           "coverage: of the best band-weighted method, from one source / combined (the "
+           "combined band is the same weighted mean of the sources' bounds; the sources share "
+           "the target's own deviation, so it is not narrowed).", "",
+           combined_table(results), "",
            "## Analytical methods and baselines, per table", "", *sections]
     doc += [bands_md]
     if analysis.exists():

@@ -1,8 +1,14 @@
 """scripts/accuracy.py: errors by where the working set lies against the two GPUs' L2 sizes."""
 
+from pathlib import Path
+
+import numpy as np
 from conftest import load_script, table
 
+from gpuproj.catalog import resolve
 from gpuproj.evaluate import evaluate
+from gpuproj.models.bands import band_of, cell, load_bands
+from gpuproj.profiles import load
 
 
 def test_regime_notes_split_pairs_by_working_set():
@@ -30,9 +36,6 @@ def test_scoreboard_rows():
     # the best baseline and the best analytical method by MAPE on the evaluated pairs; the
     # hybrid column is learned.json's validated hybrid where the table is there, else '-'
     import json
-    from pathlib import Path
-
-    from gpuproj.profiles import load
 
     acc = load_script("accuracy")
     t = load(Path(__file__).parent / "data" / "amaris-2gpus-calculate_temp.csv")
@@ -63,7 +66,8 @@ def test_gpu_choice_ranks_the_targets_of_each_source():
     acc = load_script("accuracy")
     true = [1e-3, 2e-3, 4e-3]
     rows = [(m, "k", "c", "s", t, p, tr) for m, pred in
-            (("same", [1e-3] * 3), ("bandwidth", [1e-3, 2e-3, 3e-3]), ("compute", [3e-3, 2e-3, 1e-3]))
+            (("same", [1e-3] * 3), ("bandwidth", [1e-3, 2e-3, 3e-3]),
+             ("compute", [3e-3, 2e-3, 1e-3]))
             for t, p, tr in zip(("t1", "t2", "t3"), pred, true)]
     # a second source with two targets only: too few to rank, left out of every row
     rows += [("bandwidth", "k", "c", "s2", t, 1e-3, 1e-3) for t in ("t1", "t2")]
@@ -91,8 +95,38 @@ def test_gpu_choice_ranks_the_targets_of_each_source():
     # `same` predicts every target alike: tied, not reversed
     assert (pairs.loc["same", "tied"] == 1).all() and (pairs.loc["same", "swapped"] == 0).all()
     assert (pairs.drop(index="same")["tied"] == 0).all()
+    # wrong: a tie is a coin toss for whoever chooses
+    assert pairs["wrong"].to_dict() == {k: {"same": 0.5, "compute": 1.0}.get(k[0], 0.0)
+                                        for k in pairs.index}
     got = ev.to_json(gpu_choice=True)["gpu_choice"]
     assert got[RANDOM_PICK]["rank_corr"] is None and got["compute"]["top1_loss_max_pct"] == 300
     row = acc.choice_table({"t": {"gpu_choice": got}}).splitlines()[2].split(" | ")
     assert row[1:3] == ["1 (3)", "33 %"] and "**1.00 / 100 %**" in row
     assert "-1.00 / 0 %" in row
+
+
+def test_several_sources_table_uses_held_out_bands():
+    # with_bands puts the given band quantiles around each pair (band_of); the section scores
+    # one source, equal weights and band weights on the bands fitted without the table's source
+    acc = load_script("accuracy")
+    data = Path(__file__).parent / "data" / "kerneltuner-4gpus-convolution.csv"
+    ev = evaluate(load(data), ["same", "bandwidth"])
+    fitted = {"bandwidth": {"same_arch": {"lo": -0.1, "hi": 0.2},
+                            "cross_arch": {"lo": -0.3, "hi": 0.4}}}
+    d = acc.with_bands(ev, fitted).pairs
+    bw = d[d["method"] == "bandwidth"]
+    same = np.array([cell(resolve(a), resolve(b)) == "same_arch"
+                     for a, b in zip(bw["source"], bw["target"])])
+    assert same.any() and not same.all()
+    lo = np.where(same, -0.1, -0.3)
+    hi = np.where(same, 0.2, 0.4)
+    want = band_of(bw["time_s"], bw["source_time_s"], lo, hi)
+    assert np.allclose(bw["band_low_s"], want[0]) and np.allclose(bw["band_high_s"], want[1])
+    assert d.loc[d["method"] == "same", "band_low_s"].isna().all()
+    held = load_bands()["without_source"]["kerneltuner"]
+    c = acc.combined_sources(ev, "kerneltuner convolution")
+    assert set(c["methods"]) == {m for m in ("same", "bandwidth") if m in held}
+    comb = acc.with_bands(ev, held).combined().summary()["bandwidth"]
+    assert c["methods"]["bandwidth"]["weighted"]["mape"] == comb["mape"]
+    row = acc.combined_table({"kt": {"combined": c}}).splitlines()[2]
+    assert row.startswith("| kt | 80 (3) | ") and "`bandwidth`" in row

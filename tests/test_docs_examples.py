@@ -52,6 +52,7 @@ STAND_INS = {
     "calculate_temp_9gpus.csv.gz": "tests/data/amaris-2gpus-calculate_temp.csv",
     "gemm_clblast_4096_4gpus.csv.gz": "tests/data/kerneltuner-4gpus-gemm_clblast_4096.csv",
     "gemm_4096.csv": "tests/data/kerneltuner-4gpus-gemm_clblast_4096.csv",
+    "bpnn_adjust_weights_cuda_9gpus.csv.gz": "tests/data/amaris-9gpus-bpnn_adjust_weights.csv",
     # named without the GEMM size, which --reader-option gives
     "my_gemm_cache.csv": "tests/data/kerneltuner-4gpus-gemm_clblast_4096.csv",
     "run.csv": "examples/rodinia-p100-nvprof.csv",

@@ -145,6 +145,18 @@ class Evaluation:
         """What a notebook shows: ``frame()`` to three significant digits."""
         return self.frame().to_html(float_format=lambda v: f"{v:.3g}")
 
+    def combined(self, weighted: bool = True) -> Evaluation:
+        """The same targets predicted from all their sources at once: per method, kernel
+        configuration and target, the inverse-variance weighted geometric mean of the
+        projections from every other GPU that measured it (``gpuproj.combine``), with
+        ``source`` "combined" and ``sources`` the number combined (``weighted=False``: equal
+        weights). Every metric and ranking of the result reads the combined predictions; its
+        GPU choice does not answer a centre's question, each target having been predicted from
+        the other candidates' measurements."""
+        from .combine import combine_sources
+
+        return Evaluation(combine_sources(self.pairs, weighted), list(self.skipped))
+
     def ranking(self, by: str | None = None, top: int = TOP_K) -> pd.DataFrame:
         """How well each method ranks the configurations of a kernel on a target: the question
         of an autotuner that would run only the predicted best on a GPU it has not tuned on.
@@ -187,7 +199,8 @@ class Evaluation:
         ``by='pair'``: which GPUs a method confuses, one row per method and pair of target
         GPUs (a, b) ranked together: ``groups``, ``swapped`` (the fraction of those rankings
         that order a and b the other way round than measured), ``tied`` (predicted equal,
-        e.g. by a ratio of two equal bandwidths, where the measured times differ),
+        e.g. by a ratio of two equal bandwidths, where the measured times differ), ``wrong``
+        (swapped + tied / 2: a predicted tie is a coin toss for the one choosing),
         ``measured_ratio`` (median measured time of a / b) and ``error_corr``, the correlation
         of the log errors ln(predicted / measured) on a and on b over those rankings: an error
         the two share (a projection from the same source profile) leaves their order as it
@@ -235,15 +248,16 @@ class Evaluation:
                 ea, eb = np.log(pa / ta), np.log(pb / tb)
                 shared = len(ea) > 1 and ea.std() > 0 and eb.std() > 0
                 tie = np.isclose(pa, pb, rtol=1e-9, atol=0.0)
+                swapped = float((~tie & (np.sign(pa - pb) * np.sign(ta - tb) < 0)).mean())
+                tied = float((tie & (ta != tb)).mean())
                 rows[(m, a, b)] = {
-                    "groups": int(both.sum()),
-                    "swapped": float((~tie & (np.sign(pa - pb) * np.sign(ta - tb) < 0)).mean()),
-                    "tied": float((tie & (ta != tb)).mean()),
+                    "groups": int(both.sum()), "swapped": swapped, "tied": tied,
+                    "wrong": swapped + tied / 2,
                     "measured_ratio": float(np.median(ta / tb)),
                     "error_corr": float(np.corrcoef(ea, eb)[0, 1]) if shared else None}
         out = pd.DataFrame.from_dict(rows, orient="index",
-                                     columns=["groups", "swapped", "tied", "measured_ratio",
-                                              "error_corr"])
+                                     columns=["groups", "swapped", "tied", "wrong",
+                                              "measured_ratio", "error_corr"])
         out.index = pd.MultiIndex.from_tuples(out.index, names=["method", "gpu_a", "gpu_b"])
         return out.sort_index()  # sorted, so that .loc[method] does not warn
 
@@ -261,9 +275,15 @@ class Evaluation:
         for key, wanted, frame in (("ranking", ranking, self.ranking),
                                    ("gpu_choice", gpu_choice, self.gpu_choice)):
             if wanted:
-                r = frame().astype(object)
-                out[key] = r.where(r.notna(), None).to_dict(orient="index")
+                out[key] = records(frame())
         return out
+
+
+def records(frame: pd.DataFrame) -> dict:
+    """The rows of a metrics frame as plain data, {index: {column: value}}, with None where
+    a value is missing (JSON has no NaN)."""
+    r = frame.astype(object)
+    return r.where(r.notna(), None).to_dict(orient="index")
 
 
 def _rankable(pairs: pd.DataFrame, keys) -> pd.DataFrame:

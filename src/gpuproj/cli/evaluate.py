@@ -43,6 +43,12 @@ from ._common import (
                    "Spearman's rank correlation, how often the GPU predicted fastest is the "
                    "fastest, and how much longer it takes, against a GPU taken at random; "
                    "JSON key 'gpu_choice', losses in %.")
+@click.option("--combine-sources", "combine", is_flag=True,
+              help="Predict each target from all the other GPUs that measured the kernel "
+                   "configuration at once: the geometric mean of their projections, each "
+                   "weighted by 1 / (log-width of its 90 % band)^2, so that a source of the "
+                   "target's architecture and a short projection count more; every metric, the "
+                   "ranking and the JSON read the combined predictions.")
 @click.option("--plots", "plots_dir", type=click.Path(file_okay=False), metavar="DIR",
               help="Also draw the evaluation pictures into DIR.")
 @click.option("--train", "train_tables", multiple=True, type=click.Path(dir_okay=False),
@@ -57,7 +63,7 @@ from ._common import (
               help="With --train: save each fitted learned model as PATH.json + PATH.npz "
                    "(PATH-<method> when several).")
 def evaluate(tables, methods, sources, targets, fmt, reader_options, as_json, ranking, shortlist,
-             gpu_choice, plots_dir, train_tables, split, coverage, save_model):
+             gpu_choice, combine, plots_dir, train_tables, split, coverage, save_model):
     """Predict, for every kernel configuration measured on two or more GPUs and every ordered
     pair of distinct GPUs (s, t), t's time from s's row alone, and compare with t's measurement.
 
@@ -77,6 +83,7 @@ def evaluate(tables, methods, sources, targets, fmt, reader_options, as_json, ra
       gpuproj evaluate gemm_clblast_4096_4gpus.csv.gz -m same,hierarchical-ext --ranking
       gpuproj evaluate gemm_4096.csv --split gpu -m same,gb,rf --shortlist same,gb,rf
       gpuproj evaluate calculate_temp_9gpus.csv.gz -m bandwidth,quantitative --gpu-choice
+      gpuproj evaluate bpnn_adjust_weights_cuda_9gpus.csv.gz -m bandwidth --combine-sources
       gpuproj evaluate gemm_clblast_4096_4gpus.csv.gz --split gpu -m gb,residual --coverage 0.9
       gpuproj evaluate test.csv --train train.csv -m residual --save-model models/residual
     """
@@ -102,6 +109,10 @@ def evaluate(tables, methods, sources, targets, fmt, reader_options, as_json, ra
     if coverage and not training:
         raise GpuprojError("--coverage needs --train or --split: intervals are calibrated on "
                            "pairs that are not tested")
+    if combine and gpu_choice:
+        raise GpuprojError("--gpu-choice and --combine-sources do not go together: choosing "
+                           "ranks GPUs one has not measured, and the combined prediction of "
+                           "each uses the measurements of the others")
     if save_model and not train_tables:
         raise GpuprojError("--save-model needs --train (a split trains one model per fold)")
     if names == ["all"] or (training and not names):
@@ -144,6 +155,8 @@ def evaluate(tables, methods, sources, targets, fmt, reader_options, as_json, ra
             if not quiet:
                 click.echo(f"gpuproj: saved {m.name} to {jpath} (+ .npz)", err=True)
     report_skipped(ev.skipped, quiet=quiet)
+    if combine and len(ev.pairs):
+        ev = ev.combined()
     if len(ev.pairs) == 0:
         # the methods' own skips (the table's are in ev.skipped too): pairs there were, but
         # no method could predict one, e.g. a table without the counts a method needs
@@ -170,7 +183,8 @@ def evaluate(tables, methods, sources, targets, fmt, reader_options, as_json, ra
         return
     from rich.table import Table
 
-    t = Table(title=f"{len(ev.pairs)} predictions over {table.df['gpu'].nunique()} GPUs")
+    how = " (each from all other GPUs, combined)" if combine else ""
+    t = Table(title=f"{len(ev.pairs)} predictions over {table.df['gpu'].nunique()} GPUs{how}")
     summary = ev.summary()
     # a split's coverage gets its bootstrap interval over the held-out folds beside it
     ci = ("coverage_ci",) if any(s["coverage_ci"] for s in summary.values()) else ()
@@ -236,9 +250,8 @@ def _print_gpu_choice(ev) -> None:
                    "other GPUs", err=True)
         return
     rnd = r.loc[RANDOM_PICK]
-    # the two GPUs each method orders wrongly most often, a predicted tie counting half
-    pairs = ev.gpu_choice(by="pair")
-    wrong = (pairs["swapped"] + pairs["tied"] / 2).rename("wrong").reset_index()
+    # the two GPUs each method orders wrongly most often
+    wrong = ev.gpu_choice(by="pair")["wrong"].reset_index()
     worst = wrong.loc[wrong.groupby("method")["wrong"].idxmax()].set_index("method")
     t = Table(title=f"Choosing a GPU: {rnd['groups']} rankings (kernel configuration x source) "
                     f"of {rnd['targets']} target GPUs each",

@@ -1,0 +1,100 @@
+"""Predicting a target from several source GPUs at once.
+
+A kernel configuration measured on several GPUs gives one projection of a target's time from
+each. Their errors are partly their own (the source's clock, cache behaviour, how far the
+projection reaches), so their combination errs less than the average single projection. Each
+projection p_i comes with its 90 % band [b_lo,i, b_hi,i] (measured on the public tables,
+``gpuproj.models.bands``; a learned model's conformal interval where it has no band), whose
+log-width w_i = ln(b_hi,i / b_lo,i) is its spread: narrow for a source of the target's own
+architecture and for a short projection (H100 -> H200), wide for a long one (K40 -> H100). The
+combination is the inverse-variance weighted geometric mean
+
+    ln p = sum_i a_i ln p_i,   a_i = w_i^-2 / sum_j w_j^-2,
+
+equal weights where a projection has neither band nor interval. The band and the interval of
+the combination are the same weighted geometric means of the sources' bounds: the sources'
+errors share the target's own deviation from its datasheet, so a combined band does not
+narrow as 1 / sqrt(n) would for independent errors (its coverage is measured in
+docs/accuracy.md, "Several source GPUs").
+
+>>> import pandas as pd
+>>> p = pd.DataFrame({"method": "bandwidth", "kernel": "k", "config": "c",
+...                   "source": ["a", "b"], "target": "t", "source_time_s": [2.0, 1.0],
+...                   "time_s": [1.0, 4.0], "low_s": [1.0, 4.0], "high_s": [1.0, 4.0],
+...                   "band_low_s": [0.5, 1.0], "band_high_s": [2.0, 16.0],
+...                   "limiter": ["dram", "compute"], "true_s": 2.0})
+>>> c = combine_sources(p)  # widths ln 4 and ln 16: weights 4/5 and 1/5
+>>> round(float(c["time_s"].iloc[0]), 4), c["source"].iloc[0], int(c["sources"].iloc[0])
+(1.3195, 'combined', 2)
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+COMBINED = "combined"  # the source of a combined prediction
+# what identifies one prediction target: the rows that are combined share these
+KEYS = ("method", "kernel", "config", "target", "fold")
+BOUNDS = ("low_s", "high_s", "band_low_s", "band_high_s")
+
+
+def _log(x: pd.Series) -> np.ndarray:
+    v = x.to_numpy(float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(np.isfinite(v) & (v > 0), np.log(v), np.nan)
+
+
+def _spread(pairs: pd.DataFrame) -> np.ndarray:
+    """Log-width of each prediction's band, else of its interval; NaN where it has neither (or
+    a point)."""
+    out = np.full(len(pairs), np.nan)
+    for lo, hi in (("low_s", "high_s"), ("band_low_s", "band_high_s")):
+        if lo in pairs and hi in pairs:
+            w = _log(pairs[hi]) - _log(pairs[lo])
+            out = np.where(np.isfinite(w) & (w > 0), w, out)
+    return out
+
+
+def combine_sources(pairs: pd.DataFrame, weighted: bool = True) -> pd.DataFrame:
+    """One row per (method, kernel, config, target) of an evaluation's ``pairs`` (per fold as
+    well in a split): the inverse-variance weighted geometric mean of the projections from
+    every source that predicted it (module docstring; ``weighted=False``: equal weights, the
+    reference the weights are measured against). ``source`` is "combined",
+    ``sources`` the number of projections combined, ``source_time_s`` and every bound the same
+    weighted geometric mean, ``limiter`` that of the heaviest source, ``true_s`` the target's
+    measurement. Rows a method could not predict (no finite time) are left out; a target no
+    source predicted keeps a NaN time."""
+    keys = [k for k in KEYS if k in pairs.columns]
+    d = pairs.reset_index(drop=True)
+    lt = _log(d["time_s"])
+    ok = np.isfinite(lt)
+    w = 1.0 / _spread(d) ** 2 if weighted else np.ones(len(d))
+    # equal weights within a target where any projection has no spread to weigh it by
+    equal = pd.Series(~np.isfinite(w) & ok).groupby([d[k] for k in keys], sort=False,
+                                                    dropna=False).transform("any").to_numpy()
+    w = np.where(~ok, 0.0, np.where(equal, 1.0, w))
+    cols = {"_w": w, "_n": ok.astype(int)}
+    logs = {"time_s": lt, "source_time_s": _log(d["source_time_s"])}
+    logs.update({b: _log(d[b]) for b in BOUNDS if b in d.columns})
+    for c, v in logs.items():
+        # a bound missing for one source leaves the combination without it (NaN)
+        cols[f"_s_{c}"] = np.where(ok, w * np.nan_to_num(v, nan=0.0), 0.0)
+        cols[f"_m_{c}"] = (ok & ~np.isfinite(v)).astype(int)
+    work = d[keys].assign(**cols)
+    g = work.groupby(keys, sort=False, dropna=False)
+    sums = g.sum()
+    out = pd.DataFrame(index=sums.index)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for c in logs:
+            v = np.exp(sums[f"_s_{c}"] / sums["_w"])
+            out[c] = v.where((sums[f"_m_{c}"] == 0) & (sums["_w"] > 0))
+    out["sources"] = sums["_n"]
+    heaviest = d.loc[g["_w"].idxmax().to_numpy()].set_index(keys)
+    for c in ("limiter", "true_s"):
+        if c in d.columns:
+            out[c] = heaviest[c]
+    out = out.reset_index()
+    out.insert(out.columns.get_loc("target"), "source", COMBINED)
+    front = [c for c in pairs.columns if c in out.columns]
+    return out[front + [c for c in out.columns if c not in front]]
