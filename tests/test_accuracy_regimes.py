@@ -34,13 +34,18 @@ def test_regime_notes_split_pairs_by_working_set():
 
 def test_scoreboard_rows():
     # the best baseline and the best analytical method by MAPE on the evaluated pairs; the
-    # hybrid column is learned.json's validated hybrid where the table is there, else '-'
+    # hybrid column is learned.json's validated hybrid where the table is there, else '-';
+    # the last is the method whose band-weighted combination of all sources has the lowest
+    # MAPE, '-' where the table has no combination
     import json
 
     acc = load_script("accuracy")
     t = load(Path(__file__).parent / "data" / "amaris-2gpus-calculate_temp.csv")
     summary = evaluate(t, ["same", "bandwidth", "hierarchical", "quantitative-transfer"]).summary()
-    results = {"amaris-rodinia calculate_temp": {"methods": summary},
+    combined = {"bandwidth": {"weighted": {"mape": 12.34, "median_ape": 5.0}},
+                "hierarchical": {"weighted": {"mape": 7.5, "median_ape": 6.0}}}
+    results = {"amaris-rodinia calculate_temp": {"methods": summary,
+                                                 "combined": {"methods": combined}},
                "my table": {"methods": summary}}
     rows = acc.scoreboard(results).splitlines()[2:]
     base = min(("same", "bandwidth"), key=lambda m: summary[m]["mape"])
@@ -49,8 +54,10 @@ def test_scoreboard_rows():
     assert all(c[1].startswith(f"`{base}` ") and c[2].startswith(f"`{ours}` ") for c in cells)
     learned = json.loads((Path(acc.ROOT) / "docs/results/learned.json").read_text())
     h = learned["logo"]["amaris calculate_temp"]["methods"]["validated hybrid"]
-    assert cells[0][3] == f"{h['mape']:.1f} / {h['median_ape']:.1f} |"
-    assert cells[1][3] == "- |"
+    assert cells[0][3] == f"{h['mape']:.1f} / {h['median_ape']:.1f}"
+    assert cells[1][3] == "-"
+    assert cells[0][4] == "`hierarchical` 7.5 / 6.0 |"
+    assert cells[1][4] == "- |"
 
 
 def test_gpu_choice_ranks_the_targets_of_each_source():
