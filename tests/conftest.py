@@ -1,6 +1,7 @@
 """Shared test helpers: GPUs built in memory for hand-computed examples, the repository's
 scripts as modules."""
 
+import functools
 import importlib.util
 import shutil
 import sys
@@ -39,6 +40,31 @@ def load_script(name: str):
     sys.modules[name] = mod  # dataclasses look their module up while the class is built
     spec.loader.exec_module(mod)
     return mod
+
+
+@functools.cache
+def opencl_unusable() -> str | None:
+    """Why OpenCL kernels cannot run here (the reason a test skips), or None: pyopencl or a
+    device missing, or a trivial kernel that does not build (PoCL 3.0's LLVM 14 cannot compile
+    for a CPU model newer than itself, such as AMD Zen 5)."""
+    try:
+        import pyopencl as cl
+    except ImportError:
+        return "pyopencl is not installed"
+    try:
+        devices = [d for p in cl.get_platforms() for d in p.get_devices()]
+    except cl.Error as e:
+        return f"no OpenCL platform ({e})"
+    if not devices:
+        return "no OpenCL device (install pocl-binary-distribution)"
+    from gpuproj.bench.opencl import build_failure
+
+    try:
+        cl.Program(cl.Context(devices[:1]), "__kernel void k(__global float *a) { a[0] = 1; }"
+                   ).build()
+    except cl.Error as e:
+        return f"OpenCL cannot build a kernel on {devices[0].name.strip()}: {build_failure(e)}"
+    return None
 
 
 def has_gpu() -> bool:

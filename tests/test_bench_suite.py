@@ -9,7 +9,7 @@ import re
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from conftest import run_cli
+from conftest import opencl_unusable, run_cli
 
 from gpuproj.bench.checks import mixbench_checks, working_set_checks
 from gpuproj.bench.entry import FIELD_MAP, check
@@ -18,11 +18,9 @@ from gpuproj.catalog.schema import THROUGHPUT_FIELDS
 
 
 def _opencl_device_or_skip():
-    pytest.importorskip("pyopencl")
-    from gpuproj.bench.opencl import list_devices
-
-    if not list_devices():
-        pytest.skip("no OpenCL device (install pocl-binary-distribution)")
+    why = opencl_unusable()
+    if why:
+        pytest.skip(why)
 
 
 @pytest.fixture(scope="module")

@@ -242,3 +242,14 @@ def test_cuda_sources_compile_for_sm90(source, tmp_path):
     if ops:
         assert ops.count("FFMA") >= 128          # 16 steps x 8 chains per loop iteration
         assert ops.count("FFMA") >= 0.7 * len(ops)
+
+
+def test_an_opencl_build_that_fails_on_an_unknown_cpu_says_so_in_one_line():
+    # PoCL 3.0 (LLVM 14) on AMD Zen 5: LLVM names the CPU 'generic', its compiler refuses it
+    from gpuproj.bench.opencl import build_failure
+
+    log = ("clBuildProgram failed: BUILD_PROGRAM_FAILURE\n\nBuild on <pyopencl.Device "
+           "'pthread-AMD EPYC'>:\n\nerror: unknown target CPU 'generic'\nDevice failed\n")
+    text = build_failure(RuntimeError(log))
+    assert "\n" not in text and "does not know this CPU (it calls it 'generic')" in text
+    assert build_failure(RuntimeError("syntax error")) == "syntax error"

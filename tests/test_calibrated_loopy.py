@@ -7,6 +7,7 @@ import warnings
 from pathlib import Path
 
 import pytest
+from conftest import opencl_unusable
 
 lp = pytest.importorskip("loopy")
 
@@ -161,16 +162,8 @@ def test_case_study_kernels_count():
 # -- running on the CPU's OpenCL device --------------------------------------------------
 
 
-def _opencl_ok():
-    try:
-        import pyopencl as cl
-
-        return bool([d for p in cl.get_platforms() for d in p.get_devices()])
-    except Exception:  # noqa: BLE001 - any OpenCL failure means no device
-        return False
-
-
-needs_opencl = pytest.mark.skipif(not _opencl_ok(), reason="no OpenCL device")
+needs_opencl = pytest.mark.skipif(opencl_unusable() is not None,
+                                  reason=str(opencl_unusable()))
 
 
 @needs_opencl

@@ -119,7 +119,8 @@ class OpenCLBackend(Backend):
             try:
                 prog = self.cl.Program(self.ctx, src).build(options=opts)
             except self.cl.RuntimeError as e:
-                raise GpuprojError(f"OpenCL build of {source}.cl failed: {e}") from None
+                raise GpuprojError(f"OpenCL build of {source}.cl failed: {build_failure(e)}"
+                                   ) from None
             self._programs[key] = {n: self.cl.Kernel(prog, n)
                                    for n in prog.kernel_names.split(";") if n}
         return self._programs[key]
@@ -155,3 +156,17 @@ class OpenCLBackend(Backend):
             self.cl.enqueue_nd_range_kernel(self.queue, kernel, (blocks * block,), (block,))
         self.queue.finish()
         return time.perf_counter() - t0
+
+
+def build_failure(error) -> str:
+    """Why an OpenCL build failed, in one line where the log names a known cause; the whole
+    message otherwise."""
+    text = str(error)
+    cpu = re.search(r"unknown target CPU '([^']*)'", text)
+    if cpu:
+        # PoCL asks its LLVM for the host CPU's name; an LLVM older than the CPU model answers
+        # 'generic', which its own compiler then refuses (e.g. PoCL 3.0 / LLVM 14 on AMD Zen 5)
+        return (f"the OpenCL compiler does not know this CPU (it calls it '{cpu.group(1)}'): "
+                "its LLVM predates the CPU model; an OpenCL runtime built with a newer LLVM, "
+                "or another OpenCL device, is needed")
+    return text
