@@ -97,3 +97,94 @@ def test_cli_combine_sources(capsys):
     code, _, err = run_cli(capsys, "evaluate", str(table), "-m", "bandwidth",
                            "--combine-sources", "--gpu-choice")
     assert code == 2 and "--gpu-choice" in err and "Traceback" not in err
+
+
+# --- predict from several sources --------------------------------------------------------
+
+def _nine():
+    return load(DATA / "amaris-9gpus-bpnn_adjust_weights.csv")
+
+
+def test_predict_from_two_sources_is_their_band_weighted_combination():
+    from gpuproj.predict import predict
+
+    t, target = _nine(), "tesla-p100-pcie-16gb"
+    one = {s: predict(t, source=s, targets=[target], methods="bandwidth").table()
+           for s in ("gtx-980", "tesla-k40")}
+    both = predict(t, source=["gtx-980", "Tesla K40"], targets=[target], methods="bandwidth")
+    assert both.combined and both.sources == ["gtx-980", "tesla-k40"]
+    d = both.table()
+    assert list(d["source"].unique()) == ["combined"] and (d["sources"] == 2).all()
+    assert "speedup" not in d and len(d) == 2  # two configurations
+    for _, r in d.iterrows():
+        rows = [o[o["config"] == r["config"]].iloc[0] for o in one.values()]
+        w = np.array([np.log(x["band_high_s"] / x["band_low_s"]) ** -2 for x in rows])
+        w /= w.sum()
+        assert r["time_s"] == pytest.approx(np.exp(w @ np.log([x["time_s"] for x in rows])))
+        assert r["band_low_s"] == pytest.approx(
+            np.exp(w @ np.log([x["band_low_s"] for x in rows])))
+    # the application total adds the combined kernel rows; no source total, no speed-up
+    a = both.application()
+    assert "speedup" not in a and "source_time_s" not in a
+    assert a["time_s"].iloc[0] == pytest.approx((d["time_s"] * d["launches"]).sum())
+    with pytest.raises(Exception, match="combine gtx-980, tesla-k40"):
+        both.source
+    j = both.to_json()
+    assert j["source"] == "combined" and j["sources"] == ["gtx-980", "tesla-k40"]
+
+
+def test_all_sources_predict_a_measured_target_from_the_others():
+    from gpuproj.predict import predict
+
+    t = _nine()
+    r = predict(t, source="all", targets=["gtx-titan-x", "h100-pcie-80gb"], methods="bandwidth")
+    d = r.table()
+    assert len(r.sources) == 9
+    # the TITAN X is one of the nine: its own measurement is not one of its projections
+    assert (d.loc[d["target"] == "gtx-titan-x", "sources"] == 8).all()
+    assert (d.loc[d["target"] == "h100-pcie-80gb", "sources"] == 9).all()
+    assert "combined" in repr(r)
+
+
+def test_combining_needs_one_row_per_configuration_and_names_the_duplicate():
+    from gpuproj.errors import InputError
+    from gpuproj.predict import predict
+    from gpuproj.profiles.table import ProfileTable
+
+    t = _nine()
+    dup = ProfileTable(pd.concat([t.df, t.df.iloc[[0]]], ignore_index=True), [], "x.csv")
+    gpu = t.df["gpu"].iloc[0]
+    with pytest.raises(InputError, match=f"{gpu} has several rows of kernel "
+                                         "bpnn_adjust_weights_cuda with config"):
+        predict(dup, source="all", targets=["h100-pcie-80gb"], methods="bandwidth")
+    # one source alone keeps its rows as they are
+    assert len(predict(dup, source=gpu, targets=["h100-pcie-80gb"],
+                       methods="bandwidth").table()) == 3
+    with pytest.raises(InputError, match="several, or 'all', to combine them"):
+        predict(t, targets=["h100-pcie-80gb"])
+
+
+def test_cli_predict_source_all(capsys, tmp_path):
+    f = str(DATA / "amaris-9gpus-bpnn_adjust_weights.csv")
+    code, out, err = run_cli(capsys, "predict", f, "--source", "gtx-980,tesla-k40", "-t",
+                             "tesla-p100-pcie-16gb", "-m", "bandwidth,hierarchical", "--json")
+    assert code == 0, err
+    j = json.loads(out)
+    assert j["sources"] == ["gtx-980", "tesla-k40"]
+    assert {p["sources"] for p in j["predictions"]} == {2}
+    code, out, err = run_cli(capsys, "predict", f, "--source", "all", "-t", "h100-pcie-80gb,l4",
+                             "-m", "bandwidth", "--plot", str(tmp_path / "bars.png"))
+    assert code == 0, err
+    assert "sources" in out and "speed-up" not in out
+    assert (tmp_path / "bars.png").stat().st_size > 0
+    # more targets than panels: the chart of application totals, without a source line
+    code, _, err = run_cli(capsys, "predict", f, "--source", "all", "-t", "h100*,a100*,v100*",
+                           "-m", "bandwidth", "--plot", str(tmp_path / "targets.png"))
+    assert code == 0, err
+    assert (tmp_path / "targets.png").stat().st_size > 0
+
+
+def test_cli_report_takes_one_source(capsys):
+    code, _, err = run_cli(capsys, "report", str(DATA / "amaris-9gpus-bpnn_adjust_weights.csv"),
+                           "--source", "gtx-980,tesla-k40", "-t", "h100-pcie-80gb", "-o", "x.html")
+    assert code == 2 and "a report draws one source's profile" in err

@@ -189,7 +189,7 @@ def prediction_set(methods=("hierarchical",)):
     t = table(kernel=["small", "big"], time_s=[2e-6, 5e-3], flops=[1e6, 3e9],
               dram_bytes=[1e6, 1e9])
     preds = {m: get_model(m).predict(t, SRC, [TGT]) for m in methods}
-    return t, PredictionSet("src", ["tgt"], preds, [])
+    return t, PredictionSet(["src"], ["tgt"], preds, [])
 
 
 def test_projection_bars(tmp_path):
@@ -218,7 +218,7 @@ def test_projection_bars_many_kernels_keeps_the_largest():
     n = 40
     t = table(kernel=[f"k{i:02d}" for i in range(n)], time_s=list(np.arange(1, n + 1) * 1e-4),
               flops=[1e9] * n, dram_bytes=[1e9] * n)
-    result = PredictionSet("src", ["tgt"], {"hierarchical": get_model("hierarchical").predict(
+    result = PredictionSet(["src"], ["tgt"], {"hierarchical": get_model("hierarchical").predict(
         t, SRC, [TGT])}, [])
     d, total = projection_frame(result, max_kernels=30)
     assert total == 40 and min(d["kernel"]) == "k10"

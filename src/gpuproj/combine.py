@@ -62,9 +62,9 @@ def combine_sources(pairs: pd.DataFrame, weighted: bool = True) -> pd.DataFrame:
     every source that predicted it (module docstring; ``weighted=False``: equal weights, the
     reference the weights are measured against). ``source`` is "combined",
     ``sources`` the number of projections combined, ``source_time_s`` and every bound the same
-    weighted geometric mean, ``limiter`` that of the heaviest source, ``true_s`` the target's
-    measurement. Rows a method could not predict (no finite time) are left out; a target no
-    source predicted keeps a NaN time."""
+    weighted geometric mean, ``limiter`` and ``launches`` those of the heaviest source,
+    ``true_s`` the target's measurement. Rows a method could not predict (no finite time) are
+    left out; a target no source predicted keeps a NaN time."""
     keys = [k for k in KEYS if k in pairs.columns]
     d = pairs.reset_index(drop=True)
     lt = _log(d["time_s"])
@@ -91,7 +91,7 @@ def combine_sources(pairs: pd.DataFrame, weighted: bool = True) -> pd.DataFrame:
             out[c] = v.where((sums[f"_m_{c}"] == 0) & (sums["_w"] > 0))
     out["sources"] = sums["_n"]
     heaviest = d.loc[g["_w"].idxmax().to_numpy()].set_index(keys)
-    for c in ("limiter", "true_s"):
+    for c in ("limiter", "launches", "true_s"):
         if c in d.columns:
             out[c] = heaviest[c]
     out = out.reset_index()

@@ -9,6 +9,11 @@ A saved learned model (``gpuproj evaluate --train TABLE -m residual --save-model
 more method next to the named ones:
 
 >>> predict(load("run.csv"), targets=["a100-sxm4-80gb"], models=["PATH"])  # doctest: +SKIP
+
+A table measured on several GPUs predicts each target from all of them at once, the
+inverse-variance weighted geometric mean of their projections (``gpuproj.combine``):
+
+>>> predict(load("sweep.csv"), source="all", targets=["h200"])        # doctest: +SKIP
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from pathlib import Path
 import pandas as pd
 
 from .catalog import resolve, select
+from .combine import COMBINED, combine_sources
 from .errors import GpuprojError, InputError
 from .models import MODELS, get_model, model_class
 from .models.base import Model, Prediction, has_width
@@ -27,20 +33,45 @@ from .profiles.table import ProfileTable
 
 @dataclass
 class PredictionSet:
-    """Predictions of several methods for one source profile."""
+    """Predictions of several methods from one source GPU's profile, or from several GPUs'
+    at once (``combined``)."""
 
-    source: str
+    sources: list
     targets: list
     predictions: dict  # method -> Prediction
     skipped: list
     models: dict = field(default_factory=dict)  # method -> provenance of a model passed in
+
+    @property
+    def combined(self) -> bool:
+        """Each target predicted from several sources at once: the rows' ``source`` is
+        "combined", ``sources`` counts the projections behind each, and there is no speed-up
+        (``source_time_s`` is the sources' weighted geometric mean, see ``gpuproj.combine``)."""
+        return len(self.sources) > 1
+
+    @property
+    def source(self) -> str:
+        """The source GPU's id; an error for a combined set, whose pictures of one source's
+        rooflines have no single source to draw."""
+        if self.combined:
+            raise GpuprojError(f"these predictions combine {', '.join(self.sources)}: give one "
+                               "source for a view of one source's profile")
+        return self.sources[0]
+
+    @property
+    def source_label(self) -> str:
+        """What the predictions were projected from, in words."""
+        return (f"{', '.join(self.sources)} (combined)" if self.combined
+                else self.sources[0])
 
     def table(self) -> pd.DataFrame:
         frames = [p.df.drop(columns=["row"]) for p in self.predictions.values() if len(p.df)]
         if not frames:
             return pd.DataFrame()
         d = pd.concat(frames, ignore_index=True)
-        d.insert(d.columns.get_loc("time_s") + 1, "speedup", d["source_time_s"] / d["time_s"])
+        if not self.combined:
+            d.insert(d.columns.get_loc("time_s") + 1, "speedup",
+                     d["source_time_s"] / d["time_s"])
         return d
 
     def application(self) -> pd.DataFrame:
@@ -48,6 +79,8 @@ class PredictionSet:
         for m, p in self.predictions.items():
             if len(p.df):
                 a = p.application()
+                if self.combined:  # a sum of per-target weighted means of the sources' times
+                    a = a.drop(columns=["source_time_s", "speedup"])
                 a.insert(0, "method", m)
                 frames.append(a)
         return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
@@ -56,14 +89,15 @@ class PredictionSet:
         """The ``k`` configurations of each kernel to measure on each target, taken in turn
         from the methods' predicted orders, fastest first, in the order the methods were given
         (``gpuproj.shortlist``): ``rank``, ``config``, ``method`` (the one that proposed it),
-        its predicted ``time_s`` and the source's time."""
+        its predicted ``time_s`` and the source's time (combined: the number of sources)."""
         from .shortlist import shortlist
 
         d = self.table()
         if d.empty:
             return d
         s = shortlist(d, list(self.predictions), k, ["kernel", "target"])
-        return s[["kernel", "target", "rank", "config", "method", "time_s", "source_time_s"]]
+        return s[["kernel", "target", "rank", "config", "method", "time_s",
+                  "sources" if self.combined else "source_time_s"]]
 
     def to_json(self, shortlist: int | None = None) -> dict:
         """Everything as plain data; with ``shortlist`` (k) also ``shortlist(k)``."""
@@ -73,7 +107,8 @@ class PredictionSet:
             return df.replace({np.nan: None}).to_dict(orient="records")
 
         return {
-            "source": self.source, "targets": self.targets,
+            "source": COMBINED if self.combined else self.sources[0],
+            "sources": self.sources, "targets": self.targets,
             "predictions": recs(self.table()),
             "application": recs(self.application()),
             **({"shortlist": recs(self.shortlist(shortlist))} if shortlist else {}),
@@ -95,7 +130,7 @@ class PredictionSet:
 
     def __repr__(self) -> str:
         n = sum(len(p.df) for p in self.predictions.values())
-        return (f"<PredictionSet {self.source} -> {', '.join(self.targets)}: "
+        return (f"<PredictionSet {self.source_label} -> {', '.join(self.targets)}: "
                 f"{', '.join(self.predictions) or 'no method'}, {n} predictions, "
                 f"{len(self.skipped)} skipped; .table(), .application(), .to_json()>")
 
@@ -108,7 +143,7 @@ class PredictionSet:
         if d.empty:
             return f"<p>{html.escape(repr(self))}</p>"
         own = _has_own_interval(d)
-        return (f"<p><b>Projected from {html.escape(self.source)}</b>: "
+        return (f"<p><b>Projected from {html.escape(self.source_label)}</b>: "
                 f"{APPLICATION_TITLE[0].lower()}{APPLICATION_TITLE[1:]}</p>"
                 + _shown(self.ranked_application(), ["method", "target"], own).to_html(
                     index=False)
@@ -124,7 +159,7 @@ class PredictionSet:
             console.print("no predictions (see the skipped rows above)")
             return
         own = _has_own_interval(d)
-        for frame, title in ((_shown(d, KERNEL_KEYS, own), f"Projected from {self.source}"),
+        for frame, title in ((_shown(d, KERNEL_KEYS, own), f"Projected from {self.source_label}"),
                              (_shown(self.ranked_application(), ["method", "target"], own),
                               APPLICATION_TITLE)):
             t = Table(title=title, show_lines=False)
@@ -174,12 +209,13 @@ class PredictionSet:
         for target, g in d.groupby("target", sort=False):
             t = Table(title=f"Configurations to measure on {target} (shortlist of {k}, from "
                             f"{', '.join(self.predictions)} in turn)")
-            for c in ("kernel", "rank", "config", "proposed by", "its prediction", "source"):
-                t.add_column(c, justify="right" if c in ("rank", "its prediction", "source")
+            last = "sources" if self.combined else "source"
+            for c in ("kernel", "rank", "config", "proposed by", "its prediction", last):
+                t.add_column(c, justify="right" if c in ("rank", "its prediction", last)
                              else "left")
             for r in g.itertuples(index=False):
                 t.add_row(r.kernel, str(r.rank), r.config, r.method, _fmt_time(r.time_s),
-                          _fmt_time(r.source_time_s))
+                          str(r.sources) if self.combined else _fmt_time(r.source_time_s))
             console.print(t)
 
     def assumption_lines(self) -> list[str]:
@@ -270,15 +306,20 @@ def _has_own_interval(d: pd.DataFrame) -> bool:
 
 def _shown(d: pd.DataFrame, keys: list, own: bool) -> pd.DataFrame:
     """The text columns both views show: ``keys``, source and predicted time, the own interval
-    (if ``own``), the 90 % band, the speed-up and, per kernel, the limiter."""
+    (if ``own``), the 90 % band, the speed-up and, per kernel, the limiter; for a combined set
+    the number of sources instead of the source's time and the speed-up."""
     out = d[keys].astype(str)
-    out["source"] = d["source_time_s"].map(_fmt_time)
+    if "sources" in d:  # combined: how many measured GPUs a prediction stands on
+        out["sources"] = d["sources"].astype(str)
+    elif "source_time_s" in d:
+        out["source"] = d["source_time_s"].map(_fmt_time)
     out["predicted"] = d["time_s"].map(_fmt_time)
     if own:  # a point (a method or row without an interval) shows as '-'
         out["interval"] = [_fmt_range(lo, hi) if wide else "-" for lo, hi, wide in
                            zip(d["low_s"], d["high_s"], has_width(d["low_s"], d["high_s"]))]
     out["90 % band"] = [_fmt_range(lo, hi) for lo, hi in zip(d["band_low_s"], d["band_high_s"])]
-    out["speed-up"] = d["speedup"].map(lambda v: f"{v:.2f}x")
+    if "speedup" in d:
+        out["speed-up"] = d["speedup"].map(lambda v: f"{v:.2f}x")
     if "rows" in d and d["rows"].nunique() > 1:  # totals over different kernel rows
         out["kernel rows"] = d["rows"].astype(str)
     if "limiter" in d:
@@ -405,19 +446,18 @@ def predict(table: ProfileTable, *, targets, source=None, methods=None,
     more method, named by its ``name``, or by its file stem where a method already has that
     name; its interval is its own (split-conformal for a learned model trained with
     ``coverage``). ``source`` may be omitted when the table holds one GPU.
+
+    Several sources (a list of names, or "all": every GPU of the table) predict each target
+    from all of them at once: per method, kernel and configuration (matched by name across
+    the GPUs) the inverse-variance weighted geometric mean of the sources' projections, which
+    errs less than one source's (``gpuproj.combine``; docs/accuracy.md, "Several source
+    GPUs"). A target that is also a source is predicted from the others.
     """
     models = list(models or ())
-    if source is None:
-        if len(table.gpus) != 1:
-            raise InputError(f"the profile holds several GPUs ({', '.join(table.gpus)}); "
-                             "pass --source", path=table.origin or None)
-        source = table.gpus[0]
-    src = resolve(source)
-    if src.id not in table.gpus:
-        raise InputError(f"no rows measured on {src.id}: the file has "
-                         f"{', '.join(table.gpus) or 'no rows'} (--source names the GPU the "
-                         "profile was measured on)", path=table.origin or None)
-    rows = table.on(src.id).select(kernel)
+    srcs = _sources(table, source)
+    rows = {s.id: table.on(s.id).select(kernel) for s in srcs}
+    if len(srcs) > 1:
+        _check_unique_configs(rows)
     targets = [targets] if isinstance(targets, str) else list(targets)
     if not targets:
         raise GpuprojError("no target GPU to predict for (targets=[...])")
@@ -427,7 +467,8 @@ def predict(table: ProfileTable, *, targets, source=None, methods=None,
     if methods == "all":
         from .evaluate import applicable_methods
 
-        names = applicable_methods(rows, [m for m in MODELS])
+        usable = {n for r in rows.values() for n in applicable_methods(r, list(MODELS))}
+        names = [n for n in MODELS if n in usable]
     else:
         names = [methods] if isinstance(methods, str) else list(methods)
     for n in names:
@@ -438,24 +479,76 @@ def predict(table: ProfileTable, *, targets, source=None, methods=None,
     extra = _labelled(models, names)
     if not names and not extra:
         raise GpuprojError("no method to predict with (give methods or models)")
-    params = dict(model_params or {})
-    if sass is not None:
-        counts = sass_target_counts(rows, sass, src, tgts)
-        for n in names:
-            if n.startswith("hierarchical"):
-                params.setdefault(n, {})["target_counts"] = counts
-    preds: dict[str, Prediction] = {}
+    fitted = [(n, None) for n in names] + [(label, (m, path)) for label, m, path in extra]
+    per_source: dict[str, list] = {label: [] for label, _ in fitted}
     skipped = list(table.skipped)
-    for n in names:
-        p = get_model(n, **params.get(n, {})).predict(rows, src, tgts)
-        preds[n] = p
-        skipped.extend(p.skipped)
-    provenance = {}
-    for label, m, path in extra:
-        p = m.predict(rows, src, tgts)
-        if label != m.name:  # the column says which of two same-named models it is
-            p.df["method"] = pd.Categorical([label] * len(p.df))
-        preds[label] = p
-        skipped.extend(p.skipped)
-        provenance[label] = _provenance(m, path)
-    return PredictionSet(src.id, [t.id for t in tgts], preds, skipped, provenance)
+    for src in srcs:
+        # with several sources, each predicts the targets other than itself
+        its = [t for t in tgts if len(srcs) == 1 or t.id != src.id]
+        if not its:
+            continue
+        params = {k: dict(v) for k, v in (model_params or {}).items()}
+        if sass is not None:
+            counts = sass_target_counts(rows[src.id], sass, src, its)
+            for n in names:
+                if n.startswith("hierarchical"):
+                    params.setdefault(n, {})["target_counts"] = counts
+        for label, saved in fitted:
+            m = get_model(label, **params.get(label, {})) if saved is None else saved[0]
+            p = m.predict(rows[src.id], src, its)
+            if saved is not None and label != m.name:  # which of two same-named models
+                p.df["method"] = pd.Categorical([label] * len(p.df))
+            per_source[label].append(p)
+            skipped.extend(p.skipped)
+    preds = {label: (ps[0] if len(srcs) == 1 else _combined(ps))
+             for label, ps in per_source.items()}
+    provenance = {label: _provenance(*saved) for label, saved in fitted if saved is not None}
+    return PredictionSet([s.id for s in srcs], [t.id for t in tgts], preds, skipped,
+                         provenance)
+
+
+def _sources(table: ProfileTable, source) -> list:
+    """The catalog entries of ``source`` (a name, a list of names, "all" or None: the table's
+    only GPU), each checked to have rows in ``table``."""
+    if source is None or source == "all":
+        if source is None and len(table.gpus) != 1:
+            raise InputError(f"the profile holds several GPUs ({', '.join(table.gpus)}); "
+                             "pass --source (several, or 'all', to combine them)",
+                             path=table.origin or None)
+        source = table.gpus
+    names = [source] if isinstance(source, str) else list(source)
+    srcs = list({g.id: g for g in map(resolve, names)}.values())  # v100,V100: once
+    for s in srcs:
+        if s.id not in table.gpus:
+            raise InputError(f"no rows measured on {s.id}: the file has "
+                             f"{', '.join(table.gpus) or 'no rows'} (--source names the GPU the "
+                             "profile was measured on)", path=table.origin or None)
+    return srcs
+
+
+def _check_unique_configs(rows: dict) -> None:
+    """Sources are combined per kernel and configuration: each must occur once per GPU."""
+    for gpu, r in rows.items():
+        dup = r.df.duplicated(["kernel", "config"])
+        if dup.any():
+            k, c = r.df.loc[dup.idxmax(), ["kernel", "config"]]
+            raise InputError(f"{gpu} has several rows of kernel {k} with config {c}: combining "
+                             "sources matches each configuration across the GPUs, so each must "
+                             "be one row (read the profile without per_launch)",
+                             path=r.origin or None)
+
+
+def _combined(preds: list) -> Prediction:
+    """One prediction from each source's (``gpuproj.combine``), with ``row`` numbering the
+    (kernel, config) pairs in the order they came."""
+    d = pd.concat([p.df for p in preds], ignore_index=True)
+    assumptions: dict = {}
+    for p in preds:
+        for t, notes in p.assumptions.items():
+            have = assumptions.setdefault(t, [])
+            have += [n for n in notes if n not in have]
+    if d.empty:
+        return Prediction(d, assumptions, [])
+    c = combine_sources(d.drop(columns=[x for x in d.columns if x.startswith("t_")]))
+    c["row"] = pd.factorize(pd.MultiIndex.from_frame(c[["kernel", "config"]]))[0]
+    return Prediction(c, assumptions, [])

@@ -83,11 +83,15 @@ def progress(iterable, total=None, description="", enabled=None):
     return track(iterable, total=total, description=description, transient=True)
 
 
-def source_option(*extra_names):
-    """``--source/-s``: the GPU a profile was measured on, for every command that reads one."""
+def source_option(*extra_names, several: bool = False):
+    """``--source/-s``: the GPU a profile was measured on, for every command that reads one;
+    ``several``: the command also combines several of a profile's GPUs."""
     return click.option("--source", "-s", *extra_names, "source",
                         help="GPU the profile was measured on (default: named in the file; "
-                             "needed where the file names none, or several).")
+                             "needed where the file names none, or several)"
+                             + ("; several, comma-separated, or 'all' of the file's GPUs "
+                                "predict each target from all of them at once." if several
+                                else "."))
 
 
 def format_option():

@@ -28,7 +28,7 @@ LOOPY_ONLY = ("params_files", "sizes")
 
 @click.command()
 @click.argument("profile", required=False, type=click.Path(dir_okay=False))
-@source_option()
+@source_option(several=True)
 @click.option("--target", "-t",
               help="Target GPU(s), comma-separated (needed with a PROFILE): names as `gpuproj "
                    "gpus resolve` reads them, wildcards on catalog ids ('h100*,mi3*') or "
@@ -81,6 +81,12 @@ def predict(profile, source, target, method, model_paths, kernel, fmt, reader_op
     bands"); learned models (--model) give their own conformal interval instead, where they
     were trained with --coverage.
 
+    A PROFILE measured on several GPUs (a sweep, a table of cross-GPU timings) predicts each
+    target from several of them at once with --source a,b,c or --source all: the projections
+    of each configuration, weighted by the inverse square of their band's log-width, which
+    errs less than one source's (docs/accuracy.md, "Several source GPUs"); a target that is
+    also a source is predicted from the others.
+
     With --loopy KERNEL_FILE instead of a PROFILE: predict the loopy kernel's time from the
     calibrated cost models (Stevens & Kloeckner) whose parameters `gpuproj calibrate` wrote,
     one prediction per --params file (device) and --sizes set.
@@ -92,6 +98,7 @@ def predict(profile, source, target, method, model_paths, kernel, fmt, reader_op
       gpuproj predict run.csv --target 'h100*,h200*,mi3*' --method hierarchical-ext
       gpuproj predict run.csv -t a100-sxm4-80gb --model models/residual --method hierarchical
       gpuproj predict gemm_4096.csv -s titan-rtx -t rtx-3090 -m same,hierarchical-ext --shortlist 5
+      gpuproj predict bpnn_adjust_weights_cuda_9gpus.csv.gz --source all -t h100-pcie-80gb
       gpuproj predict --loopy kernel.yaml --params calibrated-matmul-a100.json --sizes n=1024
     """
     given = {k for k, v in locals().items() if v not in (None, (), {}, False)}
@@ -130,14 +137,18 @@ def _predict_profile(profile, source, target, method, model_paths, kernel, fmt, 
 
     from .. import predict as api
 
-    table = load_profile(profile, fmt, source, **options)
+    # several sources (or all of the file's GPUs) are combined; a file that names no GPU
+    # takes its one source from --source
+    sources = None if source is None else "all" if source == "all" else split_list(source)
+    table = load_profile(profile, fmt, sources[0] if isinstance(sources, list)
+                         and len(sources) == 1 else None, **options)
     methods = None if method is None else (split_list(method) if method != "all" else "all")
     with warnings.catch_warnings(record=True) as caught:
         if model_paths:
             from ..learned.persistence import ModelVersionWarning
 
             warnings.simplefilter("always", ModelVersionWarning)
-        result = api.predict(table, source=source, targets=split_list(target), methods=methods,
+        result = api.predict(table, source=sources, targets=split_list(target), methods=methods,
                              kernel=kernel, sass=sass, models=model_paths)
     _show_warnings(caught)
     report_skipped(result.skipped, quiet=as_json)

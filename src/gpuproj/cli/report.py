@@ -45,6 +45,10 @@ def report(profile, source, target, method, kernel, fmt, reader_options, max_ker
     from ..predict import predict
     from ..report import write_report
 
+    if source is not None and ("," in source or source == "all"):
+        raise click.BadParameter("a report draws one source's profile: give one GPU (`gpuproj "
+                                 "predict --source a,b` combines several)",
+                                 param_hint="--source")
     table = load_profile(profile, fmt, source, **reader_options)
     methods = split_list(method) if method != "all" else "all"
     result = predict(table, source=source, targets=split_list(target), methods=methods,

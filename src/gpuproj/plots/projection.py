@@ -82,7 +82,8 @@ def projection_figure(result, measured=None, max_kernels: int = 30, targets=None
     n = len(keys)
     repeated = len({k for k, _ in keys}) < n
     uname, uf = st.time_unit(np.concatenate([d["source_time_s"], d["time_s"]]))
-    src_name = gpu_name(result.source)
+    # a combined set's "source time" is a weighted mean over GPUs, not a measurement: no bar
+    src_name = (None if result.combined else gpu_name(result.source))
     # each kernel's slot holds the two bars and one interval per method side by side
     width = min(max(8.0, (0.3 + 0.22 * max(len(methods), 1)) * n + 3.5), 26.0)
     step = min(0.12, 0.6 / max(len(methods), 1))  # between two methods' intervals, in slots
@@ -92,26 +93,28 @@ def projection_figure(result, measured=None, max_kernels: int = 30, targets=None
         axes = fig.subplots(len(targets), 1, squeeze=False, sharex=True)[:, 0]
         x = np.arange(n)
         bw = 0.36
+        half = bw / 2 if src_name else 0.0  # the target's slot, right of the source's bar
         for ti, (ax, t) in enumerate(zip(axes, targets)):
             g = d[d["target"] == t]
             first = g.drop_duplicates("_x").set_index("_x").reindex(x)
             src_t = first["source_time_s"].to_numpy(float)
             meas = first["measured_s"].to_numpy(float)
-            vals = np.concatenate([src_t, meas, g["low_s"], g["high_s"], g["time_s"],
-                                   g["band_low_s"], g["band_high_s"]])
+            vals = np.concatenate([src_t if src_name else [], meas, g["low_s"], g["high_s"],
+                                   g["time_s"], g["band_low_s"], g["band_high_s"]])
             log = st.log_needed(vals)
             if log:
                 ax.set_yscale("log")
             tname = gpu_name(t)
-            ax.bar(x - bw / 2, src_t / uf, bw, color=st.COLORS["source"], edgecolor="black",
-                   lw=0.6, label=f"measured on {src_name} (source)")
+            if src_name:
+                ax.bar(x - bw / 2, src_t / uf, bw, color=st.COLORS["source"],
+                       edgecolor="black", lw=0.6, label=f"measured on {src_name} (source)")
             if np.isfinite(meas).any():
-                ax.bar(x + bw / 2, meas / uf, bw, color=st.TARGET_COLORS[ti % 7],
+                ax.bar(x + half, meas / uf, bw, color=st.TARGET_COLORS[ti % 7],
                        edgecolor="black", lw=0.6, label=f"measured on {tname}")
             for j, m in enumerate(methods):
                 h = g[g["method"] == m]
                 # several methods share the target slot side by side
-                off = bw / 2 + (j - (len(methods) - 1) / 2) * step
+                off = half + (j - (len(methods) - 1) / 2) * step
                 xs = h["_x"].to_numpy() + off
                 col = METHOD_COLORS[j % len(METHOD_COLORS)]
                 t_pt = h["time_s"].to_numpy(float)
@@ -133,7 +136,7 @@ def projection_figure(result, measured=None, max_kernels: int = 30, targets=None
             else:
                 ax.set_ylim(0, fin.max() * 1.15)
             ax.set_ylabel(f"Time per launch ({uname})")
-            ax.set_title(f"{src_name} → {tname}")
+            ax.set_title(f"{src_name or result.source_label} → {tname}")
             ax.grid(True, axis="y", which="major", alpha=0.3)
         handles = {}
         for ax in axes:  # one legend for all panels, each entry once

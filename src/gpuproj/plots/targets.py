@@ -1,7 +1,8 @@
 """The picture for choosing a GPU: the application total predicted on each target, one row per
 target, fastest at the top, each method's point with its own interval (thick) and its measured
-90 % band (thin, pale); the source's measured total as a vertical line, and the total measured
-on a target where the input holds every kernel's time there."""
+90 % band (thin, pale); the source's measured total as a vertical line (none for predictions
+combined from several sources), and the total measured on a target where the input holds every
+kernel's time there."""
 
 from __future__ import annotations
 
@@ -40,11 +41,16 @@ def targets_figure(result, measured=None):
     methods = list(dict.fromkeys(d["method"]))
     order = list(d[d["method"] == methods[0]]["target"])
     order += [t for t in dict.fromkeys(d["target"]) if t not in order]
-    first = d[d["method"] == methods[0]].set_index("target")["speedup"]
+    # a combined set has no source total (each target's is a weighted mean over the GPUs)
+    # and no speed-up
+    combined = result.combined
+    first = (None if combined else
+             d[d["method"] == methods[0]].set_index("target")["speedup"])
     # a method that skipped rows totals fewer of them (``PredictionSet.partial_totals``): the
     # source line is the total over the most rows, and such a method's legend says its count
     rows = d.groupby("method", sort=False)["rows"].max()
-    src_total = float(d.loc[d["rows"] == rows.max(), "source_time_s"].iloc[0])
+    src_total = (np.nan if combined else
+                 float(d.loc[d["rows"] == rows.max(), "source_time_s"].iloc[0]))
     vals = np.concatenate([d[c].to_numpy(float) for c in
                            ("time_s", "low_s", "high_s", "band_low_s", "band_high_s",
                             "measured_s")] + [[src_total]])
@@ -56,8 +62,9 @@ def targets_figure(result, measured=None):
         fig = st.figure(10.0, 1.6 + n * max(0.32, 0.16 * len(methods)))
         ax = fig.subplots()
         y = {t: n - 1 - i for i, t in enumerate(order)}  # fastest at the top
-        ax.axvline(src_total / uf, color=st.COLORS["source"], lw=2.0,
-                   label=f"measured on {gpu_name(result.source)} (source)")
+        if not combined:
+            ax.axvline(src_total / uf, color=st.COLORS["source"], lw=2.0,
+                       label=f"measured on {gpu_name(result.source)} (source)")
         band_label = "thin pale bar: the method's measured 90 % error band"
         for j, m in enumerate(methods):
             h = d[d["method"] == m]
@@ -87,12 +94,17 @@ def targets_figure(result, measured=None):
         ax.set_xscale("log")
         ax.set_xlim(vals.min() / uf / 1.6, vals.max() / uf * 1.6)
         ax.set_yticks([y[t] for t in order],
-                      [f"{st.short(gpu_name(t), 28)}  {first.get(t, np.nan):.2f}x"
+                      [st.short(gpu_name(t), 28) + (
+                          "" if combined else f"  {first.get(t, np.nan):.2f}x")
                        for t in order])
         ax.set_ylim(-0.7, n - 0.3)
-        ax.set_ylabel("target GPU, speed-up")
+        ax.set_ylabel("target GPU" + ("" if combined else ", speed-up"))
         ax.set_xlabel(f"Application total ({uname}), time × launches summed over kernels")
-        ax.set_title(f"Projected from {gpu_name(result.source)}; speed-up by {methods[0]}")
+        many = len(result.sources) > 3  # a title line names up to three
+        ax.set_title(f"Projected from {len(result.sources) if many else result.source_label}"
+                     f"{' GPUs at once' if many else ''}; ordered by {methods[0]}"
+                     if combined else
+                     f"Projected from {gpu_name(result.source)}; speed-up by {methods[0]}")
         ax.grid(True, axis="x", which="major", alpha=0.3)
         fig.legend(loc="outside upper center", ncol=2, frameon=False)
     return fig, d
