@@ -61,6 +61,10 @@ def test_cli_ranking(capsys):
     rank = json.loads(out)["ranking"]
     assert set(rank) == {"same", "roofline"} and rank["same"]["groups"] == 12
     assert 0 < rank["same"]["rank_corr"] <= 1 and rank["same"]["topk"] == 5
+    # every number the JSON holds says its unit in 'units' (a key or its *_pct suffix)
+    j = json.loads(out)
+    for name in [*j["methods"]["same"], *j["ranking"]["same"]]:
+        assert name in j["units"] or name.endswith("_pct"), name
     code, out, _ = run_cli(capsys, "evaluate", str(GEMM), "-m", "same", "--json")
     assert "ranking" not in json.loads(out)
     code, out, _ = run_cli(capsys, "evaluate", str(GEMM), "-m", "same", "--ranking")
@@ -84,8 +88,9 @@ def test_cli_gpu_choice(capsys):
     code, out, _ = run_cli(capsys, "evaluate", str(table), "-m", "same,bandwidth",
                            "--gpu-choice", "--json")
     assert code == 0
-    choice = json.loads(out)["gpu_choice"]
+    choice, units = json.loads(out)["gpu_choice"], json.loads(out)["units"]
     assert set(choice) == {"bandwidth", "random pick"}  # `same` cannot rank
+    assert all(k in units or k.endswith("_pct") for k in choice["bandwidth"])
     ev = evaluate(load(table), ["bandwidth"])
     d = ev.pairs
     one = d[(d["config"] == d["config"].iloc[0]) & (d["source"] == d["source"].iloc[0])]

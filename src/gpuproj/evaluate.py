@@ -98,6 +98,21 @@ def coverage_interval(inside, groups, level: float = 0.9, n_boot: int = 2000,
     return [float(np.percentile(pooled, tail)), float(np.percentile(pooled, 100 - tail))]
 
 
+# what each number of ``to_json`` measures: the error metrics keep their names from the
+# literature (MAPE is a percentage), so the JSON says their units once instead
+UNITS = {
+    "n": "pairs", "mape": "%", "median_ape": "%", "gmre": "%",
+    "median_ratio": "predicted / measured",
+    **{f"within_{p}": f"fraction of pairs within {p} %" for p in (10, 25, 50)},
+    "coverage": "fraction of pairs inside the method's own interval",
+    "coverage_ci": "fraction, 90 % bootstrap interval over held-out groups",
+    "interval_width": "median (high - low) / predicted",
+    "band_coverage": "fraction of pairs inside the 90 % error band",
+    "band_width": "median (band high - band low) / predicted",
+    "groups": "rankings", "configs": "configurations", "targets": "GPUs per ranking",
+    "rank_corr": "Spearman's rho", "top1_hit": "fraction of rankings",
+    "topk": "configurations", "*_pct": "%",
+}
 TOP_K = 5  # configurations an autotuner would run on the target (ranking's topk_loss_pct)
 MIN_CONFIGS = 3  # a ranking of two configurations is a coin toss, not a ranking
 CHOICE_KEYS = ["kernel", "config", "source"]  # gpu_choice: one ranking of the targets per group
@@ -267,11 +282,11 @@ class Evaluation:
         return ["kernel", "source", "target"] + (["fold"] if "fold" in self.pairs else [])
 
     def to_json(self, ranking: bool = False, gpu_choice: bool = False) -> dict:
-        """Metrics as plain data; ``ranking`` adds ``ranking()``, ``gpu_choice``
-        ``gpu_choice()``."""
+        """Metrics as plain data, with ``units`` (``UNITS``); ``ranking`` adds ``ranking()``,
+        ``gpu_choice`` ``gpu_choice()``."""
         out = {"methods": self.summary(), "per_pair": self.summary("pair"),
                "per_kernel": self.summary("kernel"),
-               "skipped": count_causes(self.skipped)}
+               "skipped": count_causes(self.skipped), "units": UNITS}
         for key, wanted, frame in (("ranking", ranking, self.ranking),
                                    ("gpu_choice", gpu_choice, self.gpu_choice)):
             if wanted:

@@ -26,8 +26,8 @@ from ._common import (
 @format_option()
 @reader_option()
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (methods, per_pair, "
-              "per_kernel, skipped); mape, median_ape and gmre are in %, within_*, coverage "
-              "and band_coverage fractions.")
+              "per_kernel, skipped, units); mape, median_ape, gmre and *_pct are in %, "
+              "within_*, coverage and band_coverage fractions ('units' says each).")
 @click.option("--ranking", is_flag=True,
               help="Also say how well each method ranks the configurations of a kernel on a "
                    "target (autotuning variants): Spearman's rank correlation, and how much "
