@@ -22,9 +22,9 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from accuracy import DEFAULT_DATA  # noqa: E402
+from accuracy import DEFAULT_DATA, with_bands  # noqa: E402
 from accuracy import load_dataset as load  # noqa: E402
-from learned_experiments import COVERAGE, hybrid_params, is_big  # noqa: E402
+from learned_experiments import COVERAGE, bands_without, hybrid_params, is_big  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT_JSON = ROOT / "docs" / "results" / "ranking.json"
@@ -95,6 +95,14 @@ def run_table(data, fmt, files) -> dict:
     rank = ev.ranking()
     per_pair = ev.ranking(by="pair")
     summary = ev.summary()
+    # each held-out GPU from the other three at once: per configuration the band-weighted
+    # geometric mean of the projections (a learned model's interval as its band), the bands
+    # fitted without this table's data source
+    held = with_bands(Evaluation(ev.pairs[ev.pairs["method"] != "validated choice"], []),
+                      bands_without(fmt))
+    comb = held.combined()
+    crank, csummary = comb.ranking(), comb.summary()
+    ctarget = comb.ranking(by="pair")
     return {
         "gpus": table.gpus, "rows": len(table.df), "configs": int(table.df["config"].nunique()),
         "seconds": round(time.time() - t0, 1), "validated_choice": chosen,
@@ -103,6 +111,11 @@ def run_table(data, fmt, files) -> dict:
                         "median_ape": summary[m]["median_ape"]} for m in rank.index},
         "per_pair": {m: {p: _plain(per_pair.loc[(m, p)]) for p in per_pair.loc[m].index}
                      for m in rank.index},
+        "combined": {m: {**_plain(crank.loc[m]), "mape": csummary[m]["mape"],
+                         "median_ape": csummary[m]["median_ape"],
+                         "per_target": {p.split("->")[1]: ctarget.loc[(m, p)]["top1_loss_pct"]
+                                        for p in ctarget.loc[m].index}}
+                     for m in crank.index},
     }
 
 
@@ -163,13 +176,48 @@ def markdown(results) -> str:
               "the training GPUs (a learner's out of fold, each training GPU predicted by a "
               "copy trained without it), which is what a user can measure without the target: "
               f"{picks}; top-1 loss {f1(v['top1_loss_pct'])} / {f1(v['top1_loss_max_pct'])} %.",
-              "", *shortlist_table(r["shortlist"]), "",
+              "", *shortlist_table(r["shortlist"]), "", *combined_table(r), "",
               f"Top-1 loss per pair, % (`same` / `{best}`, the lowest median among the methods "
               "that choose differently" + (f" / `{safest}`" if safest != best else "") + "): "
               + "; ".join(f"{p} " + " / ".join(
                   f1(pairs[m][p]["top1_loss_pct"]) for m in dict.fromkeys(["same", best, safest]))
                   for p in pairs["same"]), ""]
     return "\n".join(L).rstrip() + "\n"
+
+
+def combined_table(r) -> list[str]:
+    """Each held-out GPU ranked from the other GPUs' measurements at once, against one source
+    at a time."""
+    if "combined" not in r:  # a ranking.json written before this table
+        return []
+    cs, ms = r["combined"], r["methods"]
+    L = ["From all other GPUs at once: the configurations of each held-out GPU ranked by the "
+         "band-weighted geometric mean of their projections from the other three GPUs "
+         "(`gpuproj evaluate --combine-sources`, `gpuproj predict --source all`; bands fitted "
+         "without the KernelTuner tables, a learned model's interval as its band), what a "
+         "tuner who measured the variants on several GPUs can do. Median / worst over the 4 "
+         "targets (one source: over the 12 pairs); `same` combined ranks by the weighted "
+         "geometric mean of the other GPUs' measured times.", "",
+         "| method | rank corr. (one source -> all) | top-1 loss % (median / worst) | "
+         "best-of-5 loss % (median / worst) | MAPE % (one source -> all) | top-1 loss per "
+         "target % |", "|---|---|---|---|---|---|"]
+    for m in sorted(cs, key=lambda m: (cs[m]["top1_loss_pct"], cs[m]["top1_loss_max_pct"])):
+        c, s = cs[m], ms[m]
+        per = ", ".join(f"{t} {f1(v)}" for t, v in c["per_target"].items())
+        L.append(f"| {m} | {s['rank_corr']:.3f} -> {c['rank_corr']:.3f} | "
+                 f"{f1(c['top1_loss_pct'])} / {f1(c['top1_loss_max_pct'])} | "
+                 f"{f1(c['topk_loss_pct'])} / {f1(c['topk_loss_max_pct'])} | "
+                 f"{f1(s['mape'])} -> {f1(c['mape'])} | {per} |")
+    one, all_ = ms["same"], cs["same"]
+    worst = max(all_["per_target"], key=lambda t: all_["per_target"][t])
+    each = [f"{p.split('->')[0]} {f1(v['top1_loss_pct'])}"
+            for p, v in r["per_pair"]["same"].items() if p.endswith(f"->{worst}")]
+    L += ["", f"Tuning on the sources (`same`): top-1 loss {f1(one['top1_loss_pct'])} / "
+              f"{f1(one['top1_loss_max_pct'])} % from one GPU, {f1(all_['top1_loss_pct'])} / "
+              f"{f1(all_['top1_loss_max_pct'])} % from all the others. Where the combination "
+              f"misses most, on {worst} ({f1(all_['per_target'][worst])} %), each other GPU's "
+              f"own winner costs there: {', '.join(each)} %."]
+    return L
 
 
 def shortlist_table(shortlists) -> list[str]:
