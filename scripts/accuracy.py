@@ -400,7 +400,7 @@ def combined_table(results) -> str:
         c = r.get("combined")
         if not c or not c["methods"]:
             continue
-        cells, cov = [], []
+        cells = []
         for how in ("single", "equal", "weighted"):
             m = min(c["methods"], key=lambda k: c["methods"][k][how]["mape"])
             v = c["methods"][m][how]
@@ -543,9 +543,8 @@ def main(argv=None):
            "without the table's data source. One source: the mean over single-source "
            "projections, as in every other table; the best method of each column chosen on "
            "its own pairs. Band coverage: of the best band-weighted method, from one source / "
-           "combined (the "
-           "combined band is the same weighted mean of the sources' bounds; the sources share "
-           "the target's own deviation, so it is not narrowed).", "",
+           "combined (the combined band is the same weighted mean of the sources' bounds; the "
+           "sources share the target's own deviation, so it is not narrowed).", "",
            combined_table(results), "",
            "## Analytical methods and baselines, per table", "", *sections]
     doc += [bands_md]

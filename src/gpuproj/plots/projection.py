@@ -83,7 +83,7 @@ def projection_figure(result, measured=None, max_kernels: int = 30, targets=None
     repeated = len({k for k, _ in keys}) < n
     uname, uf = st.time_unit(np.concatenate([d["source_time_s"], d["time_s"]]))
     # a combined set's "source time" is a weighted mean over GPUs, not a measurement: no bar
-    src_name = (None if result.combined else gpu_name(result.source))
+    src_name = None if result.combined else gpu_name(result.source)
     # each kernel's slot holds the two bars and one interval per method side by side
     width = min(max(8.0, (0.3 + 0.22 * max(len(methods), 1)) * n + 3.5), 26.0)
     step = min(0.12, 0.6 / max(len(methods), 1))  # between two methods' intervals, in slots
