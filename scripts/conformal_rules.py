@@ -43,7 +43,7 @@ from pathlib import Path
 import numpy as np
 
 from gpuproj.learned.conformal import LogConformal
-from gpuproj.models.bands import OFFSET, distance, weighted_quantile
+from gpuproj.models.bands import OFFSET, cell, distance, weighted_quantile
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import learned_experiments as le  # noqa: E402  (the tables and the hybrids' settings)
@@ -103,9 +103,8 @@ def chain_bands(model, data) -> dict:
     instead of the public tables' band (kept where a cell has too few pairs)."""
     true = data.pairs["true_s"].to_numpy(float)
     src = data.pairs["time_s"].to_numpy(float)
-    ids = data.pairs[["source", "target"]].astype(str)
-    arch = {g: (data.gpu(g).architecture or g).lower() for g in np.unique(ids.to_numpy())}
-    same = (ids["source"].map(arch) == ids["target"].map(arch)).to_numpy()
+    same = np.array([cell(data.gpu(s), data.gpu(t)) == "same_arch"
+                     for s, t in zip(data.pairs["source"], data.pairs["target"])])
     out = {}
     for m in model._guard_chain():
         out[m] = dict(model.outside_bands_.get(m, {}))
@@ -127,7 +126,7 @@ def add(tally, inside, log_width) -> None:
 def study(data_dir, name, fmt, files, log) -> dict:
     from gpuproj.evaluate import evaluate
     from gpuproj.learned.models import training_data
-    from gpuproj.splits import evaluate_fold, gpu_folds
+    from gpuproj.splits import _keys, evaluate_fold, gpu_folds
 
     table = le.load(data_dir, fmt, files)
     params = le.hybrid_params(table, fmt)
@@ -146,12 +145,12 @@ def study(data_dir, name, fmt, files, log) -> dict:
             test, d_test = test[keep], d_test[keep]
             # the interval the model itself returned, and with the chain's own band outside
             true = p["true_s"].to_numpy(float)[keep]
+            # the same pairs as in fit (same seed)
             data = training_data(f.train, m.max_pairs, m.random_state, m._spec(f.train))
-            own = m.outside_bands_  # the same pairs as in fit (same seed)
+            own = m.outside_bands_
             m.outside_bands_ = chain_bands(m, data)
             chain = evaluate(f.test, [m], f.sources, f.targets).pairs
-            chain = chain[[k in f.test_keys for k in zip(chain["kernel"].astype(str),
-                                                         chain["config"].astype(str))]]
+            chain = chain[_keys(chain).isin(f.test_keys).to_numpy()]  # as evaluate_fold
             m.outside_bands_ = own
             assert np.array_equal(chain["true_s"].to_numpy(float)[keep], true)  # same pairs
             for r, q in zip(BANDS, (p, chain)):
