@@ -44,3 +44,12 @@ def test_validated_error_of_a_trained_model_is_out_of_fold(le):
     # out of fold: each pair predicted by a copy trained without its target GPU, which errs
     # more than the model that saw every pair
     assert mape > m.train_metrics_["mape"]
+
+
+def test_fold_error_table_counts_the_gpus_where_the_hybrid_is_lowest(le):
+    lg = {"t": {"error_per_fold": {
+        "analytical": {"target a": [10.0, 5.0], "target b": [20.0, 9.0]},
+        "pure learner": {"target a": [12.0, 6.0], "target b": [15.0, 8.0]},
+        "hybrid": {"target a": [9.0, 4.0], "target b": [16.0, 7.0]}}}}
+    rows = [x for x in le.fold_error_markdown(lg) if x.startswith("| t |")]
+    assert rows == ["| t | a 10/12/9; b 20/15/16 | 1 of 2 |"]

@@ -133,7 +133,8 @@ class Evaluation:
     skipped: list
 
     def summary(self, by: str | None = None) -> dict:
-        """Metrics per method (and per ``by`` column: 'pair' or 'kernel')."""
+        """Metrics per method (and per ``by``: 'pair', or a column such as 'kernel' or
+        'fold')."""
         out = {}
         d = self.pairs
         for m, g in d.groupby("method", sort=False):
