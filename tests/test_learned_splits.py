@@ -154,6 +154,25 @@ def test_cli_split_gpu_json(csv_path):
     assert all(k.endswith("->rtx-4070") for k in out["per_pair"]["linear"])
 
 
+def test_cli_split_reports_each_held_out_gpu(csv_path, synth):
+    args = ["evaluate", str(csv_path), "--format", "measurement", "--split", "gpu",
+            "-m", "roofline,ridge"]
+    r = CliRunner().invoke(cli, args + ["--json"])
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.output)
+    for m in ("roofline", "ridge"):
+        per = out["per_fold"][m]
+        assert set(per) == {f"target {g}" for g in synth.gpus}
+        # the pooled MAPE is the pair-weighted mean of the folds'
+        n = sum(v["n"] for v in per.values())
+        assert n == out["methods"][m]["n"]
+        assert sum(v["n"] * v["mape"] for v in per.values()) / n == pytest.approx(
+            out["methods"][m]["mape"])
+    text = CliRunner().invoke(cli, args).output
+    assert "per held-out GPU" in text
+    assert all(g in text for g in synth.gpus)
+
+
 def test_cli_learned_needs_training(csv_path, capsys):
     from gpuproj.cli.main import main
 

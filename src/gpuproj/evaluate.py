@@ -283,10 +283,12 @@ class Evaluation:
         return ["kernel", "source", "target"] + (["fold"] if "fold" in self.pairs else [])
 
     def to_json(self, ranking: bool = False, gpu_choice: bool = False) -> dict:
-        """Metrics as plain data, with ``units`` (``UNITS``); ``ranking`` adds ``ranking()``,
-        ``gpu_choice`` ``gpu_choice()``."""
+        """Metrics as plain data, with ``units`` (``UNITS``); a split's pairs add
+        ``per_fold`` (e.g. per held-out GPU); ``ranking`` adds ``ranking()``, ``gpu_choice``
+        ``gpu_choice()``."""
         out = {"methods": self.summary(), "per_pair": self.summary("pair"),
                "per_kernel": self.summary("kernel"),
+               **({"per_fold": self.summary("fold")} if "fold" in self.pairs else {}),
                "skipped": count_causes(self.skipped), "units": UNITS}
         for key, wanted, frame in (("ranking", ranking, self.ranking),
                                    ("gpu_choice", gpu_choice, self.gpu_choice)):

@@ -26,8 +26,9 @@ from ._common import (
 @format_option()
 @reader_option()
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (methods, per_pair, "
-              "per_kernel, skipped, units); mape, median_ape, gmre and *_pct are in %, "
-              "within_*, coverage and band_coverage fractions ('units' says each).")
+              "per_kernel, per_fold with --split, skipped, units); mape, median_ape, gmre and "
+              "*_pct are in %, within_*, coverage and band_coverage fractions ('units' says "
+              "each).")
 @click.option("--ranking", is_flag=True,
               help="Also say how well each method ranks the configurations of a kernel on a "
                    "target (autotuning variants): Spearman's rank correlation, and how much "
@@ -196,10 +197,29 @@ def evaluate(tables, methods, sources, targets, fmt, reader_options, as_json, ra
     for m, s in sorted(summary.items(), key=lambda kv: kv[1]["mape"] or 1e99):
         t.add_row(m, *[_cell(c, s[c]) for c in cols])
     console().print(t)
+    if "fold" in ev.pairs and ev.pairs["fold"].nunique() > 1:
+        _print_folds(ev, [m for m, _ in sorted(summary.items(),
+                                               key=lambda kv: kv[1]["mape"] or 1e99)])
     if ranking:
         _print_ranking(ev, short)
     if gpu_choice:
         _print_gpu_choice(ev)
+
+
+def _print_folds(ev, methods) -> None:
+    """MAPE per fold of a split (e.g. per held-out GPU): where a method loses."""
+    from rich.table import Table
+
+    per = ev.summary("fold")
+    folds = sorted({f for m in methods for f in per.get(m, {})})
+    t = Table(title="MAPE per fold (with --split gpu: per held-out GPU)")
+    t.add_column("method")
+    for f in folds:
+        t.add_column(str(f).removeprefix("target "), justify="right")
+    for m in methods:
+        t.add_row(m, *[_cell("mape", per[m][f]["mape"]) if f in per.get(m, {}) else "-"
+                       for f in folds])
+    console().print(t)
 
 
 def _print_ranking(ev, short=None) -> None:
