@@ -72,7 +72,8 @@ GPU_FEATURES = (tuple(f"peak_{k}" for k in GPU_PEAKS) + tuple(f"meas_{k}" for k 
 # for four of NeuSight's five GPUs, and on the seed report's four GPUs it orders the GPU pairs
 # as the boost clock does, which a tree cannot tell apart. SM count x base clock gained less
 # (bpnn_adjust_weights residual 39.7 %). Not adopted: a loss on one of the only three tables
-# it could change; base clocks for the other GPUs (with sources) would let it be measured.
+# it could change, and a feature most new GPUs lack (NVIDIA's data-centre datasheets, V100
+# to H200, give no base clock: 40 of the catalog's 67 GPUs have none).
 RATIO_FEATURES = ("peak_fp64_fma_flops_per_s", "peak_fp32_fma_flops_per_s",
                   "peak_fp16_fma_flops_per_s", "peak_dram_bw_bytes_per_s",
                   "peak_l2_bw_bytes_per_s", "val_sm_count", "val_boost_clock_hz",
