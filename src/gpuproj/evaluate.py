@@ -147,6 +147,13 @@ class Evaluation:
                           for k, h in g.groupby(key, sort=True)}
         return out
 
+    def per_fold(self) -> dict:
+        """Metrics per method and fold of a split of two or more folds (e.g. per held-out
+        GPU), else {}."""
+        if "fold" not in self.pairs or self.pairs["fold"].nunique() < 2:
+            return {}
+        return self.summary("fold")
+
     def frame(self) -> pd.DataFrame:
         """One row per method with its metrics (``summary()``), lowest MAPE first."""
         d = pd.DataFrame.from_dict(self.summary(), orient="index").drop(columns="coverage_ci")
@@ -283,12 +290,11 @@ class Evaluation:
         return ["kernel", "source", "target"] + (["fold"] if "fold" in self.pairs else [])
 
     def to_json(self, ranking: bool = False, gpu_choice: bool = False) -> dict:
-        """Metrics as plain data, with ``units`` (``UNITS``); a split's pairs add
-        ``per_fold`` (e.g. per held-out GPU); ``ranking`` adds ``ranking()``, ``gpu_choice``
-        ``gpu_choice()``."""
+        """Metrics as plain data, with ``units`` (``UNITS``); a split adds ``per_fold()``,
+        ``ranking`` adds ``ranking()``, ``gpu_choice`` ``gpu_choice()``."""
         out = {"methods": self.summary(), "per_pair": self.summary("pair"),
                "per_kernel": self.summary("kernel"),
-               **({"per_fold": self.summary("fold")} if "fold" in self.pairs else {}),
+               **({"per_fold": folds} if (folds := self.per_fold()) else {}),
                "skipped": count_causes(self.skipped), "units": UNITS}
         for key, wanted, frame in (("ranking", ranking, self.ranking),
                                    ("gpu_choice", gpu_choice, self.gpu_choice)):

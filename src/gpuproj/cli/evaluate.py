@@ -26,9 +26,9 @@ from ._common import (
 @format_option()
 @reader_option()
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (methods, per_pair, "
-              "per_kernel, per_fold with --split, skipped, units); mape, median_ape, gmre and "
-              "*_pct are in %, within_*, coverage and band_coverage fractions ('units' says "
-              "each).")
+              "per_kernel, per_fold for a split of several folds, skipped, units); mape, "
+              "median_ape, gmre and *_pct are in %, within_*, coverage and band_coverage "
+              "fractions ('units' says each).")
 @click.option("--ranking", is_flag=True,
               help="Also say how well each method ranks the configurations of a kernel on a "
                    "target (autotuning variants): Spearman's rank correlation, and how much "
@@ -194,23 +194,24 @@ def evaluate(tables, methods, sources, targets, fmt, reader_options, as_json, ra
     t.add_column("method")
     for c in cols:
         t.add_column(c, justify="right")
-    for m, s in sorted(summary.items(), key=lambda kv: kv[1]["mape"] or 1e99):
-        t.add_row(m, *[_cell(c, s[c]) for c in cols])
+    order = sorted(summary, key=lambda m: summary[m]["mape"] or 1e99)
+    for m in order:
+        t.add_row(m, *[_cell(c, summary[m][c]) for c in cols])
     console().print(t)
-    if "fold" in ev.pairs and ev.pairs["fold"].nunique() > 1:
-        _print_folds(ev, [m for m, _ in sorted(summary.items(),
-                                               key=lambda kv: kv[1]["mape"] or 1e99)])
+    per_fold = ev.per_fold()
+    if per_fold:
+        _print_folds(per_fold, order)
     if ranking:
         _print_ranking(ev, short)
     if gpu_choice:
         _print_gpu_choice(ev)
 
 
-def _print_folds(ev, methods) -> None:
-    """MAPE per fold of a split (e.g. per held-out GPU): where a method loses."""
+def _print_folds(per, methods) -> None:
+    """MAPE per fold of a split (``Evaluation.per_fold()``, e.g. per held-out GPU): where a
+    method loses."""
     from rich.table import Table
 
-    per = ev.summary("fold")
     folds = sorted({f for m in methods for f in per.get(m, {})})
     t = Table(title="MAPE per fold (with --split gpu: per held-out GPU)")
     t.add_column("method")
