@@ -638,9 +638,10 @@ NOTES = [
     "checks above), so every physics base is far off (best analytical MAPE > 100 %) and a "
     "Random Forest that memorises per-kernel time levels wins in MAPE. The loss is the GTX "
     "TITAN X fold's (MAPE per held-out GPU above): held out, its matmul times, which do not "
-    "grow with the size, come out 11-16x too long on average from every method that scales "
-    "with the work (the validated hybrid 279 %, the forest 170 %, `same`, which the other "
-    "three GPUs choose as the analytical method there, 173 %); on the other three GPUs the "
+    "grow with the size, come out 11-16x too long on average from the bandwidth ratio and the "
+    "hybrids, which scale with the work, and 5-10x from the forest; over the fold the "
+    "validated hybrid reaches 279 %, the forest 170 % and `same`, which the other three GPUs "
+    "choose as the analytical method there, 173 %. On the other three GPUs the "
     "validated hybrid is within 2 points of the forest or ahead of it (45 / 56 / 61 % "
     "against 43 / 57 / 72 %).",
     "Per held-out GPU (the table of that name), the validated pure learner wins inside the "
