@@ -241,19 +241,14 @@ def logo(data, name, fmt, files, log):
             frames.append(ev.pairs[ev.pairs["method"] == c].assign(method=f"validated {fam}"))
     ev = Evaluation(pd.concat(frames, ignore_index=True), [])
     s = summary_of(ev)
-    per_fold = {}
-    for m in HYBRIDS:
-        g = ev.pairs[ev.pairs["method"] == m]
-        per_fold[m] = {f: float(((h["true_s"] >= h["low_s"]) & (h["true_s"] <= h["high_s"])).mean())
-                       for f, h in g.groupby("fold")}
+    by_fold = ev.per_fold()
+    per_fold = {m: {f: v["coverage"] for f, v in by_fold[m].items()} for m in HYBRIDS}
     # where each family's validated choice loses: its error per held-out GPU
-    by_fold = ev.summary(by="fold")
     err_fold = {fam: {f: [v["mape"], v["median_ape"]] for f, v in
                       by_fold[f"validated {fam}"].items()} for fam in family}
     # how each method errs on each held-out GPU: a learner predicts an unseen GPU between
     # those it has seen, which the fastest and the slowest GPU show
-    ratio = {m: {f: float(np.median(h["time_s"] / h["true_s"])) for f, h in g.groupby("fold")}
-             for m, g in ev.pairs.groupby("method")}
+    ratio = {m: {f: v["median_ratio"] for f, v in folds.items()} for m, folds in by_fold.items()}
     speed = {f: float(np.median(h["true_s"])) for f, h in
              ev.pairs[ev.pairs["method"] == "validated analytical"].groupby("fold")}
     res = {"gpus": table.gpus, "rows": len(table.df), "analytical": analytical,
