@@ -67,6 +67,16 @@ def test_no_usable_row(tmp_path, capsys):
     assert code == 2 and "the file is empty" in one_error(err)
 
 
+def test_a_measurement_table_short_of_a_column(tmp_path, capsys):
+    q = tmp_path / "m.csv"
+    q.write_text("kernel,gpu,time_s\nk,h100-sxm5-80gb,1e-3\n")
+    code, _, err = run(capsys, "predict", str(q), "-t", "h200")
+    assert code == 2 and "missing 'config'" in one_error(err)
+    q.write_text("name,value\nk,1\n")  # nothing of a measurement table: no guess
+    code, _, err = run(capsys, "predict", str(q), "-t", "h200")
+    assert code == 2 and "cannot tell the format of this file" in one_error(err)
+
+
 def test_skipped_rows_are_named(tmp_path, capsys):
     q = tmp_path / "m.csv"
     q.write_text("kernel,config,gpu,time_s\nk,a,h100-sxm5-80gb,1e-3\nk,b,h100-sxm5-80gb,-1\n")

@@ -18,12 +18,21 @@ from ._checks import numeric, split_unusable_times
 from ._io import read_csv, resolve_gpus
 
 
-def sniff(path, head: str) -> bool:
-    if Path(path).suffix == ".parquet":
-        return True
+def _header(head: str) -> set:
     first = head.splitlines()[0] if head else ""
-    cols = {c.strip().strip('"') for c in first.split(",")}
-    return set(REQUIRED) <= cols
+    return {c.strip().strip('"') for c in first.split(",")}
+
+
+def sniff(path, head: str) -> bool:
+    return Path(path).suffix == ".parquet" or set(REQUIRED) <= _header(head)
+
+
+def missing_columns(head: str) -> list:
+    """The required columns a CSV header lacks, when it has at least two of them (a measurement
+    table short of a column rather than another format); [] otherwise."""
+    cols = _header(head)
+    have = [c for c in REQUIRED if c in cols]
+    return [c for c in REQUIRED if c not in cols] if len(have) >= 2 else []
 
 
 def read(path, gpu: str | None = None) -> ProfileTable:
