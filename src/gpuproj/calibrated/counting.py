@@ -81,7 +81,6 @@ class KernelCounts:
     itemsize: dict  # variable -> bytes per element
     global_size: tuple  # number of work-groups per grid axis (pymbolic expressions)
     local_size: tuple  # work-items per group axis
-    arg_shapes: dict = field(default_factory=dict)
 
     def evaluate(self, sizes: dict) -> CountValues:
         """Numeric counts for one assignment of the size parameters (``{"n": 1024}``)."""
@@ -279,13 +278,12 @@ def count_kernel(program, subgroup_size: int = 32) -> KernelCounts:
     for name, t in knl.temporary_variables.items():
         if t.dtype is not None and t.dtype is not lp.auto:
             itemsize[name] = t.dtype.numpy_dtype.itemsize
-    shapes = {a.name: a.shape for a in knl.args if getattr(a, "shape", None) not in (None, ())}
     syncs = {k.kind: v for k, v in sync_map.count_map.items()}
     params = tuple(sorted(a.name for a in knl.args if isinstance(a, lp.ValueArg)))
     return KernelCounts(name=knl.name, subgroup_size=subgroup_size, params=params, ops=ops,
                         accesses=accesses, syncs=syncs, workitem_accesses=wi,
                         footprint=fps, itemsize=itemsize, global_size=tuple(gsize),
-                        local_size=tuple(lsize), arg_shapes=shapes)
+                        local_size=tuple(lsize))
 
 
 def _op_name(name: str) -> str:

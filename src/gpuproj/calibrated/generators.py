@@ -122,7 +122,7 @@ def parse_tags(tags) -> tuple[frozenset, dict]:
 
 
 class KernelCollection:
-    """Generators filtered by tags; ``generate_kernels(tags)`` returns measurement kernels."""
+    """Generators filtered by tags; ``variants(tags)`` returns measurement kernels."""
 
     def __init__(self, generators, match=MatchCondition.SUPERSET):
         self.generators = list(generators)
@@ -147,7 +147,6 @@ class KernelCollection:
             out += g.variants({k: v for k, v in var.items() if k in g.args})
         return out
 
-    generate_kernels = variants
 
 
 # -- the generators -------------------------------------------------------------------------

@@ -72,7 +72,6 @@ def _finish(knl):
 
 # -- microbenchmarks -------------------------------------------------------------------------
 
-FLOP_OPS = ("add", "mul", "madd", "div")
 NVARS = 32
 
 

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
-import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -375,6 +374,3 @@ def format_table(rows) -> str:
                      f"{r['feature'] or ''}")
     return "\n".join(lines)
 
-
-def is_finite(x) -> bool:
-    return isinstance(x, (int, float)) and math.isfinite(x)

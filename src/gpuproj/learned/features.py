@@ -524,11 +524,6 @@ def analytical_projection(pairs: pd.DataFrame, method: str, gpu_of=resolve) -> n
     return out
 
 
-def build_matrix(pairs: pd.DataFrame, spec: FeatureSpec) -> np.ndarray:
-    """Feature matrix (rows = pairs, columns = ``spec.names``) of a pair frame."""
-    return PairFeatures(pairs, spec).matrix(spec.names)
-
-
 def uninformative(X: np.ndarray, names) -> list:
     """Columns of ``X`` that are all NaN or constant (they cannot inform any learner)."""
     out = []

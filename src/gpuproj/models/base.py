@@ -77,10 +77,6 @@ class Prediction:
         out["rows"] = by.size()
         return out.reset_index()
 
-    def to_records(self) -> list:
-        cols = [c for c in self.df.columns if c != "row"]
-        return self.df[cols].replace({np.nan: None}).to_dict(orient="records")
-
 
 class Model:
     """Base class. Class attributes describe the method; see module docstring."""

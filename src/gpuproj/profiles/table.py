@@ -177,10 +177,6 @@ class ProfileTable:
         """Reason -> number of rows skipped for it (``count_causes``)."""
         return count_causes(self.skipped)
 
-    def application_time_s(self) -> pd.Series:
-        """Sum over kernels of time x launches, per GPU."""
-        return (self.df["time_s"] * self.df["launches"]).groupby(self.df["gpu"]).sum()
-
     def has(self, column: str) -> np.ndarray:
         """Boolean mask of rows where ``column`` is known."""
         return self.df[column].notna().to_numpy()

@@ -79,10 +79,6 @@ def canonical_counts(pairs) -> dict[str, float]:
     return out
 
 
-def _is_slowpath(region: str) -> bool:
-    return region != "kernel"
-
-
 def static_counts(f: Function, trips=None, slowpath_calls: float = 0.0,
                   cfg: CFG | None = None) -> Counts:
     """Counts per thread from the code alone.
