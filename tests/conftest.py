@@ -51,19 +51,18 @@ def opencl_unusable() -> str | None:
         import pyopencl as cl
     except ImportError:
         return "pyopencl is not installed"
-    try:
-        devices = [d for p in cl.get_platforms() for d in p.get_devices()]
-    except cl.Error as e:
-        return f"no OpenCL platform ({e})"
-    if not devices:
-        return "no OpenCL device (install pocl-binary-distribution)"
-    from gpuproj.bench.opencl import build_failure
+    from gpuproj.bench.opencl import build_failure, list_devices, pick_device
+    from gpuproj.errors import GpuprojError
 
     try:
-        cl.Program(cl.Context(devices[:1]), "__kernel void k(__global float *a) { a[0] = 1; }"
+        device = pick_device(list_devices())  # the device the tests' commands will use
+    except GpuprojError as e:
+        return str(e)
+    try:
+        cl.Program(cl.Context([device]), "__kernel void k(__global float *a) { a[0] = 1; }"
                    ).build()
     except cl.Error as e:
-        return f"OpenCL cannot build a kernel on {devices[0].name.strip()}: {build_failure(e)}"
+        return f"OpenCL cannot build a kernel on {device.name.strip()}: {build_failure(e)}"
     return None
 
 

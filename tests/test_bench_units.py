@@ -188,8 +188,28 @@ def test_no_device_message(monkeypatch):
     monkeypatch.setattr(opencl, "list_devices", list)
     with pytest.raises(GpuprojError, match="no device to benchmark.*pip install"):
         backend.open_backend("auto")
-    with pytest.raises(GpuprojError, match="no OpenCL platform"):
+    with pytest.raises(GpuprojError, match="no OpenCL device found"):
         backend.open_backend("opencl")
+
+
+class _Dev:
+    def __init__(self, platform, name, type_):
+        self.platform = type("P", (), {"name": platform})()
+        self.name, self.type = name, type_
+
+
+def test_a_simulator_is_measured_only_when_named():
+    from gpuproj.bench.opencl import pick_device
+
+    sim = _Dev("Oclgrind", "Oclgrind Simulator", 0xFFFFFFFF)  # it reports every device type
+    cpu = _Dev("Portable Computing Language", "pthread-AMD EPYC", 2)
+    assert pick_device([sim, cpu]) is cpu
+    assert pick_device([sim, cpu], "oclgrind") is sim and pick_device([sim, cpu], "0") is sim
+    assert pick_device([sim, cpu], "portable") is cpu  # the platform's name matches too
+    with pytest.raises(GpuprojError, match="the only OpenCL device is a simulator"):
+        pick_device([sim])
+    with pytest.raises(GpuprojError, match="no OpenCL device matches 'nvidia'"):
+        pick_device([sim, cpu], "nvidia")
 
 
 def test_sources_define_the_same_kernels():

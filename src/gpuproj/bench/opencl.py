@@ -22,28 +22,52 @@ def _import_cl():
     return cl
 
 
+# Platforms that simulate a device: their timings measure the simulator. Oclgrind reports
+# every device type (GPU included), so without this it would be taken as the first GPU.
+SIMULATORS = ("oclgrind",)
+
+
+def _label(d) -> str:
+    return f"{d.platform.name.strip()} {d.name.strip()}"
+
+
+def is_simulator(d) -> bool:
+    return any(s in _label(d).lower() for s in SIMULATORS)
+
+
 def list_devices() -> list:
-    """All OpenCL devices, GPUs first (``[]`` where there is no platform)."""
+    """All OpenCL devices: GPUs first, simulators last (``[]`` where there is no platform)."""
     cl = _import_cl()
     try:
         platforms = cl.get_platforms()
     except cl.Error:
         return []
     devs = [d for p in platforms for d in p.get_devices()]
-    return sorted(devs, key=lambda d: 0 if d.type & cl.device_type.GPU else 1)
+    return sorted(devs, key=lambda d: 2 if is_simulator(d) else
+                  0 if d.type & cl.device_type.GPU else 1)
 
 
-def _pick(devs, device):
+def pick_device(devs, device=None):
+    """The device to measure on: ``device`` as an index into ``devs`` or a case-insensitive
+    substring of "<platform> <device>" ('pthread', 'nvidia'); by default the first device that
+    is not a simulator (a simulator runs only when named)."""
+    if not devs:
+        raise GpuprojError("no OpenCL device found (install pocl-binary-distribution)")
     if device is None or device == "":
-        return devs[0]
+        real = [d for d in devs if not is_simulator(d)]
+        if not real:
+            raise GpuprojError(f"the only OpenCL device is a simulator ({_label(devs[0])}), "
+                               "whose timings measure the simulator; name it with --device "
+                               "to use it anyway")
+        return real[0]
     if str(device).isdigit():
         i = int(device)
         if i >= len(devs):
             raise GpuprojError(f"OpenCL device {i} does not exist (there are {len(devs)})")
         return devs[i]
-    hits = [d for d in devs if str(device).lower() in d.name.lower()]
+    hits = [d for d in devs if str(device).lower() in _label(d).lower()]
     if not hits:
-        names = ", ".join(d.name.strip() for d in devs)
+        names = ", ".join(_label(d) for d in devs)
         raise GpuprojError(f"no OpenCL device matches '{device}' (devices: {names})")
     return hits[0]
 
@@ -54,10 +78,7 @@ class OpenCLBackend(Backend):
 
     def __init__(self, device=None):
         cl = self.cl = _import_cl()
-        devs = list_devices()
-        if not devs:
-            raise GpuprojError("no OpenCL platform or device found")
-        self.device = dev = _pick(devs, device)
+        self.device = dev = pick_device(list_devices(), device)
         self.ctx = cl.Context(devices=[dev])
         self.queue = cl.CommandQueue(self.ctx,
                                      properties=cl.command_queue_properties.PROFILING_ENABLE)

@@ -14,7 +14,7 @@ import statistics
 import warnings
 from dataclasses import dataclass, field
 
-from ..errors import GpuprojError, InputError, MissingToolError
+from ..errors import InputError, MissingToolError
 
 
 @dataclass
@@ -89,8 +89,9 @@ def _lp():
 class OpenCLRunner:
     """Times loopy kernels on an OpenCL device (pyopencl).
 
-    ``device``: None for the first device, or a case-insensitive substring of
-    "<platform> <device>" (``"pthread"``, ``"nvidia"``).
+    ``device``: None for the first device that is not a simulator, an index, or a
+    case-insensitive substring of "<platform> <device>" (``"pthread"``, ``"nvidia"``), as
+    ``gpuproj.bench.opencl.pick_device`` reads it.
     """
 
     def __init__(self, device=None, warmup=2, repetitions=7, outlier_factor=5.0):
@@ -100,14 +101,10 @@ class OpenCLRunner:
             raise MissingToolError("timing needs pyopencl: pip install 'gpuproj[calibrate]'") \
                 from e
         self.cl = cl
-        devs = [(p, d) for p in cl.get_platforms() for d in p.get_devices()]
-        if not devs:
-            raise GpuprojError("no OpenCL device found (install pocl-binary-distribution)")
-        if device:
-            devs = [(p, d) for p, d in devs if device.lower() in f"{p.name} {d.name}".lower()]
-            if not devs:
-                raise InputError(f"no OpenCL device matches {device!r}", field="device")
-        self.platform, self.device = devs[0]
+        from ..bench.opencl import list_devices, pick_device
+
+        self.device = pick_device(list_devices(), device)
+        self.platform = self.device.platform
         self.context = cl.Context([self.device])
         self.queue = cl.CommandQueue(
             self.context, properties=cl.command_queue_properties.PROFILING_ENABLE)

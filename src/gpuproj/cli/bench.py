@@ -214,11 +214,12 @@ def _list_devices():
     except GpuprojError as e:
         click.echo(f"cuda: {e}", err=True)
     try:
-        from ..bench.opencl import list_devices
+        from ..bench.opencl import is_simulator, list_devices
 
         for i, d in enumerate(list_devices()):
+            sim = "; a simulator, used only when named" if is_simulator(d) else ""
             click.echo(f"opencl {i}: {d.name.strip()} ({d.platform.name.strip()}, "
-                       f"{d.max_compute_units} compute units)")
+                       f"{d.max_compute_units} compute units{sim})")
             found = True
     except GpuprojError as e:
         click.echo(f"opencl: {e}", err=True)
