@@ -646,7 +646,7 @@ NOTES = [
     "(hybrid 9 and 193 %), and 135-148 % on the KernelTuner RTX 3090 (hybrids 32-33 %). The "
     "hybrids learn through target/source ratios; with absolute GPU features as well, as the "
     "pure learners have them, they gain on Rodinia and lose on NeuSight (measured, see "
-    "`_PhysicsBased` in gpuproj/learned/models.py), so the choice stays with the ratios.",
+    "`_PhysicsBased` in gpuproj/learned/hybrids.py), so the choice stays with the ratios.",
     "KernelTuner GEMM: 4 GPUs, two Turing and two Ampere; which tile configurations are "
     "fast changes with the architecture, and the learned correction does not carry over to "
     "a held-out GPU (the point calibration sets its weight lam to 0), so each hybrid is its "
@@ -658,7 +658,7 @@ NOTES = [
     "against 18.0; TITAN RTX: 17.8 against 15.6; RTX 3090: the bandwidth ratio, 32.1 against "
     "22.1), and the best hybrid fell from 20.0 / 15.4 % to 23.1 / 19.0 %. The chain is now "
     "headed by the geometric mean of the best two where that choice validates better with "
-    "each training GPU held out (gpuproj.learned.models.rank_physics): on three folds it "
+    "each training GPU held out (gpuproj.learned.physics.rank_physics): on three folds it "
     "does, and the mean gives 16.7, 18.2 and 16.5 % there; on the RTX 3090 fold all three "
     "training GPUs agree on the bandwidth ratio and it stays, at 32.1 % (the mean would give "
     "26.2): nothing in the training GPUs shows that the 3090 differs. The best hybrid is at "

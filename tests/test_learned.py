@@ -214,7 +214,8 @@ def test_residual_hybrid_learns_the_correction(synth):
     """The generating model has a compute-capability-dependent efficiency for 'gemm' that no
     analytical method knows; the residual hybrid, trained without rtx-4070, must beat its own
     physics base on rtx-4070."""
-    from gpuproj.learned.models import ResidualHybrid, physics_chain
+    from gpuproj.learned.hybrids import ResidualHybrid
+    from gpuproj.learned.physics import physics_chain
 
     train = ProfileTable(synth.df[synth.df["gpu"] != "rtx-4070"].reset_index(drop=True))
     model = ResidualHybrid(learner_params={"max_iter": 60}).fit(train)
@@ -232,7 +233,7 @@ def test_residual_hybrid_learns_the_correction(synth):
 
 def test_efficiency_hybrid_stays_bounded(synth):
     from gpuproj.learned.features import PairFeatures
-    from gpuproj.learned.models import EfficiencyHybrid
+    from gpuproj.learned.hybrids import EfficiencyHybrid
 
     model = EfficiencyHybrid(learner_params={"max_iter": 30}).fit(synth)
     test = make_pairs(synth)
@@ -243,7 +244,7 @@ def test_efficiency_hybrid_stays_bounded(synth):
 
 
 def test_ensemble_weights_sum_to_one(synth):
-    from gpuproj.learned.models import Ensemble
+    from gpuproj.learned.hybrids import Ensemble
 
     m = Ensemble(cv_folds=2, learner_params={"max_iter": 20},
                  members=("physics", "residual", "bounded-efficiency", "gb", "lasso")).fit(synth)
@@ -262,7 +263,8 @@ def test_ensemble_calibration_predictions_do_not_see_their_own_group(synth):
     """The out-of-fold predictions the ensemble calibrates on combine each held-out group's
     member predictions with weights fitted on the other groups: changing one group's measured
     times leaves that group's predictions as they were."""
-    from gpuproj.learned.models import Ensemble, training_data
+    from gpuproj.learned.hybrids import Ensemble
+    from gpuproj.learned.models import training_data
 
     m = Ensemble(cv_folds=3, learner_params={"max_iter": 20})
     data = training_data(synth, m.max_pairs, m.random_state, m._spec(synth))
@@ -301,7 +303,8 @@ def test_interval_outside_the_training_range_leans_on_the_physics_band(synth):
     band around its projection p, p exp(z d), d = 1 + |ln(p / s)| (hand-computed from the given
     quantiles), where that is wider. Inside the range the conformal interval stays."""
     from gpuproj.learned.features import PairFeatures
-    from gpuproj.learned.models import ResidualHybrid, guard_weight, physics_chain
+    from gpuproj.learned.hybrids import ResidualHybrid
+    from gpuproj.learned.physics import guard_weight, physics_chain
 
     bands = {m: {"cross_arch": {"lo": -0.4, "hi": 0.7}, "same_arch": {"lo": -0.1, "hi": 0.1}}
              for m in ("hierarchical-ext", "hierarchical", "quantitative", "efficiency",

@@ -52,7 +52,7 @@ def test_physics_geomean_is_the_geometric_mean_of_its_members():
 
 
 def test_rank_physics_averages_two_methods_only_where_that_validates():
-    from gpuproj.learned.models import rank_physics
+    from gpuproj.learned.physics import rank_physics
 
     rng = np.random.default_rng(0)
     true = np.exp(rng.normal(0, 1, 12))
@@ -66,7 +66,7 @@ def test_rank_physics_averages_two_methods_only_where_that_validates():
 
 
 def test_outside_band_of_a_geomean_is_the_envelope_of_its_members():
-    from gpuproj.learned.models import ResidualHybrid
+    from gpuproj.learned.hybrids import ResidualHybrid
 
     bands = {"A": {"cross_arch": {"lo": -0.4, "hi": 0.3}, "same_arch": {"lo": -0.1, "hi": 0.1}},
              "B": {"cross_arch": {"lo": -0.2, "hi": 0.5}}}

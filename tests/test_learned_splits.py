@@ -112,7 +112,7 @@ def test_test_truth_cannot_change_predictions(synth):
 @pytest.mark.parametrize("which", ["config", "kernel"])
 def test_test_rows_never_reach_training(synth, which):
     """Config and kernel splits: the fitted model is the same whatever the test rows hold."""
-    from gpuproj.learned.models import ResidualHybrid
+    from gpuproj.learned.hybrids import ResidualHybrid
     from gpuproj.learned.pairs import make_pairs
 
     fold = (config_folds if which == "config" else kernel_folds)(synth)[0]

@@ -10,19 +10,16 @@ Nothing heavy is imported here; scikit-learn is imported when a learner is fitte
 """
 
 from .conformal import LogConformal
+from .hybrids import EfficiencyHybrid, Ensemble, PhysicsBest, ResidualHybrid
 from .models import (
     Conformal,
-    EfficiencyHybrid,
-    Ensemble,
     GradientBoosting,
     LassoModel,
     LearnedModel,
     LinearModel,
     NearestNeighbours,
-    PhysicsBest,
     PureLearner,
     RandomForest,
-    ResidualHybrid,
     RidgeModel,
     SupportVector,
 )

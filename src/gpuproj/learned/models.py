@@ -4,7 +4,8 @@
 configuration in ``table`` (``pairs.make_pairs``), their features (``features``), and trains a
 learner; ``predict(profiles, source, targets)`` works like the analytical methods'.
 
-Families:
+Families (the pure learners and the base class here, the hybrids in ``hybrids``, the
+analytical chain they stand on in ``physics``):
 
 - ``PureLearner`` (``rf``, ``gb``, ``svr``, ``knn``, ``linear``, ``ridge``, ``lasso``): the
   report's set-up (Srivastava et al., Sec. "Machine Learning Model"): kernel features, GPU
@@ -47,19 +48,11 @@ from .features import (
     categorical_columns,
     extra_columns,
     geomean_members,
-    geomean_name,
     uninformative,
 )
 from .learners import make_learner
-from .pairs import make_pairs, subsample, table_hash
-
-# analytical methods a hybrid may stand on, tried in this order when tied. ``same`` is not
-# among them: it scales nothing, so a learner on top of it has no physics to extrapolate with
-# (on the Rodinia tables it ranks first among Kepler/Maxwell GPUs and fails on the P100); it
-# stays the last resort where no method can predict a pair.
-PHYSICS = ("hierarchical-ext", "hierarchical", "quantitative", "quantitative-transfer",
-           "efficiency", "roofline", "bandwidth", "compute")
-MAX_LOG_CORRECTION = np.log(50.0)  # a learned correction beyond x50 is an extrapolation artefact
+from .pairs import cv_masks, make_pairs, subsample, table_hash
+from .physics import guard_weight, physics_chain, precompute
 
 
 def _envelope(bands, cells) -> dict:
@@ -67,10 +60,6 @@ def _envelope(bands, cells) -> dict:
     return {c: [min(float(b[c]["lo"]) for b in bands if c in b),
                 max(float(b[c]["hi"]) for b in bands if c in b)] for c in cells}
 
-
-def _lerr(pred, true):
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.abs(np.log(np.asarray(pred, float) / np.asarray(true, float)))
 
 
 def _metrics(pred, true) -> dict:
@@ -80,6 +69,7 @@ def _metrics(pred, true) -> dict:
     m = metrics(np.asarray(pred)[ok], np.asarray(true)[ok])
     m["n_missing"] = int((~ok).sum())
     return m
+
 
 
 _CACHE: dict = {}
@@ -102,56 +92,6 @@ def training_data(table: ProfileTable, max_pairs, seed, spec: FeatureSpec) -> Pa
         _CACHE.pop(next(iter(_CACHE)))
     return data
 
-
-def precompute(data: PairFeatures) -> None:
-    """Compute the analytical projections and roofline times on the whole training set once,
-    before cross-validation slices it."""
-    for m in PHYSICS:
-        try:
-            data.physics(m)
-        except GpuprojError:
-            pass
-    _ = data.roof
-
-
-# GPU descriptors whose training range bounds where a learned correction is trusted, with the
-# smallest range used to measure how far outside a new GPU lies (log10 units for rates)
-GUARD = {"t_peak_fp32_fma_flops_per_s": 0.1, "t_peak_dram_bw_bytes_per_s": 0.1,
-         "t_compute_capability": 0.5, "r_peak_fp32_fma_flops_per_s": 0.1,
-         "r_peak_dram_bw_bytes_per_s": 0.1, "r_val_sm_count": 0.1}
-
-
-def guard_fit(data: PairFeatures) -> dict:
-    """Training range of the ``GUARD`` descriptors."""
-    out = {}
-    for k, floor in GUARD.items():
-        v = data.column(k)
-        v = v[np.isfinite(v)]
-        if len(v):
-            out[k] = [float(v.min()), float(v.max()), float(max(v.max() - v.min(), floor))]
-    return out
-
-
-def guard_weight(data: PairFeatures, guard: dict | None) -> np.ndarray:
-    """Trust in a learned correction per pair: 1 inside the training range of every GUARD
-    descriptor, falling linearly to 0 at one training range (at least its floor) outside,
-    so that for GPUs unlike any seen in training the physics carries the prediction."""
-    n = len(data)
-    if not guard:
-        return np.ones(n)
-    d = np.zeros(n)
-    for k, (lo, hi, scale) in guard.items():
-        v = data.column(k)
-        ex = np.where(np.isfinite(v), np.maximum(np.maximum(v - hi, lo - v), 0.0), 0.0) / scale
-        d = np.maximum(d, ex)
-    return np.clip(1.0 - d, 0.0, 1.0)
-
-
-def _blend(base, t, g):
-    """base^(1 - g) x t^g: the learned prediction where trusted, the physics where not."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        out = np.exp((1 - g) * np.log(base) + g * np.log(t))
-    return np.where(np.isfinite(out) & (out > 0), out, base)
 
 
 class LearnedModel(Model):
@@ -492,381 +432,6 @@ RidgeModel = _pure("ridge", "RidgeModel", "ridge regression on kernel + GPU feat
 LassoModel = _pure("lasso", "LassoModel", "lasso regression on kernel + GPU features")
 
 
-# physics ------------------------------------------------------------------------------------
-def _physics_scores(data: PairFeatures, candidates, min_coverage: float, mask=None) -> list:
-    """(covers under ``min_coverage`` of the pairs, mean |ln ratio| over the pairs it predicts,
-    candidate index, method) of each candidate that predicts any pair of ``data`` (of those
-    in ``mask``), best first."""
-    true = data.pairs["true_s"].to_numpy(float)
-    mask = np.ones(len(true), bool) if mask is None else mask
-    scored = []
-    for i, m in enumerate(candidates):
-        try:
-            p = data.physics(m)[mask]
-        except GpuprojError:
-            continue
-        ok = np.isfinite(p)
-        if ok.any():
-            err = float(np.mean(_lerr(p[ok], true[mask][ok])))
-            scored.append((ok.mean() < min_coverage, err, i, m))
-    return sorted(scored)
-
-
-def _top_two(scored) -> list:
-    """The two best methods of ``_physics_scores`` (fewer where fewer cover enough)."""
-    return [m for low, _, _, m in scored if not low][:2]
-
-
-def _averaging_validates(data, candidates, min_coverage, groups) -> bool:
-    """Whether the geometric mean of the best two methods, both chosen without a held-out group
-    (``cv_masks``), errs less on that group than the best one alone, over all held-out groups
-    (on the pairs the mean predicts)."""
-    true = data.pairs["true_s"].to_numpy(float)
-    err_one, err_mean = [], []
-    for tr, va in cv_masks(data.pairs, groups, 8, 0):
-        top = _top_two(_physics_scores(data, candidates, min_coverage, tr))
-        if len(top) < 2:
-            continue
-        one, mean = data.physics(top[0])[va], data.physics(geomean_name(top))[va]
-        ok = np.isfinite(mean)
-        err_one.append(_lerr(one[ok], true[va][ok]))
-        err_mean.append(_lerr(mean[ok], true[va][ok]))
-    if not err_one:
-        return False
-    return float(np.mean(np.concatenate(err_mean))) < float(np.mean(np.concatenate(err_one)))
-
-
-def rank_physics(data: PairFeatures, candidates=PHYSICS, min_coverage: float = 0.5,
-                 groups: str = "gpu") -> list:
-    """Analytical methods ordered by their error on the pairs of ``data`` (mean |ln ratio| over
-    the pairs each can predict; those covering under ``min_coverage`` of the pairs last).
-
-    The geometric mean of the best two heads the list where choosing it validates better than
-    choosing the best alone, with each ``groups`` (GPUs by default) held out in turn. Where
-    two methods are about equally good, the training GPUs cannot tell which will be better
-    on a new GPU: on KernelTuner GEMM (``hierarchical-ext`` against the bandwidth ratio) the
-    one with the lower training error was the worse one on each of the four held-out GPUs,
-    and their mean, whose errors partly cancel, was better than either (docs/results/
-    learned.md). The choice is validated, not taken on training error: there the best method
-    is the best by construction."""
-    scored = _physics_scores(data, candidates, min_coverage)
-    ranked = [m for *_, m in scored]
-    top = _top_two(scored)
-    if len(top) == 2 and _averaging_validates(data, candidates, min_coverage, groups):
-        ranked.insert(0, geomean_name(top))
-    return ranked
-
-
-def physics_chain(data: PairFeatures, chain) -> tuple[np.ndarray, np.ndarray]:
-    """Projection of each pair by the first method of ``chain`` that can predict it, and the
-    index of that method (-1: none; the source time is used)."""
-    n = len(data)
-    out = np.full(n, np.nan)
-    which = np.full(n, -1)
-    for i, m in enumerate(chain):
-        p = data.physics(m)
-        fill = ~np.isfinite(out) & np.isfinite(p)
-        out[fill] = p[fill]
-        which[fill] = i
-    t_s = data.pairs["time_s"].to_numpy(float)
-    out = np.where(np.isfinite(out), out, t_s)
-    return out, which
-
-
-class _PhysicsBased(LearnedModel):
-    """Hybrids: pick the best analytical chain on the training pairs.
-
-    The learner sees the GPUs through target/source ratios only (``gpu_features=False``).
-    Absolute GPU features as well, measured on leave-one-GPU-out (scripts/learned_experiments.py
-    settings): bounded-efficiency gains on the Rodinia tables, nine similar GPUs (MAPE
-    bpnn_layerforward 7.3 -> 6.9 %, adjust_weights 38.6 -> 34.3 %, calculate_temp 16.4 -> 14.5
-    %) and loses where the GPUs differ more (NeuSight conv 19.3 -> 19.5 %, bmm 23.4 -> 24.7 %,
-    the seed report 132.7 -> 140.1 %); residual is mixed on Rodinia (7.0 -> 7.2, 40.2 -> 37.7,
-    14.9 -> 16.1 %) and on the seed report (127.3 -> 124.1 %) and loses on NeuSight (18.4 ->
-    19.4 %, 24.3 -> 25.4 %); KernelTuner is unchanged (its correction is dropped): with them
-    the learner tells the training GPUs apart instead of learning how a ratio shifts the time.
-    Choosing between the two per fit by the out-of-fold MAPE on held-out training GPUs kept
-    most of both the gains and the losses (bounded-efficiency: Rodinia 7.2 / 35.0 / 15.0 %,
-    the seed report 140.5 %, NeuSight bmm 24.5 %; residual: calculate_temp 14.9 -> 16.0 %,
-    bmm 24.3 -> 25.2 %), and so did both absolute-feature hybrids as extra ensemble members
-    (adjust_weights 49.0 -> 45.2 %, the seed report 107.4 -> 111.9 %, KernelTuner GEMM 22.0 ->
-    23.5 %, convolution 28.8 -> 29.8 %, NeuSight within 0.1 point).
-    A linear correction (``learner="ridge"`` or ``"lasso"``) instead of gradient boosting lost
-    on Rodinia (residual bpnn_layerforward 7.0 -> 9.0 / 9.2 %, adjust_weights 40.2 -> 42.3 /
-    50.3 %, calculate_temp 14.9 -> 19.2 / 18.4 %)."""
-
-    n_physics = 3
-    calibrate_by_default = True
-
-    def _base(self, data):
-        return physics_chain(data, self.chain_)[0]
-
-    def _physics_names(self):
-        return list(getattr(self, "chain_", []))
-
-    def _guard_chain(self):
-        return list(self.chain_) if getattr(self, "guard_", None) else []
-
-    def _fit_data(self, data):
-        super()._fit_data(data)
-        self.guard_ = guard_fit(data) if self._needs_learner() else None
-
-    def _predict_data(self, data):
-        t = super()._predict_data(data)
-        if getattr(self, "guard_", None):
-            t = _blend(self._base(data), t, guard_weight(data, self.guard_))
-        return t
-
-    def _prepare(self, data):
-        ranked = rank_physics(data, groups=self.cv_groups)
-        chain = ranked[: self.n_physics] or ["same"]
-        # the best method that predicts (nearly) every pair closes the chain, so that pairs
-        # the better methods cannot predict do not fall back to the source time
-        full = [m for m in ranked if np.isfinite(data.physics(m)).mean() >= 0.999]
-        if full and full[0] not in chain:
-            chain.append(full[0])
-        self.chain_ = chain
-
-    def describe(self):
-        return f"{self.learner} correction on {' > '.join(self.chain_)}"
-
-
-class PhysicsBest(_PhysicsBased):
-    """The analytical method with the lowest training error (falling back to the next where it
-    cannot predict); learns nothing else. Used as an ensemble member."""
-
-    name = "physics-best"
-    summary = "best analytical method on the training pairs"
-    calibrate_by_default = False
-
-    def _needs_learner(self):
-        return False
-
-    def _target(self, data):
-        return data.pairs["true_s"].to_numpy(float)
-
-    def _time(self, data, f):
-        return physics_chain(data, self.chain_)[0]
-
-    def describe(self):
-        return f"analytical chain {' > '.join(self.chain_)}"
-
-
-class ResidualHybrid(_PhysicsBased):
-    """Learner predicts ln(t_true / t_phys) on top of the best analytical projection."""
-
-    name = "residual"
-    summary = "learned log-ratio correction on the best analytical projection (hybrid)"
-    default_gpu_features = False
-
-    def _target(self, data):
-        base, _ = physics_chain(data, self.chain_)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return np.log(data.pairs["true_s"].to_numpy(float) / base)
-
-    def _time(self, data, f):
-        base, _ = physics_chain(data, self.chain_)
-        return base * np.exp(np.clip(f, -MAX_LOG_CORRECTION, MAX_LOG_CORRECTION))
-
-
-class EfficiencyHybrid(_PhysicsBased):
-    """Learner predicts the fraction e in (0, 1] of the target's roofline the kernel reaches;
-    t = t_roof,t / e. Pairs without a roofline (no FLOPs and no bytes) use the analytical
-    chain."""
-
-    name = "bounded-efficiency"
-    summary = "learned fraction of the target roofline, clipped to (0, 1] (NeuSight-style hybrid)"
-    eps = 1e-6
-    default_gpu_features = False
-
-    def _target(self, data):
-        roof = data.roof["t_roof"]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            e = np.clip(roof / data.pairs["true_s"].to_numpy(float), self.eps, 1 - self.eps)
-            return np.log(e / (1 - e))  # logit
-
-    def _time(self, data, f):
-        roof = data.roof["t_roof"]
-        e = 1.0 / (1.0 + np.exp(-np.clip(f, -40, 40)))
-        e = np.clip(e, self.eps, 1.0)
-        base, _ = physics_chain(data, self.chain_)
-        return np.where(np.isfinite(roof) & (roof > 0), roof / e, base)
-
-
-# ensemble -----------------------------------------------------------------------------------
-MEMBERS = {"physics": PhysicsBest, "residual": ResidualHybrid,
-           "bounded-efficiency": EfficiencyHybrid, "gb": GradientBoosting, "lasso": LassoModel}
-
-
-def kernel_class(data: PairFeatures, known=()) -> np.ndarray:
-    """Kernel class of each pair: the kernel name where it is in ``known``, else the bound of
-    the source roofline (``bound:compute``, ``bound:memory`` or ``bound:unknown``)."""
-    r = data.roof
-    mem = np.fmax(np.fmax(r["s_dram"], r["s_l2"]), np.fmax(r["s_l1"], r["s_shared"]))
-    comp = r["s_compute"]
-    bound = np.where(np.isfinite(comp) & ~(mem > comp), "bound:compute",
-                     np.where(np.isfinite(mem), "bound:memory", "bound:unknown")).astype(object)
-    k = data.pairs["kernel"].astype(str).to_numpy(object)
-    return np.where(np.isin(k, list(known)), k, bound)
-
-
-class Ensemble(LearnedModel):
-    """Weighted geometric mean of members; weights per kernel class from out-of-fold error.
-
-    ``lasso`` is not a default member: with it, leave-one-GPU-out MAPE rose on 4 of the 5
-    tables tried (validated on every training GPU, before the Quadro K5200's FP64 rate was in
-    the catalog: Rodinia bpnn_layerforward 9.8 -> 10.4 %, calculate_temp 27.2 -> 29.6 %,
-    adjust_weights 48.0 -> 51.7 %, NeuSight conv 17.7 -> 18.7 %; the seed report 109.8 ->
-    106.5 %): linear in the GPU features, it extrapolates to a held-out GPU worse than its
-    validation on the training GPUs promises. Nor is ``rf``, the seed report's best pure
-    learner: with it, leave-one-GPU-out MAPE went 107.4 -> 96.6 % on the seed report (behind
-    the forest alone, 83.7 %), 6.6 -> 8.5 % on bpnn_layerforward and 13.1 -> 14.4 % on
-    calculate_temp.
-
-    ``power`` stays fixed: choosing it from (1, 2, 4, 8, 16) per fit by nested held-out error
-    was measured on leave-one-GPU-out and helped calculate_temp (30.9 -> 27.3 % MAPE) but hurt
-    bpnn_layerforward (8.6 -> 9.3 %) and the seed report's median (46.6 -> 48.5 %), NeuSight
-    conv unchanged (measured when the experiments validated on three inner GPU folds, where
-    the nested errors that rank the powers are noisy)."""
-
-    name = "ensemble"
-    summary = "hybrids + physics + pure learners weighted by validated error per kernel class"
-    default_gpu_features = False
-
-    def __init__(self, learner: str | None = None, learner_params: dict | None = None,
-                 coverage: float | None = None, max_pairs: int | None = 60000,
-                 gpu_features: bool | None = None, cv_folds: int = 8, cv_groups: str = "gpu",
-                 random_state: int = 0, point_calibration: bool | None = None,
-                 members: tuple = ("physics", "residual", "bounded-efficiency", "gb"),
-                 power: float = 4.0, min_class_pairs: int = 30,
-                 physics_bands: dict | None = None):
-        super().__init__(learner, learner_params, coverage, max_pairs, gpu_features, cv_folds,
-                         cv_groups, random_state, point_calibration, physics_bands)
-        unknown = [m for m in members if m not in MEMBERS]
-        if unknown:
-            raise GpuprojError(f"unknown ensemble member(s) {unknown} (known: {list(MEMBERS)})")
-        self.members = tuple(members)
-        self.power = power
-        self.min_class_pairs = min_class_pairs
-
-    def _member(self, name):
-        kw = dict(coverage=None, max_pairs=None, cv_folds=self.cv_folds,
-                  cv_groups=self.cv_groups, random_state=self.random_state)
-        cls = MEMBERS[name]
-        if issubclass(cls, PureLearner):
-            # a pure learner is its own kind with its defaults (``learner`` and
-            # ``learner_params`` are the hybrid members'), on absolute GPU features as in the
-            # report's set-up
-            return cls(**kw, gpu_features=True)
-        return cls(learner=self.learner, learner_params=self.learner_params, **kw,
-                   gpu_features=self.gpu_features)
-
-    def _weights(self, preds: np.ndarray, true, classes) -> dict:
-        """class -> weight per member, from predictions (pairs x members)."""
-        err = np.stack([_lerr(preds[:, j], true) for j in range(preds.shape[1])], axis=1)
-
-        def w_of(mask):
-            e = np.array([np.nanmean(err[mask, j]) if np.isfinite(err[mask, j]).any() else np.inf
-                          for j in range(err.shape[1])])
-            w = 1.0 / (e + 1e-3) ** self.power
-            w[~np.isfinite(w)] = 0.0
-            return (w / w.sum()).tolist() if w.sum() > 0 else [1.0 / len(w)] * len(w)
-
-        out = {"*": w_of(np.ones(len(true), bool))}
-        for c in np.unique(classes):
-            m = classes == c
-            if m.sum() >= self.min_class_pairs:
-                out[str(c)] = w_of(m)
-        return out
-
-    def _class_weights(self, oof, true, classes, bound) -> dict:
-        """Weights per kernel class and per source bound (the classes of unseen kernels) from
-        the members' out-of-fold predictions ``oof``; equal weights where none exists."""
-        have = np.isfinite(oof).any(axis=1)
-        if not have.any():  # no held-out group (a single GPU pair)
-            return {"*": [1.0 / len(self.members)] * len(self.members)}
-        out = self._weights(oof[have], true[have], classes[have])
-        for c, w in self._weights(oof[have], true[have], bound[have]).items():
-            if c != "*":
-                out[c] = w
-        return out
-
-    def _combine(self, preds, classes, weights=None) -> np.ndarray:
-        weights = self.weights_ if weights is None else weights
-        W = np.array([weights.get(str(c), weights["*"]) for c in classes]) if len(
-            classes) else np.zeros((0, preds.shape[1]))
-        with np.errstate(divide="ignore", invalid="ignore"):
-            lp = np.log(preds)
-        ok = np.isfinite(lp)
-        W = np.where(ok, W, 0.0)
-        s = W.sum(axis=1)
-        val = np.where(ok, lp, 0.0)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            return np.exp((W * val).sum(axis=1) / s)
-
-    def _fit_data(self, data):
-        self.spec_ = copy.deepcopy(data.spec)
-        self.features_ = []
-        true = data.pairs["true_s"].to_numpy(float)
-        self.known_kernels_ = sorted(data.pairs["kernel"].astype(str).unique())
-        oof = np.full((len(data), len(self.members)), np.nan)
-        precompute(data)
-        for tr, va in cv_masks(data.pairs, self.cv_groups, self.cv_folds, self.random_state):
-            sub_tr, sub_va = data.subset(np.flatnonzero(tr)), data.subset(np.flatnonzero(va))
-            for j, name in enumerate(self.members):
-                m = self._member(name)
-                m._fit_data(sub_tr)
-                oof[va, j] = m._predict_data(sub_va)
-        self.oof_members_ = oof
-        self.weights_ = self._class_weights(oof, true, kernel_class(data, self.known_kernels_),
-                                            kernel_class(data, ()))
-        self.guard_ = guard_fit(data)
-        self.members_ = []
-        for name in self.members:
-            m = self._member(name)
-            m._fit_data(data)
-            self.members_.append(m)
-        self.learner_ = None
-
-    calibrate_by_default = True
-
-    def _base(self, data):
-        return None
-
-    def _guard_chain(self):
-        # outside the training range the interval leans on the physics member's chain
-        if "physics" not in self.members or not hasattr(self, "members_"):
-            return []
-        return list(self.members_[self.members.index("physics")].chain_)
-
-    def out_of_fold(self, data):
-        # the members' out-of-fold predictions of each held-out group, combined with weights
-        # fitted on the other groups: weights fitted on the same predictions made the errors
-        # the intervals are calibrated on optimistic
-        oof, true = self.oof_members_, data.pairs["true_s"].to_numpy(float)
-        classes, bound = kernel_class(data, self.known_kernels_), kernel_class(data, ())
-        fold = self._fold_of(data)
-        pred = np.full(len(data), np.nan)  # pairs in no held-out group, or no member: NaN
-        for k in np.unique(fold[fold >= 0]):
-            va, other = fold == k, (fold >= 0) & (fold != k)
-            w = self._class_weights(oof[other], true[other], classes[other], bound[other])
-            pred[va] = self._combine(oof[va], classes[va], w)
-        return pred, None
-
-    def _predict_data(self, data):
-        preds = np.column_stack([m._predict_data(data) for m in self.members_])
-        # no range guard at this level: the hybrids guard themselves, and the weights were
-        # validated on held-out GPUs, extrapolation included. Guarding the pure learners here
-        # too was measured on leave-one-GPU-out (with the members of that time): Rodinia
-        # adjust_weights MAPE 56.1 -> 43.1 % (the P100 fold), but the seed report 105.1 ->
-        # 121.5 %, the others within 1 point.
-        return self._combine(preds, kernel_class(data, self.known_kernels_))
-
-    def describe(self):
-        w = ", ".join(f"{m} {v:.2f}" for m, v in zip(self.members, self.weights_["*"]))
-        return f"ensemble ({w} overall)"
-
-
 # conformal wrapper for any analytical method ------------------------------------------------
 class Conformal(LearnedModel):
     """Analytical method ``base`` with split-conformal intervals calibrated on the training
@@ -905,6 +470,7 @@ class Conformal(LearnedModel):
 
     def describe(self):
         return f"analytical {self.base}"
+
 
 
 LAMBDAS = (0.0, 0.25, 0.5, 0.75, 1.0)
@@ -948,46 +514,6 @@ def point_calibration(oof, base, true, groups=None) -> dict | None:
             best = (pool, d)
     return {"lam": float(lam), "delta": float(best[1]), "n": int(ok.sum())}
 
-
-# cross-validation groups --------------------------------------------------------------------
-def cv_masks(pairs: pd.DataFrame, groups: str, folds: int, seed: int):
-    """(train mask, validation mask) pairs for out-of-fold predictions.
-
-    ``gpu``: each of up to ``folds`` GPUs in turn is left out entirely (neither source nor
-    target in training) and its pairs as target are validated; ``kernel``/``config``: kernels
-    or (kernel, config) keys split into ``folds`` groups.
-    """
-    if groups == "gpu":
-        src = pairs["source"].astype(str).to_numpy()
-        tgt = pairs["target"].astype(str).to_numpy()
-        gpus = sorted(set(src) | set(tgt))
-        if len(gpus) < 3:  # leaving one out leaves no pair to train on
-            return
-        if len(gpus) > folds:
-            pick = np.random.default_rng(seed).choice(len(gpus), folds, replace=False)
-            gpus = [gpus[i] for i in sorted(pick)]
-        for g in gpus:
-            tr = (src != g) & (tgt != g)
-            va = (tgt == g) & (src != g)
-            if tr.any() and va.any():
-                yield tr, va
-        return
-    if groups == "kernel":
-        key = pairs["kernel"].astype(str).to_numpy()
-    elif groups == "config":
-        key = (pairs["kernel"].astype(str) + "\x1f" + pairs["config"].astype(str)).to_numpy()
-    else:
-        raise GpuprojError(f"cv_groups must be gpu, kernel or config (got {groups!r})")
-    uniq = np.unique(key)
-    if len(uniq) < 2:
-        return
-    rng = np.random.default_rng(seed)
-    fold_of = dict(zip(uniq, rng.permutation(len(uniq)) % min(folds, len(uniq))))
-    f = np.array([fold_of[k] for k in key])
-    for i in range(min(folds, len(uniq))):
-        va = f == i
-        if va.any() and (~va).any():
-            yield ~va, va
 
 
 # methods `gpuproj evaluate --train/--split` adds when no --method is given

@@ -1,4 +1,5 @@
-"""Training and test pairs for cross-GPU learning.
+"""Training and test pairs for cross-GPU learning, and the held-out groups that validate them
+(``cv_masks``).
 
 A pair is one kernel configuration measured on a source GPU ``s`` and on a target GPU ``t``
 (``s != t``): the source row's columns are the inputs, the target's mean time the answer.
@@ -19,6 +20,7 @@ import hashlib
 import numpy as np
 import pandas as pd
 
+from ..errors import GpuprojError
 from ..profiles.table import ProfileTable
 
 
@@ -60,3 +62,43 @@ def subsample(n: int, max_n: int | None, seed: int) -> np.ndarray:
     if max_n is None or n <= max_n:
         return np.arange(n)
     return np.sort(np.random.default_rng(seed).choice(n, size=max_n, replace=False))
+
+
+def cv_masks(pairs: pd.DataFrame, groups: str, folds: int, seed: int):
+    """(train mask, validation mask) pairs for out-of-fold predictions.
+
+    ``gpu``: each of up to ``folds`` GPUs in turn is left out entirely (neither source nor
+    target in training) and its pairs as target are validated; ``kernel``/``config``: kernels
+    or (kernel, config) keys split into ``folds`` groups.
+    """
+    if groups == "gpu":
+        src = pairs["source"].astype(str).to_numpy()
+        tgt = pairs["target"].astype(str).to_numpy()
+        gpus = sorted(set(src) | set(tgt))
+        if len(gpus) < 3:  # leaving one out leaves no pair to train on
+            return
+        if len(gpus) > folds:
+            pick = np.random.default_rng(seed).choice(len(gpus), folds, replace=False)
+            gpus = [gpus[i] for i in sorted(pick)]
+        for g in gpus:
+            tr = (src != g) & (tgt != g)
+            va = (tgt == g) & (src != g)
+            if tr.any() and va.any():
+                yield tr, va
+        return
+    if groups == "kernel":
+        key = pairs["kernel"].astype(str).to_numpy()
+    elif groups == "config":
+        key = (pairs["kernel"].astype(str) + "\x1f" + pairs["config"].astype(str)).to_numpy()
+    else:
+        raise GpuprojError(f"cv_groups must be gpu, kernel or config (got {groups!r})")
+    uniq = np.unique(key)
+    if len(uniq) < 2:
+        return
+    rng = np.random.default_rng(seed)
+    fold_of = dict(zip(uniq, rng.permutation(len(uniq)) % min(folds, len(uniq))))
+    f = np.array([fold_of[k] for k in key])
+    for i in range(min(folds, len(uniq))):
+        va = f == i
+        if va.any() and (~va).any():
+            yield ~va, va

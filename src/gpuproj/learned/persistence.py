@@ -42,12 +42,13 @@ def _versions() -> dict:
 
 
 def _classes() -> dict:
+    from . import hybrids as h
     from . import models as m
 
     out = {c.__name__: c for c in (m.RandomForest, m.GradientBoosting, m.SupportVector,
                                    m.NearestNeighbours, m.LinearModel, m.RidgeModel,
-                                   m.LassoModel, m.ResidualHybrid, m.EfficiencyHybrid,
-                                   m.PhysicsBest, m.Ensemble, m.Conformal)}
+                                   m.LassoModel, h.ResidualHybrid, h.EfficiencyHybrid,
+                                   h.PhysicsBest, h.Ensemble, m.Conformal)}
     return out
 
 

@@ -1,17 +1,14 @@
 """The learned family (``gpuproj.learned``) under the model registry's names. Thin re-export:
-the classes live in ``gpuproj.learned.models``; importing this module does not import
-scikit-learn."""
+the classes live in ``gpuproj.learned.models`` and ``gpuproj.learned.hybrids``; importing this
+module does not import scikit-learn."""
 
+from ..learned.hybrids import EfficiencyHybrid, Ensemble, PhysicsBest, ResidualHybrid  # noqa: F401
 from ..learned.models import (  # noqa: F401
-    EfficiencyHybrid,
-    Ensemble,
     GradientBoosting,
     LassoModel,
     LinearModel,
     NearestNeighbours,
-    PhysicsBest,
     RandomForest,
-    ResidualHybrid,
     RidgeModel,
     SupportVector,
 )
