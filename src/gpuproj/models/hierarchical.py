@@ -267,20 +267,10 @@ class Hierarchical(Model):
         rows = self._once("rows", lambda: self._source_rows(df))
         bs, bt = CeilingBook(source, reference=target), CeilingBook(target, reference=source)
         t_s, flops_s, has_flops = rows["t_s"], rows["flops"], rows["has_flops"]
-        counts_t, mix_t, flops_t = df, rows["mix"], flops_s
-        oi_t, flop_ratio = rows["oi"], rows["same_flops"]
-        if self.target_counts and target.id in self.target_counts:
-            over = self.target_counts[target.id].reindex(df["index"])
-            counts_t = df.copy()
-            for c in over.columns:
-                v = over[c].to_numpy(float)
-                counts_t[c] = np.where(np.isfinite(v), v, counts_t[c].to_numpy(float))
+        tgt = self._target_counts(df, target, rows)
+        mix_t, flops_t, oi_t, flop_ratio = tgt["mix"], tgt["flops"], tgt["oi"], tgt["flop_ratio"]
+        if tgt["counts"] is not df:
             notes.append("target FLOP counts from SASS comparison (gpuproj.sass)")
-            mix_t = self._mix_counts(counts_t)
-            flops_t = counts_t["flops"].to_numpy(float)
-            with np.errstate(invalid="ignore", divide="ignore"):
-                oi_t = {lvl: flops_t / rows["n"]["nplus"][lvl] for lvl in LEVELS}
-                flop_ratio = flops_t / flops_s
 
         write_only = rows["write_only"]
         ws_s, ws_t = source.value("warp_size"), target.value("warp_size")
@@ -349,27 +339,9 @@ class Hierarchical(Model):
         # (point, low end, high end) of the issue-rate factor: one projection per variant
         variants = [(perf_s, perf_t)]
         if self.issue_rate:
-            if counts_t is df and source.architecture != target.architecture:
-                # instruction counts belong to the source's ISA: another architecture's
-                # compiler issues other instructions (Rodinia under nvprof: Maxwell 2.1x
-                # Kepler's), so without the target's SASS counts f is unknown on both
-                f_s = f_t = self._fp_issue_share(df, {}, ws_s)
-                notes.append(f"issue rate: counts are {source.architecture} instructions; on "
-                             f"another architecture f is taken in {ISSUE_F_RANGE}")
-            else:
-                f_s = self._once(("issue_f", ws_s),
-                                 lambda: self._fp_issue_share(df, rows["mix"], ws_s))
-                f_t = f_s if counts_t is df else self._fp_issue_share(counts_t, mix_t, ws_t)
-            i_s, i_t = (g.value("warp_issue_per_sm_per_clock") for g in (source, target))
-            if np.isfinite(i_s) and np.isfinite(i_t):
-                variants = [(perf_s * self._issue_factor(df, source, ws_s, a),
-                             perf_t * self._issue_factor(df, target, ws_t, b))
-                            for a, b in zip(f_s, f_t)]
-                notes.append(f"issue rate: FP ceiling x min(1, f I / P), I = {i_s:g} -> {i_t:g} "
-                             "warp instructions per SM per clock")
-            else:
-                notes.append("issue rate: not in the catalog for both GPUs, compute ceilings "
-                             "unchanged")
+            issue_notes, variants = self._issue_variants(df, rows, tgt, (source, perf_s, ws_s),
+                                                         (target, perf_t, ws_t))
+            notes.extend(issue_notes)
         # the interval: every level under every compute and capacity variant, the point first
         combos = list(itertools.product(variants, bws))
         per_level, no_level = level_times(*combos[0][0], *combos[0][1])
@@ -391,22 +363,75 @@ class Hierarchical(Model):
 
         with np.errstate(invalid="ignore", divide="ignore"):
             t_comp = np.where(has_flops, flops_t / perf_t, 0.0)
+        breakdown, limiter = self._breakdown(df, n, {"t_compute_s": t_comp, **times_t})
+        notes = bs.notes + bt.notes + notes
+        return Projection(point, low, high, limiter, breakdown, notes)
+
+    def _target_counts(self, df, target, rows):
+        """The target's side of the counts: the target's SASS counts where ``target_counts``
+        has them for this target (the source's where a count is missing), else the source's
+        own ``rows``; as counts, FP mix, FLOPs, OI per level and FLOP ratio target / source."""
+        if not (self.target_counts and target.id in self.target_counts):
+            return {"counts": df, "mix": rows["mix"], "flops": rows["flops"], "oi": rows["oi"],
+                    "flop_ratio": rows["same_flops"]}
+        over = self.target_counts[target.id].reindex(df["index"])
+        counts = df.copy()
+        for c in over.columns:
+            v = over[c].to_numpy(float)
+            counts[c] = np.where(np.isfinite(v), v, counts[c].to_numpy(float))
+        flops = counts["flops"].to_numpy(float)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return {"counts": counts, "mix": self._mix_counts(counts), "flops": flops,
+                    "oi": {lvl: flops / rows["n"]["nplus"][lvl] for lvl in LEVELS},
+                    "flop_ratio": flops / rows["flops"]}
+
+    def _issue_variants(self, df, rows, tgt, source_side, target_side):
+        """(notes, [(source, target) compute ceilings]) under the issue-rate extension: the
+        point and the two ends of f, or the ceilings unchanged where the catalog lacks the
+        issue rate of either GPU. Each side is (gpu, compute ceiling, warp size)."""
+        (source, perf_s, ws_s), (target, perf_t, ws_t) = source_side, target_side
+        notes = []
+        if tgt["counts"] is df and source.architecture != target.architecture:
+            # instruction counts belong to the source's ISA: another architecture's compiler
+            # issues other instructions (Rodinia under nvprof: Maxwell 2.1x Kepler's), so
+            # without the target's SASS counts f is unknown on both
+            f_s = f_t = self._fp_issue_share(df, {}, ws_s)
+            notes.append(f"issue rate: counts are {source.architecture} instructions; on "
+                         f"another architecture f is taken in {ISSUE_F_RANGE}")
+        else:
+            f_s = self._once(("issue_f", ws_s),
+                             lambda: self._fp_issue_share(df, rows["mix"], ws_s))
+            f_t = (f_s if tgt["counts"] is df
+                   else self._fp_issue_share(tgt["counts"], tgt["mix"], ws_t))
+        i_s, i_t = (g.value("warp_issue_per_sm_per_clock") for g in (source, target))
+        if not (np.isfinite(i_s) and np.isfinite(i_t)):
+            notes.append("issue rate: not in the catalog for both GPUs, compute ceilings "
+                         "unchanged")
+            return notes, [(perf_s, perf_t)]
+        notes.append(f"issue rate: FP ceiling x min(1, f I / P), I = {i_s:g} -> {i_t:g} "
+                     "warp instructions per SM per clock")
+        return notes, [(perf_s * self._issue_factor(df, source, ws_s, a),
+                        perf_t * self._issue_factor(df, target, ws_t, b))
+                       for a, b in zip(f_s, f_t)]
+
+    @staticmethod
+    def _breakdown(df, n, times):
+        """The target's time per resource (``times``: compute and per level) as the
+        projection's breakdown, and the limiter: the kernel's dtype where compute takes the
+        longest, else that level."""
         # NaN, not 0, where the profile does not count a quantity: "unknown" is not "no time"
         counted = {"t_compute_s": np.isfinite(df["flops"].to_numpy(float)),
                    "t_dram_s": np.isfinite(n["dram"]),
                    "t_l2_s": n["present"]["l2"], "t_l1_s": n["present"]["l1"],
                    "t_shared_s": np.isfinite(df["shared_bytes"].to_numpy(float))
                    | np.isfinite(df["shared_wavefronts"].to_numpy(float))}
-        breakdown = {k: np.where(counted[k], _nz(v), np.nan)
-                     for k, v in {"t_compute_s": t_comp, **times_t}.items()}
+        breakdown = {k: np.where(counted[k], _nz(v), np.nan) for k, v in times.items()}
         stack = np.column_stack([_nz(breakdown[k]) for k in
                                  ("t_compute_s", "t_dram_s", "t_l2_s", "t_l1_s", "t_shared_s")])
-        # limiter codes: the kernel's dtype where compute is the largest time, else the level
         largest = np.argmax(stack, axis=1)
         limiter = labels(np.where(largest == 0, df["_dtype"].to_numpy(), len(DTYPES) + largest - 1),
                          DTYPES + ("dram", "l2", "l1", "shared"))
-        notes = bs.notes + bt.notes + notes
-        return Projection(point, low, high, limiter, breakdown, notes)
+        return breakdown, limiter
 
     # the ceilings, for pictures and reports -----------------------------------------------
     def ceilings(self, df, gpu, reference=None) -> dict:
