@@ -426,6 +426,65 @@ def test_issue_rate_needs_both_gpus_in_the_catalog():
     assert any("issue rate: not in the catalog" in n for n in pred.assumptions["tgt"])
 
 
+def sass_counts(k, **cols):
+    """``target_counts`` for target ``tgt``/``ampere-other`` as gpuproj.sass gives them: the FP
+    columns per profile row, NaN where the target's SASS says nothing (the source count stays)."""
+    import pandas as pd
+
+    from gpuproj.sass.counts import CANONICAL
+
+    over = pd.DataFrame(np.nan, index=k.df.index, columns=list(CANONICAL))
+    for c, v in cols.items():
+        over[c] = v
+    return over
+
+
+def test_hierarchical_takes_the_targets_sass_counts():
+    """Van Lanker Sec. 4.2: the target's SASS counts 2e9 FMA where the source ran 1e9, so
+    FLOP_t = 5e9 against FLOP_s = 3e9 and Eq. 9 reads t_t = t_s x FLOP_t / FLOP_s x roof_s(OI_s)
+    / roof_t(OI_t). On the target, Eq. 2 weighs FMA 2/3 and ADD/MUL 1/3: Perf_mix 50e12 / 3, x
+    0.5 active threads (the source's warps) = 8.33e12; OI_t = 5, 2.5, 1.25 at DRAM, L2, L1,
+    with the hand example's target ceilings (2e12, 3e12, 4e9 / 7.67e-4 B/s)."""
+    k = hier_kernel()
+    counts = {"tgt": sass_counts(k, fp32_fma_thread_inst=2e9, fp32_flops=5e9, flops=5e9)}
+    pred = get_model("hierarchical", target_counts=counts).predict(k, SRC, TGT)
+    p = pred.df.iloc[0]
+    bw_l1_s = 4e9 / (1e-3 + 2.5e-4 + 1.25e-4)
+    bw_l1_t = 4e9 / (5e-4 + 1e9 / 6e12 + 1e-4)
+    roof_s = {"dram": min(1e12 * 3, 3.75e12), "l2": min(1.6e12 * 1.5, 3.75e12),
+              "l1": min(bw_l1_s * 0.75, 3.75e12)}
+    perf_t = 50e12 / 3 * 0.5
+    roof_t = {"dram": min(2e12 * 5, perf_t), "l2": min(3e12 * 2.5, perf_t),
+              "l1": min(bw_l1_t * 1.25, perf_t)}
+    times = [2e-3 * 5 / 3 * roof_s[lvl] / roof_t[lvl] for lvl in ("l1", "l2", "dram")]
+    assert p["time_s"] == pytest.approx(np.mean(times), rel=1e-12)
+    assert (p["low_s"], p["high_s"]) == pytest.approx((min(times), max(times)), rel=1e-12)
+    assert p["t_compute_s"] == pytest.approx(5e9 / perf_t)
+    assert "target FLOP counts from SASS comparison (gpuproj.sass)" in pred.assumptions["tgt"]
+
+
+def test_issue_rate_with_the_targets_sass_counts_of_another_architecture():
+    """With the target's SASS counts, f is known on both sides even across architectures: the
+    source's from its counts (0.16e9 FMA of 1.6e9 thread instructions, f = 0.1, Turing factor
+    min(1, 0.1 x 4 / 2) = 0.2), the target's from its own (0.8e9 FMA, f = 0.5, Ampere factor
+    0.5). No bytes: t_t = t_s x FLOP_t / FLOP_s x Perf_s / Perf_t = 1e-3 x 5 x 2e12 / 10e12,
+    a point interval; without the extension 1e-3 x 5 x 10e12 / 20e12."""
+    other = make_gpu("ampere-other", values={"warp_size": 32, "fp32_lanes_per_sm": 128,
+                                             "warp_issue_per_sm_per_clock": 4},
+                     peak={"fp32_fma_flops_per_s": 20e12, "fp32_addmul_flops_per_s": 10e12},
+                     architecture="Other")
+    k = table(time_s=[1e-3], fp32_fma_thread_inst=[0.16e9], fp32_add_thread_inst=[0.0],
+              fp32_mul_thread_inst=[0.0], thread_inst=[1.6e9], warp_inst=[0.05e9])
+    counts = {"ampere-other": sass_counts(k, fp32_fma_thread_inst=0.8e9, fp32_flops=1.6e9,
+                                          flops=1.6e9)}
+    p = get_model("hierarchical", issue_rate=True, target_counts=counts).predict(
+        k, TURING, other).df.iloc[0]
+    assert p["time_s"] == pytest.approx(1e-3)
+    assert (p["low_s"], p["high_s"]) == pytest.approx((1e-3, 1e-3))
+    plain = get_model("hierarchical", target_counts=counts).predict(k, TURING, other).df.iloc[0]
+    assert plain["time_s"] == pytest.approx(2.5e-3)
+
+
 def test_issue_rate_catalog_values():
     """Dispatch per SM and clock from the vendors' documents: dual-issue Kepler/Maxwell/Pascal,
     single-issue since Volta."""
