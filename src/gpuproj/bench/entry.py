@@ -32,6 +32,7 @@ import re
 from pathlib import Path
 
 from ..catalog.schema import SCHEMA_VERSION, THROUGHPUT_FIELDS
+from ..errors import InputError
 
 # field -> (benchmarks, how: "value" | "min" | "rate:<count>")
 FIELD_MAP = {
@@ -54,6 +55,90 @@ FIELD_MAP = {
 }
 TIME_FIELDS = {"launch_overhead_s"}  # lower is better: no "above peak" check
 assert set(FIELD_MAP) <= set(THROUGHPUT_FIELDS)
+
+
+# What the catalog file, the table and the pictures read from a result, by dotted path, with
+# the JSON kinds it may hold (``KINDS``): a result edited by hand or written by another version
+# stops here in one line naming the field rather than deep inside the catalog writer. "null"
+# where a runtime may not say.
+RESULT_FIELDS = {
+    "date": "text", "elapsed_s": "number", "sizes.name": "text", "sizes.spread_limit": "number",
+    "device.name": "text", "device.vendor": "text", "device.backend": "text",
+    "device.device_type": "text", "device.architecture": "text or null",
+    "device.isa": "text or null", "device.compute_units": "whole number",
+    "device.warp_size": "whole number or null", "device.max_block_size": "whole number",
+    "device.local_mem_bytes": "whole number", "device.global_mem_bytes": "whole number",
+    "device.l2_bytes": "whole number or null", "device.clock_hz": "number or null",
+    "measurements": "list",
+}
+MEASUREMENT_FIELDS = {"name": "text", "unit": "text", "value": "number", "rates": "object",
+                      "summary.n": "whole number", "summary.spread": "number"}
+SWEEP_FIELDS = {
+    "mixbench": {"precision": "text", "flop_per_byte": "number", "flops_per_s": "number",
+                 "bytes_per_s": "number"},
+    "working_set": {"working_set_bytes": "whole number", "bytes_per_s": "number"},
+}
+KINDS = {"text": str, "number": (int, float), "whole number": int, "list": list,
+         "object": dict, "null": type(None)}
+
+
+def read_result(path) -> dict:
+    """A raw result written by ``gpuproj bench`` (``suite.run_suite``), checked for every field
+    that ``gpu_file``, ``check`` and the pictures read; ``InputError`` naming the first one that
+    is missing or of the wrong type."""
+    import json
+
+    try:
+        raw = json.loads(Path(path).read_bytes())
+    except OSError as e:
+        raise InputError(f"cannot read: {e.strerror}", path=path) from None
+    except json.JSONDecodeError as e:
+        raise InputError(f"not valid JSON: {e.msg}", path=path, row=e.lineno) from None
+    except UnicodeDecodeError as e:
+        raise InputError(f"not valid JSON: {e.reason}", path=path) from None
+    if not isinstance(raw, dict) or raw.get("format") != "gpuproj-bench":
+        raise InputError("not a gpuproj bench result (format != gpuproj-bench)", path=path,
+                         field="format")
+    _check_fields(raw, RESULT_FIELDS, "", path)
+    for i, m in enumerate(raw["measurements"]):
+        _check_fields(m, MEASUREMENT_FIELDS, f"measurements[{i}].", path)
+    sweeps = raw.get("sweeps") or {}
+    if not isinstance(sweeps, dict):
+        raise InputError(f"expected object, found {json_type(sweeps)}", path=path,
+                         field="sweeps")
+    for sweep, spec in SWEEP_FIELDS.items():
+        points = sweeps.get(sweep) or []
+        if not isinstance(points, list):
+            raise InputError(f"expected list, found {json_type(points)}", path=path,
+                             field=f"sweeps.{sweep}")
+        for i, q in enumerate(points):
+            _check_fields(q, spec, f"sweeps.{sweep}[{i}].", path)
+    return raw
+
+
+def _check_fields(obj, spec, prefix, path):
+    for key, kinds in spec.items():
+        v, found = obj, True
+        for part in key.split("."):
+            found = isinstance(v, dict) and part in v
+            if not found:
+                break
+            v = v[part]
+        if not found:
+            raise InputError("missing", path=path, field=prefix + key)
+        # JSON true/false are ints to Python; a count or a rate is never one
+        if isinstance(v, bool) or not any(isinstance(v, KINDS[k]) for k in kinds.split(" or ")):
+            raise InputError(f"expected {kinds}, found {json_type(v)}", path=path,
+                             field=prefix + key)
+
+
+def json_type(v) -> str:
+    """What a parsed JSON value is, in the words of ``KINDS``."""
+    if isinstance(v, bool):
+        return "true/false"
+    if isinstance(v, float):
+        return "number"
+    return next((k for k, t in KINDS.items() if type(v) is t), type(v).__name__)
 
 
 def _by_name(raw):

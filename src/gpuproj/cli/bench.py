@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from ..errors import AmbiguousGPUError, GpuprojError, InputError, UnknownGPUError
+from ..errors import AmbiguousGPUError, GpuprojError, UnknownGPUError
 from ._common import emit_json, output_option
 
 SI = [(1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1, ""), (1e-3, "m"),
@@ -55,17 +55,6 @@ def _resolve_gpu(name, device_name):
         return cat.resolve(device_name), None
     except UnknownGPUError:
         return None, None
-
-
-def _load_raw(path):
-    try:
-        raw = json.loads(Path(path).read_text())
-    except (OSError, json.JSONDecodeError) as e:
-        raise InputError(f"not a readable gpuproj bench result: {e}", path=path) from None
-    if not isinstance(raw, dict) or raw.get("format") != "gpuproj-bench":
-        raise InputError("not a gpuproj bench result (format != gpuproj-bench)", path=path,
-                         field="format")
-    return raw
 
 
 def _table(raw, gpu, flags):
@@ -125,7 +114,7 @@ def bench(gpu_name, output, raw_out, backend, device, quick, only, reps, plots_d
       gpuproj bench --from-raw h100.json --gpu h100-sxm5-80gb -o h100.yaml --plots plots/
     """
     from ..bench import PRESETS, open_backend, run_suite
-    from ..bench.entry import check, dump_yaml, gpu_file, slug
+    from ..bench.entry import check, dump_yaml, gpu_file, read_result, slug
     from ..bench.sizes import with_overrides
 
     if list_devices:
@@ -133,7 +122,7 @@ def bench(gpu_name, output, raw_out, backend, device, quick, only, reps, plots_d
         return
     log = (lambda msg: None) if quiet else (lambda msg: click.echo(f"bench: {msg}", err=True))
     if from_raw:
-        raw = _load_raw(from_raw)
+        raw = read_result(from_raw)
     else:
         groups = [g.strip() for g in only.split(",") if g.strip()] if only else None
         sizes = with_overrides(PRESETS["quick" if quick else "full"], reps=reps)
@@ -162,6 +151,9 @@ def bench(gpu_name, output, raw_out, backend, device, quick, only, reps, plots_d
     plots = []
     if plots_dir:
         plots = _plots(raw, gpu, read_gpu_file(out_path), Path(plots_dir))
+    if gpu is None and gpu_name is None:
+        click.echo(f"(the catalog does not know '{raw['device']['name']}'; the file is a new GPU "
+                   f"with id {slug(raw['device']['name'])})", err=True)
     if as_json:
         emit_json({"gpu_file": str(out_path), "raw": str(raw_path), "id": data["id"],
                    "measured": data["measured"], "flags": flags,
@@ -179,9 +171,6 @@ def bench(gpu_name, output, raw_out, backend, device, quick, only, reps, plots_d
                f"{wrote_raw}; suite took {raw['elapsed_s']:.1f} s")
     for p in plots:
         click.echo(f"wrote {p}")
-    if gpu is None and gpu_name is None:
-        click.echo(f"(the catalog does not know '{raw['device']['name']}'; the file is a new GPU "
-                   f"with id {slug(raw['device']['name'])})", err=True)
 
 
 def _plots(raw, gpu, measured_gpu, d: Path):

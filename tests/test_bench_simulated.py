@@ -1,0 +1,156 @@
+"""The benchmark pipeline on a simulated device of known ceilings (tests/bench_helpers.py): the
+suite must give back every ceiling exactly, and `gpuproj bench --from-raw` must turn the result
+into a catalog file, a table and pictures, or name the field of a malformed result. Runs
+everywhere; tests/test_bench_suite.py runs the same suite on a real OpenCL or CUDA device."""
+
+import json
+
+import pytest
+from bench_helpers import (
+    BLOCK_S,
+    CEILINGS,
+    KERNEL_S,
+    L1_BYTES,
+    L2_BYTES,
+    LATENCY_S,
+    LAUNCH_S,
+    SHARED_BANKS,
+    SimulatedBackend,
+)
+from conftest import run_cli
+
+from gpuproj.bench import QUICK, run_suite
+from gpuproj.bench.checks import mixbench_checks
+from gpuproj.bench.entry import measured_values
+from gpuproj.catalog import read_gpu_file
+
+
+@pytest.fixture(scope="module")
+def result():
+    """(raw result, backend) of the whole suite at quick sizes on the simulated device."""
+    b = SimulatedBackend()
+    return run_suite(b, QUICK), b
+
+
+@pytest.fixture()
+def raw_file(result, tmp_path):
+    path = tmp_path / "sim.json"
+    path.write_text(json.dumps(result[0]))
+    return path
+
+
+def test_the_suite_gives_back_every_ceiling(result):
+    raw, backend = result
+    got = {m["name"]: m["value"] for m in raw["measurements"]}
+    stream = {"stream_init": "dram_write", "stream_read": "dram_read", "stream_copy": "dram",
+              "stream_scale": "dram", "stream_add": "dram", "stream_triad": "dram",
+              "l1_read": "l1", "l2_read": "l2"}
+    want = {**{k: v for k, v in CEILINGS.items() if k in got},
+            **{k: CEILINGS[v] for k, v in stream.items()},
+            "smem_read": CEILINGS["shared_loads_per_s"],
+            "smem_read_conflict": CEILINGS["shared_loads_per_s"] / SHARED_BANKS,
+            "launch": LAUNCH_S, **{f"latency_{k}": v for k, v in LATENCY_S.items()}}
+    assert set(got) == set(want) and not raw["skipped"]
+    assert got == pytest.approx(want, rel=1e-12)
+    cost = raw["sweeps"]["block_cost"]
+    assert (cost["per_block_s"], cost["intercept_s"]) == pytest.approx((BLOCK_S, KERNEL_S))
+    assert not backend.live  # every buffer freed
+
+
+def test_sweeps_follow_the_simulated_caches_and_roofs(result):
+    raw, _ = result
+    for p in raw["sweeps"]["working_set"]:
+        ws = p["working_set_bytes"]
+        level = "l1" if ws <= L1_BYTES else "l2" if ws <= L2_BYTES else "dram_read"
+        assert p["bytes_per_s"] == pytest.approx(CEILINGS[level])
+    peak = {"fp32": "fp32_fma", "fp64": "fp64_fma", "fp16x2": "fp16x2_fma"}
+    mix = raw["sweeps"]["mixbench"]
+    assert {q["precision"] for q in mix} == set(peak)
+    for q in mix:  # roofline: min(peak, intensity x DRAM bandwidth)
+        roof = min(CEILINGS[peak[q["precision"]]], q["flop_per_byte"] * CEILINGS["dram"])
+        assert q["flops_per_s"] == pytest.approx(roof)
+    for c in mixbench_checks(raw).values():
+        assert c["drop"] == 0 and c["over_roof"] == pytest.approx(1.0)
+
+
+def test_catalog_fields_from_the_benchmarks(result):
+    """entry.FIELD_MAP: the ADD/MUL ceiling is the lower of the two, the shared bandwidth the
+    load rate x 4 bytes."""
+    mv = {f: v["value"] for f, v in measured_values(result[0]).items()}
+    assert mv["fp32_addmul_flops_per_s"] == CEILINGS["fp32_add"]
+    assert mv["fp64_addmul_flops_per_s"] == CEILINGS["fp64_add"]
+    assert mv["shared_bw_bytes_per_s"] == pytest.approx(4 * CEILINGS["shared_loads_per_s"])
+    assert mv["dram_bw_bytes_per_s"] == CEILINGS["dram"]
+    assert mv["launch_overhead_s"] == LAUNCH_S
+
+
+def test_from_raw_writes_a_new_catalog_gpu_with_pictures(raw_file, tmp_path, capsys):
+    out, plots = tmp_path / "sim.yaml", tmp_path / "plots"
+    code, stdout, err = run_cli(capsys, "bench", "--from-raw", str(raw_file), "--out", str(out),
+                                "--plots", str(plots), "--json")
+    assert code == 0, err
+    summary = json.loads(stdout)
+    assert summary["id"] == "simulated-gpu" and not summary["flags"]
+    assert summary["plots"] == [str(plots / n) for n in
+                                ("roofline.png", "working_set.png", "quadrant.png")]
+    for p in summary["plots"]:
+        assert (tmp_path / p).stat().st_size > 5000
+    gpu = read_gpu_file(out)
+    assert gpu.measured("fp32_fma_flops_per_s") == CEILINGS["fp32_fma"]
+    assert gpu.measured("l2_bw_bytes_per_s") == CEILINGS["l2"]
+    assert gpu.value("sm_count") == 10 and gpu.value("l2_size_bytes") == L2_BYTES
+    assert "(the catalog does not know 'Simulated GPU'" in err
+
+
+def test_from_raw_table_against_a_catalog_gpu(raw_file, tmp_path, capsys):
+    """The table puts each measurement beside the named GPU's datasheet peak."""
+    code, stdout, err = run_cli(capsys, "bench", "--from-raw", str(raw_file), "--gpu",
+                                "h100-sxm5-80gb", "--out", str(tmp_path / "h100.yaml"))
+    assert code == 0
+    row = next(r.split() for r in stdout.splitlines() if r.startswith("fp32_fma "))
+    assert row[:5] == ["fp32_fma", "10", "TFLOP/s", "67", "TFLOP/s"] and row[5] == "15%"
+    assert "the device reports 'Simulated GPU', which the catalog does not know" in err
+
+
+def _edit(raw, dotted, value):
+    obj = raw
+    *parents, last = dotted.replace("[", ".").replace("]", "").split(".")
+    for part in parents:
+        obj = obj[int(part)] if isinstance(obj, list) else obj[part]
+    if value is KeyError:
+        del obj[last]
+    else:
+        obj[last] = value
+
+
+@pytest.mark.parametrize("field, value, message", [
+    ("measurements[2].value", KeyError, "field 'measurements[2].value': missing"),
+    ("device.compute_units", "10", "field 'device.compute_units': expected whole number, "
+                                   "found text"),
+    ("device.l2_bytes", 4.5, "expected whole number or null, found number"),
+    ("sweeps.mixbench[0].flops_per_s", None, "expected number, found null"),
+    ("sizes.spread_limit", True, "expected number, found true/false"),
+    ("sweeps.working_set", {"points": []}, "field 'sweeps.working_set': expected list, "
+                                           "found object"),
+])
+def test_from_raw_names_the_field_of_a_malformed_result(result, tmp_path, capsys, field, value,
+                                                        message):
+    raw = json.loads(json.dumps(result[0]))
+    _edit(raw, field, value)
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(raw))
+    code, _, err = run_cli(capsys, "bench", "--from-raw", str(path), "--out",
+                           str(tmp_path / "x.yaml"))
+    assert code == 2 and err.count("\n") == 1 and "Traceback" not in err
+    assert f"{path}" in err and message in err
+    assert not (tmp_path / "x.yaml").exists()
+
+
+def test_from_raw_refuses_what_is_not_a_result(tmp_path, capsys):
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"format": "gpuproj-bench",\n "date": }')
+    code, _, err = run_cli(capsys, "bench", "--from-raw", str(bad))
+    assert code == 2 and "row 2" in err and "not valid JSON" in err
+    bad.write_text('{"format": "other"}')
+    code, _, err = run_cli(capsys, "bench", "--from-raw", str(bad))
+    assert code == 2 and "field 'format'" in err
