@@ -212,11 +212,105 @@ def test_cli_calibrates_evaluates_and_predicts_end_to_end(tmp_path):
     assert predict_loopy(gk, out, {"n": 128})["time_s"] > 0
 
 
-def test_cli_reports_bad_model_files(tmp_path):
-    from gpuproj.cli.main import main
+GOOD_MODEL = "output: f_wall_time\nexpression: 'p_a * f_op_float32_add + p_b'\n"
+
+
+@pytest.mark.parametrize("text, where", [
+    ("output: f_wall_time\nexpression: 'p_a * * f_op_float32_add'\n", "expression"),
+    ("output: f_wall_time\n", "field 'expression': missing key"),
+    (GOOD_MODEL + "colour: red\n", "unknown key(s) ['colour']"),
+    (GOOD_MODEL + "subgroup_size: 0\n", "field 'subgroup_size'"),
+    (GOOD_MODEL + "measurement: [a]\n", "field 'measurement': expected a mapping"),
+    (GOOD_MODEL + "measurement: {match: best}\n", "field 'measurement.match'"),
+    (GOOD_MODEL + "measurement: {tag_sets: [a, b]}\n", "field 'measurement.tag_sets'"),
+    (GOOD_MODEL + "evaluation: [{name: x}]\n", "entry 1 needs name and tags"),
+    (GOOD_MODEL + "evaluation: {name: x}\n", "field 'evaluation': expected a list"),
+    (GOOD_MODEL + "initial: [1]\n", "field 'initial': expected a mapping"),
+    (GOOD_MODEL + "initial: {p_a: fast}\n", "field 'initial.p_a': expected a number, "
+                                              "found 'fast'"),
+    (GOOD_MODEL + "initial: {p_zz: 1}\n", "field 'initial': ['p_zz'] are not parameters"),
+    (GOOD_MODEL + "signed: p_a\n", "field 'signed': expected a list"),
+    (GOOD_MODEL + "signed: [p_b, p_zz]\n", "field 'signed': ['p_zz'] are not parameters"),
+])
+def test_cli_reports_bad_model_files(tmp_path, capsys, text, where):
+    """Each mistake stops before any kernel runs, in a line naming the file and the field (an
+    expression's is followed by the expression with a caret under the bad token)."""
+    from conftest import run_cli
 
     bad = tmp_path / "bad.yaml"
-    bad.write_text("output: f_wall_time\nexpression: 'p_a * * f_op_float32_add'\n")
-    with pytest.raises(SystemExit) as e:
-        main(["calibrate", str(bad)])
-    assert e.value.code == 2
+    bad.write_text(text)
+    code, _, err = run_cli(capsys, "calibrate", str(bad))
+    first = err.splitlines()[0]
+    assert code == 2 and "Traceback" not in err and str(bad) in first and where in first, err
+
+
+def test_model_file_starting_values_and_signed_parameters(tmp_path):
+    from gpuproj.calibrated.modelfile import load_model_file
+
+    f = tmp_path / "m.yaml"
+    f.write_text(GOOD_MODEL + "initial: {p_a: 2}\nsigned: [p_b]\n")
+    spec = load_model_file(f)
+    assert spec.initial == {"p_a": 2.0} and spec.signed == ("p_b",) and spec.subgroup_size == 32
+
+
+# -- the whole pipeline on a simulated device ----------------------------------------
+
+# the tiny model's parameters on the simulated device (s per unit of each feature)
+TRUE_PARAMS = {"p_launch": 5e-6, "p_group": 2e-8, "p_madd": 1e-11, "p_add": 6e-12,
+               "p_lmem": 3e-12, "p_g": 4e-11}
+
+
+class SimulatedRunner:
+    """A device on which a kernel takes exactly the tiny model's time at ``TRUE_PARAMS``, over
+    the operation counts loopy gives for it: calibrating on it must give those parameters back,
+    and predicting the evaluation variants must give their times. Runs `gpuproj calibrate` end
+    to end where no OpenCL device can build kernels."""
+
+    device_name = "simulated"
+
+    def __init__(self, spec):
+        self.spec = spec
+
+    def time(self, mk):
+        from gpuproj.calibrated.study import predict_kernels
+        from gpuproj.calibrated.timing import Timing
+
+        t = float(predict_kernels(self.spec.model, TRUE_PARAMS, [mk],
+                                  self.spec.subgroup_size)[0])
+        return Timing(mk.name, dict(mk.sizes), [t] * 3, t, [], self.device_name)
+
+
+def test_cli_calibration_gives_back_a_simulated_devices_parameters(tmp_path, monkeypatch,
+                                                                   capsys):
+    from conftest import run_cli
+
+    from gpuproj.calibrated import predict_loopy
+    from gpuproj.calibrated import timing as T
+    from gpuproj.calibrated.modelfile import load_model_file
+
+    model = DATA / "calibrated-pocl-tiny-model.yaml"
+    spec = load_model_file(model)
+    monkeypatch.setattr(T, "make_runner", lambda device, **kw: SimulatedRunner(spec))
+    out = tmp_path / "params.json"
+    code, stdout, err = run_cli(capsys, "calibrate", str(model), "--out", str(out),
+                                "--evaluate", "--json")
+    assert code == 0, err
+    d = json.loads(stdout)
+    assert d["device"] == "simulated" and d["n_kernels"] == 16
+    assert d["params"] == pytest.approx(TRUE_PARAMS, rel=1e-6)
+    ev = d["evaluation"]
+    assert ev["geomean_rel_error"] < 1e-6 and ev["ranking_correct"] is True
+    assert [r["measured"] for r in ev["ranking"]] == [r["predicted"] for r in ev["ranking"]]
+    # the saved parameters predict a declarative loopy kernel: the true cost of its counts
+    p = predict_loopy(DATA / "calibrated-matmul-kernel.yaml", out, {"n": 128})
+    assert p["features"]["f_op_float32_madd"] * SG == 128**3
+    want = sum(TRUE_PARAMS[f"p_{k}"] * p["features"][f] for k, f in (
+        ("launch", "f_sync_kernel_launch"), ("group", "f_thread_groups"),
+        ("madd", "f_op_float32_madd"), ("add", "f_op_float32_add"),
+        ("lmem", "f_mem_access_local_float32"), ("g", "f_mem_access_global_float32")))
+    assert p["time_s"] == pytest.approx(want, rel=1e-6)
+    # the text report: parameter table, fit, evaluation, where it wrote
+    code, stdout, _ = run_cli(capsys, "calibrate", str(model), "--out", str(out), "--evaluate")
+    assert code == 0
+    assert stdout.startswith("tiny: 16 kernels on simulated")
+    assert "ranking right" in stdout and stdout.rstrip().endswith(f"wrote {out}")

@@ -119,15 +119,28 @@ def load_model_file(path) -> ModelSpec:
     if not isinstance(tag_sets, list) or not all(isinstance(t, list) for t in tag_sets):
         raise InputError("expected a list of tag lists", path=p, field="measurement.tag_sets")
     evaluation = d.get("evaluation") or []
+    if not isinstance(evaluation, list):
+        raise InputError("expected a list of {name, tags}", path=p, field="evaluation")
     for i, e in enumerate(evaluation):
         if not isinstance(e, dict) or "tags" not in e or "name" not in e:
             raise InputError(f"entry {i + 1} needs name and tags", path=p, field="evaluation")
-    initial = {k: float(v) for k, v in (d.get("initial") or {}).items()}
-    bad = set(initial) - set(model.params)
-    if bad:
-        raise InputError(f"{sorted(bad)} are not parameters of the expression", path=p,
+    initial = d.get("initial") or {}
+    if not isinstance(initial, dict):
+        raise InputError("expected a mapping of parameter to starting value", path=p,
                          field="initial")
-    return ModelSpec(model, sg, initial, tuple(d.get("signed") or ()), match,
+    for k, v in initial.items():
+        if isinstance(v, bool) or not isinstance(v, int | float):
+            raise InputError(f"expected a number, found {v!r}", path=p, field=f"initial.{k}")
+    signed = d.get("signed") or []
+    if not isinstance(signed, list):
+        raise InputError("expected a list of parameter names", path=p, field="signed")
+    for key, names in (("initial", initial), ("signed", signed)):
+        bad = set(map(str, names)) - set(model.params)
+        if bad:
+            raise InputError(f"{sorted(bad)} are not parameters of the expression", path=p,
+                             field=key)
+    initial = {str(k): float(v) for k, v in initial.items()}
+    return ModelSpec(model, sg, initial, tuple(str(n) for n in signed), match,
                      [[str(t) for t in ts] for ts in tag_sets], evaluation, p)
 
 
