@@ -8,7 +8,9 @@ architecture it compiles the kernels to a cubin (``nvcc -cubin -O3 -arch=sm_XX``
 - ``nvdisasm-sm_XX-fixture_kernels.json``  ``nvdisasm -json`` (``--json-archs``),
 - ``cuobjdump-sm_XX-fixture_kernels.sass`` ``cuobjdump -sass`` text (``--cuobjdump-archs``),
 
-and ``MANIFEST.txt`` with the tool versions. Usage:
+``fixture_kernels-sm_90-sm_100.fatbin`` (``nvcc -fatbin -O3`` for both: what ``gpuproj predict
+--sass`` reads when the source and the target are of two architectures), and ``MANIFEST.txt``
+with the tool versions. Usage:
 
     python scripts/make_sass_fixtures.py [--archs sm_75,sm_80,sm_90,sm_100,sm_120]
 """
@@ -28,6 +30,8 @@ from gpuproj.sass.tools import compile_cu, find_tool, parse_arch, tool_version
 
 SRC = ROOT / "tests/data/sass/src/fixture_kernels.cu"
 OUT = ROOT / "tests/data/sass"
+FATBIN_ARCHS = (90, 100)
+FATBIN = f"{SRC.stem}-" + "-".join(f"sm_{a}" for a in FATBIN_ARCHS) + ".fatbin"
 
 
 def run(args):
@@ -56,9 +60,13 @@ def main(argv=None):
                 (OUT / f"cuobjdump-sm_{arch}-{stem}.sass").write_text(
                     run([cuobjdump, "-sass", str(cubin)]))
             print(f"sm_{arch}: done", file=sys.stderr)
+    run([find_tool("nvcc"), "-fatbin", "-O3", *(f"-gencode=arch=compute_{a},code=sm_{a}"
+                                                for a in FATBIN_ARCHS),
+         "-o", str(OUT / FATBIN), str(SRC)])
     (OUT / "MANIFEST.txt").write_text(
         f"source: tests/data/sass/src/{SRC.name}\n"
         f"compiled with: nvcc -cubin -O3 -arch=sm_XX ({tool_version('nvcc')})\n"
+        f"{FATBIN}: nvcc -fatbin -O3, " + ", ".join(f"sm_{a}" for a in FATBIN_ARCHS) + "\n"
         f"disassembled with: nvdisasm ({tool_version('nvdisasm')}), "
         f"cuobjdump ({tool_version('cuobjdump')})\n"
         f"architectures: {', '.join(f'sm_{x}' for x in archs)}\n"

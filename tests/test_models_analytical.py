@@ -67,6 +67,23 @@ def test_hierarchical_hand_example():
     assert pred["limiter"] in ("dram", "l2", "l1", "fp32")
 
 
+def test_hierarchical_a_missing_peak_leaves_the_rows_that_do_not_need_it():
+    """An FP16 kernel in the profile, on GPUs without FP16 peaks: its own row has no ceiling,
+    the FP32 row is projected as if alone (the FP16 term is 0 x NaN only where there are no
+    FP16 instructions, and that is 0)."""
+    alone = get_model("hierarchical").predict(hier_kernel(), SRC, TGT).df.iloc[0]
+    both = hier_kernel(**{c: v + [v[0]] for c, v in {
+        "time_s": [2e-3], "warp_inst": [1e8], "thread_inst": [1.6e9], "dram_bytes": [1e9],
+        "dram_read_bytes": [0.5e9], "dram_write_bytes": [0.5e9], "l2_bytes": [2e9],
+        "l1_bytes": [4e9]}.items()},
+        fp32_fma_thread_inst=[1e9, 0.0], fp32_add_thread_inst=[0.5e9, 0.0],
+        fp32_mul_thread_inst=[0.5e9, 0.0], fp16_fma_thread_inst=[0.0, 1e9],
+        fp32_flops=[3e9, 0.0], fp16_flops=[0.0, 2e9], flops=[3e9, 2e9])
+    pred = get_model("hierarchical").predict(both, SRC, TGT).df
+    assert list(pred["row"]) == [0]  # before the fix: no row (0 x NaN in each)
+    assert pred.iloc[0]["time_s"] == pytest.approx(alone["time_s"], rel=1e-12)
+
+
 def test_hierarchical_no_flops_projects_on_bytes():
     """A copy kernel (FLOP = 0): t_t = t_s * BW_ceil,s / BW_ceil,t per level (Eq. 9 at OI -> 0)."""
     k = table(time_s=[1e-3], dram_bytes=[1e9], dram_read_bytes=[0.5e9], dram_write_bytes=[0.5e9])

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from click.testing import CliRunner
-from sass_helpers import listing, ncu_source_csv
+from sass_helpers import DATA, listing, ncu_source_csv
 
 import gpuproj.sass as S
 from gpuproj.profiles.table import ProfileTable
@@ -121,6 +121,44 @@ def test_target_intensities(sm90_measured, profile):
     oi = S.target_intensities(profile, out)
     i = list(KERNELS).index("sin_f32")
     assert oi.loc[i, "oi_dram_flop_per_byte"] == pytest.approx(19 / 8)
+
+
+def test_predict_takes_the_target_counts_from_a_fatbin():
+    """``predict(..., sass=FATBIN)``: the fatbin's sm_90 and sm_100 code give the B200's FP
+    counts (static ratios: loops counted once), as ``target_counts`` on the committed listings
+    of the two architectures; the AMD target keeps the source's counts, and without ``sass`` so
+    does the B200. The kernels are made compute-bound (64 bytes each), so the counts matter:
+    a memory-bound kernel's projection does not depend on its FLOPs."""
+    from gpuproj.catalog import load_catalog
+    from gpuproj.models import get_model
+    from gpuproj.predict import predict
+
+    fatbin = DATA / "fixture_kernels-sm_90-sm_100.fatbin"
+    rows = [dict(kernel=k, config=f"n={N}", gpu="h100-sxm5-80gb", time_s=1e-4, dram_bytes=64.0,
+                 **fixture_counts(k, 90, N, ITERS)) for k in KERNELS if k != "hfma2_f16"]
+    profile = ProfileTable.from_frame(pd.DataFrame(rows))
+    h100, b200, mi300x = map(load_catalog().resolve, ("h100-sxm5-80gb", "b200", "mi300x"))
+    got = predict(profile, source="h100-sxm5-80gb", targets=["b200", "mi300x"], sass=fatbin)
+    assert not got.skipped
+    pred = got.predictions["hierarchical"]
+    assert "target FLOP counts from SASS comparison (gpuproj.sass)" in pred.assumptions["b200"]
+    assert not any("SASS" in n for n in pred.assumptions["mi300x"])
+    counts = S.target_counts(profile, S.load_sass(fatbin, "sm_90"), S.load_sass(fatbin, "sm_100"))
+    static = S.target_counts(profile, S.parse_file(listing(90)), S.parse_file(listing(100)))
+    pd.testing.assert_frame_equal(counts, static)  # the fatbin holds the listings' code
+
+    def times(df):
+        return df.sort_values(["target", "row"])["time_s"].to_numpy()
+
+    want = get_model("hierarchical", target_counts={"b200": counts}).predict(
+        profile, h100, [b200, mi300x]).df
+    plain = times(get_model("hierarchical").predict(profile, h100, [b200, mi300x]).df)
+    assert times(pred.df) == pytest.approx(times(want), rel=1e-12)
+    on_b200 = np.arange(len(plain)) < len(rows)  # targets sorted: b200 first
+    assert times(pred.df)[~on_b200] == pytest.approx(plain[~on_b200], rel=1e-12)
+    i = [r["kernel"] for r in rows].index("sin_f32")
+    assert counts.loc[i, "fp32_flops"] != profile.df.loc[i, "fp32_flops"]
+    assert times(pred.df)[i] != pytest.approx(plain[i], rel=1e-3)
 
 
 def test_cli_diff_json():

@@ -158,7 +158,10 @@ class Hierarchical(Model):
         num = np.zeros(len(df))
         den = np.zeros(len(df))
         for p, (fma, am) in mix_counts.items():
-            num += book(f"{p}_fma_flops_per_s") * fma + book(f"{p}_addmul_flops_per_s") * am
+            # only where the row has such instructions: a peak the catalog lacks (FP16 ADD/MUL
+            # on most GPUs) is unknown for the rows that need it, not for every row
+            for peak, n in ((f"{p}_fma_flops_per_s", fma), (f"{p}_addmul_flops_per_s", am)):
+                num += np.where(n > 0, book(peak) * n, 0.0)
             den += fma + am
         fallback = per_dtype(df["_dtype"].to_numpy(), lambda d: book(compute_peak_key(d)))
         with np.errstate(invalid="ignore", divide="ignore"):
