@@ -276,3 +276,31 @@ def test_a_stand_in_ceiling_is_one_note_not_two():
     ldst = [ln for ln in lines if "ldst_inst_per_s" in ln]
     assert ldst == ["h200-sxm-141gb has no ldst_inst_per_s: "
                     "int32_add_ops_per_s used (quantitative)"]
+
+
+def test_a_parquet_measurement_table(tmp_path, capsys):
+    """The same table as CSV and as Parquet gives the same predictions; in Parquet, a text
+    that is not a number is named by its record number, and a file that is not Parquet says
+    so in one line."""
+    import pandas as pd
+
+    df = pd.DataFrame({"kernel": ["k1", "k2"], "config": ["a", "b"],
+                       "gpu": ["a100-sxm4-40gb"] * 2, "time_s": [1e-3, 2e-3],
+                       "flops": [1e9, 2e9], "dram_bytes": [1e8, 2e8], "tile": [16, 32]})
+    df.to_csv(tmp_path / "t.csv", index=False)
+    df.to_parquet(tmp_path / "t.parquet")
+    out = {}
+    for name in ("t.csv", "t.parquet"):
+        code, stdout, err = run(capsys, "predict", str(tmp_path / name), "--target",
+                                "h100-sxm5-80gb", "--method", "roofline", "--json")
+        assert code == 0, err
+        out[name] = json.loads(stdout)["predictions"]
+    assert out["t.parquet"] == out["t.csv"] and len(out["t.csv"]) == 2
+    df.assign(time_s=["1e-3", "fast"]).to_parquet(tmp_path / "bad.parquet")
+    code, _, err = run(capsys, "predict", str(tmp_path / "bad.parquet"), "--target",
+                       "h100-sxm5-80gb")
+    assert code == 2 and "row 2, field 'time_s': 'fast' is not a number" in err
+    (tmp_path / "junk.parquet").write_bytes(b"PAR1 but nothing else")
+    code, _, err = run(capsys, "predict", str(tmp_path / "junk.parquet"), "--target",
+                       "h100-sxm5-80gb")
+    assert code == 2 and err.count("\n") == 1 and "not a readable Parquet file" in err

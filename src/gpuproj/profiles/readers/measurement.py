@@ -2,7 +2,9 @@
 
 Required columns: ``kernel``, ``config``, ``gpu``, ``time_s``; any other canonical column of
 ``profiles.schema.COLUMNS`` may be present (``docs/profiles.md``). Columns that are not canonical
-are kept as they are (e.g. tuning parameters, useful to learned models).
+are kept as they are (e.g. tuning parameters, useful to learned models). An error names the row
+as a spreadsheet shows it in a CSV file (the header is row 1) and by its record number in a
+Parquet file, which has no header row (the first record is row 1).
 """
 
 from __future__ import annotations
