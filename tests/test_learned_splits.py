@@ -15,7 +15,9 @@ from gpuproj.profiles.table import ProfileTable
 from gpuproj.splits import (
     REPORT_TEST_KERNELS,
     config_folds,
+    config_size,
     evaluate_fold,
+    folds,
     gpu_folds,
     kernel_folds,
 )
@@ -77,9 +79,9 @@ def test_config_split_holds_out_the_largest_sizes(synth):
 
 
 def test_kernel_split(synth):
-    folds = kernel_folds(synth)
-    assert len(folds) == 4  # leave-one-kernel-out without the report's kernels
-    for f in folds:
+    each = kernel_folds(synth)
+    assert len(each) == 4  # leave-one-kernel-out without the report's kernels
+    for f in each:
         assert not set(f.train.df["kernel"]) & set(f.test.df["kernel"])
     d = synth.df.copy()
     d["kernel"] = d["kernel"].map(dict(zip(["stream", "gemm", "stencil", "scan"],
@@ -128,8 +130,33 @@ def test_test_rows_never_reach_training(synth, which):
 
 def test_split_needs_enough_gpus(synth):
     two = ProfileTable(synth.df[synth.df["gpu"].isin(["titan-v", "rtx-4070"])])
-    with pytest.raises(GpuprojError):
+    with pytest.raises(GpuprojError, match="three or more GPUs"):
         gpu_folds(two)
+
+
+def test_splits_say_what_the_table_lacks(synth):
+    with pytest.raises(GpuprojError, match=r"GPU a100-sxm4-40gb is not in the table \(GPUs: "):
+        gpu_folds(synth, ["a100-sxm4-40gb"])
+    one_size = ProfileTable(synth.df[synth.df["config"] == synth.df["config"].iloc[0]])
+    with pytest.raises(GpuprojError, match="two or more sizes on two or more GPUs"):
+        config_folds(one_size)
+    with pytest.raises(GpuprojError, match="two or more kernels"):
+        kernel_folds(ProfileTable(synth.df[synth.df["kernel"] == "gemm"]))
+    with pytest.raises(GpuprojError, match=r"kernel\(s\) nbody not in the table"):
+        kernel_folds(synth, ["gemm", "nbody"])
+    with pytest.raises(GpuprojError, match="unknown split 'random' \\(known: "):
+        folds(synth, "random")
+
+
+def test_config_size_from_the_config_text():
+    """Without counts that tell the sizes apart, a configuration's size is the product of the
+    numbers in its text: '64x128' (8192) is larger than '96x64' (6144)."""
+    d = pd.DataFrame({"kernel": ["k"] * 4, "config": ["64x128", "96x64"] * 2,
+                      "gpu": ["titan-v"] * 2 + ["rtx-4070"] * 2, "time_s": [1.0, 2.0, 3.0, 4.0]})
+    t = ProfileTable.from_frame(d)
+    assert config_size(t).to_dict() == {("k", "64x128"): 8192.0, ("k", "96x64"): 6144.0}
+    (fold,) = config_folds(t)
+    assert fold.test_keys == {("k", "64x128")}
 
 
 # CLI -----------------------------------------------------------------------------------------
