@@ -300,12 +300,8 @@ def _pictures(table, result, measured_table, kernel, max_kernels, notes) -> list
 
 def _quadrant_png(table, result, kernel, notes):
     """The quadrant-split picture of the source and targets (``plots/quadrant.py``)."""
-    try:
-        from .plots import quadrant
-    except ImportError:
-        notes.append("quadrant-split view not drawn: gpuproj.plots.quadrant is not available")
-        return None
     from .plots import _style as st
+    from .plots import quadrant
 
     gpus = [result.source, *result.targets]
     rows = table.on(result.source).select(kernel)
