@@ -9,7 +9,7 @@ requested coverage 1 - a, the interval of a new prediction p is
 
 (order statistics, 1-based), which covers the true time with probability >= 1 - a when the new
 pair is exchangeable with the calibration pairs (Vovk et al.; Lei et al. 2018, split conformal,
-here with equal tails). ``symmetric=True`` uses |r| and one quantile instead.
+here with equal tails).
 
 With ``offset`` C (the learned models use ``models.bands.OFFSET``), the scores are
 r / d, d = C + |ln(predicted / source time)|, and the interval is [p exp(r_(lo) d),
@@ -39,12 +39,10 @@ from ..models.bands import distance
 class LogConformal:
     """Equal-tailed split-conformal interval on ln(true / predicted)."""
 
-    def __init__(self, coverage: float = 0.9, symmetric: bool = False,
-                 offset: float | None = None):
+    def __init__(self, coverage: float = 0.9, offset: float | None = None):
         if not 0 < coverage < 1:
             raise GpuprojError(f"coverage must be between 0 and 1 (got {coverage})")
         self.coverage = coverage
-        self.symmetric = symmetric
         self.offset = offset
 
     def _scale(self, pred, source):
@@ -67,12 +65,6 @@ class LogConformal:
         if n == 0:
             self.lo_, self.hi_ = -np.inf, np.inf
             return self
-        if self.symmetric:
-            s = np.sort(np.abs(r))
-            k = math.ceil((n + 1) * (1 - a) - 1e-9)
-            q = np.inf if k > n else float(s[k - 1])
-            self.lo_, self.hi_ = -q, q
-            return self
         # the 1e-9 keeps e.g. 20 x 0.05 from rounding to 0.99999...
         k_lo = math.floor((n + 1) * a / 2 + 1e-9)
         k_hi = math.ceil((n + 1) * (1 - a / 2) - 1e-9)
@@ -90,13 +82,14 @@ class LogConformal:
             return pred * np.exp(min(self.lo_, 0.0) * d), pred * np.exp(max(self.hi_, 0.0) * d)
 
     def state(self) -> dict:
-        return {"coverage": self.coverage, "symmetric": self.symmetric, "offset": self.offset,
-                "n": self.n_, "lo": self.lo_, "hi": self.hi_}
+        return {"coverage": self.coverage, "offset": self.offset, "n": self.n_, "lo": self.lo_,
+                "hi": self.hi_}
 
     @classmethod
     def from_state(cls, d) -> LogConformal:
-        # models saved before the distance scaling have no offset: plain log residuals
-        c = cls(d["coverage"], d["symmetric"], d.get("offset"))
+        # models saved before the distance scaling have no offset: plain log residuals (and a
+        # "symmetric": false that no model ever set true)
+        c = cls(d["coverage"], d.get("offset"))
         c.n_, c.lo_, c.hi_ = int(d["n"]), float(d["lo"]), float(d["hi"])
         return c
 
