@@ -84,6 +84,27 @@ def test_hierarchical_a_missing_peak_leaves_the_rows_that_do_not_need_it():
     assert pred.iloc[0]["time_s"] == pytest.approx(alone["time_s"], rel=1e-12)
 
 
+def test_hierarchical_a_missing_level_ceiling_leaves_the_rows_without_that_level():
+    """A target without an L2 bandwidth: the row with L2 bytes has no L2 (nor L1) level and its
+    L2 time is unknown (NaN, not 0); the row without L2 bytes keeps its L1 level, projected as
+    if it were alone (before: 0 x NaN voided its L1 level next to the other row)."""
+    nol2 = make_gpu("nol2", values={"warp_size": 32, "sm_count": 20},
+                    peak={"fp32_fma_flops_per_s": 20e12, "fp32_addmul_flops_per_s": 10e12,
+                          "dram_bw_bytes_per_s": 2.5e12, "l1_bw_bytes_per_s": 20e12})
+
+    def kernels(l2):
+        n = len(l2)
+        return table(time_s=[2e-3] * n, flops=[3e9] * n, dtype=["fp32"] * n,
+                     dram_bytes=[1e9] * n, l1_bytes=[4e9] * n, l2_bytes=l2)
+
+    alone = get_model("hierarchical").predict(kernels([np.nan]), SRC, nol2).df.iloc[0]
+    both = get_model("hierarchical").predict(kernels([2e9, np.nan]), SRC, nol2).df
+    assert alone["high_s"] > alone["low_s"]  # an L1 level beside the DRAM one
+    for c in ("time_s", "low_s", "high_s", "t_l1_s"):
+        assert both.iloc[1][c] == pytest.approx(alone[c], rel=1e-12)
+    assert np.isnan(both.iloc[0]["t_l2_s"]) and both.iloc[0]["low_s"] == both.iloc[0]["high_s"]
+
+
 def test_hierarchical_no_flops_projects_on_bytes():
     """A copy kernel (FLOP = 0): t_t = t_s * BW_ceil,s / BW_ceil,t per level (Eq. 9 at OI -> 0)."""
     k = table(time_s=[1e-3], dram_bytes=[1e9], dram_read_bytes=[0.5e9], dram_write_bytes=[0.5e9])

@@ -222,9 +222,11 @@ class Hierarchical(Model):
     def _bw_ceilings(self, df, n, book, gpu, per_byte):
         """Eqs. 4-8 on one GPU: bandwidth ceiling per level (NaN where the level is absent) and
         the time of each level; ``n`` from ``_level_bytes``, ``per_byte`` from ``_byte_times``."""
+        # a level's time is 0 in rows without bytes there, also where the GPU has no ceiling
+        # for it (0 x NaN would void the levels above in every row)
         t_dram = n["z_dram"] * per_byte["dram"]
-        t_l2 = n["z_l2"] * per_byte["l2"]
-        t_l1 = n["z_l1"] * per_byte["l1"]
+        t_l2 = np.where(n["z_l2"] > 0, n["z_l2"] * per_byte["l2"], 0.0)
+        t_l1 = np.where(n["z_l1"] > 0, n["z_l1"] * per_byte["l1"], 0.0)
         t_sh = np.zeros(len(df))
         if n["shared"].any():
             wf = df["shared_wavefronts"].to_numpy(float)
@@ -240,8 +242,7 @@ class Hierarchical(Model):
                 "l2": n["sum_l2"] / (t_l2 + t_dram),
                 "l1": n["sum_l1"] / (t_l1 + t_sh + t_l2 + t_dram),
             }
-        times = {"t_dram_s": t_dram, "t_l2_s": t_l2 + 0 * t_dram, "t_l1_s": t_l1 + 0 * t_dram,
-                 "t_shared_s": t_sh}
+        times = {"t_dram_s": t_dram, "t_l2_s": t_l2, "t_l1_s": t_l1, "t_shared_s": t_sh}
         return {k: np.where(n["present"][k] & np.isfinite(v) & (v > 0), v, np.nan)
                 for k, v in bw.items()}, times
 
@@ -428,7 +429,8 @@ class Hierarchical(Model):
                    "t_l2_s": n["present"]["l2"], "t_l1_s": n["present"]["l1"],
                    "t_shared_s": np.isfinite(df["shared_bytes"].to_numpy(float))
                    | np.isfinite(df["shared_wavefronts"].to_numpy(float))}
-        breakdown = {k: np.where(counted[k], _nz(v), np.nan) for k, v in times.items()}
+        # NaN also where the GPU lacks the ceiling of a level the row uses
+        breakdown = {k: np.where(counted[k], v, np.nan) for k, v in times.items()}
         stack = np.column_stack([_nz(breakdown[k]) for k in
                                  ("t_compute_s", "t_dram_s", "t_l2_s", "t_l1_s", "t_shared_s")])
         largest = np.argmax(stack, axis=1)
