@@ -85,9 +85,10 @@ def test_hierarchical_a_missing_peak_leaves_the_rows_that_do_not_need_it():
 
 
 def test_hierarchical_a_missing_level_ceiling_leaves_the_rows_without_that_level():
-    """A target without an L2 bandwidth: the row with L2 bytes has no L2 (nor L1) level and its
-    L2 time is unknown (NaN, not 0); the row without L2 bytes keeps its L1 level, projected as
-    if it were alone (before: 0 x NaN voided its L1 level next to the other row)."""
+    """A target without an L2 (or shared) bandwidth: the row with L2 bytes has no L2 (nor L1)
+    level and its L2 time is unknown (NaN, not 0); the row without L2 (or shared) bytes keeps
+    its L1 level, projected as if it were alone (before: 0 x NaN voided its L1 level next to
+    the other row)."""
     nol2 = make_gpu("nol2", values={"warp_size": 32, "sm_count": 20},
                     peak={"fp32_fma_flops_per_s": 20e12, "fp32_addmul_flops_per_s": 10e12,
                           "dram_bw_bytes_per_s": 2.5e12, "l1_bw_bytes_per_s": 20e12})
@@ -103,6 +104,12 @@ def test_hierarchical_a_missing_level_ceiling_leaves_the_rows_without_that_level
     for c in ("time_s", "low_s", "high_s", "t_l1_s"):
         assert both.iloc[1][c] == pytest.approx(alone[c], rel=1e-12)
     assert np.isnan(both.iloc[0]["t_l2_s"]) and both.iloc[0]["low_s"] == both.iloc[0]["high_s"]
+    # the same with shared memory: nol2 has no shared bandwidth either
+    shared = table(time_s=[2e-3] * 2, flops=[3e9] * 2, dtype=["fp32"] * 2, dram_bytes=[1e9] * 2,
+                   l1_bytes=[4e9] * 2, shared_bytes=[1e9, 0.0])
+    pred = get_model("hierarchical").predict(shared, SRC, nol2).df
+    for c in ("time_s", "low_s", "high_s", "t_l1_s"):
+        assert pred.iloc[1][c] == pytest.approx(alone[c], rel=1e-12)
 
 
 def test_hierarchical_no_flops_projects_on_bytes():

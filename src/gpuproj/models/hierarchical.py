@@ -234,8 +234,10 @@ class Hierarchical(Model):
             if not np.isfinite(banks):
                 banks = 128.0  # 32 banks x 4 B on every NVIDIA GPU since Maxwell
             bw_sh = book("shared_bw_bytes_per_s")
-            # Eq. 5: bytes / (bytes per wavefront) x (max bytes per wavefront) / BW
-            t_sh = np.where(np.isfinite(wf) & (wf > 0), wf * banks / bw_sh, n["shared"] / bw_sh)
+            # Eq. 5: bytes / (bytes per wavefront) x (max bytes per wavefront) / BW; 0 in rows
+            # without shared bytes, also where the GPU has no shared bandwidth
+            t_sh = np.where(np.isfinite(wf) & (wf > 0), wf * banks / bw_sh,
+                            np.where(n["shared"] > 0, n["shared"] / bw_sh, 0.0))
         with np.errstate(invalid="ignore", divide="ignore"):
             bw = {
                 "dram": np.where(n["z_dram"] > 0, 1.0 / per_byte["dram"], np.nan),
