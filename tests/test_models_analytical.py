@@ -404,6 +404,18 @@ AMPERE = make_gpu("ampere", values={"warp_size": 32, "fp32_lanes_per_sm": 128,
                                     "warp_issue_per_sm_per_clock": 4},
                   peak={"fp32_fma_flops_per_s": 20e12, "fp32_addmul_flops_per_s": 10e12})
 
+# an Ampere-like target of another architecture than TURING's (whose counts are not its own)
+OTHER_ARCH = make_gpu("ampere-other", values={"warp_size": 32, "fp32_lanes_per_sm": 128,
+                                              "warp_issue_per_sm_per_clock": 4},
+                      peak={"fp32_fma_flops_per_s": 20e12, "fp32_addmul_flops_per_s": 10e12},
+                      architecture="Other")
+
+
+def low_fp_share_kernel():
+    """0.16e9 FP32 FMA of 1.6e9 thread instructions (f = 0.1), all threads active, no bytes."""
+    return table(time_s=[1e-3], fp32_fma_thread_inst=[0.16e9], fp32_add_thread_inst=[0.0],
+                 fp32_mul_thread_inst=[0.0], thread_inst=[1.6e9], warp_inst=[0.05e9])
+
 
 def test_issue_rate_without_counts_spans_the_fp_share():
     """No instruction counts: f in [0.5, 1]. Factor min(1, f I / P): Turing min(1, 2f) = 1
@@ -444,22 +456,17 @@ def test_issue_rate_counts_of_another_architecture():
     that target (the source as reference) does the same."""
     from gpuproj.models.hierarchical import Hierarchical
 
-    other = make_gpu("ampere-other", values={"warp_size": 32, "fp32_lanes_per_sm": 128,
-                                             "warp_issue_per_sm_per_clock": 4},
-                     peak={"fp32_fma_flops_per_s": 20e12, "fp32_addmul_flops_per_s": 10e12},
-                     architecture="Other")
     # f = 0.1 from the counts: on the same architecture both issue roofs bind (Turing factor
     # 0.2, Ampere 0.1: 2e12 FLOP/s each), and the time stays 1e-3 s
-    k = table(time_s=[1e-3], fp32_fma_thread_inst=[0.16e9], fp32_add_thread_inst=[0.0],
-              fp32_mul_thread_inst=[0.0], thread_inst=[1.6e9], warp_inst=[0.05e9])
-    pred = get_model("hierarchical", issue_rate=True).predict(k, TURING, other)
+    k = low_fp_share_kernel()
+    pred = get_model("hierarchical", issue_rate=True).predict(k, TURING, OTHER_ARCH)
     p = pred.df.iloc[0]
     assert p["time_s"] == pytest.approx(0.5e-3 / np.sqrt(0.5))
     assert (p["low_s"], p["high_s"]) == pytest.approx((0.5e-3, 1e-3))
     assert any("counts are Test instructions" in n for n in pred.assumptions["ampere-other"])
     same = get_model("hierarchical", issue_rate=True).predict(k, TURING, AMPERE).df.iloc[0]
     assert same["time_s"] == pytest.approx(1e-3)
-    c = Hierarchical(issue_rate=True).ceilings(k.df, other, reference=TURING)
+    c = Hierarchical(issue_rate=True).ceilings(k.df, OTHER_ARCH, reference=TURING)
     assert c["perf_ceil_flops_per_s"][0] == pytest.approx(20e12 * np.sqrt(0.5))
 
 
@@ -514,19 +521,15 @@ def test_issue_rate_with_the_targets_sass_counts_of_another_architecture():
     min(1, 0.1 x 4 / 2) = 0.2), the target's from its own (0.8e9 FMA, f = 0.5, Ampere factor
     0.5). No bytes: t_t = t_s x FLOP_t / FLOP_s x Perf_s / Perf_t = 1e-3 x 5 x 2e12 / 10e12,
     a point interval; without the extension 1e-3 x 5 x 10e12 / 20e12."""
-    other = make_gpu("ampere-other", values={"warp_size": 32, "fp32_lanes_per_sm": 128,
-                                             "warp_issue_per_sm_per_clock": 4},
-                     peak={"fp32_fma_flops_per_s": 20e12, "fp32_addmul_flops_per_s": 10e12},
-                     architecture="Other")
-    k = table(time_s=[1e-3], fp32_fma_thread_inst=[0.16e9], fp32_add_thread_inst=[0.0],
-              fp32_mul_thread_inst=[0.0], thread_inst=[1.6e9], warp_inst=[0.05e9])
+    k = low_fp_share_kernel()
     counts = {"ampere-other": sass_counts(k, fp32_fma_thread_inst=0.8e9, fp32_flops=1.6e9,
                                           flops=1.6e9)}
     p = get_model("hierarchical", issue_rate=True, target_counts=counts).predict(
-        k, TURING, other).df.iloc[0]
+        k, TURING, OTHER_ARCH).df.iloc[0]
     assert p["time_s"] == pytest.approx(1e-3)
     assert (p["low_s"], p["high_s"]) == pytest.approx((1e-3, 1e-3))
-    plain = get_model("hierarchical", target_counts=counts).predict(k, TURING, other).df.iloc[0]
+    plain = get_model("hierarchical", target_counts=counts).predict(
+        k, TURING, OTHER_ARCH).df.iloc[0]
     assert plain["time_s"] == pytest.approx(2.5e-3)
 
 
