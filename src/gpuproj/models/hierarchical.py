@@ -112,6 +112,13 @@ def _nz(a):
     return np.where(np.isfinite(a), a, 0.0)
 
 
+def _cost(amount, per_unit):
+    """amount x per_unit per row, 0 where the row has none of it even if per_unit is unknown
+    (NaN): a ceiling a GPU lacks leaves the rows that do not use it alone (0 x NaN would void
+    them)."""
+    return np.where(amount > 0, amount * per_unit, 0.0)
+
+
 def _uncached(working_set, size):
     """Fraction of the traffic of a kernel that sweeps its working set again and again which
     misses a cache (the L2, or an L3 behind it) of ``size`` bytes: 0 where the set fits, 1
@@ -158,10 +165,10 @@ class Hierarchical(Model):
         num = np.zeros(len(df))
         den = np.zeros(len(df))
         for p, (fma, am) in mix_counts.items():
-            # only where the row has such instructions: a peak the catalog lacks (FP16 ADD/MUL
-            # on most GPUs) is unknown for the rows that need it, not for every row
-            for peak, n in ((f"{p}_fma_flops_per_s", fma), (f"{p}_addmul_flops_per_s", am)):
-                num += np.where(n > 0, book(peak) * n, 0.0)
+            # a peak the catalog lacks (FP16 ADD/MUL on most GPUs) is unknown for the rows
+            # that need it only
+            num += _cost(fma, book(f"{p}_fma_flops_per_s"))
+            num += _cost(am, book(f"{p}_addmul_flops_per_s"))
             den += fma + am
         fallback = per_dtype(df["_dtype"].to_numpy(), lambda d: book(compute_peak_key(d)))
         with np.errstate(invalid="ignore", divide="ignore"):
@@ -222,11 +229,9 @@ class Hierarchical(Model):
     def _bw_ceilings(self, df, n, book, gpu, per_byte):
         """Eqs. 4-8 on one GPU: bandwidth ceiling per level (NaN where the level is absent) and
         the time of each level; ``n`` from ``_level_bytes``, ``per_byte`` from ``_byte_times``."""
-        # a level's time is 0 in rows without bytes there, also where the GPU has no ceiling
-        # for it (0 x NaN would void the levels above in every row)
-        t_dram = n["z_dram"] * per_byte["dram"]
-        t_l2 = np.where(n["z_l2"] > 0, n["z_l2"] * per_byte["l2"], 0.0)
-        t_l1 = np.where(n["z_l1"] > 0, n["z_l1"] * per_byte["l1"], 0.0)
+        t_dram = _cost(n["z_dram"], per_byte["dram"])
+        t_l2 = _cost(n["z_l2"], per_byte["l2"])
+        t_l1 = _cost(n["z_l1"], per_byte["l1"])
         t_sh = np.zeros(len(df))
         if n["shared"].any():
             wf = df["shared_wavefronts"].to_numpy(float)
@@ -234,10 +239,9 @@ class Hierarchical(Model):
             if not np.isfinite(banks):
                 banks = 128.0  # 32 banks x 4 B on every NVIDIA GPU since Maxwell
             bw_sh = book("shared_bw_bytes_per_s")
-            # Eq. 5: bytes / (bytes per wavefront) x (max bytes per wavefront) / BW; 0 in rows
-            # without shared bytes, also where the GPU has no shared bandwidth
+            # Eq. 5: bytes / (bytes per wavefront) x (max bytes per wavefront) / BW
             t_sh = np.where(np.isfinite(wf) & (wf > 0), wf * banks / bw_sh,
-                            np.where(n["shared"] > 0, n["shared"] / bw_sh, 0.0))
+                            _cost(n["shared"], 1.0 / bw_sh))
         with np.errstate(invalid="ignore", divide="ignore"):
             bw = {
                 "dram": np.where(n["z_dram"] > 0, 1.0 / per_byte["dram"], np.nan),
