@@ -25,8 +25,10 @@ INTRO = """\
 
 Every input format is read into one table, `gpuproj.profiles.ProfileTable`: one row per
 (kernel, configuration, GPU), SI units in the column names, a missing quantity left empty (never
-zero). Rows a reader had to leave out are listed in `table.skipped` (`Skipped(path, row,
-reason)`) and counted by the CLI; a malformed file is an error naming file, row and column.
+zero). Rows a reader had to leave out (an empty or zero time, an empty kernel or
+GPU name) are listed in `table.skipped` (`Skipped(path, row, reason)`) and counted by the CLI; a
+malformed file (text in a number's place, a line cut short) is an error naming file, row and
+column. Rows are named by the file line where they start, as an editor shows it (header = 1).
 
 ```python
 from gpuproj.profiles import load

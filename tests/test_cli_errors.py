@@ -67,6 +67,15 @@ def test_no_usable_row(tmp_path, capsys):
     assert code == 2 and "the file is empty" in one_error(err)
 
 
+def test_rows_are_named_by_their_file_line(tmp_path, capsys):
+    # past a blank line, a whitespace line and a kernel name with a line break in quotes
+    q = tmp_path / "m.csv"
+    q.write_text('kernel,config,gpu,time_s\n"k\nx",a,h100-sxm5-80gb,1e-3\n\n  \n'
+                 "k,b,h100-sxm5-80gb,fast\n")
+    code, _, err = run(capsys, "predict", str(q), "-t", "h200")
+    assert code == 2 and "m.csv, row 6, field 'time_s': 'fast' is not a number" in one_error(err)
+
+
 def test_a_measurement_table_short_of_a_column(tmp_path, capsys):
     q = tmp_path / "m.csv"
     q.write_text("kernel,gpu,time_s\nk,h100-sxm5-80gb,1e-3\n")
@@ -82,6 +91,12 @@ def test_skipped_rows_are_named(tmp_path, capsys):
     q.write_text("kernel,config,gpu,time_s\nk,a,h100-sxm5-80gb,1e-3\nk,b,h100-sxm5-80gb,-1\n")
     code, _, err = run(capsys, "predict", str(q), "-t", "h200", "-m", "bandwidth")
     assert code == 0 and "skipped 1 row(s) (m.csv row 3): time_s = -1" in err
+    # an empty name is the reason given, not the time it has (it said "time_s = 0.001 is not
+    # positive")
+    q.write_text("kernel,config,gpu,time_s\nk,a,h100-sxm5-80gb,1e-3\nk,b,,1e-3\n,c, ,1e-3\n")
+    code, _, err = run(capsys, "predict", str(q), "-t", "h200", "-m", "bandwidth")
+    assert code == 0 and "skipped 1 row(s) (m.csv row 3): gpu empty\n" in err
+    assert "skipped 1 row(s) (m.csv row 4): kernel and gpu empty\n" in err
 
 
 def test_an_unknown_source_is_not_the_files_fault(capsys):

@@ -131,13 +131,38 @@ def test_bad_durations(tmp_path):
     assert t.skipped_summary() == {"gpu__time_duration.sum is empty": 1}
 
 
+def test_launch_without_a_kernel_name_is_skipped_and_counted(tmp_path):
+    # grouping launches by kernel would drop it without a word
+    t = ncu_csv.read(_edit_base(tmp_path, '"saxpy(float, const float *, float *, int)"',
+                                '"  "'))
+    assert "saxpy" not in set(t.df["kernel"]) and len(t) == 2
+    assert [(s.row, s.reason) for s in t.skipped] == [(9, "Kernel Name empty")]
+
+
 def test_wrong_and_unknown_units(tmp_path):
+    # the raw page prints units on row 7, under the header: the error names that row
     text = BASE.read_text().replace('"nsecond"', '"byte"', 1)
-    with pytest.raises(InputError, match="not a time unit"):
+    with pytest.raises(InputError, match="not a time unit") as e:
         ncu_csv.read(_write(tmp_path, text))
+    assert e.value.row == 7 and e.value.field == "gpu__time_duration.sum"
     text = BASE.read_text().replace('"register/thread"', '"furlong/thread"', 1)
-    with pytest.raises(InputError, match="unknown unit 'furlong/thread'"):
+    with pytest.raises(InputError, match="unknown unit 'furlong/thread'") as e:
         ncu_csv.read(_write(tmp_path, text))
+    assert e.value.row == 7
+    text = BASE.read_text().replace('"register/thread",', "", 1)
+    with pytest.raises(InputError, match="36 fields, the header has 37") as e:
+        ncu_csv.read(_write(tmp_path, text))
+    assert e.value.row == 7
+    # the details page prints each value's unit beside it
+    text = DETAILS.read_text().replace('"gpu__time_duration.sum","usecond"',
+                                       '"gpu__time_duration.sum","byte"', 1)
+    with pytest.raises(InputError, match="not a time unit") as e:
+        ncu_csv.read(_write(tmp_path, text))
+    assert e.value.row == 10
+    text = DETAILS.read_text().replace('"usecond","12.3450"', '"usecond","fast"', 1)
+    with pytest.raises(InputError, match="'fast' is not a number") as e:
+        ncu_csv.read(_write(tmp_path, text))
+    assert e.value.row == 10  # its own row, not the launch's first (7)
 
 
 def test_unknown_gpu_and_missing_gpu_name(tmp_path):

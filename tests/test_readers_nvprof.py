@@ -71,6 +71,24 @@ def test_nvprof_bad_trace(tmp_path):
         nvprof.read(bad)
 
 
+
+def test_nvprof_cut_line_and_trace_of_copies_only(tmp_path):
+    # a file cut mid-line (a run killed while writing) names the line instead of a KeyError
+    lines = METRICS.read_text().splitlines()
+    i = next(i for i, ln in enumerate(lines) if ln.startswith('"Tesla'))
+    bad = tmp_path / "m.csv"
+    bad.write_text("\n".join(lines[:i] + [lines[i][:40]]) + "\n")
+    with pytest.raises(InputError, match="fields, the header has 8") as e:
+        nvprof.read(bad, trace=TRACE)
+    assert e.value.row == i + 1
+    # a trace with memory copies only has nothing to predict
+    lines = TRACE.read_text().splitlines()
+    copies = [ln for ln in lines if ln.startswith(('"', "ms,", "==")) or '"Pageable"' in ln]
+    bad.write_text("\n".join(copies) + "\n")
+    with pytest.raises(InputError, match="no kernel launch in the trace"):
+        nvprof.read(bad)
+
+
 # ---- Amaris et al. ----------------------------------------------------------------------------
 def test_amaris_excerpt_hand_values():
     p = DATA / "amaris-9gpus-bpnn_adjust_weights.csv"
@@ -131,6 +149,13 @@ def test_amaris_bad_input(tmp_path):
     p.write_text("\n".join([src[0].replace('"duration",', '"dur",')] + src[1:]))
     with pytest.raises(InputError, match="duration"):
         amaris.read(p)
+    # a row without a GPU or kernel name is skipped and counted, not lost in the grouping
+    cells, head = src[1].split(","), src[0].split(",")
+    cells[head.index('"name"')] = cells[head.index('"gpu_name"')] = '""'
+    p.write_text("\n".join([src[0], ",".join(cells)] + src[2:]))
+    t = amaris.read(p)
+    assert len(t) == 17
+    assert [(s.row, s.reason) for s in t.skipped] == [(2, "name and gpu_name empty")]
     p.write_text(src[0] + "\n")
     with pytest.raises(InputError, match="no rows"):
         amaris.read(p)

@@ -127,9 +127,10 @@ class ProfileTable:
                 src_rows = df.loc[bad, "_row"] if "_row" in df.columns else [None] * len(rows)
                 for i, r in zip(rows, src_rows):
                     t = df.at[i, "time_s"]
+                    empty = [c for c in ("kernel", "config", "gpu") if pd.isna(df.at[i, c])]
                     why = ("time_s is missing" if pd.isna(t) else f"time_s = {t} is not positive")
-                    if any(df.at[i, c] is None for c in ("kernel", "config", "gpu")):
-                        why = "kernel, config or gpu is empty"
+                    if empty:
+                        why = f"{' and '.join(empty)} empty"
                     row = None if r is None or pd.isna(r) else int(r)
                     skipped.append(Skipped(origin, row, why))
                 df = df.loc[~bad]

@@ -6,7 +6,7 @@ durations. One policy for all formats:
 - a negative duration or count, or an infinite number, is an ``InputError`` (no profiler
   prints one);
 - an empty, NaN or zero duration makes the row unusable for timing: it is skipped and counted
-  as a ``Skipped(path, row, reason)``.
+  as a ``Skipped(path, row, reason)``; so does an empty kernel or GPU name.
 """
 
 from __future__ import annotations
@@ -106,6 +106,31 @@ def split_unusable_times(df: pd.DataFrame, path, *, column="time_s", field=None,
         first = skipped[0]
         raise InputError(f"no row has a usable {field}: all {len(df)} rows would be skipped "
                          f"({first.reason})", path=path, row=first.row, field=field)
+    return df.loc[~bad].copy(), skipped
+
+
+def split_missing_names(df: pd.DataFrame, path, fields: dict):
+    """Rows of ``df`` whose name columns all hold text, and a ``Skipped`` per other row: a row
+    without a kernel or GPU name cannot be keyed, and grouping would drop it without a word.
+
+    ``fields`` maps each column of ``df`` to the file's name for it, used in the reason.
+    """
+    empty = {f: df[c].isna() | (df[c].astype(object).astype(str).str.strip() == "")
+             for c, f in fields.items()}
+    bad = np.zeros(len(df), dtype=bool)
+    for e in empty.values():
+        bad |= e.to_numpy()
+    skipped = []
+    for i in np.flatnonzero(bad):
+        r = df["_row"].iloc[i]
+        which = [f for f, e in empty.items() if e.iloc[i]]
+        skipped.append(Skipped(str(path), None if pd.isna(r) else int(r),
+                               f"{' and '.join(which)} empty"))
+    if len(df) and bad.all():
+        first = skipped[0]
+        raise InputError(f"every row lacks a name ({', '.join(fields.values())}): all "
+                         f"{len(df)} rows would be skipped ({first.reason})", path=path,
+                         row=first.row)
     return df.loc[~bad].copy(), skipped
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import gzip
 import io
 from pathlib import Path
@@ -30,20 +31,40 @@ def head_text(path, n: int = 8192) -> str:
         return ""
 
 
-def read_csv(path, **kw) -> pd.DataFrame:
-    """``pandas.read_csv`` with a ``_row`` column (1-based file line of the row, header = 1)
-    and a one-line error on malformed files."""
+def read_csv(path) -> pd.DataFrame:
+    """``pandas.read_csv`` with a ``_row`` column (the file line where the row starts, 1-based,
+    header = 1, counted past blank lines and line breaks inside quotes) and a one-line error on
+    malformed files."""
     try:
         with open_text(path) as f:
-            df = pd.read_csv(f, **kw)
+            text = f.read()
+        df = pd.read_csv(io.StringIO(text))
     except pd.errors.EmptyDataError:
         raise InputError("file is empty", path=path) from None
     except (pd.errors.ParserError, UnicodeDecodeError, EOFError, gzip.BadGzipFile) as e:
         raise InputError(f"not a readable CSV file ({str(e).splitlines()[0]})", path=path) from None
     if df.empty:
         raise InputError("file has a header but no rows", path=path)
-    df["_row"] = range(2, len(df) + 2)
+    df["_row"] = _record_lines(text, len(df))
     return df
+
+
+def _record_lines(text: str, n: int):
+    """The file line where each of the ``n`` records after the header starts."""
+    if text.count("\n") + (not text.endswith("\n")) == n + 1:
+        return range(2, n + 2)  # one line per record: nothing to scan
+    reader = csv.reader(io.StringIO(text))
+    starts, end = [], 0
+    try:
+        for rec in reader:
+            start, end = end + 1, reader.line_num
+            # pandas skips empty and whitespace-only lines; a line of commas is a row
+            if len(rec) > 1 or (rec and rec[0].strip()):
+                starts.append(start)
+    except csv.Error:
+        starts = []
+    # where the csv module and pandas disagree on the records, number them as lines
+    return starts[1:] if len(starts) == n + 1 else range(2, n + 2)
 
 
 def resolve_gpus(names: pd.Series, path, rows: pd.Series | None = None,

@@ -45,7 +45,7 @@ import pandas as pd
 
 from ...errors import InputError
 from ..table import ProfileTable
-from ._checks import numeric, require_columns, split_unusable_times
+from ._checks import numeric, require_columns, split_missing_names, split_unusable_times
 from ._io import read_csv, resolve_gpus
 from .nvprof import SECTOR_BYTES, apply_metrics
 
@@ -117,6 +117,7 @@ def read(path, gpu: str | None = None) -> ProfileTable:
     path = Path(path)
     df = read_csv(path)
     require_columns(df, _REQUIRED, path)
+    df, skipped = split_missing_names(df, path, {"name": "name", "gpu_name": "gpu_name"})
     df["gpu_name"] = df["gpu_name"].astype(str)
     unknown = sorted(set(df["gpu_name"]) - set(AMARIS_GPUS))
     if unknown:
@@ -155,7 +156,8 @@ def read(path, gpu: str | None = None) -> ProfileTable:
         possible = wbytes <= num["l2_write_transactions"] * SECTOR_BYTES + LARGEST_L2_BYTES
         out["dram_write_bytes"] = wbytes.where(possible)
         out["dram_write_from_throughput"] = True
-    out, skipped = split_unusable_times(out, path, field="duration")
+    out, unusable = split_unusable_times(out, path, field="duration")
+    skipped += unusable
     out["gpu"] = resolve_gpus(out["_gpu_name"].map(AMARIS_GPUS), path)
     if "elapsed_cycles_sm" in num:
         from ...catalog import resolve

@@ -16,7 +16,7 @@ import pandas as pd
 from ...errors import InputError
 from ..schema import NUMERIC, REQUIRED
 from ..table import ProfileTable
-from ._checks import numeric, split_unusable_times
+from ._checks import numeric, split_missing_names, split_unusable_times
 from ._io import read_csv, resolve_gpus
 
 
@@ -61,7 +61,9 @@ def read(path, gpu: str | None = None) -> ProfileTable:
         if c in df.columns:
             df[c] = numeric(df[c], path=path, field=c, rows=df["_row"],
                             allow_negative=c == "time_s")  # a time <= 0 is a skipped row
-    df, skipped = split_unusable_times(df, path)
+    df, skipped = split_missing_names(df, path, {c: c for c in ("kernel", "config", "gpu")})
+    df, unusable = split_unusable_times(df, path)
+    skipped += unusable
     df["config"] = df["config"].astype(str)
     df["gpu"] = resolve_gpus(df["gpu"].astype(str), path, rows=df["_row"])
     return ProfileTable.from_frame(df, skipped=skipped, origin=str(path))

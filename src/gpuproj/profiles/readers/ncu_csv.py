@@ -29,7 +29,7 @@ import pandas as pd
 from ...errors import InputError
 from ...units import unit_factor
 from ..table import ProfileTable
-from ._checks import parse_number, split_unusable_times
+from ._checks import parse_number, split_missing_names, split_unusable_times
 from ._io import open_text, resolve_gpus
 
 # metric -> (canonical column, kind). Kinds: time, bytes, count, frequency, pct (0-100 -> 0-1),
@@ -105,9 +105,12 @@ def sniff(path, head: str) -> bool:
 
 
 # ---- converting one value ------------------------------------------------------------------
-def to_si(metric: str, text, unit: str, *, path, row):
+def to_si(metric: str, text, unit: str, *, path, row, unit_row=None):
     """The SI value of ``metric`` printed as ``text`` in ``unit``; checks that the unit fits
-    the metric's kind (a duration in bytes is an ``InputError``, not a silent factor)."""
+    the metric's kind (a duration in bytes is an ``InputError``, not a silent factor).
+    ``unit_row``: the file row the unit was printed on, where not ``row`` (the raw page's
+    units row), so that a bad unit is reported where it is."""
+    at = row if unit_row is None else unit_row
     _, kind = NCU_METRICS.get(metric, (None, "time" if metric in TIME_METRICS else "count"))
     if kind == "string":
         return None if text is None or str(text).strip() == "" else str(text).strip()
@@ -119,21 +122,21 @@ def to_si(metric: str, text, unit: str, *, path, row):
         return v
     unit = (unit or "").strip()
     if kind == "time" and unit not in _TIME_UNITS:
-        raise InputError(f"unit '{unit}' is not a time unit", path=path, row=row, field=metric)
+        raise InputError(f"unit '{unit}' is not a time unit", path=path, row=at, field=metric)
     if kind == "bytes" and "byte" not in unit:
-        raise InputError(f"unit '{unit}' is not a byte unit", path=path, row=row, field=metric)
+        raise InputError(f"unit '{unit}' is not a byte unit", path=path, row=at, field=metric)
     if kind == "count" and ("byte" in unit or "second" in unit):
-        raise InputError(f"unit '{unit}' does not fit a count", path=path, row=row, field=metric)
+        raise InputError(f"unit '{unit}' does not fit a count", path=path, row=at, field=metric)
     if kind == "frequency" and not (unit.lower().endswith("hz") or unit.startswith("cycle/")):
-        raise InputError(f"unit '{unit}' is not a frequency", path=path, row=row, field=metric)
+        raise InputError(f"unit '{unit}' is not a frequency", path=path, row=at, field=metric)
     if kind == "pct":
         if unit not in ("%", ""):
-            raise InputError(f"unit '{unit}' is not '%'", path=path, row=row, field=metric)
+            raise InputError(f"unit '{unit}' is not '%'", path=path, row=at, field=metric)
         return v / 100.0
     try:
         f = unit_factor(unit)
     except InputError as e:
-        raise InputError(str(e), path=path, row=row, field=metric) from None
+        raise InputError(str(e), path=path, row=at, field=metric) from None
     if v < 0:
         raise InputError(f"{text} is negative", path=path, row=row, field=metric)
     return v * f
@@ -173,7 +176,11 @@ def _per_launch_raw(recs, path) -> pd.DataFrame:
     if not body or body[0][1][:1] != [""]:
         raise InputError("no units row under the header (ncu --csv --page raw prints one)",
                          path=path, row=recs[0][0] + 1)
-    units = dict(zip(header, body[0][1]))
+    unit_row, unit_fields = body[0]
+    if len(unit_fields) != len(header):
+        raise InputError(f"{len(unit_fields)} fields, the header has {len(header)}", path=path,
+                         row=unit_row)
+    units = dict(zip(header, unit_fields))
     body = body[1:]
     if not body:
         raise InputError("file has a header but no rows", path=path)
@@ -183,7 +190,7 @@ def _per_launch_raw(recs, path) -> pd.DataFrame:
             raise InputError(f"{len(fields)} fields, the header has {len(header)}", path=path,
                              row=line)
         rec = dict(zip(header, fields))
-        out.append(_launch(rec, {m: (rec[m], units.get(m, "")) for m in header
+        out.append(_launch(rec, {m: (rec[m], units.get(m, ""), line, unit_row) for m in header
                                  if m not in _IDENTITY}, line, path))
     return pd.DataFrame(out)
 
@@ -200,20 +207,22 @@ def _per_launch_details(recs, path) -> pd.DataFrame:
         rec = dict(zip(header, fields))
         entry = launches.setdefault(rec["ID"], (rec, {}, line))
         if rec.get("Metric Name"):
-            entry[1][rec["Metric Name"]] = (rec.get("Metric Value"), rec.get("Metric Unit", ""))
+            entry[1][rec["Metric Name"]] = (rec.get("Metric Value"), rec.get("Metric Unit", ""),
+                                            line, line)
     return pd.DataFrame([_launch(rec, metrics, line, path)
                          for rec, metrics, line in launches.values()])
 
 
 def _launch(rec: dict, metrics: dict, line: int, path) -> dict:
-    """One launch as canonical columns (SI) plus identity; ``metrics``: name -> (text, unit)."""
+    """One launch (first printed on file row ``line``) as canonical columns (SI) plus identity;
+    ``metrics``: name -> (text, unit, the file rows of the text and of the unit)."""
     row = {"_row": line, "launch_id": rec.get("ID"), "kernel": rec.get("Kernel Name") or None,
            "_grid": _dims(rec.get("Grid Size")), "_block": _dims(rec.get("Block Size")),
            "_device_name": rec.get("Device Name") or None}
-    for m, (text, unit) in metrics.items():
+    for m, (text, unit, at, unit_at) in metrics.items():
         if m in NCU_METRICS:
             col, _ = NCU_METRICS[m]
-            v = to_si(m, text, unit, path=path, row=line)
+            v = to_si(m, text, unit, path=path, row=at, unit_row=unit_at)
             if col == "gpu":
                 row["_display_name"] = v
             elif col in row and not np.isnan(row[col]):
@@ -221,7 +230,7 @@ def _launch(rec: dict, metrics: dict, line: int, path) -> dict:
             else:
                 row[col] = v
         elif m in TIME_METRICS and "time_s" not in row:
-            row["time_s"] = to_si(m, text, unit, path=path, row=line)
+            row["time_s"] = to_si(m, text, unit, path=path, row=at, unit_row=unit_at)
     return row
 
 
@@ -254,7 +263,9 @@ def finish(launches: pd.DataFrame, path, *, gpu=None, per_launch=False) -> Profi
                 lambda v: None if pd.isna(v) else f"{v:.0f}"))
         dims[key] = d.fillna("?").astype(str)
     df["config"] = "grid=" + dims["_grid"] + " block=" + dims["_block"]
-    df, skipped = split_unusable_times(df, path, field="gpu__time_duration.sum")
+    df, skipped = split_missing_names(df, path, {"kernel": "Kernel Name"})
+    df, unusable = split_unusable_times(df, path, field="gpu__time_duration.sum")
+    skipped += unusable
     if per_launch:
         df["launches"] = 1.0
     elif len(df):

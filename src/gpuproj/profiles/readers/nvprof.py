@@ -95,8 +95,14 @@ def _records(path):
     start = next((i for i, ln in enumerate(lines) if ln.startswith('"')), None)
     if start is None:
         raise InputError("no nvprof CSV header (run nvprof with --csv)", path=path)
-    return [(i + 1, next(csv.reader([ln]))) for i, ln in enumerate(lines)
+    recs = [(i + 1, next(csv.reader([ln]))) for i, ln in enumerate(lines)
             if i >= start and ln.strip() and not ln.startswith("==")]
+    width = len(recs[0][1])
+    for line, fields in recs[1:]:
+        if len(fields) != width:
+            # nvprof prints every field of every row; anything else is a cut or edited line
+            raise InputError(f"{len(fields)} fields, the header has {width}", path=path, row=line)
+    return recs
 
 
 def metric_value(text, *, path, row, field):
@@ -197,6 +203,9 @@ def _read_trace(recs, path):
     for r in df.loc[~is_kernel, "_row"]:
         skipped.append(Skipped(str(path), int(r), "not a kernel launch (memory copy or set)"))
     df = df.loc[is_kernel].copy()
+    if df.empty:
+        raise InputError(f"no kernel launch in the trace (all {len(skipped)} rows are memory "
+                         "copies or sets)", path=path)
     df["time_s"] = numeric(df["Duration"], path=path, field="Duration", rows=df["_row"]) * tf
     dims = {}
     for c in ("Grid X", "Grid Y", "Grid Z", "Block X", "Block Y", "Block Z",
