@@ -178,6 +178,18 @@ def test_runner_times_kernels_on_opencl():
     assert big.median_s > small.median_s
 
 
+@pytest.mark.skipif(not str(opencl_unusable()).startswith("OpenCL cannot build"),
+                    reason="needs an OpenCL device whose compiler refuses every kernel")
+def test_a_device_that_cannot_build_is_one_line(tmp_path, capsys):
+    # pyopencl's build error is a page of log with a traceback; the user gets its cause
+    from conftest import run_cli
+
+    code, _, err = run_cli(capsys, "calibrate", str(DATA / "calibrated-pocl-tiny-model.yaml"),
+                           "--out", str(tmp_path / "p.json"))
+    assert code == 2 and "Traceback" not in err
+    assert "error: OpenCL could not run kernel flops_madd_float32 on " in err.splitlines()[-1]
+
+
 @needs_opencl
 @pytest.mark.slow
 def test_cli_calibrates_evaluates_and_predicts_end_to_end(tmp_path):

@@ -263,3 +263,56 @@ def test_loopy_errors(capsys, two_devices, tmp_path):
     ]:
         res = invoke("predict", *args)
         assert res.exit_code == 2 and msg in res.output, (args, res.output)
+
+
+@pytest.mark.parametrize("edit, where", [
+    (lambda d: d.pop("model"), "field 'model': expected a mapping"),
+    (lambda d: d.update(model=[1, 2]), "field 'model': expected a mapping"),
+    (lambda d: d["model"].pop("expression"), "field 'model.expression': expected text"),
+    (lambda d: d["model"].update(output={"a": 1}), "field 'model.output': expected text"),
+    (lambda d: d["model"].update(features=-1), "field 'features': expected a mapping"),
+    (lambda d: d["model"].update(features={"f_x": [1]}), "field 'features': expected an expr"),
+    (lambda d: d.pop("params"), "field 'params': expected a mapping"),
+    (lambda d: d["params"].update(p_g="x"), "field 'params.p_g': expected a finite number"),
+    (lambda d: d["params"].update(p_g=None), "field 'params.p_g': expected a finite number"),
+    (lambda d: d["params"].update(p_g=10**400), "field 'params.p_g': expected a finite number"),
+    (lambda d: d["params"].pop("p_g"), "field 'params': parameters ['p_g'] missing"),
+    (lambda d: d.update(subgroup_size=[]), "field 'subgroup_size': must be a positive integer"),
+])
+def test_a_damaged_params_file_is_one_line(capsys, two_devices, tmp_path, edit, where):
+    # each of these was a KeyError, TypeError or AttributeError traceback
+    (fast_path, _), _ = two_devices
+    d = json.loads(fast_path.read_text())
+    edit(d)
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(d))
+    code, out, err = run_main(capsys, "predict", "--loopy", KERNEL, "--params", bad,
+                              "--sizes", "n=128")
+    assert code == 2 and out == "" and err.count("\n") == 1 and where in err, err
+
+
+MATMUL = KERNEL.read_text()
+
+
+@pytest.mark.parametrize("text, where", [
+    (MATMUL.replace("{name: n, dtype: int32}", "{name: 0, dtype: int32}"),
+     "field 'args': argument 2 needs a name"),
+    (MATMUL.replace("shape: [n, n]", "shape: [n, {a: 1}]"),
+     "field 'args': argument 1: expected a shape"),
+    (MATMUL.replace("bLD: [[b, load]]", "bLD: 0"), "field 'access_tags': expected a mapping"),
+    (MATMUL + "sizes: [128]\n", "field 'sizes': expected a mapping"),
+    ("name: '[1, 2]'\n" + MATMUL.replace("name: matmul_pf\n", ""),
+     "field 'name': '[1, 2]' is not a kernel name"),
+    (MATMUL.replace("sweep_inames: [i_inner, k_inner]", "sweep_inames: null"),
+     "loopy cannot count the kernel: UnableToDetermineAccessRangeError: unable to determine"),
+    ("generator: [matmul_sq]\n", "field 'generator': unknown generator ['matmul_sq']"),
+    ("generator: matmul_sq\nargs: [prefetch]\n", "field 'args': expected a mapping"),
+])
+def test_a_damaged_kernel_file_is_one_line(capsys, two_devices, tmp_path, text, where):
+    # each of these was a TypeError, AttributeError, KeyError or loopy traceback
+    (fast_path, _), _ = two_devices
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(text)
+    code, out, err = run_main(capsys, "predict", "--loopy", bad, "--params", fast_path,
+                              "--sizes", "n=128")
+    assert code == 2 and out == "" and err.count("\n") == 1 and where in err, err

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -47,7 +48,14 @@ class Model:
     def __post_init__(self):
         self.expr = E.parse(self.expression, path=self.path)
         self._user = {}
+        if not isinstance(self.user_features, dict):
+            raise InputError("expected a mapping of feature name to expression",
+                             path=self.path, field="features")
         for fname, text in self.user_features.items():
+            if not isinstance(fname, str) or not isinstance(text, str | int | float):
+                raise InputError(f"expected an expression for a feature name, found "
+                                 f"{fname!r}: {text!r}", path=self.path, field="features")
+            text = str(text)
             if not fname.startswith("f_"):
                 raise InputError(f"user feature names start with 'f_': {fname!r}",
                                  path=self.path, field="features")
@@ -203,14 +211,33 @@ def load_params(path) -> tuple[Model, dict, dict]:
         raise InputError(f"not a {PARAMS_FORMAT} file", path=p, field="format")
     if d.get("version") != PARAMS_VERSION:
         raise InputError(f"unsupported version {d.get('version')}", path=p, field="version")
-    m = d["model"]
-    model = Model(m["output"], m["expression"], m.get("features") or {}, m.get("name", ""),
+    m = d.get("model")
+    if not isinstance(m, dict):
+        raise InputError("expected a mapping with output and expression", path=p, field="model")
+    for key in ("output", "expression"):
+        if not isinstance(m.get(key), str):
+            raise InputError(f"expected text, found {m.get(key)!r}", path=p, field=f"model.{key}")
+    model = Model(m["output"], m["expression"], m.get("features") or {}, str(m.get("name", "")),
                   path=p)
-    params = {k: float(v) for k, v in d["params"].items()}
+    if not isinstance(d.get("params"), dict):
+        raise InputError("expected a mapping of parameter to value", path=p, field="params")
+    params = {k: _finite(v, p, f"params.{k}") for k, v in d["params"].items()}
+    sg = d.get("subgroup_size", 32)
+    if isinstance(sg, bool) or not isinstance(sg, int) or sg < 1:
+        raise InputError("must be a positive integer", path=p, field="subgroup_size")
     missing = set(model.params) - set(params)
     if missing:
         raise InputError(f"parameters {sorted(missing)} missing", path=p, field="params")
     return model, params, d
+
+
+def _finite(v, path, field) -> float:
+    try:
+        if not isinstance(v, bool) and isinstance(v, int | float) and math.isfinite(v):
+            return float(v)
+    except OverflowError:  # an integer beyond any float
+        pass
+    raise InputError(f"expected a finite number, found {v!r}", path=path, field=field)
 
 
 def geomean_rel_error_from(rel):

@@ -102,7 +102,7 @@ def load_model_file(path) -> ModelSpec:
     unknown = set(d) - allowed
     if unknown:
         raise InputError(f"unknown key(s) {sorted(unknown)}", path=p)
-    model = Model(str(d["output"]), str(d["expression"]), dict(d.get("features") or {}),
+    model = Model(str(d["output"]), str(d["expression"]), d.get("features") or {},
                   str(d.get("name") or p.stem), path=p)
     sg = d.get("subgroup_size", 32)
     if not isinstance(sg, int) or sg < 1:
@@ -152,11 +152,13 @@ def load_kernel_file(path):
     d = read_mapping(path)
     p = Path(path)
     if "generator" in d:
-        g = GENERATORS.get(d["generator"])
+        g = GENERATORS.get(d["generator"]) if isinstance(d["generator"], str) else None
         if g is None:
             raise InputError(f"unknown generator {d['generator']!r}; known: "
                              f"{', '.join(GENERATORS)}", path=p, field="generator")
         args = d.get("args") or {}
+        if not isinstance(args, dict):
+            raise InputError("expected a mapping of argument to value", path=p, field="args")
         tags = {k: str(v) for k, v in args.items()}
         unknown = set(tags) - set(g.args)
         if unknown:
@@ -181,21 +183,31 @@ def _build_loopy(d, p, MeasurementKernel):
     for key in ("domains", "instructions", "args"):
         if key not in d:
             raise InputError("missing key", path=p, field=key)
-    args = []
-    for i, a in enumerate(d["args"]):
-        if not isinstance(a, dict) or "name" not in a:
-            raise InputError(f"argument {i + 1} needs a name", path=p, field="args")
-        try:
-            dt = np.dtype(a.get("dtype", "float32"))
-        except TypeError:
-            raise InputError(f"bad dtype {a.get('dtype')!r}", path=p, field="args") from None
-        if "shape" in a:
-            args.append(lp.GlobalArg(a["name"], dt, shape=tuple(str(s) for s in a["shape"])))
-        else:
-            args.append(lp.ValueArg(a["name"], dt))
+    if not isinstance(d["args"], list):
+        raise InputError("expected a list of {name, dtype, shape}", path=p, field="args")
+    kernel_name = str(d.get("name", p.stem))
+    if not kernel_name.replace("-", "_").isidentifier():
+        raise InputError(f"{kernel_name!r} is not a kernel name (letters, digits, _ and -)", path=p,
+                         field="name")
     try:
+        args = []
+        for i, a in enumerate(d["args"]):
+            if not isinstance(a, dict) or not isinstance(a.get("name"), str):
+                raise InputError(f"argument {i + 1} needs a name", path=p, field="args")
+            try:
+                dt = np.dtype(a.get("dtype", "float32"))
+            except TypeError:
+                raise InputError(f"bad dtype {a.get('dtype')!r}", path=p, field="args") from None
+            if "shape" in a:
+                if not isinstance(a["shape"], list) or not all(
+                        isinstance(n, str | int) for n in a["shape"]):
+                    raise InputError(f"argument {i + 1}: expected a shape such as [n, n]",
+                                     path=p, field="args")
+                args.append(lp.GlobalArg(a["name"], dt, shape=tuple(str(n) for n in a["shape"])))
+            else:
+                args.append(lp.ValueArg(a["name"], dt))
         knl = lp.make_kernel(d["domains"], d["instructions"], args,
-                             name=str(d.get("name", p.stem)).replace("-", "_"),
+                             name=kernel_name.replace("-", "_"),
                              lang_version=(2018, 2))
         for i, t in enumerate(d.get("transforms") or []):
             if not (isinstance(t, list) and len(t) == 2 and isinstance(t[1], dict)):
@@ -210,8 +222,22 @@ def _build_loopy(d, p, MeasurementKernel):
     except InputError:
         raise
     except Exception as e:  # noqa: BLE001 - loopy's own errors: report them as bad input
-        raise InputError(f"loopy rejected the kernel: {type(e).__name__}: {e}", path=p) \
-            from None
-    tags = {k: [tuple(x) for x in v] for k, v in (d.get("access_tags") or {}).items()}
-    return MeasurementKernel(str(d.get("name", p.stem)), knl, dict(d.get("sizes") or {}),
-                             access_tags=tags)
+        raise InputError(f"loopy rejected the kernel: {loopy_error(e)}", path=p) from None
+    tags = d.get("access_tags") or {}
+    if not isinstance(tags, dict) or not all(
+            isinstance(v, list) and all(isinstance(x, list) and len(x) == 2 for x in v)
+            for v in tags.values()):
+        raise InputError("expected a mapping of tag to [[array, load|store], ...]", path=p,
+                         field="access_tags")
+    sizes = d.get("sizes") or {}
+    if not isinstance(sizes, dict):
+        raise InputError("expected a mapping of size name to integer", path=p, field="sizes")
+    tags = {k: [tuple(x) for x in v] for k, v in tags.items()}
+    return MeasurementKernel(kernel_name, knl, sizes, access_tags=tags)
+
+
+def loopy_error(e: Exception) -> str:
+    """One line for an error loopy or isl raised: its type and first line (loopy appends the
+    loop nesting tree and the like on further lines)."""
+    lines = str(e).strip().splitlines()
+    return f"{type(e).__name__}: {lines[0] if lines else ''}"

@@ -127,14 +127,22 @@ def predict_loopy(kernel_file, params_file, sizes):
     """
     from . import expression as E
     from .counting import count_kernel
-    from .modelfile import load_kernel_file
+    from .modelfile import load_kernel_file, loopy_error
 
     model, params, record = load_params(params_file)
     mk = load_kernel_file(kernel_file)
     sg = int(record.get("subgroup_size", 32))
     many = isinstance(sizes, (list, tuple))
     out = []
-    kc = count_kernel(mk.program, sg)
+    import islpy
+    from loopy.diagnostic import LoopyError, UnableToDetermineAccessRangeError
+
+    try:
+        kc = count_kernel(mk.program, sg)
+    except (LoopyError, UnableToDetermineAccessRangeError, islpy.Error) as e:
+        # a kernel that loopy cannot schedule or count
+        raise InputError(f"loopy cannot count the kernel: {loopy_error(e)}",
+                         path=kernel_file) from None
     parts = E.terms(model.expr)
     labels = {str(term): E.term_label(term) for term in parts}
     for s in (sizes if many else [sizes]):

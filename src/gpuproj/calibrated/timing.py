@@ -14,7 +14,7 @@ import statistics
 import warnings
 from dataclasses import dataclass, field
 
-from ..errors import InputError, MissingToolError
+from ..errors import GpuprojError, InputError, MissingToolError
 
 
 @dataclass
@@ -131,22 +131,30 @@ class OpenCLRunner:
             args[a.name] = cla.Array(self.queue, shape, dt, strides=strides, data=base.data)
         return args
 
+    def _samples(self, ex, args) -> list:
+        for _ in range(max(self.warmup, 1)):
+            evt, _ = ex(self.queue, **args)
+        evt.wait()
+        samples = []
+        for _ in range(self.repetitions):
+            evt, _ = ex(self.queue, **args)
+            evt.wait()
+            samples.append((evt.profile.end - evt.profile.start) * 1e-9)
+        return samples
+
     def time(self, mk) -> Timing:
         knl = _check_sizes(mk)
         lp = _lp()
         prog = mk.program.copy(target=lp.PyOpenCLTarget())
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            ex = prog.executor(self.queue)
-            args = self._args(mk, knl)
-            for _ in range(max(self.warmup, 1)):
-                evt, _ = ex(self.queue, **args)
-            evt.wait()
-            samples = []
-            for _ in range(self.repetitions):
-                evt, _ = ex(self.queue, **args)
-                evt.wait()
-                samples.append((evt.profile.end - evt.profile.start) * 1e-9)
+            try:
+                samples = self._samples(prog.executor(self.queue), self._args(mk, knl))
+            except self.cl.RuntimeError as e:  # the device's compiler or runtime refused
+                from ..bench.opencl import build_failure
+
+                raise GpuprojError(f"OpenCL could not run kernel {mk.name} on "
+                                   f"{self.device_name}: {build_failure(e)}") from None
         med, out = robust_median(samples, self.outlier_factor)
         return Timing(mk.name, dict(mk.sizes), samples, med, out, self.device_name)
 
