@@ -263,6 +263,34 @@ def test_bad_files_name_the_field(tmp_path):
         parse_gpu({**base, "schema_version": 2})
 
 
+def _entry(value, kind="user"):
+    return {"value": value, "kind": kind, "source": "x"}
+
+
+@pytest.mark.parametrize("edit, where", [
+    # each was a traceback: unhashable kind, .items() of a non-mapping, a 0 or 1e308 warp
+    # size dividing the lanes or overflowing the occupancy arithmetic
+    ({"values": {"sm_count": _entry(1, kind=["user"])}}, "field 'values.sm_count': kind"),
+    ({"values": True}, "field 'values': expected a mapping"),
+    ({"measured": [1]}, "field 'measured': expected a mapping"),
+    ({"aliases": 5}, "field 'aliases': expected a list"),
+    ({"values": {"warp_size": _entry(0)}}, "field 'values.warp_size': value 0: leave"),
+    ({"peak": {"dram_bw_bytes_per_s": _entry(0)}}, "field 'peak.dram_bw_bytes_per_s': value 0"),
+    ({"values": {"warp_size": _entry(1e308)}}, "field 'values.warp_size': value 1e+308 is not"),
+    ({"values": {"sm_count": _entry(10.5)}}, "field 'values.sm_count': value 10.5 is not a whole"),
+])
+def test_values_no_model_can_use_name_the_field(edit, where):
+    base = {"schema_version": 1, "id": "bad", "vendor": "X", "name": "Bad", "architecture": "A",
+            "isa": "i"}
+    with pytest.raises(InputError) as e:
+        parse_gpu({**base, **edit}, path="bad.yaml")
+    assert where in str(e.value)
+    # what may be 0 or fractional still reads
+    g = parse_gpu({**base, "values": {"reserved_smem_per_block_bytes": _entry(0),
+                                      "boost_clock_hz": _entry(1.4105e9)}})
+    assert g.value("reserved_smem_per_block_bytes") == 0
+
+
 def test_numbers_written_without_a_decimal_point(tmp_path):
     # PyYAML reads 3e12 (YAML 1.1: no decimal point) as a string; users write it so
     p = tmp_path / "x.yaml"

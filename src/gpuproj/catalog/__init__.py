@@ -31,6 +31,8 @@ from .schema import (
     SOURCE_KINDS,
     THROUGHPUT_FIELDS,
     VALUE_FIELDS,
+    WHOLE_FIELDS,
+    ZERO_ALLOWED,
 )
 
 BUNDLED_DIR = Path(__file__).parent / "gpus"
@@ -172,8 +174,8 @@ def _entry(raw, path, section, name, is_list=False) -> Entry:
     missing = [k for k in ("kind", "source") if not raw.get(k)]
     if missing:
         raise InputError(f"lacks {' and '.join(missing)}", path=path, field=where)
-    if raw["kind"] not in SOURCE_KINDS:
-        raise InputError(f"kind '{raw['kind']}' is not one of {sorted(SOURCE_KINDS)}",
+    if not isinstance(raw["kind"], str) or raw["kind"] not in SOURCE_KINDS:
+        raise InputError(f"kind {raw['kind']!r} is not one of {sorted(SOURCE_KINDS)}",
                          path=path, field=where)
     v = raw["value"]
     if is_list and not isinstance(v, list):
@@ -183,6 +185,12 @@ def _entry(raw, path, section, name, is_list=False) -> Entry:
         if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x) or x < 0:
             raise InputError(f"value {x!r} is not a finite non-negative number", path=path,
                              field=where)
+    if not is_list and vals[0] == 0 and name not in ZERO_ALLOWED:
+        raise InputError("value 0: leave the field out where it is unknown", path=path,
+                         field=where)
+    if section == "values" and name in WHOLE_FIELDS and (vals[0] != int(vals[0])
+                                                         or vals[0] > 2**53):
+        raise InputError(f"value {vals[0]!r} is not a whole number", path=path, field=where)
     return Entry(vals if is_list else float(vals[0]), raw["kind"], str(raw["source"]))
 
 
@@ -213,6 +221,12 @@ def parse_gpu(data: dict, path=None) -> GPU:
     for k in data:
         if k not in known:
             raise InputError("unknown field", path=path, field=k)
+    for sec in ("values", "peak", "measured"):
+        if not isinstance(data.get(sec) or {}, dict):
+            raise InputError("expected a mapping of field to {value, kind, source}", path=path,
+                             field=sec)
+    if not isinstance(data.get("aliases") or [], list):
+        raise InputError("expected a list of names", path=path, field="aliases")
     values, peaks, measureds = {}, {}, {}
     for k, raw in (data.get("values") or {}).items():
         if k not in VALUE_FIELDS and k not in LIST_FIELDS:

@@ -24,7 +24,9 @@ A GPU file is YAML (read with ``yaml.safe_load``) with these top-level keys::
 Every number is a mapping with its ``value``, the ``kind`` of source (``SOURCE_KINDS``) and the
 ``source`` text: document and section, dataset and what was measured, or how it was derived.
 Peak (datasheet) and measured (sustained) values live side by side in their own sections and are
-never merged. Units are SI and decimal, and they are part of every field name.
+never merged. Units are SI and decimal, and they are part of every field name. A value is a
+finite number above 0 (0 only in ``ZERO_ALLOWED``; an unknown value is left out), and a whole
+number where it counts things (``WHOLE_FIELDS``).
 """
 
 SCHEMA_VERSION = 1
@@ -93,6 +95,12 @@ VALUE_FIELDS = {
     "reserved_smem_per_block_bytes": "shared memory the system reserves per resident block",
     "warp_alloc_granularity": "warps are allocated in groups of this many (register allocation)",
 }
+
+# The values that may be 0; any other 0 would be a divisor or the rate of nothing (a field whose
+# value is unknown is left out).
+ZERO_ALLOWED = {"reserved_smem_per_block_bytes"}
+# The values that count whole things: all but the clocks.
+WHOLE_FIELDS = set(VALUE_FIELDS) - {"base_clock_hz", "boost_clock_hz"}
 
 # Lists of numbers (allowed carve-outs).
 LIST_FIELDS = {
