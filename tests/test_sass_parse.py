@@ -182,3 +182,18 @@ def test_bad_inputs(tmp_path):
                    '"zz","EXIT","1"\n')
     with pytest.raises(InputError, match="row 3"):
         parse_file(bad)
+
+
+def test_offsets_out_of_order_name_the_line(tmp_path):
+    # a line moved or doubled by hand left an empty basic block: an IndexError in build_cfg
+    lines = listing(90).read_text().splitlines()
+    k = next(i for i, ln in enumerate(lines) if "/*0010*/" in ln)
+    with pytest.raises(InputError, match="instruction at 0x0010 after one at 0x0010") as e:
+        parse_text("\n".join(lines[:k + 1] + [lines[k]] + lines[k + 1:]))
+    assert e.value.row == k + 2
+    bad = tmp_path / "x.csv"
+    bad.write_text('"Kernel Name","k"\n"Address","Source","Instructions Executed"\n'
+                   '"0x10","FADD R0, R1, R2","1"\n"0x0","EXIT","1"\n')
+    with pytest.raises(InputError, match="instruction at 0x0000 after one at 0x0010") as e:
+        parse_file(bad)
+    assert e.value.row == 4

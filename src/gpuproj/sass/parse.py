@@ -94,6 +94,15 @@ def _finish_function(name, raw, labels, symbols, arch):
     return Function(name, insns, arch, dict(symbols))
 
 
+def _check_order(earlier: list, offset: int, origin, row) -> None:
+    """A function's instructions are printed at increasing offsets; anything else is a listing
+    damaged or edited by hand, whose control-flow graph would not hold together."""
+    if earlier and offset <= earlier[-1][0]:
+        raise InputError(f"instruction at {offset:#06x} after one at {earlier[-1][0]:#06x}: "
+                         "offsets must increase (a damaged or edited listing)",
+                         path=origin or None, row=row)
+
+
 def parse_text(text: str, origin: str = "") -> Program:
     """Parse ``nvdisasm`` or ``cuobjdump -sass`` text (one or several architectures: the first
     architecture's functions are kept, and a note says so)."""
@@ -108,7 +117,7 @@ def parse_text(text: str, origin: str = "") -> Program:
                 return
             functions[cur] = _finish_function(cur, raw, labels, symbols, arch)
 
-    for line in text.splitlines():
+    for row, line in enumerate(text.splitlines(), 1):
         m = _TARGET_CUOBJ.search(line) if "code for" in line else None
         if m:
             fmt = "cuobjdump-text"
@@ -131,6 +140,7 @@ def parse_text(text: str, origin: str = "") -> Program:
             pending = []
             pred, opcode, operands = _split(m.group(2))
             if opcode:
+                _check_order(raw, off, origin, row)
                 raw.append((off, pred, opcode, operands))
             continue
         m = _SECTION.match(line) or _SECTION_BAR.match(line) or _CUOBJ_FUNC.match(line)
@@ -297,6 +307,7 @@ def _ncu_function(name, header, body, origin, arch):
         except ValueError:
             raise InputError(f"address '{r[ia]}' is not hexadecimal", path=origin or None,
                              row=row, field="Address") from None
+        _check_order(parsed, addr, origin, row)
         w = _num(r[iw], origin, row, "Instructions Executed")
         t = _num(r[it], origin, row, "Thread Instructions Executed") if it is not None else w * 32
         p = _num(r[ip], origin, row, "Predicated-On Thread Instructions Executed") \
