@@ -168,6 +168,20 @@ def test_kernel_features_by_hand():
     assert f["x_tile"][0] == 8.0
 
 
+def test_a_value_no_learner_can_hold_is_missing(synth):
+    # a tuning parameter of 1e300 (a damaged table) became inf in the trees' float32 input
+    # and stopped the fit with a ValueError traceback
+    df = synth.df.copy()
+    df.loc[df["config"] == df.at[3, "config"], "tile"] = 1e300
+    pairs = make_pairs(ProfileTable(df))
+    x = PairFeatures(pairs, FeatureSpec(extras=("tile",))).matrix(["x_tile"])[:, 0]
+    damaged = (pairs["config"] == df.at[3, "config"]).to_numpy()
+    assert np.isnan(x[damaged]).all() and np.isfinite(x[~damaged]).all()
+    m = get_model("rf", learner_params={"n_estimators": 20}).fit(ProfileTable(df))
+    d = m.predict(synth.on("titan-v"), "titan-v", ["rtx-4070"]).df
+    assert len(d) == len(synth.on("titan-v")) and np.isfinite(d["time_s"]).all()
+
+
 def test_roofline_and_ratio_features_from_catalog():
     s, t = resolve("titan-v"), resolve("rtx-4070")
     df = pd.DataFrame({"kernel": ["k"], "config": ["c"], "gpu": ["titan-v"], "time_s": [1e-3],

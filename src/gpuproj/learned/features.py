@@ -440,7 +440,10 @@ class PairFeatures:
         X = np.empty((len(names), n))
         for j, c in enumerate(names):
             X[j] = self.column(c)
-        X[~np.isfinite(X)] = np.nan
+        # a value no learner can hold is missing: not finite, or beyond float32, to which
+        # scikit-learn's trees cast their input (a 1e300 would become inf and stop the fit)
+        with np.errstate(invalid="ignore"):
+            X[~(np.abs(X) <= np.finfo(np.float32).max)] = np.nan
         return X.T  # column-major: filled one feature at a time
 
     # physics ------------------------------------------------------------------------------
