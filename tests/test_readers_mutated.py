@@ -1,9 +1,12 @@
 """Every reader, given its fixture damaged in the ways files get damaged (cut short, a cell
 overwritten, a column or line lost, a line doubled, bytes flipped), either reads it or raises a
-``GpuprojError``: a one-line message, never a traceback. The damage is drawn from a seeded random
-generator, so a failure reproduces; each of the bugs this found is also tested by name in the
-reader's own tests (a cut nvprof line was a KeyError, an empty GPU name in an Amaris table an
-IndexError, an nvprof trace of copies only a numpy type error).
+``GpuprojError``: a one-line message, never a traceback. So do the SASS listing parser (and the
+control-flow graph built on what it read) and the GPU file loader (and a prediction for that
+GPU). The damage is drawn from a seeded random generator, so a failure reproduces; each of the
+bugs this found is also tested by name in the module's own tests (a cut nvprof line was a
+KeyError, an empty GPU name in an Amaris table an IndexError, an nvprof trace of copies only a
+numpy type error, a doubled SASS line an IndexError, a 1e300 count in a GPU file an
+OverflowError).
 
 Where an overwritten cell's text shows up in the error, the error must name the line that was
 overwritten: every reader numbers rows by their file line.
@@ -101,3 +104,69 @@ def test_damaged_files_read_or_fail_in_one_line(name, tmp_path):
             raise AssertionError(f"{name}, {what}: {type(e).__name__}: {e}") from e
         else:
             assert isinstance(table, ProfileTable) and len(table) > 0, what
+
+
+ROOT = Path(__file__).parents[1]
+SASS = DATA / "sass" / "nvdisasm-sm_90-fixture_kernels.sass"
+GPU_FILE = ROOT / "src" / "gpuproj" / "catalog" / "gpus" / "h200-sxm-141gb.yaml"
+EXAMPLE = ROOT / "examples" / "rodinia-p100-nvprof.csv"
+
+
+def _damage_lines(text: str, rng: random.Random) -> str:
+    """A line lost, doubled, moved or cut, or one word of it overwritten."""
+    lines = text.splitlines(keepends=True)
+    i, j = rng.randrange(len(lines)), rng.randrange(len(lines))
+    kind = rng.randrange(5)
+    if kind == 0:
+        del lines[i]
+    elif kind == 1:
+        lines.insert(i, lines[j])
+    elif kind == 2:
+        lines.insert(i, lines.pop(j))
+    elif kind == 3:
+        lines[i] = lines[i][:rng.randrange(len(lines[i]) + 1)] + "\n"
+    else:  # most often the last word, where YAML and SASS lines keep their values
+        words = lines[i].rstrip("\n").split(" ")
+        k = -1 if rng.random() < 0.7 else rng.randrange(len(words))
+        words[k] = rng.choice(GARBAGE + ["[1, 2]", "{a: 1}", "null", "1e300"])
+        lines[i] = " ".join(words) + "\n"
+    return "".join(lines)
+
+
+def test_damaged_sass_listings_parse_or_fail_in_one_line(tmp_path):
+    from gpuproj.sass import build_cfg, parse_file
+
+    rng, text, path = random.Random("sass"), SASS.read_text(), tmp_path / "x.sass"
+    for _ in range(MUTATIONS_PER_FIXTURE):
+        path.write_text(_damage_lines(text, rng))
+        try:
+            program = parse_file(path)
+            for f in program.functions.values():
+                build_cfg(f)  # where a moved line left an empty block (an IndexError)
+        except GpuprojError as e:
+            assert "\n" not in str(e), str(e)
+
+
+def test_damaged_gpu_files_load_and_predict_or_fail_in_one_line(tmp_path):
+    from gpuproj.catalog import read_gpu_file
+    from gpuproj.predict import predict
+
+    text = GPU_FILE.read_text().replace("id: h200-sxm-141gb", "id: my-gpu")
+    text = text[:text.index("aliases:")] + text[text.index("architecture:"):]
+    profile = load(EXAMPLE)
+    fields = [i for i, ln in enumerate(text.splitlines()) if ln.strip().startswith(
+        ("value:", "kind:"))]
+    rng, path = random.Random("gpu"), tmp_path / "my-gpu.yaml"
+    for _ in range(80):
+        damaged = _damage_lines(text, rng).splitlines()
+        if rng.random() < 0.5:  # most lines are sources: aim at a value or its kind as often
+            lines = text.splitlines()
+            i = rng.choice(fields)
+            lines[i] = lines[i].split(":")[0] + ": " + rng.choice(
+                ["0", "-1", "10.5", "1e300", "abc", "null", "[1, 2]", "{a: 1}"])
+            damaged = lines
+        path.write_text("\n".join(damaged) + "\n")
+        try:  # a 0 or 1e300 warp size went as far as the occupancy arithmetic
+            predict(profile, targets=[read_gpu_file(path)], methods="all")
+        except GpuprojError as e:
+            assert "\n" not in str(e), str(e)
