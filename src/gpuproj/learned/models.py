@@ -61,7 +61,6 @@ def _envelope(bands, cells) -> dict:
                 max(float(b[c]["hi"]) for b in bands if c in b)] for c in cells}
 
 
-
 def _metrics(pred, true) -> dict:
     from ..evaluate import metrics
 
@@ -69,7 +68,6 @@ def _metrics(pred, true) -> dict:
     m = metrics(np.asarray(pred)[ok], np.asarray(true)[ok])
     m["n_missing"] = int((~ok).sum())
     return m
-
 
 
 _CACHE: dict = {}
@@ -91,7 +89,6 @@ def training_data(table: ProfileTable, max_pairs, seed, spec: FeatureSpec) -> Pa
     while len(_CACHE) > 2:
         _CACHE.pop(next(iter(_CACHE)))
     return data
-
 
 
 class LearnedModel(Model):

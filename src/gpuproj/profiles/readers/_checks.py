@@ -95,18 +95,9 @@ def split_unusable_times(df: pd.DataFrame, path, *, column="time_s", field=None,
     field = field or column
     t = df[column].to_numpy(dtype=float)
     bad = ~(np.isfinite(t) & (t > 0))
-    skipped = []
-    for r, v in zip(df.loc[bad, "_row"], t[bad]):
-        if np.isnan(v):
-            why = reason_blank or f"{field} is empty"
-        else:
-            why = f"{field} = {v:g} is not positive"
-        skipped.append(Skipped(str(path), None if pd.isna(r) else int(r), why))
-    if len(df) and bad.all():
-        first = skipped[0]
-        raise InputError(f"no row has a usable {field}: all {len(df)} rows would be skipped "
-                         f"({first.reason})", path=path, row=first.row, field=field)
-    return df.loc[~bad].copy(), skipped
+    reasons = [(reason_blank or f"{field} is empty") if np.isnan(v)
+               else f"{field} = {v:g} is not positive" for v in t[bad]]
+    return _split(df, path, bad, reasons, f"no row has a usable {field}", field=field)
 
 
 def split_missing_names(df: pd.DataFrame, path, fields: dict):
@@ -115,22 +106,26 @@ def split_missing_names(df: pd.DataFrame, path, fields: dict):
 
     ``fields`` maps each column of ``df`` to the file's name for it, used in the reason.
     """
-    empty = {f: df[c].isna() | (df[c].astype(object).astype(str).str.strip() == "")
+    empty = {f: (df[c].isna() | (df[c].astype(object).astype(str).str.strip() == "")).to_numpy()
              for c, f in fields.items()}
-    bad = np.zeros(len(df), dtype=bool)
-    for e in empty.values():
-        bad |= e.to_numpy()
-    skipped = []
-    for i in np.flatnonzero(bad):
-        r = df["_row"].iloc[i]
-        which = [f for f, e in empty.items() if e.iloc[i]]
-        skipped.append(Skipped(str(path), None if pd.isna(r) else int(r),
-                               f"{' and '.join(which)} empty"))
+    bad = np.logical_or.reduce(list(empty.values()))
+    reasons = [" and ".join(f for f, e in empty.items() if e[i]) + " empty"
+               for i in np.flatnonzero(bad)]
+    return _split(df, path, bad, reasons,
+                  f"every row lacks a name ({', '.join(fields.values())})")
+
+
+def _split(df, path, bad, reasons, everything, field=None):
+    """The rows of ``df`` that are not ``bad`` and a ``Skipped`` per bad row (``reasons``: one
+    per bad row, in order); an ``InputError`` where every row is bad, ``everything`` saying
+    what they lack."""
+    rows = df["_row"].to_numpy()[bad]
+    skipped = [Skipped(str(path), None if pd.isna(r) else int(r), why)
+               for r, why in zip(rows, reasons)]
     if len(df) and bad.all():
         first = skipped[0]
-        raise InputError(f"every row lacks a name ({', '.join(fields.values())}): all "
-                         f"{len(df)} rows would be skipped ({first.reason})", path=path,
-                         row=first.row)
+        raise InputError(f"{everything}: all {len(df)} rows would be skipped ({first.reason})",
+                         path=path, row=first.row, field=field)
     return df.loc[~bad].copy(), skipped
 
 
