@@ -139,30 +139,24 @@ def test_launch_without_a_kernel_name_is_skipped_and_counted(tmp_path):
     assert [(s.row, s.reason) for s in t.skipped] == [(9, "Kernel Name empty")]
 
 
-def test_wrong_and_unknown_units(tmp_path):
+@pytest.mark.parametrize("source, old, new, match, row, field", [
     # the raw page prints units on row 7, under the header: the error names that row
-    text = BASE.read_text().replace('"nsecond"', '"byte"', 1)
-    with pytest.raises(InputError, match="not a time unit") as e:
-        ncu_csv.read(_write(tmp_path, text))
-    assert e.value.row == 7 and e.value.field == "gpu__time_duration.sum"
-    text = BASE.read_text().replace('"register/thread"', '"furlong/thread"', 1)
-    with pytest.raises(InputError, match="unknown unit 'furlong/thread'") as e:
-        ncu_csv.read(_write(tmp_path, text))
-    assert e.value.row == 7
-    text = BASE.read_text().replace('"register/thread",', "", 1)
-    with pytest.raises(InputError, match="36 fields, the header has 37") as e:
-        ncu_csv.read(_write(tmp_path, text))
-    assert e.value.row == 7
+    (BASE, '"nsecond"', '"byte"', "not a time unit", 7, "gpu__time_duration.sum"),
+    (BASE, '"register/thread"', '"furlong/thread"', "unknown unit 'furlong/thread'", 7, None),
+    (BASE, '"register/thread",', "", "36 fields, the header has 37", 7, None),
     # the details page prints each value's unit beside it
-    text = DETAILS.read_text().replace('"gpu__time_duration.sum","usecond"',
-                                       '"gpu__time_duration.sum","byte"', 1)
-    with pytest.raises(InputError, match="not a time unit") as e:
+    (DETAILS, '"gpu__time_duration.sum","usecond"', '"gpu__time_duration.sum","byte"',
+     "not a time unit", 10, None),
+    # its own row, not the launch's first (7)
+    (DETAILS, '"usecond","12.3450"', '"usecond","fast"', "'fast' is not a number", 10, None),
+])
+def test_wrong_and_unknown_units(tmp_path, source, old, new, match, row, field):
+    text = source.read_text().replace(old, new, 1)
+    with pytest.raises(InputError, match=match) as e:
         ncu_csv.read(_write(tmp_path, text))
-    assert e.value.row == 10
-    text = DETAILS.read_text().replace('"usecond","12.3450"', '"usecond","fast"', 1)
-    with pytest.raises(InputError, match="'fast' is not a number") as e:
-        ncu_csv.read(_write(tmp_path, text))
-    assert e.value.row == 10  # its own row, not the launch's first (7)
+    assert e.value.row == row
+    if field is not None:
+        assert e.value.field == field
 
 
 def test_unknown_gpu_and_missing_gpu_name(tmp_path):
