@@ -3,6 +3,7 @@ an end-to-end calibration on the CPU's OpenCL device (PoCL), small sizes."""
 
 import json
 import shutil
+import subprocess
 import warnings
 from pathlib import Path
 
@@ -157,6 +158,59 @@ def test_case_study_kernels_count():
         # one tile element per work-item fetched: lsize^2 loads per group
         assert _feat(cv, f"f_mem_access_tag:fd{lsize}_uLD", mk.access_tags) == \
             (224 // t) ** 2 * lsize**2
+
+
+# -- CUDA: what CudaRunner compiles and launches (no GPU needed) ---------------------------
+
+
+def _bundled_model_kernels():
+    """Every measurement and evaluation kernel of the bundled model files."""
+    from gpuproj.calibrated.modelfile import load_model_file
+    from gpuproj.calibrated.study import measurement_kernels
+
+    root = Path(__file__).parents[1] / "src" / "gpuproj" / "calibrated" / "models"
+    out = []
+    for path in sorted(root.glob("*.yaml")):
+        spec = load_model_file(path)
+        kc = KernelCollection(ALL_GENERATORS, spec.match)
+        out += measurement_kernels(spec)
+        for entry in spec.evaluation:
+            out += kc.variants(list(entry["tags"]))
+    return out
+
+
+def test_every_bundled_kernel_becomes_a_cuda_launch(tmp_path):
+    """CudaRunner retargets each kernel to CUDA. The work-removed ones (which measure the
+    memory costs) came out of remove_work half-processed for OpenCL, which loopy refuses to
+    retarget: the CUDA path failed on all 32 of them before a GPU was ever reached."""
+    import re
+
+    from gpuproj.calibrated.timing import cuda_launch
+
+    kernels = _bundled_model_kernels()
+    removed = [mk for mk in kernels if "_rm_" in mk.name]
+    assert len(kernels) == 108 and len(removed) == 32
+    for mk in kernels:
+        launch = cuda_launch(mk)
+        # the launch passes the arguments in the order of the kernel's parameter list
+        sig = re.search(rf'extern "C" __global__ .*?{launch.name}\((.*?)\)', launch.code)
+        params = [re.findall(r"\w+", p)[-1] for p in sig.group(1).split(",")]
+        assert params == [name for name, *_ in launch.args], mk.name
+        assert min(launch.grid + launch.block) >= 1
+        assert all(n >= 1 for _name, _dt, n, is_array in launch.args if is_array)
+    if shutil.which("nvcc") is None:
+        return
+    # one kernel of each generator compiles for sm_90 (the H100 and H200), a removed one too
+    first = {}
+    for mk in kernels:
+        first.setdefault(mk.name.split("_rm_")[0].rsplit("_", 1)[0], mk)
+    first["removed"] = removed[0]
+    for key, mk in first.items():
+        src = tmp_path / f"{key}.cu"
+        src.write_text(cuda_launch(mk).code)
+        p = subprocess.run(["nvcc", "-c", "-arch=sm_90", "-o", str(tmp_path / "k.o"), str(src)],
+                           capture_output=True, text=True)
+        assert p.returncode == 0, f"{mk.name}: {p.stderr}"
 
 
 # -- running on the CPU's OpenCL device --------------------------------------------------

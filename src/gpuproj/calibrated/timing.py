@@ -159,6 +159,39 @@ class OpenCLRunner:
         return Timing(mk.name, dict(mk.sizes), samples, med, out, self.device_name)
 
 
+@dataclass
+class CudaLaunch:
+    """A measurement kernel as CUDA C++ and how to launch it: ``args`` in the kernel's
+    parameter order, each (name, numpy dtype, size value for a scalar or elements for an
+    array, is_array)."""
+
+    name: str
+    code: str
+    grid: tuple
+    block: tuple
+    args: list
+
+
+def cuda_launch(mk) -> CudaLaunch:
+    """loopy's CUDA code for measurement kernel ``mk`` at its sizes (no GPU needed)."""
+    lp = _lp()
+    knl = _check_sizes(mk)
+    prog = mk.program.copy(target=lp.CudaTarget())
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        code = lp.generate_code_v2(prog).device_code()
+        entry = prog.default_entrypoint
+        gsize, lsize = entry.get_grid_size_upper_bounds_as_exprs(prog.callables_table)
+    args = []
+    for a in knl.args:
+        if isinstance(a, lp.ValueArg):
+            args.append((a.name, a.dtype.numpy_dtype, mk.sizes[a.name], False))
+        else:
+            args.append((a.name, a.dtype.numpy_dtype, array_layout(a, mk.sizes)[2], True))
+    return CudaLaunch(entry.name, code, tuple(_eval_int(g, mk.sizes) for g in gsize) or (1,),
+                      tuple(_eval_int(s, mk.sizes) for s in lsize) or (1,), args)
+
+
 class CudaRunner:
     """Times loopy kernels on an NVIDIA GPU through loopy's CUDA code and CuPy (NVRTC)."""
 
@@ -179,37 +212,19 @@ class CudaRunner:
 
     def time(self, mk) -> Timing:
         cp = self.cupy
-        lp = _lp()
-        knl = _check_sizes(mk)
-        prog = mk.program.copy(target=lp.CudaTarget())
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            code = lp.generate_code_v2(prog)
-            entry = prog.default_entrypoint
-            gsize, lsize = entry.get_grid_size_upper_bounds_as_exprs(prog.callables_table)
-        grid = tuple(_eval_int(g, mk.sizes) for g in gsize) or (1,)
-        block = tuple(_eval_int(s, mk.sizes) for s in lsize) or (1,)
+        launch = cuda_launch(mk)
         with cp.cuda.Device(self.device_id):
-            module = cp.RawModule(code=code.device_code(), options=())
-            kernel = module.get_function(entry.name)
-            args = []
-            keep = []
-            for a in knl.args:
-                if isinstance(a, lp.ValueArg):
-                    args.append(a.dtype.numpy_dtype.type(mk.sizes[a.name]))
-                    continue
-                _shape, _strides, n = array_layout(a, mk.sizes)
-                buf = cp.ones(max(n, 1), dtype=a.dtype.numpy_dtype)
-                keep.append(buf)
-                args.append(buf)
+            kernel = cp.RawModule(code=launch.code, options=()).get_function(launch.name)
+            args = tuple(cp.ones(max(n, 1), dtype=dt) if is_array else dt.type(n)
+                         for _name, dt, n, is_array in launch.args)
             for _ in range(max(self.warmup, 1)):
-                kernel(grid, block, tuple(args))
+                kernel(launch.grid, launch.block, args)
             cp.cuda.Device(self.device_id).synchronize()
             samples = []
             for _ in range(self.repetitions):
                 start, end = cp.cuda.Event(), cp.cuda.Event()
                 start.record()
-                kernel(grid, block, tuple(args))
+                kernel(launch.grid, launch.block, args)
                 end.record()
                 end.synchronize()
                 samples.append(cp.cuda.get_elapsed_time(start, end) * 1e-3)
@@ -227,10 +242,12 @@ def make_runner(device=None, **kw):
 
 
 __all__ = [
+    "CudaLaunch",
     "CudaRunner",
     "OpenCLRunner",
     "Timing",
     "array_layout",
+    "cuda_launch",
     "make_runner",
     "robust_median",
 ]
