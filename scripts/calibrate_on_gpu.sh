@@ -1,17 +1,25 @@
 #!/usr/bin/env bash
-# Run the Stevens & Kloeckner case studies on a GPU machine (for a later GPU session).
-#   bash scripts/calibrate_on_gpu.sh            # NVIDIA GPU through CuPy (loopy's CUDA code)
-#   DEVICE=nvidia bash scripts/calibrate_on_gpu.sh   # the NVIDIA OpenCL driver instead
-# Results: docs/results/calibrated_<gpu>.{json,md} and the per-model parameter files.
+# The Stevens & Kloeckner case studies on this machine's NVIDIA GPU (loopy's CUDA code, timed
+# through CuPy), then the GPU test of the CUDA runner.
+#
+#   bash scripts/calibrate_on_gpu.sh [--out-dir DIR] [other scripts/case_studies.py options]
+#   DEVICE=nvidia bash scripts/calibrate_on_gpu.sh      # NVIDIA's OpenCL driver instead of CuPy
+#
+# Results: DIR/calibrated_<gpu>.{json,md} and the per-model parameter files (DIR: docs/results
+# unless --out-dir). loopy and its helpers come from the wheels in .whl/ where the machine cannot
+# reach PyPI (`bash scripts/gpu_session.sh --prepare` fetches them), else from pip.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DEVICE="${DEVICE:-cuda}"
-python -c "import gpuproj.calibrated" 2>/dev/null || pip install -e '.[calibrate]'
-if [[ "$DEVICE" == cuda* ]]; then
-  python -c "import cupy" 2>/dev/null || pip install cupy-cuda12x
-  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv || true
+export PYTHONPATH="$PWD/src${PYTHONPATH:+:$PYTHONPATH}"
+if ! python3 -c "import loopy" 2>/dev/null; then
+  if compgen -G ".whl/*.whl" >/dev/null; then
+    python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/gpuproj-site .whl/*.whl
+    export PYTHONPATH="$PYTHONPATH:/tmp/gpuproj-site"
+  else
+    python3 -m pip install -q -e '.[calibrate]'
+  fi
 fi
-# GPUs are fast: more repetitions cost little and the paper's sizes would give 1-1000 ms
-# kernels; the model files' sizes are CI-sized, so pass larger ones via the model files if needed.
-python scripts/case_studies.py --device "$DEVICE" --repetitions "${REPETITIONS:-21}" "$@"
-python -m pytest -q tests/test_calibrated*.py -m gpu || true
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv || true
+python3 scripts/case_studies.py --device "$DEVICE" --repetitions "${REPETITIONS:-21}" "$@"
+python3 -m pytest -q -p no:cacheprovider tests/test_calibrated_loopy.py -k cuda_runner || true

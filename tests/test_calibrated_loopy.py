@@ -213,6 +213,24 @@ def test_every_bundled_kernel_becomes_a_cuda_launch(tmp_path):
         assert p.returncode == 0, f"{mk.name}: {p.stderr}"
 
 
+@pytest.mark.gpu
+def test_cuda_runner_times_kernels():
+    """On an NVIDIA GPU (scripts/calibrate_on_gpu.sh runs it): CuPy compiles and times a
+    generated kernel, a work-removed one and a transposed-stride one; more work takes longer."""
+    pytest.importorskip("cupy")
+    from gpuproj.calibrated.timing import CudaRunner
+
+    r = CudaRunner(warmup=1, repetitions=3)
+    assert r.device_name.startswith("CUDA / ")
+    t = r.time(K.dg_diff("pf_diff_mat_T", 64))
+    assert len(t.samples_s) == 3 and t.median_s > 0
+    removed = next(mk for mk in _bundled_model_kernels() if "_rm_" in mk.name)
+    assert r.time(removed).median_s > 0
+    small = r.time(K.flops_pattern("add", m=16, ng=(64, 1)))
+    big = r.time(K.flops_pattern("add", m=4096, ng=(64, 1)))
+    assert big.median_s > small.median_s
+
+
 # -- running on the CPU's OpenCL device --------------------------------------------------
 
 

@@ -193,6 +193,38 @@ def test_scripts_parse():
         subprocess.run(["bash", "-n", str(SUITE / s)], check=True)
 
 
+def test_gpu_session_packs_what_one_device_call_brings_back(tmp_path):
+    """scripts/gpu_session.sh with a stand-in nvidia-smi and no GPU: every step runs and fails
+    or skips in its turn, and $OUT holds what the device tool brings back (at most 8 plain
+    files): the suite's package with its manifest, the bench archive and the session log."""
+    if shutil.which("nvidia-smi"):
+        pytest.skip("this machine has a real nvidia-smi: the dry run would use its GPU")
+    subprocess.run(["bash", "-n", str(REPO / "scripts" / "gpu_session.sh")], check=True)
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "nvidia-smi").write_text(
+        '#!/bin/sh\ncase "$*" in\n  *-L*) echo "GPU 0: NVIDIA H100 80GB HBM3";;\n'
+        '  *"query-gpu=name "*) echo "NVIDIA H100 80GB HBM3";;\n  *) echo "stand-in";;\nesac\n')
+    (fake / "nvidia-smi").chmod(0o755)
+    out = tmp_path / "out"
+    env = {**os.environ, "PATH": f"{fake}:{os.environ['PATH']}", "OUT": str(out),
+           "HOME": str(tmp_path)}
+    p = subprocess.run(["bash", str(REPO / "scripts" / "gpu_session.sh"), "--budget-s", "200",
+                        "--suite-s", "60", "--steps", "suite,bench"], env=env,
+                       capture_output=True, text=True, timeout=180)
+    assert p.returncode == 0, p.stderr
+    files = sorted(f.name for f in out.iterdir())
+    assert all((out / f).is_file() for f in files) and len(files) <= 8
+    assert {"suite-h100-sxm5-80gb.tar.gz", "summary-h100-sxm5-80gb.txt",
+            "bench-h100-sxm5-80gb.tar.gz", "session.log"} <= set(files)
+    import tarfile
+
+    with tarfile.open(out / "suite-h100-sxm5-80gb.tar.gz") as t:
+        assert "data/suite/h100-sxm5-80gb/manifest.json" in t.getnames()
+    log = (out / "session.log").read_text()
+    assert "== bench: rc=" in log and "== done in" in log
+
+
 def test_collect_refuses_without_gpu(tmp_path):
     if shutil.which("nvidia-smi"):
         pytest.skip("this machine has nvidia-smi")

@@ -199,7 +199,8 @@ class CudaRunner:
         try:
             import cupy
         except ImportError as e:
-            raise MissingToolError("CUDA timing needs CuPy: pip install cupy-cuda12x") from e
+            raise MissingToolError("CUDA timing needs CuPy: pip install cupy-cuda12x (or "
+                                   "cupy-cuda13x, after the CUDA version)") from e
         self.cupy = cupy
         self.device_id = int(device or 0)
         self.warmup, self.repetitions, self.outlier_factor = warmup, repetitions, outlier_factor
