@@ -16,12 +16,17 @@ from gpuproj.profiles.readers.ncu_csv import metric_names
 FIXTURE = Path(__file__).parent / "data" / "ncu-h100-sxm5-80gb-raw-base.csv"
 
 
-def _fake_ncu(tmp_path, rc=0):
+def _fake_ncu(tmp_path, rc=0, listing=None):
+    """``listing``: what ``ncu --query-metrics`` prints (None: it fails, as without a GPU)."""
     script = tmp_path / "bin" / "ncu"
     script.parent.mkdir()
     script.write_text(f"""#!{sys.executable}
 import json, shutil, sys
 args = sys.argv[1:]
+if "--query-metrics" in args:
+    listing = {listing!r}
+    print(listing or "==ERROR== no device")
+    sys.exit(0 if listing else 1)
 json.dump(args, open({str(tmp_path / 'argv.json')!r}, "w"))
 out = args[args.index("--log-file") + 1]
 shutil.copy({str(FIXTURE)!r}, out)
@@ -45,6 +50,32 @@ def test_profile_runs_ncu_with_the_metric_table(tmp_path, monkeypatch, capsys):
     assert out.read_text() == FIXTURE.read_text()
     assert mfile.read_text().split() == metric_names()
     assert "3 kernel configuration(s) on h100-sxm5-80gb" in capsys.readouterr().err
+
+
+def test_profile_leaves_out_metrics_the_gpu_does_not_offer(tmp_path, monkeypatch, capsys):
+    """ncu stops at the first metric the GPU lacks: gpuproj asks it which it offers (a listing
+    as `ncu --query-metrics --query-metrics-mode all` prints it, here without the two
+    shared-memory byte and conflict counters) and profiles without the others, saying which."""
+    lacking = {"smsp__sass_data_bytes_mem_shared.sum",
+               "l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum"}
+    offered = [m for m in metric_names() if m not in lacking
+               and not m.startswith(("launch__", "device__", "gpu__time"))]
+    filler = [f"lts__t_sectors_srcunit_tex_op_read_{i}.sum" for i in range(60)]
+    listing = "Device NVIDIA H100 80GB HBM3 (GH100)\nMetric Name   Metric Description\n" + \
+        "\n".join(f"{m}   # some description of {m.split('__')[0]}" for m in offered + filler)
+    _fake_ncu(tmp_path, listing=listing)
+    monkeypatch.setenv("PATH", str(tmp_path / "bin") + os.pathsep + os.environ["PATH"])
+    out = tmp_path / "p.csv"
+    mfile = tmp_path / "metrics.txt"
+    main(["profile", "--out", str(out), "--metrics-file", str(mfile), "--", "./app"])
+    argv = json.loads((tmp_path / "argv.json").read_text())
+    asked = argv[argv.index("--metrics") + 1].split(",")
+    assert asked == [m for m in metric_names() if m not in lacking]
+    assert "gpu__time_duration.sum" in asked and "launch__grid_size" in asked
+    assert mfile.read_text().split() == asked
+    err = capsys.readouterr().err
+    assert "does not offer 2 of gpuproj's metrics" in err
+    assert all(m in err for m in lacking)
 
 
 def test_profile_without_ncu(tmp_path, monkeypatch, capsys):

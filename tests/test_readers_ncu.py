@@ -306,3 +306,37 @@ def test_sm_clock(tmp_path):
     with pytest.raises(InputError, match="not a frequency") as e:
         ncu_csv.read(_with_clock(tmp_path, "byte", ["1", "1", "1", "1"]))
     assert e.value.field == "sm__cycles_elapsed.avg.per_second"
+
+
+def test_a_profile_without_some_of_the_metrics_reads_and_predicts(tmp_path):
+    """`gpuproj profile` leaves out the metrics a GPU does not offer: the raw page then lacks
+    their columns, the reader leaves those canonical columns empty and every model still
+    runs."""
+    import csv
+    import io
+
+    from gpuproj.predict import predict
+
+    lacking = {"smsp__sass_data_bytes_mem_shared.sum",
+               "l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum"}
+    out, header = [], None
+    for line in (DATA / "ncu-h100-sxm5-80gb-raw-base.csv").read_text().splitlines(True):
+        if not line.startswith('"'):
+            out.append(line)
+            continue
+        row = next(csv.reader([line]))
+        header = header or row
+        buf = io.StringIO()
+        csv.writer(buf, quoting=csv.QUOTE_ALL, lineterminator="\n").writerow(
+            [v for h, v in zip(header, row) if h not in lacking])
+        out.append(buf.getvalue())
+    path = tmp_path / "partial.csv"
+    path.write_text("".join(out))
+    full = ncu_csv.read(DATA / "ncu-h100-sxm5-80gb-raw-base.csv")
+    part = ncu_csv.read(path)
+    assert len(part) == len(full) == 3
+    cols = ["shared_bytes", "shared_bank_conflicts"]
+    assert full.df[cols].notna().all().all() and part.df[cols].isna().all().all()
+    res = predict(part, targets="h200", methods="all")
+    assert {"hierarchical", "hierarchical-ext", "quantitative"} <= set(res.predictions)
+    assert res.table()["time_s"].notna().all() and not res.skipped

@@ -7,6 +7,7 @@ The metric list is ``profiles.readers.ncu_csv.NCU_METRICS`` (one table, shared w
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -39,16 +40,46 @@ def find_ncu(explicit: str | None = None) -> str:
     raise MissingToolError(NCU_HINT)
 
 
-def ncu_command(ncu: str, app: list[str], out: Path, *, kernel: str | None = None,
-                launch_count: int | None = None, source_counters: bool = False) -> list[str]:
-    """The argument list (never a shell string) that profiles ``app`` into the CSV ``out``."""
+def available_metrics(ncu: str) -> set[str] | None:
+    """The metric names ncu offers on this machine's GPU (``ncu --query-metrics`` with every
+    suffix), or None where it cannot say (no GPU, no permission, an ncu without the query)."""
+    try:
+        proc = subprocess.run([ncu, "--query-metrics", "--query-metrics-mode", "all"],
+                              capture_output=True, text=True, timeout=120, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    names = set(re.findall(r"\b[a-z0-9_]+__[a-z0-9_.]*[a-z0-9_]", proc.stdout))
+    # a real listing has hundreds of names; a few would be a message that merely names some
+    return names if proc.returncode == 0 and len(names) >= 50 else None
+
+
+def usable_metrics(wanted: list[str], offered: set[str] | None) -> tuple[list[str], list[str]]:
+    """(metrics to ask for, metrics left out): ncu stops at the first metric the GPU does not
+    have, so a metric missing from ``offered`` is left out rather than losing the whole run.
+    Launch statistics and device attributes are not in ncu's listing and are always there;
+    the duration is kept whatever the listing says, since without it nothing is predicted."""
+    if offered is None:
+        return list(wanted), []
+    keep, drop = [], []
+    for m in wanted:
+        ok = (m.startswith(("launch__", "device__")) or m == "gpu__time_duration.sum"
+              or m in offered or m.split(".")[0] in offered)
+        (keep if ok else drop).append(m)
+    return keep, drop
+
+
+def ncu_command(ncu: str, app: list[str], out: Path, *, metrics: list[str] | None = None,
+                kernel: str | None = None, launch_count: int | None = None,
+                source_counters: bool = False) -> list[str]:
+    """The argument list (never a shell string) that profiles ``app`` into the CSV ``out``;
+    ``metrics``: gpuproj's whole list unless given."""
     from ..profiles.readers.ncu_csv import metric_names
 
     # --clock-control none: ncu's default locks the clocks to base, which makes a compute-bound
     # kernel up to 1.4x slower than the card runs it by itself and than the boost-clock peaks
     # the projection assumes for the target; it also leaves the card's settings alone
     cmd = [ncu, "--csv", "--page", "raw", "--print-units", "base", "--clock-control", "none",
-           "--metrics", ",".join(metric_names()), "--log-file", str(out)]
+           "--metrics", ",".join(metrics or metric_names()), "--log-file", str(out)]
     if source_counters:
         cmd += ["--section", "SourceCounters"]
     if kernel:
@@ -63,7 +94,7 @@ def ncu_command(ncu: str, app: list[str], out: Path, *, kernel: str | None = Non
 @output_option("CSV file to write (ncu --csv --page raw layout).", path_type=Path,
                default=Path("gpuproj-ncu.csv"), show_default=True)
 @click.option("--metrics-file", type=click.Path(dir_okay=False, path_type=Path),
-              help="Also write the metric list, one per line, to this file.")
+              help="Also write the metrics asked for, one per line, to this file.")
 @click.option("--kernel", help="Profile only kernels whose name matches this regex.")
 @click.option("--launch-count", type=int, help="Profile at most this many launches.")
 @click.option("--source-counters", is_flag=True,
@@ -81,13 +112,18 @@ def profile(output, metrics_file, kernel, launch_count, source_counters, ncu_pat
     """
     from ..profiles.readers.ncu_csv import metric_names
 
-    if metrics_file:
-        metrics_file.write_text("\n".join(metric_names()) + "\n")
+    metrics = metric_names()
     ncu = ncu_path or "ncu"
     if not dry_run:
         ncu = find_ncu(ncu_path)
-    cmd = ncu_command(ncu, list(app), output, kernel=kernel, launch_count=launch_count,
-                      source_counters=source_counters)
+        metrics, dropped = usable_metrics(metrics, available_metrics(ncu))
+        if dropped:
+            click.echo(f"gpuproj: ncu does not offer {len(dropped)} of gpuproj's metrics on "
+                       f"this GPU; profiling without them: {', '.join(dropped)}", err=True)
+    if metrics_file:
+        metrics_file.write_text("\n".join(metrics) + "\n")
+    cmd = ncu_command(ncu, list(app), output, metrics=metrics, kernel=kernel,
+                      launch_count=launch_count, source_counters=source_counters)
     if dry_run:
         click.echo(" ".join(_quote(c) for c in cmd))
         return
