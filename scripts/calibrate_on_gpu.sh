@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The Stevens & Kloeckner case studies on this machine's NVIDIA GPU (loopy's CUDA code, timed
-# through CuPy), then the GPU test of the CUDA runner.
+# through CuPy) at GPU sizes (scripts/case_studies.py --sizes gpu: 1-10 ms kernels), then the GPU
+# test of the CUDA runner.
 #
 #   bash scripts/calibrate_on_gpu.sh [--out-dir DIR] [other scripts/case_studies.py options]
 #   DEVICE=nvidia bash scripts/calibrate_on_gpu.sh      # NVIDIA's OpenCL driver instead of CuPy
@@ -21,5 +22,5 @@ if ! python3 -c "import loopy" 2>/dev/null; then
   fi
 fi
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv || true
-python3 scripts/case_studies.py --device "$DEVICE" --repetitions "${REPETITIONS:-21}" "$@"
+python3 scripts/case_studies.py --device "$DEVICE" --sizes gpu --repetitions "${REPETITIONS:-21}" "$@"
 python3 -m pytest -q -p no:cacheprovider tests/test_calibrated_loopy.py -k cuda_runner || true

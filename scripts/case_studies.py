@@ -30,6 +30,44 @@ TITLES = {"matmul": "Matrix multiplication (2 variants)",
           "finite_diff": "Finite differences (2 variants)"}
 PAPER = {"matmul": "4.3 %", "dg": "7.5 %", "finite_diff": "6.7 %"}  # paper Secs. 8.3-8.5
 
+# Sizes for a GPU (--sizes gpu). The model files' sizes suit PoCL on 2 CPU cores; on an H100 their
+# kernels take microseconds, where launch overhead and timer resolution swamp the costs being
+# calibrated. The paper sets sizes for 1-1000 ms (Sec. 7.1) and shows matmul at n 2048-3584
+# (Sec. 2.2); the sizes below aim at 1-10 ms on an H100 (DG: 3 x 64 x 64 madds per element), the
+# microbenchmarks with enough work-groups to fill 132 SMs many times over; the empty kernel keeps
+# its few groups (it measures launch overhead).
+# Per generator: tags that replace those of the same name, for (measurement, evaluation).
+_FLOPS = {"ng0": "1024", "ng1": "64"}
+GPU_SIZES = {
+    "flops_madd_pattern": (_FLOPS, _FLOPS), "flops_add_pattern": (_FLOPS, _FLOPS),
+    "flops_mul_pattern": (_FLOPS, _FLOPS),
+    "lmem_access_pattern": ({"ng0": "512", "ng1": "64"},) * 2,
+    "barrier_pattern": ({"ng0": "512", "ng1": "64"},) * 2,
+    "gmem_access_pattern": ({"ng0": "1024", "ng1": "512,1024"},) * 2,
+    "matmul_sq": ({"n": "2048,2560,3072"}, {"n": "2048,2560,3072,3584"}),
+    "dg_diff": ({"nelements": "524288,786432"},
+                {"nelements": "524288,786432,1048576,1310720"}),
+    # n a multiple of both tiles' interiors (14 and 16)
+    "finite_diff": ({"n": "8960,13440"}, {"n": "8960,13440,17920"}),
+}
+
+
+def gpu_sized(spec):
+    """``spec`` with the GPU sizes of ``GPU_SIZES`` in its tag sets and evaluation entries."""
+    import dataclasses
+
+    def resize(tags, which):
+        gen = next((t for t in tags if t in GPU_SIZES), None)
+        if gen is None:
+            return list(tags)
+        sizes = GPU_SIZES[gen][which]
+        return [t for t in tags if t.split(":")[0] not in sizes] + \
+            [f"{k}:{v}" for k, v in sizes.items()]
+
+    return dataclasses.replace(
+        spec, tag_sets=[resize(t, 0) for t in spec.tag_sets],
+        evaluation=[{**e, "tags": resize(e["tags"], 1)} for e in spec.evaluation])
+
 
 def device_label(name: str) -> str:
     if "portable computing language" in name.lower():
@@ -45,6 +83,8 @@ def main(argv=None):
     ap.add_argument("--only", choices=MODELS, action="append", help="run only these models")
     ap.add_argument("--repetitions", type=int, default=7)
     ap.add_argument("--warmup", type=int, default=2)
+    ap.add_argument("--sizes", choices=("model", "gpu"), default="model",
+                    help="the model files' sizes (for a CPU), or GPU_SIZES (1-1000 ms on a GPU)")
     ap.add_argument("--models-dir", type=Path,
                     default=ROOT / "src" / "gpuproj" / "calibrated" / "models")
     ap.add_argument("--out-dir", type=Path, default=ROOT / "docs" / "results")
@@ -60,10 +100,12 @@ def main(argv=None):
     args.out_dir.mkdir(parents=True, exist_ok=True)
     record = {"device": runner.device_name, "label": label,
               "date": time.strftime("%Y-%m-%d"), "repetitions": args.repetitions,
-              "warmup": args.warmup, "studies": {}}
+              "warmup": args.warmup, "sizes": args.sizes, "studies": {}}
     for name in args.only or MODELS:
         t0 = time.time()
         spec = load_model_file(args.models_dir / f"{name}.yaml")
+        if args.sizes == "gpu":
+            spec = gpu_sized(spec)
         cal, kernels, timings = run_calibration(spec, runner)
         ev = evaluate_variants(spec, cal, runner)
         cal.save(args.out_dir / f"calibrated_{label}_{name}_params.json")

@@ -163,8 +163,9 @@ def test_case_study_kernels_count():
 # -- CUDA: what CudaRunner compiles and launches (no GPU needed) ---------------------------
 
 
-def _bundled_model_kernels():
-    """Every measurement and evaluation kernel of the bundled model files."""
+def _bundled_model_kernels(resize=None):
+    """Every measurement and evaluation kernel of the bundled model files (``resize``: a
+    function of the model spec, such as scripts/case_studies.py's GPU sizes)."""
     from gpuproj.calibrated.modelfile import load_model_file
     from gpuproj.calibrated.study import measurement_kernels
 
@@ -172,6 +173,7 @@ def _bundled_model_kernels():
     out = []
     for path in sorted(root.glob("*.yaml")):
         spec = load_model_file(path)
+        spec = resize(spec) if resize else spec
         kc = KernelCollection(ALL_GENERATORS, spec.match)
         out += measurement_kernels(spec)
         for entry in spec.evaluation:
@@ -198,6 +200,23 @@ def test_every_bundled_kernel_becomes_a_cuda_launch(tmp_path):
         assert params == [name for name, *_ in launch.args], mk.name
         assert min(launch.grid + launch.block) >= 1
         assert all(n >= 1 for _name, _dt, n, is_array in launch.args if is_array)
+    # the case studies' GPU sizes (scripts/case_studies.py --sizes gpu): every size tag replaced,
+    # none doubled, and each kernel's arrays within the H100's 80 GB many times over
+    from conftest import load_script
+
+    big = _bundled_model_kernels(load_script("case_studies").gpu_sized)
+    assert len(big) == 114
+    sizes = {}
+    for mk in big:
+        sizes.setdefault(mk.name, []).append(mk.sizes)
+    assert [s["n"] for s in sizes["matmul_sq_pf"]] == [2048, 2560, 3072, 3584]
+    assert [s["n"] for s in sizes["matmul_sq_pf_rm_b+c"]] == [2048, 2560, 3072]
+    assert [s["nelements"] for s in sizes["dg_diff_plain"]] == [524288, 786432, 1048576, 1310720]
+    assert all(s["ng0"] == 1024 and s["ng1"] == 64 for s in sizes["flops_madd_float32"])
+    assert {s["ng0"] for s in sizes["empty"]} == {16, 256}  # launch overhead: few groups
+    for mk in big:
+        launch = cuda_launch(mk)
+        assert sum(n * dt.itemsize for _n, dt, n, is_array in launch.args if is_array) < 4e9
     if shutil.which("nvcc") is None:
         return
     # one kernel of each generator compiles for sm_90 (the H100 and H200), a removed one too
