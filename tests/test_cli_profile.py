@@ -17,18 +17,29 @@ FIXTURE = Path(__file__).parent / "data" / "ncu-h100-sxm5-80gb-raw-base.csv"
 
 
 def _fake_ncu(tmp_path, rc=0, listing=None):
-    """``listing``: what ``ncu --query-metrics`` prints (None: it fails, as without a GPU)."""
+    """``listing``: what ``ncu --query-metrics`` prints (None: it fails, as without a GPU);
+    asked for a metric it does not list, the stand-in fails as ncu does, with an error line in
+    its log (and exit status 0, which ncu may also give)."""
     script = tmp_path / "bin" / "ncu"
     script.parent.mkdir()
     script.write_text(f"""#!{sys.executable}
-import json, shutil, sys
+import json, re, shutil, sys
 args = sys.argv[1:]
+listing = {listing!r}
 if "--query-metrics" in args:
-    listing = {listing!r}
+    open({str(tmp_path / 'queried')!r}, "w").close()
     print(listing or "==ERROR== no device")
     sys.exit(0 if listing else 1)
+with open({str(tmp_path / 'calls.jsonl')!r}, "a") as f:
+    f.write(json.dumps(args) + "\\n")
 json.dump(args, open({str(tmp_path / 'argv.json')!r}, "w"))
 out = args[args.index("--log-file") + 1]
+if listing:
+    known = set(re.findall(r"[a-z0-9_]+__[a-z0-9_.]+", listing))
+    for m in args[args.index("--metrics") + 1].split(","):
+        if m not in known and not m.startswith(("launch__", "device__", "gpu__time")):
+            open(out, "w").write("==ERROR== Failed to find metric " + m + "\\n")
+            sys.exit(0)
 shutil.copy({str(FIXTURE)!r}, out)
 sys.exit({rc})
 """)
@@ -53,9 +64,10 @@ def test_profile_runs_ncu_with_the_metric_table(tmp_path, monkeypatch, capsys):
 
 
 def test_profile_leaves_out_metrics_the_gpu_does_not_offer(tmp_path, monkeypatch, capsys):
-    """ncu stops at the first metric the GPU lacks: gpuproj asks it which it offers (a listing
-    as `ncu --query-metrics --query-metrics-mode all` prints it, here without the two
-    shared-memory byte and conflict counters) and profiles without the others, saying which."""
+    """ncu stops at the first metric the GPU lacks: after such a failure gpuproj asks it which
+    it offers (a listing as `ncu --query-metrics --query-metrics-mode all` prints it, here
+    without the two shared-memory byte and conflict counters) and profiles again without the
+    others, saying which."""
     lacking = {"smsp__sass_data_bytes_mem_shared.sum",
                "l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum"}
     offered = [m for m in metric_names() if m not in lacking
@@ -74,8 +86,22 @@ def test_profile_leaves_out_metrics_the_gpu_does_not_offer(tmp_path, monkeypatch
     assert "gpu__time_duration.sum" in asked and "launch__grid_size" in asked
     assert mfile.read_text().split() == asked
     err = capsys.readouterr().err
-    assert "does not offer 2 of gpuproj's metrics" in err
+    assert "does not offer 2 of gpuproj's metrics" in err and "profiling again" in err
     assert all(m in err for m in lacking)
+    assert out.read_text() == FIXTURE.read_text()
+    assert len((tmp_path / "calls.jsonl").read_text().splitlines()) == 2  # the run, then again
+    assert (tmp_path / "queried").exists()
+
+
+def test_profile_asks_for_the_offered_metrics_only_after_a_failure(tmp_path, monkeypatch):
+    """The query costs seconds and collect.sh profiles in many short runs: a run that works is
+    the only run."""
+    listing = "\n".join(metric_names() + [f"lts__x_{i}.sum" for i in range(60)])
+    _fake_ncu(tmp_path, listing=listing)
+    monkeypatch.setenv("PATH", str(tmp_path / "bin") + os.pathsep + os.environ["PATH"])
+    main(["profile", "--out", str(tmp_path / "p.csv"), "--", "./app"])
+    assert len((tmp_path / "calls.jsonl").read_text().splitlines()) == 1
+    assert not (tmp_path / "queried").exists()
 
 
 def test_profile_without_ncu(tmp_path, monkeypatch, capsys):

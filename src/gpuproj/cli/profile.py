@@ -112,25 +112,31 @@ def profile(output, metrics_file, kernel, launch_count, source_counters, ncu_pat
     """
     from ..profiles.readers.ncu_csv import metric_names
 
+    def command(metrics):
+        return ncu_command(ncu, list(app), output, metrics=metrics, kernel=kernel,
+                           launch_count=launch_count, source_counters=source_counters)
+
     metrics = metric_names()
-    ncu = ncu_path or "ncu"
-    if not dry_run:
-        ncu = find_ncu(ncu_path)
-        metrics, dropped = usable_metrics(metrics, available_metrics(ncu))
+    if dry_run:
+        ncu = ncu_path or "ncu"
+        if metrics_file:
+            metrics_file.write_text("\n".join(metrics) + "\n")
+        click.echo(" ".join(_quote(c) for c in command(metrics)))
+        return
+    ncu = find_ncu(ncu_path)
+    proc = _run(ncu, command(metrics))
+    if _failed(proc, output):
+        # ncu stops at the first metric the GPU does not have; ask it which it offers (only
+        # now: the query costs seconds, and collect.sh profiles in many short runs)
+        kept, dropped = usable_metrics(metrics, available_metrics(ncu))
         if dropped:
             click.echo(f"gpuproj: ncu does not offer {len(dropped)} of gpuproj's metrics on "
-                       f"this GPU; profiling without them: {', '.join(dropped)}", err=True)
+                       f"this GPU; profiling again without them: {', '.join(dropped)}",
+                       err=True)
+            metrics = kept
+            proc = _run(ncu, command(metrics))
     if metrics_file:
         metrics_file.write_text("\n".join(metrics) + "\n")
-    cmd = ncu_command(ncu, list(app), output, metrics=metrics, kernel=kernel,
-                      launch_count=launch_count, source_counters=source_counters)
-    if dry_run:
-        click.echo(" ".join(_quote(c) for c in cmd))
-        return
-    try:
-        proc = subprocess.run(cmd, check=False)
-    except OSError as e:
-        raise MissingToolError(f"cannot run {ncu}: {e.strerror}. {NCU_HINT}") from None
     if proc.returncode != 0:
         raise GpuprojError(f"ncu exited with status {proc.returncode} "
                            f"(its messages are in {output})")
@@ -141,6 +147,24 @@ def profile(output, metrics_file, kernel, launch_count, source_counters, ncu_pat
     table = ncu_csv.read(output)
     click.echo(f"gpuproj: wrote {output}: {len(table)} kernel configuration(s) on "
                f"{', '.join(table.gpus)}, {int(table.df['launches'].sum())} launch(es)", err=True)
+
+
+def _run(ncu, cmd):
+    try:
+        return subprocess.run(cmd, check=False)
+    except OSError as e:
+        raise MissingToolError(f"cannot run {ncu}: {e.strerror}. {NCU_HINT}") from None
+
+
+def _failed(proc, output: Path) -> bool:
+    """ncu failed: a non-zero status, or an error line in its log (it can exit 0 after one)."""
+    if proc.returncode != 0:
+        return True
+    try:
+        with open(output, errors="replace") as f:
+            return any(line.startswith("==ERROR==") for line in f)
+    except OSError:
+        return True
 
 
 def _quote(arg: str) -> str:
