@@ -113,8 +113,10 @@ def time_rows(paths, gpu: str | None = None, resolve: bool = True):
 
 
 def map_rows(paths):
-    """ncu result ID -> (kernel, config) rows from the "profile" lines of --profile runs."""
-    rows = []
+    """ncu result ID -> (kernel, config) rows from the "profile" lines of --profile runs. An ID
+    seen again belongs to a later run of the program (``gpuproj profile`` runs it a second
+    time when ncu refused a metric), whose results are the ones ncu wrote: the last run wins."""
+    rows = {}
     for path, no, obj in read_lines(paths):
         if obj.get("type") != "profile":
             continue
@@ -123,8 +125,8 @@ def map_rows(paths):
         except (KeyError, TypeError, ValueError):
             raise TableError(f"{path}:{no}: profile line without launch_first") from None
         for i in range(first, first + count):
-            rows.append({"ncu_id": str(i), **{c: _fmt(obj.get(c)) for c in MAP_COLUMNS[1:]}})
-    return rows
+            rows[i] = {"ncu_id": str(i), **{c: _fmt(obj.get(c)) for c in MAP_COLUMNS[1:]}}
+    return [rows[i] for i in sorted(rows)]
 
 
 def write_csv(rows, columns, out):

@@ -275,6 +275,11 @@ def test_to_table_ncu_map(tmp_path):
     assert to_table.main(["--ncu-map", str(SAMPLE), "-o", str(out)]) == 0
     rows = list(csv.DictReader(open(out)))
     assert [(r["ncu_id"], r["config"]) for r in rows] == [("0", "N=262144"), ("1", "N=1048576")]
+    # the program run twice (gpuproj profile again after ncu refused a metric): one row per ID
+    twice = tmp_path / "twice.jsonl"
+    twice.write_text(SAMPLE.read_text() * 2)
+    assert to_table.main(["--ncu-map", str(twice), "-o", str(out)]) == 0
+    assert [r["ncu_id"] for r in csv.DictReader(open(out))] == ["0", "1"]
 
 
 def test_to_table_errors(tmp_path, capsys):
