@@ -117,8 +117,9 @@ def main(argv=None):
               f"{ev.geomean_rel_error:.1%}, ranking "
               f"{'right' if ev.ranking_correct else 'wrong'} ({time.time() - t0:.0f} s)",
               file=sys.stderr)
-    (args.out_dir / f"calibrated_{label}.json").write_text(json.dumps(record, indent=1))
-    (args.out_dir / f"calibrated_{label}.md").write_text(markdown(record))
+        # after every study, so that a run cut short (a GPU call's time limit) keeps the others
+        (args.out_dir / f"calibrated_{label}.json").write_text(json.dumps(record, indent=1))
+        (args.out_dir / f"calibrated_{label}.md").write_text(markdown(record))
     return 0
 
 

@@ -6,7 +6,7 @@
 #   calibrate  the Stevens & Kloeckner case studies through CuPy (scripts/calibrate_on_gpu.sh)
 #
 #   bash scripts/gpu_session.sh --prepare        # here, with nvcc and pip: what the call carries
-#   bash scripts/gpu_session.sh [--budget-s 585] [--suite-s 380] [--steps suite,bench,calibrate]
+#   bash scripts/gpu_session.sh [--budget-s 585] [--suite-s 360] [--steps suite,bench,calibrate]
 #
 # The device call: command `bash scripts/gpu_session.sh`, carry suite/build, build/bench-cubins
 # and .whl (all ignored by git). Results in $OUT (default out/session), at most 7 files:
@@ -16,7 +16,7 @@ set -u
 REPO="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$REPO"
 BUDGET=585
-SUITE_S=380
+SUITE_S=360
 STEPS="suite,bench,calibrate"
 PREPARE=0
 while [ $# -gt 0 ]; do
@@ -73,9 +73,10 @@ GPU_ID="$(ls "$OUTDIR"/summary-*.txt 2>/dev/null | head -n 1 | sed 's/.*summary-
 [ -n "$GPU_ID" ] || GPU_ID="$(nvidia-smi --query-gpu=name --format=csv,noheader | head -n 1 |
   tr 'A-Z' 'a-z' | sed 's/[^a-z0-9]\{1,\}/-/g; s/^-//; s/-$//')"
 
-# the calibration (114 kernels at GPU sizes) gets a 120-s share when asked for; the bench the rest
+# the calibration (114 kernels at GPU sizes, about a minute) gets a 100-s share when asked
+# for; the bench (tens of seconds) the rest
 reserve=0
-want calibrate && reserve=120
+want calibrate && reserve=100
 if want bench; then
   if [ "$(( $(left) - reserve ))" -ge 60 ]; then
     OUT="$WORK/bench" timeout "$(( $(left) - reserve ))" bash scripts/bench_on_gpu.sh
