@@ -198,9 +198,9 @@ def remove_work(program, remove_vars=(), keep_vars=None):
     temps[TGT] = lp.TemporaryVariable(TGT, dtype, shape=(),
                                       address_space=lp.AddressSpace.PRIVATE)
     # Type inference and reduction realization left the kernel with its calls resolved for
-    # the source's target, after which loopy refuses another target (CUDA timing retargets
-    # every measurement kernel). What is left holds no calls and no reductions, so it starts
-    # over as a new program in loopy's initial state, like every generated kernel.
+    # the target it was generated for, after which loopy refuses another target (CUDA timing
+    # retargets every measurement kernel). What is left holds no calls and no reductions, so
+    # it starts over as a new program in loopy's initial state, like every generated kernel.
     from loopy.kernel import KernelState
 
     knl = knl.copy(instructions=insns, temporary_variables=temps, args=new_args,

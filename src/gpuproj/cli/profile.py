@@ -112,18 +112,18 @@ def profile(output, metrics_file, kernel, launch_count, source_counters, ncu_pat
     """
     from ..profiles.readers.ncu_csv import metric_names
 
+    ncu = (ncu_path or "ncu") if dry_run else find_ncu(ncu_path)
+
     def command(metrics):
         return ncu_command(ncu, list(app), output, metrics=metrics, kernel=kernel,
                            launch_count=launch_count, source_counters=source_counters)
 
     metrics = metric_names()
     if dry_run:
-        ncu = ncu_path or "ncu"
         if metrics_file:
             metrics_file.write_text("\n".join(metrics) + "\n")
         click.echo(" ".join(_quote(c) for c in command(metrics)))
         return
-    ncu = find_ncu(ncu_path)
     proc = _run(ncu, command(metrics))
     if _failed(proc, output):
         # ncu stops at the first metric the GPU does not have; ask it which it offers (only
