@@ -25,7 +25,7 @@ while [ $# -gt 0 ]; do
     --suite-s) SUITE_S="$2"; shift 2 ;;
     --steps) STEPS="$2"; shift 2 ;;
     --prepare) PREPARE=1; shift ;;
-    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
     *) echo "gpu_session.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
