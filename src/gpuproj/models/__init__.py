@@ -23,7 +23,11 @@ MODELS = {
     "quantitative-transfer": "quantitative:QuantitativeTransfer",
     "efficiency": "efficiency:EfficiencyTransfer",
     # learned (gpuproj.learned): the report's learners, hybrids, ensemble
-    "rf": "learned:RandomForest", "gb": "learned:GradientBoosting", "svr": "learned:SupportVector", "knn": "learned:NearestNeighbours", "linear": "learned:LinearModel", "ridge": "learned:RidgeModel", "lasso": "learned:LassoModel", "physics-best": "learned:PhysicsBest", "residual": "learned:ResidualHybrid", "bounded-efficiency": "learned:EfficiencyHybrid", "ensemble": "learned:Ensemble",  # noqa: E501
+    "rf": "learned:RandomForest", "gb": "learned:GradientBoosting",
+    "svr": "learned:SupportVector", "knn": "learned:NearestNeighbours",
+    "linear": "learned:LinearModel", "ridge": "learned:RidgeModel", "lasso": "learned:LassoModel",
+    "physics-best": "learned:PhysicsBest", "residual": "learned:ResidualHybrid",
+    "bounded-efficiency": "learned:EfficiencyHybrid", "ensemble": "learned:Ensemble",
 }
 
 BASELINES = ("same", "bandwidth", "compute", "roofline")
