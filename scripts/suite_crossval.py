@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """Cross-validate every model on our own suite (docs/suite.md): each GPU's rows in
-data/suite/<gpu>/ predict every other GPU's measured times (H100 -> H200 and H200 -> H100).
+data/suite/<gpu>/ predict every other GPU's measured times (H100 -> H200 and H200 -> H100),
+and the Srivastava report's four GPUs predict ours on the report's kernels.
 
     python scripts/suite_crossval.py [--data data/suite] [--md docs/results/suite.md]
-                                     [--json docs/results/suite.json]
+                                     [--json docs/results/suite.json] [--external DIR]
 
 Each GPU's table is its timed runs (measurements.csv: median time with a cold L2, analytic
 FLOP and byte counts) with, for every (kernel, config) that ncu profiled, the counters ncu
@@ -11,14 +12,24 @@ measured in place of the analytic counts (ncu/<run>.csv joined through ncu/<run>
 ncu's own durations are not used (one launch, no warm-up). Analytical methods see
 every pair; the learned models are trained leave-one-family-out (every family of the suite
 held out in turn, trained on the pairs of the others, grouped by kernel for their inner
-validation), so no test kernel reaches training. With fewer than two GPUs collected the
-script says so and writes nothing; docs/accuracy.md includes the markdown when present.
+validation), so no test kernel reaches training.
+
+The report's GPUs -> ours: the suite's `srivastava` family is the report's 16 kernels at its
+sizes, so each GPU we collected is a new GPU for the report's data (seed-report-4gpus in
+../shared/data/external): its rows on the four GPUs (TITAN V, RTX 2080 Ti, RTX 4070, GTX TITAN
+X) predict our times of the same (kernel, config), the report's Experiment 1 with a Hopper
+target. Ours are the runs without an L2 flush (measurements-warm.csv), as the report timed back
+to back; the learned models train on the report's pairs alone. atomic_hotspot is left out:
+the report's rows disagree on its iteration count for one N. This part needs one collected
+GPU; the H100 <-> H200 part two. With none the script says so and writes nothing;
+docs/accuracy.md includes the markdown when present.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import time
 from pathlib import Path
@@ -27,12 +38,16 @@ import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
+sys.path.insert(0, str(ROOT / "scripts"))
+
+from accuracy import DEFAULT_DATA  # one data location for all scripts
+from learned_experiments import SEED  # the report's table: (name, reader, files)
 
 from gpuproj.evaluate import Evaluation, applicable_methods
 from gpuproj.profiles import load
 from gpuproj.profiles.schema import NUMERIC
 from gpuproj.profiles.table import ProfileTable
-from gpuproj.splits import evaluate_fold, kernel_folds
+from gpuproj.splits import Fold, evaluate_fold, kernel_folds
 
 LEARNERS = ("rf", "gb", "ridge", "lasso")
 HYBRIDS = ("residual", "bounded-efficiency", "ensemble")
@@ -42,6 +57,8 @@ GOAL_MAPE = 10.0  # issue #9: best method H100 <-> H200
 # one launch without warm-up) and so does the clock they ran at, which ncu's sm_clock_hz is not;
 # launches and the analytic working set stay the driver's
 _NOT_FROM_NCU = {"time_s", "launches", "working_set_bytes", "sm_clock_hz"}
+SEED_SKIP = {"atomic_hotspot"}
+REPORT_NEW_GPU_MAPE = 86.62  # Srivastava et al., analytical model, new GPU (TITAN V) held out
 
 
 def suite_table(gpu_dir: Path) -> tuple[ProfileTable, dict]:
@@ -81,6 +98,54 @@ def suite_table(gpu_dir: Path) -> tuple[ProfileTable, dict]:
     return ProfileTable.from_frame(base, origin=str(gpu_dir)), info
 
 
+def report_config(kernel: str, config: str) -> str:
+    """Our srivastava configuration in the report's notation: 2-D sizes and matmul's n as rows
+    and cols.
+
+    >>> report_config("conv2d_3x3", "1024x1024"), report_config("matmul_tiled", "N=512")
+    ('rows=1024,cols=1024', 'rows=512,cols=512')
+    >>> report_config("saxpy", "N=262144")
+    'N=262144'
+    """
+    m = re.fullmatch(r"(\d+)x(\d+)", config)
+    if m:
+        return f"rows={m[1]},cols={m[2]}"
+    if kernel.startswith("matmul") and config.startswith("N="):
+        return f"rows={config[2:]},cols={config[2:]}"
+    return config
+
+
+def report_to_ours(seed: ProfileTable, gpu_dirs: list[Path],
+                   trained=LEARNERS + HYBRIDS) -> tuple[Evaluation | None, dict]:
+    """The report's GPUs (``seed``) predict each collected GPU's srivastava rows of the same
+    (kernel, config); the ``trained`` methods fit on the report's pairs alone."""
+    ours, timing = [], {}
+    for d in gpu_dirs:
+        warm = d / "measurements-warm.csv"
+        timing[d.name] = "warm" if warm.exists() else "cold"
+        df = load(warm if warm.exists() else d / "measurements.csv", format="measurement").df
+        df = df[df["kernel"].isin(set(seed.df["kernel"]) - SEED_SKIP)]
+        if "family" in df:
+            df = df[df["family"].astype(str) == "srivastava"]
+        df = df.assign(config=[report_config(k, c) for k, c in zip(df["kernel"], df["config"])])
+        ours.append(df)
+    mine = pd.concat(ours, ignore_index=True)
+    keys = set(zip(mine["kernel"], mine["config"]))
+    src = seed.df[[k in keys for k in zip(seed.df["kernel"], seed.df["config"])]]
+    info = {"timing": timing, "rows": len(mine), "matched_configs": len(
+        keys & set(zip(src["kernel"], src["config"])))}
+    if src.empty or mine.empty:
+        return None, info
+    test = ProfileTable.from_frame(pd.concat([src, mine], ignore_index=True), origin="report")
+    ours_ids = sorted(mine["gpu"].unique())
+    fold = Fold("report -> ours", train=seed, test=test, sources=list(seed.gpus),
+                targets=ours_ids)
+    params = {m: {"coverage": COVERAGE} for m in HYBRIDS}
+    methods = applicable_methods(test) + list(trained)
+    ev = evaluate_fold(fold, methods, coverage=None, cv_groups="gpu", model_params=params)
+    return ev, info
+
+
 def collected(data: Path) -> list[Path]:
     return sorted(p for p in Path(data).glob("*") if (p / "measurements.csv").exists())
 
@@ -112,6 +177,41 @@ def summarize(ev: Evaluation) -> dict:
 
 
 def markdown(res: dict) -> str:
+    parts = []
+    if "report" in res:
+        parts.append(report_markdown(res))
+    if "summary" in res:
+        parts.append(pair_markdown(res))
+    return "\n".join(parts)
+
+
+def report_markdown(res: dict) -> str:
+    f1 = "{:.1f}".format
+    r = res["report"]
+    per = r["per_target"]
+    tgts = sorted({t for v in per.values() for t in v})
+    timing = ", ".join(f"{g}: {'back to back, no L2 flush' if w == 'warm' else 'cold L2'}"
+                       for g, w in r["info"]["timing"].items())
+    L = ["## The report's four GPUs -> ours (Srivastava et al.'s kernels)", "",
+         (f"Generated by `scripts/suite_crossval.py`: the seed-report-4gpus rows (TITAN V, RTX "
+          f"2080 Ti, RTX 4070, GTX TITAN X) predict our times of the same kernel and "
+          f"configuration ({r['info']['matched_configs']} configurations; our timing: "
+          f"{timing}), the report's Experiment 1 with our GPUs as the new ones; learned models "
+          "trained on the report's pairs alone. atomic_hotspot is left out (the report's rows "
+          "disagree on its iteration count). MAPE / median APE in %; the report's analytical "
+          f"model on its new GPU (TITAN V): {REPORT_NEW_GPU_MAPE} % MAPE."), "",
+         "| method | " + " | ".join(tgts) + " | all | coverage |",
+         "|---|" + "---|" * (len(tgts) + 2)]
+    for m, v in sorted(r["methods"].items(), key=lambda kv: kv[1]["mape"]):
+        cells = [f"{f1(per[m][t]['mape'])} / {f1(per[m][t]['median_ape'])}"
+                 if t in per[m] else "-" for t in tgts]
+        cov = f"{100 * v['coverage']:.0f} %" if v.get("interval_width") else "-"
+        L.append(f"| {m} | " + " | ".join(cells) + f" | {f1(v['mape'])} / "
+                 f"{f1(v['median_ape'])} | {cov} |")
+    return "\n".join(L) + "\n"
+
+
+def pair_markdown(res: dict) -> str:
     f1 = "{:.1f}".format
     s = res["summary"]
     dirs = sorted({k for v in s["per_direction"].values() for k in v})
@@ -153,35 +253,58 @@ def main(argv=None) -> int:
     ap.add_argument("--data", type=Path, default=ROOT / "data" / "suite")
     ap.add_argument("--md", type=Path, default=ROOT / "docs" / "results" / "suite.md")
     ap.add_argument("--json", type=Path, default=ROOT / "docs" / "results" / "suite.json")
+    ap.add_argument("--external", type=Path, default=DEFAULT_DATA,
+                    help="the public data (seed-report-4gpus) for the report's GPUs -> ours")
     ap.add_argument("--no-learned", action="store_true", help="analytical methods only")
     a = ap.parse_args(argv)
+    trained = () if a.no_learned else LEARNERS + HYBRIDS
     dirs = collected(a.data)
-    if len(dirs) < 2:
-        print(f"suite_crossval: {len(dirs)} GPU(s) collected under {a.data}; two are needed "
-              "(suite/collect.sh on a GPU machine, docs/suite.md)", file=sys.stderr)
+    if not dirs:
+        print(f"suite_crossval: no GPU collected under {a.data} (suite/collect.sh on a GPU "
+              "machine, docs/suite.md)", file=sys.stderr)
         return 0
     t0 = time.time()
-    tables, infos, dates = [], {}, []
-    for d in dirs:
-        t, info = suite_table(d)
-        tables.append(t)
-        infos[d.name] = info
-        man = d / "manifest.json"
-        if man.exists():
-            dates.append(str(json.loads(man.read_text()).get("date_utc", "?"))[:10])
-    table = tables[0]
-    for t in tables[1:]:
-        table = table.concat(t)
-    ev = crossval(table, () if a.no_learned else LEARNERS + HYBRIDS)
-    res = {"gpus": [d.name for d in dirs], "dates": sorted(set(dates)) or ["?"],
-           "rows": len(table.df), "ncu_rows": sum(i["ncu_rows"] for i in infos.values()),
-           "joins": infos, "skipped": len(ev.skipped), "summary": summarize(ev),
-           "seconds": round(time.time() - t0, 1)}
+    dates = [str(json.loads((d / "manifest.json").read_text()).get("date_utc", "?"))[:10]
+             for d in dirs if (d / "manifest.json").exists()]
+    res = {"gpus": [d.name for d in dirs], "dates": sorted(set(dates)) or ["?"]}
+    n = 0
+    _, reader, files = SEED
+    seed_paths = [a.external / f for f in files]
+    if all(p.exists() for p in seed_paths):
+        seed = load(seed_paths[0], format=reader)
+        for p in seed_paths[1:]:
+            seed = seed.concat(load(p, format=reader))
+        ev, info = report_to_ours(seed, dirs, trained)
+        if ev is not None:
+            by_target = ev.summary("target")
+            res["report"] = {"info": info, "methods": ev.summary(), "per_target": by_target}
+            n += len(ev.pairs)
+    else:
+        print(f"suite_crossval: no seed-report-4gpus under {a.external}: the report's GPUs -> "
+              "ours is left out", file=sys.stderr)
+    if len(dirs) >= 2:
+        tables, infos = [], {}
+        for d in dirs:
+            t, info = suite_table(d)
+            tables.append(t)
+            infos[d.name] = info
+        table = tables[0]
+        for t in tables[1:]:
+            table = table.concat(t)
+        ev = crossval(table, trained)
+        res.update({"rows": len(table.df), "ncu_rows": sum(i["ncu_rows"] for i in infos.values()),
+                    "joins": infos, "skipped": len(ev.skipped), "summary": summarize(ev)})
+        n += len(ev.pairs)
+    else:
+        print(f"suite_crossval: one GPU collected under {a.data}; H100 <-> H200 needs two",
+              file=sys.stderr)
+    if n == 0:
+        return 0
+    res["seconds"] = round(time.time() - t0, 1)
     a.json.parent.mkdir(parents=True, exist_ok=True)
     a.json.write_text(json.dumps(res, indent=1, default=float))
     a.md.write_text(markdown(res))
-    print(f"suite_crossval: {len(ev.pairs)} predictions in {res['seconds']} s -> {a.md}",
-          file=sys.stderr)
+    print(f"suite_crossval: {n} predictions in {res['seconds']} s -> {a.md}", file=sys.stderr)
     return 0
 
 

@@ -27,6 +27,8 @@ VERSION = 1
 KINDS = {  # file name pattern -> (kind, description)
     r"^measurements\.csv$": ("measurement-table", "gpuproj measurement table, one row per (kernel, config)"),
     r"^measurements\.jsonl$": ("driver-jsonl", "raw driver output: device, check, time lines (all repetitions)"),
+    r"^measurements-warm\.csv$": ("measurement-table", "srivastava family, no L2 flush (as the report)"),
+    r"^measurements-warm\.jsonl$": ("driver-jsonl", "raw driver output of the runs without flush"),
     r"^ncu/.*\.map\.csv$": ("ncu-id-map", "ncu result ID -> (kernel, config) of one ncu run"),
     r"^ncu/.*\.jsonl$": ("driver-jsonl", "driver output of one ncu run (profile lines)"),
     r"^ncu/.*\.source\.csv$": ("ncu-source-csv", "ncu SourceCounters page, SASS per instruction"),

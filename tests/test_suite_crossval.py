@@ -95,12 +95,79 @@ def test_both_directions_and_learned_models_never_see_their_family(sc, tmp_path)
 def test_main_writes_the_tables_only_with_two_gpus(sc, tmp_path, capsys):
     data = collection(tmp_path)
     md, js = tmp_path / "suite.md", tmp_path / "suite.json"
+    none = ["--external", str(tmp_path / "no-public-data")]  # the report's part: below
     assert sc.main(["--data", str(data), "--md", str(md), "--json", str(js),
-                    "--no-learned"]) == 0
+                    "--no-learned"] + none) == 0
     text = md.read_text()
     assert "h100-sxm5-80gb -> h200-sxm-141gb" in text and "2026-11-22" in text
     assert json.loads(js.read_text())["ncu_rows"] == 3
+    assert "The report's four GPUs" not in text
     shutil.rmtree(data / "h200-sxm-141gb")
     md.unlink()
-    assert sc.main(["--data", str(data), "--md", str(md), "--json", str(js)]) == 0
-    assert not md.exists() and "two are needed" in capsys.readouterr().err
+    assert sc.main(["--data", str(data), "--md", str(md), "--json", str(js)] + none) == 0
+    assert not md.exists() and "needs two" in capsys.readouterr().err
+
+
+SEED_GPUS = {"2080ti": ("NVIDIA GeForce RTX 2080 Ti", 616e9), "4070": ("NVIDIA GeForce RTX 4070",
+             504e9), "titanv": ("NVIDIA TITAN V", 653e9), "titanx": ("NVIDIA GeForce GTX TITAN X",
+                                                                     336e9)}
+
+
+def seed_report(root: Path) -> Path:
+    """The report's four files, in its format, with memory-bound times (their bytes over each
+    GPU's bandwidth) for the collection's srivastava kernels and an atomic_hotspot row."""
+    d = root / "seed-report-4gpus"
+    d.mkdir(parents=True)
+    for tag, (name, bw) in SEED_GPUS.items():
+        rows = [{"kernel": k, "N": n, "rows": 0, "cols": 0, "FLOPs": 2 * n, "BYTES": 12 * n,
+                 "mean_ms": 12 * n / bw * 1e3, "gpu_device_name": name}
+                for k in ("vector_add", "saxpy", "reduce_sum", "atomic_hotspot")
+                for n in (2 ** 18, 2 ** 20, 2 ** 22)]
+        pd.DataFrame(rows).to_csv(d / f"runs_{tag}_final.csv", index=False)
+    return root
+
+
+def test_the_reports_gpus_predict_ours_with_one_gpu_collected(sc, tmp_path, capsys):
+    """One GPU is enough for the report's Experiment 1 with our GPU as the new one: the
+    report's four GPUs predict our srivastava rows of the same (kernel, config), from the runs
+    without an L2 flush where collected; atomic_hotspot stays out; the learned models train
+    on the report's pairs alone."""
+    # our configurations in the report's notation
+    assert sc.report_config("conv2d_3x3", "1024x1024") == "rows=1024,cols=1024"
+    assert sc.report_config("matmul_tiled", "N=512") == "rows=512,cols=512"
+    assert sc.report_config("saxpy", "N=262144") == "N=262144"
+    data = collection(tmp_path)
+    shutil.rmtree(data / "h200-sxm-141gb")
+    h100 = data / "h100-sxm5-80gb"
+    cold = pd.read_csv(h100 / "measurements.csv")
+    warm = cold[cold["family"] == "srivastava"].assign(time_s=lambda d: d["time_s"] * 0.9)
+    warm.to_csv(h100 / "measurements-warm.csv", index=False)
+    ext = seed_report(tmp_path / "external")
+    ev, info = sc.report_to_ours(load_seed(sc, ext), [h100], trained=("residual",))
+    p = ev.pairs
+    assert set(p["target"]) == {"h100-sxm5-80gb"}
+    assert set(p["source"]) == {"rtx-2080-ti", "rtx-4070", "titan-v", "gtx-titan-x"}
+    assert "atomic_hotspot" not in set(p["kernel"]) and "residual" in set(p["method"])
+    # 3 kernels x 2 sizes both have (2^20, 2^22); 2^24 is ours alone, 2^18 the report's alone
+    assert info["matched_configs"] == 6 and info["timing"] == {"h100-sxm5-80gb": "warm"}
+    truth = warm.set_index(["kernel", "config"])["time_s"]
+    got = p.drop_duplicates(["kernel", "config"]).set_index(["kernel", "config"])["true_s"]
+    assert got.to_numpy() == pytest.approx(truth.reindex(got.index).to_numpy())
+    md, js = tmp_path / "suite.md", tmp_path / "suite.json"
+    assert sc.main(["--data", str(data), "--md", str(md), "--json", str(js), "--no-learned",
+                    "--external", str(ext)]) == 0
+    text = md.read_text()
+    assert "## The report's four GPUs -> ours" in text and "back to back" in text
+    assert "H100 <-> H200" not in text and "needs two" in capsys.readouterr().err
+    assert json.loads(js.read_text())["report"]["info"]["matched_configs"] == 6
+
+
+def load_seed(sc, ext):
+    from gpuproj.profiles import load
+
+    _, reader, files = sc.SEED
+    table = None
+    for f in files:
+        t = load(ext / f, format=reader)
+        table = t if table is None else table.concat(t)
+    return table
