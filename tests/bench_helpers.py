@@ -12,6 +12,8 @@ entry, table, pictures) run where no OpenCL or CUDA device is.
 
 import math
 
+import numpy as np
+
 from gpuproj.bench.backend import Backend, DeviceInfo
 
 KiB, MiB = 1024, 1024**2
@@ -43,8 +45,21 @@ MIX = {"fp32": (4, 2, "fp32_fma"), "fp64": (8, 2, "fp64_fma"), "fp16x2": (4, 4, 
 
 
 class Buffer:
+    """Device memory; ``value``: what every element holds (NaN: never written)."""
+
     def __init__(self, nbytes):
         self.nbytes = nbytes
+        self.value = math.nan
+
+
+# memory.cl's STREAM kernels on buffers of one value each: (argument written, its new value)
+STREAM_EFFECT = {
+    "stream_init": lambda a, s: (a, s),
+    "stream_copy": lambda a, b: (b, a.value),
+    "stream_scale": lambda a, b, s: (b, s * a.value),
+    "stream_add": lambda a, b, c: (c, a.value + b.value),
+    "stream_triad": lambda a, b, c, s: (a, b.value + s * c.value),
+}
 
 
 class Module(dict):
@@ -81,8 +96,15 @@ class SimulatedBackend(Backend):
     def free(self, buf):
         self.live.remove(buf)
 
+    def download(self, buf, dtype, count):
+        return np.full(count, buf.value, dtype=dtype)
+
     def run_many(self, kernel, blocks, block, arg_sets):
         assert 1 <= block <= self.info.max_block_size
+        for args in arg_sets:
+            if kernel in STREAM_EFFECT:
+                out, value = STREAM_EFFECT[kernel](*args)
+                out.value = float(value)
         return [self.duration(kernel, blocks, block, args) for args in arg_sets]
 
     def launch_time(self, kernel, blocks, block, args, count):

@@ -57,6 +57,26 @@ def test_the_suite_gives_back_every_ceiling(result):
     assert not backend.live  # every buffer freed
 
 
+def test_stream_results_are_checked(result, monkeypatch):
+    """Correct first: the arrays hold what the STREAM kernels must leave (the simulated device
+    computes them); a device whose triad is wrong gets a flag that names the arrays."""
+    import bench_helpers
+
+    from gpuproj.bench.entry import check
+
+    raw, _ = result
+    (c,) = raw["checks"]
+    assert c["name"] == "stream" and c["ok"] and c["expected"] == {"a": 1.25, "b": 0.5, "c": 1.5}
+    assert not [f for f in check(raw) if f["problem"] == "wrong_results"]
+    monkeypatch.setitem(bench_helpers.STREAM_EFFECT, "stream_triad",
+                        lambda a, b, c, s: (a, b.value + c.value))  # forgets the scalar
+    bad = run_suite(SimulatedBackend(), QUICK, only=["stream"])
+    (c,) = bad["checks"]
+    assert not c["ok"] and c["wrong"] == {"set 0 a": 2.0, "set 1 a": 2.0}
+    (flag,) = [f for f in check(bad) if f["problem"] == "wrong_results"]
+    assert flag["name"] == "stream_results" and "set 0 a" in flag["text"]
+
+
 def test_sweeps_follow_the_simulated_caches_and_roofs(result):
     raw, _ = result
     for p in raw["sweeps"]["working_set"]:

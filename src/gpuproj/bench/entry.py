@@ -191,7 +191,8 @@ def measured_section(raw) -> dict:
 
 def check(raw, gpu=None) -> list:
     """Warnings: a value above the GPU's datasheet peak (a broken timer or a wrong peak), a
-    measurement whose spread exceeds ``sizes.spread_limit``. Each: {field/name, problem, text}."""
+    kernel result check that failed, a measurement whose spread exceeds
+    ``sizes.spread_limit``. Each: {field/name, problem, text}."""
     limit = raw["sizes"]["spread_limit"]
     out = []
     mvs = measured_values(raw)
@@ -211,6 +212,12 @@ def check(raw, gpu=None) -> list:
             out.append({"name": f"mixbench_{p}", "problem": "sweep_not_monotone",
                         "text": f"mixbench {p}: throughput falls {c['drop']:.0%} below an earlier "
                                 f"point as intensity grows (noise, clocks or a wrong count)"})
+    for c in raw.get("checks") or []:
+        if isinstance(c, dict) and c.get("ok") is False:
+            out.append({"name": f"{c.get('name')}_results", "problem": "wrong_results",
+                        "text": f"{c.get('name')}: the kernels left wrong values "
+                                f"({c.get('wrong')}, expected {c.get('expected')}): do not "
+                                "trust its measurements"})
     for m in raw["measurements"]:
         sp = m["summary"]["spread"]
         if sp > limit:

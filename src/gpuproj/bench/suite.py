@@ -55,6 +55,9 @@ COMPUTE = {
 # STREAM kernels: name -> (arrays read, arrays written) per element; arguments built in _stream
 STREAM = {"init": (0, 1), "read": (1, 0), "copy": (1, 1), "scale": (1, 1), "add": (2, 1),
           "triad": (2, 1)}
+# what the STREAM kernels, run in that order, leave in a, b, c of every buffer set: init a = 1;
+# read stores nothing; copy b = a; scale b = a / 2; add c = a + b; triad a = b + c / 2
+STREAM_RESULT = {"a": 1.25, "b": 0.5, "c": 1.5}
 
 MIX_PRECISIONS = {"fp32": (np.float32, 4, 2, None), "fp64": (np.float64, 8, 2, "fp64"),
                   "fp16x2": ("half2", 4, 4, "fp16")}  # dtype, bytes/element, FLOP per FMA, needs
@@ -129,7 +132,7 @@ class Runner:
         # CPUs report their last-level cache, sometimes absurdly; keep GPU-like sizes sane
         self.l2 = l2 if l2 and l2 <= 256 * 1024**2 and self.info.device_type == "GPU" else \
             (l2 if l2 and l2 <= 64 * 1024**2 else sizes.default_l2_bytes)
-        self.measurements, self.sweeps, self.skipped = [], {}, []
+        self.measurements, self.sweeps, self.skipped, self.checks = [], {}, [], []
 
     # -- timing helpers -------------------------------------------------------------------------
     def timed(self, kernel, blocks, block, arg_sets, reps=None, warmup=None) -> list:
@@ -240,10 +243,26 @@ class Runner:
                                      params={"array_bytes": nbytes, "arrays_read": nr,
                                              "arrays_written": nw, "buffer_sets": sets,
                                              "blocks": blocks, "block": self.block}))
+            self.check_stream(arrays, min(4 * n, 65536))
         finally:
             for s in arrays:
                 for buf in s:
                     self.b.free(buf)
+
+    def check_stream(self, arrays, count: int):
+        """Correct first: the first ``count`` floats of every STREAM array hold what the
+        kernels must have left there (``STREAM_RESULT``); a kernel that wrote nothing, or the
+        wrong thing, makes its bandwidth meaningless. Recorded in ``checks``."""
+        wrong = {}
+        for i, bufs in enumerate(arrays):
+            for (name, want), buf in zip(STREAM_RESULT.items(), bufs):
+                got = self.b.download(buf, np.float32, count)
+                bad = got != np.float32(want)
+                if bad.any():
+                    wrong[f"set {i} {name}"] = float(got[np.argmax(bad)])
+        self.checks.append({"name": "stream", "ok": not wrong, "expected": STREAM_RESULT,
+                            "wrong": wrong, "floats_checked": count})
+        self.log("stream results: " + ("right" if not wrong else f"WRONG {wrong}"))
 
     def _ws_read(self, mod, buf, out, ws_bytes):
         """(samples, bytes per run, iters) of ws_read over ``ws_bytes`` (a power of two)."""
@@ -445,5 +464,5 @@ def run_suite(backend, sizes: Sizes = QUICK, only=None, log=None) -> dict:
         "device": backend.info.to_dict(), "sizes": sizes.to_dict(), "groups": only,
         "clocks_before": clocks_before, "clocks_after": backend.clocks(),
         "measurements": [m.to_dict() for m in r.measurements],
-        "sweeps": r.sweeps, "skipped": r.skipped,
+        "sweeps": r.sweeps, "skipped": r.skipped, "checks": r.checks,
     }
