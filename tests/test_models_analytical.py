@@ -1,5 +1,7 @@
 """The analytical models against hand-computed examples of the papers' equations."""
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from conftest import make_gpu, table
@@ -609,3 +611,20 @@ def test_source_clock_leaves_measured_ceilings_and_unclocked_rows():
                sm_clock_hz=[1.5e9, np.nan], gpu=["clocked", "clocked"])
     p2 = get_model("hierarchical", source_clock=True).predict(k2, CLOCKED, FAST)
     assert p2.df["time_s"].tolist() == pytest.approx([0.375e-3, 0.5e-3])
+
+
+@pytest.mark.parametrize("fixture", ["ncu-h100-sxm5-80gb-raw-base.csv",
+                                     "amaris-2gpus-calculate_temp.csv",
+                                     "kerneltuner-4gpus-gemm_clblast_4096.csv",
+                                     "neusight-5gpus-bmm.csv"])
+def test_every_limiter_is_one_the_contract_names(fixture):
+    """models.base.LIMITERS is the vocabulary of the `limiter` column (the report and the
+    pictures colour by it): every method on real profiles, to NVIDIA and AMD targets."""
+    from gpuproj.models.base import LIMITERS
+    from gpuproj.predict import predict
+    from gpuproj.profiles import load
+
+    t = load(Path(__file__).parent / "data" / fixture)
+    res = predict(t.on(t.gpus[0]), targets=["h200", "mi300x", "a100-sxm4-80gb"], methods="all")
+    got = set(res.table()["limiter"].dropna().astype(str))
+    assert got and got <= set(LIMITERS) | {""}

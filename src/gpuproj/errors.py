@@ -33,9 +33,5 @@ class AmbiguousGPUError(UnknownGPUError):
     """A GPU name that matches several catalog GPUs."""
 
 
-class MissingMetricError(GpuprojError):
-    """A model needs a quantity the profile does not carry."""
-
-
 class MissingToolError(GpuprojError):
     """An external tool or optional dependency is absent; the message says what to install."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, replace
 
-KiB, MiB, GiB = 1024, 1024**2, 1024**3
+KiB, MiB = 1024, 1024**2
 
 
 @dataclass(frozen=True)

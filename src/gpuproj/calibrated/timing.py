@@ -109,7 +109,6 @@ class OpenCLRunner:
         self.queue = cl.CommandQueue(
             self.context, properties=cl.command_queue_properties.PROFILING_ENABLE)
         self.warmup, self.repetitions, self.outlier_factor = warmup, repetitions, outlier_factor
-        self._buffers = {}
 
     @property
     def device_name(self) -> str:
