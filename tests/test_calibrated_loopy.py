@@ -4,9 +4,12 @@ an end-to-end calibration on the CPU's OpenCL device (PoCL), small sizes."""
 import json
 import shutil
 import subprocess
+import sys
+import types
 import warnings
 from pathlib import Path
 
+import numpy as np
 import pytest
 from conftest import opencl_unusable
 
@@ -417,3 +420,72 @@ def test_cli_calibration_gives_back_a_simulated_devices_parameters(tmp_path, mon
     assert code == 0
     assert stdout.startswith("tiny: 16 kernels on simulated")
     assert "ranking right" in stdout and stdout.rstrip().endswith(f"wrote {out}")
+
+
+class _FakeCupy:
+    """The part of CuPy that CudaRunner uses, for a machine without a GPU: kernels compile to
+    nothing and run in a time that grows with their grid (5 us + 1 ns per work-item)."""
+
+    def __init__(self):
+        self.compiled, self.clock = [], 0.0
+        fake = self
+
+        class Event:
+            def record(self):
+                self.t = fake.clock
+
+            def synchronize(self):
+                pass
+
+        class Device:
+            def __init__(self, i=0):
+                pass
+
+            def __enter__(self):
+                return self
+
+            def __exit__(self, *exc):
+                return False
+
+            def synchronize(self):
+                pass
+
+        class RawModule:
+            def __init__(self, code, options=()):
+                fake.compiled.append(code)
+
+            def get_function(self, name):
+                def kernel(grid, block, args):
+                    assert name in fake.compiled[-1] and all(g >= 1 for g in grid + block)
+                    fake.clock += 5e-6 + 1e-9 * np.prod(grid) * np.prod(block)
+                return kernel
+
+        self.cuda = types.SimpleNamespace(
+            Event=Event, Device=Device,
+            get_elapsed_time=lambda a, b: (b.t - a.t) * 1e3,  # ms, as CuPy gives it
+            runtime=types.SimpleNamespace(getDeviceProperties=lambda i: {"name": b"Fake H100"}))
+        self.RawModule = RawModule
+        self.ones = lambda n, dtype: np.ones(1, dtype=dtype)  # contents never read
+
+
+def test_case_studies_run_through_the_cuda_runner_at_gpu_sizes(tmp_path, monkeypatch):
+    """scripts/case_studies.py --device cuda --sizes gpu, as calibrate_on_gpu.sh runs it, with
+    CuPy stood in: loopy's CUDA code of every kernel, the calibration on its timings, the
+    variants' evaluation and the results written."""
+    from conftest import load_script
+
+    fake = _FakeCupy()
+    monkeypatch.setitem(sys.modules, "cupy", fake)
+    cs = load_script("case_studies")
+    assert cs.main(["--device", "cuda", "--sizes", "gpu", "--only", "finite_diff",
+                    "--repetitions", "3", "--out-dir", str(tmp_path)]) == 0
+    rec = json.loads((tmp_path / "calibrated_fake-h100.json").read_text())
+    assert rec["device"] == "CUDA / Fake H100" and rec["sizes"] == "gpu"
+    study = rec["studies"]["finite_diff"]
+    # 20 measurement kernels and 2 variants x 3 sizes, each compiled once
+    assert len(study["measurements"]) == 20 and len(fake.compiled) == 20 + 6
+    variants = study["evaluation"]["variants"]
+    assert {v["name"] for v in variants} == {"tile16", "tile18"}
+    assert [s["n"] for s in variants[0]["sizes"]] == [8960, 13440, 17920]  # the GPU sizes
+    assert (tmp_path / "calibrated_fake-h100_finite_diff_params.json").exists()
+    assert "#### Calibrated cost models" in (tmp_path / "calibrated_fake-h100.md").read_text()
