@@ -40,7 +40,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "scripts"))
 
-from accuracy import DEFAULT_DATA  # one data location for all scripts
+from accuracy import DEFAULT_DATA, load_dataset  # one data location and loader for all scripts
 from learned_experiments import SEED  # the report's table: (name, reader, files)
 
 from gpuproj.evaluate import Evaluation, applicable_methods
@@ -269,11 +269,8 @@ def main(argv=None) -> int:
     res = {"gpus": [d.name for d in dirs], "dates": sorted(set(dates)) or ["?"]}
     n = 0
     _, reader, files = SEED
-    seed_paths = [a.external / f for f in files]
-    if all(p.exists() for p in seed_paths):
-        seed = load(seed_paths[0], format=reader)
-        for p in seed_paths[1:]:
-            seed = seed.concat(load(p, format=reader))
+    if all((a.external / f).exists() for f in files):
+        seed = load_dataset(a.external, reader, files)
         ev, info = report_to_ours(seed, dirs, trained)
         if ev is not None:
             by_target = ev.summary("target")

@@ -143,7 +143,9 @@ def test_the_reports_gpus_predict_ours_with_one_gpu_collected(sc, tmp_path, caps
     warm = cold[cold["family"] == "srivastava"].assign(time_s=lambda d: d["time_s"] * 0.9)
     warm.to_csv(h100 / "measurements-warm.csv", index=False)
     ext = seed_report(tmp_path / "external")
-    ev, info = sc.report_to_ours(load_seed(sc, ext), [h100], trained=("residual",))
+    _, reader, files = sc.SEED
+    seed = sc.load_dataset(ext, reader, files)
+    ev, info = sc.report_to_ours(seed, [h100], trained=("residual",))
     p = ev.pairs
     assert set(p["target"]) == {"h100-sxm5-80gb"}
     assert set(p["source"]) == {"rtx-2080-ti", "rtx-4070", "titan-v", "gtx-titan-x"}
@@ -160,14 +162,3 @@ def test_the_reports_gpus_predict_ours_with_one_gpu_collected(sc, tmp_path, caps
     assert "## The report's four GPUs -> ours" in text and "back to back" in text
     assert "H100 <-> H200" not in text and "needs two" in capsys.readouterr().err
     assert json.loads(js.read_text())["report"]["info"]["matched_configs"] == 6
-
-
-def load_seed(sc, ext):
-    from gpuproj.profiles import load
-
-    _, reader, files = sc.SEED
-    table = None
-    for f in files:
-        t = load(ext / f, format=reader)
-        table = t if table is None else table.concat(t)
-    return table
