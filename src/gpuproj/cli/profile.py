@@ -126,8 +126,8 @@ def profile(output, metrics_file, kernel, launch_count, source_counters, ncu_pat
         return
     proc = _run(ncu, command(metrics))
     if _failed(proc, output):
-        # ncu stops at the first metric the GPU does not have; ask it which it offers (only
-        # now: the query costs seconds, and collect.sh profiles in many short runs)
+        # asked only after a failure: the query costs seconds, and collect.sh profiles in many
+        # short runs
         kept, dropped = usable_metrics(metrics, available_metrics(ncu))
         if dropped:
             click.echo(f"gpuproj: ncu does not offer {len(dropped)} of gpuproj's metrics on "
