@@ -1,10 +1,12 @@
 """Nsight Compute readers (CSV and .ncu-rep).
 
-The CSV fixtures are hand-built following the documented ``ncu --csv --page raw`` layout (header
-row, units row, quoted values with thousands separators) and the ``--page details`` layout, not
-captured on a GPU (none on the development machine): see tests/data/README.md. Expected values
-are computed by hand from the fixture's counts (2^20-element vec_add, saxpy, reduce_sum on an
-H100 SXM5).
+The H100 CSV fixtures are hand-built following the documented ``ncu --csv --page raw`` layout
+(header row, units row, quoted values with thousands separators) and the ``--page details``
+layout, not captured on a GPU (none on the development machine): see tests/data/README.md.
+Expected values are computed by hand from the fixture's counts (2^20-element vec_add, saxpy,
+reduce_sum on an H100 SXM5). ``REAL_DETAILS`` is a real capture (a Blackwell cuBLASLt GEMM from
+Microsoft's superbenchmark, MIT): the default details page, with its display labels, rule rows
+and metric rows shorter than the header.
 """
 
 import sys
@@ -21,6 +23,7 @@ DATA = Path(__file__).parent / "data"
 BASE = DATA / "ncu-h100-sxm5-80gb-raw-base.csv"
 AUTO = DATA / "ncu-h100-sxm5-80gb-raw-auto.csv"
 DETAILS = DATA / "ncu-h100-sxm5-80gb-details.csv"
+REAL_DETAILS = DATA / "ncu-sm100-superbench-cublaslt-details.csv"
 N = 2**20
 VEC = "vec_add(const float *, const float *, float *, int)"
 
@@ -31,7 +34,7 @@ def row(t, kernel):
 
 
 def test_sniffed_as_ncu_csv():
-    for p in (BASE, AUTO, DETAILS):
+    for p in (BASE, AUTO, DETAILS, REAL_DETAILS):
         assert sniff(p) == "ncu-csv"
 
 
@@ -167,7 +170,7 @@ def test_unknown_gpu_and_missing_gpu_name(tmp_path):
     p = _edit_base(tmp_path, '"NVIDIA H100 80GB HBM3"', '""', 4)
     with pytest.raises(InputError, match="pass --source NAME"):
         ncu_csv.read(p)
-    assert ncu_csv.read(p, gpu="A100-SXM4-80GB").gpus == ["a100-sxm4-80gb"]
+    assert ncu_csv.read(p, gpu="H100-PCIe-80GB").gpus == ["h100-pcie-80gb"]
 
 
 def test_metric_list_is_the_mapping_table():
@@ -340,3 +343,75 @@ def test_a_profile_without_some_of_the_metrics_reads_and_predicts(tmp_path):
     res = predict(part, targets="h200", methods="all")
     assert {"hierarchical", "hierarchical-ext", "quantitative"} <= set(res.predictions)
     assert res.table()["time_s"].notna().all() and not res.skipped
+
+
+def test_real_default_details_page():
+    """A real ``ncu --csv`` run with the default sections: the application's own output before
+    the CSV, metrics under their section labels ("Duration", "Registers Per Thread"), rule
+    rows without a metric, and metric rows that stop after the value (16 fields, the header
+    has 20). The file does not name the GPU (compute capability 10.0, 152 SMs); read as the
+    catalog's B200 here."""
+    with pytest.raises(InputError, match="--source"):
+        load(REAL_DETAILS)
+    # a source of another compute capability than the one ncu printed is refused
+    with pytest.raises(InputError, match=r"row 5, field 'CC': ncu profiled a compute "
+                       r"capability 10.0 GPU \(sm_100\), but h100-sxm5-80gb is sm_90"):
+        load(REAL_DETAILS, gpu="h100-sxm5-80gb")
+    t = load(REAL_DETAILS, gpu="b200")
+    assert len(t) == 1 and not t.skipped
+    v = t.df.iloc[0]
+    assert v["kernel"].startswith("cutlass3x_sm100_tensorop_s64x256x32gemm_f8_f8_f32")
+    assert v["config"] == "grid=9x32x1 block=384x1x1"
+    assert v["time_s"] == pytest.approx(406240e-9)                # "Duration","ns","406240"
+    assert v["grid_blocks"] == 288 and v["block_threads"] == 384
+    assert v["regs_per_thread"] == 168
+    assert v["smem_per_block_bytes"] == 205696 + 0                  # dynamic + static
+    assert v["achieved_occupancy"] == pytest.approx(0.1553)
+    assert v["sm_clock_hz"] == pytest.approx(1239496049.13)
+    assert v["launches"] == 1
+
+
+def _details(tmp_path, rows):
+    head = ('"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream",'
+            '"Block Size","Grid Size","Device","CC","Section Name","Metric Name","Metric Unit",'
+            '"Metric Value","Rule Name","Rule Type","Rule Description","Estimated Speedup Type",'
+            '"Estimated Speedup"')
+    ident = '"0","1","app","h","k(float*)","1","7","(256, 1, 1)","(64, 1, 1)","0","9.0",'
+    return _write(tmp_path, "\n".join([head] + [ident + r for r in rows]) + "\n")
+
+
+def test_a_metric_requested_by_name_wins_over_its_section_label(tmp_path):
+    named = '"Command line profiler metrics","gpu__time_duration.sum","ns","2000",'
+    label = '"GPU Speed Of Light Throughput","Duration","ns","1000",'
+    for rows in ([named, label], [label, named]):
+        t = ncu_csv.read(_details(tmp_path, rows), gpu="h100-sxm5-80gb")
+        assert t.df["time_s"].iloc[0] == pytest.approx(2000e-9)
+    # a label of another section is not the metric
+    with pytest.raises(InputError, match="missing required metric"):
+        ncu_csv.read(_details(tmp_path, ['"Memory Workload Analysis","Duration","ns","1000",']),
+                     gpu="h100-sxm5-80gb")
+
+
+@pytest.mark.parametrize("cells, n", [
+    ('"GPU Speed Of Light Throughput","Duration","ns"', 14),             # no value
+    ('"GPU Speed Of Light Throughput","Duration","ns","1","","","","","",""', 21)])
+def test_details_row_too_short_or_too_long(tmp_path, cells, n):
+    path = _details(tmp_path, [cells])
+    with pytest.raises(InputError, match=f"row 2: {n} fields, the header has 20"):
+        ncu_csv.read(path, gpu="h100-sxm5-80gb")
+
+
+def test_method_all_names_the_methods_a_profile_cannot_feed(capsys):
+    """A profile of times and launch sizes only (ncu's default details page) suits the
+    baselines; ``--method all`` says which methods it left out and what they lack."""
+    import io
+
+    import pandas as pd
+    from conftest import run_cli
+
+    code, out, err = run_cli(capsys, "predict", str(REAL_DETAILS), "--source", "b200",
+                             "--target", "h100-sxm5-80gb", "--method", "all", "--csv")
+    assert code == 0, err
+    assert "left out roofline needs flops or dram_bytes;" in err
+    assert "quantitative needs 'warp_inst'" in err
+    assert set(pd.read_csv(io.StringIO(out))["method"]) == {"same", "bandwidth", "compute"}

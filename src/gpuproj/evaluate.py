@@ -400,16 +400,21 @@ def shortlist_metrics(pairs: pd.DataFrame, methods, keys, top: int = TOP_K) -> d
 
 def applicable_methods(table: ProfileTable, names=None) -> list[str]:
     """Methods whose required columns at least some rows of ``table`` carry."""
+    return [name for name, why in method_gaps(table, names).items() if not why]
+
+
+def method_gaps(table: ProfileTable, names=None) -> dict[str, str]:
+    """Each analytical method of ``names`` (default: all) -> why no row of ``table`` suits it,
+    e.g. "roofline needs flops or dram_bytes"; "" where some row does."""
     from .models import MODELS, model_class
 
-    out = []
+    out = {}
     for name in names or MODELS:
         cls = model_class(name)
         if getattr(cls, "trained", False):
             continue
-        ok, _ = cls.__new__(cls).usable(table.df)
-        if ok.any():
-            out.append(name)
+        ok, reason = cls.__new__(cls).usable(table.df)
+        out[name] = "" if ok.any() else (reason[0] if len(reason) else f"{name}: no rows")
     return out
 
 
@@ -469,4 +474,4 @@ def evaluate(table: ProfileTable, methods=None, sources=None, targets=None, *,
 
 
 __all__ = ["metrics", "rank_metrics", "shortlist_metrics", "evaluate", "Evaluation", "Skipped",
-           "applicable_methods"]
+           "applicable_methods", "method_gaps"]

@@ -152,6 +152,8 @@ def _predict_profile(profile, source, target, method, model_paths, kernel, fmt, 
         result = api.predict(table, source=sources, targets=split_list(target), methods=methods,
                              kernel=kernel, sass=sass, models=model_paths)
     _show_warnings(caught)
+    if methods == "all" and not as_json:
+        _report_left_out(table, result)
     report_skipped(result.skipped, quiet=as_json)
     if result.table().empty:
         # the reader's skips are reported above and cannot be all rows (that is the reader's
@@ -178,6 +180,18 @@ def _predict_profile(profile, source, target, method, model_paths, kernel, fmt, 
         result.print_shortlist(console(), shortlist)
     else:
         result.print(console())
+
+
+def _report_left_out(table, result) -> None:
+    """One stderr line naming the methods ``--method all`` left out and the columns they lack
+    (a profile with times only, such as ncu's default details page, suits the baselines
+    alone)."""
+    from ..evaluate import method_gaps
+
+    gaps = [method_gaps(table.on(s)) for s in result.sources]
+    left = {n: why for n, why in gaps[0].items() if all(g[n] for g in gaps)}
+    if left:
+        click.echo("gpuproj: --method all left out " + "; ".join(left.values()), err=True)
 
 
 def _show_warnings(caught) -> None:

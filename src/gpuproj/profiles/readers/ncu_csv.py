@@ -1,6 +1,12 @@
 """Nsight Compute CSV exports: ``ncu --csv --page raw --metrics ...`` (one row per kernel launch,
 one column per metric, a second row with the units) and the default ``--page details`` layout
-(one row per launch and metric, with ``Metric Name``, ``Metric Unit``, ``Metric Value``).
+(one row per launch and metric, with ``Metric Name``, ``Metric Unit``, ``Metric Value``). On the
+details page of a run without ``--metrics`` (``ncu --csv ./app``), the default sections print
+their metrics under display labels ("Duration", "Registers Per Thread"): ``SECTION_LABELS``
+reads those that name a metric below. Such a profile has times and launch sizes but no FLOP or
+byte counts, which suits the baselines only (``gpuproj predict --method all`` says what the
+other methods lack); ``gpuproj profile`` collects the counts. A GPU named with ``gpu``
+(``--source``) must have the ISA of the compute capability ncu printed (``CC`` 9.0 = sm_90).
 
 Both ``--print-units base`` (``nsecond``, ``byte``) and the default auto-scaled units
 (``usecond``, ``Kbyte``, ``Gbyte/second``) are converted to SI with ``gpuproj.units``; values may
@@ -84,6 +90,23 @@ NCU_METRICS = {
     "sm__cycles_elapsed.avg.per_second": ("sm_clock_hz", "frequency"),
     # the device's marketing name, resolved through the GPU catalog
     "device__attribute_display_name": ("gpu", "string"),
+}
+
+# The details page of a run without --metrics (``ncu --csv ./app``, the default sections) prints
+# a section's metrics under their display labels, not their names: (section, label) -> metric,
+# as the section files shipped with Nsight Compute (sections/*.section) define them. Only
+# labels whose metric is in NCU_METRICS; "SM Frequency" is smsp__cycles_elapsed.avg.per_second
+# there, the same SM clock.
+SECTION_LABELS = {
+    ("GPU Speed Of Light Throughput", "Duration"): "gpu__time_duration.sum",
+    ("GPU Speed Of Light Throughput", "SM Frequency"): "sm__cycles_elapsed.avg.per_second",
+    ("Launch Statistics", "Block Size"): "launch__block_size",
+    ("Launch Statistics", "Grid Size"): "launch__grid_size",
+    ("Launch Statistics", "Registers Per Thread"): "launch__registers_per_thread",
+    ("Launch Statistics", "Static Shared Memory Per Block"): "launch__shared_mem_per_block_static",
+    ("Launch Statistics", "Dynamic Shared Memory Per Block"):
+        "launch__shared_mem_per_block_dynamic",
+    ("Occupancy", "Achieved Occupancy"): "sm__warps_active.avg.pct_of_peak_sustained_active",
 }
 
 TIME_METRICS = ("gpu__time_duration.sum", "gpu__time_duration.avg")
@@ -199,16 +222,21 @@ def _per_launch_details(recs, path) -> pd.DataFrame:
     (_, header), body = recs[0], recs[1:]
     if not body:
         raise InputError("file has a header but no rows", path=path)
+    # ncu ends a metric row after its value (and a comma): the rule columns that close the
+    # header (Rule Name ... Estimated Speedup) are filled only on the rows of rule results
+    need = header.index("Metric Value") + 1
     launches = {}
     for line, fields in body:
-        if len(fields) != len(header):
+        if not need <= len(fields) <= len(header):
             raise InputError(f"{len(fields)} fields, the header has {len(header)}", path=path,
                              row=line)
         rec = dict(zip(header, fields))
         entry = launches.setdefault(rec["ID"], (rec, {}, line))
-        if rec.get("Metric Name"):
-            entry[1][rec["Metric Name"]] = (rec.get("Metric Value"), rec.get("Metric Unit", ""),
-                                            line, line)
+        name = rec["Metric Name"]
+        name = SECTION_LABELS.get((rec.get("Section Name"), name), name)
+        # a metric requested by name (--metrics) wins over the same metric under its label
+        if name and (name == rec["Metric Name"] or name not in entry[1]):
+            entry[1][name] = (rec["Metric Value"], rec["Metric Unit"], line, line)
     return pd.DataFrame([_launch(rec, metrics, line, path)
                          for rec, metrics, line in launches.values()])
 
@@ -218,7 +246,7 @@ def _launch(rec: dict, metrics: dict, line: int, path) -> dict:
     ``metrics``: name -> (text, unit, the file rows of the text and of the unit)."""
     row = {"_row": line, "launch_id": rec.get("ID"), "kernel": rec.get("Kernel Name") or None,
            "_grid": _dims(rec.get("Grid Size")), "_block": _dims(rec.get("Block Size")),
-           "_device_name": rec.get("Device Name") or None}
+           "_device_name": rec.get("Device Name") or None, "_cc": rec.get("CC") or None}
     for m, (text, unit, at, unit_at) in metrics.items():
         if m in NCU_METRICS:
             col, _ = NCU_METRICS[m]
@@ -255,6 +283,8 @@ def finish(launches: pd.DataFrame, path, *, gpu=None, per_launch=False) -> Profi
                              field="gpu")
         names = pd.Series(gpu, index=df.index) if names is None else names.fillna(gpu)
     df["gpu"] = resolve_gpus(names.astype(object), path)
+    if "_cc" in df.columns:
+        _check_compute_capability(df, path)
     dims = {}
     for key, alt in (("_grid", "grid_blocks"), ("_block", "block_threads")):
         d = df[key] if key in df.columns else pd.Series(None, index=df.index, dtype=object)
@@ -280,6 +310,21 @@ def finish(launches: pd.DataFrame, path, *, gpu=None, per_launch=False) -> Profi
         df = agg.reset_index()
     df = df.drop(columns=[c for c in df.columns if c.startswith("_") and c != "_row"])
     return ProfileTable.from_frame(df, skipped=skipped, origin=str(path))
+
+
+def _check_compute_capability(df: pd.DataFrame, path) -> None:
+    """ncu prints the compute capability of the GPU it profiled ("CC" 10.0 = ISA sm_100); a
+    source GPU of another ISA, from --source or a catalog name that matched the wrong part,
+    would project every kernel from the wrong machine, so it stops at the first such row."""
+    from ...catalog import resolve
+
+    firsts = df.dropna(subset=["_cc"]).drop_duplicates(["gpu", "_cc"])
+    for gpu, cc, row in zip(firsts["gpu"], firsts["_cc"], firsts["_row"]):
+        isa, want = resolve(gpu).isa or "", "sm_" + str(cc).replace(".", "")
+        if isa.startswith("sm_") and isa != want:
+            raise InputError(f"ncu profiled a compute capability {cc} GPU ({want}), but {gpu} "
+                             f"is {isa}: name the GPU the profile was taken on", path=path,
+                             row=row, field="CC")
 
 
 def read(path, gpu: str | None = None, per_launch: bool = False) -> ProfileTable:
