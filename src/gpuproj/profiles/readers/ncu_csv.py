@@ -236,7 +236,7 @@ def _per_launch_details(recs, path) -> pd.DataFrame:
         name = SECTION_LABELS.get((rec.get("Section Name"), name), name)
         # a metric requested by name (--metrics) wins over the same metric under its label
         if name and (name == rec["Metric Name"] or name not in entry[1]):
-            entry[1][name] = (rec["Metric Value"], rec["Metric Unit"], line, line)
+            entry[1][name] = (rec["Metric Value"], rec.get("Metric Unit", ""), line, line)
     return pd.DataFrame([_launch(rec, metrics, line, path)
                          for rec, metrics, line in launches.values()])
 
