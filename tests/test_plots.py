@@ -370,7 +370,7 @@ def test_cli_predict_plot_compares_many_targets(tmp_path):
 
     import matplotlib.image
 
-    assert len(json.loads(r.stdout)["targets"]) == 5 > MAX_PANELS
+    assert len(json.loads(r.stdout)["targets"]) == 8 > MAX_PANELS
     # one row per target, not one panel per target: wider than tall
     h, w = matplotlib.image.imread(out).shape[:2]
     assert w > h
