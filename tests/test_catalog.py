@@ -310,3 +310,9 @@ def test_catalog_doc_table_is_current():
     doc = (root / "docs" / "catalog.md").read_text()
     assert load_script("catalog_table").table_markdown() in doc, (
         "run: python scripts/catalog_table.py --write")
+
+
+def test_readme_counts_the_bundled_gpus():
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    n = len(list(BUNDLED_DIR.glob("*.yaml")))
+    assert f"catalog of {n} GPUs" in readme
