@@ -11,11 +11,12 @@ and metric rows shorter than the header.
 
 import sys
 import types
+import warnings
 from pathlib import Path
 
 import pytest
 
-from gpuproj.errors import InputError, MissingToolError
+from gpuproj.errors import InputError, InputWarning, MissingToolError
 from gpuproj.profiles import load, sniff
 from gpuproj.profiles.readers import ncu_csv, ncu_rep
 
@@ -259,6 +260,31 @@ def test_ncu_rep_through_the_report_api(tmp_path, monkeypatch):
     assert v["config"] == "grid=4096x1x1 block=256x1x1" and v["gpu"] == "h100-sxm5-80gb"
 
 
+def test_ncu_rep_checks_the_source_against_the_device(tmp_path, monkeypatch):
+    """Compute capability and SM count, as the CSV reader checks ``CC`` and "# SMs"."""
+    def action(major, minor, sms):
+        a = _action(1000, N)
+        a._m.update({"device__attribute_compute_capability_major": _Metric(major),
+                     "device__attribute_compute_capability_minor": _Metric(minor),
+                     "device__attribute_multiprocessor_count": _Metric(sms)})
+        return a
+
+    rep = tmp_path / "r.ncu-rep"
+    rep.write_bytes(b"\0")
+    monkeypatch.setitem(sys.modules, "ncu_report", _fake_module([_Range([action(9, 0, 132)])]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", InputWarning)
+        assert load(rep).gpus == ["h100-sxm5-80gb"]         # the display name's GPU: 132 SMs
+    monkeypatch.setitem(sys.modules, "ncu_report", _fake_module([_Range([action(9, 0, 114)])]))
+    with pytest.warns(InputWarning, match="row 1: ncu profiled a GPU with 114 SMs, the "
+                      "catalog's h100-sxm5-80gb has 132"):
+        load(rep)
+    monkeypatch.setitem(sys.modules, "ncu_report", _fake_module([_Range([action(8, 0, 132)])]))
+    with pytest.raises(InputError, match=r"row 1, field 'CC': ncu profiled a compute "
+                       r"capability 8.0 GPU \(sm_80\), but h100-sxm5-80gb is sm_90"):
+        load(rep)
+
+
 def test_ncu_rep_without_actions_is_an_error(tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "ncu_report", _fake_module([_Range([])]))
     rep = tmp_path / "r.ncu-rep"
@@ -350,14 +376,16 @@ def test_real_default_details_page():
     the CSV, metrics under their section labels ("Duration", "Registers Per Thread"), rule
     rows without a metric, and metric rows that stop after the value (16 fields, the header
     has 20). The file does not name the GPU (compute capability 10.0, 152 SMs); read as the
-    catalog's B200 here."""
+    catalog's B200 here, which has 148 SMs, and the reader says so."""
     with pytest.raises(InputError, match="--source"):
         load(REAL_DETAILS)
     # a source of another compute capability than the one ncu printed is refused
     with pytest.raises(InputError, match=r"row 5, field 'CC': ncu profiled a compute "
                        r"capability 10.0 GPU \(sm_100\), but h100-sxm5-80gb is sm_90"):
         load(REAL_DETAILS, gpu="h100-sxm5-80gb")
-    t = load(REAL_DETAILS, gpu="b200")
+    with pytest.warns(InputWarning, match=r"row 26: ncu profiled a GPU with 152 SMs, the "
+                      r"catalog's b200 has 148; the projections use the catalog's peaks"):
+        t = load(REAL_DETAILS, gpu="b200")
     assert len(t) == 1 and not t.skipped
     v = t.df.iloc[0]
     assert v["kernel"].startswith("cutlass3x_sm100_tensorop_s64x256x32gemm_f8_f8_f32")
@@ -415,3 +443,7 @@ def test_method_all_names_the_methods_a_profile_cannot_feed(capsys):
     assert "left out roofline needs flops or dram_bytes;" in err
     assert "quantitative needs 'warp_inst'" in err
     assert set(pd.read_csv(io.StringIO(out))["method"]) == {"same", "bandwidth", "compute"}
+    # the SM count that differs from the catalog's: one line, no Python source location
+    warned = [ln for ln in err.splitlines() if "152 SMs" in ln]
+    assert len(warned) == 1 and warned[0].startswith("gpuproj: warning: ")
+    assert "ncu-sm100-superbench-cublaslt-details.csv: row 26:" in warned[0]

@@ -1,5 +1,6 @@
 """One exception hierarchy. The CLI turns every ``GpuprojError`` into a one-line message and exit
-code 2; anything else is a bug and keeps its traceback."""
+code 2; anything else is a bug and keeps its traceback. A ``GpuprojWarning`` is printed as one
+``gpuproj: warning:`` line on stderr (never on stdout, which may be JSON)."""
 
 
 class GpuprojError(Exception):
@@ -35,3 +36,12 @@ class AmbiguousGPUError(UnknownGPUError):
 
 class MissingToolError(GpuprojError):
     """An external tool or optional dependency is absent; the message says what to install."""
+
+
+class GpuprojWarning(UserWarning):
+    """Base of every warning about what a user supplied."""
+
+
+class InputWarning(GpuprojWarning):
+    """A file that reads, but disagrees with the catalog in a way the projections inherit (an
+    ncu profile of 152 SMs read as a 148-SM GPU). The CLI prints it as one stderr line."""

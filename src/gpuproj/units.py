@@ -20,7 +20,7 @@ _TIME = {"nsecond": 1e-9, "ns": 1e-9, "usecond": 1e-6, "us": 1e-6, "msecond": 1e
 _NOUNIT = {"", "%", "inst", "warp", "thread", "block", "sector", "request", "byte/cycle",
            "cycle", "register/thread", "byte/request", "sector/request",
            # Nsight Compute counter units (launch statistics, shared-memory wavefronts)
-           "register", "wavefront", "request/cycle"}
+           "register", "wavefront", "request/cycle", "SM"}
 
 
 def _bytes_factor(unit):

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import importlib
 import sys
+import warnings
 
 import click
 
-from ..errors import GpuprojError
+from ..errors import GpuprojError, GpuprojWarning
 
 # name -> ("module:attribute", one-line help shown by `gpuproj --help`)
 COMMANDS = {
@@ -63,6 +64,10 @@ def cli(ctx, debug):
     and learned models)."""
     ctx.ensure_object(dict)
     ctx.obj["debug"] = debug
+    # restored when the command ends
+    ctx.with_resource(warnings.catch_warnings())
+    warnings.simplefilter("always", GpuprojWarning)
+    warnings.showwarning = _one_line(warnings.showwarning)
 
 
 def main(argv=None):
@@ -87,6 +92,20 @@ def main(argv=None):
         sys.exit(e.exit_code)
     # a reader that closes the pipe early (`| head`) is handled by click: quiet, exit 1
     return 0
+
+
+def _one_line(show):
+    """``warnings.showwarning`` that prints a ``GpuprojWarning`` as one stderr line, where
+    Python would add its source file and line, and leaves any other warning to ``show`` (one
+    from a library is not the user's to fix)."""
+
+    def shown(message, category, filename, lineno, file=None, line=None):
+        if issubclass(category, GpuprojWarning):
+            click.echo(f"gpuproj: warning: {message}", err=True)
+        else:
+            show(message, category, filename, lineno, file, line)
+
+    return shown
 
 
 if __name__ == "__main__":

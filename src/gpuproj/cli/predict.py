@@ -134,8 +134,6 @@ def _opt(name: str) -> str:
 
 def _predict_profile(profile, source, target, method, model_paths, kernel, fmt, options, sass,
                      shortlist, as_json, as_csv, plot):
-    import warnings
-
     from .. import predict as api
 
     # several sources (or all of the file's GPUs) are combined; a file that names no GPU
@@ -144,14 +142,8 @@ def _predict_profile(profile, source, target, method, model_paths, kernel, fmt, 
     table = load_profile(profile, fmt, sources[0] if isinstance(sources, list)
                          and len(sources) == 1 else None, **options)
     methods = None if method is None else (split_list(method) if method != "all" else "all")
-    with warnings.catch_warnings(record=True) as caught:
-        if model_paths:
-            from ..learned.persistence import ModelVersionWarning
-
-            warnings.simplefilter("always", ModelVersionWarning)
-        result = api.predict(table, source=sources, targets=split_list(target), methods=methods,
-                             kernel=kernel, sass=sass, models=model_paths)
-    _show_warnings(caught)
+    result = api.predict(table, source=sources, targets=split_list(target), methods=methods,
+                         kernel=kernel, sass=sass, models=model_paths)
     if methods == "all" and not as_json:
         _report_left_out(table, result)
     report_skipped(result.skipped, quiet=as_json)
@@ -192,18 +184,6 @@ def _report_left_out(table, result) -> None:
     left = {n: why for n, why in gaps[0].items() if all(g[n] for g in gaps)}
     if left:
         click.echo("gpuproj: --method all left out " + "; ".join(left.values()), err=True)
-
-
-def _show_warnings(caught) -> None:
-    """A saved model's version mismatch as one stderr line (never on stdout, which may be
-    JSON); any other warning as Python would have shown it."""
-    import warnings
-
-    for w in caught:
-        if w.category.__name__ == "ModelVersionWarning":
-            click.echo(f"gpuproj: warning: {w.message}", err=True)
-        else:
-            warnings.showwarning(w.message, w.category, w.filename, w.lineno)
 
 
 def _parse_sizes(text: str) -> dict:

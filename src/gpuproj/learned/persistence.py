@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import GpuprojWarning, InputError
 from .conformal import LogConformal
 from .features import FeatureSpec
 from .learners import Learner
@@ -28,7 +28,7 @@ FORMAT = "gpuproj-learned-model"
 FORMAT_VERSION = 1
 
 
-class ModelVersionWarning(UserWarning):
+class ModelVersionWarning(GpuprojWarning):
     """A saved model was trained with other library versions than the installed ones."""
 
 

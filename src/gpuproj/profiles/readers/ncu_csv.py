@@ -6,7 +6,9 @@ their metrics under display labels ("Duration", "Registers Per Thread"): ``SECTI
 reads those that name a metric below. Such a profile has times and launch sizes but no FLOP or
 byte counts, which suits the baselines only (``gpuproj predict --method all`` says what the
 other methods lack); ``gpuproj profile`` collects the counts. A GPU named with ``gpu``
-(``--source``) must have the ISA of the compute capability ncu printed (``CC`` 9.0 = sm_90).
+(``--source``) must have the ISA of the compute capability ncu printed (``CC`` 9.0 = sm_90);
+an SM count other than the catalog's ("# SMs": a MIG slice, another part of the same name) is
+an ``InputWarning``.
 
 Both ``--print-units base`` (``nsecond``, ``byte``) and the default auto-scaled units
 (``usecond``, ``Kbyte``, ``Gbyte/second``) are converted to SI with ``gpuproj.units``; values may
@@ -27,12 +29,13 @@ from __future__ import annotations
 
 import csv
 import re
+import warnings
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from ...errors import InputError
+from ...errors import InputError, InputWarning
 from ...units import unit_factor
 from ..table import ProfileTable
 from ._checks import parse_number, split_missing_names, split_unusable_times
@@ -90,6 +93,9 @@ NCU_METRICS = {
     "sm__cycles_elapsed.avg.per_second": ("sm_clock_hz", "frequency"),
     # the device's marketing name, resolved through the GPU catalog
     "device__attribute_display_name": ("gpu", "string"),
+    # the SMs of the device profiled, checked against the catalog (a MIG slice or another SKU
+    # has fewer or more than the part its name resolves to); not a profile column
+    "device__attribute_multiprocessor_count": ("_sm_count", "count"),
 }
 
 # The details page of a run without --metrics (``ncu --csv ./app``, the default sections) prints
@@ -103,6 +109,7 @@ SECTION_LABELS = {
     ("Launch Statistics", "Block Size"): "launch__block_size",
     ("Launch Statistics", "Grid Size"): "launch__grid_size",
     ("Launch Statistics", "Registers Per Thread"): "launch__registers_per_thread",
+    ("Launch Statistics", "# SMs"): "device__attribute_multiprocessor_count",
     ("Launch Statistics", "Static Shared Memory Per Block"): "launch__shared_mem_per_block_static",
     ("Launch Statistics", "Dynamic Shared Memory Per Block"):
         "launch__shared_mem_per_block_dynamic",
@@ -253,6 +260,8 @@ def _launch(rec: dict, metrics: dict, line: int, path) -> dict:
             v = to_si(m, text, unit, path=path, row=at, unit_row=unit_at)
             if col == "gpu":
                 row["_display_name"] = v
+            elif col == "_sm_count":  # a warning names the row it was printed on
+                row[col], row["_sm_count_row"] = v, at
             elif col in row and not np.isnan(row[col]):
                 row[col] = row[col] + (0.0 if np.isnan(v) else v)
             else:
@@ -285,6 +294,8 @@ def finish(launches: pd.DataFrame, path, *, gpu=None, per_launch=False) -> Profi
     df["gpu"] = resolve_gpus(names.astype(object), path)
     if "_cc" in df.columns:
         _check_compute_capability(df, path)
+    if "_sm_count" in df.columns:
+        _warn_sm_count(df, path)
     dims = {}
     for key, alt in (("_grid", "grid_blocks"), ("_block", "block_threads")):
         d = df[key] if key in df.columns else pd.Series(None, index=df.index, dtype=object)
@@ -325,6 +336,22 @@ def _check_compute_capability(df: pd.DataFrame, path) -> None:
             raise InputError(f"ncu profiled a compute capability {cc} GPU ({want}), but {gpu} "
                              f"is {isa}: name the GPU the profile was taken on", path=path,
                              row=row, field="CC")
+
+
+def _warn_sm_count(df: pd.DataFrame, path) -> None:
+    """An ``InputWarning`` per GPU whose profiled SM count is not the catalog's: the source's
+    peaks come from the catalog, so a MIG slice, or another part under the same name, projects
+    from a machine of another size. Not an error: the profile itself is sound."""
+    from ...catalog import resolve
+
+    firsts = df.dropna(subset=["_sm_count"]).drop_duplicates(["gpu", "_sm_count"])
+    rows = firsts.get("_sm_count_row", firsts["_row"])
+    for gpu, n, row in zip(firsts["gpu"], firsts["_sm_count"], rows):
+        known = resolve(gpu).values.get("sm_count")
+        if known is not None and known.value != n:
+            warnings.warn(InputWarning(
+                f"{path}: row {int(row)}: ncu profiled a GPU with {n:.0f} SMs, the catalog's {gpu} "
+                f"has {known.value:.0f}; the projections use the catalog's peaks"), stacklevel=2)
 
 
 def read(path, gpu: str | None = None, per_launch: bool = False) -> ProfileTable:

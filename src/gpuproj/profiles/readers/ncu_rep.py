@@ -4,8 +4,9 @@
 Every profiled kernel launch (an *action* of a *range*) becomes one launch row with the metrics
 of ``ncu_csv.NCU_METRICS`` (the same table the CSV reader and ``gpuproj profile`` use), converted
 to SI from the unit the report stores with each metric; launches are then grouped exactly as in
-``ncu_csv`` (``per_launch=True`` keeps them apart). A report without any range or action is an
-``InputError``: an empty profile is a failed capture, not an empty result.
+``ncu_csv`` (``per_launch=True`` keeps them apart), and the source GPU is checked against the
+compute capability and the SM count the report holds, as there. A report without any range or
+action is an ``InputError``: an empty profile is a failed capture, not an empty result.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from .ncu_csv import NCU_METRICS, TIME_METRICS, finish, to_si
 
 _LAUNCH_DIMS = ("launch__grid_dim_x", "launch__grid_dim_y", "launch__grid_dim_z",
                 "launch__block_dim_x", "launch__block_dim_y", "launch__block_dim_z")
+# the CSV's "CC" column, checked against the source GPU's ISA as there
+_CC = ("device__attribute_compute_capability_major", "device__attribute_compute_capability_minor")
 
 
 def sniff(path, head: str) -> bool:
@@ -54,7 +57,7 @@ def _launches(ctx, path) -> pd.DataFrame:
             action = rng.action_by_idx(j)
             n += 1
             metrics = {}
-            for name in (*NCU_METRICS, *TIME_METRICS, *_LAUNCH_DIMS):
+            for name in (*NCU_METRICS, *TIME_METRICS, *_LAUNCH_DIMS, *_CC):
                 got = _metric(action, name)
                 if got is not None:
                     metrics[name] = got
@@ -64,8 +67,11 @@ def _launches(ctx, path) -> pd.DataFrame:
             if all(d is not None for d in dims):
                 ints = [f"{float(d):.0f}" for d in dims]
                 row["_grid"], row["_block"] = "x".join(ints[:3]), "x".join(ints[3:])
+            cc = [metrics.get(c, (None, ""))[0] for c in _CC]
+            if all(c is not None for c in cc):
+                row["_cc"] = ".".join(f"{float(c):.0f}" for c in cc)
             for name, (text, unit) in metrics.items():
-                if name in _LAUNCH_DIMS:
+                if name in _LAUNCH_DIMS or name in _CC:
                     continue
                 v = to_si(name, text, unit, path=path, row=n)
                 col = NCU_METRICS[name][0] if name in NCU_METRICS else "time_s"
