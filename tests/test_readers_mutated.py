@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from gpuproj.errors import GpuprojError
-from gpuproj.profiles import ProfileTable, load
+from gpuproj.profiles import ProfileTable, load, sniff
 
 DATA = Path(__file__).parent / "data"
 TRACE = DATA / "nvprof-v100-pcie-32gb-trace.csv"
@@ -104,6 +104,28 @@ def test_damaged_files_read_or_fail_in_one_line(name, tmp_path):
             raise AssertionError(f"{name}, {what}: {type(e).__name__}: {e}") from e
         else:
             assert isinstance(table, ProfileTable) and len(table) > 0, what
+
+
+@pytest.mark.parametrize("name", sorted(FIXTURES))
+def test_damaged_gzip_files_fail_in_one_line(name, tmp_path, capsys):
+    """A ``.gz`` cut short or with its header overwritten: gzip raises EOFError for the first,
+    which click would have turned into "Aborted." (exit 1) rather than the file's error."""
+    import gzip
+
+    from conftest import run_cli
+
+    source, options = FIXTURES[name]
+    text = source if isinstance(source, str) else source.read_text()
+    packed = gzip.compress(text.encode())
+    path = tmp_path / f"{name}.csv.gz"
+    fmt = "measurement" if isinstance(source, str) else sniff(source)  # the damage hides it
+    for damaged in (packed[: len(packed) // 2], b"\x1f\x8b\x08garbage" + packed[10:]):
+        path.write_bytes(damaged)
+        with pytest.raises(GpuprojError, match=rf"{name}\.csv\.gz: cannot read: "):
+            load(path, format=fmt, **options)
+    code, _, err = run_cli(capsys, "predict", str(path), "--format", fmt, "-s", "h100-sxm5-80gb",
+                           "-t", "h200")
+    assert code == 2 and err.startswith(f"gpuproj: error: {path}: cannot read: "), err
 
 
 ROOT = Path(__file__).parents[1]

@@ -84,7 +84,11 @@ def main(argv=None):
             raise
         click.echo(f"gpuproj: error: {e}", err=True)
         sys.exit(2)
-    except click.exceptions.Abort:
+    except click.exceptions.Abort as e:
+        # click turns an EOFError into Abort, as if the user had closed a prompt; no command
+        # prompts, so one is a bug (a reader's gzip cut short was one) and keeps its traceback
+        if isinstance(e.__cause__, EOFError):
+            raise e.__cause__ from None
         click.echo("Aborted.", err=True)
         sys.exit(1)
     except click.ClickException as e:

@@ -12,22 +12,27 @@ import pandas as pd
 from ...errors import InputError, UnknownGPUError
 
 
-def open_text(path) -> io.TextIOBase:
+def read_text(path, n: int = -1) -> str:
+    """The text of ``path`` (gzip too; bytes that are not UTF-8 replaced), or its first ``n``
+    characters. A file that cannot be opened, or a gzip file that is corrupt or cut short, is
+    an ``InputError``."""
     path = Path(path)
     try:
         if path.suffix == ".gz":
-            return io.TextIOWrapper(gzip.open(path), encoding="utf-8", errors="replace")
-        return open(path, encoding="utf-8", errors="replace")
-    except OSError as e:
-        raise InputError(f"cannot read: {e.strerror}", path=path) from None
+            f = io.TextIOWrapper(gzip.open(path), encoding="utf-8", errors="replace")
+        else:
+            f = open(path, encoding="utf-8", errors="replace")
+        with f:
+            return f.read(n)
+    except (OSError, EOFError) as e:  # gzip: BadGzipFile (an OSError), EOFError when cut short
+        raise InputError(f"cannot read: {getattr(e, 'strerror', None) or e}", path=path) from None
 
 
 def head_text(path, n: int = 8192) -> str:
     """The first ``n`` characters ("" for binary or unreadable files)."""
     try:
-        with open_text(path) as f:
-            return f.read(n)
-    except (OSError, EOFError, gzip.BadGzipFile, InputError):
+        return read_text(path, n)
+    except InputError:
         return ""
 
 
@@ -35,13 +40,12 @@ def read_csv(path) -> pd.DataFrame:
     """``pandas.read_csv`` with a ``_row`` column (the file line where the row starts, 1-based,
     header = 1, counted past blank lines and line breaks inside quotes) and a one-line error on
     malformed files."""
+    text = read_text(path)
     try:
-        with open_text(path) as f:
-            text = f.read()
         df = pd.read_csv(io.StringIO(text))
     except pd.errors.EmptyDataError:
         raise InputError("file is empty", path=path) from None
-    except (pd.errors.ParserError, UnicodeDecodeError, EOFError, gzip.BadGzipFile) as e:
+    except pd.errors.ParserError as e:
         raise InputError(f"not a readable CSV file ({str(e).splitlines()[0]})", path=path) from None
     if df.empty:
         raise InputError("file has a header but no rows", path=path)

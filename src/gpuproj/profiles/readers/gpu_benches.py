@@ -31,7 +31,7 @@ import pandas as pd
 from ...errors import InputError
 from ..table import ProfileTable
 from ._checks import split_unusable_times
-from ._io import open_text, resolve_gpus
+from ._io import read_text, resolve_gpus
 
 KERNEL = "gpu-l2-cache sumKernel"
 BLOCKS = 100_000  # gpu-l2-cache/main.cu: blockCount
@@ -79,8 +79,7 @@ def read(path, gpu: str | None = None) -> ProfileTable:
                              path=path)
         gpu = GPU_FILES[stem][0]
     rows = []
-    with open_text(path) as f:
-        lines = f.read().splitlines()
+    lines = read_text(path).splitlines()
     for lineno, line in enumerate(lines[1:], start=2):
         if not line.strip():
             continue

@@ -39,7 +39,7 @@ from ...errors import InputError, InputWarning
 from ...units import unit_factor
 from ..table import ProfileTable
 from ._checks import parse_number, split_missing_names, split_unusable_times
-from ._io import open_text, resolve_gpus
+from ._io import read_text, resolve_gpus
 
 # metric -> (canonical column, kind). Kinds: time, bytes, count, frequency, pct (0-100 -> 0-1),
 # string.
@@ -184,8 +184,7 @@ def _dims(text) -> str | None:
 def _csv_records(path):
     """(file line number, fields) of the CSV part of an ncu log: lines before the header
     (``==PROF==`` messages, application output) and ``==`` lines after it are dropped."""
-    with open_text(path) as f:
-        lines = f.read().splitlines()
+    lines = read_text(path).splitlines()
     start = next((i for i, ln in enumerate(lines) if ln.startswith('"ID"')), None)
     if start is None:
         if not any(ln.strip() for ln in lines):

@@ -31,7 +31,7 @@ from ...errors import InputError
 from ...units import unit_factor
 from ..table import ProfileTable, Skipped
 from ._checks import numeric, parse_number, split_unusable_times
-from ._io import open_text, resolve_gpus
+from ._io import read_text, resolve_gpus
 
 SECTOR_BYTES = 32  # bytes per DRAM / L2 transaction (Profiler User's Guide, dram_read_throughput)
 
@@ -88,8 +88,7 @@ def strip_device_index(name: str) -> str:
 
 
 def _records(path):
-    with open_text(path) as f:
-        lines = f.read().splitlines()
+    lines = read_text(path).splitlines()
     if not any(ln.strip() for ln in lines):
         raise InputError("file is empty", path=path)
     start = next((i for i, ln in enumerate(lines) if ln.startswith('"')), None)
