@@ -319,3 +319,32 @@ def test_a_parquet_measurement_table(tmp_path, capsys):
     code, _, err = run(capsys, "predict", str(tmp_path / "junk.parquet"), "--target",
                        "h100-sxm5-80gb")
     assert code == 2 and err.count("\n") == 1 and "not a readable Parquet file" in err
+
+
+def test_a_binary_file_where_a_text_file_belongs(tmp_path, capsys):
+    """Every file a user names (profile, GPU file, saved model, calibrated parameters, loopy
+    kernel) that is not text fails in one line naming it; a Python UnicodeDecodeError was the
+    traceback for all but the profile."""
+    junk = bytes([0x80, 0xFF, 0x00, 0x13]) * 64
+    gpu, model, params, kernel = (tmp_path / n for n in ("g.yaml", "m.json", "p.json", "k.yaml"))
+    for p in (gpu, model, params, kernel):
+        p.write_bytes(junk)
+    for cmd, bad in ((["predict", EXAMPLE, "-t", str(gpu)], gpu),
+                     (["predict", EXAMPLE, "-t", "h200", "--model", str(model)], model),
+                     (["predict", "--loopy", str(kernel), "--params", str(params), "--sizes",
+                       "n=1024"], params)):
+        code, out, err = run(capsys, *cmd)
+        assert code == 2 and out == "", err
+        assert one_error(err) == f"gpuproj: error: {bad}: not a UTF-8 text file (byte 0x80 at " \
+                                  "offset 0)"
+    from gpuproj.calibrated.modelfile import read_mapping
+    from gpuproj.errors import InputError
+
+    with pytest.raises(InputError, match=r"k\.yaml: not a UTF-8 text file"):
+        read_mapping(kernel)
+    # a profile with such bytes still reads: a kernel name in another encoding is no reason to
+    # refuse the file
+    q = tmp_path / "latin1.csv"
+    q.write_bytes(b"kernel,config,gpu,time_s\nk\xe9rnel,a,h100-sxm5-80gb,1e-3\n")
+    code, out, err = run(capsys, "predict", str(q), "-t", "h200", "-m", "bandwidth", "--csv")
+    assert code == 0 and "k\ufffdrnel" in out, err

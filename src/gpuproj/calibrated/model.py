@@ -28,6 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import InputError
+from ..files import read_text
 from . import expression as E
 from .features import MemAccessFeature, OpFeature, parse_feature
 
@@ -204,8 +205,8 @@ def load_params(path) -> tuple[Model, dict, dict]:
     """(model, params, the whole record) from a JSON file written by :meth:`Calibration.save`."""
     p = Path(path)
     try:
-        d = json.loads(p.read_text())
-    except (OSError, json.JSONDecodeError) as e:
+        d = json.loads(read_text(p, strict=True))
+    except json.JSONDecodeError as e:
         raise InputError(f"cannot read calibrated parameters: {e}", path=p) from None
     if d.get("format") != PARAMS_FORMAT:
         raise InputError(f"not a {PARAMS_FORMAT} file", path=p, field="format")

@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import InputError
+from ..files import read_text
 from .generators import MatchCondition
 from .model import Model
 
@@ -53,15 +54,12 @@ TRANSFORMS = ("split_iname", "tag_inames", "assume", "add_prefetch", "fix_parame
 
 def read_mapping(path) -> dict:
     p = Path(path)
-    try:
-        text = p.read_bytes()
-    except OSError as e:
-        raise InputError(f"cannot read: {e.strerror}", path=p) from None
+    text = read_text(p, strict=True)
     if p.suffix.lower() == ".toml":
         import tomllib
 
         try:
-            d = tomllib.loads(text.decode())
+            d = tomllib.loads(text)
         except tomllib.TOMLDecodeError as e:
             raise InputError(f"bad TOML: {e}", path=p) from None
     else:

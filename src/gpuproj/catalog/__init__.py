@@ -24,6 +24,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from ..errors import AmbiguousGPUError, InputError, UnknownGPUError
+from ..files import read_text
 from .schema import (
     IDENTITY_FIELDS,
     LIST_FIELDS,
@@ -251,10 +252,7 @@ def read_gpu_file(path) -> GPU:
     import yaml
 
     path = Path(path)
-    try:
-        text = path.read_text()
-    except OSError as e:
-        raise InputError(f"cannot read: {e.strerror}", path=path) from None
+    text = read_text(path, strict=True)
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as e:

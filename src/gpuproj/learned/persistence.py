@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import GpuprojWarning, InputError
+from ..files import read_text
 from .conformal import LogConformal
 from .features import FeatureSpec
 from .learners import Learner
@@ -153,9 +154,7 @@ def load_model(path):
     """A model saved by ``save_model`` (``path`` with or without ``.json``)."""
     jpath, npath = _paths(path)
     try:
-        doc = json.loads(jpath.read_text())
-    except OSError as e:
-        raise InputError(f"cannot read: {e.strerror}", path=jpath) from None
+        doc = json.loads(read_text(jpath, strict=True))
     except json.JSONDecodeError as e:
         raise InputError(f"not valid JSON: {e.msg}", path=jpath, row=e.lineno) from None
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:

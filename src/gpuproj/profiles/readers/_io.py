@@ -1,31 +1,15 @@
-"""Shared helpers for readers: opening (gzip too), CSV parsing that keeps row numbers, GPU names."""
+"""Shared helpers for readers: the head of a file (to sniff its format), CSV parsing that keeps
+row numbers, GPU names."""
 
 from __future__ import annotations
 
 import csv
-import gzip
 import io
-from pathlib import Path
 
 import pandas as pd
 
 from ...errors import InputError, UnknownGPUError
-
-
-def read_text(path, n: int = -1) -> str:
-    """The text of ``path`` (gzip too; bytes that are not UTF-8 replaced), or its first ``n``
-    characters. A file that cannot be opened, or a gzip file that is corrupt or cut short, is
-    an ``InputError``."""
-    path = Path(path)
-    try:
-        if path.suffix == ".gz":
-            f = io.TextIOWrapper(gzip.open(path), encoding="utf-8", errors="replace")
-        else:
-            f = open(path, encoding="utf-8", errors="replace")
-        with f:
-            return f.read(n)
-    except (OSError, EOFError) as e:  # gzip: BadGzipFile (an OSError), EOFError when cut short
-        raise InputError(f"cannot read: {getattr(e, 'strerror', None) or e}", path=path) from None
+from ...files import read_text
 
 
 def head_text(path, n: int = 8192) -> str:

@@ -29,9 +29,10 @@ import numpy as np
 import pandas as pd
 
 from ...errors import InputError
+from ...files import read_text
 from ..table import ProfileTable
 from ._checks import split_unusable_times
-from ._io import read_text, resolve_gpus
+from ._io import resolve_gpus
 
 KERNEL = "gpu-l2-cache sumKernel"
 BLOCKS = 100_000  # gpu-l2-cache/main.cu: blockCount

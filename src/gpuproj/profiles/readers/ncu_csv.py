@@ -36,10 +36,11 @@ import numpy as np
 import pandas as pd
 
 from ...errors import InputError, InputWarning
+from ...files import read_text
 from ...units import unit_factor
 from ..table import ProfileTable
 from ._checks import parse_number, split_missing_names, split_unusable_times
-from ._io import read_text, resolve_gpus
+from ._io import resolve_gpus
 
 # metric -> (canonical column, kind). Kinds: time, bytes, count, frequency, pct (0-100 -> 0-1),
 # string.

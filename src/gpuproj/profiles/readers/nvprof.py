@@ -28,10 +28,11 @@ import numpy as np
 import pandas as pd
 
 from ...errors import InputError
+from ...files import read_text
 from ...units import unit_factor
 from ..table import ProfileTable, Skipped
 from ._checks import numeric, parse_number, split_unusable_times
-from ._io import read_text, resolve_gpus
+from ._io import resolve_gpus
 
 SECTOR_BYTES = 32  # bytes per DRAM / L2 transaction (Profiler User's Guide, dram_read_throughput)
 

@@ -1,0 +1,32 @@
+"""Reading the text files users give gpuproj (profiles, GPU files, saved models and parameters):
+whatever keeps one from being read is an ``InputError`` naming the file, never a traceback."""
+
+from __future__ import annotations
+
+import gzip
+import io
+from pathlib import Path
+
+from .errors import InputError
+
+
+def read_text(path, n: int = -1, *, strict: bool = False) -> str:
+    """The text of ``path`` (gunzipped where the name ends in ``.gz``), or its first ``n``
+    characters. Bytes that are not UTF-8 are replaced, which keeps a profile with an odd kernel
+    name readable, or with ``strict`` are an error (a YAML or JSON file of ours is UTF-8, and
+    anything else is the wrong file). A file that cannot be opened, or a gzip file that is
+    corrupt or cut short, is an ``InputError``."""
+    path = Path(path)
+    errors = "strict" if strict else "replace"
+    try:
+        if path.suffix == ".gz":
+            f = io.TextIOWrapper(gzip.open(path), encoding="utf-8", errors=errors)
+        else:
+            f = open(path, encoding="utf-8", errors=errors)
+        with f:
+            return f.read(n)
+    except UnicodeDecodeError as e:
+        raise InputError(f"not a UTF-8 text file (byte 0x{e.object[e.start]:02x} at offset "
+                         f"{e.start})", path=path) from None
+    except (OSError, EOFError) as e:  # gzip: BadGzipFile (an OSError), EOFError when cut short
+        raise InputError(f"cannot read: {getattr(e, 'strerror', None) or e}", path=path) from None
