@@ -348,3 +348,24 @@ def test_a_binary_file_where_a_text_file_belongs(tmp_path, capsys):
     q.write_bytes(b"kernel,config,gpu,time_s\nk\xe9rnel,a,h100-sxm5-80gb,1e-3\n")
     code, out, err = run(capsys, "predict", str(q), "-t", "h200", "-m", "bandwidth", "--csv")
     assert code == 0 and "k\ufffdrnel" in out, err
+
+
+def test_an_output_file_that_cannot_be_written(tmp_path, capsys):
+    """A picture or report whose folder is a file: one line naming the output (the report was a
+    FileNotFoundError traceback, a picture matplotlib's)."""
+    (tmp_path / "f").write_text("")
+    blocked = tmp_path / "f"
+    for cmd, out in ((["roofline", EXAMPLE], "x.png"),
+                     (["report", EXAMPLE, "-t", "h200"], "r.html"),
+                     (["predict", EXAMPLE, "-t", "h200", "--plot"], "p.svg")):
+        code, _, err = run(capsys, *cmd, *([] if cmd[-1] == "--plot" else ["-o"]),
+                           str(blocked / out))
+        assert code == 2 and one_error(err) == (f"gpuproj: error: {blocked / out}: cannot write: "
+                                                "a file stands where its folder would be"), err
+    from gpuproj.errors import InputError
+    from gpuproj.files import write_text
+
+    folder = tmp_path / "d"
+    folder.mkdir()
+    with pytest.raises(InputError, match=r"/d: cannot write: Is a directory"):
+        write_text(folder, "x")  # an existing folder where the file should be

@@ -1,10 +1,12 @@
-"""Reading the text files users give gpuproj (profiles, GPU files, saved models and parameters):
-whatever keeps one from being read is an ``InputError`` naming the file, never a traceback."""
+"""The files users give gpuproj (profiles, GPU files, saved models and parameters) and the ones
+it writes for them (reports, pictures, models, GPU files): whatever keeps one from being read
+or written is an ``InputError`` naming the file, never a traceback."""
 
 from __future__ import annotations
 
 import gzip
 import io
+from contextlib import contextmanager
 from pathlib import Path
 
 from .errors import InputError
@@ -30,3 +32,29 @@ def read_text(path, n: int = -1, *, strict: bool = False) -> str:
                          f"{e.start})", path=path) from None
     except (OSError, EOFError) as e:  # gzip: BadGzipFile (an OSError), EOFError when cut short
         raise InputError(f"cannot read: {getattr(e, 'strerror', None) or e}", path=path) from None
+
+
+@contextmanager
+def writing(path):
+    """Around the writing of an output file: its folder is made if needed, and an ``OSError``
+    (a folder that cannot be made, no permission, a full disk) is an ``InputError`` naming
+    the file."""
+    path = Path(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:
+        raise InputError("cannot write: a file stands where its folder would be",
+                         path=path) from None
+    except OSError as e:
+        raise InputError(f"cannot make its folder: {e.strerror or e}", path=path) from None
+    try:
+        yield path
+    except OSError as e:
+        raise InputError(f"cannot write: {e.strerror or e}", path=path) from None
+
+
+def write_text(path, text: str) -> Path:
+    """Write ``text`` (UTF-8) to ``path`` within ``writing``."""
+    with writing(path) as p:
+        p.write_text(text, encoding="utf-8")
+    return p

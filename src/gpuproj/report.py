@@ -22,6 +22,7 @@ from pathlib import Path
 from .catalog import resolve
 from .catalog.schema import THROUGHPUT_FIELDS
 from .errors import GpuprojError, InputError
+from .files import write_text
 from .plots import MAX_PANELS
 from .profiles.table import ProfileTable, count_causes
 
@@ -378,6 +379,4 @@ def write_report(path, table: ProfileTable, source, targets, **options) -> Path:
     path = Path(path)
     if path.suffix.lower() not in (".html", ".htm"):
         raise InputError("the report is HTML: name the file .html", path=path)
-    text = build_report(table, source, targets, **options)
-    path.write_text(text, encoding="utf-8")
-    return path
+    return write_text(path, build_report(table, source, targets, **options))

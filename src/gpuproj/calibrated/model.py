@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import InputError
-from ..files import read_text
+from ..files import read_text, write_text
 from . import expression as E
 from .features import MemAccessFeature, OpFeature, parse_feature
 
@@ -189,8 +189,7 @@ class Calibration:
                 "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")}
 
     def save(self, path):
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
-        Path(path).write_text(json.dumps(self.to_dict(), indent=2, default=_json_default))
+        write_text(path, json.dumps(self.to_dict(), indent=2, default=_json_default))
 
 
 def _json_default(o):

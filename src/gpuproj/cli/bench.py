@@ -10,6 +10,7 @@ from pathlib import Path
 import click
 
 from ..errors import AmbiguousGPUError, GpuprojError, UnknownGPUError
+from ..files import write_text
 from ._common import emit_json, output_option
 
 SI = [(1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1, ""), (1e-3, "m"),
@@ -141,10 +142,9 @@ def bench(gpu_name, output, raw_out, backend, device, quick, only, reps, plots_d
     data = gpu_file(raw, gpu, name=gpu_name)
     out_path = Path(output) if output else Path(f"{data['id']}.yaml")
     raw_path = Path(raw_out) if raw_out else out_path.with_suffix(".json")
-    out_path.parent.mkdir(parents=True, exist_ok=True)
-    out_path.write_text(dump_yaml(data))
+    write_text(out_path, dump_yaml(data))
     if not from_raw or raw_out:
-        raw_path.write_text(json.dumps(raw, indent=1))
+        write_text(raw_path, json.dumps(raw, indent=1))
     from ..catalog import read_gpu_file
 
     read_gpu_file(out_path)  # what we wrote must load

@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import GpuprojWarning, InputError
-from ..files import read_text
+from ..files import read_text, write_text, writing
 from .conformal import LogConformal
 from .features import FeatureSpec
 from .learners import Learner
@@ -112,9 +112,9 @@ def save_model(model, path) -> tuple[Path, Path]:
         "conformal": model.conformal_.state() if model.conformal_ is not None else None,
         "model": _model_state(model, arrays, ""),
     }
-    jpath.parent.mkdir(parents=True, exist_ok=True)
-    jpath.write_text(json.dumps(_jsonable(doc), indent=1))
-    np.savez_compressed(npath, **arrays)
+    write_text(jpath, json.dumps(_jsonable(doc), indent=1))
+    with writing(npath):
+        np.savez_compressed(npath, **arrays)
     return jpath, npath
 
 

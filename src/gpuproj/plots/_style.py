@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import InputError
+from ..files import writing
 
 # Sizes in points. At 150 dpi a 10-inch figure is 1500 px wide; 11 pt text stays readable when
 # the picture is shown at full width of a report or a README.
@@ -64,10 +65,8 @@ def check_path(path) -> Path:
 
 def save(fig, path) -> Path:
     """Write ``fig`` to ``path``; the extension picks PNG, SVG or PDF."""
-    path = check_path(path)
-    if path.parent and not path.parent.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=DPI, metadata=_metadata(path))
+    with writing(check_path(path)) as path:
+        fig.savefig(path, dpi=DPI, metadata=_metadata(path))
     return path
 
 
