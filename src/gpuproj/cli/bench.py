@@ -177,7 +177,6 @@ def _plots(raw, gpu, measured_gpu, d: Path):
     from ..plots.mixbench import plot_roofline, plot_working_set
     from ..plots.quadrant import plot_quadrant, points_from_gpus
 
-    d.mkdir(parents=True, exist_ok=True)
     out = [plot_roofline(raw, d / "roofline.png", gpu=gpu),
            plot_working_set(raw, d / "working_set.png")]
     if raw.get("sweeps", {}).get("mixbench"):

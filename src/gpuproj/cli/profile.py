@@ -15,6 +15,7 @@ from pathlib import Path
 import click
 
 from ..errors import GpuprojError, MissingToolError
+from ..files import write_text
 from ._common import output_option
 
 NCU_HINT = ("Nsight Compute's 'ncu' is not on PATH: it ships with the CUDA toolkit "
@@ -121,7 +122,7 @@ def profile(output, metrics_file, kernel, launch_count, source_counters, ncu_pat
     metrics = metric_names()
     if dry_run:
         if metrics_file:
-            metrics_file.write_text("\n".join(metrics) + "\n")
+            write_text(metrics_file, "\n".join(metrics) + "\n")
         click.echo(" ".join(_quote(c) for c in command(metrics)))
         return
     proc = _run(ncu, command(metrics))
@@ -136,7 +137,7 @@ def profile(output, metrics_file, kernel, launch_count, source_counters, ncu_pat
             metrics = kept
             proc = _run(ncu, command(metrics))
     if metrics_file:
-        metrics_file.write_text("\n".join(metrics) + "\n")
+        write_text(metrics_file, "\n".join(metrics) + "\n")
     if proc.returncode != 0:
         raise GpuprojError(f"ncu exited with status {proc.returncode} "
                            f"(its messages are in {output})")

@@ -39,7 +39,6 @@ def evaluation_plots(ev, outdir, fmt: str = "png") -> list[Path]:
     outdir = Path(outdir)
     if outdir.exists() and not outdir.is_dir():
         raise InputError("is a file; --plots needs a directory", path=outdir)
-    outdir.mkdir(parents=True, exist_ok=True)
     paths = [st.save(scatter_figure(pairs), outdir / f"predicted_vs_measured.{fmt}"),
              st.save(cdf_figure(pairs), outdir / f"error_cdf.{fmt}")]
     for m in _methods(pairs):
