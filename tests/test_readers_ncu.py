@@ -9,6 +9,7 @@ Microsoft's superbenchmark, MIT): the default details page, with its display lab
 and metric rows shorter than the header.
 """
 
+import csv
 import sys
 import types
 import warnings
@@ -427,6 +428,52 @@ def test_details_row_too_short_or_too_long(tmp_path, cells, n):
     path = _details(tmp_path, [cells])
     with pytest.raises(InputError, match=f"row 2: {n} fields, the header has 20"):
         ncu_csv.read(path, gpu="h100-sxm5-80gb")
+
+
+def test_numbers_written_with_a_decimal_comma(tmp_path):
+    """ncu writes numbers in the system's locale. Under a German one, "117.344" ns is 117,344 ns
+    (a dot between thousands), which read with a decimal point would be 1000x too short; the
+    file's "65,77" % and "27.595.520" bytes can only be that locale, so the whole file is read
+    in it."""
+    rows = ['"Command line profiler metrics","gpu__time_duration.sum","ns","117.344",',
+            '"Command line profiler metrics","dram__bytes_read.sum","byte","27.595.520",',
+            '"Command line profiler metrics",'
+            '"sm__warps_active.avg.pct_of_peak_sustained_active","%","65,77",',
+            '"Command line profiler metrics","launch__grid_size","","64",',
+            '"Command line profiler metrics","device__attribute_display_name","",'
+            '"NVIDIA H100 80GB HBM3",']
+    v = ncu_csv.read(_details(tmp_path, rows)).df.iloc[0]
+    assert v["time_s"] == pytest.approx(117344e-9)
+    assert v["dram_read_bytes"] == 27595520 and v["achieved_occupancy"] == pytest.approx(0.6577)
+    assert v["grid_blocks"] == 64 and v["gpu"] == "h100-sxm5-80gb"
+    # with a decimal point elsewhere in the file, "117.344" ns is 117.344 ns
+    rows[2] = rows[2].replace("65,77", "65.77")
+    rows[1] = rows[1].replace("27.595.520", "27,595,520")
+    v = ncu_csv.read(_details(tmp_path, rows)).df.iloc[0]
+    assert v["time_s"] == pytest.approx(117.344e-9) and v["dram_read_bytes"] == 27595520
+    # both in one file: no reading of it is right
+    rows[2] = rows[2].replace("65.77", "65,77")
+    with pytest.raises(InputError, match=r"row 4: numbers written with a decimal comma \(row 4\) "
+                       r"and with a decimal point \(row 3\)"):
+        ncu_csv.read(_details(tmp_path, rows))
+
+
+def test_the_raw_page_under_a_decimal_comma_locale_reads_as_under_a_decimal_point_one(tmp_path):
+    """The raw-page fixture with every number's separators swapped ("1,048,576" ->
+    "1.048.576", "12.5" -> "12,5"), as ncu writes it under a German locale, reads the same."""
+    out = []
+    for ln in AUTO.read_text().splitlines():
+        if ln.startswith('"') and not ln.startswith('"ID"') and not ln.startswith('""'):
+            cells = next(csv.reader([ln]))
+            # identity columns (11) and the device name stay as they are
+            cells[12:] = [c.translate(str.maketrans(".,", ",.")) for c in cells[12:]]
+            ln = ",".join(f'"{c}"' for c in cells)
+        out.append(ln)
+    swapped = _write(tmp_path, "\n".join(out) + "\n")
+    assert swapped.read_text() != AUTO.read_text()
+    a, b = ncu_csv.read(AUTO).df, ncu_csv.read(swapped).df
+    num = a.select_dtypes("number").columns.drop("_row", errors="ignore")
+    assert (a[num].fillna(-1) == b[num].fillna(-1)).all().all()
 
 
 def test_method_all_names_the_methods_a_profile_cannot_feed(capsys):

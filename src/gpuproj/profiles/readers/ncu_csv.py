@@ -12,10 +12,15 @@ an ``InputWarning``.
 
 Both ``--print-units base`` (``nsecond``, ``byte``) and the default auto-scaled units
 (``usecond``, ``Kbyte``, ``Gbyte/second``) are converted to SI with ``gpuproj.units``; values may
-carry thousands separators (``"1,234"``). Launches of the same kernel with the same launch
-configuration on the same GPU become one row: ``launches`` = their number, every count and
-``time_s`` = the mean per launch (``time_s_min`` / ``time_s_max`` keep the spread). Pass
-``per_launch=True`` to keep one row per launch (with ``launch_id``).
+carry thousands separators (``"1,234"``). ncu writes numbers in the system's locale, so a
+profile taken under a German or French one has decimal commas (``"65,77"`` %,
+``"27.595.520"`` bytes, and ``"117.344"`` ns for 117,344 ns): ``number_style`` tells the two
+apart from the values that only one of them can have, and a file with both is an error.
+
+Launches of the same kernel with the same launch configuration on the same GPU become one row:
+``launches`` = their number, every count and ``time_s`` = the mean per launch (``time_s_min`` /
+``time_s_max`` keep the spread). Pass ``per_launch=True`` to keep one row per launch (with
+``launch_id``).
 
 ``NCU_METRICS`` below is the one table that maps Nsight Compute metric names to canonical
 columns; ``gpuproj profile`` requests exactly these metrics and ``ncu_rep`` reads them too.
@@ -182,6 +187,59 @@ def _dims(text) -> str | None:
 
 
 # ---- reading the two CSV layouts into one per-launch frame ----------------------------------
+_NUMBER = re.compile(r"[+-]?\d+((?:[.,]\d+)*)(?:[eE][+-]?\d+)?")
+
+
+def _separator_style(text: str) -> str | None:
+    """"comma" where ``text`` can only be a number written with a decimal comma ("65,77",
+    "27.595.520", "1.234,5"), "point" where only with a decimal point ("117.34", "1,234,567",
+    "4.0e-05"), None where it could be either ("117.344", "1,234") or has no separator."""
+    m = _NUMBER.fullmatch(text.strip())
+    if not m or not m.group(1):
+        return None
+    seps = [c for c in m.group(1) if c in ".,"]
+    groups = re.split(r"[.,]", m.group(1))[1:]
+    if len(set(seps)) == 2:  # both: the last is the decimal separator
+        decimal, thousands = seps[-1], groups[:-1]
+    elif len(seps) >= 2:  # one kind, repeated: thousands separators
+        decimal, thousands = ("," if seps[0] == "." else "."), groups
+    elif len(groups[0]) != 3 or "e" in text.lower():  # one, not a group of three digits
+        decimal, thousands = seps[0], []
+    else:
+        return None
+    if any(len(g) != 3 for g in thousands):  # not a number ("535.104.05", a version)
+        return None
+    return "comma" if decimal == "," else "point"
+
+
+def number_style(values, path) -> str:
+    """"comma" or "point": how the (file row, text) ``values`` of one file write decimals; a
+    file without a value that only one style can have is read with points (ncu's own
+    default). Both styles in one file is an ``InputError`` naming a row of each."""
+    first = {}
+    for row, text in values:
+        style = _separator_style(text)
+        if style and style not in first:
+            first[style] = row
+    if len(first) == 2:
+        raise InputError(f"numbers written with a decimal comma (row {first['comma']}) and with "
+                         f"a decimal point (row {first['point']}): export the file again under "
+                         "one locale", path=path, row=max(first.values()))
+    return "comma" if "comma" in first else "point"
+
+
+def _is_text(metric: str) -> bool:
+    """A metric whose value is text (the device's name), never a number to rewrite."""
+    return NCU_METRICS.get(metric, (None, ""))[1] == "string"
+
+
+def _with_decimal_points(text: str) -> str:
+    """A number written with a decimal comma and dots between thousands, rewritten with a
+    decimal point and no thousands separators ("27.595.520" -> "27595520", "65,77" ->
+    "65.77")."""
+    return text.replace(".", "").replace(",", ".")
+
+
 def _csv_records(path):
     """(file line number, fields) of the CSV part of an ncu log: lines before the header
     (``==PROF==`` messages, application output) and ``==`` lines after it are dropped."""
@@ -214,6 +272,11 @@ def _per_launch_raw(recs, path) -> pd.DataFrame:
     body = body[1:]
     if not body:
         raise InputError("file has a header but no rows", path=path)
+    metric_cols = [i for i, m in enumerate(header) if m not in _IDENTITY and not _is_text(m)]
+    if number_style(((line, f[i]) for line, f in body for i in metric_cols if i < len(f)),
+                    path) == "comma":
+        body = [(line, [_with_decimal_points(v) if i in metric_cols else v
+                        for i, v in enumerate(f)]) for line, f in body]
     out = []
     for line, fields in body:
         if len(fields) != len(header):
@@ -231,7 +294,10 @@ def _per_launch_details(recs, path) -> pd.DataFrame:
         raise InputError("file has a header but no rows", path=path)
     # ncu ends a metric row after its value (and a comma): the rule columns that close the
     # header (Rule Name ... Estimated Speedup) are filled only on the rows of rule results
-    need = header.index("Metric Value") + 1
+    name_at, value_at = header.index("Metric Name"), header.index("Metric Value")
+    need = value_at + 1
+    comma = number_style(((line, f[value_at]) for line, f in body
+                          if len(f) >= need and not _is_text(f[name_at])), path) == "comma"
     launches = {}
     for line, fields in body:
         if not need <= len(fields) <= len(header):
@@ -243,7 +309,10 @@ def _per_launch_details(recs, path) -> pd.DataFrame:
         name = SECTION_LABELS.get((rec.get("Section Name"), name), name)
         # a metric requested by name (--metrics) wins over the same metric under its label
         if name and (name == rec["Metric Name"] or name not in entry[1]):
-            entry[1][name] = (rec["Metric Value"], rec.get("Metric Unit", ""), line, line)
+            value = rec["Metric Value"]
+            if comma and not _is_text(name):
+                value = _with_decimal_points(value)
+            entry[1][name] = (value, rec.get("Metric Unit", ""), line, line)
     return pd.DataFrame([_launch(rec, metrics, line, path)
                          for rec, metrics, line in launches.values()])
 
@@ -253,7 +322,8 @@ def _launch(rec: dict, metrics: dict, line: int, path) -> dict:
     ``metrics``: name -> (text, unit, the file rows of the text and of the unit)."""
     row = {"_row": line, "launch_id": rec.get("ID"), "kernel": rec.get("Kernel Name") or None,
            "_grid": _dims(rec.get("Grid Size")), "_block": _dims(rec.get("Block Size")),
-           "_device_name": rec.get("Device Name") or None, "_cc": rec.get("CC") or None}
+           "_device_name": rec.get("Device Name") or None,
+           "_cc": (rec.get("CC") or "").replace(",", ".") or None}
     for m, (text, unit, at, unit_at) in metrics.items():
         if m in NCU_METRICS:
             col, _ = NCU_METRICS[m]
