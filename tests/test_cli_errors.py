@@ -369,3 +369,28 @@ def test_an_output_file_that_cannot_be_written(tmp_path, capsys):
     folder.mkdir()
     with pytest.raises(InputError, match=r"/d: cannot write: Is a directory"):
         write_text(folder, "x")  # an existing folder where the file should be
+
+
+def test_a_measurement_table_from_a_spreadsheet_with_decimal_commas(tmp_path, capsys):
+    """Semicolons between fields and decimal commas, as a spreadsheet exports CSV under a
+    German or French locale: the same predictions as the comma-separated table. A text in a
+    numeric column is still named by its row."""
+    import pandas as pd
+
+    df = pd.DataFrame({"kernel": ["k1", "k2"], "config": ["a", "b"],
+                       "gpu": ["a100-sxm4-40gb"] * 2, "time_s": [1.25e-3, 2.5e-3],
+                       "flops": [1e9, 2e9], "dram_bytes": [1.5e8, 2e8]})
+    df.to_csv(tmp_path / "t.csv", index=False)
+    df.to_csv(tmp_path / "eu.csv", index=False, sep=";", decimal=",")
+    assert "0,00125" in (tmp_path / "eu.csv").read_text()
+    out = {}
+    for name in ("t.csv", "eu.csv"):
+        code, stdout, err = run(capsys, "predict", str(tmp_path / name), "--target",
+                                "h100-sxm5-80gb", "--method", "roofline", "--json")
+        assert code == 0, err
+        out[name] = json.loads(stdout)["predictions"]
+    assert out["eu.csv"] == out["t.csv"] and len(out["t.csv"]) == 2
+    df.assign(flops=["1e9", "many"]).to_csv(tmp_path / "bad.csv", index=False, sep=";",
+                                            decimal=",")
+    code, _, err = run(capsys, "predict", str(tmp_path / "bad.csv"), "--target", "h200")
+    assert code == 2 and "bad.csv, row 3, field 'flops': 'many' is not a number" in one_error(err)

@@ -20,28 +20,29 @@ def head_text(path, n: int = 8192) -> str:
         return ""
 
 
-def read_csv(path) -> pd.DataFrame:
+def read_csv(path, sep: str = ",") -> pd.DataFrame:
     """``pandas.read_csv`` with a ``_row`` column (the file line where the row starts, 1-based,
     header = 1, counted past blank lines and line breaks inside quotes) and a one-line error on
-    malformed files."""
+    malformed files. ``sep=";"``: a spreadsheet's export under a locale that writes decimal
+    commas, read with them."""
     text = read_text(path)
     try:
-        df = pd.read_csv(io.StringIO(text))
+        df = pd.read_csv(io.StringIO(text), sep=sep, decimal="," if sep == ";" else ".")
     except pd.errors.EmptyDataError:
         raise InputError("file is empty", path=path) from None
     except pd.errors.ParserError as e:
         raise InputError(f"not a readable CSV file ({str(e).splitlines()[0]})", path=path) from None
     if df.empty:
         raise InputError("file has a header but no rows", path=path)
-    df["_row"] = _record_lines(text, len(df))
+    df["_row"] = _record_lines(text, len(df), sep)
     return df
 
 
-def _record_lines(text: str, n: int):
+def _record_lines(text: str, n: int, sep: str = ","):
     """The file line where each of the ``n`` records after the header starts."""
     if text.count("\n") + (not text.endswith("\n")) == n + 1:
         return range(2, n + 2)  # one line per record: nothing to scan
-    reader = csv.reader(io.StringIO(text))
+    reader = csv.reader(io.StringIO(text), delimiter=sep)
     starts, end = [], 0
     try:
         for rec in reader:

@@ -1,4 +1,6 @@
 """The plain measurement table (CSV or Parquet): one row per (kernel configuration, GPU).
+A CSV file separated by semicolons, as spreadsheets write it under locales with decimal commas,
+is read with decimal commas (``0,0125``).
 
 Required columns: ``kernel``, ``config``, ``gpu``, ``time_s``; any other canonical column of
 ``profiles.schema.COLUMNS`` may be present (``docs/profiles.md``). Columns that are not canonical
@@ -17,12 +19,19 @@ from ...errors import InputError
 from ..schema import NUMERIC, REQUIRED
 from ..table import ProfileTable
 from ._checks import numeric, split_missing_names, split_unusable_times
-from ._io import read_csv, resolve_gpus
+from ._io import head_text, read_csv, resolve_gpus
+
+
+def _separator(head: str) -> str:
+    """";" for a header without a comma but with semicolons: the CSV a spreadsheet writes under
+    a locale with decimal commas (German, French), whose numbers are then read with them."""
+    first = head.splitlines()[0] if head else ""
+    return ";" if ";" in first and "," not in first else ","
 
 
 def _header(head: str) -> set:
     first = head.splitlines()[0] if head else ""
-    return {c.strip().strip('"') for c in first.split(",")}
+    return {c.strip().strip('"') for c in first.split(_separator(head))}
 
 
 def sniff(path, head: str) -> bool:
@@ -49,7 +58,12 @@ def read(path, gpu: str | None = None) -> ProfileTable:
             raise InputError(f"not a readable Parquet file ({e})", path=path) from None
         df["_row"] = range(1, len(df) + 1)
     else:
-        df = read_csv(path)
+        sep = _separator(head_text(path))
+        df = read_csv(path, sep=sep)
+        if sep == ";":  # columns that pandas left as text (a typo in one cell) too
+            for c in NUMERIC:
+                if c in df.columns and not pd.api.types.is_numeric_dtype(df[c]):
+                    df[c] = df[c].str.replace(",", ".", regex=False)
     if gpu is not None and "gpu" not in df.columns:
         df["gpu"] = gpu
     for c in REQUIRED:
