@@ -272,7 +272,7 @@ def _per_launch_raw(recs, path) -> pd.DataFrame:
     body = body[1:]
     if not body:
         raise InputError("file has a header but no rows", path=path)
-    metric_cols = [i for i, m in enumerate(header) if m not in _IDENTITY and not _is_text(m)]
+    metric_cols = {i for i, m in enumerate(header) if m not in _IDENTITY and not _is_text(m)}
     if number_style(((line, f[i]) for line, f in body for i in metric_cols if i < len(f)),
                     path) == "comma":
         body = [(line, [_with_decimal_points(v) if i in metric_cols else v
