@@ -293,6 +293,16 @@ def test_a_stand_in_ceiling_is_one_note_not_two():
                     "int32_add_ops_per_s used (quantitative)"]
 
 
+def _predictions(capsys, table) -> list:
+    """The roofline predictions of the two-kernel ``table`` for an H100, as JSON records."""
+    code, stdout, err = run(capsys, "predict", str(table), "--target", "h100-sxm5-80gb",
+                            "--method", "roofline", "--json")
+    assert code == 0, err
+    records = json.loads(stdout)["predictions"]
+    assert len(records) == 2
+    return records
+
+
 def test_a_parquet_measurement_table(tmp_path, capsys):
     """The same table as CSV and as Parquet gives the same predictions; in Parquet, a text
     that is not a number is named by its record number, and a file that is not Parquet says
@@ -304,13 +314,7 @@ def test_a_parquet_measurement_table(tmp_path, capsys):
                        "flops": [1e9, 2e9], "dram_bytes": [1e8, 2e8], "tile": [16, 32]})
     df.to_csv(tmp_path / "t.csv", index=False)
     df.to_parquet(tmp_path / "t.parquet")
-    out = {}
-    for name in ("t.csv", "t.parquet"):
-        code, stdout, err = run(capsys, "predict", str(tmp_path / name), "--target",
-                                "h100-sxm5-80gb", "--method", "roofline", "--json")
-        assert code == 0, err
-        out[name] = json.loads(stdout)["predictions"]
-    assert out["t.parquet"] == out["t.csv"] and len(out["t.csv"]) == 2
+    assert _predictions(capsys, tmp_path / "t.parquet") == _predictions(capsys, tmp_path / "t.csv")
     df.assign(time_s=["1e-3", "fast"]).to_parquet(tmp_path / "bad.parquet")
     code, _, err = run(capsys, "predict", str(tmp_path / "bad.parquet"), "--target",
                        "h100-sxm5-80gb")
@@ -383,13 +387,7 @@ def test_a_measurement_table_from_a_spreadsheet_with_decimal_commas(tmp_path, ca
     df.to_csv(tmp_path / "t.csv", index=False)
     df.to_csv(tmp_path / "eu.csv", index=False, sep=";", decimal=",")
     assert "0,00125" in (tmp_path / "eu.csv").read_text()
-    out = {}
-    for name in ("t.csv", "eu.csv"):
-        code, stdout, err = run(capsys, "predict", str(tmp_path / name), "--target",
-                                "h100-sxm5-80gb", "--method", "roofline", "--json")
-        assert code == 0, err
-        out[name] = json.loads(stdout)["predictions"]
-    assert out["eu.csv"] == out["t.csv"] and len(out["t.csv"]) == 2
+    assert _predictions(capsys, tmp_path / "eu.csv") == _predictions(capsys, tmp_path / "t.csv")
     df.assign(flops=["1e9", "many"]).to_csv(tmp_path / "bad.csv", index=False, sep=";",
                                             decimal=",")
     code, _, err = run(capsys, "predict", str(tmp_path / "bad.csv"), "--target", "h200")
