@@ -14,8 +14,8 @@ from pathlib import Path
 
 import click
 
-from ..errors import GpuprojError, MissingToolError
-from ..files import write_text
+from ..errors import GpuprojError, InputError, MissingToolError
+from ..files import read_text, write_text
 from ._common import output_option
 
 NCU_HINT = ("Nsight Compute's 'ncu' is not on PATH: it ships with the CUDA toolkit "
@@ -162,9 +162,8 @@ def _failed(proc, output: Path) -> bool:
     if proc.returncode != 0:
         return True
     try:
-        with open(output, errors="replace") as f:
-            return any(line.startswith("==ERROR==") for line in f)
-    except OSError:
+        return any(ln.startswith("==ERROR==") for ln in read_text(output).splitlines())
+    except InputError:  # no log at all
         return True
 
 

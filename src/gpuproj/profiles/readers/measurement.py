@@ -22,16 +22,15 @@ from ._checks import numeric, split_missing_names, split_unusable_times
 from ._io import head_text, read_csv, resolve_gpus
 
 
-def _separator(head: str) -> str:
-    """";" for a header without a comma but with semicolons: the CSV a spreadsheet writes under
-    a locale with decimal commas (German, French), whose numbers are then read with them."""
-    first = head.splitlines()[0] if head else ""
+def _separator(first: str) -> str:
+    """";" for a header line without a comma but with semicolons: the CSV a spreadsheet writes
+    under a locale with decimal commas (German, French), whose numbers are then read with them."""
     return ";" if ";" in first and "," not in first else ","
 
 
 def _header(head: str) -> set:
     first = head.splitlines()[0] if head else ""
-    return {c.strip().strip('"') for c in first.split(_separator(head))}
+    return {c.strip().strip('"') for c in first.split(_separator(first))}
 
 
 def sniff(path, head: str) -> bool:
@@ -58,7 +57,7 @@ def read(path, gpu: str | None = None) -> ProfileTable:
             raise InputError(f"not a readable Parquet file ({e})", path=path) from None
         df["_row"] = range(1, len(df) + 1)
     else:
-        sep = _separator(head_text(path))
+        sep = _separator(head_text(path).partition("\n")[0])
         df = read_csv(path, sep=sep)
         if sep == ";":  # columns that pandas left as text (a typo in one cell) too
             for c in NUMERIC:
