@@ -198,6 +198,12 @@ def test_cli_split_reports_each_held_out_gpu(csv_path, synth):
     text = CliRunner(env={"COLUMNS": "200"}).invoke(cli, args).output  # no header cut
     assert "per held-out GPU" in text
     assert all(g in text for g in synth.gpus)
+    # how often the lowest pooled MAPE is the lower one per held-out GPU
+    top, other = sorted(("roofline", "ridge"), key=lambda m: out["methods"][m]["mape"])
+    wins = sum(out["per_fold"][top][f]["mape"] < out["per_fold"][other][f]["mape"]
+               for f in out["per_fold"][top])
+    assert (f"{top} has the lowest MAPE; per fold it is lower than {other} on {wins} of "
+            f"{len(synth.gpus)}") in text
 
 
 def test_cli_learned_needs_training(csv_path, capsys):
