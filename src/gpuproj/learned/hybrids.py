@@ -191,7 +191,11 @@ class Ensemble(LearnedModel):
     108.9 % and NeuSight +0.2 points: a correction that lam = 0 rejects on the pool of
     held-out training GPUs still helps some held-out GPUs (KernelTuner GEMM's TITAN RTX fold
     11.7 -> 16.5 %). The validated hybrid beat both other families on the same number of
-    tables either way (MAPE 5, median APE 4, both 3), on different ones.
+    tables either way (MAPE 5, median APE 4, both 3), on different ones. Nor can the weights
+    tell inside from outside the range there: weights of their own for pairs inside the
+    training GPUs' range were tried, but with three training GPUs no held-out one lies inside
+    the range of the other two (every out-of-fold pair of KernelTuner GEMM is guarded), so a
+    member's correction is validated only where the guard damps it.
 
     ``power`` stays fixed: choosing it from (1, 2, 4, 8, 16) per fit by nested held-out error
     was measured on leave-one-GPU-out and helped calculate_temp (30.9 -> 27.3 % MAPE) but hurt
