@@ -200,12 +200,17 @@ def validated_mape(train, model) -> tuple:
     return (s["mape"], s["n"]) if s else (np.inf, 0)
 
 
-def pick(val: dict) -> str:
-    """The method of lowest validated MAPE among those that predict at least half as many
-    training pairs as the one that predicts most (a method that skips most pairs is not a
+def eligible(val: dict) -> dict:
+    """The methods of ``val`` ({method: (validated MAPE, pairs)}) that predict at least half as
+    many training pairs as the one that predicts most (a method that skips most pairs is not a
     choice a user could live with)."""
     most = max(n for _, n in val.values())
-    return min((mape, m) for m, (mape, n) in val.items() if n >= 0.5 * most)[1]
+    return {m: v for m, v in val.items() if v[1] >= 0.5 * most}
+
+
+def pick(val: dict) -> str:
+    """The eligible method of lowest validated MAPE."""
+    return min((mape, m) for m, (mape, _) in eligible(val).items())[1]
 
 
 # a validated MAPE within this many points of the lowest: a tie the training GPUs cannot break
@@ -284,9 +289,8 @@ def logo(data, name, fmt, files, log):
             c = pick({m: val[m] for m in names})
             chosen[fam][fold.name] = c
             frames.append(ev.pairs[ev.pairs["method"] == c].assign(method=f"validated {fam}"))
-            most = max(val[m][1] for m in names)
-            near = [m for m in names if val[m][1] >= 0.5 * most
-                    and val[m][0] <= val[c][0] + CLOSE_POINTS]
+            near = [m for m, (v, _) in eligible({m: val[m] for m in names}).items()
+                    if v <= val[c][0] + CLOSE_POINTS]
             hedge_sets[fam][fold.name] = near
             hedged[fam].append(hedged_pairs(ev.pairs, near))
     ev = Evaluation(pd.concat(frames, ignore_index=True), [])
@@ -432,7 +436,7 @@ def choice_cost_markdown(lg) -> list:
             continue
         cells, worst, close = [], None, []
         for fam in fams:
-            names = sorted(set(r[members[fam]]))  # ties in MAPE go to the first name
+            names = sorted(r[members[fam]])  # ties in MAPE go to the first name
             num = den = 0.0
             n_close = 0
             for fold, pick_ in r["validated_choice"][fam].items():
