@@ -254,3 +254,12 @@ def test_from_raw_refuses_an_ambiguous_gpu_name_and_warns_of_another_device(run,
     code, _, err = run_cli(capsys, "bench", "--from-raw", src, "--gpu", "h100-sxm5-80gb",
                            "--out", str(tmp_path / "b.yaml"))
     assert code == 0 and f"the device reports '{raw['device']['name']}'" in err
+
+
+def test_the_width_probe_counts_kernels_on_the_opencl_device(capsys):
+    _opencl_device_or_skip()
+    from gpuproj.bench.opencl import list_devices, pick_device, probe_width
+
+    devs = list_devices()
+    probe_width(devs.index(pick_device(devs)), 1)
+    assert int(capsys.readouterr().out) == 9  # every kernel of compute.cl

@@ -273,3 +273,24 @@ def test_an_opencl_build_that_fails_on_an_unknown_cpu_says_so_in_one_line():
     text = build_failure(RuntimeError(log))
     assert "\n" not in text and "does not know this CPU (it calls it 'generic')" in text
     assert build_failure(RuntimeError("syntax error")) == "syntax error"
+
+
+def test_an_opencl_cpu_measures_at_the_widest_vector_width_that_builds(monkeypatch):
+    # PoCL 3.0 on an AVX-512 Zen 4 reports width 16 but compiles for a Zen 3: at VW = 16 it
+    # gives compute.cl no kernels, and the process that built it aborts when it exits, so each
+    # width is tried in a child process, narrowest last
+    from gpuproj.bench import opencl
+
+    tried = []
+
+    def child(cmd, **kw):
+        w = int(cmd[-1])
+        tried.append(w)
+        return subprocess.CompletedProcess(cmd, 134, stdout="9\n" if w <= 4 else "0\n")
+
+    b = object.__new__(opencl.OpenCLBackend)
+    b.device = "cpu"
+    monkeypatch.setattr(opencl, "list_devices", lambda: ["gpu", "cpu"])
+    monkeypatch.setattr(subprocess, "run", child)
+    assert b._widest_vector(16) == 4 and tried == [16, 8, 4]
+    assert b._widest_vector(1) == 1 and tried == [16, 8, 4]  # width 1 needs no probe

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import platform
 import re
+import subprocess
+import sys
 import time
 
 import numpy as np
@@ -72,6 +74,18 @@ def pick_device(devs, device=None):
     return hits[0]
 
 
+def probe_width(index: int, width: int):
+    """Print how many kernels compute.cl gives at VW = ``width`` on device ``index`` of
+    ``list_devices()`` (run in a child process by ``OpenCLBackend._widest_vector``)."""
+    import warnings
+
+    warnings.simplefilter("ignore")  # the compiler's warnings are what the child is for
+    cl, dev = _import_cl(), list_devices()[index]
+    prog = cl.Program(cl.Context(devices=[dev]), kernel_source("compute", "cl")).build(
+        options=[f"-DVW={width}"])
+    print(len([n for n in prog.kernel_names.split(";") if n]), flush=True)
+
+
 class OpenCLBackend(Backend):
     name = "opencl"
     source_ext = "cl"
@@ -85,7 +99,7 @@ class OpenCLBackend(Backend):
         self._programs = {}
         self.info = self._info()
         if self.info.device_type == "CPU":
-            self.compute_vector_width = max(1, int(dev.preferred_vector_width_float))
+            self.compute_vector_width = self._widest_vector(int(dev.preferred_vector_width_float))
 
     def _info(self) -> DeviceInfo:
         cl, d = self.cl, self.device
@@ -132,6 +146,28 @@ class OpenCLBackend(Backend):
         except self.cl.Error:
             return None
 
+    def _widest_vector(self, preferred: int) -> int:
+        """The widest vector width VW <= ``preferred`` at which compute.cl builds kernels.
+        PoCL reports the host CPU's vector width but compiles for the CPU its LLVM knows: PoCL
+        3.0 compiles for an AVX-512 Zen 4 as for a Zen 3, and at VW = 16 the compiler accepts
+        compute.cl, warns that the vectors change the ABI and gives a program with no kernels;
+        the process then aborts when it exits (PoCL: "still have references to IRs"). Hence
+        each width is tried in a child process (``probe_width``)."""
+        devs, w = list_devices(), max(1, preferred)
+        index = next(i for i, d in enumerate(devs) if d == self.device)
+        code = ("import sys; from gpuproj.bench.opencl import probe_width; "
+                "probe_width(int(sys.argv[1]), int(sys.argv[2]))")
+        while w > 1:
+            try:
+                r = subprocess.run([sys.executable, "-c", code, str(index), str(w)],
+                                   capture_output=True, text=True, timeout=300)
+                if r.stdout.strip().isdigit() and int(r.stdout) > 0:
+                    return w
+            except subprocess.TimeoutExpired:
+                pass
+            w //= 2
+        return 1
+
     def build(self, source, extra="", defines=None):
         opts = [f"-D{k}={v}" for k, v in sorted((defines or {}).items())]
         key = (source, extra, tuple(opts))
@@ -142,8 +178,12 @@ class OpenCLBackend(Backend):
             except self.cl.RuntimeError as e:
                 raise GpuprojError(f"OpenCL build of {source}.cl failed: {build_failure(e)}"
                                    ) from None
-            self._programs[key] = {n: self.cl.Kernel(prog, n)
-                                   for n in prog.kernel_names.split(";") if n}
+            names = [n for n in prog.kernel_names.split(";") if n]
+            if not names:
+                how = " ".join(opts) or "no options"
+                raise GpuprojError(f"OpenCL build of {source}.cl ({how}) gave no kernels, "
+                                   "though the compiler accepted it")
+            self._programs[key] = {n: self.cl.Kernel(prog, n) for n in names}
         return self._programs[key]
 
     def alloc(self, nbytes):

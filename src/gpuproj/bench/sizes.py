@@ -20,7 +20,7 @@ class Sizes:
     min_time_s: float            # iteration counts are raised until one run lasts this long
     reps: int                    # timed repetitions of every measurement
     warmup: int                  # untimed launches before them
-    stream_bytes: int | None     # bytes per STREAM array; None: 16 x L2, >= 256 MiB
+    stream_bytes: int | None     # bytes per STREAM array (>= 4 x L2); None: 16 x L2, >= 256 MiB
     rotate_sets: int             # STREAM / mixbench buffer sets used in turn
     l1_ws_bytes: int             # working set of the L1 measurement (all blocks read it)
     l2_ws_fraction: float        # working set of the L2 measurement, as a fraction of L2

@@ -208,7 +208,9 @@ class Runner:
             self.b.free(out)
 
     def _stream_elems(self):
-        per = self.s.stream_bytes or max(16 * self.l2, 256 * 1024**2)
+        # STREAM's rule: each array at least 4x the cache, or it measures the cache (a CPU's
+        # last-level cache can be four times the quick preset's arrays)
+        per = max(self.s.stream_bytes or max(16 * self.l2, 256 * 1024**2), 4 * self.l2)
         sets = self.s.rotate_sets
         # 3 arrays per set must fit in 80 % of device memory
         while sets > 1 and 3 * sets * per > 0.8 * self.info.global_mem_bytes:

@@ -81,7 +81,6 @@ class Learner:
         Z = self._prep_fit(X)
         self.est_ = self._make()
         self.est_.fit(Z, np.asarray(y, float))
-        self.numpy_ = None
         return self
 
     def predict(self, X) -> np.ndarray:
