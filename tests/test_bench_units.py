@@ -102,6 +102,16 @@ def test_check_flags_above_peak_and_spread():
         ("dram_bw_bytes_per_s", "above_peak"), ("fp32_fma", "wide_spread")]
 
 
+def test_check_flags_a_cache_slower_than_the_memory_behind_it():
+    # PoCL on a 2-core AMD EPYC: the L2 working-set kernel read 8.5 GB/s, STREAM 41 GB/s
+    raw = _raw({"l1_read": 5.7e10, "l2_read": 8.5e9, "stream_read": 4.1e10})
+    flags = entry.check(raw)
+    assert [(f["field"], f["problem"]) for f in flags] == [("l2_bw_bytes_per_s",
+                                                            "below_next_level")]
+    assert "8.5e+09 is below dram_read_bw_bytes_per_s = 4.1e+10" in flags[0]["text"]
+    assert entry.check(_raw({"l1_read": 5e10, "l2_read": 4.2e10, "stream_read": 4.1e10})) == []
+
+
 def test_slug():
     assert entry.slug("NVIDIA H100 80GB HBM3") == "nvidia-h100-80gb-hbm3"
 

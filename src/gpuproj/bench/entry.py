@@ -189,13 +189,28 @@ def measured_section(raw) -> dict:
             for f, mv in measured_values(raw).items()}
 
 
+# memory levels, nearest first: each should read at least as fast as the one behind it
+LEVELS = ("l1_bw_bytes_per_s", "l2_bw_bytes_per_s", "dram_read_bw_bytes_per_s")
+
+
 def check(raw, gpu=None) -> list:
     """Warnings: a value above the GPU's datasheet peak (a broken timer or a wrong peak), a
-    kernel result check that failed, a measurement whose spread exceeds
-    ``sizes.spread_limit``. Each: {field/name, problem, text}."""
+    cache read slower than the memory behind it, a kernel result check that failed, a
+    measurement whose spread exceeds ``sizes.spread_limit``. Each: {field/name, problem,
+    text}."""
     limit = raw["sizes"]["spread_limit"]
     out = []
     mvs = measured_values(raw)
+    levels = [f for f in LEVELS if f in mvs]
+    for near, far in zip(levels, levels[1:]):
+        a, b = mvs[near]["value"], mvs[far]["value"]
+        if a < b:
+            # seen on PoCL's CPU device: the cache kernel's GPU-style access pattern, not the
+            # cache, sets the rate there
+            out.append({"field": near, "problem": "below_next_level",
+                        "text": f"{near} = {a:.4g} is below {far} = {b:.4g}: a cache slower "
+                                "than the memory behind it measures the kernel's access pattern "
+                                "on this device; do not use it as a ceiling"})
     if gpu is not None:
         for f, mv in mvs.items():
             peak = gpu.peak(f)
