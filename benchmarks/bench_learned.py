@@ -19,12 +19,13 @@ os.environ.setdefault("OMP_NUM_THREADS", "2")  # before numpy/sklearn start thei
 
 import argparse
 import json
-import platform
 import sys
 import tempfile
 import time
 import warnings
 from pathlib import Path
+
+from machine import machine
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = ROOT.parent / "shared" / "data" / "external"
@@ -89,8 +90,7 @@ def main(argv=None):
     targets = [g for g in table.gpus if g != src]
     runs = [bench(m, table, probe, src, targets) for m in a.method.split(",")]
     out = {"table": "neusight-train/train_bmm_5gpus.csv.gz", "rows": len(table.df),
-           "threads": os.environ.get("OMP_NUM_THREADS"), "cpus": os.cpu_count(),
-           "python": platform.python_version(), "runs": runs}
+           "threads": os.environ.get("OMP_NUM_THREADS"), **machine(), "runs": runs}
     print(json.dumps(out, indent=1))
     if a.json:
         a.json.write_text(json.dumps(out, indent=1))

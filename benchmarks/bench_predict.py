@@ -16,8 +16,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
 import subprocess
 import sys
 import time
@@ -25,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from machine import machine
 
 ROOT = Path(__file__).resolve().parents[1]
 SOURCE = "v100-sxm2-16gb"
@@ -155,8 +154,7 @@ def main():
     for gpu in (SOURCE, *TARGETS):  # load the catalog before timing: predict does not reload it
         resolve(gpu)
     table = synthetic_profiles(args.kernels)
-    out = {"machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
-                       "numpy": np.__version__, "pandas": pandas.__version__},
+    out = {"machine": {**machine(), "numpy": np.__version__, "pandas": pandas.__version__},
            "kernels": args.kernels, "targets": len(TARGETS), "repeat": args.repeat,
            "predict": [time_predict(m, table, args.repeat) for m in METHODS]}
     out["shortlist"] = time_shortlist(table, SOURCE, args.repeat)

@@ -66,11 +66,17 @@ def test_svr_and_knn_numpy_predictions_match_sklearn():
     Zt = (Xt - X[idx].mean(axis=0)) / X[idx].std(axis=0)
     ref = SVR(kernel="rbf", C=10.0, epsilon=0.01, gamma="scale").fit(Z, y[idx]).predict(Zt)
     np.testing.assert_allclose(svr.predict(Xt), ref, rtol=1e-9, atol=1e-9)
-    knn = make_learner("knn").fit(X, y)
+    # kNN searches the subspace its training rows span (here 4 of 6 dimensions: two features
+    # are combinations of others); the queries lie off it, as a new GPU's pairs do
+    X = np.column_stack([X, X[:, 0] - X[:, 1], 2 * X[:, 2]])
+    Xt = np.column_stack([Xt, rng.normal(size=(150, 2))])
+    Xt[0] = X[7]  # a query on a training row: distance 0
     Z = (X - X.mean(axis=0)) / X.std(axis=0)
-    ref = KNeighborsRegressor(n_neighbors=5).fit(Z, y).predict((Xt - X.mean(axis=0))
-                                                                / X.std(axis=0))
-    np.testing.assert_allclose(knn.predict(Xt), ref, rtol=1e-9, atol=1e-9)
+    Zt = (Xt - X.mean(axis=0)) / X.std(axis=0)
+    for weights in ("uniform", "distance"):
+        knn = make_learner("knn", weights=weights).fit(X, y)
+        ref = KNeighborsRegressor(n_neighbors=5, weights=weights).fit(Z, y).predict(Zt)
+        np.testing.assert_allclose(knn.predict(Xt), ref, rtol=1e-9, atol=1e-9)
 
 
 def test_linear_learner_exact():

@@ -254,10 +254,18 @@ class KNNLearner(_Subsampled):
     """k nearest neighbours (a k-d tree over the standardised training rows, queried on every
     core). A query searches the training rows, hence ``max_samples``: on the largest table
     (60,000 training pairs, 2 cores) 10^5 predictions took 24-30 s from all rows, 7.6 s from
-    10,000 and 4.1 s from 4,000, the default."""
+    10,000 and 4.1 s from 4,000, the default, with the tree in all 64 feature dimensions.
+
+    Many features are ratios or differences of others, so the training rows span a subspace
+    (25 of the 64 dimensions on that table; the next singular value is 1e-14 of the first).
+    The tree is built in it: a query's distance to every training row is its distance within
+    the subspace plus the same distance from the subspace, so the neighbours are the same
+    (same sets on 17,694 queries there), and a query took a tenth of the time (0.09 against
+    0.87 s for those queries)."""
 
     kind = "knn"
     scale = True
+    RANK_TOL = 1e-10  # singular values below this fraction of the largest span no direction
 
     def __init__(self, n_neighbors: int = 5, weights: str = "uniform", max_samples: int = 4000,
                  random_state: int = 0):
@@ -277,18 +285,30 @@ class KNNLearner(_Subsampled):
         self.train_X_, self.train_y_ = arrays["train_X"], arrays["train_y"]
         self.kdtree_ = None
 
-    def _numpy_predict(self, Z):
+    def _tree(self):
+        """(center, basis of the training rows' subspace, k-d tree of their coordinates)."""
         from scipy.spatial import cKDTree
 
         if self.kdtree_ is None:
-            self.kdtree_ = cKDTree(self.train_X_)
+            c = self.train_X_.mean(axis=0)
+            _, sv, vt = np.linalg.svd(self.train_X_ - c, full_matrices=False)
+            rank = max(1, int((sv > self.RANK_TOL * sv[0]).sum())) if len(sv) else 1
+            basis = vt[:rank].T
+            self.kdtree_ = (c, basis, cKDTree((self.train_X_ - c) @ basis))
+        return self.kdtree_
+
+    def _numpy_predict(self, Z):
+        c, basis, tree = self._tree()
         k = min(self.params["n_neighbors"], len(self.train_y_))
-        d, i = self.kdtree_.query(Z, k=k, workers=-1)
+        zc = Z - c
+        zp = zc @ basis
+        d, i = tree.query(zp, k=k, workers=-1)
         d, i = d.reshape(len(Z), k), i.reshape(len(Z), k)
         y = self.train_y_[i]
         if self.params["weights"] == "distance":
+            off = ((zc - zp @ basis.T) ** 2).sum(axis=1)  # squared distance from the subspace
             with np.errstate(divide="ignore"):
-                w = 1.0 / d
+                w = 1.0 / np.sqrt(d ** 2 + off[:, None])
             exact = ~np.isfinite(w)
             w = np.where(exact.any(axis=1, keepdims=True), exact.astype(float), w)
             return (w * y).sum(axis=1) / w.sum(axis=1)
