@@ -74,6 +74,12 @@ def pick_device(devs, device=None):
     return hits[0]
 
 
+def _kernel_names(prog) -> list[str]:
+    """The kernels a built program holds (none where the compiler accepted the source but
+    emitted no code for it)."""
+    return [n for n in prog.kernel_names.split(";") if n]
+
+
 def probe_width(index: int, width: int):
     """Print how many kernels compute.cl gives at VW = ``width`` on device ``index`` of
     ``list_devices()`` (run in a child process by ``OpenCLBackend._widest_vector``)."""
@@ -83,7 +89,7 @@ def probe_width(index: int, width: int):
     cl, dev = _import_cl(), list_devices()[index]
     prog = cl.Program(cl.Context(devices=[dev]), kernel_source("compute", "cl")).build(
         options=[f"-DVW={width}"])
-    print(len([n for n in prog.kernel_names.split(";") if n]), flush=True)
+    print(len(_kernel_names(prog)), flush=True)
 
 
 class OpenCLBackend(Backend):
@@ -178,7 +184,7 @@ class OpenCLBackend(Backend):
             except self.cl.RuntimeError as e:
                 raise GpuprojError(f"OpenCL build of {source}.cl failed: {build_failure(e)}"
                                    ) from None
-            names = [n for n in prog.kernel_names.split(";") if n]
+            names = _kernel_names(prog)
             if not names:
                 how = " ".join(opts) or "no options"
                 raise GpuprojError(f"OpenCL build of {source}.cl ({how}) gave no kernels, "

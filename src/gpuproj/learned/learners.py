@@ -275,7 +275,7 @@ class KNNLearner(_Subsampled):
     def fit(self, X, y):
         X, y = self._rows(X, y)
         self.train_X_, self.train_y_ = self._prep_fit(X), y
-        self.kdtree_, self.est_ = None, None
+        self.tree_, self.est_ = None, None
         return self
 
     def _export(self):
@@ -283,19 +283,19 @@ class KNNLearner(_Subsampled):
 
     def _import(self, meta, arrays):
         self.train_X_, self.train_y_ = arrays["train_X"], arrays["train_y"]
-        self.kdtree_ = None
+        self.tree_ = None
 
     def _tree(self):
         """(center, basis of the training rows' subspace, k-d tree of their coordinates)."""
         from scipy.spatial import cKDTree
 
-        if self.kdtree_ is None:
+        if self.tree_ is None:
             c = self.train_X_.mean(axis=0)
             _, sv, vt = np.linalg.svd(self.train_X_ - c, full_matrices=False)
-            rank = max(1, int((sv > self.RANK_TOL * sv[0]).sum())) if len(sv) else 1
+            rank = max(1, int((sv > self.RANK_TOL * sv[0]).sum()))
             basis = vt[:rank].T
-            self.kdtree_ = (c, basis, cKDTree((self.train_X_ - c) @ basis))
-        return self.kdtree_
+            self.tree_ = (c, basis, cKDTree((self.train_X_ - c) @ basis))
+        return self.tree_
 
     def _numpy_predict(self, Z):
         c, basis, tree = self._tree()
