@@ -11,6 +11,7 @@ from conftest import load_script
 from gpuproj.catalog import BUNDLED_DIR, load_catalog, parse_gpu, read_gpu_file, resolve
 from gpuproj.catalog.schema import LIST_FIELDS, SOURCE_KINDS, THROUGHPUT_FIELDS, VALUE_FIELDS
 from gpuproj.errors import InputError, UnknownGPUError
+from gpuproj.files import parse_yaml
 
 FILES = sorted(BUNDLED_DIR.glob("*.yaml"))
 REQUIRED_IDS = """tesla-c2070 gtx-480 gtx-680 tesla-k20 tesla-k40 gtx-titan quadro-k5200 gtx-970
@@ -302,6 +303,25 @@ def test_numbers_written_without_a_decimal_point(tmp_path):
     p.write_text(p.read_text().replace("value: fast", "value: 5e13"))
     g = read_gpu_file(p)
     assert g.peak("dram_bw_bytes_per_s") == 3e12 and g.peak("fp32_fma_flops_per_s") == 5e13
+
+
+def test_bad_yaml_and_python_tags_are_input_errors(tmp_path):
+    p = tmp_path / "x.yaml"
+    p.write_text("schema_version: 1\nid: x\nname: [unclosed\n")
+    with pytest.raises(InputError, match=r"x\.yaml, row 4: not valid YAML"):
+        read_gpu_file(p)
+    # the safe loader builds plain data only: a tag that would run code is refused
+    p.write_text("schema_version: !!python/object/apply:os.getcwd []\n")
+    with pytest.raises(InputError, match=r"x\.yaml, row 1: not valid YAML: could not determine"):
+        read_gpu_file(p)
+
+
+def test_libyaml_and_python_loaders_read_the_catalog_alike(monkeypatch):
+    # parse_yaml takes libyaml's loader where PyYAML has it; the pure-Python one is the fallback
+    texts = [p.read_text() for p in FILES]
+    fast = [parse_yaml(t, "f") for t in texts]
+    monkeypatch.delattr(yaml, "CSafeLoader", raising=False)
+    assert [parse_yaml(t, "f") for t in texts] == fast == [yaml.safe_load(t) for t in texts]
 
 
 def test_catalog_doc_table_is_current():

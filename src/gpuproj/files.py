@@ -34,6 +34,24 @@ def read_text(path, n: int = -1, *, strict: bool = False) -> str:
         raise InputError(f"cannot read: {getattr(e, 'strerror', None) or e}", path=path) from None
 
 
+def parse_yaml(text: str, path):
+    """The data of a YAML text read from ``path``, with the safe loader only (plain data, no
+    Python objects). libyaml's loader, where PyYAML was built with it, reads the same data 8x
+    faster than the pure-Python one (0.07 s against 0.6 s for the 71 catalog files, most of a
+    ``gpuproj predict``). Bad YAML is an ``InputError`` naming the file and line."""
+    import yaml
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)(text)
+    try:
+        return loader.get_single_data()
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        raise InputError(f"not valid YAML: {getattr(e, 'problem', e)}", path=path,
+                         row=mark.line + 1 if mark else None) from None
+    finally:
+        loader.dispose()
+
+
 @contextmanager
 def writing(path):
     """Around the writing of an output file: its folder is made if needed, and an ``OSError``

@@ -33,6 +33,7 @@ from pathlib import Path
 
 from ..catalog.schema import SCHEMA_VERSION, THROUGHPUT_FIELDS
 from ..errors import InputError
+from ..files import parse_yaml, read_text
 
 # field -> (benchmarks, how: "value" | "min" | "rate:<count>")
 FIELD_MAP = {
@@ -284,10 +285,8 @@ def gpu_file(raw, gpu=None, name: str | None = None, gpu_id: str | None = None) 
     complete minimal file (identity from the runtime, values from its device queries)."""
     measured = measured_section(raw)
     if gpu is not None:
-        import yaml
-
         if gpu.path is not None and Path(gpu.path).is_file():
-            data = yaml.safe_load(Path(gpu.path).read_text())
+            data = parse_yaml(read_text(gpu.path, strict=True), gpu.path)
         else:
             data = {k: v for k, v in gpu.to_dict().items() if v not in (None, {}, [])}
         data["measured"] = {**(data.get("measured") or {}), **measured}

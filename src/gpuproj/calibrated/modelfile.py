@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import InputError
-from ..files import read_text
+from ..files import parse_yaml, read_text
 from .generators import MatchCondition
 from .model import Model
 
@@ -63,14 +63,7 @@ def read_mapping(path) -> dict:
         except tomllib.TOMLDecodeError as e:
             raise InputError(f"bad TOML: {e}", path=p) from None
     else:
-        import yaml
-
-        try:
-            d = yaml.safe_load(text)
-        except yaml.YAMLError as e:
-            mark = getattr(e, "problem_mark", None)
-            raise InputError(f"bad YAML: {getattr(e, 'problem', e)}", path=p,
-                             row=mark.line + 1 if mark else None) from None
+        d = parse_yaml(text, p)
     if not isinstance(d, dict):
         raise InputError("expected a mapping at the top level", path=p)
     return d

@@ -24,7 +24,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from ..errors import AmbiguousGPUError, InputError, UnknownGPUError
-from ..files import read_text
+from ..files import parse_yaml, read_text
 from .schema import (
     IDENTITY_FIELDS,
     LIST_FIELDS,
@@ -249,17 +249,8 @@ def parse_gpu(data: dict, path=None) -> GPU:
 
 
 def read_gpu_file(path) -> GPU:
-    import yaml
-
     path = Path(path)
-    text = read_text(path, strict=True)
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        raise InputError(f"not valid YAML: {getattr(e, 'problem', e)}", path=path,
-                         row=mark.line + 1 if mark else None) from None
-    return parse_gpu(data, path)
+    return parse_gpu(parse_yaml(read_text(path, strict=True), path), path)
 
 
 _DROP = {"nvidia", "amd", "ati", "intel", "geforce", "tesla", "quadro", "radeon", "instinct",
