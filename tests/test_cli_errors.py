@@ -144,7 +144,8 @@ def test_nothing_predicted_says_why(capsys):
                          "-t", "h200", "-m", "roofline", "--json")
     assert code == 2 and out == ""
     assert one_error(err) == ("gpuproj: error: no kernel could be predicted (roofline needs "
-                              "flops or dram_bytes: 2 rows)")
+                              "flops or dram_bytes: 2 rows); `--method all` tries every "
+                              "method")
     code, _, err = run(capsys, "predict", str(DATA / "nvprof-v100-pcie-32gb-trace.csv"),
                        "-t", "h200", "-m", "roofline,hierarchical", "--json")
     assert "(roofline needs flops or dram_bytes: 2 rows; 1 other cause)" in one_error(err)

@@ -154,7 +154,8 @@ def _predict_profile(profile, source, target, method, model_paths, kernel, fmt, 
         from ..profiles.table import top_cause
 
         why = top_cause(result.skipped, besides=table.skipped)
-        raise GpuprojError("no kernel could be predicted" + (f" ({why})" if why else ""))
+        hint = "" if methods == "all" else "; `--method all` tries every method"
+        raise GpuprojError("no kernel could be predicted" + (f" ({why})" if why else "") + hint)
     if plot and len(result.targets) > MAX_PANELS:
         from ..plots.targets import targets_chart
 

@@ -46,7 +46,8 @@ def top_cause(skipped, besides=()) -> str | None:
         return None
     top = max(causes, key=causes.get)
     others = len(causes) - 1
-    return (f"{top}: {causes[top]} rows"
+    n = causes[top]
+    return (f"{top}: {n} row{'s' if n > 1 else ''}"
             + (f"; {others} other cause{'s' if others > 1 else ''}" if others else ""))
 
 
