@@ -104,6 +104,13 @@ def test_conformal_order_statistics():
     # too few scores for the requested coverage: an unbounded side
     c = LogConformal(0.99).fit(np.ones(5), np.exp(np.arange(5.0)))
     assert c.hi_ == np.inf
+    # no usable pair (a time of 0, NaN): an interval without bounds, not a made-up one
+    c = LogConformal(0.9).fit(np.array([1.0, np.nan]), np.array([0.0, 1.0]))
+    assert c.n_ == 0 and (c.lo_, c.hi_) == (-np.inf, np.inf)
+    with pytest.raises(GpuprojError, match="before calibration"):
+        LogConformal(0.9).interval(np.ones(1))
+    with pytest.raises(GpuprojError, match="between 0 and 1"):
+        LogConformal(90)
 
 
 def test_distance_scaled_conformal_divides_by_the_extrapolation():

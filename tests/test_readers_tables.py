@@ -225,3 +225,19 @@ def test_gpu_benches_bad_input(tmp_path):
     with pytest.raises(InputError) as e:
         gpu_benches.read(p)
     assert e.value.row == 3
+
+
+def test_a_frame_from_python_skips_unusable_rows_and_says_why():
+    # ProfileTable.from_frame is the notebook's way in, without a reader's own checks
+    from gpuproj.profiles.table import ProfileTable
+
+    df = pd.DataFrame({"kernel": ["a", "b", None, "d"], "config": ["1", "2", "3", "4"],
+                       "gpu": ["v100-sxm2-16gb"] * 4, "time_s": [1e-3, -2.0, 1e-3, None],
+                       "_row": [2, 3, 4, 5]})
+    t = ProfileTable.from_frame(df, origin="nb")
+    assert list(t.df["kernel"]) == ["a"]
+    assert [(s.path, s.row, s.reason) for s in t.skipped] == [
+        ("nb", 3, "time_s = -2.0 is not positive"), ("nb", 4, "kernel empty"),
+        ("nb", 5, "time_s is missing")]
+    with pytest.raises(InputError, match="missing required column"):
+        ProfileTable.from_frame(df.drop(columns="time_s"))
