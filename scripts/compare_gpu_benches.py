@@ -27,12 +27,12 @@ def main(argv=None):
     ap.add_argument("raw", help="raw JSON written by gpuproj bench")
     ap.add_argument("--gpu-benches", default=str(ROOT.parent / "shared" / "data" / "external"
                                                  / "gpu-benches"))
-    ap.add_argument("--gpu", help="catalog id (default: resolved from the device name)")
+    ap.add_argument("--gpu", help="the GPU, as the catalog resolves it (default: the device name)")
     ap.add_argument("--out", help="write the Markdown table here")
     ns = ap.parse_args(argv)
     raw = json.loads(Path(ns.raw).read_text())
     try:
-        gid = ns.gpu or load_catalog().resolve(raw["device"]["name"]).id
+        gid = load_catalog().resolve(ns.gpu or raw["device"]["name"]).id
     except GpuprojError as e:
         sys.exit(f"compare: {e}; pass --gpu")
     if gid not in GPU_BENCHES_NAMES:

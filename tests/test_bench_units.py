@@ -3,6 +3,7 @@ quadrant-split view, the CUDA backend's argument packing, and the CUDA sources c
 for sm_90 (skipped without nvcc)."""
 
 import ctypes
+import json
 import re
 import shutil
 import subprocess
@@ -18,7 +19,7 @@ from gpuproj.bench.compare import compare, parse_roofline, parse_size_bw, parse_
 from gpuproj.bench.sizes import FULL, QUICK, floor_pow2
 from gpuproj.bench.suite import COMPUTE, MIX_PRECISIONS, half2_bits, mix_extra
 from gpuproj.errors import GpuprojError, InputError
-from tests.conftest import make_gpu
+from tests.conftest import load_script, make_gpu
 
 GPU_BENCHES = Path(__file__).resolve().parents[2] / "shared" / "data" / "external" / "gpu-benches"
 
@@ -128,6 +129,43 @@ def test_parse_gpu_benches_files():
     assert rows[0] == (2e3, 24476.7e9)
     rf = parse_roofline(GPU_BENCHES / "gpu-roofline" / "h200.txt")
     assert rf["flops_per_s"] == 42558e9
+
+
+@pytest.mark.skipif(not GPU_BENCHES.is_dir(), reason="shared gpu-benches data not present")
+def test_compare_with_the_real_h200_files():
+    # our L2 kernel's working set (12 MB) is set against the sweep's closest size, 12288 kB
+    # (9716.0 GB/s); our best FP32 mixbench point against gpu-roofline's best, 42558 GF/s
+    raw = {"measurements": [{"name": "stream_triad", "value": 3.5e12},
+                            {"name": "l2_read", "value": 9e12,
+                             "params": {"working_set_bytes": 12e6}}],
+           "sweeps": {"mixbench": [{"precision": "fp32", "flops_per_s": 40e12},
+                                   {"precision": "fp32", "flops_per_s": 50e12},
+                                   {"precision": "fp64", "flops_per_s": 60e12}]}}
+    rows = {r["metric"]: r for r in compare(raw, GPU_BENCHES, "h200")}
+    assert set(rows) == {"stream_triad", "l2_read", "mixbench_best_flops"}
+    assert rows["stream_triad"]["theirs"] == 3534e9
+    assert rows["l2_read"]["theirs"] == 9716.0e9
+    assert rows["l2_read"]["theirs_source"] == "gpu-l2-cache/h200.txt at 12.3 MB"
+    assert rows["mixbench_best_flops"]["ours"] == 50e12
+    assert rows["mixbench_best_flops"]["ratio"] == pytest.approx(50e12 / 42558e9)
+
+
+@pytest.mark.skipif(not GPU_BENCHES.is_dir(), reason="shared gpu-benches data not present")
+def test_compare_script_writes_the_table(tmp_path, capsys):
+    # what scripts/bench_on_gpu.sh runs after `gpuproj bench` on the GPU machine
+    raw = tmp_path / "h200.json"
+    raw.write_text(json.dumps({"device": {"name": "NVIDIA H200"}, "date": "2026-11-23",
+                               "measurements": [{"name": "stream_triad", "value": 3.5e12}],
+                               "sweeps": {}}))
+    out = tmp_path / "compare.md"
+    load_script("compare_gpu_benches").main([str(raw), "--gpu-benches", str(GPU_BENCHES),
+                                             "--out", str(out)])
+    text = out.read_text()
+    assert text in capsys.readouterr().out
+    assert text.startswith("### NVIDIA H200 (2026-11-23) against gpu-benches h200")
+    assert "| stream_triad | 3.5e+12 | 3.534e+12 | 0.990 | gpu-stream/h200.txt best triad |" in text
+    with pytest.raises(SystemExit, match="gpu-benches has no data for tesla-t4"):
+        load_script("compare_gpu_benches").main([str(raw), "--gpu", "t4"])
 
 
 def test_parse_rejects_other_files(tmp_path):

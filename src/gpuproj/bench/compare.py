@@ -23,7 +23,6 @@ from ..errors import InputError
 # catalog id -> gpu-benches file stem; a board that gpu-benches measured in another form factor
 # is listed with the stem and a caveat
 GPU_BENCHES_NAMES = {
-    "h200": ("h200", None),
     "h200-sxm-141gb": ("h200", None),
     "h100-pcie-80gb": ("h100_pcie", None),
     "h100-sxm5-80gb": ("h100_pcie", ("gpu-benches measured the H100 PCIe (114 SMs, HBM2e); "
