@@ -449,20 +449,23 @@ def evaluate(table: ProfileTable, methods=None, sources=None, targets=None, *,
     truth = truth.rename(columns={"gpu": "target"})
     present = {g: set(zip(*[table.df.loc[table.df["gpu"] == g, c] for c in ("kernel", "config")]))
                for g in gpus}
-    frames, skipped = [], list(table.skipped)
-    jobs = [(m, s) for m in models for s in srcs if s in gpus]
-    it = progress(jobs) if progress else jobs
-    for model, s in it:
-        rows = table.on(s)
+    targets, source_rows = {}, {}
+    for s in srcs:
+        rows = table.on(s) if s in gpus else None
         ts = [t for t in tgts if t != s and t in gpus]
-        if not ts or len(rows) == 0:
+        if rows is None or not ts or len(rows) == 0:
             continue
         # only rows that exist on some target are worth predicting
         keys = set().union(*(present[t] for t in ts))
         mask = np.fromiter((k in keys for k in zip(rows.df["kernel"], rows.df["config"])),
                            bool, len(rows.df))
-        rows = ProfileTable(rows.df[mask].reset_index(drop=True), (), rows.origin)
-        pred = model.predict(rows, s, ts)
+        targets[s] = ts
+        source_rows[s] = ProfileTable(rows.df[mask].reset_index(drop=True), (), rows.origin)
+    frames, skipped = [], list(table.skipped)
+    jobs = [(m, s) for m in models for s in srcs if s in source_rows]
+    it = progress(jobs) if progress else jobs
+    for model, s in it:
+        pred = model.predict(source_rows[s], s, targets[s])
         skipped.extend(pred.skipped)
         p = pred.df[_PAIR_COLUMNS]
         frames.append(p.merge(truth, on=["kernel", "config", "target"], how="inner"))
