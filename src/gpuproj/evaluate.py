@@ -449,7 +449,7 @@ def evaluate(table: ProfileTable, methods=None, sources=None, targets=None, *,
     truth = truth.rename(columns={"gpu": "target"})
     present = {g: set(zip(*[table.df.loc[table.df["gpu"] == g, c] for c in ("kernel", "config")]))
                for g in gpus}
-    targets, source_rows = {}, {}
+    source_targets, source_rows = {}, {}
     for s in srcs:
         rows = table.on(s) if s in gpus else None
         ts = [t for t in tgts if t != s and t in gpus]
@@ -459,13 +459,13 @@ def evaluate(table: ProfileTable, methods=None, sources=None, targets=None, *,
         keys = set().union(*(present[t] for t in ts))
         mask = np.fromiter((k in keys for k in zip(rows.df["kernel"], rows.df["config"])),
                            bool, len(rows.df))
-        targets[s] = ts
+        source_targets[s] = ts
         source_rows[s] = ProfileTable(rows.df[mask].reset_index(drop=True), (), rows.origin)
     frames, skipped = [], list(table.skipped)
     jobs = [(m, s) for m in models for s in srcs if s in source_rows]
     it = progress(jobs) if progress else jobs
     for model, s in it:
-        pred = model.predict(source_rows[s], s, targets[s])
+        pred = model.predict(source_rows[s], s, source_targets[s])
         skipped.extend(pred.skipped)
         p = pred.df[_PAIR_COLUMNS]
         frames.append(p.merge(truth, on=["kernel", "config", "target"], how="inner"))
