@@ -451,10 +451,10 @@ def evaluate(table: ProfileTable, methods=None, sources=None, targets=None, *,
                for g in gpus}
     source_targets, source_rows = {}, {}
     for s in srcs:
-        rows = table.on(s) if s in gpus else None
         ts = [t for t in tgts if t != s and t in gpus]
-        if rows is None or not ts or len(rows) == 0:
+        if s not in gpus or not ts:  # a GPU of the table has rows
             continue
+        rows = table.on(s)
         # only rows that exist on some target are worth predicting
         keys = set().union(*(present[t] for t in ts))
         mask = np.fromiter((k in keys for k in zip(rows.df["kernel"], rows.df["config"])),
