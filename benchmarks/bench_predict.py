@@ -8,7 +8,9 @@ Predictions per second are kernel-target predictions (rows x targets) per wall-c
 on one process; medians over ``--repeat`` runs. ``predict`` times a synthetic table of
 ``--kernels`` rows to 10 targets; ``predict_real`` a real one (the KernelTuner GEMM table of
 ``--data``, on its first GPU, to the same targets); ``shortlist`` the choice of 5
-configurations per kernel and target from three methods' predictions (``gpuproj.shortlist``).
+configurations per kernel and target from three methods' predictions (``gpuproj.shortlist``);
+``evaluate`` every applicable method on every GPU pair of the Rodinia calculate_temp table (9
+GPUs) and of the largest one, NeuSight bmm (2.4 million pairs).
 Results go to stdout as JSON (and to ``--out``); docs/results/bench_predict.json holds the
 last recorded run.
 """
@@ -173,9 +175,10 @@ def main():
                                "shortlist": time_shortlist(real, gpu, args.repeat)}
     out["help_s"] = time_cli(["--help"], args.repeat)
     out["readme_predict_s"] = time_cli(README_PREDICT, args.repeat)
-    big = args.data / "amaris-rodinia-nvprof" / "calculate_temp_9gpus.csv.gz"
-    if big.exists():
-        out["evaluate"] = time_evaluate(big, "amaris", 1)
+    tables = [(args.data / "amaris-rodinia-nvprof" / "calculate_temp_9gpus.csv.gz", "amaris"),
+              (args.data / "neusight-train" / "train_bmm_5gpus.csv.gz", "neusight")]
+    out["evaluate"] = [time_evaluate(path, fmt, args.repeat) for path, fmt in tables
+                       if path.exists()]
     if args.before:
         out["before"] = json.loads(args.before.read_text())
         out["speedup"] = speedups(out["before"], out)
