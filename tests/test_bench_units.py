@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gpuproj.bench import entry, stats
+from gpuproj.bench import checks, entry, stats
 from gpuproj.bench.backend import kernel_source
 from gpuproj.bench.checks import largest_drop
 from gpuproj.bench.compare import compare, parse_roofline, parse_size_bw, parse_stream
@@ -42,6 +42,22 @@ def test_linear_fit_and_drop():
     assert largest_drop([5]) == 0.0
 
 
+def test_mixbench_roof_is_the_fastest_fma_run():
+    # FMA: 1e9 FLOP per run, runs of 1, 4 and 4 ms (a busy machine: median 4 ms, 0.25 TFLOP/s),
+    # so the ceiling is 1 TFLOP/s; sweep bandwidth 100 GB/s: roof min(I x 1e11, 1e12)
+    raw = {"measurements": [{"name": "fp32_fma", "value": 0.25e12, "work": 1e9,
+                             "summary": {"n": 3, "median": 4e-3, "min": 1e-3}}],
+           "sweeps": {"mixbench": [
+               {"precision": "fp32", "flop_per_byte": i, "flops_per_s": f, "bytes_per_s": b}
+               for i, f, b in [(1, 0.5e11, 0.5e11), (10, 0.5e12, 0.5e11), (100, 0.9e12, 0.9e10)]]}}
+    c = checks.mixbench_checks(raw)["fp32"]
+    # the bandwidth-bound points lie on their roof (the sweep's best bandwidth is theirs), the
+    # last at 0.9 of the 1e12 ceiling; the median run's 0.25e12 would put it 3.6x above
+    assert c["over_roof"] == pytest.approx(1.0)
+    assert c["rise"] == pytest.approx(18) and c["drop"] == 0.0
+    assert c["best_flops_per_s"] == 0.9e12
+
+
 def test_sizes():
     assert floor_pow2(12_500_000) == 8 * 1024**2
     assert floor_pow2(1) == 1
@@ -56,8 +72,9 @@ def test_half2_bits_and_mix_extra():
 def _raw(values, spreads=None, n=20):
     ms = []
     for name, v in values.items():
-        ms.append({"name": name, "value": v, "rates": {"bytes": 4 * v},
-                   "summary": {"n": n, "spread": (spreads or {}).get(name, 0.01)}})
+        ms.append({"name": name, "value": v, "work": v * 1e-3, "rates": {"bytes": 4 * v},
+                   "summary": {"n": n, "spread": (spreads or {}).get(name, 0.01),
+                               "median": 1e-3, "min": 1e-3}})
     return {"measurements": ms, "date": "2026-01-02", "sizes": {"spread_limit": 0.05,
                                                                  "name": "full"},
             "device": {"name": "Dev X", "backend": "opencl", "vendor": "V", "device_type": "GPU",

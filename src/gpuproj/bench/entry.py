@@ -72,8 +72,9 @@ RESULT_FIELDS = {
     "device.l2_bytes": "whole number or null", "device.clock_hz": "number or null",
     "measurements": "list",
 }
-MEASUREMENT_FIELDS = {"name": "text", "unit": "text", "value": "number", "rates": "object",
-                      "summary.n": "whole number", "summary.spread": "number"}
+MEASUREMENT_FIELDS = {"name": "text", "unit": "text", "value": "number", "work": "number",
+                      "rates": "object", "summary.n": "whole number", "summary.spread": "number",
+                      "summary.min": "number"}
 SWEEP_FIELDS = {
     "mixbench": {"precision": "text", "flop_per_byte": "number", "flops_per_s": "number",
                  "bytes_per_s": "number"},
