@@ -42,6 +42,12 @@ def by_name(raw):
     return {m["name"]: m for m in raw["measurements"]}
 
 
+def fastest(m):
+    """The rate of a measurement's fastest run: other work on a shared runner only slows runs
+    down, so comparisons between two measurements hold best between their fastest runs."""
+    return m["work"] / m["summary"]["min"]
+
+
 def test_result_file_loads_into_the_catalog(run):
     out, raw, _ = run
     gpu = read_gpu_file(out)
@@ -128,9 +134,9 @@ def test_triad_below_the_copy_ceiling(run):
     ms = by_name(run[1])
     assert ms["stream_triad"]["params"]["arrays_read"] == 2
     assert ms["stream_triad"]["work"] == 3 * ms["stream_triad"]["params"]["array_bytes"]
-    ceiling = max(ms[n]["value"] for n in ("stream_copy", "stream_scale", "stream_read",
-                                           "stream_add", "l1_read", "l2_read"))
-    assert ms["stream_triad"]["value"] <= 1.1 * ceiling
+    ceiling = max(fastest(ms[n]) for n in ("stream_copy", "stream_scale", "stream_read",
+                                            "stream_add", "l1_read", "l2_read"))
+    assert fastest(ms["stream_triad"]) <= 1.1 * ceiling
 
 
 def test_stream_arrays_and_cache_working_sets(run):
@@ -169,8 +175,8 @@ def test_shared_memory_bank_conflicts_do_not_help(run):
     ms = by_name(run[1])
     assert ms["smem_read_conflict"]["params"]["stride_words"] == 32
     # a CPU has no banks: only "not faster", with a noise margin wide enough for a loaded
-    # 2-core machine (1.5x failed once there while other work ran)
-    assert ms["smem_read_conflict"]["value"] <= 2.0 * ms["smem_read"]["value"]
+    # 2-core machine (1.5x between medians failed once there while other work ran)
+    assert fastest(ms["smem_read_conflict"]) <= 2.0 * fastest(ms["smem_read"])
 
 
 def test_overheads_and_latencies(run):
