@@ -157,9 +157,10 @@ def test_mixbench_sweep_rises_toward_the_roof(run):
     for p, c in checks.items():
         assert c["rise"] > 2, (p, c)          # throughput grows with intensity
         assert c["drop"] < 0.6, (p, c)        # and does not fall back (noisy 2-core CI: loose)
-        # never far above min(I x bandwidth, FMA rate): the FMA rate is that of its fastest run,
-        # but the sweep's bandwidth is a median, which a shared 2-core runner can halve at
-        # random, hence the factor 3 (the GPU test below uses 1.05)
+        # never far above min(I x bandwidth, FMA rate of the fastest FMA run). Not 1.05 as on a
+        # GPU (the test below): on PoCL's CPU device the FP64 sweep reaches about twice the
+        # FP64 FMA benchmark's rate (2.04-2.07 on an idle 2-core AMD EPYC; the two kernels
+        # vectorise differently), and a shared runner can halve a sweep median at random
         assert c["over_roof"] < 3.0, (p, c)
 
 
