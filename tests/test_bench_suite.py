@@ -157,10 +157,9 @@ def test_mixbench_sweep_rises_toward_the_roof(run):
     for p, c in checks.items():
         assert c["rise"] > 2, (p, c)          # throughput grows with intensity
         assert c["drop"] < 0.6, (p, c)        # and does not fall back (noisy 2-core CI: loose)
-        # never far above min(I x bandwidth, FMA rate of the fastest FMA run). Not 1.05 as on a
-        # GPU (the test below): on PoCL's CPU device the FP64 sweep reaches about twice the
-        # FP64 FMA benchmark's rate (2.04-2.07 on an idle 2-core AMD EPYC; the two kernels
-        # vectorise differently), and a shared runner can halve a sweep median at random
+        # never far above min(I x bandwidth, FMA rate of the fastest FMA run): 1.0 on an idle
+        # 2-core AMD EPYC, where a shared runner can halve a sweep median at random, hence the
+        # factor 3 (the GPU test below uses 1.05)
         assert c["over_roof"] < 3.0, (p, c)
 
 
@@ -269,5 +268,6 @@ def test_the_width_probe_counts_kernels_on_the_opencl_device(capsys):
     from gpuproj.bench.opencl import list_devices, pick_device, probe_width
 
     devs = list_devices()
-    probe_width(devs.index(pick_device(devs)), 1)
-    assert int(capsys.readouterr().out) == 9  # every kernel of compute.cl
+    for width in (1, 2):  # at 2 the FP64 chains are scalar, the others 2-wide vectors
+        probe_width(devs.index(pick_device(devs)), width)
+        assert int(capsys.readouterr().out) == 9, width  # every kernel of compute.cl

@@ -17,7 +17,14 @@ from gpuproj.bench.backend import kernel_source
 from gpuproj.bench.checks import largest_drop
 from gpuproj.bench.compare import compare, parse_roofline, parse_size_bw, parse_stream
 from gpuproj.bench.sizes import FULL, QUICK, floor_pow2
-from gpuproj.bench.suite import COMPUTE, MIX_PRECISIONS, half2_bits, mix_extra
+from gpuproj.bench.suite import (
+    COMPUTE,
+    MIX_PRECISIONS,
+    half2_bits,
+    lane_width,
+    mix_extra,
+    vector_defines,
+)
 from gpuproj.errors import GpuprojError, InputError
 from tests.conftest import load_script, make_gpu
 
@@ -42,20 +49,28 @@ def test_linear_fit_and_drop():
     assert largest_drop([5]) == 0.0
 
 
-def test_mixbench_roof_is_the_fastest_fma_run():
+def test_mixbench_checks_by_hand():
     # FMA: 1e9 FLOP per run, runs of 1, 4 and 4 ms (a busy machine: median 4 ms, 0.25 TFLOP/s),
-    # so the ceiling is 1 TFLOP/s; sweep bandwidth 100 GB/s: roof min(I x 1e11, 1e12)
+    # so the ceiling is 1 TFLOP/s; sweep bandwidth 50 GB/s: roof min(I x 5e10, 1e12)
     raw = {"measurements": [{"name": "fp32_fma", "value": 0.25e12, "work": 1e9,
                              "summary": {"n": 3, "median": 4e-3, "min": 1e-3}}],
            "sweeps": {"mixbench": [
-               {"precision": "fp32", "flop_per_byte": i, "flops_per_s": f, "bytes_per_s": b}
-               for i, f, b in [(1, 0.5e11, 0.5e11), (10, 0.5e12, 0.5e11), (100, 0.9e12, 0.9e10)]]}}
+               {"precision": "fp32", "flop_per_byte": i, "flops_per_s": f, "bytes_per_s": f / i}
+               for i, f in [(1, 0.5e11), (10, 0.5e12), (100, 0.9e12), (1000, 0.45e12)]]}}
     c = checks.mixbench_checks(raw)["fp32"]
     # the bandwidth-bound points lie on their roof (the sweep's best bandwidth is theirs), the
-    # last at 0.9 of the 1e12 ceiling; the median run's 0.25e12 would put it 3.6x above
+    # third at 0.9 of the 1e12 ceiling; the median run's 0.25e12 would put it 3.6x above
     assert c["over_roof"] == pytest.approx(1.0)
-    assert c["rise"] == pytest.approx(18) and c["drop"] == 0.0
-    assert c["best_flops_per_s"] == 0.9e12
+    # the best point is 18x the first; the last falls to half of it
+    assert c["rise"] == pytest.approx(18) and c["drop"] == pytest.approx(0.5)
+
+
+def test_vector_lanes_per_element_type():
+    # 4-byte types take the width, 8-byte ones half of it (the same register bits), paired FP16
+    # none; GPUs (width 1) build without options
+    assert [lane_width(t, 8) for t in (np.float32, np.uint32, np.float64, "half2")] == [8, 8, 4, 1]
+    assert lane_width(np.float64, 1) == 1 and lane_width(np.float64, 2) == 1
+    assert vector_defines(8) == {"VW": 8, "VW64": 4} and vector_defines(1) == {}
 
 
 def test_sizes():

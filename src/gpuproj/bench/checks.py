@@ -25,7 +25,7 @@ def largest_drop(values) -> float:
 
 def mixbench_checks(raw) -> dict:
     """Per precision: ``drop`` (largest fall below the running maximum, points ordered by
-    intensity), ``rise`` (throughput at the highest intensity / at the lowest), and
+    intensity), ``rise`` (the highest throughput / that at the lowest intensity), and
     ``over_roof`` (largest achieved / min(I x sweep bandwidth, the FMA rate of the FMA
     measurement's fastest run)). Other work on the machine can only slow a run down, so the
     fastest run is the one nearest the ceiling; the median of a run on a busy machine can lie
@@ -43,8 +43,8 @@ def mixbench_checks(raw) -> dict:
         if bench[p] in ms:
             fma = ms[bench[p]]
             roof = np.minimum(roof, fma["work"] / fma["summary"]["min"])
-        out[p] = {"drop": largest_drop(f), "rise": float(f[-1] / f[0]),
-                  "over_roof": float(np.max(f / roof)), "best_flops_per_s": float(f.max())}
+        out[p] = {"drop": largest_drop(f), "rise": float(f.max() / f[0]),
+                  "over_roof": float(np.max(f / roof))}
     return out
 
 

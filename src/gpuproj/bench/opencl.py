@@ -82,13 +82,20 @@ def _kernel_names(prog) -> list[str]:
 
 def probe_width(index: int, width: int):
     """Print how many kernels compute.cl gives at VW = ``width`` on device ``index`` of
-    ``list_devices()`` (run in a child process by ``OpenCLBackend._widest_vector``)."""
+    ``list_devices()`` when built a second time (run in a child process by
+    ``OpenCLBackend._widest_vector``). The second build is what every later build gets: PoCL
+    caches the first one's bitcode, and at a width whose vectors change the ABI the first build
+    has its kernels and every build from the cache none."""
     import warnings
 
     warnings.simplefilter("ignore")  # the compiler's warnings are what the child is for
+    from .suite import vector_defines
+
     cl, dev = _import_cl(), list_devices()[index]
-    prog = cl.Program(cl.Context(devices=[dev]), kernel_source("compute", "cl")).build(
-        options=[f"-DVW={width}"])
+    opts = [f"-D{k}={v}" for k, v in sorted(vector_defines(width).items())]
+    for _ in range(2):
+        prog = cl.Program(cl.Context(devices=[dev]), kernel_source("compute", "cl")).build(
+            options=opts)
     print(len(_kernel_names(prog)), flush=True)
 
 
@@ -156,9 +163,10 @@ class OpenCLBackend(Backend):
         """The widest vector width VW <= ``preferred`` at which compute.cl builds kernels.
         PoCL reports the host CPU's vector width but compiles for the CPU its LLVM knows: PoCL
         3.0 compiles for an AVX-512 Zen 4 as for a Zen 3, and at VW = 16 the compiler accepts
-        compute.cl, warns that the vectors change the ABI and gives a program with no kernels;
-        the process then aborts when it exits (PoCL: "still have references to IRs"). Hence
-        each width is tried in a child process (``probe_width``)."""
+        compute.cl, warns that the vectors change the ABI and gives a program with no kernels
+        once the build is in PoCL's cache (the first build, on a fresh machine, has them); the
+        process then aborts when it exits (PoCL: "still have references to IRs"). Hence each
+        width is tried in a child process (``probe_width``)."""
         devs, w = list_devices(), max(1, preferred)
         index = next(i for i, d in enumerate(devs) if d == self.device)
         code = ("import sys; from gpuproj.bench.opencl import probe_width; "

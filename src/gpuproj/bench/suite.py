@@ -72,6 +72,21 @@ def _arg(dtype, v):
     return half2_bits(v) if dtype == "half2" else np.dtype(dtype).type(v)
 
 
+def lane_width(dtype, vw: int) -> int:
+    """Vector lanes per chain or element of ``dtype`` when 4-byte types take ``vw`` (1 on GPUs):
+    8-byte types take half as many, to fill the same vector registers; at ``vw`` lanes a CPU's
+    FP64 chains need twice the registers and spill (PoCL on a 2-core AMD EPYC: FP64 FMA 28-47
+    GFLOP/s at 8 lanes, 117 at 4). Paired FP16 is never widened."""
+    if isinstance(dtype, str):  # "half2"
+        return 1
+    return max(1, vw * 4 // np.dtype(dtype).itemsize)
+
+
+def vector_defines(vw: int) -> dict:
+    """Build options of compute.cl and mixbench.cl at vector width ``vw``; none at 1."""
+    return {"VW": vw, "VW64": lane_width(np.float64, vw)} if vw > 1 else {}
+
+
 def mix_extra(ks, precisions) -> str:
     """The instantiation lines appended to mixbench.cl / mixbench.cu."""
     return "\n".join(" ".join(f"MIX_{p.upper()}({k})" for k in ks) for p in precisions)
@@ -170,7 +185,7 @@ class Runner:
     # -- groups ---------------------------------------------------------------------------------
     def compute(self):
         vw = int(self.b.compute_vector_width)
-        mod = self.b.build("compute", defines={"VW": vw} if vw > 1 else None)
+        mod = self.b.build("compute", defines=vector_defines(vw))
         threads = self.grid * self.block
         lanes = threads * vw
         out = self.b.alloc(lanes * 8)
@@ -195,7 +210,7 @@ class Runner:
                 iters = self.calibrate(once, 16)
                 samples = self.timed(k, self.grid, self.block,
                                      [(out, np.uint32(iters), b, c)])
-                w = 1 if dt == "half2" else vw  # fp16x2 chains are never widened
+                w = lane_width(dt, vw)
                 inst = float(threads) * w * iters * UNROLL * CHAINS * per_step
                 self.add(Measurement(name, "compute", unit, inst * flop, samples,
                                      params={"blocks": self.grid, "block": self.block,
@@ -342,13 +357,13 @@ class Runner:
         vw = int(self.b.compute_vector_width)
         mod = self.b.build("mixbench", mix_extra(self.s.mix_ks, MIX_PRECISIONS
                                                  if self.b.name == "cuda" else precs),
-                           defines={"VW": vw} if vw > 1 else None)
+                           defines=vector_defines(vw))
         total = self.s.mix_bytes or self._stream_elems()[0] * 16
         total = min(total, int(0.1 * self.info.global_mem_bytes))
         points = []
         for p in precs:
             dt, es, flop_per_fma, _ = MIX_PRECISIONS[p]
-            w = 1 if dt == "half2" else vw  # elements per chain (vector lanes on CPUs)
+            w = lane_width(dt, vw)  # elements per chain (vector lanes on CPUs)
             threads = total // es // (4 * w) // self.block * self.block
             n = threads * 4 * w
             host = np.ones(n, dtype=np.float16 if dt == "half2" else dt)

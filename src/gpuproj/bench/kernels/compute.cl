@@ -14,6 +14,8 @@
  * VW (build option -DVW=n, default 1) makes every chain an n-wide vector: a GPU runs VW = 1;
  * CPU runtimes (PoCL) cannot vectorise across work-items around a loop with a run-time trip
  * count, so there each work-item does the vector work itself, n lanes counting as n threads.
+ * VW64 (default 1) is the width of the FP64 chains: the host gives them half as many lanes
+ * (suite.lane_width), so that they fill the same vector registers.
  * The chains start from out[] (distinct per lane, written by the host) so that no compiler can
  * prove lanes equal and compute one of them.
  */
@@ -27,6 +29,14 @@
 #define V(T) T
 #else
 #define V(T) CAT(T, VW)
+#endif
+#ifndef VW64
+#define VW64 1
+#endif
+#if VW64 == 1
+#define V64(T) T
+#else
+#define V64(T) CAT(T, VW64)
 #endif
 
 #define C8(S) S(0) S(1) S(2) S(3) S(4) S(5) S(6) S(7)
@@ -43,32 +53,33 @@
 #define RSQ_STEP(i) a##i = native_rsqrt(a##i);
 
 /* a_i = seed + i/100, the seed read from out[] so nothing is a compile-time constant */
-#define DECL(T, i) V(T) a##i = seed + (T)(i) * (T)0.01;
-#define DECL8(T) DECL(T, 0) DECL(T, 1) DECL(T, 2) DECL(T, 3) \
-                 DECL(T, 4) DECL(T, 5) DECL(T, 6) DECL(T, 7)
+#define DECL(VT, T, i) VT a##i = seed + (T)(i) * (T)0.01;
+#define DECL8(VT, T) DECL(VT, T, 0) DECL(VT, T, 1) DECL(VT, T, 2) DECL(VT, T, 3) \
+                     DECL(VT, T, 4) DECL(VT, T, 5) DECL(VT, T, 6) DECL(VT, T, 7)
 
-#define FLOAT_KERNEL(NAME, T, STEP)                                              \
-__kernel void NAME(__global V(T)* out, uint iters, T b, T c)                     \
+/* VT: the chains' (vector) type, V(T) or V64(T) */
+#define FLOAT_KERNEL(NAME, T, VT, STEP)                                          \
+__kernel void NAME(__global VT* out, uint iters, T b, T c)                       \
 {                                                                                \
     size_t gid = get_global_id(0);                                               \
-    V(T) seed = out[gid];                                                        \
-    DECL8(T)                                                                     \
+    VT seed = out[gid];                                                          \
+    DECL8(VT, T)                                                                 \
     for (uint it = 0; it < iters; ++it) {                                        \
         R16(C8(STEP))                                                            \
     }                                                                            \
     out[gid] = SUM8 * (T)0.125;  /* the mean, so the next run starts near 1 again */ \
 }
 
-FLOAT_KERNEL(fp32_fma, float, FMA_STEP)
-FLOAT_KERNEL(fp32_add, float, ADD_STEP)
-FLOAT_KERNEL(fp32_mul, float, MUL_STEP)
-FLOAT_KERNEL(sfu_rsqrt, float, RSQ_STEP)
+FLOAT_KERNEL(fp32_fma, float, V(float), FMA_STEP)
+FLOAT_KERNEL(fp32_add, float, V(float), ADD_STEP)
+FLOAT_KERNEL(fp32_mul, float, V(float), MUL_STEP)
+FLOAT_KERNEL(sfu_rsqrt, float, V(float), RSQ_STEP)
 
 #if defined(cl_khr_fp64) || defined(__opencl_c_fp64)
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
-FLOAT_KERNEL(fp64_fma, double, FMA_STEP)
-FLOAT_KERNEL(fp64_add, double, ADD_STEP)
-FLOAT_KERNEL(fp64_mul, double, MUL_STEP)
+FLOAT_KERNEL(fp64_fma, double, V64(double), FMA_STEP)
+FLOAT_KERNEL(fp64_add, double, V64(double), ADD_STEP)
+FLOAT_KERNEL(fp64_mul, double, V64(double), MUL_STEP)
 #endif
 
 #ifdef cl_khr_fp16

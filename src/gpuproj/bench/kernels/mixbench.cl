@@ -7,8 +7,9 @@
  * so the operational intensity is K / sizeof(T) FLOP/byte (K / 2 for half2).
  * MIX_<PREC>(K) instantiates kernel mix_<prec>_<K>; gpuproj appends the instantiations for the
  * K values of a run. a and b keep the values bounded: v -> a v + b converges for |a| < 1.
- * VW (build option -DVW=n, default 1), as in compute.cl: on CPU devices every element is an
- * n-wide vector (FP32 and FP64; half2 is never widened), so a work-item does n lanes' work.
+ * VW and VW64 (build options, default 1), as in compute.cl: on CPU devices every FP32 element
+ * is a VW-wide vector and every FP64 element a VW64-wide one (half2 is never widened), so a
+ * work-item does that many lanes' work.
  */
 
 #ifndef VW
@@ -20,6 +21,14 @@
 #define V(T) T
 #else
 #define V(T) CAT(T, VW)
+#endif
+#ifndef VW64
+#define VW64 1
+#endif
+#if VW64 == 1
+#define V64(T) T
+#else
+#define V64(T) CAT(T, VW64)
 #endif
 
 #pragma OPENCL FP_CONTRACT ON   /* v * a + b is one fused multiply-add */
@@ -40,8 +49,8 @@
 
 #if defined(cl_khr_fp64) || defined(__opencl_c_fp64)
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
-#define MIX_FP64(K) __kernel void mix_fp64_##K(__global V(double)* x, double a, double b) \
-    { const int MIX_K = K; MIX_BODY(V(double)) }
+#define MIX_FP64(K) __kernel void mix_fp64_##K(__global V64(double)* x, double a, double b) \
+    { const int MIX_K = K; MIX_BODY(V64(double)) }
 #endif
 
 #ifdef cl_khr_fp16
