@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 from conftest import opencl_unusable, run_cli
 
-from gpuproj.bench.checks import mixbench_checks, working_set_checks
+from gpuproj.bench.checks import mixbench_checks
 from gpuproj.bench.entry import FIELD_MAP, check
 from gpuproj.catalog import read_gpu_file
 from gpuproj.catalog.schema import THROUGHPUT_FIELDS
@@ -168,7 +168,10 @@ def test_working_set_sweep_shows_caches(run):
     pts = raw["sweeps"]["working_set"]
     sizes = [p["working_set_bytes"] for p in pts]
     assert sizes == sorted(sizes) and len(sizes) >= 4
-    assert working_set_checks(raw)["small_over_large"] > 0.8
+    # the smallest quarter of the working sets read at least about as fast as the largest
+    bw = [p["bytes_per_s"] for p in pts]
+    q = len(bw) // 4
+    assert np.mean(bw[:q]) > 0.8 * np.mean(bw[-q:])
 
 
 def test_shared_memory_bank_conflicts_do_not_help(run):

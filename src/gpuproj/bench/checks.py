@@ -46,12 +46,3 @@ def mixbench_checks(raw) -> dict:
         out[p] = {"drop": largest_drop(f), "rise": float(f.max() / f[0]),
                   "over_roof": float(np.max(f / roof))}
     return out
-
-
-def working_set_checks(raw) -> dict:
-    """``small_over_large``: mean bandwidth of the smallest quarter of the sweep's working sets
-    over that of the largest quarter (> 1 where caches serve small sets)."""
-    pts = (raw.get("sweeps") or {}).get("working_set") or []
-    bw = [p["bytes_per_s"] for p in sorted(pts, key=lambda p: p["working_set_bytes"])]
-    q = max(1, len(bw) // 4)
-    return {"small_over_large": float(np.mean(bw[:q]) / np.mean(bw[-q:])) if bw else math.nan}

@@ -92,9 +92,3 @@ class LogConformal:
         c = cls(d["coverage"], d.get("offset"))
         c.n_, c.lo_, c.hi_ = int(d["n"]), float(d["lo"]), float(d["hi"])
         return c
-
-
-def coverage_of(low, high, true) -> float:
-    """Fraction of ``true`` inside [low, high]."""
-    low, high, true = (np.asarray(x, float) for x in (low, high, true))
-    return float(((true >= low) & (true <= high)).mean()) if len(true) else float("nan")
