@@ -28,7 +28,7 @@ def mixbench_checks(raw) -> dict:
     intensity), ``rise`` (the highest throughput / that at the lowest intensity), and
     ``over_roof`` (largest achieved / min(I x sweep bandwidth, the FMA rate of the FMA
     measurement's fastest run)). Other work on the machine can only slow a run down, so the
-    fastest run is the one nearest the ceiling; the median of a run on a busy machine can lie
+    fastest run is the one nearest the ceiling; on a busy machine the median run can lie
     several times below it."""
     pts = (raw.get("sweeps") or {}).get("mixbench") or []
     ms = {m["name"]: m for m in raw.get("measurements", [])}
