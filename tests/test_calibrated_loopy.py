@@ -478,14 +478,19 @@ def test_case_studies_run_through_the_cuda_runner_at_gpu_sizes(tmp_path, monkeyp
     monkeypatch.setitem(sys.modules, "cupy", fake)
     cs = load_script("case_studies")
     assert cs.main(["--device", "cuda", "--sizes", "gpu", "--only", "finite_diff",
-                    "--repetitions", "3", "--out-dir", str(tmp_path)]) == 0
+                    "--repetitions", "3", "--rounds", "2", "--out-dir", str(tmp_path)]) == 0
     rec = json.loads((tmp_path / "calibrated_fake-h100.json").read_text())
     assert rec["device"] == "CUDA / Fake H100" and rec["sizes"] == "gpu"
     study = rec["studies"]["finite_diff"]
-    # 20 measurement kernels and 2 variants x 3 sizes, each compiled once
-    assert len(study["measurements"]) == 20 and len(fake.compiled) == 20 + 6
+    # 20 measurement kernels and 2 variants x 3 sizes, each compiled once per round
+    assert len(study["measurements"]) == 20 and len(fake.compiled) == 2 * (20 + 6)
     variants = study["evaluation"]["variants"]
     assert {v["name"] for v in variants} == {"tile16", "tile18"}
     assert [s["n"] for s in variants[0]["sizes"]] == [8960, 13440, 17920]  # the GPU sizes
     assert (tmp_path / "calibrated_fake-h100_finite_diff_params.json").exists()
-    assert "#### Calibrated cost models" in (tmp_path / "calibrated_fake-h100.md").read_text()
+    # two rounds: the one reported in full is one of them, and the fragment gives their range
+    rounds = study["rounds"]
+    assert len(rounds) == 2
+    assert study["evaluation"]["geomean_rel_error"] in [r["geomean_rel_error"] for r in rounds]
+    md = (tmp_path / "calibrated_fake-h100.md").read_text()
+    assert "#### Calibrated cost models" in md and "over 2 rounds" in md
