@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 from conftest import opencl_unusable, run_cli
 
-from gpuproj.bench.checks import mixbench_checks
+from gpuproj.bench.checks import fastest_rate, mixbench_checks
 from gpuproj.bench.entry import FIELD_MAP, check
 from gpuproj.catalog import read_gpu_file
 from gpuproj.catalog.schema import THROUGHPUT_FIELDS
@@ -40,12 +40,6 @@ def run(tmp_path_factory):
 
 def by_name(raw):
     return {m["name"]: m for m in raw["measurements"]}
-
-
-def fastest(m):
-    """The rate of a measurement's fastest run: other work on a shared runner only slows runs
-    down, so comparisons between two measurements hold best between their fastest runs."""
-    return m["work"] / m["summary"]["min"]
 
 
 def test_result_file_loads_into_the_catalog(run):
@@ -134,9 +128,9 @@ def test_triad_below_the_copy_ceiling(run):
     ms = by_name(run[1])
     assert ms["stream_triad"]["params"]["arrays_read"] == 2
     assert ms["stream_triad"]["work"] == 3 * ms["stream_triad"]["params"]["array_bytes"]
-    ceiling = max(fastest(ms[n]) for n in ("stream_copy", "stream_scale", "stream_read",
-                                            "stream_add", "l1_read", "l2_read"))
-    assert fastest(ms["stream_triad"]) <= 1.1 * ceiling
+    ceiling = max(fastest_rate(ms[n]) for n in ("stream_copy", "stream_scale", "stream_read",
+                                                 "stream_add", "l1_read", "l2_read"))
+    assert fastest_rate(ms["stream_triad"]) <= 1.1 * ceiling
 
 
 def test_stream_arrays_and_cache_working_sets(run):
@@ -179,7 +173,7 @@ def test_shared_memory_bank_conflicts_do_not_help(run):
     assert ms["smem_read_conflict"]["params"]["stride_words"] == 32
     # a CPU has no banks: only "not faster", with a noise margin wide enough for a loaded
     # 2-core machine (1.5x between medians failed once there while other work ran)
-    assert fastest(ms["smem_read_conflict"]) <= 2.0 * fastest(ms["smem_read"])
+    assert fastest_rate(ms["smem_read_conflict"]) <= 2.0 * fastest_rate(ms["smem_read"])
 
 
 def test_overheads_and_latencies(run):

@@ -23,13 +23,18 @@ def largest_drop(values) -> float:
     return drop
 
 
+def fastest_rate(m) -> float:
+    """The rate of a result measurement's fastest run (``work`` per shortest sample): other
+    work on the machine can only slow a run down, so this is the one nearest the ceiling; on a
+    busy machine the median run can lie several times below it."""
+    return m["work"] / m["summary"]["min"]
+
+
 def mixbench_checks(raw) -> dict:
     """Per precision: ``drop`` (largest fall below the running maximum, points ordered by
     intensity), ``rise`` (the highest throughput / that at the lowest intensity), and
-    ``over_roof`` (largest achieved / min(I x sweep bandwidth, the FMA rate of the FMA
-    measurement's fastest run)). Other work on the machine can only slow a run down, so the
-    fastest run is the one nearest the ceiling; on a busy machine the median run can lie
-    several times below it."""
+    ``over_roof`` (largest achieved / min(I x sweep bandwidth, the ``fastest_rate`` of the
+    FMA measurement))."""
     pts = (raw.get("sweeps") or {}).get("mixbench") or []
     ms = {m["name"]: m for m in raw.get("measurements", [])}
     bench = {"fp32": "fp32_fma", "fp64": "fp64_fma", "fp16x2": "fp16x2_fma"}
@@ -41,8 +46,7 @@ def mixbench_checks(raw) -> dict:
         bw = max(q["bytes_per_s"] for q in qs)
         roof = oi * bw
         if bench[p] in ms:
-            fma = ms[bench[p]]
-            roof = np.minimum(roof, fma["work"] / fma["summary"]["min"])
+            roof = np.minimum(roof, fastest_rate(ms[bench[p]]))
         out[p] = {"drop": largest_drop(f), "rise": float(f.max() / f[0]),
                   "over_roof": float(np.max(f / roof))}
     return out

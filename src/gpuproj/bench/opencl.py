@@ -80,6 +80,11 @@ def _kernel_names(prog) -> list[str]:
     return [n for n in prog.kernel_names.split(";") if n]
 
 
+def _options(defines) -> list[str]:
+    """Compiler options of preprocessor ``defines`` (a dict, or None)."""
+    return [f"-D{k}={v}" for k, v in sorted((defines or {}).items())]
+
+
 def probe_width(index: int, width: int):
     """Print how many kernels compute.cl gives at VW = ``width`` on device ``index`` of
     ``list_devices()`` when built a second time (run in a child process by
@@ -92,7 +97,7 @@ def probe_width(index: int, width: int):
     from .suite import vector_defines
 
     cl, dev = _import_cl(), list_devices()[index]
-    opts = [f"-D{k}={v}" for k, v in sorted(vector_defines(width).items())]
+    opts = _options(vector_defines(width))
     for _ in range(2):
         prog = cl.Program(cl.Context(devices=[dev]), kernel_source("compute", "cl")).build(
             options=opts)
@@ -183,7 +188,7 @@ class OpenCLBackend(Backend):
         return 1
 
     def build(self, source, extra="", defines=None):
-        opts = [f"-D{k}={v}" for k, v in sorted((defines or {}).items())]
+        opts = _options(defines)
         key = (source, extra, tuple(opts))
         if key not in self._programs:
             src = kernel_source(source, "cl") + ("\n" + extra if extra else "")
