@@ -2,6 +2,7 @@
 no traceback; and what a command does with input it can still use."""
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -187,10 +188,18 @@ def test_assumptions_are_listed_once(capsys):
     code, out, _ = run(capsys, "predict", EXAMPLE, "-t", "h200,mi250x", "-m", "all")
     lines = [ln for ln in out.splitlines() if "peak (no measured value)" in ln]
     assert code == 0 and lines and len(lines) == len(set(lines))
-    # one line per GPU lists its ceilings at peak, with every method that used one of them
-    gpus = [ln.split()[0] for ln in lines]
-    assert sorted(gpus) == sorted(set(gpus)) and "tesla-p100-pcie-16gb" in gpus
-    h200 = next(ln for ln in lines if ln.startswith("h200"))
+    # one line per GPU lists its ceilings at peak, with every method that used one of them;
+    # the source's FP32 and DRAM ceilings are derived against the H200 (measured) and at peak
+    # only for the MI250X, which its own line says
+    gpus = [ln.split(":")[0] for ln in lines]
+    assert sorted(gpus) == sorted(set(gpus)) and gpus == [
+        "tesla-p100-pcie-16gb at peak (no measured value)",
+        "h200-sxm-141gb at peak (no measured value)",
+        "tesla-p100-pcie-16gb at peak (no measured value) for mi250x",
+        "mi250x at peak (no measured value)"]
+    assert lines[2].startswith("tesla-p100-pcie-16gb at peak (no measured value) for mi250x: "
+                               "fp32_fma_flops_per_s, dram_bw_bytes_per_s (")
+    h200 = lines[1]
     assert "fp64_fma_flops_per_s, " in h200 and h200.endswith(", quantitative-transfer)")
 
 
@@ -202,12 +211,19 @@ def test_targets_by_wildcard_and_their_assumptions_grouped(capsys):
     from gpuproj.predict import predict
     from gpuproj.profiles import load
 
-    lines = predict(load(EXAMPLE), targets="all", methods="hierarchical").assumption_lines()
-    # 67 targets: the GPUs with the same ceilings at peak share one line, and a source ceiling
-    # derived against several targets lists their ratios on one line
-    peak = [ln for ln in lines if "at peak (no measured value)" in ln]
+    result = predict(load(EXAMPLE), targets="all", methods="hierarchical")
+    lines = result.assumption_lines()
+    # every GPU a target: the GPUs with the same ceilings at peak share one line, and a source
+    # ceiling derived against several targets lists their ratios on one line; where it is at
+    # peak for the others, the line says for how many
+    peak = [ln for ln in lines if "at peak (no measured value):" in ln]
     gpus = [g for ln in peak for g in ln.split(" at peak")[0].split(", ")]
     assert len(gpus) == len(set(gpus)) and "mi300x" in gpus and len(peak) < 5
+    some = [ln.split(":")[0] for ln in lines if "at peak (no measured value) for" in ln]
+    n = len(result.targets) - 1  # the source is a target too
+    assert len(some) == 2 and all(re.fullmatch(
+        rf"tesla-p100-pcie-16gb at peak \(no measured value\) for \d+ of {n} targets", s)
+        for s in some)
     derived = [ln for ln in lines if "dram_bw_bytes_per_s derived" in ln]
     assert len(derived) == 1 and "h200-sxm-141gb 0.736" in derived[0]
 

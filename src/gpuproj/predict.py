@@ -224,17 +224,31 @@ class PredictionSet:
         (``catalog.CeilingNote``) are grouped: a GPU's ceilings at peak (or missing) share one
         line, GPUs with the same ones and methods share it too, as do GPUs with the same
         stand-in for a missing ceiling, and a ceiling derived against several GPUs lists their
-        ratios on one line; a comparison of many targets otherwise made a wall of notes."""
+        ratios on one line; a comparison of many targets otherwise made a wall of notes.
+        A source GPU's ceiling at peak for some targets only (derived against the others,
+        which have a measured value) says for which."""
         seen: dict[str, list] = {}
+        made_for: dict[str, dict] = {}  # note -> the targets it was made for, in order
         for m, p in self.predictions.items():
-            for notes in p.assumptions.values():
+            for t, notes in p.assumptions.items():
                 for n in notes:
                     if m not in seen.setdefault(n, []):
                         seen[n].append(m)
+                    made_for.setdefault(n, {})[t] = None
         every = len(self.predictions)
 
         def who(ms):
             return "all methods" if len(ms) == every > 1 else ", ".join(ms)
+
+        def scope(n, ms) -> str:
+            """'' where a note on ``n.gpu`` holds for every other target of methods ``ms``."""
+            some = [t for t in made_for[n] if t != n.gpu]
+            targets = {t for m in ms for t in self.predictions[m].assumptions} - {n.gpu}
+            if not some or len(some) == len(targets):
+                return ""
+            if len(some) <= 3:
+                return f" for {', '.join(some)}"
+            return f" for {len(some)} of {len(targets)} targets"
 
         # a group of notes on ceilings per key, its line in the place of its first note
         groups: dict = {}  # key -> (notes, methods)
@@ -244,7 +258,8 @@ class PredictionSet:
             if kind is None:
                 order.append(f"{n} ({who(ms)})")
                 continue
-            key = ((kind, n.gpu) if kind in ("peak", "missing")
+            key = ((kind, n.gpu, scope(n, ms) if kind == "peak" else "")
+                   if kind in ("peak", "missing")
                    else (kind, n.gpu, n.ceiling) if kind == "derived" else (kind, n.ceiling, n.ref))
             if key not in groups:
                 order.append(key)
@@ -255,12 +270,12 @@ class PredictionSet:
         same: dict = {}
         for key, (notes, ms) in groups.items():
             if key[0] in ("peak", "missing"):
-                same.setdefault((key[0], tuple(n.ceiling for n in notes), tuple(ms)),
+                same.setdefault((key[0], key[2], tuple(n.ceiling for n in notes), tuple(ms)),
                                 []).append(key)
         text = {}
-        for (kind, ceilings, ms), keys in same.items():
+        for (kind, where, ceilings, ms), keys in same.items():
             gpus = [k[1] for k in keys]
-            say = ("at peak (no measured value):" if kind == "peak"
+            say = (f"at peak (no measured value){where}:" if kind == "peak"
                    else "has no" if len(gpus) == 1 else "have no")
             text[keys[0]] = f"{', '.join(gpus)} {say} {', '.join(ceilings)} ({who(ms)})"
         for key, (notes, ms) in groups.items():
