@@ -80,7 +80,6 @@ class KernelCounts:
     footprint: dict  # (variable, direction) -> distinct elements touched
     itemsize: dict  # variable -> bytes per element
     global_size: tuple  # number of work-groups per grid axis (pymbolic expressions)
-    local_size: tuple  # work-items per group axis
 
     def evaluate(self, sizes: dict) -> CountValues:
         """Numeric counts for one assignment of the size parameters (``{"n": 1024}``)."""
@@ -99,9 +98,7 @@ class KernelCounts:
             afr[key] = ev(wi) / fp_el if fp_el > 0 else math.inf
         groups = math.prod(int(_eval_expr(g, sizes)) for g in self.global_size) \
             if self.global_size else 1
-        wg = math.prod(int(_eval_expr(s, sizes)) for s in self.local_size) \
-            if self.local_size else 1
-        return CountValues(self, dict(sizes), ops, acc, syncs, afr, groups, wg)
+        return CountValues(self, dict(sizes), ops, acc, syncs, afr, groups)
 
 
 @dataclass
@@ -115,7 +112,6 @@ class CountValues:
     syncs: dict
     afr: dict  # (variable, direction) -> access-to-footprint ratio
     thread_groups: int
-    workgroup_size: int
 
     def strides(self, access: AccessCount, which: str) -> dict:
         """Strides of ``access`` ("lid" or "gid") evaluated at these sizes; None = not affine."""
@@ -254,7 +250,7 @@ def count_kernel(program, subgroup_size: int = 32) -> KernelCounts:
         footprints = (lp.gather_access_footprints(program, ignore_uncountable=True)
                       if has_access else {})
         fp_elems = {key: _count(knl, fp) for key, fp in footprints.items()}
-        gsize, lsize = knl.get_grid_size_upper_bounds_as_exprs(prepared.callables_table)
+        gsize, _ = knl.get_grid_size_upper_bounds_as_exprs(prepared.callables_table)
 
     ops = [OpCount(_dtype_name(k.dtype), _op_name(k.name), k.count_granularity, v)
            for k, v in ops_map.count_map.items()]
@@ -282,8 +278,7 @@ def count_kernel(program, subgroup_size: int = 32) -> KernelCounts:
     params = tuple(sorted(a.name for a in knl.args if isinstance(a, lp.ValueArg)))
     return KernelCounts(name=knl.name, subgroup_size=subgroup_size, params=params, ops=ops,
                         accesses=accesses, syncs=syncs, workitem_accesses=wi,
-                        footprint=fps, itemsize=itemsize, global_size=tuple(gsize),
-                        local_size=tuple(lsize))
+                        footprint=fps, itemsize=itemsize, global_size=tuple(gsize))
 
 
 def _op_name(name: str) -> str:

@@ -98,7 +98,6 @@ class Generator:
             if self.valid is not None and not self.valid(values):
                 continue
             mk = self.create(**values)
-            mk.generator = self.name
             mk.variant = values
             out.append(mk)
         return out

@@ -42,7 +42,6 @@ class MeasurementKernel:
     name: str
     program: object
     sizes: dict
-    generator: str = ""
     variant: dict = field(default_factory=dict)
     access_tags: dict = field(default_factory=dict)
 
