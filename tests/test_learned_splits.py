@@ -223,6 +223,32 @@ def test_cli_train_and_save(csv_path, tmp_path):
     doc = json.loads((tmp_path / "model.json").read_text())
     assert doc["method"] == "ridge" and doc["train"]["hash"]
     assert (tmp_path / "model.npz").exists()
+    # tested on its own training table: every test row was trained on, which the JSON says
+    rows = len(pd.read_csv(csv_path))
+    assert json.loads(r.output)["train_overlap"] == {
+        "shared_rows": rows, "test_rows": rows, "new_kernels": [], "new_gpus": []}
+
+
+def test_cli_train_names_what_the_test_table_shares_with_it(csv_path, synth, tmp_path):
+    # training without one GPU and one kernel, tested on the whole table: the rows of the
+    # rest are training rows, and the GPU and the kernel are new to the learned model
+    df = pd.read_csv(csv_path)
+    gpu, kernel = synth.gpus[-1], sorted(df["kernel"].unique())[-1]
+    train = tmp_path / "train.csv"
+    df[(df["gpu"] != gpu) & (df["kernel"] != kernel)].to_csv(train, index=False)
+    shared = int(((df["gpu"] != gpu) & (df["kernel"] != kernel)).sum())
+    r = CliRunner().invoke(cli, ["evaluate", str(csv_path), "--format", "measurement",
+                                 "--train", str(train), "-m", "ridge"])
+    assert r.exit_code == 0, r.output
+    notes = [ln for ln in r.stderr.splitlines() if ln.startswith("gpuproj: ")]
+    assert notes == [
+        f"gpuproj: {shared} of {len(df)} test rows were also in the training table: the learned"
+        " methods' errors there are training errors (--split gpu|config|kernel keeps the test "
+        "rows out)",
+        f"gpuproj: test kernels not in the training table: {kernel} (the learned methods "
+        "extrapolate to them)",
+        f"gpuproj: test GPUs not in the training table: {gpu} (the learned methods extrapolate "
+        "to them)"]
 
 
 def test_coverage_interval_resamples_whole_groups():

@@ -225,6 +225,29 @@ def evaluate_split(table: ProfileTable, methods, split: str, *, coverage=None,
     return Evaluation(pairs, skipped)
 
 
+def overlap(train: ProfileTable, test: ProfileTable) -> dict:
+    """What a separate test table shares with the training table: ``shared_rows``, the test
+    rows whose (kernel, config, GPU) was also measured in training (their errors are training
+    errors, not a new GPU's or kernel's), of ``test_rows``; and the test table's kernels and
+    GPUs that training never saw (``new_kernels``, ``new_gpus``), to which a learned model
+    extrapolates.
+
+    >>> import pandas as pd
+    >>> t = ProfileTable.from_frame(pd.DataFrame({"kernel": ["k", "k", "j"], "config": "a",
+    ...     "gpu": ["titan-v", "rtx-2080-ti", "titan-v"], "time_s": [1.0, 2, 3]}))
+    >>> overlap(t, t)["shared_rows"], overlap(_sub(t, t.df["kernel"] == "k"), t)
+    (3, {'shared_rows': 2, 'test_rows': 3, 'new_kernels': ['j'], 'new_gpus': []})
+    """
+    def keys(df):
+        return pd.MultiIndex.from_arrays([df[c].astype(str) for c in ("kernel", "config", "gpu")])
+
+    seen = keys(train.df)
+    return {"shared_rows": int(keys(test.df).isin(seen).sum()), "test_rows": len(test.df),
+            "new_kernels": sorted(set(test.df["kernel"].astype(str))
+                                  - set(train.df["kernel"].astype(str))),
+            "new_gpus": [g for g in test.gpus if g not in train.gpus]}
+
+
 def evaluate_trained(train: ProfileTable, test: ProfileTable, methods, *, coverage=None,
                      model_params=None, sources=None, targets=None, fitted=None):
     """Fit trained methods on ``train`` and evaluate every method on all pairs of ``test``."""

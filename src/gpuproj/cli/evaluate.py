@@ -134,16 +134,22 @@ def evaluate(tables, methods, sources, targets, fmt, reader_options, as_json, ra
     _check_gpus(table, targets, "--target")
     bar = None if quiet else (lambda jobs: progress(jobs, description="evaluating"))
     fitted = []
+    shared = None
     if split:
         from ..splits import evaluate_split
 
         ev = evaluate_split(table, names, split, coverage=coverage, progress=bar,
                             gpus=targets if split == "gpu" else None)
     elif train_tables:
-        from ..splits import evaluate_trained
+        from ..splits import evaluate_trained, overlap
 
-        ev = evaluate_trained(read(train_tables), table, names, coverage=coverage,
-                              sources=sources, targets=targets, fitted=fitted)
+        train = read(train_tables)
+        shared = overlap(train, table)
+        if not quiet:
+            for line in _overlap_notes(shared):
+                click.echo(f"gpuproj: {line}", err=True)
+        ev = evaluate_trained(train, table, names, coverage=coverage, sources=sources,
+                              targets=targets, fitted=fitted)
     else:
         ev = run(table, names, sources, targets, progress=bar)
     if save_model:
@@ -180,7 +186,8 @@ def evaluate(tables, methods, sources, targets, fmt, reader_options, as_json, ra
         evaluation_plots(ev, plots_dir)
     if as_json:
         emit_json({**ev.to_json(ranking=ranking, gpu_choice=gpu_choice),
-                   **({"shortlist": short} if short else {})})
+                   **({"shortlist": short} if short else {}),
+                   **({"train_overlap": shared} if shared else {})})
         return
     from rich.table import Table
 
@@ -205,6 +212,25 @@ def evaluate(tables, methods, sources, targets, fmt, reader_options, as_json, ra
         _print_ranking(ev, short)
     if gpu_choice:
         _print_gpu_choice(ev)
+
+
+def _overlap_notes(shared: dict) -> list[str]:
+    """What ``splits.overlap`` found, in words: the learned methods' errors on rows they were
+    trained on say nothing of a new GPU or kernel, and on kernels and GPUs they never saw
+    they extrapolate."""
+    out = []
+    n, total = shared["shared_rows"], shared["test_rows"]
+    if n:
+        out.append(f"{n} of {total} test rows were also in the training table: the learned "
+                   "methods' errors there are training errors (--split gpu|config|kernel "
+                   "keeps the test rows out)")
+    for what, names in (("kernels", shared["new_kernels"]), ("GPUs", shared["new_gpus"])):
+        if names:
+            shown = ", ".join(names[:6]) + (f" and {len(names) - 6} more"
+                                            if len(names) > 6 else "")
+            out.append(f"test {what} not in the training table: {shown} (the learned methods "
+                       "extrapolate to them)")
+    return out
 
 
 def _print_folds(per, methods) -> None:
