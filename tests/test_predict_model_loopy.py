@@ -134,6 +134,32 @@ def test_api_takes_model_objects_or_paths(table, saved):
         predict(table, source=SRC, targets=TGTS, models=[Path(path).parent / "absent"])
 
 
+def test_notes_name_what_the_model_was_not_trained_on(table, saved, tmp_path):
+    m, path = saved
+    assert m.train_info_["kernel_names"] == ["bpnn_adjust_weights_cuda"]
+    # a kernel of another name, from a trained GPU to one the table does not have
+    other = table.on(SRC).df.assign(kernel="renamed")
+    r = predict(type(table).from_frame(other), source=SRC, targets=[TGTS[0], "h100-sxm5-80gb"],
+                models=[m])
+    notes = r.predictions["residual"].assumptions
+    unseen = "kernels not in the training data: renamed: the prediction extrapolates"
+    new_gpu = "h100-sxm5-80gb was not in the training data: the prediction extrapolates"
+    assert unseen in notes[TGTS[0]] and new_gpu not in notes[TGTS[0]]
+    assert {unseen, new_gpu} <= set(notes["h100-sxm5-80gb"])
+    assert r.models["residual"]["trained_on"]["kernels"] == ["bpnn_adjust_weights_cuda"]
+    # the table's own kernel on trained GPUs: nothing is new
+    assert not [n for n in predict(table, source=SRC, targets=TGTS, models=[m])
+                .predictions["residual"].assumptions[TGTS[0]] if "not in the training" in n]
+    # a model saved before the kernel names were kept predicts without that note
+    doc = json.loads(Path(f"{path}.json").read_text())
+    del doc["train"]["kernel_names"]
+    (tmp_path / "older.json").write_text(json.dumps(doc))
+    shutil.copy(f"{path}.npz", tmp_path / "older.npz")
+    r = predict(type(table).from_frame(other), source=SRC, targets=[TGTS[0]],
+                models=[tmp_path / "older"])
+    assert unseen not in r.predictions["residual"].assumptions[TGTS[0]]
+
+
 def test_version_mismatch_warns_on_stderr_not_in_json(saved, tmp_path):
     _, path = saved
     doc = json.loads(Path(f"{path}.json").read_text())

@@ -420,7 +420,8 @@ def _provenance(model: Model, path) -> dict:
     train = getattr(model, "train_info_", None)
     if train:
         info["trained_on"] = {"gpus": list(train.get("gpus", [])), "pairs": train.get("pairs"),
-                              "rows": train.get("rows"), "sha256": train.get("hash")}
+                              "rows": train.get("rows"), "kernels": train.get("kernel_names"),
+                              "sha256": train.get("hash")}
     if hasattr(model, "conformal_"):
         info["coverage"] = model.coverage if model.conformal_ is not None else None
     if getattr(model, "saved_versions_", None):

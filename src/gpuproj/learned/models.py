@@ -201,8 +201,9 @@ class LearnedModel(Model):
         pairs = data.pairs
         self._fit_data(data)
         true = data.pairs["true_s"].to_numpy(float)
+        kernels = sorted(table.df["kernel"].astype(str).unique())
         self.train_info_ = {"hash": table_hash(table), "gpus": table.gpus,
-                            "kernels": int(table.df["kernel"].nunique()),
+                            "kernels": len(kernels), "kernel_names": kernels,
                             "rows": len(table.df), "pairs": len(pairs)}
         self.post_ = None
         self.cv_metrics_ = None
@@ -363,8 +364,17 @@ class LearnedModel(Model):
         notes = [f"{self.name}: {self.describe()}; trained on {len(self.train_info_['gpus'])} "
                  f"GPUs, {self.train_info_['pairs']} pairs (data sha256 "
                  f"{self.train_info_['hash'][:12]})"]
-        if target.id not in self.train_info_["gpus"]:
-            notes.append(f"{target.id} was not in the training data: the prediction extrapolates")
+        notes += [f"{g} was not in the training data: the prediction extrapolates"
+                  for g in dict.fromkeys((source.id, target.id))
+                  if g not in self.train_info_["gpus"]]
+        # models saved before kernel names were kept have only their number
+        seen = self.train_info_.get("kernel_names")
+        unseen = sorted(set(df["kernel"].astype(str)) - set(seen)) if seen is not None else []
+        if unseen:
+            shown = ", ".join(unseen[:6]) + (f" and {len(unseen) - 6} more"
+                                             if len(unseen) > 6 else "")
+            notes.append(f"kernels not in the training data: {shown}: the prediction "
+                         "extrapolates")
         if self.conformal_ is not None:
             notes.append(f"interval: split-conformal, {100 * self.coverage:.0f} % requested, "
                          f"calibrated on {self.conformal_.n_} held-out pairs")
