@@ -60,9 +60,9 @@ def _sub(table, mask) -> ProfileTable:
                         table.origin)
 
 
-def _keys(df) -> pd.Series:
-    return pd.Series(list(zip(df["kernel"].astype(str), df["config"].astype(str))),
-                     index=df.index)
+def _keys(df) -> pd.MultiIndex:
+    """(kernel, config) of each row."""
+    return pd.MultiIndex.from_arrays([df["kernel"].astype(str), df["config"].astype(str)])
 
 
 def gpu_folds(table: ProfileTable, gpus=None) -> list[Fold]:
@@ -121,7 +121,7 @@ def config_folds(table: ProfileTable) -> list[Fold]:
     if not test:
         raise GpuprojError("the config split needs kernels measured at two or more sizes on "
                            "two or more GPUs")
-    in_test = keys.isin(test).to_numpy()
+    in_test = keys.isin(test)
     return [Fold("largest size", _sub(table, ~in_test), _sub(table, in_test), None, None, test)]
 
 
@@ -201,7 +201,7 @@ def evaluate_fold(fold: Fold, methods, *, coverage=None, cv_groups="gpu", model_
     ev = evaluate(fold.test, models, fold.sources, fold.targets)
     pairs = ev.pairs
     if fold.test_keys and len(pairs):
-        keep = _keys(pairs).isin(fold.test_keys).to_numpy()
+        keep = _keys(pairs).isin(fold.test_keys)
         pairs = pairs[keep].reset_index(drop=True)
     pairs = pairs.assign(fold=fold.name)
     return Evaluation(pairs, ev.skipped)
