@@ -180,14 +180,15 @@ def make_method(name_or_model, *, coverage=None, cv_groups="gpu", params=None):
 
 
 def evaluate_fold(fold: Fold, methods, *, coverage=None, cv_groups="gpu", model_params=None,
-                  fitted: list | None = None):
+                  fitted: list | None = None, progress=None):
     """Fit the trained methods (and conformal wrappers) on ``fold.train``, predict the fold's
     test pairs with every method. Returns an ``Evaluation`` whose pairs carry a ``fold``
-    column. ``fitted`` (a list) receives the fitted models."""
+    column. ``fitted`` (a list) receives the fitted models; ``progress`` wraps the methods
+    as they are made and trained."""
     from .evaluate import Evaluation, evaluate
 
     models = []
-    for m in methods:
+    for m in progress(methods) if progress else methods:
         name = m if isinstance(m, str) else m.name
         model = make_method(m, coverage=coverage, cv_groups=cv_groups,
                             params=(model_params or {}).get(name))
@@ -249,8 +250,8 @@ def overlap(train: ProfileTable, test: ProfileTable) -> dict:
 
 
 def evaluate_trained(train: ProfileTable, test: ProfileTable, methods, *, coverage=None,
-                     model_params=None, sources=None, targets=None, fitted=None):
+                     model_params=None, sources=None, targets=None, fitted=None, progress=None):
     """Fit trained methods on ``train`` and evaluate every method on all pairs of ``test``."""
     fold = Fold("train/test", train, test, sources, targets)
     return evaluate_fold(fold, methods, coverage=coverage, model_params=model_params,
-                         fitted=fitted)
+                         fitted=fitted, progress=progress)

@@ -132,7 +132,9 @@ def evaluate(tables, methods, sources, targets, fmt, reader_options, as_json, ra
                                "--split gpu|config|kernel")
     _check_gpus(table, sources, "--source")
     _check_gpus(table, targets, "--target")
-    bar = None if quiet else (lambda jobs: progress(jobs, description="evaluating"))
+    def bar(jobs, description="evaluating"):
+        return jobs if quiet else progress(jobs, description=description)
+
     fitted = []
     shared = None
     if split:
@@ -149,7 +151,8 @@ def evaluate(tables, methods, sources, targets, fmt, reader_options, as_json, ra
             for line in _overlap_notes(shared):
                 click.echo(f"gpuproj: {line}", err=True)
         ev = evaluate_trained(train, table, names, coverage=coverage, sources=sources,
-                              targets=targets, fitted=fitted)
+                              targets=targets, fitted=fitted,
+                              progress=lambda methods: bar(methods, "training"))
     else:
         ev = run(table, names, sources, targets, progress=bar)
     if save_model:
