@@ -132,7 +132,8 @@ def evaluate(tables, methods, sources, targets, fmt, reader_options, as_json, ra
                                "--split gpu|config|kernel")
     _check_gpus(table, sources, "--source")
     _check_gpus(table, targets, "--target")
-    def bar(jobs, description="evaluating"):
+
+    def bar(jobs, description="evaluating"):  # a progress bar unless the output is JSON
         return jobs if quiet else progress(jobs, description=description)
 
     fitted = []
