@@ -60,9 +60,9 @@ def _sub(table, mask) -> ProfileTable:
                         table.origin)
 
 
-def _keys(df) -> pd.MultiIndex:
-    """(kernel, config) of each row."""
-    return pd.MultiIndex.from_arrays([df["kernel"].astype(str), df["config"].astype(str)])
+def _keys(df, columns=("kernel", "config")) -> pd.MultiIndex:
+    """(kernel, config) of each row, or the labels of other ``columns``."""
+    return pd.MultiIndex.from_arrays([df[c].astype(str) for c in columns])
 
 
 def gpu_folds(table: ProfileTable, gpus=None) -> list[Fold]:
@@ -239,11 +239,9 @@ def overlap(train: ProfileTable, test: ProfileTable) -> dict:
     >>> overlap(t, t)["shared_rows"], overlap(_sub(t, t.df["kernel"] == "k"), t)
     (3, {'shared_rows': 2, 'test_rows': 3, 'new_kernels': ['j'], 'new_gpus': []})
     """
-    def keys(df):
-        return pd.MultiIndex.from_arrays([df[c].astype(str) for c in ("kernel", "config", "gpu")])
-
-    seen = keys(train.df)
-    return {"shared_rows": int(keys(test.df).isin(seen).sum()), "test_rows": len(test.df),
+    row = ("kernel", "config", "gpu")
+    shared = _keys(test.df, row).isin(_keys(train.df, row))
+    return {"shared_rows": int(shared.sum()), "test_rows": len(test.df),
             "new_kernels": sorted(set(test.df["kernel"].astype(str))
                                   - set(train.df["kernel"].astype(str))),
             "new_gpus": [g for g in test.gpus if g not in train.gpus]}
