@@ -1,6 +1,7 @@
 """Saved learned models: same predictions after loading, no code execution, version warnings."""
 
 import json
+import re
 import warnings
 
 import numpy as np
@@ -97,3 +98,111 @@ def test_load_refuses_foreign_files(tmp_path, synth):
     np.savez(npath, **{"learner/coef": np.array([object()], dtype=object)})
     with pytest.raises(InputError, match="cannot read the model arrays"):
         load_model(jpath).predict_pairs(make_pairs(synth).iloc[:3])
+
+
+@pytest.fixture(scope="module")
+def saved_ensemble(tmp_path_factory, synth):
+    """An ensemble (physics, residual and gb members: chain, guard, weights, trees) saved once;
+    the damage tests edit copies of its two files."""
+    m = get_model("ensemble", coverage=0.8, cv_folds=2,
+                  learner_params={"max_iter": 10}).fit(synth)
+    return save_model(m, tmp_path_factory.mktemp("saved") / "ensemble")
+
+
+def _damaged(tmp_path, saved, edit_json=None, edit_arrays=None):
+    jpath, npath = saved
+    doc = json.loads(jpath.read_text())
+    if edit_json:
+        edit_json(doc)
+    arrays = dict(np.load(npath))
+    if edit_arrays:
+        edit_arrays(arrays)
+    (tmp_path / "m.json").write_text(json.dumps(doc))
+    np.savez(tmp_path / "m.npz", **arrays)
+    return tmp_path / "m.json"
+
+
+def _set(path, value):
+    def edit(doc):
+        *head, last = path
+        for k in head:
+            doc = doc[k]
+        if value is KeyError:
+            del doc[last]
+        else:
+            doc[last] = value
+    return edit
+
+
+@pytest.mark.parametrize("path,value,field", [
+    (("model", "members", 1, "features", 3), 0, "model.members[1].features"),
+    (("model", "members", 1, "features", 3), "no_such_feature", "model.members[1].features"),
+    (("model", "members", 1, "chain", 0), "rf", "model.members[1].chain"),
+    (("model", "members", 1, "guard", "t_compute_capability"), [1.0, None, 2.0],
+     "model.members[1].guard"),
+    (("model", "members", 2, "spec", "extras", 0), {}, "model.members[2].spec.extras"),
+    (("model", "known_kernels"), KeyError, "model.known_kernels"),
+    (("model", "weights", "*"), [0.5, 0.5], "model.weights"),
+    (("model", "params", "coverage"), "0.9", "model.params.coverage"),
+    (("model", "params", "members"), ["physics"], "model.members"),
+    (("model", "post"), 0.5, "model.post"),
+    (("train", "gpus"), KeyError, "train.gpus"),
+    (("conformal", "hi"), KeyError, "conformal.hi"),
+])
+def test_damaged_model_file_stops_at_load_naming_the_field(tmp_path, saved_ensemble, path,
+                                                           value, field):
+    """A hand-edited or damaged model file stops at load with the field it got wrong, not with
+    a traceback from inside a prediction (the ensemble's members: 0 physics, 1 residual,
+    2 gb, ...)."""
+    jpath = _damaged(tmp_path, saved_ensemble, edit_json=_set(path, value))
+    with pytest.raises(InputError, match=f"field '{re.escape(field)}'"):
+        load_model(jpath)
+
+
+def _tree_edit(key, fn):
+    def edit(arrays):
+        k = next(k for k in arrays if k.endswith(f"learner/tree_{key}"))
+        arrays[k] = fn(arrays[k].copy())
+    return edit
+
+
+def _first_inner(a, value):
+    a[np.flatnonzero(a >= 0)[0]] = value
+    return a
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+@pytest.mark.parametrize("edit,message", [
+    # a child index past the arrays: scikit-learn's compiled trees would read out of bounds
+    (_tree_edit("left", lambda a: _first_inner(a, 10 ** 6)), "child indices"),
+    # a node that is its own child: the numpy walk would never end
+    (_tree_edit("right", lambda a: _first_inner(a, 0)), "child indices"),
+    (_tree_edit("feature", lambda a: _first_inner(a, 10 ** 4)), "feature index below"),
+    (_tree_edit("value", lambda a: a[:-1]), "tree_value"),
+    (_tree_edit("roots", lambda a: a[::-1]), "tree_roots"),
+])
+def test_damaged_tree_arrays_stop_at_load(tmp_path, saved_ensemble, edit, message, compiled):
+    """Tree node arrays are checked before either tree path sees them: before this, a child
+    index out of range crashed the process in scikit-learn's compiled code (the path taken
+    when the saving scikit-learn is installed) and a cycle hung the numpy path."""
+    def versions(doc):
+        if not compiled:
+            doc["versions"]["scikit-learn"] = "0.0.1"
+
+    jpath = _damaged(tmp_path, saved_ensemble, edit_json=versions, edit_arrays=edit)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ModelVersionWarning)
+        with pytest.raises(InputError, match=f"cannot read the model arrays: .*{message}"):
+            load_model(jpath)
+
+
+@pytest.mark.parametrize("learner,key", [("knn", "train_X"), ("svr", "support_vectors"),
+                                         ("lasso", "coef")])
+def test_learner_arrays_of_the_wrong_shape_stop_at_load(tmp_path, synth, learner, key):
+    m = get_model(learner, learner_params={"max_samples": 200} if learner != "lasso" else {}
+                  ).fit(synth)
+    saved = save_model(m, tmp_path / learner)
+    jpath = _damaged(tmp_path, saved, edit_arrays=lambda a: a.update(
+        {f"learner/{key}": a[f"learner/{key}"][..., :-1]}))
+    with pytest.raises(InputError, match=f"array '{key}' must be"):
+        load_model(jpath)

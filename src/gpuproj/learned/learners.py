@@ -115,7 +115,15 @@ class Learner:
         if self.scale:
             self.mean_, self.scale_ = arrays["mean"], arrays["scale"]
         self.est_ = None
-        self._import(meta, arrays)
+        # a damaged file must stop here with a ValueError, not later in compiled code or in a
+        # loop over tree nodes: every array is checked against the n features it serves
+        n = self.median_.shape[0] if self.median_.ndim == 1 else -1
+        _need(_finite(self.median_, (n,)), "median", "a finite vector")
+        if self.scale:
+            _need(_finite(self.mean_, (n,)), "mean", f"{n} finite values")
+            _need(_finite(self.scale_, (n,)) and (self.scale_ > 0).all(), "scale",
+                  f"{n} positive values")
+        self._import(meta, arrays, n)
         return self
 
     def _make(self):
@@ -124,11 +132,25 @@ class Learner:
     def _export(self):
         raise NotImplementedError
 
-    def _import(self, meta, arrays):
+    def _import(self, meta, arrays, n: int):
+        """Take the arrays of ``_export`` back, checked against ``n`` features."""
         raise NotImplementedError
 
     def _numpy_predict(self, Z):
         raise NotImplementedError
+
+
+def _need(ok, name: str, what: str) -> None:
+    if not ok:
+        raise ValueError(f"array '{name}' must be {what}")
+
+
+def _finite(a, shape) -> bool:
+    """Numbers of ``shape`` within float32's range (the inputs' range: see
+    ``PairFeatures.matrix``); larger ones overflow inside distances and decompositions."""
+    a = np.asarray(a)
+    return (a.dtype.kind in "fiu" and a.shape == shape
+            and bool((np.abs(a) <= np.finfo(np.float32).max).all()))
 
 
 # linear family ------------------------------------------------------------------------------
@@ -139,8 +161,10 @@ class _LinearBase(Learner):
         return {}, {"coef": np.ravel(self.est_.coef_).astype(float),
                     "intercept": np.atleast_1d(float(self.est_.intercept_))}
 
-    def _import(self, meta, arrays):
+    def _import(self, meta, arrays, n):
         self.coef_np_, self.intercept_np_ = arrays["coef"], float(arrays["intercept"][0])
+        _need(_finite(self.coef_np_, (n,)), "coef", f"{n} finite values")
+        _need(np.isfinite(self.intercept_np_), "intercept", "finite")
 
     def _numpy_predict(self, Z):
         return Z @ self.coef_np_ + self.intercept_np_
@@ -234,10 +258,15 @@ class SVRLearner(_Subsampled):
             "support_vectors": self.sv_, "dual_coef": self.dual_,
             "intercept": np.atleast_1d(self.b_)}
 
-    def _import(self, meta, arrays):
+    def _import(self, meta, arrays, n):
         self.gamma_ = float(meta["gamma_value"])
         self.sv_, self.dual_ = arrays["support_vectors"], arrays["dual_coef"]
         self.b_ = float(arrays["intercept"][0])
+        m = len(self.dual_) if np.ndim(self.dual_) == 1 else -1
+        _need(_finite(self.dual_, (m,)), "dual_coef", "a finite vector")
+        _need(_finite(self.sv_, (m, n)), "support_vectors", f"{m} x {n} finite values")
+        _need(np.isfinite(self.b_), "intercept", "finite")
+        _need(np.isfinite(self.gamma_) and self.gamma_ > 0, "gamma_value", "positive")
 
     def _numpy_predict(self, Z):
         out = np.empty(len(Z))
@@ -281,9 +310,15 @@ class KNNLearner(_Subsampled):
     def _export(self):
         return {}, {"train_X": self.train_X_, "train_y": self.train_y_}
 
-    def _import(self, meta, arrays):
+    def _import(self, meta, arrays, n):
         self.train_X_, self.train_y_ = arrays["train_X"], arrays["train_y"]
         self.tree_ = None
+        m = len(self.train_y_) if np.ndim(self.train_y_) == 1 else -1
+        _need(m > 0 and _finite(self.train_y_, (m,)), "train_y", "a finite vector")
+        _need(_finite(self.train_X_, (m, n)), "train_X", f"{m} x {n} finite values")
+        k, w = self.params.get("n_neighbors"), self.params.get("weights")
+        _need(isinstance(k, int) and k > 0 and w in ("uniform", "distance"), "params",
+              "n_neighbors > 0 and weights 'uniform' or 'distance'")
 
     def _tree(self):
         """(center, basis of the training rows' subspace, k-d tree of their coordinates)."""
@@ -360,6 +395,38 @@ def _tree_predict_sum(nodes, Z, float32: bool):
             node[r, c] = np.where(go_left, left[nd], right[nd])
         total[i:i + step] = nodes["value"][node].sum(axis=1)
     return total
+
+
+def _check_trees(nodes, n: int) -> None:
+    """Raise ValueError unless ``nodes`` (``_stack_trees``) are trees over ``n`` features that
+    every walk leaves: each internal node's children lie after it within its own tree (as
+    scikit-learn's builders number them), so no walk can cycle or index outside the arrays."""
+    keys = ("feature", "threshold", "left", "right", "value", "missing_left", "roots")
+    _need(all(k in nodes for k in keys), "tree_*", "all of " + ", ".join(keys))
+    size = len(nodes["feature"])
+    for k in keys[:-1]:
+        _need(np.ndim(nodes[k]) == 1 and len(nodes[k]) == size, f"tree_{k}",
+              f"a vector of {size} values")
+    for k in ("feature", "left", "right", "roots"):
+        _need(nodes[k].dtype.kind in "iu", f"tree_{k}", "integers")
+    # a split that sends only missing values one way may have an infinite threshold
+    _need(nodes["threshold"].dtype.kind == "f" and not np.isnan(nodes["threshold"]).any(),
+          "tree_threshold", "numbers")
+    _need(nodes["value"].dtype.kind == "f" and np.isfinite(nodes["value"]).all(), "tree_value",
+          "finite numbers")
+    roots = nodes["roots"]
+    _need(np.ndim(roots) == 1 and len(roots) > 0 and roots[0] == 0
+          and (np.diff(roots) > 0).all() and roots[-1] < size, "tree_roots",
+          "increasing node offsets starting at 0")
+    end = np.repeat(np.append(roots[1:], size), np.diff(np.append(roots, size)))
+    idx = np.arange(size)
+    feat, left, right = nodes["feature"], nodes["left"], nodes["right"]
+    inner = left >= 0
+    _need(((right >= 0) == inner).all() and ((feat >= 0) == inner).all()
+          and (feat < n).all(), "tree_feature",
+          f"a feature index below {n} exactly where a node has children")
+    _need(((left > idx) & (left < end) & (right > idx) & (right < end))[inner].all(),
+          "tree_left", "child indices after their node within its tree")
 
 
 def _split_trees(nodes):
@@ -474,9 +541,10 @@ class RandomForestLearner(Learner):
         s["feature"] = np.where(s["left"] < 0, -1, s["feature"])
         return {"float32": True}, {f"tree_{k}": v for k, v in s.items()}
 
-    def _import(self, meta, arrays):
+    def _import(self, meta, arrays, n):
         self.nodes_ = {k[5:]: v for k, v in arrays.items() if k.startswith("tree_")}
         self.float32_ = bool(meta.get("float32", True))
+        _check_trees(self.nodes_, n)  # first: scikit-learn's compiled trees trust the indices
         self.compiled_ = _compiled_trees(self.nodes_, "rf") if meta.get("compiled") else None
 
     def _numpy_predict(self, Z):
@@ -522,11 +590,14 @@ class HistGBLearner(Learner):
         base = float(np.ravel(self.est_._baseline_prediction)[0])
         return {"baseline": base, "float32": False}, {f"tree_{k}": v for k, v in s.items()}
 
-    def _import(self, meta, arrays):
+    def _import(self, meta, arrays, n):
         self.nodes_ = {k[5:]: v for k, v in arrays.items() if k.startswith("tree_")}
         self.baseline_ = float(meta["baseline"])
-        self.compiled_ = (_compiled_trees(self.nodes_, "gb") if meta.get("compiled") and
-                          self.nodes_ else None)
+        _need(np.isfinite(self.baseline_), "baseline", "finite")
+        self.compiled_ = None
+        if self.nodes_:  # none: the baseline alone (a constant target)
+            _check_trees(self.nodes_, n)  # first: scikit-learn's compiled trees trust them
+            self.compiled_ = _compiled_trees(self.nodes_, "gb") if meta.get("compiled") else None
 
     def _numpy_predict(self, Z):
         if not self.nodes_:

@@ -22,8 +22,9 @@ import numpy as np
 from ..errors import GpuprojWarning, InputError
 from ..files import read_text, write_text, writing
 from .conformal import LogConformal
-from .features import FeatureSpec
-from .learners import Learner
+from .features import FeatureSpec, geomean_members
+from .learners import LEARNERS, Learner
+from .physics import GUARD
 
 FORMAT = "gpuproj-learned-model"
 FORMAT_VERSION = 1
@@ -118,11 +119,148 @@ def save_model(model, path) -> tuple[Path, Path]:
     return jpath, npath
 
 
+def _is_num(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and bool(np.isfinite(v))
+
+
+def _is_strs(v) -> bool:
+    return isinstance(v, list) and all(isinstance(x, str) for x in v)
+
+
+def _is_nums(v, n: int) -> bool:
+    return isinstance(v, list) and len(v) == n and all(_is_num(x) for x in v)
+
+
+def _is_method(name) -> bool:
+    """An analytical method's name, or a ``geomean_name`` of several."""
+    from ..models import MODELS
+
+    return isinstance(name, str) and all(
+        MODELS.get(m, "learned").split(":")[0] != "learned"
+        for m in geomean_members(name) or [name])
+
+
+def _check_params(st, need) -> None:
+    """The hyper-parameters of a model state: those the class has, of their defaults' types."""
+    params = st.get("params")
+    need(isinstance(params, dict), "params", "an object")
+    defaults = _classes()[st["class"]]().get_params()
+    # read when predicting (the others only in fit: a model saved before one was added loads)
+    lack = [k for k in ("coverage", "learner", "base") if k in defaults and k not in params]
+    need(not lack, "params", "an object with " + ", ".join(lack))
+    for k, v in params.items():
+        d = defaults.get(k, ...)
+        need(d is not ..., f"params.{k}", f"one of the parameters {', '.join(defaults)}")
+        if k == "coverage":
+            need(v is None or (_is_num(v) and 0 < v < 1), f"params.{k}",
+                 "null or a number between 0 and 1")
+        elif k in ("learner", "base"):
+            need(v in LEARNERS if k == "learner" else _is_method(v), f"params.{k}",
+                 "a known learner" if k == "learner" else "an analytical method")
+        elif k == "members":
+            need(_is_strs(v), f"params.{k}", "a list of member names")
+        elif d is not None and v is not None:  # None: unset, as max_pairs of all pairs
+            like = (bool if isinstance(d, bool) else (int, float) if _is_num(d)
+                    else type(d))
+            need(isinstance(v, like) and (like is bool or not isinstance(v, bool)),
+                 f"params.{k}", f"of the type of its default ({d!r})")
+
+
+def _check_state(st, jpath, where: str) -> None:
+    """Raise ``InputError`` naming the field of a model state (``_model_state``) that is not
+    what ``_build`` and prediction need, so that a damaged or hand-edited file stops at load
+    with one line instead of failing inside a prediction."""
+    def need(ok, field, what):
+        if not ok:
+            raise InputError(f"must be {what}", path=jpath,
+                             field=f"{where}.{field}" if field else where)
+
+    need(isinstance(st, dict), "", "an object")
+    if st.get("class") not in _classes():
+        raise InputError(f"unknown model class {st.get('class')!r} (known: "
+                         f"{', '.join(_classes())})", path=jpath, field=f"{where}.class")
+    _check_params(st, need)
+    spec = st.get("spec")
+    need(isinstance(spec, dict) and set(spec) <= set(FeatureSpec.__dataclass_fields__),
+         "spec", "an object of " + ", ".join(FeatureSpec.__dataclass_fields__))
+    for k in ("extras", "physics", "drop"):
+        need(_is_strs(spec.get(k, [])), f"spec.{k}", "a list of names")
+    need(all(_is_method(m) for m in spec.get("physics", [])), "spec.physics",
+         "analytical method names")
+    cats = spec.get("categories", {})
+    need(isinstance(cats, dict) and all(_is_strs(v) for v in cats.values()),
+         "spec.categories", "an object of value lists")
+    need(all(isinstance(spec.get(k, True), bool) for k in ("gpu", "pair")), "spec",
+         "true or false for gpu and pair")
+    known = set(FeatureSpec.from_dict(spec).all_names)
+    feats = st.get("features")
+    need(_is_strs(feats), "features", "a list of names")
+    bad = [f for f in feats if f not in known]
+    need(not bad, "features", f"names the spec gives (not {', '.join(bad[:3])})")
+    need(_is_strs(st.get("chain", [])) and all(_is_method(m) for m in st.get("chain", [])),
+         "chain", "a list of analytical method names")
+    need(_is_strs(st.get("known_kernels", [])), "known_kernels", "a list of kernel names")
+    post = st.get("post")
+    need(post is None or (isinstance(post, dict) and _is_num(post.get("lam"))
+                          and _is_num(post.get("delta"))), "post", "null or {lam, delta}")
+    guard = st.get("guard")
+    need(guard is None or (isinstance(guard, dict) and set(guard) <= set(GUARD)
+                           and all(_is_nums(v, 3) for v in guard.values())),
+         "guard", "null or an object of [low, high, scale] per range descriptor")
+    bands = st.get("outside_bands", {})
+    need(isinstance(bands, dict) and all(
+        isinstance(b, dict) and all(_is_nums(q, 2) for q in b.values())
+        for b in bands.values()), "outside_bands", "an object of [low, high] per cell")
+    # what each class reads when it predicts, which its own fit always sets
+    required = {"ResidualHybrid": ("chain",), "EfficiencyHybrid": ("chain",),
+                "PhysicsBest": ("chain",), "Ensemble": ("members", "known_kernels", "weights")}
+    missing = [k for k in required.get(st["class"], ()) if k not in st]
+    need(not missing, ", ".join(missing), "present for a " + st["class"])
+    members = st.get("members", [])
+    need(isinstance(members, list) and ("members" not in st["params"]
+                                        or len(members) == len(st["params"]["members"])),
+         "members", "a list of one model state per member named in params")
+    w = st.get("weights", {"*": [0.0] * len(members)})
+    need(isinstance(w, dict) and "*" in w and all(_is_nums(v, len(members))
+                                                  for v in w.values()),
+         "weights", "an object with '*', of one weight per member")
+    need(isinstance(st.get("learner", {}), dict), "learner", "an object")
+    for i, m in enumerate(members):
+        _check_state(m, jpath, f"{where}.members[{i}]")
+
+
+def _check_doc(doc: dict, jpath) -> None:
+    """The parts of a model file besides the model state that prediction reads."""
+    def need(ok, field, what):
+        if not ok:
+            raise InputError(f"must be {what}", path=jpath, field=field)
+
+    train = doc.get("train")
+    need(isinstance(train, dict), "train", "an object")
+    need(_is_strs(train.get("gpus")), "train.gpus", "a list of GPU names")
+    need(_is_strs(train.get("kernel_names", [])), "train.kernel_names", "a list of names")
+    for k in ("kernels", "rows", "pairs"):
+        need(isinstance(train.get(k), int), f"train.{k}", "a whole number")
+    need(isinstance(train.get("hash"), str), "train.hash", "a string")
+    metrics = doc.get("metrics", {})
+    need(isinstance(metrics, dict) and all(v is None or isinstance(v, dict)
+                                           for v in metrics.values()), "metrics", "an object")
+    c = doc.get("conformal")
+    if c is not None:
+        need(isinstance(c, dict), "conformal", "null or an object")
+        need(_is_num(c.get("coverage")) and 0 < c["coverage"] < 1, "conformal.coverage",
+             "a number between 0 and 1")
+        need(_is_num(c.get("n")), "conformal.n", "a number")
+        need(c.get("offset") is None or _is_num(c["offset"]), "conformal.offset",
+             "null or a number")
+        for k in ("lo", "hi"):
+            need(_is_num(c.get(k)) or c.get(k) in ("inf", "-inf"), f"conformal.{k}",
+                 "a number, 'inf' or '-inf'")
+    _check_state(doc.get("model"), jpath, "model")
+
+
 def _build(st: dict, arrays, prefix: str, compiled: bool):
-    classes = _classes()
-    if st["class"] not in classes:
-        raise InputError(f"unknown model class '{st['class']}'", field="model.class")
-    cls = classes[st["class"]]
+    cls = _classes()[st["class"]]
     params = dict(st["params"])
     if "members" in params:
         params["members"] = tuple(params["members"])
@@ -144,6 +282,9 @@ def _build(st: dict, arrays, prefix: str, compiled: bool):
         pre = f"{prefix}learner/"
         arr = {k[len(pre):]: arrays[k] for k in arrays.files if k.startswith(pre)}
         m.learner_ = Learner.from_state(st["learner"], arr, compiled=compiled)
+        if len(m.learner_.median_) != len(m.features_):
+            raise ValueError(f"the learner has {len(m.learner_.median_)} features, the model "
+                             f"{len(m.features_)}")
     if "members" in st:
         m.members_ = [_build(s, arrays, f"{prefix}m{i}/", compiled)
                       for i, s in enumerate(st["members"])]
@@ -164,6 +305,7 @@ def load_model(path):
         raise InputError(f"format_version {doc.get('format_version')!r} is not supported "
                          f"(this gpuproj reads {FORMAT_VERSION})", path=jpath,
                          field="format_version")
+    _check_doc(doc, jpath)
     saved, now = doc.get("versions", {}), _versions()
     differ = {k: (saved.get(k), v) for k, v in now.items()
               if k != "python" and saved.get(k) != v}
