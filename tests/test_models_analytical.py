@@ -69,6 +69,34 @@ def test_hierarchical_hand_example():
     assert pred["limiter"] in ("dram", "l2", "l1", "fp32")
 
 
+def test_warp_usage_counts_the_warps_of_the_profiled_gpu():
+    """Eq. 3's active threads per warp instruction come from the source's counts, in its
+    32-wide warps. On a GPU of 64-wide wavefronts (CDNA) the same threads issue half as many
+    instructions: the share of lanes in use, u = 1.6e9 / (1e8 x 32) = 0.5, stays (before the
+    fix: 1.6e9 / (1e8 x 64) = 0.25, which halved every ceiling of the target). What changes is
+    how a block fills its warps: 16 threads fill 16/32 of a warp and 16/64 of a wavefront, so
+    u = 0.5 x (16/64) / (16/32) = 0.25; 256 threads fill both, u = 0.5; 48 threads fill 48/64
+    of two warps and 48/64 of one wavefront, u = 0.5."""
+    from dataclasses import replace
+
+    from gpuproj.models.hierarchical import Hierarchical
+
+    wide = replace(TGT, id="wide", values={
+        **TGT.values, "warp_size": replace(TGT.values["warp_size"], value=64)})
+    for name in ("hierarchical", "hierarchical-ext"):
+        on_wide = get_model(name).predict(hier_kernel(), SRC, wide).df.iloc[0]
+        on_tgt = get_model(name).predict(hier_kernel(), SRC, TGT).df.iloc[0]
+        assert on_wide["time_s"] == pytest.approx(on_tgt["time_s"], rel=1e-12), name
+    k = hier_kernel(**{c: v * 3 for c, v in hier_kernel().df.iloc[:1].to_dict("list").items()
+                       if c in ("time_s", "fp32_fma_thread_inst", "fp32_add_thread_inst",
+                                "fp32_mul_thread_inst", "warp_inst", "thread_inst",
+                                "dram_bytes", "dram_read_bytes", "dram_write_bytes", "l2_bytes",
+                                "l1_bytes")}, block_threads=[16, 256, 48])
+    usage = Hierarchical().ceilings(k.df, wide, reference=SRC)["warp_usage"]
+    assert usage == pytest.approx([0.25, 0.5, 0.5], rel=1e-12)
+    assert Hierarchical().ceilings(k.df, SRC)["warp_usage"] == pytest.approx([0.5] * 3)
+
+
 def test_hierarchical_a_missing_peak_leaves_the_rows_that_do_not_need_it():
     """An FP16 kernel in the profile, on GPUs without FP16 peaks: its own row has no ceiling,
     the FP32 row is projected as if alone (the FP16 term is 0 x NaN only where there are no

@@ -14,7 +14,8 @@ Paper equations, per kernel k, on each GPU (source s, target t):
   there), so it projected them 3x too fast; taking f from the source counts there as well
   brought hierarchical-ext to 36.6 % on calculate_temp but from 11.9 to 33.7 % on
   bpnn_layerforward. The other tables were unchanged.)
-- Eq. 3  Perf_ceil = active_threads_per_instruction / warp_size x Perf_mix
+- Eq. 3  Perf_ceil = active_threads_per_instruction / warp_size x Perf_mix (on a target of
+  another warp width, from the source's counts as ``_active_fraction`` says)
 - Eq. 4  t_mem = N_mem / BW_mem, N_mem = bytes served by level mem (hits there)
 - Eq. 5  t_shM = N_shM / N_shM_pc x N_shM_pc_max / BW_shM; with N_shM_pc = bytes per wavefront,
   this is wavefronts x (banks x bank width) / BW_shM
@@ -159,9 +160,9 @@ class Hierarchical(Model):
                 out[p] = (fma, am)
         return out
 
-    def _perf_ceiling(self, df, book, warp_size, mix_counts):
-        """Eqs. 2-3: FLOP/s ceiling from the FP instruction mix (``_mix_counts``) and warp
-        usage."""
+    def _perf_ceiling(self, df, book, usage, mix_counts):
+        """Eqs. 2-3: FLOP/s ceiling from the FP instruction mix (``_mix_counts``) and the warp
+        usage (``_warp_usage``) on the ceiling's GPU."""
         num = np.zeros(len(df))
         den = np.zeros(len(df))
         for p, (fma, am) in mix_counts.items():
@@ -173,17 +174,38 @@ class Hierarchical(Model):
         fallback = per_dtype(df["_dtype"].to_numpy(), lambda d: book(compute_peak_key(d)))
         with np.errstate(invalid="ignore", divide="ignore"):
             mix = np.where(den > 0, num / den, fallback)
-        return mix * self._warp_usage(df, warp_size)
+        return mix * usage
 
-    def _warp_usage(self, df, warp_size):
-        return self._once(("warp_usage", warp_size), lambda: self._active_fraction(df, warp_size))
+    def _warp_usage(self, df, counted_ws, gpu_ws):
+        return self._once(("warp_usage", counted_ws, gpu_ws),
+                          lambda: self._active_fraction(df, counted_ws, gpu_ws))
 
     @staticmethod
-    def _active_fraction(df, warp_size):
-        """Active threads per warp instruction / warp size (1 where unknown)."""
+    def _active_fraction(df, counted_ws, gpu_ws):
+        """Active threads per warp instruction / warp size on a GPU of warp size ``gpu_ws``,
+        from counts taken on one of warp size ``counted_ws`` (1 where unknown).
+
+        The counts give u = thread instructions / (warp instructions x counted_ws). Their warp
+        instructions are the counted GPU's: a 64-wide CDNA wavefront issues half as many for
+        the same threads, so u on it is not thread_inst / (warp_inst x 64), which would halve
+        every ceiling of a converged kernel (an H100 vector add projected 2x slower on an
+        MI300X, 5.3 against 3.35 TB/s). The share of lanes a kernel's branches leave idle is
+        kept; what changes with the width is how a block of B threads fills its warps,
+        B / (ceil(B / w) w): blocks of 16 threads fill half a 32-wide warp and a quarter of a
+        64-wide one."""
         with np.errstate(invalid="ignore", divide="ignore"):
-            u = df["thread_inst"].to_numpy(float) / (df["warp_inst"].to_numpy(float) * warp_size)
-        return np.where(np.isfinite(u) & (u > 0), np.minimum(u, 1.0), 1.0)
+            u = df["thread_inst"].to_numpy(float) / (df["warp_inst"].to_numpy(float)
+                                                     * counted_ws)
+            u = np.where(np.isfinite(u) & (u > 0), np.minimum(u, 1.0), 1.0)
+            if gpu_ws == counted_ws:
+                return u
+            b = df["block_threads"].to_numpy(float)
+
+            def fill(w):
+                return b / (np.ceil(b / w) * w)
+
+            geometry = np.where(np.isfinite(b) & (b > 0), fill(gpu_ws) / fill(counted_ws), 1.0)
+        return np.minimum(u * geometry, 1.0)
 
     def _level_bytes(self, df, dram):
         """Bytes served by each level (hits) and traversing it (N+), Eqs. 6-8 and 10, with what
@@ -286,8 +308,14 @@ class Hierarchical(Model):
         ws_s, ws_t = source.value("warp_size"), target.value("warp_size")
         ws_s = 32.0 if np.isnan(ws_s) else ws_s
         ws_t = 32.0 if np.isnan(ws_t) else ws_t
-        perf_s = self._perf_ceiling(df, bs, ws_s, rows["mix"])
-        perf_t = self._perf_ceiling(df, bt, ws_t, mix_t)
+        # the counts are the source's, in its warps (``_active_fraction``)
+        usage_s, usage_t = self._warp_usage(df, ws_s, ws_s), self._warp_usage(df, ws_s, ws_t)
+        if ws_s != ws_t:
+            notes.append(f"warp usage: counts in {ws_s:g}-wide warps, {target.id}'s are "
+                         f"{ws_t:g} wide: the share of active lanes kept, the blocks' fill of "
+                         "the warps recomputed")
+        perf_s = self._perf_ceiling(df, bs, usage_s, rows["mix"])
+        perf_t = self._perf_ceiling(df, bt, usage_t, mix_t)
         scale, ran, note = self._clock_scale(df, source)
         if self.source_clock:
             perf_s = perf_s * scale
@@ -308,9 +336,9 @@ class Hierarchical(Model):
             cache_notes, per_bytes = self._cache_capacity(df, n, (source, bs, per_s),
                                                           (target, bt, per_t))
             notes.extend(cache_notes)
-        usage_s, usage_t = 1.0, 1.0
+        bw_usage_s, bw_usage_t = 1.0, 1.0
         if self.warp_bandwidth:
-            usage_s, usage_t = self._warp_usage(df, ws_s), self._warp_usage(df, ws_t)
+            bw_usage_s, bw_usage_t = usage_s, usage_t
             notes.append("bandwidth ceilings scaled by active threads per warp instruction")
         bws = []
         for i, (p_s, p_t) in enumerate(per_bytes):
@@ -318,8 +346,8 @@ class Hierarchical(Model):
             bw_t, times = self._bw_ceilings(df, n, bt, target, p_t)
             if i == 0:
                 times_t = times  # the breakdown is the point's
-            bws.append(({k: v * usage_s for k, v in bw_s.items()},
-                        {k: v * usage_t for k, v in bw_t.items()}))
+            bws.append(({k: v * bw_usage_s for k, v in bw_s.items()},
+                        {k: v * bw_usage_t for k, v in bw_t.items()}))
 
         if self.parallelism:
             t_body, launch_t, note = self._launch_split(t_s, source, target)
@@ -465,15 +493,18 @@ class Hierarchical(Model):
         book = CeilingBook(gpu, reference=reference)
         ws = gpu.value("warp_size")
         ws = 32.0 if np.isnan(ws) else ws
+        # the counts are the reference's (the source) where there is one
+        counted_ws = ws if reference is None else reference.value("warp_size")
+        counted_ws = 32.0 if np.isnan(counted_ws) else counted_ws
+        usage = self._warp_usage(df, counted_ws, ws)
         rows = self._source_rows(df)
-        perf = self._perf_ceiling(df, book, ws, rows["mix"])
+        perf = self._perf_ceiling(df, book, usage, rows["mix"])
         if self.source_clock and "gpu" in df.columns:
             # the clock a row ran at is that of its own GPU, not of one it is projected to
             scale, _, note = self._clock_scale(df, gpu)
             perf = perf * np.where(df["gpu"].to_numpy() == gpu.id, scale, 1.0)
             if note:
                 book.notes.append(note)
-        usage = self._warp_usage(df, ws)
         mix = perf / usage
         if self.issue_rate:
             # as in the projection: a reference of another architecture means the counts are
