@@ -409,3 +409,21 @@ def test_a_measurement_table_from_a_spreadsheet_with_decimal_commas(tmp_path, ca
                                             decimal=",")
     code, _, err = run(capsys, "predict", str(tmp_path / "bad.csv"), "--target", "h200")
     assert code == 2 and "bad.csv, row 3, field 'flops': 'many' is not a number" in one_error(err)
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs Linux's /dev/full")
+@pytest.mark.parametrize("fmt", ["--json", "--csv", None])
+def test_a_full_disk_under_the_output_is_one_line(fmt):
+    """Standard output on a full device (``> /dev/full``): one error line and exit 1, not a
+    traceback from inside pandas or json."""
+    import subprocess
+    import sys
+
+    args = [sys.executable, "-m", "gpuproj.cli.main", "predict",
+            "examples/rodinia-p100-nvprof.csv", "-t", "h100-sxm5-80gb"] + ([fmt] if fmt else [])
+    with open("/dev/full", "w") as full:
+        q = subprocess.run(args, stdout=full, stderr=subprocess.PIPE, text=True,
+                           cwd=Path(__file__).resolve().parents[1])
+    assert q.returncode == 1
+    assert q.stderr.strip().splitlines() == ["gpuproj: error: cannot write: No space left on "
+                                             "device"]

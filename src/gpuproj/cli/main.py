@@ -3,6 +3,7 @@ run, so ``gpuproj --help`` stays fast."""
 
 from __future__ import annotations
 
+import errno
 import importlib
 import sys
 import warnings
@@ -94,6 +95,13 @@ def main(argv=None):
     except click.ClickException as e:
         e.show()
         sys.exit(e.exit_code)
+    except OSError as e:
+        # a full disk or a failing device under the output (files the commands write name
+        # themselves in an InputError; this is the standard output or a library's write)
+        if debug or e.errno not in (errno.ENOSPC, errno.EDQUOT, errno.EIO):
+            raise
+        click.echo(f"gpuproj: error: cannot write: {e.strerror}", err=True)
+        sys.exit(1)
     # a reader that closes the pipe early (`| head`) is handled by click: quiet, exit 1
     return 0
 
