@@ -140,6 +140,16 @@ def _is_method(name) -> bool:
         for m in geomean_members(name) or [name])
 
 
+def _needs(jpath, where: str = ""):
+    """``need(ok, field, what)``: raise an ``InputError`` naming ``where.field`` of ``jpath``
+    unless ``ok``."""
+    def need(ok, field, what):
+        if not ok:
+            raise InputError(f"must be {what}", path=jpath,
+                             field=".".join(p for p in (where, field) if p))
+    return need
+
+
 def _check_params(st, need) -> None:
     """The hyper-parameters of a model state: those the class has, of their defaults' types."""
     params = st.get("params")
@@ -170,11 +180,7 @@ def _check_state(st, jpath, where: str) -> None:
     """Raise ``InputError`` naming the field of a model state (``_model_state``) that is not
     what ``_build`` and prediction need, so that a damaged or hand-edited file stops at load
     with one line instead of failing inside a prediction."""
-    def need(ok, field, what):
-        if not ok:
-            raise InputError(f"must be {what}", path=jpath,
-                             field=f"{where}.{field}" if field else where)
-
+    need = _needs(jpath, where)
     need(isinstance(st, dict), "", "an object")
     if st.get("class") not in _classes():
         raise InputError(f"unknown model class {st.get('class')!r} (known: "
@@ -220,9 +226,9 @@ def _check_state(st, jpath, where: str) -> None:
     need(isinstance(members, list) and ("members" not in st["params"]
                                         or len(members) == len(st["params"]["members"])),
          "members", "a list of one model state per member named in params")
-    w = st.get("weights", {"*": [0.0] * len(members)})
-    need(isinstance(w, dict) and "*" in w and all(_is_nums(v, len(members))
-                                                  for v in w.values()),
+    w = st.get("weights")
+    need(w is None or (isinstance(w, dict) and "*" in w
+                       and all(_is_nums(v, len(members)) for v in w.values())),
          "weights", "an object with '*', of one weight per member")
     need(isinstance(st.get("learner", {}), dict), "learner", "an object")
     for i, m in enumerate(members):
@@ -231,10 +237,7 @@ def _check_state(st, jpath, where: str) -> None:
 
 def _check_doc(doc: dict, jpath) -> None:
     """The parts of a model file besides the model state that prediction reads."""
-    def need(ok, field, what):
-        if not ok:
-            raise InputError(f"must be {what}", path=jpath, field=field)
-
+    need = _needs(jpath)
     train = doc.get("train")
     need(isinstance(train, dict), "train", "an object")
     need(_is_strs(train.get("gpus")), "train.gpus", "a list of GPU names")

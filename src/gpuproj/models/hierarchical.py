@@ -120,6 +120,12 @@ def _cost(amount, per_unit):
     return np.where(amount > 0, amount * per_unit, 0.0)
 
 
+def _warp_size(gpu) -> float:
+    """The GPU's warp (wavefront) width, 32 where the catalog lacks it."""
+    ws = gpu.value("warp_size")
+    return 32.0 if np.isnan(ws) else ws
+
+
 def _uncached(working_set, size):
     """Fraction of the traffic of a kernel that sweeps its working set again and again which
     misses a cache (the L2, or an L3 behind it) of ``size`` bytes: 0 where the set fits, 1
@@ -305,9 +311,7 @@ class Hierarchical(Model):
             notes.append("target FLOP counts from SASS comparison (gpuproj.sass)")
 
         write_only = rows["write_only"]
-        ws_s, ws_t = source.value("warp_size"), target.value("warp_size")
-        ws_s = 32.0 if np.isnan(ws_s) else ws_s
-        ws_t = 32.0 if np.isnan(ws_t) else ws_t
+        ws_s, ws_t = _warp_size(source), _warp_size(target)
         # the counts are the source's, in its warps (``_active_fraction``)
         usage_s, usage_t = self._warp_usage(df, ws_s, ws_s), self._warp_usage(df, ws_s, ws_t)
         if ws_s != ws_t:
@@ -491,11 +495,9 @@ class Hierarchical(Model):
         if "_dtype" not in df.columns:  # Model.predict adds it; callers here pass plain rows
             df = df.assign(_dtype=dtype_codes(df))
         book = CeilingBook(gpu, reference=reference)
-        ws = gpu.value("warp_size")
-        ws = 32.0 if np.isnan(ws) else ws
+        ws = _warp_size(gpu)
         # the counts are the reference's (the source) where there is one
-        counted_ws = ws if reference is None else reference.value("warp_size")
-        counted_ws = 32.0 if np.isnan(counted_ws) else counted_ws
+        counted_ws = _warp_size(reference or gpu)
         usage = self._warp_usage(df, counted_ws, ws)
         rows = self._source_rows(df)
         perf = self._perf_ceiling(df, book, usage, rows["mix"])
