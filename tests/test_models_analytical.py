@@ -95,6 +95,16 @@ def test_warp_usage_counts_the_warps_of_the_profiled_gpu():
     usage = Hierarchical().ceilings(k.df, wide, reference=SRC)["warp_usage"]
     assert usage == pytest.approx([0.25, 0.5, 0.5], rel=1e-12)
     assert Hierarchical().ceilings(k.df, SRC)["warp_usage"] == pytest.approx([0.5] * 3)
+    # said once for all targets of that width, not once per target
+    from gpuproj.predict import PredictionSet
+
+    targets = [wide, replace(wide, id="wide2"), TGT]
+    proj = get_model("hierarchical").predict(hier_kernel(), SRC, targets)
+    lines = PredictionSet([SRC.id], [t.id for t in targets], {"hierarchical": proj}, [],
+                          {}).assumption_lines()
+    assert [x for x in lines if x.startswith("warp usage")] == [
+        "warp usage on 64-wide targets: counts in 32-wide warps, the share of active lanes "
+        "kept, the blocks' fill of the warps recomputed (hierarchical)"]
 
 
 def test_hierarchical_a_missing_peak_leaves_the_rows_that_do_not_need_it():

@@ -315,9 +315,10 @@ class Hierarchical(Model):
         # the counts are the source's, in its warps (``_active_fraction``)
         usage_s, usage_t = self._warp_usage(df, ws_s, ws_s), self._warp_usage(df, ws_s, ws_t)
         if ws_s != ws_t:
-            notes.append(f"warp usage: counts in {ws_s:g}-wide warps, {target.id}'s are "
-                         f"{ws_t:g} wide: the share of active lanes kept, the blocks' fill of "
-                         "the warps recomputed")
+            # no GPU named: the same note for every target of that width, said once
+            notes.append(f"warp usage on {ws_t:g}-wide targets: counts in {ws_s:g}-wide warps, "
+                         "the share of active lanes kept, the blocks' fill of the warps "
+                         "recomputed")
         perf_s = self._perf_ceiling(df, bs, usage_s, rows["mix"])
         perf_t = self._perf_ceiling(df, bt, usage_t, mix_t)
         scale, ran, note = self._clock_scale(df, source)
