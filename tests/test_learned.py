@@ -15,12 +15,12 @@ from gpuproj.learned.features import (
     PairFeatures,
     extra_columns,
     kernel_features,
-    roofline_times,
 )
 from gpuproj.learned.learners import LEARNERS, Learner, make_learner
 from gpuproj.learned.pairs import make_pairs, subsample, table_hash
 from gpuproj.models import MODELS, get_model, model_class
 from gpuproj.models.base import NotFittedError
+from gpuproj.models.common import roofline_times
 from gpuproj.profiles.table import ProfileTable
 
 LEARNED = [m for m in MODELS if getattr(model_class(m), "trained", False)]

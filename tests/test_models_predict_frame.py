@@ -85,3 +85,52 @@ def test_target_blocks_follow_the_targets():
         assert np.array_equal(part["time_s"].to_numpy(), alone["time_s"].to_numpy())
         assert list(part["limiter"].astype(str)) == list(alone["limiter"].astype(str))
         assert np.array_equal(part["row"].to_numpy(), np.arange(25))
+
+
+def test_rows_faster_than_the_datasheet_roofline_are_said():
+    """On an A100 SXM4 80GB (FP32 FMA peak 19.5e12 FLOP/s, DRAM 2.039e12 B/s): 1.95e10 FLOPs
+    need 1 ms at the peak, measured in 0.5 ms: 2x faster than any A100 can run them. 2.039e9
+    DRAM bytes need 1 ms, measured in 1.25 ms: possible. 1.95e10 FLOPs in 0.995 ms lies within
+    the 1 % a tabulated time's rounding gives."""
+    import warnings
+
+    from gpuproj.predict import RooflineWarning, beyond_roofline, predict
+
+    a100 = resolve("a100-sxm4-80gb")
+    assert a100.peak("fp32_fma_flops_per_s") == pytest.approx(19.5e12, rel=1e-3)
+    nan = float("nan")
+    rows = table(kernel=["gemm", "copy", "near"], config=["n=1", "n=2", "n=3"],
+                 gpu=["a100-sxm4-80gb"] * 3, time_s=[0.5e-3, 1.25e-3, 0.995e-3],
+                 flops=[1.95e10, nan, 1.95e10], fp32_flops=[1.95e10, nan, 1.95e10],
+                 dram_bytes=[nan, a100.peak("dram_bw_bytes_per_s") * 1e-3, nan])
+    ratio = 1.95e10 / a100.peak("fp32_fma_flops_per_s") / 0.5e-3
+    said = beyond_roofline(rows, a100)
+    assert said.startswith(f"1 of 3 rows measured on a100-sxm4-80gb ran faster than its "
+                           f"datasheet roofline allows (FLOPs at the FMA peak, DRAM bytes at "
+                           f"its bandwidth), by up to {ratio:.2f}x (gemm [n=1])")
+    with pytest.warns(RooflineWarning, match="1 of 3 rows"):
+        predict(rows, targets="h100-sxm5-80gb", methods="roofline")
+    fine = table(kernel=["copy"], gpu=["a100-sxm4-80gb"], time_s=[1.25e-3],
+                 dram_bytes=[a100.peak("dram_bw_bytes_per_s") * 1e-3])
+    assert beyond_roofline(fine, a100) is None
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RooflineWarning)
+        predict(fine, targets="h100-sxm5-80gb", methods="roofline")
+
+
+def test_nominal_convolution_flops_beyond_the_roofline_on_real_data(capsys):
+    """NeuSight's conv rows count the convolution's nominal FLOPs; cuDNN ran 3 x 3 filters
+    with fewer (Winograd), faster than those FLOPs allow on the P100 in 2 of the fixture's 5
+    rows. The command line says it in one warning line, and predicts all the same."""
+    from pathlib import Path
+
+    from conftest import run_cli
+
+    conv = str(Path(__file__).parent / "data" / "neusight-5gpus-conv.csv")
+    code, out, err = run_cli(capsys, "predict", conv, "-s", "tesla-p100-pcie-16gb", "-t",
+                             "v100-pcie-32gb", "-m", "compute", "--json")
+    warned = [x for x in err.splitlines() if x.startswith("gpuproj: warning: ")]
+    assert code == 0 and out and len(warned) == 1
+    assert warned[0].startswith("gpuproj: warning: 2 of 5 rows measured on tesla-p100-pcie-16gb "
+                                "ran faster than its datasheet roofline allows")
+    assert "k=3" in warned[0]

@@ -18,16 +18,19 @@ inverse-variance weighted geometric mean of their projections (``gpuproj.combine
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from .catalog import resolve, select
 from .combine import COMBINED, combine_sources
-from .errors import GpuprojError, InputError
+from .errors import GpuprojError, GpuprojWarning, InputError
 from .models import MODELS, get_model, model_class
 from .models.base import Model, Prediction, has_width
+from .models.common import roofline_times
 from .profiles.table import ProfileTable
 
 
@@ -472,6 +475,10 @@ def predict(table: ProfileTable, *, targets, source=None, methods=None,
     models = list(models or ())
     srcs = _sources(table, source)
     rows = {s.id: table.on(s.id).select(kernel) for s in srcs}
+    for s in srcs:
+        said = beyond_roofline(rows[s.id], s)
+        if said:
+            warnings.warn(said, RooflineWarning, stacklevel=2)
     if len(srcs) > 1:
         _check_unique_configs(rows)
     targets = [targets] if isinstance(targets, str) else list(targets)
@@ -521,6 +528,34 @@ def predict(table: ProfileTable, *, targets, source=None, methods=None,
     provenance = {label: _provenance(*saved) for label, saved in fitted if saved is not None}
     return PredictionSet([s.id for s in srcs], [t.id for t in tgts], preds, skipped,
                          provenance)
+
+
+class RooflineWarning(GpuprojWarning):
+    """Rows measured faster than their source GPU's datasheet roofline allows."""
+
+
+def beyond_roofline(rows: ProfileTable, gpu) -> str | None:
+    """What ``rows`` (measured on ``gpu``) say that no GPU can do: how many ran faster than the
+    datasheet roofline allows, their FLOPs at the FMA peak of their precision or their DRAM
+    bytes at the DRAM bandwidth taking longer than the measured time; None where none did.
+    Every method that reads the counts projects from them as they are. The NeuSight conv
+    tables have such rows: their FLOPs are the convolution's nominal ones, whatever algorithm
+    cuDNN chose (Winograd, for 3 x 3 filters, does fewer)."""
+    df = rows.df
+    r = roofline_times(df, gpu)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ratio = np.fmax(r["compute"], r["dram"]) / df["time_s"].to_numpy(float)
+    fast = np.flatnonzero(ratio > 1.01)  # beyond the rounding of a tabulated time
+    if not len(fast):
+        return None
+    worst = fast[np.argmax(ratio[fast])]
+    known = int(np.isfinite(ratio).sum())
+    return (f"{len(fast)} of {known} rows measured on {gpu.id} ran faster than its datasheet "
+            f"roofline allows (FLOPs at the FMA peak, DRAM bytes at its bandwidth), by up to "
+            f"{ratio[worst]:.2f}x ({df['kernel'].iat[worst]} [{df['config'].iat[worst]}]): "
+            "their counts overstate the work (a cheaper algorithm, bytes a cache served) or "
+            f"the GPU is not the catalog's {gpu.id} (its clock, its model); projections from "
+            "the counts inherit that error")
 
 
 def _sources(table: ProfileTable, source) -> list:

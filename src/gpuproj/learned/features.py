@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from ..catalog import GPU, resolve
+from ..models.common import ROOF_LEVELS, roofline_times
 from ..profiles.schema import COLUMNS
 
 # canonical count columns used as log10(1 + x)
@@ -89,7 +90,6 @@ PAIR_FEATURES = (
     "l2_fit_s", "l2_fit_t",   # log10 working set / L2 size
 )
 
-LEVELS = ("compute", "dram", "l2", "l1", "shared")
 
 
 def _log10(x):
@@ -195,52 +195,6 @@ def gpu_vector(gpu) -> dict:
     if isinstance(gpu, GPU):
         return _gpu_vector(gpu)
     return dict(_gpu_vector_cached(str(gpu)))
-
-
-def roofline_times(df: pd.DataFrame, gpu: GPU) -> dict:
-    """Time (s) each roofline level needs for the rows of ``df`` on ``gpu`` with datasheet
-    peaks: compute (FLOPs of each precision over its FMA peak; tensor FLOPs over the tensor
-    peak), DRAM, L2, L1 and shared bytes over their bandwidths. NaN where the count or the
-    peak is unknown. ``roof`` is the largest known level (the roofline's bound)."""
-    from ..models.common import compute_peak_key, dtype_of
-
-    n = len(df)
-    comp = np.zeros(n)
-    known = np.zeros(n, bool)
-    for p, key in (("fp64", "fp64_fma_flops_per_s"), ("fp32", "fp32_fma_flops_per_s"),
-                   ("fp16", "fp16_fma_flops_per_s")):
-        x = _col(df, f"{p}_flops")
-        ok = np.isfinite(x) & (x > 0)
-        peak = gpu.peak(key)
-        if not np.isfinite(peak) and p == "fp16":
-            peak = gpu.peak("fp32_fma_flops_per_s")
-        comp += np.where(ok, x / peak, 0.0)
-        known |= ok
-    tens = _col(df, "tensor_flops")
-    ok_t = np.isfinite(tens) & (tens > 0)
-    comp += np.where(ok_t, tens / gpu.peak("tensor_fp16_flops_per_s"), 0.0)
-    known |= ok_t
-    # total FLOPs without a per-precision split: the dominant dtype's peak
-    total = _col(df, "flops")
-    only_total = ~known & np.isfinite(total) & (total > 0)
-    if only_total.any():
-        dt = dtype_of(df).astype(str)
-        uniq, inv = np.unique(dt, return_inverse=True)
-        peaks = np.array([gpu.peak(compute_peak_key(d)) for d in uniq])[inv]
-        comp = np.where(only_total, total / peaks, comp)
-        known |= only_total
-    out = {"compute": np.where(known, comp, np.nan)}
-    for lvl, col, key in (("dram", "dram_bytes", "dram_bw_bytes_per_s"),
-                          ("l2", "l2_bytes", "l2_bw_bytes_per_s"),
-                          ("l1", "l1_bytes", "l1_bw_bytes_per_s"),
-                          ("shared", "shared_bytes", "shared_bw_bytes_per_s")):
-        x = _col(df, col)
-        out[lvl] = np.where(np.isfinite(x) & (x > 0), x / gpu.peak(key), np.nan)
-    stack = np.column_stack([out[k] for k in LEVELS])
-    stack = np.where(np.isfinite(stack) & (stack > 0), stack, -np.inf)
-    roof = stack.max(axis=1) if n else np.zeros(0)
-    out["roof"] = np.where(np.isfinite(roof), roof, np.nan)
-    return out
 
 
 def _occupancy(df, gpu):
@@ -464,7 +418,7 @@ class PairFeatures:
     @property
     def roof(self) -> dict:
         """Roofline times (s) per level on source (``s_<level>``) and target (``t_<level>``)."""
-        keys = [f"{p}_{k}" for p in ("s", "t") for k in (*LEVELS, "roof")]
+        keys = [f"{p}_{k}" for p in ("s", "t") for k in (*ROOF_LEVELS, "roof")]
         if "roof:t_roof" not in self._cols:
             n = len(self.pairs)
             out = {k: np.full(n, np.nan) for k in keys}
@@ -473,7 +427,7 @@ class PairFeatures:
                 sub = self.pairs.iloc[idx]
                 for p, g in (("s", s), ("t", t)):
                     r = roofline_times(sub, self.gpu(g))
-                    for k in (*LEVELS, "roof"):
+                    for k in (*ROOF_LEVELS, "roof"):
                         out[f"{p}_{k}"][idx] = r[k]
             self._cols.update({f"roof:{k}": v for k, v in out.items()})
         return {k: self._cols[f"roof:{k}"] for k in keys}

@@ -1,5 +1,6 @@
-"""Small pieces the models share: the kernel's dominant data type, which ceiling it uses, and
-looking ceilings up with a record of where each came from."""
+"""Small pieces the models share: the kernel's dominant data type, which ceiling it uses,
+looking ceilings up with a record of where each came from, launch occupancy, and the time each
+roofline level needs at datasheet peaks."""
 
 from __future__ import annotations
 
@@ -191,3 +192,54 @@ def fill_fractions(df: pd.DataFrame, gpu, configs=None):
             waves = np.ceil(blocks / slots)
             out.append(np.where((slots > 0) & (blocks > 0), blocks / (waves * slots), np.nan))
     return tuple(out)
+
+
+ROOF_LEVELS = ("compute", "dram", "l2", "l1", "shared")
+
+
+def _column(df, c):
+    return df[c].to_numpy(float) if c in df.columns else np.full(len(df), np.nan)
+
+
+def roofline_times(df: pd.DataFrame, gpu) -> dict:
+    """Time (s) each roofline level needs for the rows of ``df`` on ``gpu`` with datasheet
+    peaks: compute (FLOPs of each precision over its FMA peak; tensor FLOPs over the tensor
+    peak), DRAM, L2, L1 and shared bytes over their bandwidths. NaN where the count or the
+    peak is unknown. ``roof`` is the largest known level (the roofline's bound)."""
+    n = len(df)
+    comp = np.zeros(n)
+    known = np.zeros(n, bool)
+    for p, key in (("fp64", "fp64_fma_flops_per_s"), ("fp32", "fp32_fma_flops_per_s"),
+                   ("fp16", "fp16_fma_flops_per_s")):
+        x = _column(df, f"{p}_flops")
+        ok = np.isfinite(x) & (x > 0)
+        peak = gpu.peak(key)
+        if not np.isfinite(peak) and p == "fp16":
+            peak = gpu.peak("fp32_fma_flops_per_s")
+        comp += np.where(ok, x / peak, 0.0)
+        known |= ok
+    tens = _column(df, "tensor_flops")
+    ok_t = np.isfinite(tens) & (tens > 0)
+    comp += np.where(ok_t, tens / gpu.peak("tensor_fp16_flops_per_s"), 0.0)
+    known |= ok_t
+    # total FLOPs without a per-precision split: the dominant dtype's peak
+    total = _column(df, "flops")
+    only_total = ~known & np.isfinite(total) & (total > 0)
+    if only_total.any():
+        dt = dtype_of(df).astype(str)
+        uniq, inv = np.unique(dt, return_inverse=True)
+        peaks = np.array([gpu.peak(compute_peak_key(d)) for d in uniq])[inv]
+        comp = np.where(only_total, total / peaks, comp)
+        known |= only_total
+    out = {"compute": np.where(known, comp, np.nan)}
+    for lvl, col, key in (("dram", "dram_bytes", "dram_bw_bytes_per_s"),
+                          ("l2", "l2_bytes", "l2_bw_bytes_per_s"),
+                          ("l1", "l1_bytes", "l1_bw_bytes_per_s"),
+                          ("shared", "shared_bytes", "shared_bw_bytes_per_s")):
+        x = _column(df, col)
+        out[lvl] = np.where(np.isfinite(x) & (x > 0), x / gpu.peak(key), np.nan)
+    stack = np.column_stack([out[k] for k in ROOF_LEVELS])
+    stack = np.where(np.isfinite(stack) & (stack > 0), stack, -np.inf)
+    roof = stack.max(axis=1) if n else np.zeros(0)
+    out["roof"] = np.where(np.isfinite(roof), roof, np.nan)
+    return out

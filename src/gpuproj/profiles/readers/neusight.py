@@ -13,7 +13,8 @@ per-SM figures are kept as extra columns (``kernel_name``, ``warps_per_sm``,
   padding p; the column is spelled ``Kernel_Szie`` in the data): output side
   ``O = floor((S + 2p - k) / s) + 1`` and ``flops = 2 B C_out O^2 C_in k^2`` (the
   multiply-adds of the convolution; bias additions and the algorithm cuDNN picked, e.g.
-  Winograd, are not counted).
+  Winograd, are not counted: where it did fewer, a row ran faster than the datasheet roofline
+  of these FLOPs allows, and ``gpuproj predict`` says so in a warning).
 """
 
 from __future__ import annotations
