@@ -91,7 +91,6 @@ PAIR_FEATURES = (
 )
 
 
-
 def _log10(x):
     x = np.asarray(x, float)
     with np.errstate(divide="ignore", invalid="ignore"):
