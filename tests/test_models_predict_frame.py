@@ -104,15 +104,17 @@ def test_rows_faster_than_the_datasheet_roofline_are_said():
                  flops=[1.95e10, nan, 1.95e10], fp32_flops=[1.95e10, nan, 1.95e10],
                  dram_bytes=[nan, a100.peak("dram_bw_bytes_per_s") * 1e-3, nan])
     ratio = 1.95e10 / a100.peak("fp32_fma_flops_per_s") / 0.5e-3
-    said = beyond_roofline(rows, a100)
-    assert said.startswith(f"1 of 3 rows measured on a100-sxm4-80gb ran faster than its "
-                           f"datasheet roofline allows (FLOPs at the FMA peak, DRAM bytes at "
-                           f"its bandwidth), by up to {ratio:.2f}x (gemm [n=1])")
+    said = beyond_roofline({a100.id: rows}, [a100])
+    assert said == (f"1 of 3 rows measured on a100-sxm4-80gb ran faster than its datasheet "
+                    f"roofline allows (FLOPs at the FMA peak, DRAM bytes at the bandwidth), by "
+                    f"up to {ratio:.2f}x (gemm [n=1]): their counts overstate the work (a "
+                    "cheaper algorithm, bytes a cache served) or the GPU is not the catalog's "
+                    "(its clock, its model); projections from the counts inherit that error")
     with pytest.warns(RooflineWarning, match="1 of 3 rows"):
         predict(rows, targets="h100-sxm5-80gb", methods="roofline")
     fine = table(kernel=["copy"], gpu=["a100-sxm4-80gb"], time_s=[1.25e-3],
                  dram_bytes=[a100.peak("dram_bw_bytes_per_s") * 1e-3])
-    assert beyond_roofline(fine, a100) is None
+    assert beyond_roofline({a100.id: fine}, [a100]) is None
     with warnings.catch_warnings():
         warnings.simplefilter("error", RooflineWarning)
         predict(fine, targets="h100-sxm5-80gb", methods="roofline")
@@ -121,7 +123,8 @@ def test_rows_faster_than_the_datasheet_roofline_are_said():
 def test_nominal_convolution_flops_beyond_the_roofline_on_real_data(capsys):
     """NeuSight's conv rows count the convolution's nominal FLOPs; cuDNN ran 3 x 3 filters
     with fewer (Winograd), faster than those FLOPs allow on the P100 in 2 of the fixture's 5
-    rows. The command line says it in one warning line, and predicts all the same."""
+    rows. The command line says it in one warning line, and predicts all the same; `evaluate`
+    says it for every GPU of the table in one line."""
     from pathlib import Path
 
     from conftest import run_cli
@@ -134,3 +137,9 @@ def test_nominal_convolution_flops_beyond_the_roofline_on_real_data(capsys):
     assert warned[0].startswith("gpuproj: warning: 2 of 5 rows measured on tesla-p100-pcie-16gb "
                                 "ran faster than its datasheet roofline allows")
     assert "k=3" in warned[0]
+    code, out, err = run_cli(capsys, "evaluate", conv, "-m", "compute", "--json")
+    warned = [x for x in err.splitlines() if x.startswith("gpuproj: warning: ")]
+    assert code == 0 and out and len(warned) == 1
+    assert warned[0].startswith("gpuproj: warning: 1 of 5 rows measured on a100-pcie-80gb, "
+                                "2 of 5 on tesla-p100-pcie-16gb, ")
+    assert "ran faster than their GPU's datasheet roofline allows" in warned[0]

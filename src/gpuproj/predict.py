@@ -475,10 +475,9 @@ def predict(table: ProfileTable, *, targets, source=None, methods=None,
     models = list(models or ())
     srcs = _sources(table, source)
     rows = {s.id: table.on(s.id).select(kernel) for s in srcs}
-    for s in srcs:
-        said = beyond_roofline(rows[s.id], s)
-        if said:
-            warnings.warn(said, RooflineWarning, stacklevel=2)
+    said = beyond_roofline({s.id: rows[s.id] for s in srcs}, srcs)
+    if said:
+        warnings.warn(said, RooflineWarning, stacklevel=2)
     if len(srcs) > 1:
         _check_unique_configs(rows)
     targets = [targets] if isinstance(targets, str) else list(targets)
@@ -534,28 +533,37 @@ class RooflineWarning(GpuprojWarning):
     """Rows measured faster than their source GPU's datasheet roofline allows."""
 
 
-def beyond_roofline(rows: ProfileTable, gpu) -> str | None:
-    """What ``rows`` (measured on ``gpu``) say that no GPU can do: how many ran faster than the
-    datasheet roofline allows, their FLOPs at the FMA peak of their precision or their DRAM
-    bytes at the DRAM bandwidth taking longer than the measured time; None where none did.
-    Every method that reads the counts projects from them as they are. The NeuSight conv
-    tables have such rows: their FLOPs are the convolution's nominal ones, whatever algorithm
-    cuDNN chose (Winograd, for 3 x 3 filters, does fewer)."""
-    df = rows.df
-    r = roofline_times(df, gpu)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        ratio = np.fmax(r["compute"], r["dram"]) / df["time_s"].to_numpy(float)
-    fast = np.flatnonzero(ratio > 1.01)  # beyond the rounding of a tabulated time
-    if not len(fast):
+def beyond_roofline(rows: dict, gpus) -> str | None:
+    """What the rows say that no GPU can do: how many of each GPU's ``rows[gpu.id]`` (a
+    ``ProfileTable``) ran faster than its datasheet roofline allows, their FLOPs at the FMA peak
+    of their precision or their DRAM bytes at the DRAM bandwidth taking longer than the
+    measured time, in one sentence; None where none did. Every method that reads the counts
+    projects from them as they are. The NeuSight conv tables have such rows: their FLOPs are
+    the convolution's nominal ones, whatever algorithm cuDNN chose (Winograd, for 3 x 3
+    filters, does fewer)."""
+    parts, worst = [], (0.0, "")
+    for gpu in gpus:
+        df = rows[gpu.id].df
+        r = roofline_times(df, gpu)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            ratio = np.fmax(r["compute"], r["dram"]) / df["time_s"].to_numpy(float)
+        fast = np.flatnonzero(ratio > 1.01)  # beyond the rounding of a tabulated time
+        if not len(fast):
+            continue
+        parts.append(f"{len(fast)} of {int(np.isfinite(ratio).sum())} "
+                     + ("rows measured " if not parts else "") + f"on {gpu.id}")
+        i = fast[np.argmax(ratio[fast])]
+        if ratio[i] > worst[0]:
+            worst = (ratio[i], f"{df['kernel'].iat[i]} [{df['config'].iat[i]}]"
+                     + (f" on {gpu.id}" if len(gpus) > 1 else ""))
+    if not parts:
         return None
-    worst = fast[np.argmax(ratio[fast])]
-    known = int(np.isfinite(ratio).sum())
-    return (f"{len(fast)} of {known} rows measured on {gpu.id} ran faster than its datasheet "
-            f"roofline allows (FLOPs at the FMA peak, DRAM bytes at its bandwidth), by up to "
-            f"{ratio[worst]:.2f}x ({df['kernel'].iat[worst]} [{df['config'].iat[worst]}]): "
+    its, the = ("its", "the") if len(parts) == 1 else ("their GPU's", "a")
+    return (f"{', '.join(parts)} ran faster than {its} datasheet roofline allows (FLOPs at the "
+            f"FMA peak, DRAM bytes at the bandwidth), by up to {worst[0]:.2f}x ({worst[1]}): "
             "their counts overstate the work (a cheaper algorithm, bytes a cache served) or "
-            f"the GPU is not the catalog's {gpu.id} (its clock, its model); projections from "
-            "the counts inherit that error")
+            f"{the} GPU is not the catalog's (its clock, its model); projections from the "
+            "counts inherit that error")
 
 
 def _sources(table: ProfileTable, source) -> list:

@@ -132,6 +132,7 @@ def evaluate(tables, methods, sources, targets, fmt, reader_options, as_json, ra
                                "--split gpu|config|kernel")
     _check_gpus(table, sources, "--source")
     _check_gpus(table, targets, "--target")
+    _warn_beyond_roofline(table)
 
     def bar(jobs, description="evaluating"):  # a progress bar unless the output is JSON
         return jobs if quiet else progress(jobs, description=description)
@@ -353,6 +354,19 @@ def _check_gpus(table, names, option) -> None:
         if gid not in table.gpus:
             raise GpuprojError(f"{option} {n}: the table has no row measured on {gid} (it has "
                                f"{', '.join(table.gpus)})")
+
+
+def _warn_beyond_roofline(table) -> None:
+    """One warning line for the rows that ran faster than their GPU's datasheet roofline
+    allows (``predict.beyond_roofline``): their errors are the counts' as much as a method's."""
+    import warnings
+
+    from ..catalog import resolve
+    from ..predict import RooflineWarning, beyond_roofline
+
+    said = beyond_roofline({g: table.on(g) for g in table.gpus}, [resolve(g) for g in table.gpus])
+    if said:
+        warnings.warn(said, RooflineWarning, stacklevel=2)
 
 
 def _cell(name, v):

@@ -14,7 +14,7 @@ per-SM figures are kept as extra columns (``kernel_name``, ``warps_per_sm``,
   ``O = floor((S + 2p - k) / s) + 1`` and ``flops = 2 B C_out O^2 C_in k^2`` (the
   multiply-adds of the convolution; bias additions and the algorithm cuDNN picked, e.g.
   Winograd, are not counted: where it did fewer, a row ran faster than the datasheet roofline
-  of these FLOPs allows, and ``gpuproj predict`` says so in a warning).
+  of these FLOPs allows, and ``gpuproj predict`` and ``evaluate`` say so in a warning).
 """
 
 from __future__ import annotations
