@@ -104,7 +104,7 @@ def test_rows_faster_than_the_datasheet_roofline_are_said():
                  flops=[1.95e10, nan, 1.95e10], fp32_flops=[1.95e10, nan, 1.95e10],
                  dram_bytes=[nan, a100.peak("dram_bw_bytes_per_s") * 1e-3, nan])
     ratio = 1.95e10 / a100.peak("fp32_fma_flops_per_s") / 0.5e-3
-    said = beyond_roofline({a100.id: rows}, [a100])
+    said = beyond_roofline({a100.id: rows})
     assert said == (f"1 of 3 rows measured on a100-sxm4-80gb ran faster than its datasheet "
                     f"roofline allows (FLOPs at the FMA peak, DRAM bytes at the bandwidth), by "
                     f"up to {ratio:.2f}x (gemm [n=1]): their counts overstate the work (a "
@@ -114,7 +114,7 @@ def test_rows_faster_than_the_datasheet_roofline_are_said():
         predict(rows, targets="h100-sxm5-80gb", methods="roofline")
     fine = table(kernel=["copy"], gpu=["a100-sxm4-80gb"], time_s=[1.25e-3],
                  dram_bytes=[a100.peak("dram_bw_bytes_per_s") * 1e-3])
-    assert beyond_roofline({a100.id: fine}, [a100]) is None
+    assert beyond_roofline({a100.id: fine}) is None
     with warnings.catch_warnings():
         warnings.simplefilter("error", RooflineWarning)
         predict(fine, targets="h100-sxm5-80gb", methods="roofline")

@@ -475,7 +475,7 @@ def predict(table: ProfileTable, *, targets, source=None, methods=None,
     models = list(models or ())
     srcs = _sources(table, source)
     rows = {s.id: table.on(s.id).select(kernel) for s in srcs}
-    said = beyond_roofline({s.id: rows[s.id] for s in srcs}, srcs)
+    said = beyond_roofline(rows)
     if said:
         warnings.warn(said, RooflineWarning, stacklevel=2)
     if len(srcs) > 1:
@@ -533,17 +533,17 @@ class RooflineWarning(GpuprojWarning):
     """Rows measured faster than their source GPU's datasheet roofline allows."""
 
 
-def beyond_roofline(rows: dict, gpus) -> str | None:
-    """What the rows say that no GPU can do: how many of each GPU's ``rows[gpu.id]`` (a
-    ``ProfileTable``) ran faster than its datasheet roofline allows, their FLOPs at the FMA peak
-    of their precision or their DRAM bytes at the DRAM bandwidth taking longer than the
-    measured time, in one sentence; None where none did. Every method that reads the counts
+def beyond_roofline(rows: dict) -> str | None:
+    """What the rows say that no GPU can do: how many of each GPU's rows (``rows``: a
+    ``ProfileTable`` per catalog id) ran faster than its datasheet roofline allows, their FLOPs
+    at the FMA peak of their precision or their DRAM bytes at the DRAM bandwidth taking longer
+    than the measured time, in one sentence; None where none did. Every method that reads the counts
     projects from them as they are. The NeuSight conv tables have such rows: their FLOPs are
     the convolution's nominal ones, whatever algorithm cuDNN chose (Winograd, for 3 x 3
     filters, does fewer)."""
     parts, worst = [], (0.0, "")
-    for gpu in gpus:
-        df = rows[gpu.id].df
+    for gid, table in rows.items():
+        gpu, df = resolve(gid), table.df
         r = roofline_times(df, gpu)
         with np.errstate(invalid="ignore", divide="ignore"):
             ratio = np.fmax(r["compute"], r["dram"]) / df["time_s"].to_numpy(float)
@@ -555,7 +555,7 @@ def beyond_roofline(rows: dict, gpus) -> str | None:
         i = fast[np.argmax(ratio[fast])]
         if ratio[i] > worst[0]:
             worst = (ratio[i], f"{df['kernel'].iat[i]} [{df['config'].iat[i]}]"
-                     + (f" on {gpu.id}" if len(gpus) > 1 else ""))
+                     + (f" on {gpu.id}" if len(rows) > 1 else ""))
     if not parts:
         return None
     its, the = ("its", "the") if len(parts) == 1 else ("their GPU's", "a")

@@ -361,10 +361,9 @@ def _warn_beyond_roofline(table) -> None:
     allows (``predict.beyond_roofline``): their errors are the counts' as much as a method's."""
     import warnings
 
-    from ..catalog import resolve
     from ..predict import RooflineWarning, beyond_roofline
 
-    said = beyond_roofline({g: table.on(g) for g in table.gpus}, [resolve(g) for g in table.gpus])
+    said = beyond_roofline({g: table.on(g) for g in table.gpus})
     if said:
         warnings.warn(said, RooflineWarning, stacklevel=2)
 

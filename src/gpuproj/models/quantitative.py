@@ -32,6 +32,8 @@ to 20-49 % (docs/accuracy.md).
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pandas as pd
 
@@ -88,9 +90,8 @@ class Quantitative(Model):
 
     def _project(self, df, source, target):
         p = self._model_time(df, source, target)
-        return Projection(p.time_s, limiter=p.limiter, breakdown=p.breakdown,
-                          assumptions=p.assumptions + self._once(
-                              "self_check", lambda: self._self_check(df, source)))
+        return replace(p, assumptions=p.assumptions + self._once(
+            "self_check", lambda: self._self_check(df, source)))
 
     def _self_check(self, df, source) -> list:
         """The model's time on the source GPU itself against the measured time, as the paper
