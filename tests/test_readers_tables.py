@@ -227,6 +227,64 @@ def test_gpu_benches_bad_input(tmp_path):
     assert e.value.row == 3
 
 
+# ---- gpu-benches repeated small kernels (GPL-3.0 data: read from shared/data/external only) ----
+SK = EXT / "gpu-benches" / "gpu-small-kernels"
+
+
+@need(not SK.is_dir(), reason="shared/data/external not present")
+def test_gpu_benches_small_kernels():
+    for f in sorted(SK.glob("*.txt")):
+        assert sniff(f) == "gpu-benches"
+        t = load(f)
+        assert not t.skipped and len(t.gpus) == 1
+    t = load(SK / "h200.txt")
+    # 145 lines of six block sizes, 32 to 1024 threads
+    assert len(t) == 145 * 6 and t.gpus == ["h200-sxm-141gb"]
+    r = t.df.iloc[0]
+    assert r["kernel"] == "gpu-small-kernels scale" and r["config"] == "n=4096,block=32"
+    # first line "4096  64kB     26 ...": 16 bytes per element at 26 GB/s
+    assert r["time_s"] == pytest.approx(16 * 4096 / 26e9)
+    assert r["l2_bytes"] == r["working_set_bytes"] == 16 * 4096
+    assert r["flops"] == r["fp64_flops"] == 4096 and r["dtype"] == "fp64"
+    assert r["block_threads"] == 32 and r["grid_blocks"] == 4096 // 32 + 1
+    # the older A100 run has nine block sizes (4 to 1024), the MI210 one seven (16 to 1024)
+    for stem, blocks in (("a100_80", [4, 8, 16, 32, 64, 128, 256, 512, 1024]),
+                         ("mi210", [16, 32, 64, 128, 256, 512, 1024])):
+        got = load(SK / f"{stem}.txt").df["config"].str.extract(r"block=(\d+)")[0]
+        assert sorted(set(got.astype(int))) == blocks
+    # the L40 run stopped within its last line: two block sizes of it
+    assert len(load(SK / "l40.txt")) == 165 * 6 + 2
+    assert load(SK / "h200_graph.txt").df["kernel"].iloc[0] == "gpu-small-kernels scale (graph)"
+    pt = load(SK / "h200_pt.txt").df
+    assert pt["kernel"].iloc[0] == "gpu-small-kernels scale (persistent, atomic sync)"
+    assert pt["grid_blocks"].isna().all()
+
+
+def test_gpu_benches_small_kernels_bad_input(tmp_path):
+    from gpuproj.profiles.readers import gpu_benches
+
+    lines = ["4096  64kB     26     26", "4341  67kB     27      0", "4601  71kB     29"]
+    p = tmp_path / "mybox_gsync.txt"
+    p.write_text("\n".join(lines) + "\n")
+    assert sniff(p) == "gpu-benches"
+    with pytest.raises(InputError, match="pass --source NAME"):
+        gpu_benches.read(p)
+    t = gpu_benches.read(p, gpu="H200")
+    # two block sizes (512 and 1024 threads), the last line cut after the first; 0 GB/s is
+    # skipped and counted
+    assert list(t.df["config"]) == ["n=4096,block=512", "n=4096,block=1024",
+                                    "n=4341,block=512", "n=4601,block=512"]
+    assert t.df["kernel"].iloc[0] == "gpu-small-kernels scale (persistent, grid sync)"
+    assert t.skipped_summary() == {"bandwidth = 0 is not positive": 1}
+    p.write_text("\n".join(lines + ["4877  76kB     31    fast"]) + "\n")
+    with pytest.raises(InputError) as e:
+        gpu_benches.read(p, gpu="H200")
+    assert e.value.row == 4
+    p.write_text("4096  64kB" + "  26" * 12 + "\n")
+    with pytest.raises(InputError, match="12 bandwidth columns"):
+        gpu_benches.read(p, gpu="H200")
+
+
 def test_a_frame_from_python_skips_unusable_rows_and_says_why():
     # ProfileTable.from_frame is the notebook's way in, without a reader's own checks
     from gpuproj.profiles.table import ProfileTable
