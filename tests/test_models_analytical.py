@@ -229,6 +229,61 @@ def test_cache_capacity_interval_near_a_cache_size():
     assert any("holding and missing" in n for n in p.assumptions["tgt"])
 
 
+def test_bytes_no_level_can_price_fall_back_to_the_dram_ratio():
+    """A target without an L2 bandwidth (no datasheet gives the A40's). With cache_capacity, a
+    set that misses its 40 MB L2 leaves the L2 at DRAM speed, 80 MB: (1/2e12)/(1/1e12) = 1/2,
+    as with an L2 bandwidth (its 6.25e7 FP64 MULs per 1e9 B put both GPUs' roofs on the
+    bandwidth: 6.25e10 and 1.25e11 FLOP/s, under the FP64 MUL peaks 2.5e12 and 1e12). A set
+    that fits has no L2 time there; its bytes are priced at the level below on both GPUs, the
+    DRAM ratio, 1/2 too, and a note says so, where the compute ceilings alone gave 2.5e12 / 1e12
+    = 2.5x the time (a stream kernel's FLOP efficiency carried across: 37x too slow on the
+    gpu-benches small kernels from the H200 to the A40). The paper's model, which prices L2
+    bytes at the L2 ceiling only, takes the DRAM ratio for both rows."""
+    no_l2 = make_gpu("no-l2", values={"warp_size": 32, "l2_size_bytes": 40e6},
+                     peak={"fp64_fma_flops_per_s": 2e12, "fp64_addmul_flops_per_s": 1e12,
+                           "dram_bw_bytes_per_s": 2.5e12},
+                     measured={"dram_bw_bytes_per_s": 2e12})
+    k = table(time_s=[1e-3] * 2, l2_bytes=[1e9] * 2, working_set_bytes=[2e6, 80e6],
+              fp64_fma_thread_inst=[0.0] * 2, fp64_add_thread_inst=[0.0] * 2,
+              fp64_mul_thread_inst=[6.25e7] * 2)
+    for name, unpriced, limiters in (("hierarchical-ext", 1, ["dram", "l2"]),
+                                     ("hierarchical", 2, ["dram", "dram"])):
+        p = get_model(name).predict(k, SRC, no_l2)
+        assert p.df["time_s"].to_numpy() == pytest.approx([0.5e-3, 0.5e-3])
+        # the limiter says what priced the bytes, not the FP64 pipe
+        assert list(p.df["limiter"]) == limiters
+        notes = p.assumptions["no-l2"]
+        assert f"{unpriced} row(s) whose bytes no level with a ceiling on both GPUs serves: " \
+               "DRAM bandwidth ratio" in notes
+    assert not any("no L2 time for working sets that fit its L2" in n for n in notes)
+    ext = get_model("hierarchical-ext").predict(k, SRC, no_l2).assumptions["no-l2"]
+    assert any("no L2 time for working sets that fit its L2" in n for n in ext)
+
+
+def test_parallelism_keeps_a_measured_launch_overhead_out_of_the_scaling():
+    """With ``launch_overhead_s`` measured on both GPUs (2 us on the source, 3 us on the
+    target), a time is overhead plus body and only the body scales. DRAM-bound, 1e12 -> 2e12
+    B/s: 10 us gives (10 - 2) / 2 + 3 = 7 us (the bandwidth ratio alone: 5 us); 2.05 us is
+    nearly all overhead, its body floored at 5 % of the time: max(0.05, 0.1025) / 2 + 3 =
+    3.05125 us (alone: 1.025 us). Without a value on both GPUs the whole time scales, and a
+    note says so."""
+    k = table(time_s=[10e-6, 2.05e-6], dram_bytes=[1e6, 1e6], dram_read_bytes=[0.5e6] * 2,
+              dram_write_bytes=[0.5e6] * 2)
+    src = make_gpu("ls", peak={"dram_bw_bytes_per_s": 1e12},
+                   measured={"dram_bw_bytes_per_s": 1e12, "launch_overhead_s": 2e-6})
+    tgt = make_gpu("lt", peak={"dram_bw_bytes_per_s": 2e12},
+                   measured={"dram_bw_bytes_per_s": 2e12, "launch_overhead_s": 3e-6})
+    ext = get_model("hierarchical", parallelism=True)
+    p = ext.predict(k, src, tgt)
+    assert p.df["time_s"].to_numpy() == pytest.approx([7e-6, 0.1025e-6 / 2 + 3e-6])
+    assert any("launch overhead 2.0 us -> 3.0 us (measured)" in n for n in p.assumptions["lt"])
+    plain = make_gpu("lu", peak={"dram_bw_bytes_per_s": 2e12},
+                     measured={"dram_bw_bytes_per_s": 2e12})
+    q = ext.predict(k, src, plain)
+    assert q.df["time_s"].to_numpy() == pytest.approx([5e-6, 1.025e-6])
+    assert any("not measured for both GPUs" in n for n in q.assumptions["lu"])
+
+
 # a GPU with a memory-side L3 (an AMD Infinity Cache) behind a 4 MB L2
 INFINITY = make_gpu(
     "infinity", values={"warp_size": 32, "l2_size_bytes": 4e6, "l3_size_bytes": 64 * 2**20},

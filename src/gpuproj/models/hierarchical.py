@@ -136,6 +136,13 @@ def _uncached(working_set, size):
     return np.where(np.asarray(working_set, float) > size, 1.0, 0.0)
 
 
+def _blend(f, hit, miss):
+    """(1 - f) hit + f miss per row, where a share of 0 or 1 needs only the one side: a
+    bandwidth a GPU lacks (NaN) voids only the rows that use it."""
+    with np.errstate(invalid="ignore"):
+        return np.where(f <= 0, hit, np.where(f >= 1, miss, (1 - f) * hit + f * miss))
+
+
 class Hierarchical(Model):
     name = "hierarchical"
     summary = "hierarchical roofline with kernel-specific ceilings (Van Lanker et al.)"
@@ -292,6 +299,10 @@ class Hierarchical(Model):
             same_flops = flops / flops
         return {
             "t_s": t_s, "flops": flops, "has_flops": np.isfinite(flops) & (flops > 0),
+            # global-memory traffic, which the cache levels and DRAM serve (shared memory's
+            # is not)
+            "has_bytes": np.logical_or.reduce([_nz(df[c].to_numpy(float)) > 0
+                                               for c in ("dram_bytes", "l2_bytes", "l1_bytes")]),
             "dram": dram, "n": n, "mix": self._mix_counts(df), "oi": oi,
             # target/source ratios of FLOPs and bytes when both are the source's counts
             "same_flops": same_flops, "same_bytes": same_bytes,
@@ -375,9 +386,22 @@ class Hierarchical(Model):
                 out[~np.isfinite(out) | (out <= 0)] = np.nan
                 # no byte counts at all (tables with analytic FLOPs only): the roofline at
                 # OI -> inf, i.e. the ratio of the kernel-specific compute ceilings
-                none = np.isnan(out).all(axis=1) & has_flops
+                none = np.isnan(out).all(axis=1) & has_flops & ~rows["has_bytes"]
                 out[none, 0] = (t_body * (flops_t / flops_s) * perf_s / perf_t)[none]
-            return out, int(none.sum())
+                # bytes only at levels without a bandwidth ceiling on one of the GPUs (an
+                # L2-resident kernel, the L2 bandwidths the catalog lacks; a missing compute
+                # ceiling still voids a row): priced at the level below, DRAM, whose
+                # bandwidth every GPU has. Their compute ceilings alone carried a stream
+                # kernel's tiny FP64 efficiency across (the gpu-benches small kernels, H200 ->
+                # A40: 37x too slow). On the 64 Rodinia calculate_temp pairs from a row
+                # without DRAM bytes (Kepler and Maxwell L2s, no bandwidth in the catalog) the
+                # DRAM ratio took `hierarchical` from 25.6 to 35.5 % MAPE and `-ext` from 23.2
+                # to 20.9 %
+                priced = np.logical_or.reduce([np.isfinite(bw_s[lvl]) & np.isfinite(bw_t[lvl])
+                                               for lvl in LEVELS])
+                unpriced = np.isnan(out).all(axis=1) & rows["has_bytes"] & ~priced
+                out[unpriced, 0] = (t_body * per_t["dram"] / per_s["dram"])[unpriced]
+            return out, int(none.sum()), unpriced
 
         # (point, low end, high end) of the issue-rate factor: one projection per variant
         variants = [(perf_s, perf_t)]
@@ -387,9 +411,12 @@ class Hierarchical(Model):
             notes.extend(issue_notes)
         # the interval: every level under every compute and capacity variant, the point first
         combos = list(itertools.product(variants, bws))
-        per_level, no_level = level_times(*combos[0][0], *combos[0][1])
+        per_level, no_level, unpriced = level_times(*combos[0][0], *combos[0][1])
         if no_level:
             notes.append(f"{no_level} row(s) without byte counts: compute ceiling only")
+        if unpriced.any():
+            notes.append(f"{unpriced.sum()} row(s) whose bytes no level with a ceiling on both "
+                         "GPUs serves: DRAM bandwidth ratio")
         spread = np.concatenate([per_level] + [level_times(*v, *b)[0] for v, b in combos[1:]],
                                 axis=1)
 
@@ -406,7 +433,13 @@ class Hierarchical(Model):
 
         with np.errstate(invalid="ignore", divide="ignore"):
             t_comp = np.where(has_flops, flops_t / perf_t, 0.0)
-        breakdown, limiter = self._breakdown(df, n, {"t_compute_s": t_comp, **times_t})
+        if unpriced.any():
+            # the breakdown shows what the projection used: those bytes at DRAM bandwidth
+            through = np.fmax(n["nplus"]["l2"], n["nplus"]["l1"])
+            times_t = {**times_t, "t_dram_s": np.where(unpriced, through * per_t["dram"],
+                                                        times_t["t_dram_s"])}
+        breakdown, limiter = self._breakdown(df, n, {"t_compute_s": t_comp, **times_t},
+                                             unpriced)
         notes = bs.notes + bt.notes + notes
         return Projection(point, low, high, limiter, breakdown, notes)
 
@@ -458,13 +491,14 @@ class Hierarchical(Model):
                        for a, b in zip(f_s, f_t)]
 
     @staticmethod
-    def _breakdown(df, n, times):
+    def _breakdown(df, n, times, at_dram):
         """The target's time per resource (``times``: compute and per level) as the
         projection's breakdown, and the limiter: the kernel's dtype where compute takes the
-        longest, else that level."""
+        longest, else that level. ``at_dram``: rows whose bytes were priced at DRAM
+        bandwidth, their DRAM time counted."""
         # NaN, not 0, where the profile does not count a quantity: "unknown" is not "no time"
         counted = {"t_compute_s": np.isfinite(df["flops"].to_numpy(float)),
-                   "t_dram_s": np.isfinite(n["dram"]),
+                   "t_dram_s": np.isfinite(n["dram"]) | at_dram,
                    "t_l2_s": n["present"]["l2"], "t_l1_s": n["present"]["l1"],
                    "t_shared_s": np.isfinite(df["shared_bytes"].to_numpy(float))
                    | np.isfinite(df["shared_wavefronts"].to_numpy(float))}
@@ -595,11 +629,17 @@ class Hierarchical(Model):
             notes.append("cache capacity: target L2 bandwidth unknown, DRAM traffic unchanged")
             dram = np.zeros_like(dram)
         est = known & ~n["present"]["dram"] & n["present"]["l2"]
-        if est.any() and not (np.isfinite(per_l2).all() and np.isfinite(per_s["dram"]).all()
-                              and np.isfinite(per_t["dram"]).all()):
-            notes.append("cache capacity: L2 or DRAM bandwidth unknown, no DRAM traffic "
-                         "estimated")
-            est = np.zeros_like(est)
+        if est.any():
+            for (g, _, per), size, l2 in zip(gpus, sizes, per_l2):
+                # a step share needs only the bandwidth of the side the set falls on: only
+                # the rows on a side without one lose their L2 time
+                fits, misses = est & ~(ws > size), est & (ws > size)
+                if np.isnan(l2) and fits.any():
+                    notes.append(f"cache capacity: {g.id} has no L2 bandwidth in the catalog: "
+                                 "no L2 time for working sets that fit its L2")
+                if not np.isfinite(per["dram"][misses]).all():
+                    notes.append(f"cache capacity: {g.id} has no DRAM bandwidth in the "
+                                 "catalog: no L2 time for working sets that exceed its L2")
 
         def near(size):
             return known & (ws > CAPACITY_BAND[0] * size) & (ws < CAPACITY_BAND[1] * size)
@@ -630,8 +670,8 @@ class Hierarchical(Model):
                                        p_t["dram"])
                 p_s["dram"] = np.where(dram, past_s, p_s["dram"])
             if est.any():
-                p_s["l2"] = np.where(est, (1 - f_s) * per_l2[0] + f_s * past_s, p_s["l2"])
-                p_t["l2"] = np.where(est, (1 - f_t) * per_l2[1] + f_t * past_t, p_t["l2"])
+                p_s["l2"] = np.where(est, _blend(f_s, per_l2[0], past_s), p_s["l2"])
+                p_t["l2"] = np.where(est, _blend(f_t, per_l2[1], past_t), p_t["l2"])
             return p_s, p_t
 
         variants = [times((None, None))]
