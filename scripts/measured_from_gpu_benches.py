@@ -18,9 +18,13 @@ Sources (see ``/work/shared/data/external/README.md`` for provenance and licence
   - ``gpu-roofline/<gpu>.txt``: max GF/s over the arithmetic-intensity sweep ->
     ``fp32_fma_flops_per_s`` (the files print 0.25 Fl/B at 0 inner iterations; the benchmark
     computes (2 + 2N) / (2 sizeof(T)), so T was 4-byte float).
-  - not used: ``gpu-latency`` (pointer-chase latency; no catalog field) and ``gpu-small-kernels``
-    (time per size of small stream kernels; the launch overhead is not separable from the
-    data-dependent part without the kernel's byte count per element, so we do not derive one).
+  - ``gpu-small-kernels/<gpu>.txt`` (the file without a suffix: one launch per repetition,
+    back to back): the shortest time per kernel at the smallest size, n = 4096 doubles, over
+    the block sizes -> ``launch_overhead_s``. Its 64 kB take about 10 ns at L2 bandwidth, so
+    the time is that of a launch, measured as ``gpuproj bench`` measures it (host clock over
+    launches queued back to back). The gpu-benches small-kernels table of docs/accuracy.md is
+    then in-sample at its smallest sizes (as the L2 sweep is for the L2 ceilings).
+  - not used: ``gpu-latency`` (pointer-chase latency; no catalog field).
 - seed-report-4gpus ``gpu_metrics.json`` (github Debdeep23/Kernel_Performance_Prediction @f808e85):
   ``sustained_bandwidth_gbps`` -> ``dram_bw_bytes_per_s``, ``sustained_compute_gflops`` ->
   ``fp32_fma_flops_per_s`` (the file lists it next to ``peak_fp32_gflops``).
@@ -43,7 +47,9 @@ from pathlib import Path
 
 import yaml
 
-from gpuproj.profiles.readers.gpu_benches import GPU_FILES  # one map of the files to GPUs
+# one map of the files to GPUs, and one parser of the small-kernels files
+from gpuproj.profiles.readers.gpu_benches import GPU_FILES
+from gpuproj.profiles.readers.gpu_benches import read as read_gpu_benches
 
 ROOT = Path(__file__).resolve().parents[1]
 CATALOG = ROOT / "src" / "gpuproj" / "catalog" / "gpus"
@@ -170,6 +176,19 @@ def collect(data: Path, l2_sizes: dict, l3_sizes: dict) -> dict:
         put(stem, "l1_bw_bytes_per_s", bw * 1e9,
             _src(p, f"L1 plateau = median Eff. bw over the {n} per-SM data sets "
                     f"<= 16 kB = {bw:g} GB/s", assume))
+    for p in sorted((gb / "gpu-small-kernels").glob("*.txt")):
+        stem = p.stem.lower()
+        if stem not in GPU_FILES:  # the graph and persistent-thread runs have a suffix
+            continue
+        _, assume = GPU_FILES[stem]
+        df = read_gpu_benches(p).df
+        n = df["config"].str.extract(r"n=(\d+)")[0].astype(int)
+        first = df[n == n.min()]
+        t = float(first["time_s"].min())
+        put(stem, "launch_overhead_s", t,
+            _src(p, f"shortest time per kernel at n = {n.min()} doubles over the "
+                    f"{len(first)} block sizes = {t * 1e6:.3g} us (16 n B / the printed GB/s; "
+                    "launches back to back)", assume))
     for p in sorted((gb / "gpu-roofline").glob("*.txt")):
         stem = p.stem.lower()
         if stem not in GPU_FILES:
