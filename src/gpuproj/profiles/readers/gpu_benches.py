@@ -118,18 +118,17 @@ def read(path, gpu: str | None = None) -> ProfileTable:
     path = Path(path)
     lines = read_text(path).splitlines()
     if lines and _SMALL_LINE.match(lines[0]):
-        out = _small_kernels(path, lines, gpu)
+        out, gpu = _small_kernels(path, lines, gpu)
         field = "bandwidth"
     else:
-        out = _l2_sweep(path, lines, gpu)
+        out, gpu = _l2_sweep(path, lines, gpu)
         field = "Eff. bw"
-    gpu_name = out.attrs.pop("gpu")
     out, skipped = split_unusable_times(out, path, field=field)
-    out["gpu"] = resolve_gpus(pd.Series(gpu_name, index=out.index), path)
+    out["gpu"] = resolve_gpus(pd.Series(gpu, index=out.index), path)
     return ProfileTable.from_frame(out, skipped=skipped, origin=str(path))
 
 
-def _l2_sweep(path, lines, gpu) -> pd.DataFrame:
+def _l2_sweep(path, lines, gpu) -> tuple[pd.DataFrame, str]:
     gpu = _gpu_of(path, path.name.split(".")[0], gpu)
     rows = []
     for lineno, line in enumerate(lines[1:], start=2):
@@ -153,11 +152,10 @@ def _l2_sweep(path, lines, gpu) -> pd.DataFrame:
     out["kernel"] = KERNEL
     out["block_threads"] = float(BLOCK_THREADS)
     out["grid_blocks"] = float(BLOCKS)
-    out.attrs["gpu"] = gpu
-    return out
+    return out, gpu
 
 
-def _small_kernels(path, lines, gpu) -> pd.DataFrame:
+def _small_kernels(path, lines, gpu) -> tuple[pd.DataFrame, str]:
     stem = path.name.split(".")[0]
     base, _, suffix = stem.rpartition("_")
     if suffix not in SMALL_QUEUEING or not base:
@@ -195,5 +193,4 @@ def _small_kernels(path, lines, gpu) -> pd.DataFrame:
     out = pd.DataFrame(rows)
     out["kernel"] = SMALL_KERNEL + SMALL_QUEUEING[suffix]
     out["dtype"] = "fp64"
-    out.attrs["gpu"] = gpu
-    return out
+    return out, gpu
