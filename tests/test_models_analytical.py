@@ -260,6 +260,25 @@ def test_bytes_no_level_can_price_fall_back_to_the_dram_ratio():
     assert any("no L2 time for working sets that fit its L2" in n for n in ext)
 
 
+def test_dram_rooflines_say_when_a_row_has_cache_bytes_only():
+    """`roofline` and `efficiency` see DRAM bytes only: a row with L2 bytes and none at DRAM is
+    compute-bound to them, and their assumptions say so (once per call); a row with DRAM
+    bytes draws no such note."""
+    from dataclasses import replace
+
+    k = table(time_s=[1e-3] * 2, l2_bytes=[1e9, 1e9], dram_bytes=[np.nan, 1e9],
+              fp32_flops=[1e6] * 2, flops=[1e6] * 2)
+    for name in ("roofline", "efficiency"):
+        notes = get_model(name).predict(k, SRC, [TGT, replace(TGT, id="tgt2")]).assumptions
+        for tgt in ("tgt", "tgt2"):
+            assert ("1 row(s) with cache-level bytes but no DRAM bytes: projected on compute "
+                    "peaks alone (a DRAM roofline does not see their traffic; hierarchical "
+                    "prices it)") in notes[tgt]
+        clean = get_model(name).predict(table(time_s=[1e-3], dram_bytes=[1e9], flops=[1e6]),
+                                         SRC, TGT).assumptions["tgt"]
+        assert not any("cache-level bytes" in n for n in clean)
+
+
 def test_parallelism_keeps_a_measured_launch_overhead_out_of_the_scaling():
     """With ``launch_overhead_s`` measured on both GPUs (2 us on the source, 3 us on the
     target), a time is overhead plus body and only the body scales. DRAM-bound, 1e12 -> 2e12

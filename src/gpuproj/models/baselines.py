@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from .base import Model, Projection
-from .common import DTYPES, compute_peak_key, fixed_label, labels, per_dtype
+from .common import DTYPES, compute_peak_key, dram_blind_note, fixed_label, labels, per_dtype
 
 
 class Same(Model):
@@ -74,4 +74,5 @@ class Roofline(Model):
             mem_bound_t = has_b & (~has_f | (bt * oi < pt))
         lim = labels(np.where(mem_bound_t, len(DTYPES), codes), DTYPES + ("dram",))
         return Projection(df["time_s"].to_numpy(float) * roof_s / roof_t, limiter=lim,
-                          assumptions=["datasheet peaks; DRAM level only"])
+                          assumptions=["datasheet peaks; DRAM level only",
+                                       *self._once("dram_blind", lambda: dram_blind_note(df))])

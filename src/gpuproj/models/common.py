@@ -201,6 +201,20 @@ def _column(df, c):
     return df[c].to_numpy(float) if c in df.columns else np.full(len(df), np.nan)
 
 
+def dram_blind_note(df: pd.DataFrame) -> list[str]:
+    """The note of a DRAM-only roofline (``roofline``, ``efficiency``) on rows whose traffic
+    the profile counts at a cache level only (an L2 sweep, an L2-resident kernel): to such a
+    roofline they have no bytes and are projected on their compute peaks, which a memory-bound
+    kernel's FLOP efficiency does not follow (the gpu-benches small kernels, 670-776 % MAPE)."""
+    dram = np.nan_to_num(_column(df, "dram_bytes")) > 0
+    cache = (np.nan_to_num(_column(df, "l2_bytes")) > 0) | (
+        np.nan_to_num(_column(df, "l1_bytes")) > 0)
+    n = int((cache & ~dram).sum())
+    return [f"{n} row(s) with cache-level bytes but no DRAM bytes: projected on compute peaks "
+            "alone (a DRAM roofline does not see their traffic; hierarchical prices it)"] \
+        if n else []
+
+
 def roofline_times(df: pd.DataFrame, gpu) -> dict:
     """Time (s) each roofline level needs for the rows of ``df`` on ``gpu`` with datasheet
     peaks: compute (FLOPs of each precision over its FMA peak; tensor FLOPs over the tensor

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from .base import Model, Projection
-from .common import DTYPES, compute_peak_key, labels, per_dtype
+from .common import DTYPES, compute_peak_key, dram_blind_note, labels, per_dtype
 
 
 class EfficiencyTransfer(Model):
@@ -55,5 +55,6 @@ class EfficiencyTransfer(Model):
         lim = labels(np.where(has_f & ~(has_b & (ai * bw_t < c_t)), codes, len(DTYPES)),
                      DTYPES + ("dram",))
         notes.append("datasheet peaks; efficiency assumed equal on both GPUs")
+        notes.extend(self._once("dram_blind", lambda: dram_blind_note(df)))
         return Projection(time, limiter=lim, assumptions=notes,
                           breakdown={"occupancy_source": o_s, "occupancy_target": o_t})
