@@ -236,7 +236,7 @@ def test_bytes_no_level_can_price_fall_back_to_the_dram_ratio():
     bandwidth: 6.25e10 and 1.25e11 FLOP/s, under the FP64 MUL peaks 2.5e12 and 1e12). A set
     that fits has no L2 time there; its bytes are priced at the level below on both GPUs, the
     DRAM ratio, 1/2 too, and a note says so, where the compute ceilings alone gave 2.5e12 / 1e12
-    = 2.5x the time (a stream kernel's FLOP efficiency carried across: 37x too slow on the
+    = 2.5x the time (a stream kernel's FLOP efficiency carried across: a median 52x too slow on the
     gpu-benches small kernels from the H200 to the A40). The paper's model, which prices L2
     bytes at the L2 ceiling only, takes the DRAM ratio for both rows."""
     no_l2 = make_gpu("no-l2", values={"warp_size": 32, "l2_size_bytes": 40e6},

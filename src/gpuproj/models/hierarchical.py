@@ -393,7 +393,7 @@ class Hierarchical(Model):
                 # ceiling still voids a row): priced at the level below, DRAM, whose
                 # bandwidth every GPU has. Their compute ceilings alone carried a stream
                 # kernel's tiny FP64 efficiency across (the gpu-benches small kernels, H200 ->
-                # A40: 37x too slow). On the 64 Rodinia calculate_temp pairs from a row
+                # A40: a median 52x too slow). On the 64 Rodinia calculate_temp pairs from a row
                 # without DRAM bytes (Kepler and Maxwell L2s, no bandwidth in the catalog) the
                 # DRAM ratio took `hierarchical` from 25.6 to 35.5 % MAPE and `-ext` from 23.2
                 # to 20.9 %
