@@ -283,6 +283,14 @@ def test_gpu_benches_small_kernels_bad_input(tmp_path):
     p.write_text("4096  64kB" + "  26" * 12 + "\n")
     with pytest.raises(InputError, match="12 bandwidth columns"):
         gpu_benches.read(p, gpu="H200")
+    # a line with more columns than the first, or fewer before the last, would shift the block
+    # sizes of the whole file: an error naming it
+    for bad, row in ((lines[:2] + ["4601  71kB     29     29     29"] + lines[2:], 3),
+                     ([lines[0], lines[2], lines[1]], 2)):
+        p.write_text("\n".join(bad) + "\n")
+        with pytest.raises(InputError, match="where the first line has 2") as e:
+            gpu_benches.read(p, gpu="H200")
+        assert e.value.row == row
 
 
 def test_a_frame_from_python_skips_unusable_rows_and_says_why():

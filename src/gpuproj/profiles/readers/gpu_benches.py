@@ -27,7 +27,8 @@ line). Each line is ``n``, the data size in kB, then per block size the bandwidt
 ``16 n / t`` in whole GB/s, t the median over three timed loops of the time per kernel,
 launch gaps included. The block sizes double from left to right up to 1024: six columns on
 most files (32 to 1024), more on older runs (the A100 80 GB file: 4 to 1024, its size column
-in MB; the MI210: 16 to 1024); the last line of a run cut short has the first columns only.
+in MB; the MI210: 16 to 1024); every line has as many as the first, except the last line of a
+run cut short, which has the first columns only.
 The suffix names the way the kernels were queued: none, one launch each; ``_graph``, one CUDA
 / HIP graph; ``_pt`` and ``_gsync``, one persistent kernel that synchronises its blocks
 between the repetitions (with atomics or a grid sync), whose grid the file does not give.
@@ -170,13 +171,19 @@ def _small_kernels(path, lines, gpu) -> tuple[pd.DataFrame, str]:
             raise InputError("not a gpu-small-kernels line (elements, size kB, then one whole "
                              "GB/s per block size)", path=path, row=lineno)
         parsed.append((lineno, int(m.group(1)), [float(v) for v in m.group(2).split()]))
-    # the block sizes double up to 1024 over the columns of the file's complete lines; a line
-    # with fewer columns is the last of a run cut short, and has the first of them
-    columns = max(len(v) for _, _, v in parsed)
+    # the block sizes double up to 1024 over the columns of the first line; only the last
+    # line, of a run cut short, may have fewer (the first of them): any other count would shift
+    # every block size of the file
+    columns = len(parsed[0][2])
     blocks = [SMALL_MAX_BLOCK >> (columns - 1 - i) for i in range(columns)]
     if blocks[0] < 1:
         raise InputError(f"{columns} bandwidth columns, more than block sizes from 1 to "
                          f"{SMALL_MAX_BLOCK} threads can give", path=path, row=parsed[0][0])
+    for i, (lineno, _, values) in enumerate(parsed):
+        if len(values) > columns or (len(values) < columns and i < len(parsed) - 1):
+            raise InputError(f"{len(values)} bandwidth columns where the first line has "
+                             f"{columns} (only a run's last line may stop short)", path=path,
+                             row=lineno)
     persistent = suffix in ("pt", "gsync")
     rows = []
     for lineno, n, values in parsed:
