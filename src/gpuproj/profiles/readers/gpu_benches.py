@@ -129,16 +129,23 @@ def read(path, gpu: str | None = None) -> ProfileTable:
     return ProfileTable.from_frame(out, skipped=skipped, origin=str(path))
 
 
+def _matches(path, lines, first, pattern, what):
+    """(line number, match) of each non-blank line from line ``first`` on; a line that
+    ``pattern`` does not match is an error naming it as not ``what``."""
+    for lineno, line in enumerate(lines[first - 1:], start=first):
+        if not line.strip():
+            continue
+        m = pattern.match(line)
+        if not m:
+            raise InputError(f"not a {what}", path=path, row=lineno)
+        yield lineno, m
+
+
 def _l2_sweep(path, lines, gpu) -> tuple[pd.DataFrame, str]:
     gpu = _gpu_of(path, path.name.split(".")[0], gpu)
     rows = []
-    for lineno, line in enumerate(lines[1:], start=2):
-        if not line.strip():
-            continue
-        m = _LINE.match(line)
-        if not m:
-            raise InputError("not a gpu-l2-cache line (chunk kB, data set kB, time ms, spread "
-                             "%, bandwidth GB/s, four counter GB/s)", path=path, row=lineno)
+    for lineno, m in _matches(path, lines, 2, _LINE, "gpu-l2-cache line (chunk kB, data set "
+                              "kB, time ms, spread %, bandwidth GB/s, four counter GB/s)"):
         chunk_kb, set_kb, _, _, bw_gbs, dram_rd, dram_wr, _, _ = (float(x) for x in m.groups())
         moved = chunk_kb * KIB * BLOCKS
         # 0 B/s gives time 0, which the check in read skips and counts
@@ -162,15 +169,10 @@ def _small_kernels(path, lines, gpu) -> tuple[pd.DataFrame, str]:
     if suffix not in SMALL_QUEUEING or not base:
         base, suffix = stem, ""
     gpu = _gpu_of(path, base, gpu)
-    parsed = []
-    for lineno, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        m = _SMALL_LINE.match(line)
-        if not m:
-            raise InputError("not a gpu-small-kernels line (elements, size kB, then one whole "
-                             "GB/s per block size)", path=path, row=lineno)
-        parsed.append((lineno, int(m.group(1)), [float(v) for v in m.group(2).split()]))
+    parsed = [(lineno, int(m.group(1)), [float(v) for v in m.group(2).split()])
+              for lineno, m in _matches(path, lines, 1, _SMALL_LINE, "gpu-small-kernels line "
+                                        "(elements, size kB, then one whole GB/s per block "
+                                        "size)")]
     # the block sizes double up to 1024 over the columns of the first line; only the last
     # line, of a run cut short, may have fewer (the first of them): any other count would shift
     # every block size of the file
