@@ -293,6 +293,78 @@ def test_gpu_benches_small_kernels_bad_input(tmp_path):
         assert e.value.row == row
 
 
+# ---- gpu-benches roofline sweeps (GPL-3.0 data: read from shared/data/external only) ----------
+RF = EXT / "gpu-benches" / "gpu-roofline"
+RF_LINE = ("{dev} {blocks} blocks   {its:3d} its      {flb} Fl/B      {gbs:5d} GB/s    {gfs:6d} "
+           "GF/s   {mhz} Mhz   572 W   57°C")
+
+
+@need(not RF.is_dir(), reason="shared/data/external not present")
+def test_gpu_benches_roofline():
+    from gpuproj.profiles.readers.gpu_benches import ROOF_ELEMENTS
+
+    for stem, gpu, rows in (("alex_a100_40", "a100-sxm4-40gb", 43), ("alex_a40", "a40", 68),
+                            ("genoa_l40", "l40", 68), ("h200", "h200-sxm-141gb", 55)):
+        f = RF / f"{stem}.txt"
+        assert sniff(f) == "gpu-benches"
+        t = load(f)
+        assert len(t) == rows and not t.skipped and t.gpus == [gpu]
+    d = load(RF / "h200.txt").df.set_index("config")
+    # "0 1056 blocks 0 its 0.250 Fl/B 3759 GB/s 940 GF/s 1980 Mhz": two 4-byte arrays at the
+    # bandwidth, which has more digits than the FLOP rate
+    r = d.loc["its=0"]
+    assert r["kernel"] == "gpu-roofline testfun (fp32)" and r["dtype"] == "fp32"
+    assert r["time_s"] == pytest.approx(8 * ROOF_ELEMENTS / 3759e9)
+    assert r["dram_bytes"] == r["l2_bytes"] == r["working_set_bytes"] == 8 * ROOF_ELEMENTS
+    assert r["sm_clock_hz"] == 1980e6 and r["block_threads"] == 256
+    # "... 400 its 100.250 Fl/B 425 GB/s 42558 GF/s": 2 + 2 x 400 FLOP per element at the
+    # FLOP rate, 400 FMA and 2 ADD thread instructions per element
+    r = d.loc["its=400"]
+    assert r["time_s"] == pytest.approx(802 * ROOF_ELEMENTS / 42558e9)
+    assert r["flops"] == 802 * ROOF_ELEMENTS and r["fp32_fma_thread_inst"] == 400 * ROOF_ELEMENTS
+    assert r["fp32_add_thread_inst"] == 2 * ROOF_ELEMENTS
+    # eight A40s per node: the median over them; the L40 node's two at different clocks
+    l40 = load(RF / "genoa_l40.txt").df.set_index("config").loc["its=512"]
+    assert l40["sm_clock_hz"] == pytest.approx((1740e6 + 2205e6) / 2)
+    assert l40["time_s"] == pytest.approx(
+        (1026 * ROOF_ELEMENTS / 39046e9 + 1026 * ROOF_ELEMENTS / 50207e9) / 2)
+
+
+def test_gpu_benches_roofline_bad_input(tmp_path):
+    from gpuproj.profiles.readers import gpu_benches
+
+    def line(dev=0, blocks=1056, its=0, flb="0.250", gbs=3759, gfs=940, mhz=1980):
+        return RF_LINE.format(dev=dev, blocks=blocks, its=its, flb=flb, gbs=gbs, gfs=gfs,
+                              mhz=mhz)
+
+    # series.sh's own lines are passed over; two devices of one its give one row
+    lines = ["8", "16", "-- Finished Building --", line(), line(dev=1, gbs=3700),
+             line(its=1, flb="0.500", gbs=0, gfs=0), "", line(its=8, flb="2.250", gbs=3760,
+                                                              gfs=8459)]
+    p = tmp_path / "mybox.txt"
+    p.write_text("\n".join(lines) + "\n")
+    assert sniff(p) == "gpu-benches"
+    with pytest.raises(InputError, match="pass --source NAME"):
+        gpu_benches.read(p)
+    t = gpu_benches.read(p, gpu="H200")
+    assert list(t.df["config"]) == ["its=0", "its=8"]
+    assert t.skipped_summary() == {"GB/s and GF/s = 0 is not positive": 1}
+    assert t.skipped[0].row == 6
+    # 8-byte elements: half the FLOP per byte, an fp64 kernel of 16 bytes per element
+    p.write_text(line(flb="0.125") + "\n")
+    r = gpu_benches.read(p, gpu="H200").df.iloc[0]
+    assert r["dtype"] == "fp64" and r["dram_bytes"] == 16 * gpu_benches.ROOF_ELEMENTS
+    for bad, match, row in (
+            (lines[:4] + ["0 1056 blocks  fast"], "not a gpu-roofline line", 5),
+            ([line(), line(its=8, flb="3.000")], "Fl/B 3 fits neither", 2),
+            ([line(), line(dev=1, blocks=504)], "block count 504 where", 2),
+            ([line(), line(its=8, flb="1.125")], "element size 8 where", 2)):
+        p.write_text("\n".join(bad) + "\n")
+        with pytest.raises(InputError, match=match) as e:
+            gpu_benches.read(p, gpu="H200")
+        assert e.value.row == row
+
+
 def test_a_frame_from_python_skips_unusable_rows_and_says_why():
     # ProfileTable.from_frame is the notebook's way in, without a reader's own checks
     from gpuproj.profiles.table import ProfileTable

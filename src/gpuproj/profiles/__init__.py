@@ -29,8 +29,8 @@ FORMATS = {
     "seed-report": ("seed_report", "Srivastava et al. report runs_*_final.csv"),
     "kerneltuner": ("kerneltuner", "KernelTuner cache tables, one time_ms__<GPU> column per GPU"),
     "neusight": ("neusight", "NeuSight operator latency tables"),
-    "gpu-benches": ("gpu_benches", "gpu-benches L2 working-set sweeps and repeated small "
-                    "kernels (<gpu>.txt)"),
+    "gpu-benches": ("gpu_benches", "gpu-benches L2 working-set sweeps, repeated small "
+                    "kernels and roofline sweeps (<gpu>.txt)"),
     "measurement": ("measurement", "plain measurement table: kernel, config, gpu, time_s, ..."),
 }
 

@@ -1,6 +1,6 @@
 """gpu-benches microbenchmark results (github te42kyfo/gpu-benches @1c36d50, GPL-3.0 data;
-``shared/data/external/gpu-benches/``; gpuproj ships no copy). Two of its benchmarks are read,
-told apart by the first line.
+``shared/data/external/gpu-benches/``; gpuproj ships no copy). Three of its benchmarks are
+read, told apart by their first lines.
 
 **L2 working-set sweeps** (``gpu-l2-cache/<gpu>.txt``). The benchmark
 (``gpu-l2-cache/main.cu``) launches one kernel 100 000 blocks of 1024 threads;
@@ -40,6 +40,30 @@ the L2 between launches while they fit), one FP64 multiply per element (``fp64_m
 = n, FMA and add 0), ``dtype`` = fp64, ``block_threads``,
 ``grid_blocks`` (unset for the persistent kernels). A whole-GB/s bandwidth rounds the time by
 up to 2 % at the smallest sizes (about 20-40 GB/s).
+
+**Roofline sweeps** (``gpu-roofline/<gpu>.txt``). The benchmark (``gpu-roofline/main.cu``,
+one build per ``its`` by ``series.sh``) launches one full wave of resident blocks of 256
+threads (the line's ``blocks``: SMs x blocks per SM) on every GPU of a node at once, 1000
+times; each thread reads 4000 elements of two arrays, a and b, strided by the block size, and
+on each pair runs ``v = a - b`` and then ``its`` dependent FMAs ``v = v * a - b`` (two chains
+per thread), summing the results. A line is the device, blocks, its, the FLOP per byte it
+prints, (2 + 2 its) / (2 x element bytes), the bandwidth (GB/s) and FLOP rate (GF/s) of the
+same timing, in whole units, the median SM clock (MHz) during the run, then power and
+temperature (not read). The printed Fl/B gives the element type, which a ``typedef`` in
+main.cu chooses (0.25 at 0 its: 4-byte floats in every published file). The lines of
+``series.sh`` itself (each ``its`` as its build starts, ``-- Finished Building --``) are
+passed over.
+
+The runs size the arrays to their GPU's wave, so their work differs from GPU to GPU: every row
+is scaled to the same work, ``ROOF_ELEMENTS`` elements of each array, at the measured rate.
+One row per ``its``: ``kernel`` = ``gpu-roofline testfun (fp32)``, ``config`` =
+``its=<its>``, ``time_s`` = the work / the rate (whichever of the two printed rates has more
+digits), the median over the node's devices (the L40 node's two GPUs ran at different clocks
+from about 140 its on: device 0 at its 300 W limit), ``sm_clock_hz`` = their median clock,
+``dram_bytes`` = ``l2_bytes`` = ``working_set_bytes`` = both arrays (8 GB, past every L2; the
+one value per block written is left out), per element ``its`` FMA and two ADD thread
+instructions (``a - b``, the sum), ``block_threads`` = 256; no grid (each run is one full wave
+of its own GPU, which the scaled work is not).
 
 The files do not name their GPU: ``gpu=`` does, else the file name (``GPU_FILES``, after the
 suffix is taken off).
@@ -96,11 +120,30 @@ SMALL_QUEUEING = {"": "", "graph": " (graph)", "pt": " (persistent, atomic sync)
 # elements, size (kB; MB in older runs), then one whole GB/s per block size
 _SMALL_LINE = re.compile(r"^\s*([0-9]+)\s+[0-9]+kB((?:\s+[0-9]+)+)\s*$")
 
+ROOF_KERNEL = "gpu-roofline testfun"
+ROOF_BLOCK_THREADS = 256  # main.cu: BLOCKSIZE
+# the work every row is scaled to: 10^9 elements of each of the two arrays (the runs size theirs
+# to one full wave of their GPU's resident blocks, so their work differs from GPU to GPU)
+ROOF_ELEMENTS = 1e9
+ROOF_DTYPES = {4: "fp32", 8: "fp64"}  # element bytes -> dtype
+# device, blocks, its, Fl/B, GB/s, GF/s, clock, power, temperature
+_ROOF_LINE = re.compile(
+    r"^\s*([0-9]+)\s+([0-9]+)\s+blocks\s+([0-9]+)\s+its\s+([0-9.]+)\s+Fl/B\s+([0-9.]+)\s+GB/s"
+    r"\s+([0-9.]+)\s+GF/s\s+([0-9.]+)\s+Mhz\s+[0-9.]+\s+W\s+-?[0-9.]+\s*(?:°\s*)?C\s*$")
+# what series.sh prints between the runs' lines: each N as it starts building, and a marker
+_ROOF_NOISE = re.compile(r"^\s*(?:[0-9]+|-- Finished Building --)\s*$")
+
 
 def sniff(path, head: str) -> bool:
     first = head.splitlines()[0] if head else ""
     l2 = "data set" in first and "exec time" in first and "Eff. bw" in first
-    return l2 or bool(_SMALL_LINE.match(first))
+    return l2 or bool(_SMALL_LINE.match(first)) or _roofline_head(head.splitlines())
+
+
+def _roofline_head(lines) -> bool:
+    """Whether the first line that is not blank or series.sh's noise is a gpu-roofline run."""
+    line = next((x for x in lines if x.strip() and not _ROOF_NOISE.match(x)), "")
+    return bool(_ROOF_LINE.match(line))
 
 
 def _gpu_of(path, stem, gpu):
@@ -114,17 +157,18 @@ def _gpu_of(path, stem, gpu):
 
 
 def read(path, gpu: str | None = None) -> ProfileTable:
-    """Read one ``gpu-l2-cache/<gpu>.txt`` or ``gpu-small-kernels/<gpu>[_suffix].txt``;
-    ``gpu`` names the GPU (default: from the file name, ``GPU_FILES``)."""
+    """Read one ``gpu-l2-cache/<gpu>.txt``, ``gpu-small-kernels/<gpu>[_suffix].txt`` or
+    ``gpu-roofline/<gpu>.txt``; ``gpu`` names the GPU (default: from the file name,
+    ``GPU_FILES``)."""
     path = Path(path)
     lines = read_text(path).splitlines()
-    if lines and _SMALL_LINE.match(lines[0]):
-        out, gpu = _small_kernels(path, lines, gpu)
-        field = "bandwidth"
+    first = next((line for line in lines if line.strip()), "")
+    if _SMALL_LINE.match(first):
+        out, gpu, skipped = _small_kernels(path, lines, gpu)
+    elif _roofline_head(lines):
+        out, gpu, skipped = _roofline(path, lines, gpu)
     else:
-        out, gpu = _l2_sweep(path, lines, gpu)
-        field = "Eff. bw"
-    out, skipped = split_unusable_times(out, path, field=field)
+        out, gpu, skipped = _l2_sweep(path, lines, gpu)
     out["gpu"] = resolve_gpus(pd.Series(gpu, index=out.index), path)
     return ProfileTable.from_frame(out, skipped=skipped, origin=str(path))
 
@@ -160,7 +204,8 @@ def _l2_sweep(path, lines, gpu) -> tuple[pd.DataFrame, str]:
     out["kernel"] = KERNEL
     out["block_threads"] = float(BLOCK_THREADS)
     out["grid_blocks"] = float(BLOCKS)
-    return out, gpu
+    out, skipped = split_unusable_times(out, path, field="Eff. bw")
+    return out, gpu, skipped
 
 
 def _small_kernels(path, lines, gpu) -> tuple[pd.DataFrame, str]:
@@ -202,4 +247,59 @@ def _small_kernels(path, lines, gpu) -> tuple[pd.DataFrame, str]:
     out = pd.DataFrame(rows)
     out["kernel"] = SMALL_KERNEL + SMALL_QUEUEING[suffix]
     out["dtype"] = "fp64"
-    return out, gpu
+    out, skipped = split_unusable_times(out, path, field="bandwidth")
+    return out, gpu, skipped
+
+
+def _roofline(path, lines, gpu) -> tuple[pd.DataFrame, str, list]:
+    gpu = _gpu_of(path, path.name.split(".")[0], gpu)
+    rows = []
+    for lineno, line in enumerate(lines, start=1):
+        if not line.strip() or _ROOF_NOISE.match(line):
+            continue
+        m = _ROOF_LINE.match(line)
+        if not m:
+            raise InputError("not a gpu-roofline line (device, blocks, its, Fl/B, GB/s, GF/s, "
+                             "Mhz, W, °C)", path=path, row=lineno)
+        blocks, its = int(m.group(2)), int(m.group(3))  # group 1: the node's device
+        fl_b, gb_s, gf_s, mhz = (float(x) for x in m.groups()[3:])
+        # main.cu prints (2 + 2 its) / (2 sizeof(T)) as Fl/B: it tells the element type
+        size = (2 + 2 * its) / (2 * fl_b) if fl_b > 0 else np.nan
+        element = min(ROOF_DTYPES, key=lambda b: abs(b - size))
+        if not abs(size - element) < 0.01 * element:
+            raise InputError(f"Fl/B {fl_b:g} fits neither 4- nor 8-byte elements at {its} its",
+                             path=path, row=lineno)
+        nbytes, flops = 2 * element * ROOF_ELEMENTS, (2 + 2 * its) * ROOF_ELEMENTS
+        # both rates come from one timing, printed in whole GB/s and GF/s: the larger has
+        # more digits; a 0 gives time 0, which split_unusable_times skips and counts
+        rate, work = (gb_s, nbytes) if gb_s >= gf_s else (gf_s, flops)
+        rows.append({"_row": lineno, "blocks": blocks, "its": its,
+                     "element": element, "time_s": work / (rate * 1e9) if rate > 0 else 0.0,
+                     "sm_clock_hz": mhz * 1e6 if mhz > 0 else np.nan})
+    if not rows:
+        raise InputError("no gpu-roofline line in the file", path=path)
+    d, skipped = split_unusable_times(pd.DataFrame(rows), path, field="GB/s and GF/s")
+    for col, what in (("blocks", "block count"), ("element", "element size")):
+        # the devices of one node run the same grid on the same data type
+        other = d[d[col] != d[col].iloc[0]]
+        if len(other):
+            raise InputError(f"{what} {other[col].iloc[0]} where the file's first line has "
+                             f"{d[col].iloc[0]}", path=path, row=int(other["_row"].iloc[0]))
+    # one row per its: the median over the node's devices (the L40 node's two GPUs ran at
+    # different clocks), with their median clock
+    g = d.groupby("its", sort=True)
+    out = g.agg(_row=("_row", "min"), time_s=("time_s", "median"),
+                sm_clock_hz=("sm_clock_hz", "median")).reset_index()
+    element = int(d["element"].iloc[0])
+    p = ROOF_DTYPES[element]
+    out["kernel"] = f"{ROOF_KERNEL} ({p})"
+    out["config"] = "its=" + out["its"].astype(str)
+    out["dtype"] = p
+    out["dram_bytes"] = out["l2_bytes"] = out["working_set_bytes"] = (
+        2 * element * ROOF_ELEMENTS)
+    # per element: its FMAs, one subtraction (v = a - b) and one addition to the sum
+    out[f"{p}_fma_thread_inst"] = out["its"] * ROOF_ELEMENTS
+    out[f"{p}_add_thread_inst"] = 2 * ROOF_ELEMENTS
+    out[f"{p}_mul_thread_inst"] = 0.0
+    out["block_threads"] = float(ROOF_BLOCK_THREADS)
+    return out.drop(columns="its"), gpu, skipped
