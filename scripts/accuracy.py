@@ -55,12 +55,18 @@ DATASETS = [
      "a stream kernel (A[i] = B[i] x 0.25 on n doubles) launched back to back, launch gaps "
      "included, 64 kB to 3 GB in blocks of 32 to 1024 threads, analytic bytes, 6 GPUs (the A100 "
      "and MI210 runs used other sizes and pair only with each other)"),
+    ("gpu-benches roofline sweep", "gpu-benches",
+     [f"gpu-benches/gpu-roofline/{g}.txt"
+      for g in ("alex_a100_40", "alex_a40", "genoa_l40", "h200")],
+     "one kernel streaming two float arrays from DRAM with 0 to 512 dependent FMAs per element "
+     "(0.25 to 128 FLOP/B), analytic FLOPs and bytes, the recorded SM clock, 4 GPUs"),
 ]
-# Tables left out of the error bands: the catalog's measured L2 and DRAM ceilings of these GPUs
-# come from gpu-benches runs on the same machines (the L2 sweep's from its very files, the
-# small kernels' DRAM ceilings from the stream benchmark that this kernel is a part of), so the
-# errors there understate those of other kernels
-NOT_IN_BANDS = ("gpu-benches L2 sweep", "gpu-benches small kernels")
+# Tables left out of the error bands: the catalog's measured L2, DRAM and FP32 ceilings of these
+# GPUs come from gpu-benches runs on the same machines (the L2 sweep's and the roofline sweep's
+# compute ceilings from their very files, the small kernels' DRAM ceilings from the stream
+# benchmark that this kernel is a part of), so the errors there understate those of other kernels
+NOT_IN_BANDS = ("gpu-benches L2 sweep", "gpu-benches small kernels",
+                "gpu-benches roofline sweep")
 
 BASELINES = ("same", "bandwidth", "compute", "roofline")
 ANALYTICAL = ("hierarchical", "hierarchical-ext", "quantitative", "quantitative-transfer",
@@ -358,6 +364,54 @@ def regime_notes(ev, table, methods=("same", "bandwidth", "hierarchical", "hiera
     return "\n".join(lines)
 
 
+def intensity_notes(ev, table, methods=("roofline", "hierarchical", "hierarchical-ext")):
+    """Errors by where a row's FLOP per DRAM byte lies against the two GPUs' ridge points
+    (compute ceiling of the row's type / DRAM ceiling, each against the other GPU as
+    ``hierarchical`` takes them), for tables whose every row has both counts and that reach
+    both sides of the ridges: under half of each ridge, over twice each, or between."""
+    from gpuproj.catalog import resolve
+    from gpuproj.models.common import compute_peak_key
+
+    counts = table.df.groupby(["kernel", "config", "gpu"])[["flops", "dram_bytes", "dtype"]]
+    counts = counts.first()
+    if not (np.isfinite(counts[["flops", "dram_bytes"]].to_numpy(float)).all()
+            and (counts["dram_bytes"] > 0).all()):
+        return ""
+    d = ev.pairs[ev.pairs["method"].isin(methods)].copy()
+    c = counts.reindex(pd.MultiIndex.from_arrays([d["kernel"], d["config"], d["source"]]))
+    oi = (c["flops"] / c["dram_bytes"]).to_numpy()
+
+    def ridge(gpu, other, dtype):
+        g, o = resolve(gpu), resolve(other)
+        return (g.ceiling(compute_peak_key(dtype), o).value
+                / g.ceiling("dram_bw_bytes_per_s", o).value)
+
+    ridges = {k: ridge(*k) for k in set(zip(d["source"], d["target"], c["dtype"]))
+              | set(zip(d["target"], d["source"], c["dtype"]))}
+    r_s = np.array([ridges[k] for k in zip(d["source"], d["target"], c["dtype"])])
+    r_t = np.array([ridges[k] for k in zip(d["target"], d["source"], c["dtype"])])
+    lo, hi = oi / np.maximum(r_s, r_t), oi / np.minimum(r_s, r_t)
+    d["side"] = np.select([hi <= 0.5, lo > 2], ["memory-bound on both", "compute-bound on both"],
+                          "near a ridge")
+    if d["side"].nunique() < 2:
+        return ""
+    d["ape"] = 100 * (d["time_s"] / d["true_s"] - 1).abs()
+    d = pd.concat([d, d.assign(side="all")])
+    g = d.groupby(["side", "method"])["ape"].agg(["size", "mean", "median"])
+    lines = ["By FLOP per DRAM byte against the two GPUs' ridge points (compute / DRAM ceiling; "
+             "memory-bound: under half of each ridge, compute-bound: over twice each), MAPE / "
+             "median APE in %:", "",
+             "| FLOP per byte | n | " + " | ".join(methods) + " |",
+             "|---|---|" + "---|" * len(methods)]
+    order = ["memory-bound on both", "near a ridge", "compute-bound on both", "all"]
+    for side in [o for o in order if o in g.index.get_level_values(0)]:
+        r = g.loc[side]
+        cells = [f"{r.at[m, 'mean']:.1f} / {r.at[m, 'median']:.1f}" if m in r.index else "-"
+                 for m in methods]
+        lines.append(f"| {side} | {int(r['size'].iloc[0])} | {' | '.join(cells)} |")
+    return "\n".join(lines)
+
+
 def with_bands(ev, fitted):
     """``ev`` with each pair's band from ``fitted`` ({method: {cell: {lo, hi}}}, e.g. the
     bands fitted without the table's data source, ``without_source`` of the shipped bands),
@@ -479,9 +533,9 @@ def run(data_dir, only=None):
             if m in summary:
                 lines.append(failure_notes(ev, m))
                 lines.append("")
-        regimes = regime_notes(ev, table)
-        if regimes:
-            lines += [regimes, ""]
+        for notes in (regime_notes(ev, table), intensity_notes(ev, table)):
+            if notes:
+                lines += [notes, ""]
         sections.append("\n".join(lines))
         print(f"{name}: {secs:.1f} s", file=sys.stderr)
     return results, sections, (pd.concat(band_frames, ignore_index=True) if band_frames

@@ -137,3 +137,32 @@ def test_several_sources_table_uses_held_out_bands():
     assert c["methods"]["bandwidth"]["weighted"]["mape"] == comb["mape"]
     row = acc.combined_table({"kt": {"combined": c}}).splitlines()[2]
     assert row.startswith("| kt | 80 (3) | ") and "`bandwidth`" in row
+
+
+def test_intensity_notes_split_pairs_by_ridge_point():
+    # H100 PCIe and H200, FP32: 0.1 FLOP/B lies under half of both ridge points, the H200's
+    # own ridge between, 10^4 FLOP/B over twice both; equal times, so `same` errs 0 %; a table
+    # with a row without DRAM bytes, or on one side of the ridges only, gets no breakdown
+    from gpuproj.models.common import compute_peak_key
+
+    acc = load_script("accuracy")
+    h100, h200 = resolve("h100-pcie-80gb"), resolve("h200-sxm-141gb")
+    key = compute_peak_key("fp32")
+    ridge = (h200.ceiling(key, h100).value / h200.ceiling("dram_bw_bytes_per_s", h100).value)
+    ois = [0.1, ridge, 1e4]
+    t = table(kernel=["k"] * 6, config=[f"oi{i}" for i in range(3)] * 2,
+              gpu=["h100-pcie-80gb"] * 3 + ["h200-sxm-141gb"] * 3, time_s=[1e-3] * 6,
+              dram_bytes=[1e9] * 6, fp32_flops=[1e9 * x for x in ois] * 2, dtype=["fp32"] * 6)
+    ev = evaluate(t, ["same", "bandwidth"])
+    lines = acc.intensity_notes(ev, t, methods=("same", "bandwidth")).splitlines()
+    rows = [r.split(" | ") for r in lines if r.startswith("| ") and "---" not in r][1:]
+    assert [r[0].lstrip("| ") for r in rows] == ["memory-bound on both", "near a ridge",
+                                                 "compute-bound on both", "all"]
+    assert [int(r[1]) for r in rows] == [2, 2, 2, 6]
+    assert all(r[2] == "0.0 / 0.0" for r in rows)
+    one_side = table(kernel=["k"] * 2, config=["c"] * 2, gpu=["h100-pcie-80gb", "h200-sxm-141gb"],
+                     time_s=[1e-3] * 2, dram_bytes=[1e9] * 2, fp32_flops=[1e8] * 2)
+    assert acc.intensity_notes(evaluate(one_side, ["same"]), one_side, ("same",)) == ""
+    no_bytes = table(kernel=["k"] * 2, config=["c"] * 2, gpu=["h100-pcie-80gb", "h200-sxm-141gb"],
+                     time_s=[1e-3] * 2, fp32_flops=[1e8] * 2)
+    assert acc.intensity_notes(evaluate(no_bytes, ["same"]), no_bytes, ("same",)) == ""
