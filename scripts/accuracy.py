@@ -370,10 +370,11 @@ def intensity_notes(ev, table, methods=("roofline", "hierarchical", "hierarchica
     ``hierarchical`` takes them), for tables whose every row has both counts and that reach
     both sides of the ridges: under half of each ridge, over twice each, or between."""
     from gpuproj.catalog import resolve
-    from gpuproj.models.common import compute_peak_key
+    from gpuproj.models.common import DTYPES, compute_peak_key, dtype_codes
 
-    counts = table.df.groupby(["kernel", "config", "gpu"])[["flops", "dram_bytes", "dtype"]]
-    counts = counts.first()
+    # the type the models price a row at: named, else the precision with the most FLOPs
+    df = table.df.assign(dtype=np.asarray(DTYPES, dtype=object)[dtype_codes(table.df)])
+    counts = df.groupby(["kernel", "config", "gpu"])[["flops", "dram_bytes", "dtype"]].first()
     if not (np.isfinite(counts[["flops", "dram_bytes"]].to_numpy(float)).all()
             and (counts["dram_bytes"] > 0).all()):
         return ""
