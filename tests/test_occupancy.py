@@ -69,6 +69,24 @@ def test_unlaunchable_blocks(cat):
     assert one(occupancy(a100, 128, 32, 170000))[0::3] == (0, "shared_memory")  # > 163 KB opt-in
 
 
+def test_a_damaged_block_size_is_unlaunchable_not_an_overflow(cat):
+    # 1e20 threads (a damaged file) would overflow the int64 cast with a numpy warning: it is
+    # past every limit, so no block fits; the rows beside it keep their occupancy
+    import warnings
+
+    import pandas as pd
+
+    from gpuproj.models.common import launch_occupancy
+
+    df = pd.DataFrame({"block_threads": [1e20, 256.0], "regs_per_thread": [1e30, 32.0],
+                       "smem_per_block_bytes": [np.nan, 0.0]})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        occ, blocks = launch_occupancy(df, cat.resolve("a100-sxm4-80gb"))
+    assert occ[0] == 0 and blocks[0] == 0
+    assert occ[1] == 1.0 and blocks[1] == 8
+
+
 def test_carveout_option(cat):
     # cc 8.0 with the 100 KB carve-out: 20000 + 1024 = 21024 -> 21120 -> 102400/21120 = 4 blocks
     occ = occupancy(cat.resolve("a100-sxm4-80gb"), 128, 32, 20000, smem_carveout_bytes=100 * 1024)

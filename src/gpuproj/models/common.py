@@ -139,11 +139,15 @@ def launch_configs(df: pd.DataFrame):
     configurations over many rows, so occupancy is computed once per configuration."""
     threads = df["block_threads"].to_numpy(float)
     rows = np.isfinite(threads) & (threads > 0)
-    key = pd.DataFrame({
-        "threads": threads[rows].astype(np.int64),
-        "regs": np.nan_to_num(df["regs_per_thread"].to_numpy(float)[rows]).astype(np.int64),
-        "smem": np.nan_to_num(df["smem_per_block_bytes"].to_numpy(float)[rows]).astype(np.int64),
-    })
+
+    def whole(x):
+        # a damaged file's 1e20 threads would overflow the cast; 2^62 is past every GPU's
+        # limit all the same, which the occupancy calculator then reports
+        return np.minimum(np.nan_to_num(x[rows]), 2.0 ** 62).astype(np.int64)
+
+    key = pd.DataFrame({"threads": whole(threads),
+                        "regs": whole(df["regs_per_thread"].to_numpy(float)),
+                        "smem": whole(df["smem_per_block_bytes"].to_numpy(float))})
     groups = key.groupby(list(key.columns), sort=False)
     which = groups.ngroup().to_numpy()
     distinct = groups.size().index  # numbered as ngroup numbers them (order of appearance)
