@@ -365,6 +365,68 @@ def test_gpu_benches_roofline_bad_input(tmp_path):
         assert e.value.row == row
 
 
+# ---- gpu-benches stream kernels against occupancy (GPL-3.0 data: shared/data/external only) ---
+ST = EXT / "gpu-benches" / "gpu-stream"
+ST_HEAD = ("blockSize   threads       %occ  |                init       read       scale     triad"
+           "       3pt        5pt")
+
+
+@need(not ST.is_dir(), reason="shared/data/external not present")
+def test_gpu_benches_stream():
+    from gpuproj.profiles.readers.gpu_benches import STREAM_ELEMENTS
+
+    for f in sorted(ST.glob("*.txt")):
+        assert sniff(f) == "gpu-benches"
+        t = load(f)
+        assert len(t.gpus) == 1 and len(t) > 0
+    t = load(ST / "h200.txt")
+    # 32 block sizes (32 to 1024) of six kernels
+    assert len(t) == 32 * 6 and not t.skipped and t.gpus == ["h200-sxm-141gb"]
+    d = t.df.set_index(["kernel", "config"])
+    # first line: "32  4224  3 %  |  GB/s:  297  123  240  334  222  218"
+    r = d.loc[("gpu-stream triad", "block=32")]
+    assert r["time_s"] == pytest.approx(3 * 8 * STREAM_ELEMENTS / 334e9)
+    assert r["dram_bytes"] == 3 * 8 * STREAM_ELEMENTS and r["dtype"] == "fp64"
+    assert r["fp64_fma_thread_inst"] == STREAM_ELEMENTS and r["flops"] == 2 * STREAM_ELEMENTS
+    assert r["block_threads"] == 32 and r["grid_blocks"] == STREAM_ELEMENTS // 32 + 1
+    r = d.loc[("gpu-stream 5pt", "block=32")]
+    assert r["time_s"] == pytest.approx(2 * 8 * STREAM_ELEMENTS / 218e9)
+    assert r["flops"] == 9 * STREAM_ELEMENTS
+    assert d.loc[("gpu-stream init", "block=32"), "flops"] == 0
+    # the older A100 40 GB run names its stencils 1pt and 3pt: the four stream kernels only,
+    # each stencil cell skipped and counted
+    old = load(ST / "a100_40.txt")
+    assert set(old.df["kernel"]) == {f"gpu-stream {k}" for k in ("init", "read", "scale",
+                                                                 "triad")}
+    assert len(old.skipped) == 2 * 32 and "older gpu-stream run" in old.skipped[0].reason
+    assert load(ST / "RX6900XT.txt").gpus == ["rx-6900-xt"]
+
+
+def test_gpu_benches_stream_bad_input(tmp_path):
+    from gpuproj.profiles.readers import gpu_benches
+
+    line = ("       {b}        {t}      3 %  |  GB/s:         297        123        {s}        334"
+            "        222        218")
+    lines = [ST_HEAD, line.format(b=32, t=4224, s=240), line.format(b=64, t=8448, s=0)]
+    p = tmp_path / "mybox.txt"
+    p.write_text("\n".join(lines) + "\n")
+    assert sniff(p) == "gpu-benches"
+    with pytest.raises(InputError, match="pass --source NAME"):
+        gpu_benches.read(p)
+    t = gpu_benches.read(p, gpu="H200")
+    assert len(t) == 11 and t.skipped_summary() == {"GB/s = 0 is not positive": 1}
+    assert t.skipped[0].row == 3
+    for bad, match, row in (
+            ([ST_HEAD, line.format(b=32, t=4224, s=240) + "  99"], "7 bandwidths for", 2),
+            ([ST_HEAD, line.format(b=32, t=4224, s="fast")], "not a gpu-stream line", 2),
+            ([ST_HEAD, line.format(b=0, t=0, s=240)], "block size 0", 2),
+            ([ST_HEAD + "  7pt", line.format(b=32, t=4224, s=240)], "header's 7 kernels", 2)):
+        p.write_text("\n".join(bad) + "\n")
+        with pytest.raises(InputError, match=match) as e:
+            gpu_benches.read(p, gpu="H200")
+        assert e.value.row == row
+
+
 def test_a_frame_from_python_skips_unusable_rows_and_says_why():
     # ProfileTable.from_frame is the notebook's way in, without a reader's own checks
     from gpuproj.profiles.table import ProfileTable

@@ -30,7 +30,7 @@ FORMATS = {
     "kerneltuner": ("kerneltuner", "KernelTuner cache tables, one time_ms__<GPU> column per GPU"),
     "neusight": ("neusight", "NeuSight operator latency tables"),
     "gpu-benches": ("gpu_benches", "gpu-benches L2 working-set sweeps, repeated small "
-                    "kernels and roofline sweeps (<gpu>.txt)"),
+                    "kernels, roofline and stream occupancy sweeps (<gpu>.txt)"),
     "measurement": ("measurement", "plain measurement table: kernel, config, gpu, time_s, ..."),
 }
 

@@ -1,5 +1,5 @@
 """gpu-benches microbenchmark results (github te42kyfo/gpu-benches @1c36d50, GPL-3.0 data;
-``shared/data/external/gpu-benches/``; gpuproj ships no copy). Three of its benchmarks are
+``shared/data/external/gpu-benches/``; gpuproj ships no copy). Four of its benchmarks are
 read, told apart by their first lines.
 
 **L2 working-set sweeps** (``gpu-l2-cache/<gpu>.txt``). The benchmark
@@ -65,6 +65,26 @@ one value per block written is left out), per element ``its`` FMA and two ADD th
 instructions (``a - b``, the sum), ``block_threads`` = 256; no grid (each run is one full wave
 of its own GPU, which the scaled work is not).
 
+**Stream kernels against occupancy** (``gpu-stream/<gpu>.txt``). The benchmark
+(``gpu-stream/main.cu``) runs six kernels over arrays of ``STREAM_ELEMENTS`` doubles, one
+thread per element in blocks of 32 to 1024 threads (``grid = elements / block + 1``), each
+block holding a shared-memory array it never uses whose size, with the preferred carveout set
+low, lets two blocks share an SM: the occupancy is two blocks per SM at every block size, so
+the sweep runs from 64 threads per SM to full. A line is the block size, the threads of one
+block per SM (SMs x block), the occupancy the run printed (by a formula that changed between
+runs, not read), then one bandwidth per kernel in whole GB/s (10^9 B/s over the arrays each
+kernel streams), in the header's order: ``init`` (a = c, 1 array), ``read`` (1), ``scale``
+(a = 1.2 b, 2), ``triad`` (a = 1.2 b + c, 3), ``3pt`` and ``5pt`` (1-D stencils of 3 and 5
+points, 2: the neighbours hit the caches).
+
+One row per line and kernel: ``kernel`` = ``gpu-stream <name>``, ``config`` =
+``block=<threads>``, ``time_s`` = arrays x 8 x elements / bandwidth, ``dram_bytes`` =
+``l2_bytes`` = ``working_set_bytes`` = arrays x 8 x elements (1 GiB each, past every L2), FP64
+thread instructions as written per element (scale one multiply, triad one FMA, 3pt three
+multiplies and two adds, 5pt five and four), ``block_threads``, ``grid_blocks``. The shared
+memory and its carveout are not given: the occupancy calculator cannot express the carveout,
+and would see more resident blocks than ran.
+
 The files do not name their GPU: ``gpu=`` does, else the file name (``GPU_FILES``, after the
 suffix is taken off).
 """
@@ -79,7 +99,7 @@ import pandas as pd
 
 from ...errors import InputError
 from ...files import read_text
-from ..table import ProfileTable
+from ..table import ProfileTable, Skipped
 from ._checks import split_unusable_times
 from ._io import resolve_gpus
 
@@ -103,7 +123,7 @@ GPU_FILES = {
     "h100_pcie": ("h100-pcie-80gb", ""),
     "h200": ("h200-sxm-141gb", "assumed H200 SXM (the file says only 'h200')"),
     "mi100": ("mi100", ""), "mi210": ("mi210", ""),
-    "rx6900xt": ("rx-6900-xt", ""),
+    "rx6900xt": ("rx-6900-xt", ""), "RX6900XT": ("rx-6900-xt", ""),
 }
 
 # chunk, data set, time, spread, bandwidth, then DRAM read/write and L2 read/write bandwidths
@@ -133,11 +153,22 @@ _ROOF_LINE = re.compile(
 # what series.sh prints between the runs' lines: each N as it starts building, and a marker
 _ROOF_NOISE = re.compile(r"^\s*(?:[0-9]+|-- Finished Building --)\s*$")
 
+STREAM_ELEMENTS = 128 * 1024 * 1024 + 2  # gpu-stream/main.cu: max_buffer_size
+# kernel -> (arrays streamed, FP64 (FMA, ADD, MUL) thread instructions per element as written)
+STREAM_KERNELS = {"init": (1, (0, 0, 0)), "read": (1, (0, 0, 0)), "scale": (2, (0, 0, 1)),
+                  "triad": (3, (1, 0, 0)), "3pt": (2, (0, 2, 3)), "5pt": (2, (0, 4, 5))}
+STREAM_ONLY = ("init", "read", "scale", "triad")  # the same code in every published run
+_STREAM_HEAD = re.compile(r"^\s*blockSize\s+threads\s+%occ\s*\|((?:\s+\S+)+)\s*$")
+# block size, threads, occupancy %, then one whole GB/s per kernel
+_STREAM_LINE = re.compile(
+    r"^\s*([0-9]+)\s+[0-9]+\s+[0-9.]+\s*%\s*\|\s*GB/s:((?:\s+[0-9]+(?:\.[0-9]*)?)+)\s*$")
+
 
 def sniff(path, head: str) -> bool:
     first = head.splitlines()[0] if head else ""
     l2 = "data set" in first and "exec time" in first and "Eff. bw" in first
-    return l2 or bool(_SMALL_LINE.match(first)) or _roofline_head(head.splitlines())
+    return (l2 or bool(_SMALL_LINE.match(first) or _STREAM_HEAD.match(first))
+            or _roofline_head(head.splitlines()))
 
 
 def _roofline_head(lines) -> bool:
@@ -157,14 +188,16 @@ def _gpu_of(path, stem, gpu):
 
 
 def read(path, gpu: str | None = None) -> ProfileTable:
-    """Read one ``gpu-l2-cache/<gpu>.txt``, ``gpu-small-kernels/<gpu>[_suffix].txt`` or
-    ``gpu-roofline/<gpu>.txt``; ``gpu`` names the GPU (default: from the file name,
-    ``GPU_FILES``)."""
+    """Read one ``gpu-l2-cache/<gpu>.txt``, ``gpu-small-kernels/<gpu>[_suffix].txt``,
+    ``gpu-roofline/<gpu>.txt`` or ``gpu-stream/<gpu>.txt``; ``gpu`` names the GPU (default: from
+    the file name, ``GPU_FILES``)."""
     path = Path(path)
     lines = read_text(path).splitlines()
     first = next((line for line in lines if line.strip()), "")
     if _SMALL_LINE.match(first):
         out, gpu, skipped = _small_kernels(path, lines, gpu)
+    elif _STREAM_HEAD.match(first):
+        out, gpu, skipped = _stream(path, lines, gpu)
     elif _roofline_head(lines):
         out, gpu, skipped = _roofline(path, lines, gpu)
     else:
@@ -303,3 +336,47 @@ def _roofline(path, lines, gpu) -> tuple[pd.DataFrame, str, list]:
     out[f"{p}_mul_thread_inst"] = 0.0
     out["block_threads"] = float(ROOF_BLOCK_THREADS)
     return out.drop(columns="its"), gpu, skipped
+
+
+def _stream(path, lines, gpu) -> tuple[pd.DataFrame, str, list]:
+    gpu = _gpu_of(path, path.name.split(".")[0], gpu)
+    head_row = next(i for i, line in enumerate(lines, start=1) if line.strip())
+    names = _STREAM_HEAD.match(lines[head_row - 1]).group(1).split()
+    # older runs name their stencils 1pt and 3pt, whose code is not the 3pt and 5pt kernels of
+    # the source read here: a header with a name it does not know reads the four stream
+    # kernels only, and each stencil cell is skipped and counted
+    current = all(n in STREAM_KERNELS for n in names)
+    rows, skipped = [], []
+    for lineno, m in _matches(path, lines, head_row + 1, _STREAM_LINE, "gpu-stream line "
+                              "(block size, threads, occupancy %, then one whole GB/s per "
+                              "kernel)"):
+        block = int(m.group(1))
+        values = [float(v) for v in m.group(2).split()]
+        if block < 1:
+            raise InputError("block size 0", path=path, row=lineno)
+        if len(values) != len(names):
+            raise InputError(f"{len(values)} bandwidths for the header's {len(names)} kernels",
+                             path=path, row=lineno)
+        for name, bw_gbs in zip(names, values):
+            if not current and name not in STREAM_ONLY:
+                skipped.append(Skipped(str(path), lineno, f"stencil '{name}' of an older "
+                                       "gpu-stream run, whose code is not known"))
+                continue
+            arrays, (fma, add, mul) = STREAM_KERNELS[name]
+            nbytes = float(arrays * 8 * STREAM_ELEMENTS)
+            rows.append({"_row": lineno, "kernel": f"gpu-stream {name}",
+                         "config": f"block={block}",
+                         # 0 GB/s gives time 0, which split_unusable_times skips and counts
+                         "time_s": nbytes / (bw_gbs * 1e9) if bw_gbs > 0 else 0.0,
+                         "dram_bytes": nbytes, "l2_bytes": nbytes, "working_set_bytes": nbytes,
+                         "fp64_fma_thread_inst": float(fma * STREAM_ELEMENTS),
+                         "fp64_add_thread_inst": float(add * STREAM_ELEMENTS),
+                         "fp64_mul_thread_inst": float(mul * STREAM_ELEMENTS),
+                         "block_threads": float(block),
+                         "grid_blocks": float(STREAM_ELEMENTS // block + 1)})
+    if not rows:
+        raise InputError("file has a header but no rows", path=path)
+    out = pd.DataFrame(rows)
+    out["dtype"] = "fp64"
+    out, unusable = split_unusable_times(out, path, field="GB/s")
+    return out, gpu, skipped + unusable
