@@ -60,13 +60,21 @@ DATASETS = [
       for g in ("alex_a100_40", "alex_a40", "genoa_l40", "h200")],
      "one kernel streaming two float arrays from DRAM with 0 to 512 dependent FMAs per element "
      "(0.25 to 128 FLOP/B), analytic FLOPs and bytes, the recorded SM clock, 4 GPUs"),
+    ("gpu-benches stream occupancy sweep", "gpu-benches",
+     [f"gpu-benches/gpu-stream/{g}.txt"
+      for g in ("a100_40", "a100_80", "a40", "h100_pcie", "h200", "l40", "mi100", "mi210",
+                "v100", "RX6900XT")],
+     "six stream kernels over 1 GiB arrays with two blocks per SM, blocks of 32 to 1024 "
+     "threads, analytic bytes, 10 GPUs (the A100 40 GB and MI210 runs without their older "
+     "stencils)"),
 ]
 # Tables left out of the error bands: the catalog's measured L2, DRAM and FP32 ceilings of these
 # GPUs come from gpu-benches runs on the same machines (the L2 sweep's and the roofline sweep's
-# compute ceilings from their very files, the small kernels' DRAM ceilings from the stream
-# benchmark that this kernel is a part of), so the errors there understate those of other kernels
+# compute ceilings and the stream sweep's DRAM ceilings from their very files, the small
+# kernels' DRAM ceilings from the stream benchmark that this kernel is a part of), so the errors
+# there understate those of other kernels
 NOT_IN_BANDS = ("gpu-benches L2 sweep", "gpu-benches small kernels",
-                "gpu-benches roofline sweep")
+                "gpu-benches roofline sweep", "gpu-benches stream occupancy sweep")
 
 BASELINES = ("same", "bandwidth", "compute", "roofline")
 ANALYTICAL = ("hierarchical", "hierarchical-ext", "quantitative", "quantitative-transfer",
@@ -413,6 +421,47 @@ def intensity_notes(ev, table, methods=("roofline", "hierarchical", "hierarchica
     return "\n".join(lines)
 
 
+BLOCK_BANDS = ((32, 64), (96, 192), (224, 448), (480, 1024))  # threads per block
+
+
+def block_size_notes(ev, table, methods=("same", "bandwidth", "hierarchical",
+                                         "hierarchical-ext", "efficiency")):
+    """Errors by block size, for tables whose configurations differ in the block size only
+    (``block=<threads>``: the gpu-benches stream sweep, two blocks per SM), with the ratio of
+    the GPUs' SM counts as a reference: Little's law with the same threads in flight per SM
+    and the same memory latency on both GPUs."""
+    from gpuproj.catalog import resolve
+
+    if not table.df["config"].str.fullmatch(r"block=\d+").all():
+        return ""
+    d = ev.pairs[ev.pairs["method"].isin(methods)].copy()
+    block = d["config"].str.slice(len("block=")).astype(int)
+    sm = {g: resolve(g).value("sm_count") for g in set(d["source"]) | set(d["target"])}
+    same = d[d["method"] == "same"]
+    little = same.assign(method="SM count ratio", time_s=same["time_s"]
+                         * same["source"].map(sm) / same["target"].map(sm))
+    d = pd.concat([d, little])
+    block = d["config"].str.slice(len("block=")).astype(int)
+    d["ape"] = 100 * (d["time_s"] / d["true_s"] - 1).abs()
+    d["band"] = ""
+    for lo, hi in BLOCK_BANDS:
+        d.loc[(block >= lo) & (block <= hi), "band"] = f"{lo}-{hi}"
+    cols = list(methods) + ["SM count ratio"]
+    lines = ["By threads per block (two blocks per SM), MAPE / median APE in %; `SM count ratio`: "
+             "source time x source SMs / target SMs, Little's law with the same threads in "
+             "flight per SM and the same memory latency on both GPUs:", "",
+             "| threads per block | n | " + " | ".join(cols) + " |",
+             "|---|---|" + "---|" * len(cols)]
+    for band in [f"{lo}-{hi}" for lo, hi in BLOCK_BANDS] + ["all"]:
+        g = d if band == "all" else d[d["band"] == band]
+        if g.empty:
+            continue
+        cells = [f"{g.loc[g['method'] == m, 'ape'].mean():.1f} / "
+                 f"{g.loc[g['method'] == m, 'ape'].median():.1f}" for m in cols]
+        lines.append(f"| {band} | {int((g['method'] == 'same').sum())} | {' | '.join(cells)} |")
+    return "\n".join(lines)
+
+
 def with_bands(ev, fitted):
     """``ev`` with each pair's band from ``fitted`` ({method: {cell: {lo, hi}}}, e.g. the
     bands fitted without the table's data source, ``without_source`` of the shipped bands),
@@ -534,7 +583,8 @@ def run(data_dir, only=None):
             if m in summary:
                 lines.append(failure_notes(ev, m))
                 lines.append("")
-        for notes in (regime_notes(ev, table), intensity_notes(ev, table)):
+        for notes in (regime_notes(ev, table), intensity_notes(ev, table),
+                      block_size_notes(ev, table)):
             if notes:
                 lines += [notes, ""]
         sections.append("\n".join(lines))

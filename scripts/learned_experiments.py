@@ -600,10 +600,10 @@ def markdown(res) -> str:
               "each family by MAPE on these pairs, which flatters every family (the choice "
               "made without the held-out GPU is in the next table). Intervals: "
               f"split-conformal at {100 * COVERAGE:.0f} %, calibrated on held-out training "
-              "GPUs. The three gpu-benches tables of docs/accuracy.md (the L2 sweep, the small "
-              "kernels, the roofline sweep) are left out: the catalog's measured ceilings and "
-              "launch overheads of their GPUs come from the same benchmark runs, so the GPU "
-              "features would carry the answer.", "",
+              "GPUs. The four gpu-benches tables of docs/accuracy.md (the L2 sweep, the small "
+              "kernels, the roofline and stream sweeps) are left out: the catalog's measured "
+              "ceilings and launch overheads of their GPUs come from the same benchmark runs, "
+              "so the GPU features would carry the answer.", "",
               "| table | pairs | best analytical | best pure learner | best hybrid | "
               "hybrid beats both (MAPE, median) | coverage (residual / bounded-eff. / "
               "ensemble) |", "|---|---|---|---|---|---|---|"]
