@@ -359,8 +359,8 @@ def _stream(path, lines, gpu) -> tuple[pd.DataFrame, str, list]:
                              path=path, row=lineno)
         for name, bw_gbs in zip(names, values):
             if not current and name not in STREAM_ONLY:
-                skipped.append(Skipped(str(path), lineno, f"stencil '{name}' of an older "
-                                       "gpu-stream run, whose code is not known"))
+                skipped.append(Skipped(str(path), lineno, f"'{name}' of an older gpu-stream "
+                                       "run, whose code is not known"))
                 continue
             arrays, (fma, add, mul) = STREAM_KERNELS[name]
             nbytes = float(arrays * 8 * STREAM_ELEMENTS)
@@ -375,7 +375,9 @@ def _stream(path, lines, gpu) -> tuple[pd.DataFrame, str, list]:
                          "block_threads": float(block),
                          "grid_blocks": float(STREAM_ELEMENTS // block + 1)})
     if not rows:
-        raise InputError("file has a header but no rows", path=path)
+        raise InputError("the header names none of the kernels an older run is read for ("
+                         f"{', '.join(STREAM_ONLY)})" if skipped
+                         else "file has a header but no rows", path=path)
     out = pd.DataFrame(rows)
     out["dtype"] = "fp64"
     out, unusable = split_unusable_times(out, path, field="GB/s")
