@@ -81,9 +81,10 @@ One row per line and kernel: ``kernel`` = ``gpu-stream <name>``, ``config`` =
 ``block=<threads>``, ``time_s`` = arrays x 8 x elements / bandwidth, ``dram_bytes`` =
 ``l2_bytes`` = ``working_set_bytes`` = arrays x 8 x elements (1 GiB each, past every L2), FP64
 thread instructions as written per element (scale one multiply, triad one FMA, 3pt three
-multiplies and two adds, 5pt five and four), ``block_threads``, ``grid_blocks``. The shared
-memory and its carveout are not given: the occupancy calculator cannot express the carveout,
-and would see more resident blocks than ran.
+multiplies and two adds, 5pt five and four), ``block_threads``, ``grid_blocks``, and
+``achieved_occupancy`` = two blocks / the GPU's thread limit per SM (the catalog's): the
+occupancy calculator cannot express the carveout, and would see more resident blocks than ran,
+so the shared memory is not given.
 
 The files do not name their GPU: ``gpu=`` does, else the file name (``GPU_FILES``, after the
 suffix is taken off).
@@ -97,6 +98,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ...catalog import resolve
 from ...errors import InputError
 from ...files import read_text
 from ..table import ProfileTable, Skipped
@@ -154,6 +156,7 @@ _ROOF_LINE = re.compile(
 _ROOF_NOISE = re.compile(r"^\s*(?:[0-9]+|-- Finished Building --)\s*$")
 
 STREAM_ELEMENTS = 128 * 1024 * 1024 + 2  # gpu-stream/main.cu: max_buffer_size
+STREAM_BLOCKS_PER_SM = 2  # main.cu: measureKernels(kernels, blockSize, 2)
 # kernel -> (arrays streamed, FP64 (FMA, ADD, MUL) thread instructions per element as written)
 STREAM_KERNELS = {"init": (1, (0, 0, 0)), "read": (1, (0, 0, 0)), "scale": (2, (0, 0, 1)),
                   "triad": (3, (1, 0, 0)), "3pt": (2, (0, 2, 3)), "5pt": (2, (0, 4, 5))}
@@ -380,5 +383,10 @@ def _stream(path, lines, gpu) -> tuple[pd.DataFrame, str, list]:
                          else "file has a header but no rows", path=path)
     out = pd.DataFrame(rows)
     out["dtype"] = "fp64"
+    # the occupancy the carveout set, which the calculator cannot see (NaN where the catalog
+    # lacks the GPU's thread limit)
+    out["achieved_occupancy"] = np.minimum(
+        STREAM_BLOCKS_PER_SM * out["block_threads"] / resolve(gpu).value("max_threads_per_sm"),
+        1.0)
     out, unusable = split_unusable_times(out, path, field="GB/s")
     return out, gpu, skipped + unusable
