@@ -533,6 +533,32 @@ def test_parallelism_point_by_sm_interval_to_block_slots():
     assert got["low_s"].to_numpy() == pytest.approx(base * np.minimum(by_sm, by_slot))
     assert got["high_s"].to_numpy() == pytest.approx(base * np.maximum(by_sm, by_slot))
 
+def test_parallelism_projects_a_kernel_held_by_its_loads_in_flight_by_its_waves():
+    """H200 -> A100 80 GB, a stream read of 2^27 threads in 32-thread blocks, 8 B each, 8.73 ms
+    (123 GB/s, 3.5 % of the H200's 3.534 TB/s). Two blocks per SM (the achieved occupancy,
+    2 x 32 / 2048): 132 x 64 threads resident, 15888 waves, which at 600 ns take 9.5 ms, within
+    2x of the time: held by its loads in flight. On the A100 the same two blocks per SM on 108
+    SMs: time x 132 / 108 (launch overheads of both GPUs taken off and put back), above its
+    DRAM time (0.6 ms). At full occupancy (or the calculator's 32 blocks) the waves at 600 ns
+    take 0.3 ms (0.6 ms), far below the time: not held, the bandwidth projection as before
+    (2.0x), which the held row's interval spans."""
+    from gpuproj.catalog import resolve
+
+    h200, a100 = resolve("h200-sxm-141gb"), resolve("a100-sxm4-80gb")
+    n = 2 ** 27
+    k = table(time_s=[8.73e-3] * 3, dram_bytes=[8.0 * n] * 3, grid_blocks=[n // 32] * 3,
+              block_threads=[32] * 3, achieved_occupancy=[2 * 32 / 2048, 1.0, np.nan])
+    got = get_model("hierarchical-ext").predict(k, h200, a100)
+    t = got.df["time_s"].to_numpy()
+    ls, lt = (g.measured("launch_overhead_s") for g in (h200, a100))
+    assert t[0] == pytest.approx((8.73e-3 - ls) * 132 / 108 + lt)
+    # the bandwidth projection: about 3.534 / 1.759 = 2.0x the time, where the waves say 1.22x
+    assert t[1] == pytest.approx(t[2]) and t[1] == pytest.approx(2.0 * 8.73e-3, rel=0.01)
+    assert got.df["low_s"].iloc[0] == pytest.approx(t[0])
+    assert got.df["high_s"].iloc[0] >= t[1]  # and its block-slot end, 0.03 % above
+    assert any(a.startswith("concurrency: 1 row(s) held") for a in got.assumptions[a100.id])
+
+
 # issue-rate extension: a Turing-like source (64 FP32 lanes, 4 warp instructions per SM per
 # clock: P = 2, I = 4) and an Ampere-GA10x-like target (128 lanes: P = 4, I = 4), FP32 peaks 10
 # and 20 TFLOP/s

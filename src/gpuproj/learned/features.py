@@ -206,7 +206,7 @@ def _occupancy(df, gpu):
     df = df.assign(**{c: np.nan for c in launch if c not in df.columns})
     configs = launch_configs(df)
     occ, blocks_per_sm = launch_occupancy(df, gpu, configs)
-    _, fill = fill_fractions(df, gpu, configs)
+    _, fill = fill_fractions(df, gpu, blocks_per_sm)
     with np.errstate(divide="ignore", invalid="ignore"):
         waves = np.ceil(_col(df, "grid_blocks") / (gpu.value("sm_count") * blocks_per_sm))
     return occ, fill, np.where(np.isfinite(waves) & (blocks_per_sm > 0), waves, np.nan)

@@ -178,17 +178,16 @@ def theoretical_occupancy(df: pd.DataFrame, gpu, configs=None) -> np.ndarray:
     return launch_occupancy(df, gpu, configs)[0]
 
 
-def fill_fractions(df: pd.DataFrame, gpu, configs=None):
+def fill_fractions(df: pd.DataFrame, gpu, bps: np.ndarray):
     """(by SM, by block slot): the fraction of the GPU a launch of B blocks keeps busy on average,
     at the two ends of how many resident blocks an SM needs to reach its throughput. By SM, one:
     the busiest of the S SMs runs ceil(B / S) blocks, u = B / (ceil(B / S) S). By block slot, all
-    b that fit (the occupancy calculator): u = B / (waves S b), waves = ceil(B / (S b)). Both are
-    1 for whole full waves and small for a grid that under-fills the GPU; NaN where the row has
-    no grid (by slot also where b is unknown). ``configs``: ``launch_configs(df)`` where the
-    caller already has it."""
+    b that fit (``bps``, the occupancy calculator's resident blocks per SM of each row,
+    ``launch_occupancy``): u = B / (waves S b), waves = ceil(B / (S b)). Both are 1 for whole
+    full waves and small for a grid that under-fills the GPU; NaN where the row has no grid (by
+    slot also where b is unknown)."""
     sms = gpu.value("sm_count")
     blocks = df["grid_blocks"].to_numpy(float)
-    _, bps = launch_occupancy(df, gpu, configs)
     out = []
     for per_sm in (1.0, bps):
         slots = sms * per_sm

@@ -58,7 +58,10 @@ switchable):
   occupancy calculator); the point takes one, u = B / (ceil(B / S) S), and the interval also
   spans the block-slot fill u = B / (waves S b), waves = ceil(B / (S b)). Launch overhead
   (measured, where the catalog has it for both GPUs) is taken off the source time and the
-  target's added back.
+  target's added back. A row held by the loads its resident threads keep in flight (Little's
+  law: few threads per SM, the source well below its DRAM ceiling, and its waves of resident
+  threads at a typical 600 ns latency as long as its time) is projected by the ratio of those
+  waves instead, at least the target's DRAM time (``_concurrency``).
 - ``warp_bandwidth``: bandwidth ceilings are also scaled by the active-thread ratio of Eq. 3
   (the paper's MiniMDock miss), which moves the ridge point.
 - ``issue_rate``: the FP pipe reaches its peak only if the schedulers issue FP instructions fast
@@ -107,6 +110,14 @@ LANES = {"fp32": "fp32_lanes_per_sm", "fp64": "fp64_lanes_per_sm"}
 # NVIDIA L2s between about 0.8 and 1.3, the RX 6900 XT's L3 between 1.0 and 1.2;
 # scripts/l2_capacity_rules.py): the step of ``_uncached`` may fall on either side there
 CAPACITY_BAND = (0.75, 1.4)
+# parallelism's concurrency limit (``_concurrency``): a DRAM load latency typical of the GPUs
+# measured (the gpu-benches stream sweep's read kernel at 64 threads per SM implies 446-683 ns),
+# how near Little's time must lie to the measured one, and the least waves and the most share of
+# the DRAM ceiling a row held so has
+CONCURRENCY_LATENCY_S = 600e-9
+CONCURRENCY_BAND = (0.5, 2.0)
+CONCURRENCY_WAVES = 4
+CONCURRENCY_SHARE = 0.5
 
 
 def _nz(a):
@@ -421,11 +432,22 @@ class Hierarchical(Model):
                                 axis=1)
 
         if self.parallelism:
-            by_sm, by_slot = self._fill_ratios(df, source, target)
+            resident = self._resident_blocks(df, source, target)
+            by_sm, by_slot = self._fill_ratios(df, source, target, *resident)
             per_level = per_level * by_sm[:, None]
             spread = np.concatenate([spread * by_sm[:, None], spread * by_slot[:, None]], axis=1)
             notes.append("parallelism: time x busy SMs source / target; the interval also "
                          "spans busy block slots (occupancy) source / target")
+            held, t_held = self._concurrency(df, t_body, bs, bt, source, target, *resident)
+            if held.any():
+                per_level = np.where(held[:, None] & np.isfinite(per_level), t_held[:, None],
+                                     per_level)
+                spread = np.concatenate([spread, np.where(held, t_held, np.nan)[:, None]],
+                                        axis=1)
+                notes.append(f"concurrency: {held.sum()} row(s) held by the loads their "
+                             "resident threads keep in flight (Little's law): time x waves of "
+                             "resident threads target / source, at least the target's DRAM "
+                             "time; the interval also spans the bandwidth projection")
         with np.errstate(invalid="ignore"), _quiet():
             point = np.nanmean(per_level, axis=1) + launch_t
             low = np.nanmin(spread, axis=1) + launch_t
@@ -752,16 +774,65 @@ class Hierarchical(Model):
             return body, lt, f"launch overhead {ls * 1e6:.1f} us -> {lt * 1e6:.1f} us (measured)"
         return t_s, 0.0, "launch overhead not measured for both GPUs: kept inside the time"
 
-    def _fill_ratios(self, df, source, target):
+    def _resident_blocks(self, df, source, target):
+        """The occupancy calculator's resident blocks per SM of each row on the source and on
+        the target (NaN where unknown)."""
+        from .common import launch_configs, launch_occupancy
+
+        configs = self._once("launch_configs", lambda: launch_configs(df))
+        return (self._once("resident_source", lambda: launch_occupancy(df, source, configs)[1]),
+                launch_occupancy(df, target, configs)[1])
+
+    def _concurrency(self, df, t_body, bs, bt, source, target, calc_s, calc_t):
+        """(rows whose time is that of their waves of resident threads, their projected time).
+
+        With few threads per SM a memory-bound kernel runs at the loads it keeps in flight over
+        the memory latency, not at the DRAM bandwidth (Little's law): its time is its waves of
+        resident threads x the latency. A row counts as held so where its source ran below
+        ``CONCURRENCY_SHARE`` of the DRAM ceiling, in at least ``CONCURRENCY_WAVES`` waves, and
+        those waves at ``CONCURRENCY_LATENCY_S`` take within ``CONCURRENCY_BAND`` of its time.
+        The target, with the same threads in flight and the same latency (the catalog has no
+        latencies), takes time x its waves / the source's, and at least its DRAM time. Resident
+        blocks per SM: on the source from the profile's achieved occupancy where it has one,
+        else the occupancy calculator's (``calc_s``); on the target as many, within its
+        calculator's limit (``calc_t``). On the gpu-benches stream sweep (two blocks per SM)
+        this took `hierarchical-ext` from 30.4 / 12.4 to 19.2 / 10.5 % MAPE / median APE; no row
+        of the other tables qualifies (docs/accuracy_analysis.md). Each test alone flags rows it
+        should not: the share alone, Rodinia's latency-bound kernels at full occupancy (far
+        slower than their waves); Little's time alone, the seed report's bandwidth-bound kernels
+        at full occupancy, where the waves take about as long as the bytes."""
+        block = df["block_threads"].to_numpy(float)
+        threads = df["grid_blocks"].to_numpy(float) * block
+
+        def resident(gpu, blocks_per_sm):
+            return np.minimum(gpu.value("sm_count") * blocks_per_sm * block, threads)
+
+        with np.errstate(invalid="ignore", divide="ignore"):
+            achieved = (df["achieved_occupancy"].to_numpy(float)
+                        * source.value("max_threads_per_sm") / block)
+            per_sm_s = np.where(np.isfinite(achieved) & (achieved > 0), achieved, calc_s)
+            per_sm_t = np.fmin(per_sm_s, calc_t)
+            waves_s = threads / resident(source, per_sm_s)
+            waves_t = threads / resident(target, per_sm_t)
+            dram = df["dram_bytes"].to_numpy(float)
+            share = dram / t_body / bs("dram_bw_bytes_per_s")
+            little = waves_s * CONCURRENCY_LATENCY_S / t_body
+            lo, hi = CONCURRENCY_BAND
+            held = (np.isfinite(waves_t) & (waves_s >= CONCURRENCY_WAVES)
+                    & (share < CONCURRENCY_SHARE) & (little >= lo) & (little <= hi))
+            t_held = np.maximum(t_body * waves_t / waves_s, dram / bt("dram_bw_bytes_per_s"))
+        return held, t_held
+
+    def _fill_ratios(self, df, source, target, calc_s, calc_t):
         """u_s / u_t per row by SM (the point) and by block slot (the interval's other end; the
         SM ratio where the occupancy is unknown); 1 where a row has no grid. Measured on the
         tables, the SM is the better unit: a block slot per resident block made NeuSight bmm
-        61.4 % MAPE against 33.3 % (docs/accuracy_analysis.md)."""
-        from .common import fill_fractions, launch_configs
+        61.4 % MAPE against 33.3 % (docs/accuracy_analysis.md). ``calc_s``, ``calc_t``: the
+        resident blocks per SM of ``_resident_blocks``."""
+        from .common import fill_fractions
 
-        configs = self._once("launch_configs", lambda: launch_configs(df))
-        u_s = self._once("fill_source", lambda: fill_fractions(df, source, configs))
-        u_t = fill_fractions(df, target, configs)
+        u_s = self._once("fill_source", lambda: fill_fractions(df, source, calc_s))
+        u_t = fill_fractions(df, target, calc_t)
         with np.errstate(invalid="ignore", divide="ignore"):
             by_sm, by_slot = (s / t for s, t in zip(u_s, u_t))
         by_sm = np.where(np.isfinite(by_sm) & (by_sm > 0), by_sm, 1.0)
