@@ -404,21 +404,28 @@ def intensity_notes(ev, table, methods=("roofline", "hierarchical", "hierarchica
                           "near a ridge")
     if d["side"].nunique() < 2:
         return ""
-    d["ape"] = 100 * (d["time_s"] / d["true_s"] - 1).abs()
-    d = pd.concat([d, d.assign(side="all")])
-    g = d.groupby(["side", "method"])["ape"].agg(["size", "mean", "median"])
     lines = ["By FLOP per DRAM byte against the two GPUs' ridge points (compute / DRAM ceiling; "
              "memory-bound: under half of each ridge, compute-bound: over twice each), MAPE / "
              "median APE in %:", "",
              "| FLOP per byte | n | " + " | ".join(methods) + " |",
              "|---|---|" + "---|" * len(methods)]
-    order = ["memory-bound on both", "near a ridge", "compute-bound on both", "all"]
-    for side in [o for o in order if o in g.index.get_level_values(0)]:
-        r = g.loc[side]
-        cells = [f"{r.at[m, 'mean']:.1f} / {r.at[m, 'median']:.1f}" if m in r.index else "-"
-                 for m in methods]
-        lines.append(f"| {side} | {int(r['size'].iloc[0])} | {' | '.join(cells)} |")
+    lines += _ape_rows(d, "side", ["memory-bound on both", "near a ridge",
+                                   "compute-bound on both"], methods)
     return "\n".join(lines)
+
+
+def _ape_rows(d, column, order, methods):
+    """Markdown rows of a breakdown: per value of ``column`` (those of ``order`` present, then
+    all pairs), the pairs and each method's MAPE / median APE ('-' for a method without
+    pairs there)."""
+    d = d.assign(ape=100 * (d["time_s"] / d["true_s"] - 1).abs())
+    rows = []
+    for value in [o for o in order if (d[column] == o).any()] + ["all"]:
+        g = d if value == "all" else d[d[column] == value]
+        ape = [g.loc[g["method"] == m, "ape"] for m in methods]
+        cells = [f"{a.mean():.1f} / {a.median():.1f}" if len(a) else "-" for a in ape]
+        rows.append(f"| {value} | {max(len(a) for a in ape)} | {' | '.join(cells)} |")
+    return rows
 
 
 BLOCK_BANDS = ((32, 64), (96, 192), (224, 448), (480, 1024))  # threads per block
@@ -434,31 +441,22 @@ def block_size_notes(ev, table, methods=("same", "bandwidth", "hierarchical",
 
     if not table.df["config"].str.fullmatch(r"block=\d+").all():
         return ""
-    d = ev.pairs[ev.pairs["method"].isin(methods)].copy()
-    block = d["config"].str.slice(len("block=")).astype(int)
+    d = ev.pairs[ev.pairs["method"].isin(methods)]
     sm = {g: resolve(g).value("sm_count") for g in set(d["source"]) | set(d["target"])}
     same = d[d["method"] == "same"]
     little = same.assign(method="SM count ratio", time_s=same["time_s"]
                          * same["source"].map(sm) / same["target"].map(sm))
     d = pd.concat([d, little])
     block = d["config"].str.slice(len("block=")).astype(int)
-    d["ape"] = 100 * (d["time_s"] / d["true_s"] - 1).abs()
-    d["band"] = ""
-    for lo, hi in BLOCK_BANDS:
-        d.loc[(block >= lo) & (block <= hi), "band"] = f"{lo}-{hi}"
+    bands = {f"{lo}-{hi}": (block >= lo) & (block <= hi) for lo, hi in BLOCK_BANDS}
+    d = d.assign(band=np.select(list(bands.values()), list(bands), ""))
     cols = list(methods) + ["SM count ratio"]
     lines = ["By threads per block (two blocks per SM), MAPE / median APE in %; `SM count ratio`: "
              "source time x source SMs / target SMs, Little's law with the same threads in "
              "flight per SM and the same memory latency on both GPUs:", "",
              "| threads per block | n | " + " | ".join(cols) + " |",
              "|---|---|" + "---|" * len(cols)]
-    for band in [f"{lo}-{hi}" for lo, hi in BLOCK_BANDS] + ["all"]:
-        g = d if band == "all" else d[d["band"] == band]
-        if g.empty:
-            continue
-        cells = [f"{g.loc[g['method'] == m, 'ape'].mean():.1f} / "
-                 f"{g.loc[g['method'] == m, 'ape'].median():.1f}" for m in cols]
-        lines.append(f"| {band} | {int((g['method'] == 'same').sum())} | {' | '.join(cells)} |")
+    lines += _ape_rows(d, "band", list(bands), cols)
     return "\n".join(lines)
 
 
