@@ -206,6 +206,16 @@ def test_gpu_benches_l2_sweeps():
     assert pd.isna(r["dram_bytes"]) and r["grid_blocks"] == 1e5 and r["block_threads"] == 1024
 
 
+def gpu_benches_error(path, lines, match=None, **read):
+    """The InputError ``gpu_benches.read(path, **read)`` raises on a file of ``lines``."""
+    from gpuproj.profiles.readers import gpu_benches
+
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(InputError, match=match) as e:
+        gpu_benches.read(path, **read)
+    return e.value
+
+
 def test_gpu_benches_bad_input(tmp_path):
     from gpuproj.profiles.readers import gpu_benches
 
@@ -221,10 +231,7 @@ def test_gpu_benches_bad_input(tmp_path):
     q.write_text("\n".join(lines) + "\n")
     with pytest.raises(InputError, match="pass --source NAME"):
         gpu_benches.read(q)
-    p.write_text("\n".join(lines[:2] + ["       512 kB      2048 kB  fast"]) + "\n")
-    with pytest.raises(InputError) as e:
-        gpu_benches.read(p)
-    assert e.value.row == 3
+    assert gpu_benches_error(p, lines[:2] + ["       512 kB      2048 kB  fast"]).row == 3
 
 
 # ---- gpu-benches repeated small kernels (GPL-3.0 data: read from shared/data/external only) ----
@@ -276,21 +283,13 @@ def test_gpu_benches_small_kernels_bad_input(tmp_path):
                                     "n=4341,block=512", "n=4601,block=512"]
     assert t.df["kernel"].iloc[0] == "gpu-small-kernels scale (persistent, grid sync)"
     assert t.skipped_summary() == {"bandwidth = 0 is not positive": 1}
-    p.write_text("\n".join(lines + ["4877  76kB     31    fast"]) + "\n")
-    with pytest.raises(InputError) as e:
-        gpu_benches.read(p, gpu="H200")
-    assert e.value.row == 4
-    p.write_text("4096  64kB" + "  26" * 12 + "\n")
-    with pytest.raises(InputError, match="12 bandwidth columns"):
-        gpu_benches.read(p, gpu="H200")
+    assert gpu_benches_error(p, lines + ["4877  76kB     31    fast"], gpu="H200").row == 4
+    gpu_benches_error(p, ["4096  64kB" + "  26" * 12], "12 bandwidth columns", gpu="H200")
     # a line with more columns than the first, or fewer before the last, would shift the block
     # sizes of the whole file: an error naming it
     for bad, row in ((lines[:2] + ["4601  71kB     29     29     29"] + lines[2:], 3),
                      ([lines[0], lines[2], lines[1]], 2)):
-        p.write_text("\n".join(bad) + "\n")
-        with pytest.raises(InputError, match="where the first line has 2") as e:
-            gpu_benches.read(p, gpu="H200")
-        assert e.value.row == row
+        assert gpu_benches_error(p, bad, "where the first line has 2", gpu="H200").row == row
 
 
 # ---- gpu-benches roofline sweeps (GPL-3.0 data: read from shared/data/external only) ----------
@@ -359,10 +358,7 @@ def test_gpu_benches_roofline_bad_input(tmp_path):
             ([line(), line(its=8, flb="3.000")], "Fl/B 3 fits neither", 2),
             ([line(), line(dev=1, blocks=504)], "block count 504 where", 2),
             ([line(), line(its=8, flb="1.125")], "element size 8 where", 2)):
-        p.write_text("\n".join(bad) + "\n")
-        with pytest.raises(InputError, match=match) as e:
-            gpu_benches.read(p, gpu="H200")
-        assert e.value.row == row
+        assert gpu_benches_error(p, bad, match, gpu="H200").row == row
 
 
 # ---- gpu-benches stream kernels against occupancy (GPL-3.0 data: shared/data/external only) ---
@@ -423,10 +419,7 @@ def test_gpu_benches_stream_bad_input(tmp_path):
             ([ST_HEAD + "  7pt", line.format(b=32, t=4224, s=240)], "header's 7 kernels", 2),
             (["blockSize   threads       %occ  |   1pt   7pt", "  32  4224  3 %  |  GB/s:  1  2"],
              "the header names none of the kernels", None)):
-        p.write_text("\n".join(bad) + "\n")
-        with pytest.raises(InputError, match=match) as e:
-            gpu_benches.read(p, gpu="H200")
-        assert e.value.row == row
+        assert gpu_benches_error(p, bad, match, gpu="H200").row == row
 
 
 def test_a_frame_from_python_skips_unusable_rows_and_says_why():
