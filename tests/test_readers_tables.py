@@ -272,10 +272,8 @@ def test_gpu_benches_small_kernels_bad_input(tmp_path):
 
     lines = ["4096  64kB     26     26", "4341  67kB     27      0", "4601  71kB     29"]
     p = tmp_path / "mybox_gsync.txt"
-    p.write_text("\n".join(lines) + "\n")
+    gpu_benches_error(p, lines, "pass --source NAME")  # the file names no GPU
     assert sniff(p) == "gpu-benches"
-    with pytest.raises(InputError, match="pass --source NAME"):
-        gpu_benches.read(p)
     t = gpu_benches.read(p, gpu="H200")
     # two block sizes (512 and 1024 threads), the last line cut after the first; 0 GB/s is
     # skipped and counted
@@ -341,10 +339,8 @@ def test_gpu_benches_roofline_bad_input(tmp_path):
              line(its=1, flb="0.500", gbs=0, gfs=0), "", line(its=8, flb="2.250", gbs=3760,
                                                               gfs=8459)]
     p = tmp_path / "mybox.txt"
-    p.write_text("\n".join(lines) + "\n")
+    gpu_benches_error(p, lines, "pass --source NAME")  # the file names no GPU
     assert sniff(p) == "gpu-benches"
-    with pytest.raises(InputError, match="pass --source NAME"):
-        gpu_benches.read(p)
     t = gpu_benches.read(p, gpu="H200")
     assert list(t.df["config"]) == ["its=0", "its=8"]
     assert t.skipped_summary() == {"GB/s and GF/s = 0 is not positive": 1}
@@ -405,10 +401,8 @@ def test_gpu_benches_stream_bad_input(tmp_path):
             "        222        218")
     lines = [ST_HEAD, line.format(b=32, t=4224, s=240), line.format(b=64, t=8448, s=0)]
     p = tmp_path / "mybox.txt"
-    p.write_text("\n".join(lines) + "\n")
+    gpu_benches_error(p, lines, "pass --source NAME")  # the file names no GPU
     assert sniff(p) == "gpu-benches"
-    with pytest.raises(InputError, match="pass --source NAME"):
-        gpu_benches.read(p)
     t = gpu_benches.read(p, gpu="H200")
     assert len(t) == 11 and t.skipped_summary() == {"GB/s = 0 is not positive": 1}
     assert t.skipped[0].row == 3
