@@ -168,6 +168,7 @@ static void case_stage(Ctx& ctx, const std::string& size, int stage) {
     *q = bufs.back()->p;
   }
   DevBuf<unsigned long long> dtmin(1);
+  d.dtmin = dtmin.p;
   dim3 b(256), g(cdiv(n, 256)), gf(cdiv(n + 1, 256));
   auto reset_min = [&] { CK(cudaMemset(dtmin.p, 0x7F, 8)); };  // a huge positive double
   auto launch_stage = [&](int s, bool aux) {
