@@ -134,7 +134,7 @@ class SimulatedBackend(Backend):
             n = threads * 4
             return max(n * int(k) * flop_per_fma / CEILINGS[peak],
                        n * elem_bytes * 2 / CEILINGS["dram"])
-        if kernel == "chase":  # (next, out, steps): one dependent load per step
+        if kernel == "chase":  # (next, out, steps, start): one dependent load per step
             nbytes = args[0].nbytes
             level = "l1" if nbytes <= L1_BYTES else "l2" if nbytes <= L2_BYTES else "dram"
             return int(args[2]) * LATENCY_S[level]

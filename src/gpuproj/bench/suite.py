@@ -14,7 +14,8 @@ Groups (``GROUPS``), each kernel's formula in ``kernels/*.cl``:
 - ``overhead``: launch overhead (host time of back-to-back empty launches) and per-block cost
   (device time of an empty kernel against its block count).
 - ``latency``: pointer chase, one thread, through a random cycle of 64-byte lines in an L1-, an
-  L2- and a DRAM-sized working set.
+  L2- and a DRAM-sized working set; the DRAM chase starts each launch on lines no launch before
+  it read.
 
 Every timed repetition is a device-event duration; the raw samples are kept in the result.
 """
@@ -435,12 +436,18 @@ class Runner:
                 nodes = rng.permutation(words // 16) * 16  # one node per 64-byte line
                 nxt = np.zeros(words, dtype=np.uint32)
                 nxt[nodes] = np.roll(nodes, -1)
+                reps = min(self.s.reps, 5)
+                # a cached level is timed on the path the warm-up loaded; for DRAM every launch
+                # starts `steps` further along the cycle, else a path shorter than the L2 (100 000
+                # lines = 6.4 MB) would be read from the L2 the warm-up filled
+                launches = 1 + reps if level == "dram" else 1
+                starts = nodes[(np.arange(launches) * self.s.chase_steps) % len(nodes)]
                 buf = self.b.alloc(nxt.nbytes)
                 try:
                     self.b.upload(buf, nxt)
                     steps = np.uint32(self.s.chase_steps)
-                    samples = self.timed(k, 1, 1, [(buf, out, steps)], reps=min(self.s.reps, 5),
-                                         warmup=1)
+                    samples = self.timed(k, 1, 1, [(buf, out, steps, np.uint32(j)) for j in starts],
+                                         reps=reps, warmup=1)
                 finally:
                     self.b.free(buf)
                 m = Measurement(f"latency_{level}", "latency", "s", float(self.s.chase_steps),

@@ -17,7 +17,8 @@
  * where base = (lid * stride) & 2047. stride 1: consecutive words, no bank conflict;
  * stride 32: every lane of a 32-wide warp hits the same bank (32-way conflict).
  *
- * chase: one work-item follows next[] (a random cycle) for steps loads: latency per load.
+ * chase: one work-item follows next[] (a random cycle) from start for steps loads: latency per
+ *   load.
  * empty: launch overhead and per-block cost (the store never happens: sentinel is never a gid).
  */
 
@@ -99,9 +100,9 @@ __kernel void smem_read(__global float* out, uint iters, uint stride)
     if (r < 0.0f) out[get_global_id(0)] = r;
 }
 
-__kernel void chase(__global const uint* next, __global uint* out, uint steps)
+__kernel void chase(__global const uint* next, __global uint* out, uint steps, uint start)
 {
-    uint j = 0;
+    uint j = start;
     for (uint it = 0; it < steps; ++it) j = next[j];
     out[0] = j;
 }

@@ -88,9 +88,10 @@ extern "C" __global__ void smem_read(float* out, unsigned iters, unsigned stride
     if (r < 0.0f) out[gid1()] = r;
 }
 
-extern "C" __global__ void chase(const unsigned* next, unsigned* out, unsigned steps)
+extern "C" __global__ void chase(const unsigned* next, unsigned* out, unsigned steps,
+                                unsigned start)
 {
-    unsigned j = 0;
+    unsigned j = start;
     for (unsigned it = 0; it < steps; ++it) j = next[j];
     out[0] = j;
 }
