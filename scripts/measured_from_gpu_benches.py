@@ -30,7 +30,8 @@ Sources (see ``/work/shared/data/external/README.md`` for provenance and licence
   ``fp32_fma_flops_per_s`` (the file lists it next to ``peak_fp32_gflops``).
 
 Run from the repository root (rerunnable; only the ``measured:`` entries it produces are replaced,
-everything else in each file is read and written back unchanged)::
+everything else in each file is read and written back unchanged; an entry measured by
+``gpuproj bench`` on the GPU itself, data/bench/, is kept in place of a public file's)::
 
     python scripts/measured_from_gpu_benches.py [--data /work/shared/data/external] [--dry-run]
 
@@ -55,6 +56,7 @@ ROOT = Path(__file__).resolve().parents[1]
 CATALOG = ROOT / "src" / "gpuproj" / "catalog" / "gpus"
 BENCHES = "gpu-benches @1c36d50"
 SEED = "seed-report-4gpus @f808e85 gpu_metrics.json"
+OURS = "gpuproj bench"
 
 SEED_MAP = {
     "NVIDIA TITAN V": "titan-v",
@@ -265,6 +267,12 @@ def main(argv=None) -> int:
         path = by_id[gid]
         doc = docs[path]
         measured = dict(doc.get("measured") or {})
+        # a `gpuproj bench` run on the part itself (data/bench/) outranks a public file that
+        # only names the GPU: it stays
+        ours = {k for k in fields if str(measured.get(k, {}).get("source", "")).startswith(OURS)}
+        for k in sorted(ours):
+            print(f"{gid:16s} {k:28s} kept: {measured[k]['source']}")
+        fields = {k: e for k, e in fields.items() if k not in ours}
         measured.update(fields)
         doc["measured"] = measured
         for k, e in sorted(fields.items()):

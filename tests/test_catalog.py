@@ -208,30 +208,35 @@ def test_resolve_isa_when_unique(cat):
 
 def test_ceiling_measured_derived_peak(cat):
     h100 = cat.gpus["h100-pcie-80gb"]
-    h100s = cat.gpus["h100-sxm5-80gb"]
+    nvl = cat.gpus["h100-nvl-94gb"]
     c = h100.ceiling("dram_bw_bytes_per_s")
     assert (c.kind, c.value) == ("measured", 1832e9)
-    # H100 SXM5 has no measurement: peak x reference measured/peak (Van Lanker Sec. 4.1)
-    d = h100s.ceiling("dram_bw_bytes_per_s", reference=h100)
+    # H100 NVL has no measurement: peak x reference measured/peak (Van Lanker Sec. 4.1)
+    d = nvl.ceiling("dram_bw_bytes_per_s", reference=h100)
     assert d.kind == "derived"
-    assert d.value == pytest.approx(3.35e12 * 1832e9 / 2.0e12)
-    p = h100s.ceiling("dram_bw_bytes_per_s")
-    assert (p.kind, p.value) == ("peak", 3.35e12)
-    m = h100s.ceiling("launch_overhead_s")
+    assert d.value == pytest.approx(3.9e12 * 1832e9 / 2.0e12)
+    p = nvl.ceiling("dram_bw_bytes_per_s")
+    assert (p.kind, p.value) == ("peak", 3.9e12)
+    m = nvl.ceiling("launch_overhead_s")
     assert m.kind == "missing" and math.isnan(m.value)
 
 
 def test_ceiling_falls_to_the_peak_when_two_benchmarks_measured_the_pair(cat):
-    """TITAN V (seed report: 0.30 of 0.65 TB/s) against the H200 (gpu-benches: 3.53 of 4.8):
-    different benchmarks, so both sides take their peak; within one benchmark, measured."""
-    titan_v, h200, v100 = (cat.gpus[g] for g in ("titan-v", "h200-sxm-141gb", "v100-pcie-16gb"))
-    a = titan_v.ceiling("dram_bw_bytes_per_s", reference=h200)
-    b = h200.ceiling("dram_bw_bytes_per_s", reference=titan_v)
+    """TITAN V (seed report: 0.30 of 0.65 TB/s) against the A100 SXM4 80 GB (gpu-benches: 1.76
+    of 2.04): different benchmarks, so both sides take their peak; within one benchmark
+    (gpu-benches on the A100 and the V100, `gpuproj bench` on the H100 and H200), measured."""
+    titan_v, a100, v100 = (cat.gpus[g] for g in ("titan-v", "a100-sxm4-80gb", "v100-pcie-16gb"))
+    a = titan_v.ceiling("dram_bw_bytes_per_s", reference=a100)
+    b = a100.ceiling("dram_bw_bytes_per_s", reference=titan_v)
     assert (a.kind, a.value) == ("peak", titan_v.peak("dram_bw_bytes_per_s"))
-    assert (b.kind, b.value) == ("peak", h200.peak("dram_bw_bytes_per_s"))
+    assert (b.kind, b.value) == ("peak", a100.peak("dram_bw_bytes_per_s"))
     assert "not comparable" in a.note
-    c = h200.ceiling("dram_bw_bytes_per_s", reference=v100)  # both gpu-benches
-    assert (c.kind, c.value) == ("measured", h200.measured("dram_bw_bytes_per_s"))
+    c = a100.ceiling("dram_bw_bytes_per_s", reference=v100)  # both gpu-benches
+    assert (c.kind, c.value) == ("measured", a100.measured("dram_bw_bytes_per_s"))
+    h100, h200 = cat.gpus["h100-sxm5-80gb"], cat.gpus["h200-sxm-141gb"]
+    e = h200.ceiling("dram_bw_bytes_per_s", reference=h100)  # both gpuproj bench
+    assert (e.kind, e.value) == ("measured", h200.measured("dram_bw_bytes_per_s"))
+    assert h200.ceiling("dram_bw_bytes_per_s", reference=a100).kind == "peak"
 
 
 def test_user_gpu_file_by_path_and_env(tmp_path, monkeypatch):

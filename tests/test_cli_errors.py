@@ -168,7 +168,7 @@ def test_evaluate_all_methods_and_gpus_it_cannot_use(capsys):
     assert code == 0 and {"hierarchical", "bandwidth", "same"} <= set(json.loads(out)["methods"])
     code, _, err = run(capsys, "evaluate", table, "--source", "h200")
     assert code == 2 and "--source h200: the table has no row measured" in one_error(err)
-    code, _, err = run(capsys, "evaluate", str(DATA / "ncu-h100-sxm5-80gb-raw-base.csv"))
+    code, _, err = run(capsys, "evaluate", str(DATA / "ncu-handbuilt-h100-raw-base.csv"))
     assert code == 2 and "nothing to evaluate" in one_error(err)
 
 
@@ -185,22 +185,22 @@ def test_unknown_vendor(capsys):
 
 
 def test_assumptions_are_listed_once(capsys):
-    code, out, _ = run(capsys, "predict", EXAMPLE, "-t", "h200,mi250x", "-m", "all")
+    code, out, _ = run(capsys, "predict", EXAMPLE, "-t", "a100-sxm4-80gb,mi250x", "-m", "all")
     lines = [ln for ln in out.splitlines() if "peak (no measured value)" in ln]
     assert code == 0 and lines and len(lines) == len(set(lines))
     # one line per GPU lists its ceilings at peak, with every method that used one of them;
-    # the source's FP32 and DRAM ceilings are derived against the H200 (measured) and at peak
-    # only for the MI250X, which its own line says
+    # the source's DRAM ceiling is derived against the A100 (measured) and at peak only for
+    # the MI250X, which its own line says
     gpus = [ln.split(":")[0] for ln in lines]
     assert sorted(gpus) == sorted(set(gpus)) and gpus == [
         "tesla-p100-pcie-16gb at peak (no measured value)",
-        "h200-sxm-141gb at peak (no measured value)",
+        "a100-sxm4-80gb at peak (no measured value)",
         "tesla-p100-pcie-16gb at peak (no measured value) for mi250x",
         "mi250x at peak (no measured value)"]
     assert lines[2].startswith("tesla-p100-pcie-16gb at peak (no measured value) for mi250x: "
-                               "fp32_fma_flops_per_s, dram_bw_bytes_per_s (")
-    h200 = lines[1]
-    assert "fp64_fma_flops_per_s, " in h200 and h200.endswith(", quantitative-transfer)")
+                               "dram_bw_bytes_per_s (")
+    a100 = lines[1]
+    assert "fp64_fma_flops_per_s, " in a100 and a100.endswith(", quantitative-transfer)")
 
 
 def test_targets_by_wildcard_and_their_assumptions_grouped(capsys):
@@ -221,11 +221,13 @@ def test_targets_by_wildcard_and_their_assumptions_grouped(capsys):
     assert len(gpus) == len(set(gpus)) and "mi300x" in gpus and len(peak) < 5
     some = [ln.split(":")[0] for ln in lines if "at peak (no measured value) for" in ln]
     n = len(result.targets) - 1  # the source is a target too
-    assert len(some) == 2 and all(re.fullmatch(
+    # FP64 and FP32 ADD/MUL measured on the H100 SXM5 and H200 alone, FP32 FMA on 9 GPUs, DRAM
+    # on 15
+    assert len(some) == 3 and all(re.fullmatch(
         rf"tesla-p100-pcie-16gb at peak \(no measured value\) for \d+ of {n} targets", s)
         for s in some)
     derived = [ln for ln in lines if "dram_bw_bytes_per_s derived" in ln]
-    assert len(derived) == 1 and "h200-sxm-141gb 0.736" in derived[0]
+    assert len(derived) == 1 and "h200-sxm-141gb 0.910" in derived[0]
 
 
 def test_a_target_wildcard_that_matches_nothing(capsys):
@@ -304,9 +306,10 @@ def test_a_stand_in_ceiling_is_one_note_not_two():
     from gpuproj.predict import predict
     from gpuproj.profiles import load
 
-    lines = predict(load(EXAMPLE), targets=["h200"], methods=["quantitative"]).assumption_lines()
+    lines = predict(load(EXAMPLE), targets=["a100-sxm4-80gb"],
+                    methods=["quantitative"]).assumption_lines()
     ldst = [ln for ln in lines if "ldst_inst_per_s" in ln]
-    assert ldst == ["h200-sxm-141gb has no ldst_inst_per_s: "
+    assert ldst == ["a100-sxm4-80gb has no ldst_inst_per_s: "
                     "int32_add_ops_per_s used (quantitative)"]
 
 
