@@ -13,7 +13,7 @@ import pytest
 from gpuproj.cli.main import main
 from gpuproj.profiles.readers.ncu_csv import metric_names
 
-FIXTURE = Path(__file__).parent / "data" / "ncu-h100-sxm5-80gb-raw-base.csv"
+FIXTURE = Path(__file__).parent / "data" / "ncu-handbuilt-h100-raw-base.csv"
 
 
 def _fake_ncu(tmp_path, rc=0, listing=None):

@@ -29,9 +29,9 @@ MEASUREMENT = "kernel,config,gpu,time_s,flops,dram_bytes\n" + "".join(
 FIXTURES = {  # name -> (text, load() options)
     "nvprof-metrics": (DATA / "nvprof-v100-pcie-32gb-metrics.csv", {"trace": str(TRACE)}),
     "nvprof-trace": (TRACE, {}),
-    "ncu-raw": (DATA / "ncu-h100-sxm5-80gb-raw-base.csv", {}),
-    "ncu-raw-auto": (DATA / "ncu-h100-sxm5-80gb-raw-auto.csv", {}),
-    "ncu-details": (DATA / "ncu-h100-sxm5-80gb-details.csv", {}),
+    "ncu-raw": (DATA / "ncu-handbuilt-h100-raw-base.csv", {}),
+    "ncu-raw-auto": (DATA / "ncu-handbuilt-h100-raw-auto.csv", {}),
+    "ncu-details": (DATA / "ncu-handbuilt-h100-details.csv", {}),
     "amaris": (DATA / "amaris-9gpus-bpnn_adjust_weights.csv", {}),
     "kerneltuner": (DATA / "kerneltuner-4gpus-gemm_clblast_4096.csv", {}),
     "neusight": (DATA / "neusight-5gpus-conv.csv", {}),

@@ -96,7 +96,7 @@ def test_reader_options_by_name_and_type(tmp_path):
     for bad in ("abc", "0", "-4", "1.5", "inf", True):
         with pytest.raises(InputError, match="gemm_size: .* is not a positive integer"):
             load(p, gemm_size=bad)
-    ncu = DATA / "ncu-h100-sxm5-80gb-raw-base.csv"
+    ncu = DATA / "ncu-handbuilt-h100-raw-base.csv"
     assert len(load(ncu, per_launch="true")) > len(load(ncu, per_launch="false"))
     with pytest.raises(InputError, match="per_launch: 'maybe' is not true or false"):
         load(ncu, per_launch="maybe")

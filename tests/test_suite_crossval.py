@@ -11,7 +11,7 @@ import pytest
 from conftest import load_script
 
 ROOT = Path(__file__).resolve().parents[1]
-NCU = ROOT / "tests" / "data" / "ncu-h100-sxm5-80gb-raw-base.csv"
+NCU = ROOT / "tests" / "data" / "ncu-handbuilt-h100-raw-base.csv"
 
 
 @pytest.fixture(scope="module")
