@@ -100,6 +100,26 @@ def test_load_refuses_foreign_files(tmp_path, synth):
         load_model(jpath).predict_pairs(make_pairs(synth).iloc[:3])
 
 
+def test_a_pure_learner_stays_within_10x_of_its_training_ratios(tmp_path, synth):
+    """A linear learner on ln time extrapolates without bound; its predictions are held to 10x
+    past the smallest and largest target / source time ratios it was trained on, also after
+    saving and loading."""
+    m = get_model("ridge").fit(synth)
+    pairs = make_pairs(synth)
+    r = np.log(pairs["true_s"] / pairs["time_s"])
+    lo, hi = m.span_
+    assert (lo, hi) == pytest.approx((r.min() - np.log(10), r.max() + np.log(10)))
+    probe = pairs.iloc[:20].copy()
+    for col in ("flops", "dram_bytes"):  # a kernel 1e12x larger than any trained on
+        probe[col] = probe[col] * 1e12
+    back = load_model(save_model(m, tmp_path / "ridge")[0])
+    for model in (m, back):
+        ratio = model.predict_pairs(probe) / probe["time_s"].to_numpy()
+        assert np.all(ratio <= np.exp(hi) * (1 + 1e-9)) and np.all(ratio >= np.exp(lo) * 0.999)
+        # the bound binds (unbounded, this probe goes below the smallest ratio)
+        assert np.any(np.isclose(ratio, np.exp(lo)) | np.isclose(ratio, np.exp(hi)))
+
+
 @pytest.fixture(scope="module")
 def saved_ensemble(tmp_path_factory, synth):
     """An ensemble (physics, residual and gb members: chain, guard, weights, trees) saved once;

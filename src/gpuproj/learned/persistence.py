@@ -84,7 +84,8 @@ def _float(v):
 def _model_state(model, arrays: dict, prefix: str) -> dict:
     st = {"class": type(model).__name__, "params": model.get_params(),
           "spec": model.spec_.to_dict(), "features": list(model.features_)}
-    for attr in ("chain_", "known_kernels_", "weights_", "post_", "guard_", "outside_bands_"):
+    for attr in ("chain_", "known_kernels_", "weights_", "post_", "guard_", "outside_bands_",
+                 "span_"):
         if hasattr(model, attr):
             st[attr.rstrip("_")] = getattr(model, attr)
     if getattr(model, "learner_", None) is not None:
@@ -213,6 +214,7 @@ def _check_state(st, jpath, where: str) -> None:
     need(guard is None or (isinstance(guard, dict) and set(guard) <= set(GUARD)
                            and all(_is_nums(v, 3) for v in guard.values())),
          "guard", "null or an object of [low, high, scale] per range descriptor")
+    need(st.get("span") is None or _is_nums(st["span"], 2), "span", "null or [low, high]")
     bands = st.get("outside_bands", {})
     need(isinstance(bands, dict) and all(
         isinstance(b, dict) and all(_is_nums(q, 2) for q in b.values())
@@ -276,6 +278,7 @@ def _build(st: dict, arrays, prefix: str, compiled: bool):
         m.known_kernels_ = list(st["known_kernels"])
     m.post_ = st.get("post")
     m.guard_ = st.get("guard")
+    m.span_ = st.get("span")  # None in files saved before the span: the old exp(20) clip
     # saved before the interval leaned on the error bands outside the training range: it does not
     m.outside_bands_ = st.get("outside_bands", {})
     if "weights" in st:
