@@ -189,7 +189,7 @@ def test_build_skips_cleanly_without_nvcc(tmp_path):
 
 
 def test_scripts_parse():
-    for s in ("build.sh", "collect.sh"):
+    for s in ("build.sh", "collect.sh", "fixtures.sh"):
         subprocess.run(["bash", "-n", str(SUITE / s)], check=True)
 
 
