@@ -79,7 +79,8 @@ NOT_IN_BANDS = ("gpu-benches L2 sweep", "gpu-benches small kernels",
 BASELINES = ("same", "bandwidth", "compute", "roofline")
 ANALYTICAL = ("hierarchical", "hierarchical-ext", "quantitative", "quantitative-transfer",
               "efficiency")
-EXTENSIONS = ("cache_capacity", "parallelism", "warp_bandwidth", "issue_rate", "source_clock")
+EXTENSIONS = ("cache_capacity", "parallelism", "warp_bandwidth", "issue_rate", "roof_share",
+              "source_clock")
 BANDS_REL = "src/gpuproj/models/error_bands.json"
 # (label, offset C of the score; None: the plain log error)
 BAND_VARIANTS = (("plain log error", None), ("C = 0.5", 0.5), ("C = 1", 1.0), ("C = 2", 2.0))
@@ -164,6 +165,14 @@ def scoreboard(results) -> str:
                      + ("-" if hybrid is None else
                         f"{fmt_pct(hybrid['mape'])} / {fmt_pct(hybrid['median_ape'])}") + " | "
                      + ("-" if both is None else cell(both, comb[both]["weighted"])) + " |")
+    # our own suite (scripts/suite_crossval.py): two GPUs, so no GPU can be held out
+    suite = ROOT / "docs" / "results" / "suite.json"
+    if suite.exists():
+        summary = json.loads(suite.read_text())["summary"]["methods"]
+        summary = {m: s for m, s in summary.items() if m in BASELINES + ANALYTICAL}
+        base, ours = best_method(summary, True), best_method(summary, False)
+        lines.append(f"| our suite, H100 <-> H200 | {cell(base, summary[base])} | "
+                     f"{cell(ours, summary[ours])} | - | - |")
     return "\n".join(lines)
 
 

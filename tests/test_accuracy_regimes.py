@@ -48,6 +48,14 @@ def test_scoreboard_rows():
                                                  "combined": {"methods": combined}},
                "my table": {"methods": summary}}
     rows = acc.scoreboard(results).splitlines()[2:]
+    # the suite's row, from docs/results/suite.json, comes last
+    suite = Path(acc.ROOT) / "docs/results/suite.json"
+    if suite.exists():
+        ms = json.loads(suite.read_text())["summary"]["methods"]
+        best = acc.best_method({m: ms[m] for m in acc.ANALYTICAL if m in ms}, False)
+        last = rows.pop().split(" | ")
+        assert last[0] == "| our suite, H100 <-> H200" and last[2].startswith(f"`{best}` ")
+    assert len(rows) == 2
     base = min(("same", "bandwidth"), key=lambda m: summary[m]["mape"])
     ours = min(("hierarchical", "quantitative-transfer"), key=lambda m: summary[m]["mape"])
     cells = [r.split(" | ") for r in rows]

@@ -158,7 +158,10 @@ def test_predict_takes_the_target_counts_from_a_fatbin():
     assert times(pred.df)[~on_b200] == pytest.approx(plain[~on_b200], rel=1e-12)
     i = [r["kernel"] for r in rows].index("sin_f32")
     assert counts.loc[i, "fp32_flops"] != profile.df.loc[i, "fp32_flops"]
-    assert times(pred.df)[i] != pytest.approx(plain[i], rel=1e-3)
+    # sm_100 turns a ninth of the FMAs into adds: 1 % fewer instructions, which the ceilings
+    # (measured on the H100, derived for the B200) price at 0.07 % of the time; far above the
+    # 1e-12 the other rows agree to
+    assert times(pred.df)[i] != pytest.approx(plain[i], rel=1e-4)
 
 
 def test_cli_diff_json():
