@@ -823,7 +823,7 @@ NOTES = [
     "adjust_weights and a Random Forest for bpnn_layerforward, which puts the validated "
     "analytical choice at 116.0 % MAPE and the validated pure learner at 18.5 %, while the "
     "hybrids' range guard hands that GPU back to the physics. Where the hybrids lose: "
-    "calculate_temp's median APE (10.72 against 10.73 %: the fold-by-fold choice between lasso "
+    "calculate_temp's median APE (10.72 against 10.77 %: the fold-by-fold choice between lasso "
     "and ridge beats either alone), adjust_weights' median APE (19.2 against 21.0 %), the seed "
     "report (the Random Forest is chosen on every fold and wins, see above), the MAPE of "
     "KernelTuner convolution, a tie (27.1 against 27.0 %: the hybrids drop their correction "
