@@ -576,12 +576,16 @@ def test_roof_share_scales_only_the_time_a_roof_explains():
     bt = h200.ceiling("dram_bw_bytes_per_s", reference=h100).value
     assert (bs, bt) == (h100.measured("dram_bw_bytes_per_s"), h200.measured("dram_bw_bytes_per_s"))
     k = table(time_s=[1e-3, 1e-3], dram_bytes=[0.1 * bs * 1e-3, bs * 1e-3])
-    share = HierarchicalExtended().predict(k, h100, h200).df["time_s"].to_numpy()
+    got = HierarchicalExtended().predict(k, h100, h200)
+    share = got.df["time_s"].to_numpy()
+    assert any(a.startswith("roof share: ") and a.endswith("(x 1.00)")
+               for a in got.assumptions[h200.id])
     eq9 = HierarchicalExtended(roof_share=False).predict(k, h100, h200).df["time_s"].to_numpy()
     assert share == pytest.approx([1e-3 * (0.1 * bs / bt + 0.9), 1e-3 * bs / bt])
     assert eq9 == pytest.approx([1e-3 * bs / bt] * 2)
-    across = HierarchicalExtended().predict(k, h100, a100).df["time_s"].to_numpy()
-    assert across == pytest.approx(
+    across = HierarchicalExtended().predict(k, h100, a100)
+    assert not any(a.startswith("roof share") for a in across.assumptions[a100.id])
+    assert across.df["time_s"].to_numpy() == pytest.approx(
         HierarchicalExtended(roof_share=False).predict(k, h100, a100).df["time_s"].to_numpy())
 
 

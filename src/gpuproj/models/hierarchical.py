@@ -391,7 +391,8 @@ class Hierarchical(Model):
         def level_times(perf_s, perf_t, bw_s, bw_t):
             """Eq. 9 per level (columns ``LEVELS``); NaN where a level is unknown."""
             out = np.full((len(df), len(LEVELS)), np.nan)
-            share, rest = self._roof_share(rows, t_body, perf_s, bw_s, source, target)
+            share, rate = self._roof_share(rows, t_body, perf_s, bw_s, source, target)
+            rest = (1.0 - share) * rate
             with np.errstate(invalid="ignore", divide="ignore"):
                 t_flop_scale = t_body * flop_ratio
                 for j, lvl in enumerate(LEVELS):
@@ -431,6 +432,11 @@ class Hierarchical(Model):
         # the interval: every level under every compute and capacity variant, the point first
         combos = list(itertools.product(variants, bws))
         per_level, no_level, unpriced = level_times(*combos[0][0], *combos[0][1])
+        share, rate = self._roof_share(rows, t_body, perf_s, bws[0][0], source, target)
+        if np.ndim(share):
+            notes.append(f"roof share: only the share of the source time its roofline bound "
+                         f"explains (median {np.median(share):.0%}) scales with the roofs, the "
+                         f"rest with the SMs' aggregate clock (x {rate:.2f})")
         if no_level:
             notes.append(f"{no_level} row(s) without byte counts: compute ceiling only")
         if unpriced.any():
@@ -474,8 +480,8 @@ class Hierarchical(Model):
         return Projection(point, low, high, limiter, breakdown, notes)
 
     def _roof_share(self, rows, t_body, perf_s, bw_s, source, target):
-        """(share, rest) per row: Eq. 9 scales ``share`` of the source time by the roofs'
-        ratio and the ``rest`` term is what the time outside the roofs becomes on the target.
+        """(share per row, rate): Eq. 9 scales ``share`` of the source time by the roofs' ratio
+        and the other 1 - share by ``rate``.
 
         Off, or between GPUs of two instruction sets: (1, 0), Eq. 9 as written.
         ``roof_share`` between GPUs of one instruction set (one SM design): the share is the
@@ -504,7 +510,7 @@ class Hierarchical(Model):
                     / (target.value("sm_count") * target.value("boost_clock_hz")))
         if not np.isfinite(rate) or rate <= 0:
             return 1.0, 0.0
-        return share, (1.0 - share) * rate
+        return share, float(rate)
 
     def _target_counts(self, df, target, rows):
         """The target's side of the counts: the target's SASS counts where ``target_counts``
