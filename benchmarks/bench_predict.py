@@ -106,8 +106,8 @@ def real_table(data):
 
 
 # the README's main command: what a user waits for, start-up and catalog included
-README_PREDICT = ["predict", "examples/rodinia-p100-nvprof.csv", "--target",
-                  "v100-sxm2-16gb,a100-sxm4-80gb,h100-sxm5-80gb,h200-sxm-141gb", "--method", "all"]
+README_PREDICT = ["predict", "examples/h100-suite-ncu.csv", "--target",
+                  "h200-sxm-141gb,mi300x,b200", "--method", "all"]
 
 
 def time_cli(args, repeat):
