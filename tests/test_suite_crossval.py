@@ -162,3 +162,37 @@ def test_the_reports_gpus_predict_ours_with_one_gpu_collected(sc, tmp_path, caps
     assert "## The report's four GPUs -> ours" in text and "back to back" in text
     assert "H100 <-> H200" not in text and "needs two" in capsys.readouterr().err
     assert json.loads(js.read_text())["report"]["info"]["matched_configs"] == 6
+
+
+# ---- the committed collections (data/suite/, 2026-11-24) -----------------------------------
+DATA = ROOT / "data" / "suite"
+GPUS = ("h100-sxm5-80gb", "h200-sxm-141gb")
+
+
+@pytest.mark.parametrize("gpu", GPUS)
+def test_committed_collection_matches_its_manifest(gpu):
+    """Every file the manifest lists is there with its size and SHA-256, and every result
+    check passed: the data is what the GPU machine wrote."""
+    import hashlib
+
+    d = DATA / gpu
+    m = json.loads((d / "manifest.json").read_text())
+    assert m["gpu"]["catalog_id"] == gpu and m["checks"]["failed"] == 0
+    assert m["checks"]["passed"] == 68
+    for f in m["files"]:
+        p = d / f["path"]
+        assert p.stat().st_size == f["bytes"], f["path"]
+        assert hashlib.sha256(p.read_bytes()).hexdigest() == f["sha256"], f["path"]
+
+
+def test_committed_collections_keep_hierarchical_ext_under_the_goal(sc):
+    """The issue's goal on the real H100 <-> H200 data: the best method under 10 % MAPE.
+    `hierarchical-ext` reached 4.1 % there (docs/accuracy.md); a change of the models or the
+    catalog that takes it past 6 % fails here before the accuracy tables are regenerated."""
+    h100, info = sc.suite_table(DATA / GPUS[0])
+    h200, _ = sc.suite_table(DATA / GPUS[1])
+    assert len(h100) == len(h200) == 209 and info["ncu_rows"] == 182
+    ev = sc.crossval(h100.concat(h200), trained=())
+    p = ev.pairs
+    ape = ((p["time_s"] - p["true_s"]).abs() / p["true_s"])[p["method"] == "hierarchical-ext"]
+    assert len(ape) == 418 and 100 * ape.mean() < 6.0
