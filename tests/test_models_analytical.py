@@ -107,21 +107,31 @@ def test_warp_usage_counts_the_warps_of_the_profiled_gpu():
         "kept, the blocks' fill of the warps recomputed (hierarchical)"]
 
 
-def test_hierarchical_a_missing_peak_leaves_the_rows_that_do_not_need_it():
-    """An FP16 kernel in the profile, on GPUs without FP16 peaks: its own row has no ceiling,
-    the FP32 row is projected as if alone (the FP16 term is 0 x NaN only where there are no
-    FP16 instructions, and that is 0)."""
+def test_hierarchical_a_missing_fp16_peak_takes_the_fp32_one_for_the_rows_that_need_it():
+    """An FP16 kernel in the profile, on GPUs without FP16 peaks (nor measurements to derive
+    them from): the FP32 row is projected as if alone (the FP16 term is 0 where there are no
+    FP16 instructions), and the FP16 row takes the FP32 FMA ceiling in place of the missing one,
+    with a note, so it projects as the same instructions in FP32 would."""
     alone = get_model("hierarchical").predict(hier_kernel(), SRC, TGT).df.iloc[0]
-    both = hier_kernel(**{c: v + [v[0]] for c, v in {
-        "time_s": [2e-3], "warp_inst": [1e8], "thread_inst": [1.6e9], "dram_bytes": [1e9],
-        "dram_read_bytes": [0.5e9], "dram_write_bytes": [0.5e9], "l2_bytes": [2e9],
-        "l1_bytes": [4e9]}.items()},
-        fp32_fma_thread_inst=[1e9, 0.0], fp32_add_thread_inst=[0.5e9, 0.0],
-        fp32_mul_thread_inst=[0.5e9, 0.0], fp16_fma_thread_inst=[0.0, 1e9],
-        fp32_flops=[3e9, 0.0], fp16_flops=[0.0, 2e9], flops=[3e9, 2e9])
-    pred = get_model("hierarchical").predict(both, SRC, TGT).df
-    assert list(pred["row"]) == [0]  # before the fix: no row (0 x NaN in each)
+    extra = {"time_s": [2e-3], "warp_inst": [1e8], "thread_inst": [1.6e9], "dram_bytes": [1e9],
+             "dram_read_bytes": [0.5e9], "dram_write_bytes": [0.5e9], "l2_bytes": [2e9],
+             "l1_bytes": [4e9]}
+
+    def two(fp16_fma, fp32_fma, fp16_flops, fp32_flops):
+        return hier_kernel(**{c: v + [v[0]] for c, v in extra.items()},
+                           fp32_fma_thread_inst=[1e9, fp32_fma], fp32_add_thread_inst=[0.5e9, 0],
+                           fp32_mul_thread_inst=[0.5e9, 0.0], fp16_fma_thread_inst=[0.0, fp16_fma],
+                           fp32_flops=[3e9, fp32_flops], fp16_flops=[0.0, fp16_flops],
+                           flops=[3e9, 2e9])
+
+    got = get_model("hierarchical").predict(two(1e9, 0.0, 2e9, 0.0), SRC, TGT)
+    pred = got.df
+    assert list(pred["row"]) == [0, 1]
     assert pred.iloc[0]["time_s"] == pytest.approx(alone["time_s"], rel=1e-12)
+    as_fp32 = get_model("hierarchical").predict(two(0.0, 1e9, 0.0, 2e9), SRC, TGT).df
+    assert pred.iloc[1]["time_s"] == pytest.approx(as_fp32.iloc[1]["time_s"], rel=1e-12)
+    assert any("fp16_fma_flops_per_s" in a and "fp32_fma_flops_per_s used" in a
+               for a in got.assumptions[TGT.id])
 
 
 def test_hierarchical_a_missing_level_ceiling_leaves_the_rows_without_that_level():
