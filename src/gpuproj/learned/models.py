@@ -386,11 +386,14 @@ class LearnedModel(Model):
 
 # pure learners (the report's set-up) --------------------------------------------------------
 SPAN_MARGIN = float(np.log(10.0))  # how far (ln) past its training ratios a pure learner goes
+
+
 class PureLearner(LearnedModel):
     """Learner on kernel, GPU and source-time features predicting the target time directly.
 
     ``target``: ``"log"`` (ln seconds; default) or ``"ms"`` (raw milliseconds, as the report's
-    scripts do; negative outputs are clipped to 1 ns)."""
+    scripts do; negative outputs are clipped to 1 ns). Either way a prediction stays within 10x
+    (``SPAN_MARGIN``) of the target / source time ratios of the training pairs (``span_``)."""
 
     def __init__(self, learner: str | None = None, learner_params: dict | None = None,
                  coverage: float | None = None, max_pairs: int | None = 60000,
@@ -415,7 +418,7 @@ class PureLearner(LearnedModel):
 
     def _prepare(self, data):
         # a linear learner extrapolates ln time without bound: on our suite, trained on the
-        # other families, ridge put shared_bank_conflict at 4.9e8 s (exp(20), the old clip).
+        # other families, ridge put shared_bank_conflict at 4.9e8 s (exp(20), the numeric clip).
         # No prediction moves the source time more than 10x past the ratios trained on.
         r = np.log(data.pairs["true_s"].to_numpy(float) / data.pairs["time_s"].to_numpy(float))
         r = r[np.isfinite(r)]
