@@ -403,10 +403,13 @@ class Hierarchical(Model):
         else:
             t_body, launch_t = t_s, 0.0
 
+        rate = self._roof_rate(source, target)
+
         def level_times(perf_s, perf_t, bw_s, bw_t):
-            """Eq. 9 per level (columns ``LEVELS``); NaN where a level is unknown."""
+            """Eq. 9 per level (columns ``LEVELS``), NaN where a level is unknown, with the
+            share of the time the roofs scale (``_roof_share``)."""
             out = np.full((len(df), len(LEVELS)), np.nan)
-            share, rate = self._roof_share(rows, t_body, perf_s, bw_s, source, target)
+            share = self._roof_share(rows, t_body, perf_s, bw_s) if rate else 1.0
             rest = (1.0 - share) * rate
             with np.errstate(invalid="ignore", divide="ignore"):
                 t_flop_scale = t_body * flop_ratio
@@ -436,7 +439,7 @@ class Hierarchical(Model):
                                                for lvl in LEVELS])
                 unpriced = np.isnan(out).all(axis=1) & rows["has_bytes"] & ~priced
                 out[unpriced, 0] = (t_body * per_t["dram"] / per_s["dram"])[unpriced]
-            return out, int(none.sum()), unpriced
+            return out, int(none.sum()), unpriced, share
 
         # (point, low end, high end) of the issue-rate factor: one projection per variant
         variants = [(perf_s, perf_t)]
@@ -446,9 +449,8 @@ class Hierarchical(Model):
             notes.extend(issue_notes)
         # the interval: every level under every compute and capacity variant, the point first
         combos = list(itertools.product(variants, bws))
-        per_level, no_level, unpriced = level_times(*combos[0][0], *combos[0][1])
-        share, rate = self._roof_share(rows, t_body, perf_s, bws[0][0], source, target)
-        if np.ndim(share):
+        per_level, no_level, unpriced, share = level_times(*combos[0][0], *combos[0][1])
+        if rate:
             notes.append(f"roof share: only the share of the source time its roofline bound "
                          f"explains (median {np.median(share):.0%}) scales with the roofs, the "
                          f"rest with the SMs' aggregate clock (x {rate:.2f})")
@@ -494,38 +496,41 @@ class Hierarchical(Model):
         notes = bs.notes + bt.notes + notes
         return Projection(point, low, high, limiter, breakdown, notes)
 
-    def _roof_share(self, rows, t_body, perf_s, bw_s, source, target):
-        """(share per row, rate): Eq. 9 scales ``share`` of the source time by the roofs' ratio
-        and the other 1 - share by ``rate``.
+    def _roof_rate(self, source, target) -> float:
+        """What the time outside the roofs becomes on the target, per second on the source:
+        the SMs' aggregate clock, SM count x boost clock, source / target; 0 (Eq. 9 as written)
+        where ``roof_share`` is off, the GPUs are of two instruction sets, or a clock or SM
+        count is unknown (``_roof_share``)."""
+        if not self.roof_share or source.isa != target.isa:
+            return 0.0
+        with np.errstate(invalid="ignore", divide="ignore"):
+            rate = (source.value("sm_count") * source.value("boost_clock_hz")
+                    / (target.value("sm_count") * target.value("boost_clock_hz")))
+        return float(rate) if np.isfinite(rate) and rate > 0 else 0.0
 
-        Off, or between GPUs of two instruction sets: (1, 0), Eq. 9 as written.
+    def _roof_share(self, rows, t_body, perf_s, bw_s):
+        """The share of each row's source time that Eq. 9 scales by the roofs' ratio; the other
+        1 - share scales by ``_roof_rate``.
+
         ``roof_share`` between GPUs of one instruction set (one SM design): the share is the
         time the source's roofline bound explains, T / t (T the largest time over the levels
         and the compute ceiling, at most 1); the other 1 - share, which no ceiling explains
-        (latencies, dependencies, synchronisation), scales with the SMs' aggregate clock, SM
-        count x boost clock, source / target (``parallelism`` moves it with the busy SMs like
-        the rest). On our suite, H100 -> H200 (the same SMs, 1.43x the DRAM bandwidth), the
-        speed-up follows the DRAM share: 1.01x below 10 % of the DRAM ceiling, 1.15x at
-        30-50 %, 1.33x above 90 %, where Eq. 9 gave every row 1.43x; `hierarchical-ext` went
-        from 14.7 to 4.1 % MAPE there. Across designs the SMs' latencies and issue limits
-        differ and nothing here prices them: scaling the rest by the SMs' clock there took
-        Rodinia bpnn_layerforward from 9.9 to 39.4 % MAPE and calculate_temp from 38.5 to
-        57.7 % (docs/accuracy_analysis.md)."""
-        if not self.roof_share or source.isa != target.isa:
-            return 1.0, 0.0
+        (latencies, dependencies, synchronisation), scales with the SMs' aggregate clock
+        (``parallelism`` moves it with the busy SMs like the rest). On our suite, H100 -> H200
+        (the same SMs, 1.43x the DRAM bandwidth), the speed-up follows the DRAM share: 1.01x
+        below 10 % of the DRAM ceiling, 1.15x at 30-50 %, 1.33x above 90 %, where Eq. 9 gave
+        every row 1.43x; `hierarchical-ext` went from 14.7 to 4.1 % MAPE there. Across designs
+        the SMs' latencies and issue limits differ and nothing here prices them: scaling the
+        rest by the SMs' clock there took Rodinia bpnn_layerforward from 9.9 to 39.4 % MAPE and
+        calculate_temp from 38.5 to 57.7 % (docs/accuracy_analysis.md)."""
         n = rows["n"]
         with np.errstate(invalid="ignore", divide="ignore"):
             bound = [np.where(rows["has_flops"], rows["flops"] / perf_s, np.nan)]
             bound += [n["nplus"][lvl] / bw_s[lvl] for lvl in LEVELS]
             with _quiet():
                 t_roof = np.nanmax(np.vstack(bound), axis=0)
-            share = np.where(np.isfinite(t_roof) & (t_roof > 0),
-                             np.minimum(t_roof / t_body, 1.0), 1.0)
-            rate = (source.value("sm_count") * source.value("boost_clock_hz")
-                    / (target.value("sm_count") * target.value("boost_clock_hz")))
-        if not np.isfinite(rate) or rate <= 0:
-            return 1.0, 0.0
-        return share, float(rate)
+            return np.where(np.isfinite(t_roof) & (t_roof > 0),
+                            np.minimum(t_roof / t_body, 1.0), 1.0)
 
     def _target_counts(self, df, target, rows):
         """The target's side of the counts: the target's SASS counts where ``target_counts``
