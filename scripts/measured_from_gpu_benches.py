@@ -24,7 +24,12 @@ Sources (see ``/work/shared/data/external/README.md`` for provenance and licence
     the time is that of a launch, measured as ``gpuproj bench`` measures it (host clock over
     launches queued back to back). The gpu-benches small-kernels table of docs/accuracy.md is
     then in-sample at its smallest sizes (as the L2 sweep is for the L2 ceilings).
-  - not used: ``gpu-latency`` (pointer-chase latency; no catalog field).
+  - ``gpu-latency/<gpu>.txt``: pointer-chase latency over the working set (columns: steps,
+    clock MHz, working set kB, ns per step times steps / 1e6, cycles per step). DRAM latency =
+    cycles per step / clock at the working set nearest 256 MiB among those at least 4 x the
+    last-level cache (L3 where the catalog has one, else L2) -> ``dram_latency_s``: the size
+    ``gpuproj bench``'s own chase uses, past the cache but short of the TLB misses that raise
+    the latency at gigabytes (the RX 6900 XT: 666 ns at 340 MB, 762 ns at 1.5 GB).
 - seed-report-4gpus ``gpu_metrics.json`` (github Debdeep23/Kernel_Performance_Prediction @f808e85):
   ``sustained_bandwidth_gbps`` -> ``dram_bw_bytes_per_s``, ``sustained_compute_gflops`` ->
   ``fp32_fma_flops_per_s`` (the file lists it next to ``peak_fp32_gflops``).
@@ -116,6 +121,28 @@ def l1_plateau(path: Path, max_kb: float = 16) -> tuple[float, int]:
     return statistics.median(b for _, b in rows), len(rows)
 
 
+def dram_latency(path: Path, llc_bytes: float) -> tuple[float, float]:
+    """(DRAM latency s, its working set bytes) of a gpu-latency file: the point nearest 256 MiB
+    among those at least 4 x ``llc_bytes``."""
+    import math
+
+    rows = []
+    for line in path.read_text().splitlines():
+        parts = line.split()
+        if len(parts) != 5:
+            continue
+        try:
+            _, mhz, kb, _, cycles = (float(x) for x in parts)
+        except ValueError:
+            continue
+        if kb * 1024 >= 4 * llc_bytes:
+            rows.append((abs(math.log(kb * 1024 / 2**28)), cycles / (mhz * 1e6), kb * 1024))
+    if not rows:
+        raise ValueError(f"{path}: no working set of at least 4 x {llc_bytes:g} B")
+    _, lat, ws = min(rows)
+    return lat, ws
+
+
 def roofline_max(path: Path) -> float:
     """Max GF/s over the gpu-roofline sweep."""
     best = 0.0
@@ -191,6 +218,18 @@ def collect(data: Path, l2_sizes: dict, l3_sizes: dict) -> dict:
             _src(p, f"shortest time per kernel at n = {n.min()} doubles over the "
                     f"{len(first)} block sizes = {t * 1e6:.3g} us (16 n B / the printed GB/s; "
                     "launches back to back)", assume))
+    for p in sorted((gb / "gpu-latency").glob("*.txt")):
+        stem = p.stem.lower()
+        if stem not in GPU_FILES:
+            continue
+        gid, assume = GPU_FILES[stem]
+        llc = l3_sizes.get(gid, l2_sizes.get(gid))
+        if llc is None:
+            continue
+        lat, ws = dram_latency(p, llc)
+        put(stem, "dram_latency_s", lat,
+            _src(p, f"pointer chase through {ws / 2**20:.0f} MiB (>= 4 x the last-level "
+                    f"cache, nearest 256 MiB) = {lat * 1e9:.1f} ns", assume))
     for p in sorted((gb / "gpu-roofline").glob("*.txt")):
         stem = p.stem.lower()
         if stem not in GPU_FILES:

@@ -154,6 +154,13 @@ def test_measured_values_from_public_benchmarks(cat):
     rx = cat.gpus["rx-6900-xt"]
     assert rx.measured("l3_bw_bytes_per_s") == pytest.approx(1959.6e9)
     assert rx.value("l3_size_bytes") == 128 * 2**20
+    # gpu-latency/a100_40.txt at 206295 kB (the point nearest 256 MiB past 4 x the 40 MB L2):
+    # 573.3 cycles at 1410 MHz
+    a100 = cat.gpus["a100-sxm4-40gb"]
+    assert a100.measured("dram_latency_s") == pytest.approx(573.3 / 1410e6)
+    assert "201 MiB" in a100.measureds["dram_latency_s"].source
+    # the RX 6900 XT's point lies past 4 x its 128 MiB Infinity Cache: 561642 kB, 1837.9 cycles
+    assert rx.measured("dram_latency_s") == pytest.approx(1837.9 / 2570e6)
     # seed report: TITAN V sustained_bandwidth_gbps 299.936
     assert cat.gpus["titan-v"].measured("dram_bw_bytes_per_s") == pytest.approx(299.936e9)
     for gid in ("v100-pcie-16gb", "a100-sxm4-80gb", "a40", "l40", "h200-sxm-141gb", "mi100",

@@ -133,4 +133,6 @@ THROUGHPUT_FIELDS = {
     "l1_bw_bytes_per_s": "L1 bandwidth summed over all SMs",
     "shared_bw_bytes_per_s": "shared-memory bandwidth summed over all SMs",
     "launch_overhead_s": "time of an empty kernel launch, back to back",
+    "dram_latency_s": "latency of one dependent load from device memory (pointer chase through "
+                      "a working set far larger than the last-level cache)",
 }
