@@ -157,6 +157,15 @@ def entry(value: float, source: str) -> dict:
     return {"value": float(value), "kind": "measurement", "source": source}
 
 
+def _result_files(gb: Path, bench: str):
+    """(path, file stem, catalog id, assumption) of each gpu-benches ``bench`` result file of a
+    GPU in ``GPU_FILES`` (files with a suffix, such as the small kernels' graph runs, are not)."""
+    for p in sorted((gb / bench).glob("*.txt")):
+        stem = p.stem.lower()
+        if stem in GPU_FILES:
+            yield (p, stem, *GPU_FILES[stem])
+
+
 def collect(data: Path, l2_sizes: dict, l3_sizes: dict) -> dict:
     """catalog id -> {field: entry} from every source."""
     out: dict = {}
@@ -166,11 +175,7 @@ def collect(data: Path, l2_sizes: dict, l3_sizes: dict) -> dict:
         gid, _ = GPU_FILES[stem]
         out.setdefault(gid, {})[field] = entry(value, source)
 
-    for p in sorted((gb / "gpu-stream").glob("*.txt")):
-        stem = p.stem.lower()
-        if stem not in GPU_FILES:
-            continue
-        _, assume = GPU_FILES[stem]
+    for p, stem, _, assume in _result_files(gb, "gpu-stream"):
         best = parse_stream(p)
         for col, field in (("init", "dram_write_bw_bytes_per_s"),
                            ("read", "dram_read_bw_bytes_per_s"),
@@ -178,11 +183,7 @@ def collect(data: Path, l2_sizes: dict, l3_sizes: dict) -> dict:
             if col in best:
                 put(stem, field, best[col] * 1e9,
                     _src(p, f"max {col} over occupancy sweep = {best[col]:g} GB/s", assume))
-    for p in sorted((gb / "gpu-l2-cache").glob("*.txt")):
-        stem = p.stem.lower()
-        if stem not in GPU_FILES:
-            continue
-        gid, assume = GPU_FILES[stem]
+    for p, stem, gid, assume in _result_files(gb, "gpu-l2-cache"):
         if gid not in l2_sizes:
             continue
         bw, n = set_plateau(p, 0, l2_sizes[gid] / 2)
@@ -196,20 +197,12 @@ def collect(data: Path, l2_sizes: dict, l3_sizes: dict) -> dict:
                         f"from 4 x L2 ({4 * l2_sizes[gid] / 2**20:g} MiB) "
                         f"to L3/2 ({l3_sizes[gid] / 2**21:g} MiB) = {bw:g} GB/s",
                      assume))
-    for p in sorted((gb / "gpu-cache").glob("*.txt")):
-        stem = p.stem.lower()
-        if stem not in GPU_FILES:
-            continue
-        _, assume = GPU_FILES[stem]
+    for p, stem, _, assume in _result_files(gb, "gpu-cache"):
         bw, n = l1_plateau(p)
         put(stem, "l1_bw_bytes_per_s", bw * 1e9,
             _src(p, f"L1 plateau = median Eff. bw over the {n} per-SM data sets "
                     f"<= 16 kB = {bw:g} GB/s", assume))
-    for p in sorted((gb / "gpu-small-kernels").glob("*.txt")):
-        stem = p.stem.lower()
-        if stem not in GPU_FILES:  # the graph and persistent-thread runs have a suffix
-            continue
-        _, assume = GPU_FILES[stem]
+    for p, stem, _, assume in _result_files(gb, "gpu-small-kernels"):
         df = read_gpu_benches(p).df
         n = df["config"].str.extract(r"n=(\d+)")[0].astype(int)
         first = df[n == n.min()]
@@ -218,11 +211,7 @@ def collect(data: Path, l2_sizes: dict, l3_sizes: dict) -> dict:
             _src(p, f"shortest time per kernel at n = {n.min()} doubles over the "
                     f"{len(first)} block sizes = {t * 1e6:.3g} us (16 n B / the printed GB/s; "
                     "launches back to back)", assume))
-    for p in sorted((gb / "gpu-latency").glob("*.txt")):
-        stem = p.stem.lower()
-        if stem not in GPU_FILES:
-            continue
-        gid, assume = GPU_FILES[stem]
+    for p, stem, gid, assume in _result_files(gb, "gpu-latency"):
         llc = l3_sizes.get(gid, l2_sizes.get(gid))
         if llc is None:
             continue
@@ -230,11 +219,7 @@ def collect(data: Path, l2_sizes: dict, l3_sizes: dict) -> dict:
         put(stem, "dram_latency_s", lat,
             _src(p, f"pointer chase through {ws / 2**20:.0f} MiB (>= 4 x the last-level "
                     f"cache, nearest 256 MiB) = {lat * 1e9:.1f} ns", assume))
-    for p in sorted((gb / "gpu-roofline").glob("*.txt")):
-        stem = p.stem.lower()
-        if stem not in GPU_FILES:
-            continue
-        _, assume = GPU_FILES[stem]
+    for p, stem, _, assume in _result_files(gb, "gpu-roofline"):
         gf = roofline_max(p)
         put(stem, "fp32_fma_flops_per_s", gf * 1e9,
             _src(p, f"max GF/s over the arithmetic-intensity sweep = {gf:g} GF/s "
