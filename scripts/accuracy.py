@@ -137,9 +137,15 @@ def method_table(summary, methods):
 
 def best_method(summary, baseline: bool) -> str | None:
     """The method of ``summary`` with the lowest MAPE among the baselines (``baseline``) or
-    among gpuproj's own methods; ties by name; None where there is none."""
+    among gpuproj's own methods; ties (equal to 9 significant digits: the same projection
+    reached by two methods, where float rounding would pick one at random) by name; None where
+    there is none."""
     ms = [m for m in summary if (m in BASELINES) == baseline and summary[m]["n"]]
-    return min(ms, key=lambda m: (summary[m]["mape"], m), default=None)
+    return min(ms, key=lambda m: (_same_digits(summary[m]["mape"]), m), default=None)
+
+
+def _same_digits(v: float) -> float:
+    return float(f"{v:.9g}")
 
 
 def scoreboard(results) -> str:
@@ -160,7 +166,8 @@ def scoreboard(results) -> str:
         hybrid = logo.get(name.replace("amaris-rodinia", "amaris"), {}).get("methods", {})
         hybrid = hybrid.get("validated hybrid")
         comb = (r.get("combined") or {}).get("methods", {})
-        both = min(comb, key=lambda m: comb[m]["weighted"]["mape"]) if comb else None
+        both = (min(comb, key=lambda m: (_same_digits(comb[m]["weighted"]["mape"]), m))
+                if comb else None)
         lines.append(f"| {name} | {cell(base, summary[base])} | {cell(ours, summary[ours])} | "
                      + ("-" if hybrid is None else
                         f"{fmt_pct(hybrid['mape'])} / {fmt_pct(hybrid['median_ape'])}") + " | "
@@ -521,10 +528,11 @@ def combined_table(results) -> str:
             continue
         cells = []
         for how in ("single", "equal", "weighted"):
-            m = min(c["methods"], key=lambda k: c["methods"][k][how]["mape"])
+            m = min(c["methods"], key=lambda k: (_same_digits(c["methods"][k][how]["mape"]), k))
             v = c["methods"][m][how]
             cells.append(f"`{m}` {v['mape']:.1f} / {v['median_ape']:.1f}")
-        best = min(c["methods"], key=lambda k: c["methods"][k]["weighted"]["mape"])
+        best = min(c["methods"],
+                   key=lambda k: (_same_digits(c["methods"][k]["weighted"]["mape"]), k))
         cov = " / ".join(fmt_frac(c["methods"][best][h]["band_coverage"])
                          for h in ("single", "weighted"))
         lines.append(f"| {name} | {c['targets']} ({c['sources_median']:g}) | "
@@ -570,7 +578,8 @@ def run(data_dir, only=None):
                  method_table(summary, list(BASELINES) + list(ANALYTICAL)), ""]
         if best_base and best_ours:
             ours, base = summary[best_ours]["mape"], summary[best_base]["mape"]
-            verdict = "beats" if ours < base else "does NOT beat"
+            verdict = ("ties with" if _same_digits(ours) == _same_digits(base) else
+                       "beats" if ours < base else "does NOT beat")
             lines.append(f"Best gpuproj method `{best_ours}` ({ours:.1f} % MAPE) {verdict} "
                          f"the best baseline `{best_base}` ({base:.1f} %).")
             lines.append("")

@@ -134,6 +134,27 @@ def test_hierarchical_a_missing_fp16_peak_takes_the_fp32_one_for_the_rows_that_n
                for a in got.assumptions[TGT.id])
 
 
+@pytest.mark.parametrize("method", ["compute", "roofline", "efficiency"])
+def test_peak_models_give_a_gpu_without_an_fp16_peak_its_fp32_one_x_the_others_ratio(method):
+    """ncu counts ptxas's HFMA2.MMA constant moves as FP16 FMAs, so an FP32 kernel without FP32
+    math looks FP16 (the suite's random_access). From a source with FP16 at 40e12 (4 x its FP32
+    10e12) to TGT without one: TGT's FP16 stands in as 20e12 x 4 = 80e12, so the row projects
+    by the FP32 ratio, 2e-3 x 10/20 = 1e-3 s (compute bound for the rooflines: 2e9 FLOP on
+    1 B), where it was skipped before; the note names the stand-in. The other way round, TGT as
+    the source takes the same stand-in: 2e-3 x 80/40 = 4e-3 s."""
+    src = make_gpu("src16", values={"warp_size": 32, "sm_count": 10},
+                   peak={**{k: e.value for k, e in SRC.peaks.items()},
+                         "fp16_fma_flops_per_s": 40e12})
+    k = table(time_s=[2e-3], fp16_fma_thread_inst=[1e9], fp16_flops=[2e9], flops=[2e9],
+              dram_bytes=[1.0])
+    p = get_model(method).predict(k, src, TGT)
+    assert p.df.iloc[0]["time_s"] == pytest.approx(1e-3)
+    assert any("tgt has no FP16 peak: its FP32 peak x src16's FP16/FP32 ratio" in a
+               for a in p.assumptions["tgt"])
+    back = get_model(method).predict(k, TGT, src)
+    assert back.df.iloc[0]["time_s"] == pytest.approx(4e-3)
+
+
 def test_hierarchical_a_missing_level_ceiling_leaves_the_rows_without_that_level():
     """A target without an L2 (or shared) bandwidth: the row with L2 bytes has no L2 (nor L1)
     level and its L2 time is unknown (NaN, not 0); the row without L2 (or shared) bytes keeps
@@ -488,8 +509,10 @@ def test_quantitative_without_the_targets_integer_rates():
     """The hand example of Eqs. 2-19 on a target whose catalog has no INT32 rates (AMD):
     T_add falls to the FP32 add rate (10e12) and T_ldst to T_add, so W_other = 1, W_ldst = 1,
     E_instr = (1/3.2) / (3.2/3.2) = 0.3125, T'_op = 0.8 x 0.3125 x 20e12 = 5e12; O_dev 2.5 >
-    O_krn 1.6: memory bound, 1.6e9 / (1.6 x 2e12) = 5e-4 s. An int kernel needs T_int itself:
-    without it no time (NaN, skipped), not the DRAM time alone."""
+    O_krn 1.6: memory bound, 1.6e9 / (1.6 x 2e12) = 5e-4 s. An int kernel takes T_int = half
+    the FP32 FMA rate, 10e12 (noted): D_ops = 3.2e9 / (32 x 1e8) = 1, W_op = 20e12 / 10e12 = 2,
+    E_instr = 1, T'_op = 0.5 x 1 x 10e12 = 5e12, O_krn = 3200 > O_dev = 2.5: compute bound,
+    3.2e9 / 5e12 = 6.4e-4 s."""
     rates = {k: v for k, v in TGT.peaks.items() if not k.startswith(("int32", "ldst"))}
     amd = make_gpu("amd", values={"warp_size": 64}, peak={k: e.value for k, e in rates.items()},
                    measured={"dram_bw_bytes_per_s": 2e12})
@@ -502,7 +525,8 @@ def test_quantitative_without_the_targets_integer_rates():
     ik = table(time_s=[1e-3], fp32_thread_inst=[0.0], fp64_thread_inst=[0.0],
                int_thread_inst=[3.2e9], warp_inst=[1e8], ldst_thread_inst=[0.0], dram_bytes=[1e6])
     p = get_model("quantitative").predict(ik, SRC, amd)
-    assert len(p.df) == 0 and len(p.skipped) == 1
+    assert p.df.iloc[0]["time_s"] == pytest.approx(6.4e-4)
+    assert "amd has no int32_fma_ops_per_s: fp32_fma_flops_per_s / 2 used" in p.assumptions["amd"]
 
 
 def test_hierarchical_breakdown_is_unknown_not_zero_where_the_profile_has_no_count():

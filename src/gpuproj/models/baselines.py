@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from .base import Model, Projection
-from .common import DTYPES, compute_peak_key, dram_blind_note, fixed_label, labels, per_dtype
+from .common import DTYPES, dram_blind_note, dtype_peaks, fixed_label, labels
 
 
 class Same(Model):
@@ -41,11 +41,10 @@ class ComputeScaling(Model):
 
     def _project(self, df, source, target):
         codes = df["_dtype"].to_numpy()
-        ratio = per_dtype(codes, lambda d: source.peak(compute_peak_key(d))
-                          / target.peak(compute_peak_key(d)))
-        return Projection(df["time_s"].to_numpy(float) * ratio, limiter=labels(codes, DTYPES),
+        ps, pt, notes = dtype_peaks(codes, source, target)
+        return Projection(df["time_s"].to_numpy(float) * ps / pt, limiter=labels(codes, DTYPES),
                           assumptions=["datasheet FMA peak of the kernel's dtype "
-                                        "(fp32 if unknown)"])
+                                        "(fp32 if unknown)", *notes])
 
 
 class Roofline(Model):
@@ -62,8 +61,7 @@ class Roofline(Model):
         flops = df["flops"].to_numpy(float)
         dram = df["dram_bytes"].to_numpy(float)
         codes = df["_dtype"].to_numpy()
-        ps = per_dtype(codes, lambda d: source.peak(compute_peak_key(d)))
-        pt = per_dtype(codes, lambda d: target.peak(compute_peak_key(d)))
+        ps, pt, notes = dtype_peaks(codes, source, target)
         bs, bt = source.peak("dram_bw_bytes_per_s"), target.peak("dram_bw_bytes_per_s")
         has_f = np.isfinite(flops) & (flops > 0)
         has_b = np.isfinite(dram) & (dram > 0)
@@ -74,5 +72,5 @@ class Roofline(Model):
             mem_bound_t = has_b & (~has_f | (bt * oi < pt))
         lim = labels(np.where(mem_bound_t, len(DTYPES), codes), DTYPES + ("dram",))
         return Projection(df["time_s"].to_numpy(float) * roof_s / roof_t, limiter=lim,
-                          assumptions=["datasheet peaks; DRAM level only",
+                          assumptions=["datasheet peaks; DRAM level only", *notes,
                                        *self._once("dram_blind", lambda: dram_blind_note(df))])

@@ -26,6 +26,40 @@ def compute_peak_key(dtype: str) -> str:
 
 
 DTYPES = tuple(_PEAK_KEY)
+
+
+def dtype_peaks(codes: np.ndarray, source, target) -> tuple[np.ndarray, np.ndarray, list]:
+    """Datasheet FMA peak of each row's dtype (``codes``) on the source and on the target, and
+    the notes of what stood in. Datasheets rarely give FP16 outside the tensor cores (the B200,
+    the MI300X), and ptxas materialises constants with ``HFMA2.MMA Rd, -RZ, RZ, imm``, which
+    ncu counts as FP16 FMAs: an FP32 kernel without FP32 math (the suite's random_access) then
+    looks FP16. A GPU without an FP16 peak takes its FP32 peak x the other GPU's FP16/FP32
+    ratio (both FP32 where neither has one), as ``hierarchical`` does with its ceilings, rather
+    than leaving the row unprojected."""
+    notes = []
+    f32 = compute_peak_key("fp32")
+
+    def peaks(d):
+        key = compute_peak_key(d)
+        ps, pt = source.peak(key), target.peak(key)
+        if d != "fp16" or not (np.isnan(ps) or np.isnan(pt)):
+            return ps, pt
+        if np.isnan(ps) and np.isnan(pt):
+            notes.append("neither GPU has an FP16 peak: the FP32 peaks for the rows that count "
+                         "FP16 FLOPs")
+            return source.peak(f32), target.peak(f32)
+        if np.isnan(pt):
+            lack, have, pt = target, source, target.peak(f32) * ps / source.peak(f32)
+        else:
+            lack, have, ps = source, target, source.peak(f32) * pt / target.peak(f32)
+        notes.append(f"{lack.id} has no FP16 peak: its FP32 peak x {have.id}'s FP16/FP32 ratio "
+                     "for the rows that count FP16 FLOPs")
+        return ps, pt
+
+    table = np.full((len(DTYPES), 2), np.nan)
+    for c in np.flatnonzero(np.bincount(codes, minlength=len(DTYPES))):  # types present
+        table[c] = peaks(DTYPES[c])
+    return table[codes, 0], table[codes, 1], notes
 _FLOP_TYPES = ("fp64", "fp32", "fp16")  # precisions with a FLOP count column
 
 

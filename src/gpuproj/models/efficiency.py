@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from .base import Model, Projection
-from .common import DTYPES, compute_peak_key, dram_blind_note, labels, per_dtype
+from .common import DTYPES, dram_blind_note, dtype_peaks, labels
 
 
 class EfficiencyTransfer(Model):
@@ -29,8 +29,8 @@ class EfficiencyTransfer(Model):
         flops = df["flops"].to_numpy(float)
         nbytes = df["dram_bytes"].to_numpy(float)
         codes = df["_dtype"].to_numpy()
-        c_s = per_dtype(codes, lambda d: source.peak(compute_peak_key(d)))
-        c_t = per_dtype(codes, lambda d: target.peak(compute_peak_key(d)))
+        c_s, c_t, peak_notes = dtype_peaks(codes, source, target)
+        notes += peak_notes
         bw_s, bw_t = source.peak("dram_bw_bytes_per_s"), target.peak("dram_bw_bytes_per_s")
         configs = self._once("launch_configs", lambda: launch_configs(df))
         o_s = self._once("occupancy_source", lambda: theoretical_occupancy(df, source, configs))

@@ -13,7 +13,9 @@ parentheses):
 
 Target parameters (Table 3) from the catalog (measured, else derived, else peak): T_SP, T_DP
 (FMA FLOP/s), T_int (INT32 multiply-add ops/s), T_add (INT32 add), T_ldst (shared load/store
-instructions/s), B_mem (DRAM bandwidth).
+instructions/s), B_mem (DRAM bandwidth). Where the catalog has no INT32 or shared-memory rate
+(AMD, the B200) T_add is the FP32 add rate, T_ldst is T_add and T_int half the FP32 FMA rate,
+each noted.
 
 - Eq. 10 T_op = T_SP | T_DP | T_int
 - Eqs. 11-13  W_op = T_SP / T_op, W_ldst = (T_SP/2) / T_ldst, W_other = (T_SP/2) / T_add
@@ -84,9 +86,15 @@ class Quantitative(Model):
         if np.isnan(t_ldst):
             t_ldst = t_add  # LSU issue ~ one per lane per clock
             book.stand_in("ldst_inst_per_s", "int32_add_ops_per_s")
-        return {"T_SP": book("fp32_fma_flops_per_s"), "T_DP": book("fp64_fma_flops_per_s"),
-                "T_int": book("int32_fma_ops_per_s"), "T_add": t_add, "T_ldst": t_ldst,
-                "B_mem": book("dram_bw_bytes_per_s")}
+        t_sp = book("fp32_fma_flops_per_s")
+        t_int = book("int32_fma_ops_per_s")
+        if np.isnan(t_int):
+            # IMAD at half the FP32 FMA rate (64 against 128 per clock and SM on NVIDIA since
+            # Volta; the B200's and MI300X's documents give no INT32 rate)
+            t_int = 0.5 * t_sp
+            book.stand_in("int32_fma_ops_per_s", "fp32_fma_flops_per_s / 2")
+        return {"T_SP": t_sp, "T_DP": book("fp64_fma_flops_per_s"), "T_int": t_int,
+                "T_add": t_add, "T_ldst": t_ldst, "B_mem": book("dram_bw_bytes_per_s")}
 
     def _project(self, df, source, target):
         p = self._model_time(df, source, target)
