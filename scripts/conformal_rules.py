@@ -232,7 +232,7 @@ def markdown(res) -> str:
           "GPUs furthest out, because the chain errs more on a GPU beyond the range than "
           "between the GPUs inside it: KernelTuner GEMM falls to 81-82 % (the RTX 3090 fold "
           "to 43-50 %, 100 % with the public band) and the Rodinia P100 fold of "
-          "bpnn_adjust_weights to 24 % (65 % with the public band). An under-covered "
+          "bpnn_adjust_weights to 24 % (59 % with the public band). An under-covered "
           "unfamiliar GPU misleads a buyer more than a wide interval, so gpuproj keeps the "
           "public band. What stays under 87 % are held-out GPUs *inside* the training range "
           "whose shift none of the training GPUs showed (Rodinia bpnn_layerforward: the GTX "

@@ -172,7 +172,7 @@ class PredictionSet:
             for row in frame.itertuples(index=False):
                 t.add_row(*row)
             console.print(t)
-        console.print("[dim]90 % band: how far the method has been off on public cross-GPU data "
+        console.print("[dim]90 % band: how far the method has been off on real cross-GPU data "
                       "(docs/accuracy.md, 'Error bands')"
                       + ("; interval: the method's own range over memory levels" if own else "")
                       + "[/dim]")

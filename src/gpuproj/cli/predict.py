@@ -76,7 +76,7 @@ def predict(profile, source, target, method, model_paths, kernel, fmt, reader_op
     source GPU, with a 90 % band, the speed-up and the limiting resource, and the application
     total (time x launches summed over kernels), each method's targets fastest first.
 
-    The 90 % band is how far the method has been off on public cross-GPU data, widening with
+    The 90 % band is how far the method has been off on real cross-GPU data, widening with
     how far the projection moves the time from the source's (docs/accuracy.md, "Error
     bands"); learned models (--model) give their own conformal interval instead, where they
     were trained with --coverage.

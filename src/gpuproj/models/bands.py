@@ -2,9 +2,9 @@
 
 A method's own interval (the hierarchical model's spread over memory levels) says how much the
 projection moves between its assumptions, not how wrong it is: with one memory level known it
-has zero width. The band is measured instead. For every ordered GPU pair of the public
-cross-GPU tables (``scripts/accuracy.py``), with p the predicted time, s the source time and m
-the measured target time, the score is
+has zero width. The band is measured instead. For every ordered GPU pair of the cross-GPU
+tables (the public ones and our suite's, ``scripts/accuracy.py``), with p the predicted time,
+s the source time and m the measured target time, the score is
 
     z = ln(m / p) / (C + |ln(p / s)|),   C = 1
 

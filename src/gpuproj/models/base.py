@@ -52,7 +52,7 @@ class Prediction:
     ``df`` columns: ``kernel, config, source, target, method, source_time_s, time_s, low_s,
     high_s, band_low_s, band_high_s, limiter, launches, row`` (row = index in the source
     table), then breakdown columns ``t_<resource>_s``. ``low_s``/``high_s`` is the method's own
-    interval, ``band_low_s``/``band_high_s`` the error band measured on public cross-GPU data
+    interval, ``band_low_s``/``band_high_s`` the error band measured on real cross-GPU data
     (``models.bands``; NaN where none was measured for the method). ``assumptions`` maps
     target id to the assumptions used for it.
     """
