@@ -26,6 +26,7 @@ def compute_peak_key(dtype: str) -> str:
 
 
 DTYPES = tuple(_PEAK_KEY)
+_FLOP_TYPES = ("fp64", "fp32", "fp16")  # precisions with a FLOP count column
 
 
 def dtype_peaks(codes: np.ndarray, source, target) -> tuple[np.ndarray, np.ndarray, list]:
@@ -60,7 +61,6 @@ def dtype_peaks(codes: np.ndarray, source, target) -> tuple[np.ndarray, np.ndarr
     for c in np.flatnonzero(np.bincount(codes, minlength=len(DTYPES))):  # types present
         table[c] = peaks(DTYPES[c])
     return table[codes, 0], table[codes, 1], notes
-_FLOP_TYPES = ("fp64", "fp32", "fp16")  # precisions with a FLOP count column
 
 
 def dtype_codes(df: pd.DataFrame) -> np.ndarray:
