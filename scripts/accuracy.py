@@ -138,14 +138,14 @@ def method_table(summary, methods):
 
 def best_method(summary, baseline: bool) -> str | None:
     """The method of ``summary`` with the lowest MAPE among the baselines (``baseline``) or
-    among gpuproj's own methods; ties (equal to 9 significant digits: the same projection
-    reached by two methods, where float rounding would pick one at random) by name; None where
-    there is none."""
+    among gpuproj's own methods; ties (``same_digits``) by name; None where there is none."""
     ms = [m for m in summary if (m in BASELINES) == baseline and summary[m]["n"]]
-    return min(ms, key=lambda m: (_same_digits(summary[m]["mape"]), m), default=None)
+    return min(ms, key=lambda m: (same_digits(summary[m]["mape"]), m), default=None)
 
 
-def _same_digits(v: float) -> float:
+def same_digits(v: float) -> float:
+    """An error to 9 significant digits, the key methods are ordered by: two methods making the
+    same projection tie (then go by name) instead of being ordered by float rounding."""
     return float(f"{v:.9g}")
 
 
@@ -167,7 +167,7 @@ def scoreboard(results) -> str:
         hybrid = logo.get(name.replace("amaris-rodinia", "amaris"), {}).get("methods", {})
         hybrid = hybrid.get("validated hybrid")
         comb = (r.get("combined") or {}).get("methods", {})
-        both = (min(comb, key=lambda m: (_same_digits(comb[m]["weighted"]["mape"]), m))
+        both = (min(comb, key=lambda m: (same_digits(comb[m]["weighted"]["mape"]), m))
                 if comb else None)
         lines.append(f"| {name} | {cell(base, summary[base])} | {cell(ours, summary[ours])} | "
                      + ("-" if hybrid is None else
@@ -538,11 +538,11 @@ def combined_table(results) -> str:
             continue
         cells = []
         for how in ("single", "equal", "weighted"):
-            m = min(c["methods"], key=lambda k: (_same_digits(c["methods"][k][how]["mape"]), k))
+            m = min(c["methods"], key=lambda k: (same_digits(c["methods"][k][how]["mape"]), k))
             v = c["methods"][m][how]
             cells.append(f"`{m}` {v['mape']:.1f} / {v['median_ape']:.1f}")
         best = min(c["methods"],
-                   key=lambda k: (_same_digits(c["methods"][k]["weighted"]["mape"]), k))
+                   key=lambda k: (same_digits(c["methods"][k]["weighted"]["mape"]), k))
         cov = " / ".join(fmt_frac(c["methods"][best][h]["band_coverage"])
                          for h in ("single", "weighted"))
         lines.append(f"| {name} | {c['targets']} ({c['sources_median']:g}) | "
@@ -588,7 +588,7 @@ def run(data_dir, only=None):
                  method_table(summary, list(BASELINES) + list(ANALYTICAL)), ""]
         if best_base and best_ours:
             ours, base = summary[best_ours]["mape"], summary[best_base]["mape"]
-            verdict = ("ties with" if _same_digits(ours) == _same_digits(base) else
+            verdict = ("ties with" if same_digits(ours) == same_digits(base) else
                        "beats" if ours < base else "does NOT beat")
             lines.append(f"Best gpuproj method `{best_ours}` ({ours:.1f} % MAPE) {verdict} "
                          f"the best baseline `{best_base}` ({base:.1f} %).")

@@ -40,7 +40,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "scripts"))
 
-from accuracy import DEFAULT_DATA, load_dataset  # one data location and loader for all scripts
+from accuracy import (  # one data location, loader and method order for all scripts
+    DEFAULT_DATA,
+    load_dataset,
+    same_digits,
+)
 from learned_experiments import SEED  # the report's table: (name, reader, files)
 
 from gpuproj.evaluate import Evaluation, applicable_methods
@@ -176,12 +180,6 @@ def summarize(ev: Evaluation) -> dict:
             "per_family": ev.summary("family")}
 
 
-def _mape_key(summary: dict) -> float:
-    """MAPE to 9 significant digits: methods that make the same projection tie (then go by
-    name) instead of being ordered by float rounding."""
-    return float(f"{summary['mape']:.9g}")
-
-
 def markdown(res: dict) -> str:
     parts = []
     if "report" in res:
@@ -208,7 +206,7 @@ def report_markdown(res: dict) -> str:
           f"model on its new GPU (TITAN V): {REPORT_NEW_GPU_MAPE} % MAPE."), "",
          "| method | " + " | ".join(tgts) + " | all | coverage |",
          "|---|" + "---|" * (len(tgts) + 2)]
-    for m, v in sorted(r["methods"].items(), key=lambda kv: (_mape_key(kv[1]), kv[0])):
+    for m, v in sorted(r["methods"].items(), key=lambda kv: (same_digits(kv[1]["mape"]), kv[0])):
         cells = [f"{f1(per[m][t]['mape'])} / {f1(per[m][t]['median_ape'])}"
                  if t in per[m] else "-" for t in tgts]
         cov = f"{100 * v['coverage']:.0f} %" if v.get("interval_width") else "-"
@@ -230,7 +228,7 @@ def pair_markdown(res: dict) -> str:
     L = ["## Our suite: H100 <-> H200", "", intro, "",
          "| method | " + " | ".join(dirs) + " | both | coverage |",
          "|---|" + "---|" * (len(dirs) + 2)]
-    rows = sorted(s["methods"].items(), key=lambda kv: (_mape_key(kv[1]), kv[0]))
+    rows = sorted(s["methods"].items(), key=lambda kv: (same_digits(kv[1]["mape"]), kv[0]))
     for m, v in rows:
         cells = [f"{f1(s['per_direction'][m][k]['mape'])} / "
                  f"{f1(s['per_direction'][m][k]['median_ape'])}"
@@ -247,7 +245,7 @@ def pair_markdown(res: dict) -> str:
     fams = sorted({k for v in s["per_family"].values() for k in v})
     for fam in fams:
         per = {m: v[fam] for m, v in s["per_family"].items() if fam in v}
-        b = min(per, key=lambda m: (_mape_key(per[m]), m))
+        b = min(per, key=lambda m: (same_digits(per[m]["mape"]), m))
         bw = per.get("bandwidth")
         L.append(f"| {fam} | {per[b]['n']} | {b} {f1(per[b]['mape'])} | "
                  f"{f1(bw['mape']) if bw else '-'} |")
