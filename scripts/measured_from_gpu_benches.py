@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import statistics
 import sys
 from pathlib import Path
@@ -124,8 +125,6 @@ def l1_plateau(path: Path, max_kb: float = 16) -> tuple[float, int]:
 def dram_latency(path: Path, llc_bytes: float) -> tuple[float, float]:
     """(DRAM latency s, its working set bytes) of a gpu-latency file: the point nearest 256 MiB
     among those at least 4 x ``llc_bytes``."""
-    import math
-
     rows = []
     for line in path.read_text().splitlines():
         parts = line.split()
@@ -158,12 +157,11 @@ def entry(value: float, source: str) -> dict:
 
 
 def _result_files(gb: Path, bench: str):
-    """(path, file stem, catalog id, assumption) of each gpu-benches ``bench`` result file of a
-    GPU in ``GPU_FILES`` (files with a suffix, such as the small kernels' graph runs, are not)."""
+    """(path, catalog id, assumption) of each gpu-benches ``bench`` result file of a GPU in
+    ``GPU_FILES`` (files with a suffix, such as the small kernels' graph runs, are not)."""
     for p in sorted((gb / bench).glob("*.txt")):
-        stem = p.stem.lower()
-        if stem in GPU_FILES:
-            yield (p, stem, *GPU_FILES[stem])
+        if p.stem.lower() in GPU_FILES:
+            yield (p, *GPU_FILES[p.stem.lower()])
 
 
 def collect(data: Path, l2_sizes: dict, l3_sizes: dict) -> dict:
@@ -171,57 +169,56 @@ def collect(data: Path, l2_sizes: dict, l3_sizes: dict) -> dict:
     out: dict = {}
     gb = data / "gpu-benches"
 
-    def put(stem, field, value, source):
-        gid, _ = GPU_FILES[stem]
+    def put(gid, field, value, source):
         out.setdefault(gid, {})[field] = entry(value, source)
 
-    for p, stem, _, assume in _result_files(gb, "gpu-stream"):
+    for p, gid, assume in _result_files(gb, "gpu-stream"):
         best = parse_stream(p)
         for col, field in (("init", "dram_write_bw_bytes_per_s"),
                            ("read", "dram_read_bw_bytes_per_s"),
                            ("triad", "dram_bw_bytes_per_s")):
             if col in best:
-                put(stem, field, best[col] * 1e9,
+                put(gid, field, best[col] * 1e9,
                     _src(p, f"max {col} over occupancy sweep = {best[col]:g} GB/s", assume))
-    for p, stem, gid, assume in _result_files(gb, "gpu-l2-cache"):
+    for p, gid, assume in _result_files(gb, "gpu-l2-cache"):
         if gid not in l2_sizes:
             continue
         bw, n = set_plateau(p, 0, l2_sizes[gid] / 2)
-        put(stem, "l2_bw_bytes_per_s", bw * 1e9,
+        put(gid, "l2_bw_bytes_per_s", bw * 1e9,
             _src(p, f"L2 plateau = median Eff. bw over the {n} data sets <= L2/2 "
                     f"({l2_sizes[gid] / 2**21:g} MiB) = {bw:g} GB/s", assume))
         if gid in l3_sizes:
             bw, n = set_plateau(p, 4 * l2_sizes[gid], l3_sizes[gid] / 2)
-            put(stem, "l3_bw_bytes_per_s", bw * 1e9,
+            put(gid, "l3_bw_bytes_per_s", bw * 1e9,
                 _src(p, f"L3 (Infinity Cache) plateau = median Eff. bw over the {n} data sets "
                         f"from 4 x L2 ({4 * l2_sizes[gid] / 2**20:g} MiB) "
                         f"to L3/2 ({l3_sizes[gid] / 2**21:g} MiB) = {bw:g} GB/s",
                      assume))
-    for p, stem, _, assume in _result_files(gb, "gpu-cache"):
+    for p, gid, assume in _result_files(gb, "gpu-cache"):
         bw, n = l1_plateau(p)
-        put(stem, "l1_bw_bytes_per_s", bw * 1e9,
+        put(gid, "l1_bw_bytes_per_s", bw * 1e9,
             _src(p, f"L1 plateau = median Eff. bw over the {n} per-SM data sets "
                     f"<= 16 kB = {bw:g} GB/s", assume))
-    for p, stem, _, assume in _result_files(gb, "gpu-small-kernels"):
+    for p, gid, assume in _result_files(gb, "gpu-small-kernels"):
         df = read_gpu_benches(p).df
         n = df["config"].str.extract(r"n=(\d+)")[0].astype(int)
         first = df[n == n.min()]
         t = float(first["time_s"].min())
-        put(stem, "launch_overhead_s", t,
+        put(gid, "launch_overhead_s", t,
             _src(p, f"shortest time per kernel at n = {n.min()} doubles over the "
                     f"{len(first)} block sizes = {t * 1e6:.3g} us (16 n B / the printed GB/s; "
                     "launches back to back)", assume))
-    for p, stem, gid, assume in _result_files(gb, "gpu-latency"):
+    for p, gid, assume in _result_files(gb, "gpu-latency"):
         llc = l3_sizes.get(gid, l2_sizes.get(gid))
         if llc is None:
             continue
         lat, ws = dram_latency(p, llc)
-        put(stem, "dram_latency_s", lat,
+        put(gid, "dram_latency_s", lat,
             _src(p, f"pointer chase through {ws / 2**20:.0f} MiB (>= 4 x the last-level "
                     f"cache, nearest 256 MiB) = {lat * 1e9:.1f} ns", assume))
-    for p, stem, _, assume in _result_files(gb, "gpu-roofline"):
+    for p, gid, assume in _result_files(gb, "gpu-roofline"):
         gf = roofline_max(p)
-        put(stem, "fp32_fma_flops_per_s", gf * 1e9,
+        put(gid, "fp32_fma_flops_per_s", gf * 1e9,
             _src(p, f"max GF/s over the arithmetic-intensity sweep = {gf:g} GF/s "
                     "(FP32 FMA loop: 0.25 Fl/B "
                     "at 0 iterations means 4-byte float)", assume))
