@@ -21,9 +21,11 @@ Sources (see ``/work/shared/data/external/README.md`` for provenance and licence
   - ``gpu-small-kernels/<gpu>.txt`` (the file without a suffix: one launch per repetition,
     back to back): the shortest time per kernel at the smallest size, n = 4096 doubles, over
     the block sizes -> ``launch_overhead_s``. Its 64 kB take about 10 ns at L2 bandwidth, so
-    the time is that of a launch, measured as ``gpuproj bench`` measures it (host clock over
-    launches queued back to back). The gpu-benches small-kernels table of docs/accuracy.md is
-    then in-sample at its smallest sizes (as the L2 sweep is for the L2 ceilings).
+    the time is that of a launch. Part of it may be the host's: the same kernel launched from
+    a CUDA graph (``h200_graph.txt``) takes 1.3 us where plain launches take 2.4, and
+    ``gpuproj bench`` now times queued launches on the device, which the next H200 run will
+    set beside these. The gpu-benches small-kernels table of docs/accuracy.md is then
+    in-sample at its smallest sizes (as the L2 sweep is for the L2 ceilings).
   - ``gpu-latency/<gpu>.txt``: pointer-chase latency over the working set (columns: steps,
     clock MHz, working set kB, ns per step times steps / 1e6, cycles per step). DRAM latency =
     cycles per step / clock at the working set nearest 256 MiB among those at least 4 x the

@@ -70,3 +70,48 @@ def test_bench_runs_the_cuda_backend_through_the_driver_api(driver, tmp_path):
                        env=env, capture_output=True, text=True, timeout=120)
     assert q.returncode == 0, q.stderr
     assert "stream: the kernels left wrong values" in q.stdout + q.stderr
+
+
+HOLD_CHECK = """
+import ctypes, sys
+import numpy as np
+from gpuproj.bench import cuda
+from gpuproj.errors import GpuprojError
+
+stub = ctypes.CDLL("libcuda.so.1")
+stub.stub_hold_ns.restype = ctypes.c_uint64
+b = cuda.CudaBackend()
+k = b.build("memory")["empty"]
+out = b.alloc(4)
+args = (out, np.uint32(0xFFFFFFFF))
+times = b.run_many(k, 1, 32, [args] * 300)
+print(len(times), set(times), stub.stub_holds(), stub.stub_launches(), stub.stub_hold_ns())
+print(b.back_to_back(k, 1, 32, args, 100), stub.stub_holds(), stub.stub_launches())
+cuda.HOLD_MIN_S, cuda.HOLD_MARGIN = 1e-9, 1e-9  # a hold shorter than the host's queueing
+try:
+    b.run(k, 1, 32, args)
+except GpuprojError as e:
+    print("error:", e, stub.stub_holds())
+"""
+
+
+def test_timed_launches_wait_behind_a_hold(driver, tmp_path):
+    """The device must not start a timed launch's events before the host has queued it: each
+    batch of at most cuda.MAX_QUEUED launches waits behind one hold kernel (of at least
+    HOLD_MIN_S), and a hold the host's queueing outlasted is retried, then refused."""
+    lib, cubins = driver
+    env = {**os.environ, "LD_LIBRARY_PATH": str(lib), "GPUPROJ_BENCH_CUBIN_DIR": str(cubins),
+           "HOME": str(tmp_path)}
+    p = subprocess.run([sys.executable, "-c", HOLD_CHECK], env=env, capture_output=True,
+                       text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    many, b2b, err = p.stdout.splitlines()
+    # 300 launches in batches of 128, 128 and 44, each timed at the stand-in's 5 ms; the last
+    # hold at least 3 x 44 x the 20 us a launch is first assumed to take to queue
+    n, times, holds, launches, hold_ns = many.split(" ")
+    assert (n, times, holds, launches) == ("300", "{0.005}", "3", "300")
+    assert int(hold_ns) >= 3 * 44 * 20_000
+    # 100 launches between two events behind one hold: 5 ms each
+    t, holds, launches = b2b.split()
+    assert float(t) == pytest.approx(0.5) and (holds, launches) == ("4", "400")
+    assert err.startswith("error: the host took") and "3 times" in err and err.endswith(" 7")

@@ -13,7 +13,6 @@ from bench_helpers import (
     L1_BYTES,
     L2_BYTES,
     LATENCY_S,
-    LAUNCH_S,
     SHARED_BANKS,
     SimulatedBackend,
 )
@@ -49,7 +48,7 @@ def test_the_suite_gives_back_every_ceiling(result):
             **{k: CEILINGS[v] for k, v in stream.items()},
             "smem_read": CEILINGS["shared_loads_per_s"],
             "smem_read_conflict": CEILINGS["shared_loads_per_s"] / SHARED_BANKS,
-            "launch": LAUNCH_S, **{f"latency_{k}": v for k, v in LATENCY_S.items()}}
+            "launch": KERNEL_S + BLOCK_S, **{f"latency_{k}": v for k, v in LATENCY_S.items()}}
     assert set(got) == set(want) and not raw["skipped"]
     assert got == pytest.approx(want, rel=1e-12)
     cost = raw["sweeps"]["block_cost"]
@@ -101,7 +100,7 @@ def test_catalog_fields_from_the_benchmarks(result):
     assert mv["fp64_addmul_flops_per_s"] == CEILINGS["fp64_add"]
     assert mv["shared_bw_bytes_per_s"] == pytest.approx(4 * CEILINGS["shared_loads_per_s"])
     assert mv["dram_bw_bytes_per_s"] == CEILINGS["dram"]
-    assert mv["launch_overhead_s"] == LAUNCH_S
+    assert mv["launch_overhead_s"] == pytest.approx(KERNEL_S + BLOCK_S, rel=1e-12)
 
 
 def test_from_raw_writes_a_new_catalog_gpu_with_pictures(raw_file, tmp_path, capsys):

@@ -20,6 +20,7 @@ from gpuproj.bench.sizes import FULL, QUICK, floor_pow2
 from gpuproj.bench.suite import (
     COMPUTE,
     MIX_PRECISIONS,
+    TIMER_BACK_TO_BACK,
     half2_bits,
     lane_width,
     mix_extra,
@@ -111,6 +112,19 @@ def test_measured_section_maps_benchmarks_to_fields():
         "gpuproj bench stream_triad 2026-01-02 Dev X median of 20"
     assert "fp64_fma_flops_per_s" not in sec                      # not measured: absent
     assert all(e["kind"] == "measurement" for e in sec.values())
+
+
+def test_a_host_timed_launch_is_left_out_and_said():
+    """Until 2026-11-24 `launch` was the host's time per launch: the driver's pace, no property
+    of the GPU. Such results (data/bench/) keep it in the raw file, not in the catalog entry."""
+    raw = _raw({"stream_triad": 1e12, "launch": 7.5e-6})
+    raw["measurements"][1]["params"] = {"timer": "host perf_counter"}
+    assert "launch_overhead_s" not in entry.measured_section(raw)
+    (flag,) = [f for f in entry.check(raw) if f["problem"] == "host_timed"]
+    assert flag["name"] == "launch" and "left out of the catalog entry" in flag["text"]
+    raw["measurements"][1]["params"] = {"timer": TIMER_BACK_TO_BACK}
+    assert entry.measured_section(raw)["launch_overhead_s"]["value"] == 7.5e-6
+    assert not [f for f in entry.check(raw) if f["problem"] == "host_timed"]
 
 
 def test_new_gpu_file_is_complete_and_loads(tmp_path):
@@ -314,7 +328,7 @@ NVCC = shutil.which("nvcc") or ("/usr/local/cuda/bin/nvcc"
 
 @pytest.mark.slow
 @pytest.mark.skipif(NVCC is None, reason="nvcc not installed")
-@pytest.mark.parametrize("source", ["compute", "memory", "mixbench"])
+@pytest.mark.parametrize("source", ["compute", "memory", "mixbench", "hold"])
 def test_cuda_sources_compile_for_sm90(source, tmp_path):
     text = kernel_source(source, "cu")
     if source == "mixbench":

@@ -2,7 +2,7 @@
  * the entry points gpuproj.bench.cuda calls, with their CUDA driver API prototypes. One device,
  * an H100's attributes; device memory is host memory, so uploads and downloads are real copies;
  * launches run nothing (a kernel's outputs keep what was there) and each advances the event
- * clock by 5 ms. A launch with a null parameter array or a block of no threads fails, as the
+ * clock by 5 ms, except the backend's hold, which is counted instead. A launch with a null parameter array or a block of no threads fails, as the
  * driver's would. Built by tests/test_bench_cuda_stub.py with the system C compiler. */
 #include <stdint.h>
 #include <stdlib.h>
@@ -15,6 +15,8 @@ typedef void *CUcontext, *CUmodule, *CUfunction, *CUevent, *CUstream;
 
 enum { OK = 0, INVALID_VALUE = 1, OUT_OF_MEMORY = 2, INVALID_DEVICE = 101 };
 static double clock_ms = 0.0;
+static long holds = 0, launches = 0;
+static uint64_t hold_ns = 0;
 
 CUresult cuGetErrorName(CUresult e, const char **s) { *s = e ? "CUDA_ERROR_STUB" : "CUDA_SUCCESS"; return OK; }
 CUresult cuInit(unsigned flags) { (void)flags; return OK; }
@@ -85,9 +87,20 @@ CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, uns
     (void)s; (void)smem; (void)extra;
     if (!f || !params || gx * gy * gz == 0 || bx * by * bz == 0 || bx * by * bz > 1024)
         return INVALID_VALUE;
+    if (strcmp((const char *)f, "hold") == 0) {
+        holds++;
+        hold_ns = *(const uint64_t *)params[0];
+        return OK;
+    }
+    launches++;
     clock_ms += 5.0;
     return OK;
 }
+
+/* not driver API: what the tests read back (holds queued, their last length, other launches) */
+long stub_holds(void) { return holds; }
+uint64_t stub_hold_ns(void) { return hold_ns; }
+long stub_launches(void) { return launches; }
 
 CUresult cuEventCreate(CUevent *e, unsigned flags) { (void)flags; *e = malloc(sizeof(double)); return *e ? OK : OUT_OF_MEMORY; }
 CUresult cuEventRecord(CUevent e, CUstream s) { (void)s; *(double *)e = clock_ms; return OK; }

@@ -88,9 +88,10 @@ class Backend:
         """One event-timed launch (seconds)."""
         return self.run_many(kernel, blocks, block, [args])[0]
 
-    def launch_time(self, kernel, blocks: int, block: int, args, count: int) -> float:
-        """Host wall-clock seconds for ``count`` back-to-back launches, finishing with a
-        synchronisation (divide by ``count`` for the launch overhead)."""
+    def back_to_back(self, kernel, blocks: int, block: int, args, count: int) -> float:
+        """Device seconds from the start of the first to the end of the last of ``count``
+        launches, all queued before the device runs the first (divide by ``count`` for the
+        launch overhead): the host's pace of issuing launches does not enter."""
         raise NotImplementedError
 
     def clocks(self) -> dict:

@@ -1,6 +1,9 @@
 """CUDA backend: the CUDA driver API (``libcuda``) through ctypes, kernels compiled by nvcc to a
 cubin for the device's compute capability. Durations come from CUDA events recorded around each
-launch on the default stream.
+launch on the default stream, all queued behind a ``hold`` kernel (``kernels/hold.cu``) that
+keeps the device busy until the host has queued them: an event recorded on an idle device
+would otherwise start the clock while the host is still issuing the launch (from Python about
+7 us on the H100 machine, longer than the device takes to run an empty kernel).
 
 No Python CUDA package is needed (the GPU machines may have none): only the driver, and nvcc or
 cubins built beforehand. ``GPUPROJ_NVCC`` names the nvcc to use; ``GPUPROJ_BENCH_CUBIN_DIR``
@@ -18,6 +21,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -32,6 +36,14 @@ ATTR = {"max_threads_per_block": 1, "max_smem_per_block": 8, "warp_size": 10, "c
         "sm_count": 16, "mem_clock_khz": 36, "mem_bus_bits": 37, "l2_bytes": 38,
         "max_threads_per_sm": 39, "cc_major": 75, "cc_minor": 76, "max_smem_per_sm": 81,
         "regs_per_sm": 82}
+
+# launches queued behind one hold: far inside the driver's queue, which blocks the host when full
+# (the host would then wait for the hold it is meant to outrun)
+MAX_QUEUED = 128
+HOLD_MIN_S = 1e-3  # the shortest hold
+HOLD_MARGIN = 3.0  # hold = this x the launches x the host's last queueing time per launch
+QUEUE_S = 20e-6  # the host's queueing time per launch assumed first, and at least
+HOLD_TRIES = 3
 
 ARCH_NAMES = {(7, 0): "Volta", (7, 5): "Turing", (8, 0): "Ampere", (8, 6): "Ampere",
               (8, 7): "Ampere", (8, 9): "Ada Lovelace", (9, 0): "Hopper", (10, 0): "Blackwell",
@@ -167,6 +179,7 @@ class CudaBackend(Backend):
         drv.cuDevicePrimaryCtxRetain(ctypes.byref(self.ctx), self.dev)
         drv.cuCtxSetCurrent(self.ctx)
         self._modules = {}
+        self._queue_s = QUEUE_S  # host seconds to queue one launch and its events, last seen
         self._elapsed = ("cuEventElapsedTime_v2" if drv.has("cuEventElapsedTime_v2")
                          else "cuEventElapsedTime")
         self.info = self._info()
@@ -284,31 +297,71 @@ class CudaBackend(Backend):
         self.drv.cuEventCreate(ctypes.byref(e), 0)
         return e
 
-    def run_many(self, kernel, blocks, block, arg_sets):
-        params = [self._params(a) for a in arg_sets]
-        evs = [(self._event(), self._event()) for _ in params]
+    def _held(self, queue, launches):
+        """Run ``queue()``, which queues ``launches`` launches and their events, behind a hold
+        long enough for the host to queue them all, then synchronise. The host's queueing time
+        is measured: the hold cannot start before it is launched, so a hold longer than that
+        time ends after the last launch was queued, and the device runs them back to back. A
+        shorter one is retried, longer, up to ``HOLD_TRIES`` times."""
+        hold = self.build("hold")["hold"]
+        for _ in range(HOLD_TRIES):
+            hold_s = max(HOLD_MIN_S, HOLD_MARGIN * launches * self._queue_s)
+            _, ptrs = self._params((np.uint64(round(hold_s * 1e9)),))
+            t0 = time.perf_counter()
+            self._launch(hold, 1, 1, ptrs)
+            queue()
+            queued_s = time.perf_counter() - t0
+            self.drv.cuCtxSynchronize()
+            # the next hold follows this host's pace, a retry with the slower one just seen
+            self._queue_s = max(QUEUE_S, queued_s / launches)
+            if queued_s < hold_s:
+                return
+        raise GpuprojError(f"the host took {queued_s * 1e3:.1f} ms to queue {launches} launches, "
+                           f"longer than the {hold_s * 1e3:.1f} ms hold before them, "
+                           f"{HOLD_TRIES} times: their event times would contain the host's")
+
+    def _queue_timed(self, kernel, blocks, block, evs, params):
         for (start, end), (_, ptrs) in zip(evs, params):
             self.drv.cuEventRecord(start, None)
             self._launch(kernel, blocks, block, ptrs)
             self.drv.cuEventRecord(end, None)
-        self.drv.cuCtxSynchronize()
+
+    def run_many(self, kernel, blocks, block, arg_sets):
         out = []
-        ms = ctypes.c_float()
-        for start, end in evs:
-            getattr(self.drv, self._elapsed)(ctypes.byref(ms), start, end)
-            out.append(ms.value * 1e-3)
-            self.drv.cuEventDestroy_v2(start)
-            self.drv.cuEventDestroy_v2(end)
+        for i in range(0, len(arg_sets), MAX_QUEUED):
+            params = [self._params(a) for a in arg_sets[i:i + MAX_QUEUED]]
+            evs = [(self._event(), self._event()) for _ in params]
+            try:
+                self._held(partial(self._queue_timed, kernel, blocks, block, evs, params),
+                           len(params))
+                out += [self._elapsed_s(start, end) for start, end in evs]
+            finally:
+                for e in (e for pair in evs for e in pair):
+                    self.drv.cuEventDestroy_v2(e)
         return out
 
-    def launch_time(self, kernel, blocks, block, args, count):
+    def back_to_back(self, kernel, blocks, block, args, count):
+        if not 1 <= count <= MAX_QUEUED:
+            raise ValueError(f"count {count} outside 1..{MAX_QUEUED}")
         _, ptrs = self._params(args)
-        self.drv.cuCtxSynchronize()
-        t0 = time.perf_counter()
-        for _ in range(count):
-            self._launch(kernel, blocks, block, ptrs)
-        self.drv.cuCtxSynchronize()
-        return time.perf_counter() - t0
+        start, end = self._event(), self._event()
+
+        def queue():
+            self.drv.cuEventRecord(start, None)
+            for _ in range(count):
+                self._launch(kernel, blocks, block, ptrs)
+            self.drv.cuEventRecord(end, None)
+        try:
+            self._held(queue, count)
+            return self._elapsed_s(start, end)
+        finally:
+            self.drv.cuEventDestroy_v2(start)
+            self.drv.cuEventDestroy_v2(end)
+
+    def _elapsed_s(self, start, end):
+        ms = ctypes.c_float()
+        getattr(self.drv, self._elapsed)(ctypes.byref(ms), start, end)
+        return ms.value * 1e-3
 
     def clocks(self):
         return nvidia_smi(self.index)

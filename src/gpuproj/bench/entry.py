@@ -153,9 +153,17 @@ def device_label(raw) -> str:
     return raw["device"]["name"]
 
 
+def host_timed(m) -> bool:
+    """Whether ``m`` is a ``launch`` timed on the host (``gpuproj bench`` until 2026-11-24): the
+    pace at which the driver took launches from Python (7.5 us on the H100 machine), no
+    property of the GPU."""
+    return m["name"] == "launch" and (m.get("params") or {}).get("timer") == "host perf_counter"
+
+
 def measured_values(raw) -> dict:
-    """field -> {"value", "benchmarks", "n", "spread"} for every field the result has."""
-    ms = _by_name(raw)
+    """field -> {"value", "benchmarks", "n", "spread"} for every field the result has (not a
+    host-timed ``launch``: ``check`` says it was left out)."""
+    ms = {n: m for n, m in _by_name(raw).items() if not host_timed(m)}
     out = {}
     for fld, (names, how) in FIELD_MAP.items():
         got = [ms[n] for n in names if n in ms]
@@ -200,8 +208,8 @@ LEVELS = ("l1_bw_bytes_per_s", "l2_bw_bytes_per_s", "dram_read_bw_bytes_per_s")
 def check(raw, gpu=None) -> list:
     """Warnings: a value above the GPU's datasheet peak (a broken timer or a wrong peak), a
     cache read slower than the memory behind it, a kernel result check that failed, a
-    measurement whose spread exceeds ``sizes.spread_limit``. Each: {field/name, problem,
-    text}."""
+    host-timed launch overhead (left out), a measurement whose spread exceeds
+    ``sizes.spread_limit``. Each: {field/name, problem, text}."""
     limit = raw["sizes"]["spread_limit"]
     out = []
     mvs = measured_values(raw)
@@ -238,6 +246,10 @@ def check(raw, gpu=None) -> list:
                                 f"({c.get('wrong')}, expected {c.get('expected')}): do not "
                                 "trust its measurements"})
     for m in raw["measurements"]:
+        if host_timed(m):
+            out.append({"name": m["name"], "problem": "host_timed",
+                        "text": f"{m['name']}: timed on the host by an older gpuproj bench, the "
+                                "driver's pace, not the GPU's: left out of the catalog entry"})
         sp = m["summary"]["spread"]
         if sp > limit:
             out.append({"name": m["name"], "problem": "wide_spread",

@@ -30,7 +30,7 @@ class Sizes:
     sweep_factor: int
     mix_ks: tuple                # FMAs per element of the intensity sweep
     mix_bytes: int | None        # array of the intensity sweep; None: as STREAM
-    launch_count: int            # back-to-back launches per launch-overhead sample
+    launch_count: int            # back-to-back launches per launch-overhead sample (<= 128)
     block_multiples: tuple       # grids of the per-block cost: CUs x these
     chase_steps: int             # dependent loads per pointer-chase run
     spread_limit: float          # relative IQR above which a measurement is flagged
@@ -44,7 +44,7 @@ FULL = Sizes(
     stream_bytes=None, rotate_sets=2, l1_ws_bytes=16 * KiB, l2_ws_fraction=0.25,
     default_l2_bytes=4 * MiB, sweep_min_bytes=4 * KiB, sweep_max_bytes=None, sweep_factor=2,
     mix_ks=(1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024), mix_bytes=256 * MiB,
-    launch_count=2000, block_multiples=(1, 2, 4, 8, 16, 32, 64, 128), chase_steps=100_000,
+    launch_count=100, block_multiples=(1, 2, 4, 8, 16, 32, 64, 128), chase_steps=100_000,
     spread_limit=0.05)
 
 QUICK = Sizes(

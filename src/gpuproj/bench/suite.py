@@ -11,8 +11,8 @@ Groups (``GROUPS``), each kernel's formula in ``kernels/*.cl``:
   and the bandwidth-versus-working-set sweep that shows each level's plateau.
 - ``shared``: shared-memory loads without and with 32-way bank conflicts (T_ldst).
 - ``mixbench``: operational-intensity sweep per precision (the measured roofline).
-- ``overhead``: launch overhead (host time of back-to-back empty launches) and per-block cost
-  (device time of an empty kernel against its block count).
+- ``overhead``: launch overhead (device time per launch of empty kernels queued back to back)
+  and per-block cost (device time of an empty kernel against its block count).
 - ``latency``: pointer chase, one thread, through a random cycle of 64-byte lines in an L1-, an
   L2- and a DRAM-sized working set; the DRAM chase starts each launch on lines no launch before
   it read.
@@ -36,6 +36,8 @@ from .stats import linear_fit, summarize
 
 GROUPS = ("compute", "stream", "cache", "shared", "mixbench", "overhead", "latency")
 FORMAT_VERSION = 1
+# how ``launch`` is timed (``params.timer``); results of gpuproj before it timed the host
+TIMER_BACK_TO_BACK = "device, first start to last end of launches queued before the first ran"
 
 # compute kernels: name -> (argument dtype, instructions per chain step, FLOP (or op) per
 #                           instruction, unit, device capability needed, (b, c) arguments)
@@ -94,8 +96,10 @@ def mix_extra(ks, precisions) -> str:
 
 
 def cuda_build_units(sizes: Sizes) -> list:
-    """(source, appended text) of every CUDA module the suite builds with ``sizes``."""
-    return [("compute", ""), ("memory", ""), ("mixbench", mix_extra(sizes.mix_ks, MIX_PRECISIONS))]
+    """(source, appended text) of every CUDA module the suite builds with ``sizes`` (``hold``:
+    the CUDA backend's, ahead of every timed launch)."""
+    return [("compute", ""), ("memory", ""), ("mixbench", mix_extra(sizes.mix_ks, MIX_PRECISIONS)),
+            ("hold", "")]
 
 
 @dataclass
@@ -400,14 +404,15 @@ class Runner:
         sentinel = np.uint32(0xFFFFFFFF)
         try:
             block = min(32, self.block)
-            self.b.launch_time(k, 1, block, (out, sentinel), max(1, self.s.launch_count // 10))
-            samples = [self.b.launch_time(k, 1, block, (out, sentinel), self.s.launch_count)
+            for _ in range(self.s.warmup):
+                self.b.back_to_back(k, 1, block, (out, sentinel), self.s.launch_count)
+            samples = [self.b.back_to_back(k, 1, block, (out, sentinel), self.s.launch_count)
                        for _ in range(self.s.reps)]
             self.add(Measurement("launch", "overhead", "s", float(self.s.launch_count), samples,
                                  per_item=True, params={"launches_per_sample":
                                                         self.s.launch_count,
                                                         "blocks": 1, "block": block,
-                                                        "timer": "host perf_counter"}))
+                                                        "timer": TIMER_BACK_TO_BACK}))
             pts = []
             for m in self.s.block_multiples:
                 blocks = self.info.compute_units * m
