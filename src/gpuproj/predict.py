@@ -162,7 +162,14 @@ class PredictionSet:
             console.print("no predictions (see the skipped rows above)")
             return
         own = _has_own_interval(d)
-        for frame, title in ((_shown(d, KERNEL_KEYS, own), f"Projected from {self.source_label}"),
+        # a target or method shared by every row goes in the title: a terminal's width is
+        # better spent on the kernel names
+        one = [k for k in ("target", "method") if d[k].nunique() == 1]
+        title = (f"Projected from {self.source_label}"
+                 + (f" to {d['target'].iloc[0]}" if "target" in one else "")
+                 + (f" by {d['method'].iloc[0]}" if "method" in one else ""))
+        keys = [k for k in KERNEL_KEYS if k not in one]
+        for frame, title in ((_shown(d, keys, own), title),
                              (_shown(self.ranked_application(), ["method", "target"], own),
                               APPLICATION_TITLE)):
             t = Table(title=title, show_lines=False)
