@@ -631,17 +631,14 @@ def suite_band_pairs(data_dir) -> list:
     Experiment 1 with a Hopper target, where every method misses most: 2.3-4x too fast). The
     latter belong to the seed report's data source, so that leaving the report out of a fit
     leaves them out too. None where nothing is collected."""
-    from suite_crossval import collected, report_to_ours, suite_table
+    from suite_crossval import collected, pair_table, report_to_ours
 
     from gpuproj.evaluate import applicable_methods, evaluate
 
     dirs = collected(ROOT / "data" / "suite")
     out = []
     if len(dirs) >= 2:
-        tables = [suite_table(d)[0] for d in dirs]
-        table = tables[0]
-        for t in tables[1:]:
-            table = table.concat(t)
+        table, _ = pair_table(dirs)
         ev = evaluate(table, applicable_methods(table, list(BASELINES) + list(ANALYTICAL)))
         out.append(band_pairs(ev, SUITE_TABLES[0]))
     if dirs:

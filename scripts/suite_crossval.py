@@ -150,6 +150,19 @@ def report_to_ours(seed: ProfileTable, gpu_dirs: list[Path],
     return ev, info
 
 
+def pair_table(gpu_dirs: list[Path]) -> tuple[ProfileTable, dict]:
+    """The collected GPUs' tables as one, whose pairs are H100 <-> H200, and each GPU's join
+    information (``suite_table``) by its folder name."""
+    tables, infos = [], {}
+    for d in gpu_dirs:
+        t, infos[d.name] = suite_table(d)
+        tables.append(t)
+    table = tables[0]
+    for t in tables[1:]:
+        table = table.concat(t)
+    return table, infos
+
+
 def collected(data: Path) -> list[Path]:
     return sorted(p for p in Path(data).glob("*") if (p / "measurements.csv").exists())
 
@@ -284,14 +297,7 @@ def main(argv=None) -> int:
         print(f"suite_crossval: no seed-report-4gpus under {a.external}: the report's GPUs -> "
               "ours is left out", file=sys.stderr)
     if len(dirs) >= 2:
-        tables, infos = [], {}
-        for d in dirs:
-            t, info = suite_table(d)
-            tables.append(t)
-            infos[d.name] = info
-        table = tables[0]
-        for t in tables[1:]:
-            table = table.concat(t)
+        table, infos = pair_table(dirs)
         ev = crossval(table, trained)
         res.update({"rows": len(table.df), "ncu_rows": sum(i["ncu_rows"] for i in infos.values()),
                     "joins": infos, "skipped": len(ev.skipped), "summary": summarize(ev)})
