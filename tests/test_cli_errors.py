@@ -414,6 +414,32 @@ def test_a_measurement_table_from_a_spreadsheet_with_decimal_commas(tmp_path, ca
     assert code == 2 and "bad.csv, row 3, field 'flops': 'many' is not a number" in one_error(err)
 
 
+def test_repeated_runs_in_a_measurement_table_become_one_row(tmp_path, capsys):
+    """Three timings of one configuration (one under the GPU's marketing name) are one source
+    row with their median time and spread, so it is predicted once, not three times; repeated
+    rows that differ in a column gpuproj does not know are refused by row."""
+    from gpuproj.profiles import load
+
+    path = tmp_path / "runs.csv"
+    path.write_text("kernel,config,gpu,time_s,dram_bytes,tile\n"
+                    "k,n=1,Tesla V100 SXM2 16GB,1e-3,4e8,8\n"
+                    "k,n=1,v100-sxm2-16gb,3e-3,6e8,8\n"
+                    "k,n=2,v100-sxm2-16gb,5e-3,9e8,8\n"
+                    "k,n=1,v100-sxm2-16gb,2e-3,5e8,8\n")
+    df = load(path).df.set_index("config")
+    assert list(df.index) == ["n=1", "n=2"]
+    assert df.loc["n=1", ["time_s", "dram_bytes", "runs", "time_s_min", "time_s_max",
+                          "tile", "_row"]].tolist() == [2e-3, 5e8, 3, 1e-3, 3e-3, 8, 2]
+    assert df.loc["n=2", ["time_s", "runs", "_row"]].tolist() == [5e-3, 1, 4]
+    code, out, _ = run(capsys, "predict", str(path), "-t", "h100-sxm5-80gb", "--json")
+    assert code == 0 and len(json.loads(out)["predictions"]) == 2
+    path.write_text(path.read_text().replace("3e-3,6e8,8", "3e-3,6e8,16"))
+    code, _, err = run(capsys, "predict", str(path), "-t", "h100-sxm5-80gb")
+    assert code == 2 and one_error(err).endswith(
+        "runs.csv: rows 2 and 3 repeat kernel, config and gpu but differ in 'tile': put it in "
+        "config, or drop it")
+
+
 @pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs Linux's /dev/full")
 @pytest.mark.parametrize("fmt", ["--json", "--csv", None])
 def test_a_full_disk_under_the_output_is_one_line(fmt):

@@ -4,7 +4,11 @@ is read with decimal commas (``0,0125``).
 
 Required columns: ``kernel``, ``config``, ``gpu``, ``time_s``; any other canonical column of
 ``profiles.schema.COLUMNS`` may be present (``docs/profiles.md``). Columns that are not canonical
-are kept as they are (e.g. tuning parameters, useful to learned models). An error names the row
+are kept as they are (e.g. tuning parameters, useful to learned models). Rows that repeat a
+(kernel, config, GPU) are repeated runs of the same work and become one row: median ``time_s``
+and median counts, ``runs`` = the number of rows, ``time_s_min`` / ``time_s_max`` the spread;
+repeated rows that differ in a column that is not canonical (a tuning parameter left out of
+``config``) are an error, since merging them could mix different work. An error names the row
 as a spreadsheet shows it in a CSV file (the header is row 1) and by its record number in a
 Parquet file, which has no header row (the first record is row 1).
 """
@@ -79,4 +83,35 @@ def read(path, gpu: str | None = None) -> ProfileTable:
     skipped += unusable
     df["config"] = df["config"].astype(str)
     df["gpu"] = resolve_gpus(df["gpu"].astype(str), path, rows=df["_row"])
-    return ProfileTable.from_frame(df, skipped=skipped, origin=str(path))
+    return ProfileTable.from_frame(_merge_runs(df, path), skipped=skipped, origin=str(path))
+
+
+KEYS = ["kernel", "config", "gpu"]
+
+
+def _merge_runs(df: pd.DataFrame, path) -> pd.DataFrame:
+    """One row per (kernel, config, gpu): repeated runs merged (the module docstring)."""
+    repeated = df.duplicated(KEYS, keep=False)
+    if not repeated.any():
+        return df
+    rep = df[repeated]
+    g = rep.groupby(KEYS, sort=False)
+    # a canonical count may vary from run to run (a profiler's sampling); what any other column
+    # means is unknown, so it must agree
+    counts = [c for c in NUMERIC if c in rep.columns]
+    others = [c for c in rep.columns if c not in (*KEYS, "_row", *counts)]
+    for c in others:
+        differ = g[c].transform(lambda v: v.astype(str).nunique() > 1)
+        if differ.any():
+            rows = rep.loc[differ.to_numpy(), "_row"].head(2).tolist()
+            raise InputError(f"rows {rows[0]} and {rows[1]} repeat kernel, config and gpu but "
+                             f"differ in '{c}': put it in config, or drop it", path=path)
+    merged = g[counts].median()
+    merged[others] = g[others].first()
+    merged["runs"] = g.size().astype(float)
+    merged["time_s_min"] = g["time_s"].min()
+    merged["time_s_max"] = g["time_s"].max()
+    merged["_row"] = g["_row"].min()
+    single = df[~repeated].assign(runs=1.0, time_s_min=df["time_s"], time_s_max=df["time_s"])
+    out = pd.concat([single, merged.reset_index()], ignore_index=True)
+    return out.sort_values("_row", kind="stable").reset_index(drop=True)
