@@ -57,6 +57,28 @@ def test_prediction_set_in_a_notebook():
     assert ranked.merge(r.application()).shape[0] == 4  # the same rows, reordered
 
 
+def test_printed_rows_of_one_kernel_stand_together():
+    """The terminal table keeps each kernel configuration's targets and methods together, in
+    the order given, with a line under each kernel, and names a kernel without the argument
+    list of its C++ signature."""
+    from rich.console import Console
+
+    suite = load(Path(__file__).resolve().parents[1] / "examples" / "h100-suite-ncu.csv")
+    r = predict(suite, targets=["h200", "b200"], methods=["bandwidth", "hierarchical"],
+                kernel="^(saxpy|vector_add)\\(")
+    console = Console(width=250, record=True)
+    r.print(console)
+    text = console.export_text()
+    rows = [[c.strip() for c in line.split("│")[1:5]] for line in text.splitlines()
+            if line.startswith("│ ")]
+    assert [row[0] for row in rows][:8] == ["vector_add"] * 4 + ["saxpy"] * 4
+    assert [row[2:] for row in rows[:4]] == [["h200-sxm-141gb", "bandwidth"],
+                                             ["h200-sxm-141gb", "hierarchical"],
+                                             ["b200", "bandwidth"], ["b200", "hierarchical"]]
+    assert text.count("├") == 1  # between the two kernels, not after the last
+    assert r.table()["kernel"].str.contains("(", regex=False).all()  # the data keeps them
+
+
 def test_one_target_by_name():
     import pytest
 

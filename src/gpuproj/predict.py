@@ -151,7 +151,7 @@ class PredictionSet:
                 + _shown(self.ranked_application(), ["method", "target"], own).to_html(
                     index=False)
                 + "<p>Per kernel</p>"
-                + _shown(d, KERNEL_KEYS, own).to_html(index=False, max_rows=60))
+                + _shown(_by_kernel(d), KERNEL_KEYS, own).to_html(index=False, max_rows=60))
 
     def print(self, console) -> None:
         """Rich tables: per kernel and target, then the application totals and assumptions."""
@@ -169,15 +169,21 @@ class PredictionSet:
                  + (f" to {d['target'].iloc[0]}" if "target" in one else "")
                  + (f" by {d['method'].iloc[0]}" if "method" in one else ""))
         keys = [k for k in KERNEL_KEYS if k not in one]
-        for frame, title in ((_shown(d, keys, own), title),
-                             (_shown(self.ranked_application(), ["method", "target"], own),
-                              APPLICATION_TITLE)):
+        d = _by_kernel(d)
+        # a line under each kernel configuration where it has several rows (targets, methods)
+        last = ~d.duplicated(["kernel", "config"], keep="last").to_numpy()
+        if last.all():
+            last[:] = False
+        for frame, ends, title in (
+                (_shown(d, keys, own), last, title),
+                (_shown(self.ranked_application(), ["method", "target"], own), None,
+                 APPLICATION_TITLE)):
             t = Table(title=title, show_lines=False)
             for c in frame.columns:
                 left = c in (*KERNEL_KEYS, "limiter")
                 t.add_column(c, justify="left" if left else "right")
-            for row in frame.itertuples(index=False):
-                t.add_row(*row)
+            for i, row in enumerate(frame.itertuples(index=False)):
+                t.add_row(*row, end_section=ends is not None and bool(ends[i]))
             console.print(t)
         console.print("[dim]90 % band: how far the method has been off on real cross-GPU data "
                       "(docs/accuracy.md, 'Error bands')"
@@ -321,6 +327,42 @@ APPLICATION_TITLE = "Application total (time x launches, summed over kernels), f
 # configurations of one kernel from which the printed table suggests a shortlist: more than an
 # application launches (a few grid sizes), as many as a sweep or a tuning run measures
 MANY_CONFIGS = 20
+
+
+def _by_kernel(d: pd.DataFrame) -> pd.DataFrame:
+    """The rows of each kernel configuration together, its targets and methods in the order
+    they first appear (a reader compares the times of one kernel, not of one method), the
+    kernels named without their argument lists where that keeps them apart."""
+    keys = [pd.factorize(d[c].astype(str))[0] for c in KERNEL_KEYS]  # codes by first appearance
+    out = d.iloc[np.lexsort(keys[::-1])].reset_index(drop=True)
+    out["kernel"] = short_kernel_names(out["kernel"].astype(str))
+    return out
+
+
+def short_kernel_names(names: pd.Series) -> pd.Series:
+    """C++ signatures without their argument lists (``saxpy(float, float *)`` -> ``saxpy``),
+    where that keeps the kernels apart; else the names as they are.
+
+    >>> short_kernel_names(pd.Series(["f(int)", "g<(int)2>(float *)", "h"])).tolist()
+    ['f', 'g<(int)2>', 'h']
+    >>> short_kernel_names(pd.Series(["f(int)", "f(float)"])).tolist()
+    ['f(int)', 'f(float)']
+    """
+    def short(name: str) -> str:
+        if not name.endswith(")"):
+            return name
+        depth = 0
+        for i in range(len(name) - 1, 0, -1):  # the "(" that opens the last group
+            depth += {")": 1, "(": -1}.get(name[i], 0)
+            if depth == 0:
+                return name[:i]
+        return name
+
+    uniq = pd.unique(names)
+    shorts = {n: short(str(n)) for n in uniq}
+    if len(set(shorts.values())) < len(uniq):
+        return names
+    return names.map(shorts)
 
 
 def _has_own_interval(d: pd.DataFrame) -> bool:
