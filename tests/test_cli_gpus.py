@@ -12,6 +12,11 @@ def test_list_table_and_vendor_filter(capsys):
     assert "h100-sxm5-80gb" in out and "mi250x" in out and "max-1550" in out
     code, out, _ = run(capsys, "gpus", "list", "--vendor", "amd")
     assert code == 0 and "mi300x" in out and "a100" not in out
+    code, out, _ = run(capsys, "gpus", "list", "gtx-680")
+    header, row = out.splitlines()[:2]
+    assert header.split()[-4:] == ["memory", "GiB", "L2", "MiB"]
+    # FP64 and FP32 TFLOP/s, DRAM TB/s (none measured), 2 GiB, a 512 KiB L2
+    assert row.split()[-5:] == ["0.1", "3.3", "0.19", "2", "0.5"] and "FP64" in header
 
 
 def test_list_selects_as_predict_target_does(capsys):
@@ -33,6 +38,9 @@ def test_list_json(capsys):
     h100 = next(r for r in rows if r["id"] == "h100-pcie-80gb")
     assert h100["dram_bw_peak_bytes_per_s"] == 2.0e12
     assert h100["dram_bw_measured_bytes_per_s"] == 1832e9
+    # what an HPC centre compares first: FP64 beside FP32, memory and L2 sizes (binary units)
+    assert (h100["fp64_peak_flops_per_s"], h100["fp32_peak_flops_per_s"]) == (26e12, 51e12)
+    assert (h100["memory_size_bytes"], h100["l2_size_bytes"]) == (80 * 2**30, 50 * 2**20)
     b200 = next(r for r in rows if r["id"] == "b200")
     assert b200["dram_bw_measured_bytes_per_s"] is None  # nan -> null, never 0
 

@@ -16,9 +16,11 @@ def _catalog():
 
 
 def _fmt(x, scale, digits=1):
+    """``x / scale`` with ``digits`` decimals, or with 3 significant digits if ``digits`` is
+    None (sizes: 0.5 MiB and 141 GiB); '' when missing."""
     if x is None or (isinstance(x, float) and math.isnan(x)):
         return ""
-    return f"{x / scale:.{digits}f}"
+    return f"{x / scale:.3g}" if digits is None else f"{x / scale:.{digits}f}"
 
 
 def _num(x):
@@ -34,9 +36,12 @@ def _row(g) -> dict:
 def _row_raw(g) -> dict:
     return {"id": g.id, "vendor": g.vendor, "name": g.name, "architecture": g.architecture,
             "isa": g.isa, "sm_count": g.value("sm_count"),
+            "fp64_peak_flops_per_s": g.peak("fp64_fma_flops_per_s"),
             "fp32_peak_flops_per_s": g.peak("fp32_fma_flops_per_s"),
             "dram_bw_peak_bytes_per_s": g.peak("dram_bw_bytes_per_s"),
-            "dram_bw_measured_bytes_per_s": g.measured("dram_bw_bytes_per_s")}
+            "dram_bw_measured_bytes_per_s": g.measured("dram_bw_bytes_per_s"),
+            "memory_size_bytes": g.value("memory_size_bytes"),
+            "l2_size_bytes": g.value("l2_size_bytes")}
 
 
 @click.group()
@@ -57,7 +62,8 @@ def gpus():
 @click.option("--vendor", help="Only GPUs of this vendor (NVIDIA, AMD, Intel; any case).")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON list (SI units).")
 def list_(names, vendor, as_json):
-    """One line per GPU: id, name, architecture, ISA, SMs, FP32 peak, DRAM peak and measured.
+    """One line per GPU: id, name, architecture, ISA, SMs, FP64 and FP32 peaks, DRAM peak and
+    measured bandwidth, memory and L2 sizes (GiB, MiB).
 
     NAMES (optional, comma-separated) selects GPUs as `predict --target` does: names,
     wildcards on ids ('h100*,mi3*') or 'all'.
@@ -85,15 +91,19 @@ def list_(names, vendor, as_json):
 
     t = Table(box=None, header_style="bold")
     for col, just in (("id", "left"), ("name", "left"), ("arch", "left"), ("isa", "left"),
-                      ("SMs", "right"), ("FP32 TFLOP/s", "right"), ("DRAM TB/s", "right"),
-                      ("DRAM meas. TB/s", "right")):
+                      ("SMs", "right"), ("FP64 TFLOP/s", "right"), ("FP32 TFLOP/s", "right"),
+                      ("DRAM TB/s", "right"), ("DRAM meas. TB/s", "right"),
+                      ("memory GiB", "right"), ("L2 MiB", "right")):
         t.add_column(col, justify=just)
     for g in gs:
         r = _row(g)
         t.add_row(g.id, g.name, g.architecture, g.isa, _fmt(r["sm_count"], 1, 0),
+                  _fmt(r["fp64_peak_flops_per_s"], 1e12),
                   _fmt(r["fp32_peak_flops_per_s"], 1e12),
                   _fmt(r["dram_bw_peak_bytes_per_s"], 1e12, 2),
-                  _fmt(r["dram_bw_measured_bytes_per_s"], 1e12, 2))
+                  _fmt(r["dram_bw_measured_bytes_per_s"], 1e12, 2),
+                  _fmt(r["memory_size_bytes"], 2**30, None),
+                  _fmt(r["l2_size_bytes"], 2**20, None))
     console().print(t)
 
 
