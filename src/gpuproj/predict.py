@@ -151,7 +151,7 @@ class PredictionSet:
                 + _shown(self.ranked_application(), ["method", "target"], own).to_html(
                     index=False)
                 + "<p>Per kernel</p>"
-                + _shown(_by_kernel(d), KERNEL_KEYS, own).to_html(index=False, max_rows=60))
+                + _shown(_readable(d), KERNEL_KEYS, own).to_html(index=False, max_rows=60))
 
     def print(self, console) -> None:
         """Rich tables: per kernel and target, then the application totals and assumptions."""
@@ -169,7 +169,7 @@ class PredictionSet:
                  + (f" to {d['target'].iloc[0]}" if "target" in one else "")
                  + (f" by {d['method'].iloc[0]}" if "method" in one else ""))
         keys = [k for k in KERNEL_KEYS if k not in one]
-        d = _by_kernel(d)
+        d = _readable(d)
         # a line under each kernel configuration where it has several rows (targets, methods)
         last = ~d.duplicated(["kernel", "config"], keep="last").to_numpy()
         if last.all():
@@ -329,12 +329,17 @@ APPLICATION_TITLE = "Application total (time x launches, summed over kernels), f
 MANY_CONFIGS = 20
 
 
-def _by_kernel(d: pd.DataFrame) -> pd.DataFrame:
+def by_kernel(d: pd.DataFrame) -> pd.DataFrame:
     """The rows of each kernel configuration together, its targets and methods in the order
-    they first appear (a reader compares the times of one kernel, not of one method), the
-    kernels named without their argument lists where that keeps them apart."""
+    they first appear: a reader compares the times of one kernel, not of one method."""
     keys = [pd.factorize(d[c].astype(str))[0] for c in KERNEL_KEYS]  # codes by first appearance
-    out = d.iloc[np.lexsort(keys[::-1])].reset_index(drop=True)
+    return d.iloc[np.lexsort(keys[::-1])].reset_index(drop=True)
+
+
+def _readable(d: pd.DataFrame) -> pd.DataFrame:
+    """``by_kernel(d)`` with the short kernel names: the rows as a person reads them (the data,
+    ``table()``, keeps the names the profile gave)."""
+    out = by_kernel(d)
     out["kernel"] = short_kernel_names(out["kernel"].astype(str))
     return out
 

@@ -133,13 +133,15 @@ def _time_cells(r) -> str:
 
 
 def _prediction_table(result, measured: dict) -> str:
+    from .predict import by_kernel
+
     d = result.table()
     if d.empty:
         return "<p>No kernel could be predicted (see the skipped rows below).</p>"
     head = ("kernel", "config", "target", "method", "source time", "predicted", "low", "high",
             "90 % band low", "90 % band high", "speed-up", "limiter", "measured on target")
     rows = []
-    for r in d.itertuples(index=False):
+    for r in by_kernel(d).itertuples(index=False):
         m = measured.get((r.target, r.kernel, r.config))
         rows.append(
             f'<tr data-kernel="{_e(r.kernel)}" data-config="{_e(r.config)}" '
