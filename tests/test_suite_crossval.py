@@ -160,7 +160,7 @@ def test_the_reports_gpus_predict_ours_with_one_gpu_collected(sc, tmp_path, caps
                     "--external", str(ext)]) == 0
     text = md.read_text()
     assert "## The report's four GPUs -> ours" in text and "back to back" in text
-    assert "H100 <-> H200" not in text and "needs two" in capsys.readouterr().err
+    assert "## Our suite" not in text and "needs two" in capsys.readouterr().err
     assert json.loads(js.read_text())["report"]["info"]["matched_configs"] == 6
 
 
