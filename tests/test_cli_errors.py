@@ -431,6 +431,12 @@ def test_repeated_runs_in_a_measurement_table_become_one_row(tmp_path, capsys):
     assert df.loc["n=1", ["time_s", "dram_bytes", "runs", "time_s_min", "time_s_max",
                           "tile", "_row"]].tolist() == [2e-3, 5e8, 3, 1e-3, 3e-3, 8, 2]
     assert df.loc["n=2", ["time_s", "runs", "_row"]].tolist() == [5e-3, 1, 4]
+    # every row a repeat: nothing else appears, nothing is skipped
+    only = tmp_path / "only.csv"
+    only.write_text("kernel,config,gpu,time_s\nk,n=1,v100-sxm2-16gb,1e-3\n"
+                    "k,n=1,v100-sxm2-16gb,3e-3\n")
+    t = load(only)
+    assert (len(t), t.skipped, t.df["time_s"].tolist()) == (1, [], [2e-3])
     code, out, _ = run(capsys, "predict", str(path), "-t", "h100-sxm5-80gb", "--json")
     assert code == 0 and len(json.loads(out)["predictions"]) == 2
     path.write_text(path.read_text().replace("3e-3,6e8,8", "3e-3,6e8,16"))

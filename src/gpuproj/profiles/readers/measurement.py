@@ -101,7 +101,8 @@ def _merge_runs(df: pd.DataFrame, path) -> pd.DataFrame:
     counts = [c for c in NUMERIC if c in rep.columns]
     others = [c for c in rep.columns if c not in (*KEYS, "_row", *counts)]
     for c in others:
-        differ = g[c].transform(lambda v: v.astype(str).nunique() > 1)
+        differ = rep[c].astype(str).groupby([rep[k] for k in KEYS], sort=False).transform(
+            "nunique") > 1
         if differ.any():
             rows = rep.loc[differ.to_numpy(), "_row"].head(2).tolist()
             raise InputError(f"rows {rows[0]} and {rows[1]} repeat kernel, config and gpu but "
@@ -112,6 +113,8 @@ def _merge_runs(df: pd.DataFrame, path) -> pd.DataFrame:
     merged["time_s_min"] = g["time_s"].min()
     merged["time_s_max"] = g["time_s"].max()
     merged["_row"] = g["_row"].min()
-    single = df[~repeated].assign(runs=1.0, time_s_min=df["time_s"], time_s_max=df["time_s"])
+    single = df[~repeated].copy()
+    single["runs"] = 1.0
+    single["time_s_min"] = single["time_s_max"] = single["time_s"]
     out = pd.concat([single, merged.reset_index()], ignore_index=True)
     return out.sort_values("_row", kind="stable").reset_index(drop=True)
