@@ -140,13 +140,18 @@ def best_method(summary, baseline: bool) -> str | None:
     """The method of ``summary`` with the lowest MAPE among the baselines (``baseline``) or
     among gpuproj's own methods; ties (``same_digits``) by name; None where there is none."""
     ms = [m for m in summary if (m in BASELINES) == baseline and summary[m]["n"]]
-    return min(ms, key=lambda m: (same_digits(summary[m]["mape"]), m), default=None)
+    return min(ms, key=mape_order(lambda m: summary[m]["mape"]), default=None)
 
 
 def same_digits(v: float) -> float:
     """An error to 9 significant digits, the key methods are ordered by: two methods making the
     same projection tie (then go by name) instead of being ordered by float rounding."""
     return float(f"{v:.9g}")
+
+
+def mape_order(mape_of):
+    """The sort key of method names by ``mape_of(name)`` (``same_digits``), ties by name."""
+    return lambda m: (same_digits(mape_of(m)), m)
 
 
 def scoreboard(results) -> str:
@@ -167,7 +172,7 @@ def scoreboard(results) -> str:
         hybrid = logo.get(name.replace("amaris-rodinia", "amaris"), {}).get("methods", {})
         hybrid = hybrid.get("validated hybrid")
         comb = (r.get("combined") or {}).get("methods", {})
-        both = (min(comb, key=lambda m: (same_digits(comb[m]["weighted"]["mape"]), m))
+        both = (min(comb, key=mape_order(lambda m: comb[m]["weighted"]["mape"]))
                 if comb else None)
         lines.append(f"| {name} | {cell(base, summary[base])} | {cell(ours, summary[ours])} | "
                      + ("-" if hybrid is None else
@@ -538,11 +543,10 @@ def combined_table(results) -> str:
             continue
         cells = []
         for how in ("single", "equal", "weighted"):
-            m = min(c["methods"], key=lambda k: (same_digits(c["methods"][k][how]["mape"]), k))
+            m = min(c["methods"], key=mape_order(lambda k: c["methods"][k][how]["mape"]))
             v = c["methods"][m][how]
             cells.append(f"`{m}` {v['mape']:.1f} / {v['median_ape']:.1f}")
-        best = min(c["methods"],
-                   key=lambda k: (same_digits(c["methods"][k]["weighted"]["mape"]), k))
+        best = min(c["methods"], key=mape_order(lambda k: c["methods"][k]["weighted"]["mape"]))
         cov = " / ".join(fmt_frac(c["methods"][best][h]["band_coverage"])
                          for h in ("single", "weighted"))
         lines.append(f"| {name} | {c['targets']} ({c['sources_median']:g}) | "

@@ -43,7 +43,7 @@ sys.path.insert(0, str(ROOT / "scripts"))
 from accuracy import (  # one data location, loader and method order for all scripts
     DEFAULT_DATA,
     load_dataset,
-    same_digits,
+    mape_order,
 )
 from learned_experiments import SEED  # the report's table: (name, reader, files)
 
@@ -220,8 +220,22 @@ def coverage_cells(v: dict) -> str:
     return f"{own} | " + (f"{100 * band:.0f} %" if band is not None else "-")
 
 
-def report_markdown(res: dict) -> str:
+def method_rows(methods: dict, per: dict, cols: list) -> tuple[list, list]:
+    """(method names best first, their table lines): MAPE / median APE under each of ``cols``
+    (``per[method][col]``), over all, and the coverage cells."""
     f1 = "{:.1f}".format
+    order = sorted(methods, key=mape_order(lambda m: methods[m]["mape"]))
+    lines = []
+    for m in order:
+        v = methods[m]
+        cells = [f"{f1(per[m][c]['mape'])} / {f1(per[m][c]['median_ape'])}"
+                 if c in per[m] else "-" for c in cols]
+        lines.append(f"| {m} | " + " | ".join(cells) + f" | {f1(v['mape'])} / "
+                     f"{f1(v['median_ape'])} | {coverage_cells(v)} |")
+    return order, lines
+
+
+def report_markdown(res: dict) -> str:
     r = res["report"]
     per = r["per_target"]
     tgts = sorted({t for v in per.values() for t in v})
@@ -238,11 +252,7 @@ def report_markdown(res: dict) -> str:
          "",
          "| method | " + " | ".join(tgts) + " | all | " + COVERAGE_HEADER + " |",
          "|---|" + "---|" * (len(tgts) + 3)]
-    for m, v in sorted(r["methods"].items(), key=lambda kv: (same_digits(kv[1]["mape"]), kv[0])):
-        cells = [f"{f1(per[m][t]['mape'])} / {f1(per[m][t]['median_ape'])}"
-                 if t in per[m] else "-" for t in tgts]
-        L.append(f"| {m} | " + " | ".join(cells) + f" | {f1(v['mape'])} / "
-                 f"{f1(v['median_ape'])} | {coverage_cells(v)} |")
+    L += method_rows(r["methods"], per, tgts)[1]
     return "\n".join(L) + "\n"
 
 
@@ -259,23 +269,18 @@ def pair_markdown(res: dict) -> str:
     L = ["## Our suite: H100 <-> H200", "", intro, "",
          "| method | " + " | ".join(dirs) + " | both | " + COVERAGE_HEADER + " |",
          "|---|" + "---|" * (len(dirs) + 3)]
-    rows = sorted(s["methods"].items(), key=lambda kv: (same_digits(kv[1]["mape"]), kv[0]))
-    for m, v in rows:
-        cells = [f"{f1(s['per_direction'][m][k]['mape'])} / "
-                 f"{f1(s['per_direction'][m][k]['median_ape'])}"
-                 if k in s["per_direction"][m] else "-" for k in dirs]
-        L.append(f"| {m} | " + " | ".join(cells) + f" | {f1(v['mape'])} / "
-                 f"{f1(v['median_ape'])} | {coverage_cells(v)} |")
-    best = rows[0]
-    verdict = "meets" if best[1]["mape"] < GOAL_MAPE else "misses"
-    L += ["", f"Best: `{best[0]}` {f1(best[1]['mape'])} % MAPE ({verdict} the "
+    order, lines = method_rows(s["methods"], s["per_direction"], dirs)
+    L += lines
+    best = s["methods"][order[0]]["mape"]
+    verdict = "meets" if best < GOAL_MAPE else "misses"
+    L += ["", f"Best: `{order[0]}` {f1(best)} % MAPE ({verdict} the "
           f"{GOAL_MAPE:.0f} % goal).", "",
           "Per family, best method (MAPE %) and the bandwidth baseline:", "",
           "| family | pairs | best | bandwidth |", "|---|---|---|---|"]
     fams = sorted({k for v in s["per_family"].values() for k in v})
     for fam in fams:
         per = {m: v[fam] for m, v in s["per_family"].items() if fam in v}
-        b = min(per, key=lambda m: (same_digits(per[m]["mape"]), m))
+        b = min(per, key=mape_order(lambda m: per[m]["mape"]))
         bw = per.get("bandwidth")
         L.append(f"| {fam} | {per[b]['n']} | {b} {f1(per[b]['mape'])} | "
                  f"{f1(bw['mape']) if bw else '-'} |")

@@ -2,8 +2,9 @@
  * the entry points gpuproj.bench.cuda calls, with their CUDA driver API prototypes. One device,
  * an H100's attributes; device memory is host memory, so uploads and downloads are real copies;
  * launches run nothing (a kernel's outputs keep what was there) and each advances the event
- * clock by 5 ms, except the backend's hold, which is counted instead. A launch with a null parameter array or a block of no threads fails, as the
- * driver's would. Built by tests/test_bench_cuda_stub.py with the system C compiler. */
+ * clock by 5 ms, except the backend's hold, which is counted instead. A launch with a null
+ * parameter array or a block of no threads fails, as the driver's would. Built by
+ * tests/test_bench_cuda_stub.py with the system C compiler. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>

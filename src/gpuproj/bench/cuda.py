@@ -21,7 +21,6 @@ import subprocess
 import sys
 import tempfile
 import time
-from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -320,20 +319,19 @@ class CudaBackend(Backend):
                            f"longer than the {hold_s * 1e3:.1f} ms hold before them, "
                            f"{HOLD_TRIES} times: their event times would contain the host's")
 
-    def _queue_timed(self, kernel, blocks, block, evs, params):
-        for (start, end), (_, ptrs) in zip(evs, params):
-            self.drv.cuEventRecord(start, None)
-            self._launch(kernel, blocks, block, ptrs)
-            self.drv.cuEventRecord(end, None)
-
     def run_many(self, kernel, blocks, block, arg_sets):
         out = []
         for i in range(0, len(arg_sets), MAX_QUEUED):
             params = [self._params(a) for a in arg_sets[i:i + MAX_QUEUED]]
             evs = [(self._event(), self._event()) for _ in params]
+
+            def queue():
+                for (start, end), (_, ptrs) in zip(evs, params):
+                    self.drv.cuEventRecord(start, None)
+                    self._launch(kernel, blocks, block, ptrs)
+                    self.drv.cuEventRecord(end, None)
             try:
-                self._held(partial(self._queue_timed, kernel, blocks, block, evs, params),
-                           len(params))
+                self._held(queue, len(params))
                 out += [self._elapsed_s(start, end) for start, end in evs]
             finally:
                 for e in (e for pair in evs for e in pair):
