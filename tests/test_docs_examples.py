@@ -36,7 +36,7 @@ CANNOT_RUN = {
     "gpuproj evaluate TABLE --split gpu": "TABLE stands for the user's file",
     "gpuproj evaluate TABLE --split config": "TABLE stands for the user's file",
     "gpuproj evaluate TABLE --split kernel": "TABLE stands for the user's file",
-    "gpuproj evaluate TEST --train TRAIN -m residual --coverage 0.9 --save-model models/residual":
+    "gpuproj evaluate TEST --train TRAIN -m residual --save-model models/residual":
         "TEST and TRAIN stand for the user's files",
     "gpuproj sass diff app.sm_70.sass app.sm_90.sass": "app stands for the user's program",
     "gpuproj sass diff kernels.cu --arch sm_80,sm_90,sm_100 '[--kernel' 'REGEX]' '[--code]' "

@@ -181,6 +181,26 @@ def test_cli_split_gpu_json(csv_path):
     assert all(k.endswith("->rtx-4070") for k in out["per_pair"]["linear"])
 
 
+def test_cli_learned_intervals_are_90_percent_unless_told(csv_path):
+    """Without --coverage the learned methods calibrate 90 % intervals and the analytical ones
+    keep their own (none for roofline); --coverage 0 turns the learned ones off."""
+    def run(*extra):
+        r = CliRunner().invoke(cli, ["evaluate", str(csv_path), "--format", "measurement",
+                                     "--split", "gpu", "--target", "rtx-4070",
+                                     "-m", "roofline,linear", *extra, "--json"])
+        assert r.exit_code == 0, r.output
+        return json.loads(r.output)["methods"]
+
+    default, off = run(), run("--coverage", "0")
+    assert default["linear"]["coverage"] is not None
+    assert default["roofline"]["coverage"] is None
+    assert off["linear"]["coverage"] is None
+    # the interval changes nothing else
+    assert off["linear"]["mape"] == default["linear"]["mape"]
+    from gpuproj.models import get_model
+    assert get_model("residual").coverage == 0.9 and get_model("rf").coverage == 0.9
+
+
 def test_cli_split_reports_each_held_out_gpu(csv_path, synth):
     args = ["evaluate", str(csv_path), "--format", "measurement", "--split", "gpu",
             "-m", "roofline,ridge"]

@@ -158,9 +158,10 @@ def folds(table: ProfileTable, split: str, **kw) -> list[Fold]:
 
 
 def make_method(name_or_model, *, coverage=None, cv_groups="gpu", params=None):
-    """A model instance for ``name_or_model``: trained methods get ``coverage`` and the CV
-    grouping of the split; analytical methods are wrapped in ``Conformal`` when ``coverage`` is
-    given, so every method reports an interval."""
+    """A model instance for ``name_or_model``: trained methods get ``coverage`` (None: their
+    default, 90 %; 0: no interval) and the CV grouping of the split; analytical methods are
+    wrapped in ``Conformal`` when ``coverage`` is given, so every method reports a calibrated
+    interval."""
     from .models import get_model, model_class
 
     if not isinstance(name_or_model, str):
@@ -168,7 +169,8 @@ def make_method(name_or_model, *, coverage=None, cv_groups="gpu", params=None):
     cls = model_class(name_or_model)
     params = dict(params or {})
     if getattr(cls, "trained", False):
-        params.setdefault("coverage", coverage)
+        if coverage is not None:
+            params.setdefault("coverage", coverage or None)
         if "cv_groups" in __import__("inspect").signature(cls.__init__).parameters:
             params.setdefault("cv_groups", cv_groups)
         return get_model(name_or_model, **params)

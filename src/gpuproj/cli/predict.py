@@ -39,8 +39,8 @@ LOOPY_ONLY = ("params_files", "sizes")
 @click.option("--model", "model_paths", multiple=True, type=click.Path(dir_okay=False),
               help="A learned model saved by `gpuproj evaluate --train TABLE -m residual "
                    "--save-model PATH` (PATH or PATH.json; repeat or comma-separate): one more "
-                   "method, with the model's own conformal interval if it was trained with "
-                   "--coverage.")
+                   "method, with the model's own conformal interval (unless it was trained "
+                   "with --coverage 0).")
 @click.option("--kernel", "-k", help="Only kernels whose name matches this regular expression.")
 @format_option()
 @reader_option()
@@ -78,8 +78,8 @@ def predict(profile, source, target, method, model_paths, kernel, fmt, reader_op
 
     The 90 % band is how far the method has been off on real cross-GPU data, widening with
     how far the projection moves the time from the source's (docs/accuracy.md, "Error
-    bands"); learned models (--model) give their own conformal interval instead, where they
-    were trained with --coverage.
+    bands"); learned models (--model) give their own conformal interval instead (90 % unless
+    they were trained with another --coverage).
 
     A PROFILE measured on several GPUs (a sweep, a table of cross-GPU timings) predicts each
     target from several of them at once with --source a,b,c or --source all: the projections

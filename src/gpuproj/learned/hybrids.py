@@ -208,7 +208,7 @@ class Ensemble(LearnedModel):
     default_gpu_features = False
 
     def __init__(self, learner: str | None = None, learner_params: dict | None = None,
-                 coverage: float | None = None, max_pairs: int | None = 60000,
+                 coverage: float | None = 0.9, max_pairs: int | None = 60000,
                  gpu_features: bool | None = None, cv_folds: int = 8, cv_groups: str = "gpu",
                  random_state: int = 0, point_calibration: bool | None = None,
                  members: tuple = ("physics", "residual", "bounded-efficiency", "gb"),

@@ -24,8 +24,9 @@ analytical chain they stand on in ``physics``):
   mean |ln ratio| of each member's out-of-fold predictions on held-out GPUs.
 - ``Conformal``: any analytical method with split-conformal intervals.
 
-Every learned model takes ``coverage`` (e.g. 0.9): out-of-fold predictions on held-out groups
-of the training data (GPUs by default, ``cv_groups``) calibrate a split-conformal interval
+Every learned model gives an interval at ``coverage`` (default 0.9; None: no interval, and a
+pure learner then skips the out-of-fold fits): out-of-fold predictions on held-out groups of
+the training data (GPUs by default, ``cv_groups``) calibrate a split-conformal interval
 (``conformal.LogConformal``); ``cv_metrics_`` keeps their error.
 """
 
@@ -100,7 +101,7 @@ class LearnedModel(Model):
     default_gpu_features = True
 
     def __init__(self, learner: str | None = None, learner_params: dict | None = None,
-                 coverage: float | None = None, max_pairs: int | None = 60000,
+                 coverage: float | None = 0.9, max_pairs: int | None = 60000,
                  gpu_features: bool | None = None, cv_folds: int = 8, cv_groups: str = "gpu",
                  random_state: int = 0, point_calibration: bool | None = None,
                  physics_bands: dict | None = None):
@@ -396,7 +397,7 @@ class PureLearner(LearnedModel):
     (``SPAN_MARGIN``) of the target / source time ratios of the training pairs (``span_``)."""
 
     def __init__(self, learner: str | None = None, learner_params: dict | None = None,
-                 coverage: float | None = None, max_pairs: int | None = 60000,
+                 coverage: float | None = 0.9, max_pairs: int | None = 60000,
                  gpu_features: bool | None = None, cv_folds: int = 8, cv_groups: str = "gpu",
                  random_state: int = 0, point_calibration: bool | None = None,
                  target: str = "log", pair_features: bool = True):
