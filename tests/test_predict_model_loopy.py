@@ -124,8 +124,8 @@ def test_api_takes_model_objects_or_paths(table, saved):
     np.testing.assert_allclose(a.table()["time_s"], b.table()["time_s"], rtol=1e-12)
     np.testing.assert_allclose(a.table()["high_s"], b.table()["high_s"], rtol=1e-12)
     assert a.models["residual"]["path"] is None and b.models["residual"]["path"]
-    # default method without models stays the hierarchical roofline
-    assert list(predict(table, source=SRC, targets=TGTS).predictions) == ["hierarchical"]
+    # without models the default method is the extended hierarchical roofline
+    assert list(predict(table, source=SRC, targets=TGTS).predictions) == ["hierarchical-ext"]
     with pytest.raises(GpuprojError, match="residual is a learned method.*--save-model"):
         predict(table, source=SRC, targets=TGTS, methods=["residual"])
     with pytest.raises(TypeError, match="models: expected"):

@@ -138,7 +138,8 @@ def test_predict_takes_the_target_counts_from_a_fatbin():
                  **fixture_counts(k, 90, N, ITERS)) for k in KERNELS if k != "hfma2_f16"]
     profile = ProfileTable.from_frame(pd.DataFrame(rows))
     h100, b200, mi300x = map(load_catalog().resolve, ("h100-sxm5-80gb", "b200", "mi300x"))
-    got = predict(profile, source="h100-sxm5-80gb", targets=["b200", "mi300x"], sass=fatbin)
+    got = predict(profile, source="h100-sxm5-80gb", targets=["b200", "mi300x"], sass=fatbin,
+                  methods="hierarchical")
     assert not got.skipped
     pred = got.predictions["hierarchical"]
     assert "target FLOP counts from SASS comparison (gpuproj.sass)" in pred.assumptions["b200"]

@@ -317,13 +317,13 @@ def _quadrant_png(table, result, kernel, notes):
 
 
 # the page --------------------------------------------------------------------------------
-def build_report(table: ProfileTable, source, targets, *, methods="hierarchical",
+def build_report(table: ProfileTable, source, targets, *, methods=None,
                  kernel: str | None = None, max_kernels: int = 3, title: str | None = None,
                  result=None) -> str:
     """The report as one HTML string. ``table``: the profile (rows on the source, and
     optionally the targets' measurements of the same kernels); ``source``/``targets``: GPU
-    names; ``methods``/``kernel`` as for ``gpuproj.predict.predict``. ``result``: an already
-    computed ``PredictionSet`` (otherwise predicted here)."""
+    names; ``methods``/``kernel`` as for ``gpuproj.predict.predict`` (None: its default).
+    ``result``: an already computed ``PredictionSet`` (otherwise predicted here)."""
     from . import __version__
     from .plots.projection import measured_times
     from .predict import predict

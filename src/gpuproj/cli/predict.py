@@ -34,8 +34,9 @@ LOOPY_ONLY = ("params_files", "sizes")
                    "gpus resolve` reads them, wildcards on catalog ids ('h100*,mi3*') or "
                    "'all'.")
 @click.option("--method", "-m", default=None,
-              help="Method name, comma-separated names, or 'all'. Default: hierarchical, or "
-                   "none when --model is given.")
+              help="Method name, comma-separated names, or 'all'. Default: hierarchical-ext "
+                   "(the most accurate on the public data, docs/accuracy.md), or none when "
+                   "--model is given.")
 @click.option("--model", "model_paths", multiple=True, type=click.Path(dir_okay=False),
               help="A learned model saved by `gpuproj evaluate --train TABLE -m residual "
                    "--save-model PATH` (PATH or PATH.json; repeat or comma-separate): one more "

@@ -19,8 +19,9 @@ from ._common import (
 @click.argument("profile", type=click.Path(dir_okay=False))
 @source_option()
 @click.option("--target", "-t", required=True, help="Target GPU(s), comma-separated.")
-@click.option("--method", "-m", default="hierarchical", show_default=True,
-              help="Method name, comma-separated names, or 'all'.")
+@click.option("--method", "-m",
+              help="Method name, comma-separated names, or 'all'. Default: hierarchical-ext, "
+                   "as `gpuproj predict`.")
 @click.option("--kernel", "-k", help="Only kernels whose name matches this regular expression.")
 @format_option()
 @reader_option()
@@ -50,7 +51,7 @@ def report(profile, source, target, method, kernel, fmt, reader_options, max_ker
                                  "predict --source a,b` combines several)",
                                  param_hint="--source")
     table = load_profile(profile, fmt, source, **reader_options)
-    methods = split_list(method) if method != "all" else "all"
+    methods = "all" if method == "all" else split_list(method) if method else None
     result = predict(table, source=source, targets=split_list(target), methods=methods,
                      kernel=kernel)
     report_skipped(result.skipped)
