@@ -186,8 +186,9 @@ def test_unknown_vendor(capsys):
 
 def test_assumptions_are_listed_once(capsys):
     code, out, _ = run(capsys, "predict", EXAMPLE, "-t", "a100-sxm4-80gb,mi250x", "-m", "all")
-    lines = [ln for ln in out.splitlines() if "peak (no measured value)" in ln]
+    lines = [ln.strip() for ln in out.splitlines() if "peak (no measured value)" in ln]
     assert code == 0 and lines and len(lines) == len(set(lines))
+    assert "Assumptions (of the methods in brackets):" in out
     # one line per GPU lists its ceilings at peak, with every method that used one of them;
     # the source's DRAM ceiling is derived against the A100 (measured) and at peak only for
     # the MI250X, which its own line says
@@ -201,6 +202,13 @@ def test_assumptions_are_listed_once(capsys):
                                "dram_bw_bytes_per_s (")
     a100 = lines[1]
     assert "fp64_fma_flops_per_s, " in a100 and a100.endswith(", quantitative-transfer)")
+
+
+def test_one_method_names_itself_once_above_its_assumptions(capsys):
+    code, out, _ = run(capsys, "predict", EXAMPLE, "-t", "h200")
+    notes = out[out.index("Assumptions of hierarchical-ext:"):].splitlines()[1:]
+    assert code == 0 and notes and all(n.startswith("  ") for n in notes)
+    assert not any(n.endswith("(hierarchical-ext)") for n in notes)
 
 
 def test_targets_by_wildcard_and_their_assumptions_grouped(capsys):

@@ -190,8 +190,13 @@ class PredictionSet:
                       + ("; interval: the method's own range over memory levels" if own else "")
                       + "[/dim]")
         lines = self.assumption_lines()
+        if len(self.predictions) == 1:  # one method: its name once, not after every line
+            (m,) = self.predictions
+            lines = [ln.removesuffix(f" ({m})") for ln in lines]
         if lines:
-            console.print("[dim]" + "\n".join(lines) + "[/dim]")
+            head = (f"Assumptions of {m}:" if len(self.predictions) == 1
+                    else "Assumptions (of the methods in brackets):")
+            console.print("[dim]" + "\n".join([head] + ["  " + ln for ln in lines]) + "[/dim]")
         partial = self.partial_totals()
         if partial:
             console.print("[dim]" + partial + "[/dim]")
