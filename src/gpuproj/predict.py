@@ -190,12 +190,12 @@ class PredictionSet:
                       + ("; interval: the method's own range over memory levels" if own else "")
                       + "[/dim]")
         lines = self.assumption_lines()
-        if len(self.predictions) == 1:  # one method: its name once, not after every line
-            (m,) = self.predictions
-            lines = [ln.removesuffix(f" ({m})") for ln in lines]
         if lines:
-            head = (f"Assumptions of {m}:" if len(self.predictions) == 1
-                    else "Assumptions (of the methods in brackets):")
+            if len(self.predictions) == 1:  # one method: its name once, not after every line
+                (m,) = self.predictions
+                head, lines = f"Assumptions of {m}:", [ln.removesuffix(f" ({m})") for ln in lines]
+            else:
+                head = "Assumptions (of the methods in brackets):"
             console.print("[dim]" + "\n".join([head] + ["  " + ln for ln in lines]) + "[/dim]")
         partial = self.partial_totals()
         if partial:
@@ -522,12 +522,12 @@ def predict(table: ProfileTable, *, targets, source=None, methods=None,
 
     ``methods``: a name, a list of names, or "all" (every analytical method the table's
     columns allow); default ``DEFAULT_METHOD`` (hierarchical-ext), or none when ``models`` are
-    given. ``models``:
-    fitted models (any ``models.base.Model``, e.g. a trained ``learned.ResidualHybrid``) or
-    paths of models saved by ``gpuproj evaluate --train TABLE --save-model PATH``; each is one
-    more method, named by its ``name``, or by its file stem where a method already has that
-    name; its interval is its own (split-conformal, at 90 % unless the learned model was
-    trained with another ``coverage``). ``source`` may be omitted when the table holds one GPU.
+    given. ``models``: fitted models (any ``models.base.Model``, e.g. a trained
+    ``learned.ResidualHybrid``) or paths of models saved by ``gpuproj evaluate --train TABLE
+    --save-model PATH``; each is one more method, named by its ``name``, or by its file stem
+    where a method already has that name; its interval is its own (split-conformal, at 90 %
+    unless the learned model was trained with another ``coverage``). ``source`` may be
+    omitted when the table holds one GPU.
 
     Several sources (a list of names, or "all": every GPU of the table) predict each target
     from all of them at once: per method, kernel and configuration (matched by name across
