@@ -208,7 +208,7 @@ def evaluate(tables, methods, sources, targets, fmt, reader_options, as_json, ra
             "within_50", "coverage", *ci, "interval_width", "band_coverage", "band_width")
     t.add_column("method")
     for c in cols:
-        t.add_column(c, justify="right")
+        t.add_column(HEADERS[c], justify="right")
     order = sorted(summary, key=lambda m: summary[m]["mape"] or 1e99)
     for m in order:
         t.add_row(m, *[_cell(c, summary[m][c]) for c in cols])
@@ -369,6 +369,15 @@ def _warn_beyond_roofline(table) -> None:
     said = beyond_roofline({g: table.on(g) for g in table.gpus})
     if said:
         warnings.warn(said, RooflineWarning, stacklevel=2)
+
+
+# the printed table's column of each --json key
+HEADERS = {"n": "pairs", "mape": "MAPE", "median_ape": "median APE", "gmre": "GMRE",
+           "median_ratio": "median pred/true", "within_10": "within 10 %",
+           "within_25": "within 25 %", "within_50": "within 50 %",
+           "coverage": "interval coverage", "coverage_ci": "coverage 90 % CI",
+           "interval_width": "interval width", "band_coverage": "band coverage",
+           "band_width": "band width"}
 
 
 def _cell(name, v):
