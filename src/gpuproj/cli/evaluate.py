@@ -200,8 +200,9 @@ def evaluate(tables, methods, sources, targets, fmt, reader_options, as_json, ra
     from rich.table import Table
 
     how = " (each from all other GPUs, combined)" if combine else ""
-    t = Table(title=f"{len(ev.pairs)} predictions over {table.df['gpu'].nunique()} GPUs{how}")
     summary = ev.summary()
+    t = Table(title=f"{len(ev.pairs)} predictions by {len(summary)} method(s) over "
+                    f"{table.df['gpu'].nunique()} GPUs{how}")
     # a split's coverage gets its bootstrap interval over the held-out folds beside it
     ci = ("coverage_ci",) if any(s["coverage_ci"] for s in summary.values()) else ()
     cols = ("n", "mape", "median_ape", "gmre", "median_ratio", "within_10", "within_25",
