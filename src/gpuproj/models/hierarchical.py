@@ -408,7 +408,7 @@ class Hierarchical(Model):
         def level_times(perf_s, perf_t, bw_s, bw_t):
             """Eq. 9 per level (columns ``LEVELS``), NaN where a level is unknown, with the
             share of the time the roofs scale (``_roof_share``)."""
-            out = np.full((len(df), len(LEVELS)), np.nan)
+            out = np.full((len(df), len(LEVELS)), np.nan, order="F")  # reduced across levels
             share = self._roof_share(rows, t_body, perf_s, bw_s) if rate else 1.0
             rest = (1.0 - share) * rate
             with np.errstate(invalid="ignore", divide="ignore"):
@@ -417,14 +417,18 @@ class Hierarchical(Model):
                     roof_s = np.minimum(bw_s[lvl] * rows["oi"][lvl], perf_s)
                     roof_t = np.minimum(bw_t[lvl] * oi_t[lvl], perf_t)
                     # Eq. 9, as a time: t_t = FLOP_t / (Perf_s / roof_s x roof_t)
-                    t_flop = t_flop_scale * (share * roof_s / roof_t + rest)
-                    t_bytes = (t_body * rows["same_bytes"][lvl]
-                               * (share * bw_s[lvl] / bw_t[lvl] + rest))
-                    out[:, j] = np.where(has_flops, t_flop, t_bytes)
+                    if rate:
+                        by_flops = share * roof_s / roof_t + rest
+                        by_bytes = share * bw_s[lvl] / bw_t[lvl] + rest
+                    else:  # Eq. 9 as written: the whole time scales with the roofs
+                        by_flops, by_bytes = roof_s / roof_t, bw_s[lvl] / bw_t[lvl]
+                    out[:, j] = np.where(has_flops, t_flop_scale * by_flops,
+                                         t_body * rows["same_bytes"][lvl] * by_bytes)
                 out[~np.isfinite(out) | (out <= 0)] = np.nan
+                no_level = np.isnan(out).all(axis=1)
                 # no byte counts at all (tables with analytic FLOPs only): the roofline at
                 # OI -> inf, i.e. the ratio of the kernel-specific compute ceilings
-                none = np.isnan(out).all(axis=1) & has_flops & ~rows["has_bytes"]
+                none = no_level & has_flops & ~rows["has_bytes"]
                 out[none, 0] = (t_body * (flops_t / flops_s) * perf_s / perf_t)[none]
                 # bytes only at levels without a bandwidth ceiling on one of the GPUs (an
                 # L2-resident kernel, the L2 bandwidths the catalog lacks; a missing compute
@@ -437,7 +441,7 @@ class Hierarchical(Model):
                 # to 20.9 %
                 priced = np.logical_or.reduce([np.isfinite(bw_s[lvl]) & np.isfinite(bw_t[lvl])
                                                for lvl in LEVELS])
-                unpriced = np.isnan(out).all(axis=1) & rows["has_bytes"] & ~priced
+                unpriced = no_level & rows["has_bytes"] & ~priced  # none's rows have no bytes
                 out[unpriced, 0] = (t_body * per_t["dram"] / per_s["dram"])[unpriced]
             return out, int(none.sum()), unpriced, share
 
@@ -459,30 +463,36 @@ class Hierarchical(Model):
         if unpriced.any():
             notes.append(f"{unpriced.sum()} row(s) whose bytes no level with a ceiling on both "
                          "GPUs serves: DRAM bandwidth ratio")
-        spread = np.concatenate([per_level] + [level_times(*v, *b)[0] for v, b in combos[1:]],
-                                axis=1)
+        # the interval's ends, kept as the lowest and highest time of any level and variant
+        # (fmin/fmax skip NaN; a row with no time at all stays NaN)
+        low, high = np.fmin.reduce(per_level, axis=1), np.fmax.reduce(per_level, axis=1)
+        for v, b in combos[1:]:
+            variant = level_times(*v, *b)[0]
+            low = np.fmin(low, np.fmin.reduce(variant, axis=1))
+            high = np.fmax(high, np.fmax.reduce(variant, axis=1))
 
         if self.parallelism:
             resident = self._resident_blocks(df, source, target)
             by_sm, by_slot = self._fill_ratios(df, source, target, *resident)
             per_level = per_level * by_sm[:, None]
-            spread = np.concatenate([spread * by_sm[:, None], spread * by_slot[:, None]], axis=1)
+            # both factors are positive: the ends of every time scaled are the ends scaled
+            low, high = (np.fmin(low * by_sm, low * by_slot),
+                         np.fmax(high * by_sm, high * by_slot))
             notes.append("parallelism: time x busy SMs source / target; the interval also "
                          "spans busy block slots (occupancy) source / target")
             held, t_held = self._concurrency(df, t_body, bs, bt, source, target, *resident)
             if held.any():
                 per_level = np.where(held[:, None] & np.isfinite(per_level), t_held[:, None],
                                      per_level)
-                spread = np.concatenate([spread, np.where(held, t_held, np.nan)[:, None]],
-                                        axis=1)
+                held_t = np.where(held, t_held, np.nan)
+                low, high = np.fmin(low, held_t), np.fmax(high, held_t)
                 notes.append(f"concurrency: {held.sum()} row(s) held by the loads their "
                              "resident threads keep in flight (Little's law): time x waves of "
                              "resident threads target / source, at least the target's DRAM "
                              "time; the interval also spans the bandwidth projection")
         with np.errstate(invalid="ignore"), _quiet():
             point = np.nanmean(per_level, axis=1) + launch_t
-            low = np.nanmin(spread, axis=1) + launch_t
-            high = np.nanmax(spread, axis=1) + launch_t
+        low, high = low + launch_t, high + launch_t
 
         with np.errstate(invalid="ignore", divide="ignore"):
             t_comp = np.where(has_flops, flops_t / perf_t, 0.0)
