@@ -202,7 +202,11 @@ def evaluate(tables, methods, sources, targets, fmt, reader_options, as_json, ra
     how = " (each from all other GPUs, combined)" if combine else ""
     summary = ev.summary()
     t = Table(title=f"{len(ev.pairs)} predictions by {len(summary)} method(s) over "
-                    f"{table.df['gpu'].nunique()} GPUs{how}")
+                    f"{table.df['gpu'].nunique()} GPUs{how}",
+              caption="interval: the method's own (hierarchical: its spread over memory "
+                      "levels, not a probability; learned and --coverage: split-conformal); "
+                      "band: its measured 90 % error band (docs/accuracy.md)",
+              caption_justify="left")
     # a split's coverage gets its bootstrap interval over the held-out folds beside it
     ci = ("coverage_ci",) if any(s["coverage_ci"] for s in summary.values()) else ()
     cols = ("n", "mape", "median_ape", "gmre", "median_ratio", "within_10", "within_25",
