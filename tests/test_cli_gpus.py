@@ -50,6 +50,9 @@ def test_show_text_has_peak_measured_and_sources(capsys):
     assert code == 0
     assert "A100 SXM4 80GB" in out and "dram_bw_bytes_per_s" in out
     assert "gpu-stream/a100_80.txt" in out and "datasheet" in out
+    # values in the units people read them in (--json keeps SI): the datasheet's 2039 GB/s,
+    # 80 GiB of memory, the boost clock, the launch overhead gpu-benches measured
+    assert all(v in out for v in ("2.04 TB/s", "80 GiB", "1.41 GHz", "2.62 us"))
 
 
 def test_show_json_round_trips_the_file(capsys):

@@ -82,3 +82,41 @@ def unit_factor(unit: str) -> float:
 def to_si(value, unit: str):
     """``value`` printed in ``unit`` converted to SI."""
     return value * unit_factor(unit)
+
+
+_DECIMAL = (("P", 1e15), ("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3))
+_RATES = (("_bytes_per_s", "B/s"), ("_flops_per_s", "FLOP/s"), ("_ops_per_s", "OP/s"),
+          ("_inst_per_s", " inst/s"), ("_hz", "Hz"))  # a word keeps a space after its prefix
+
+
+def readable(field: str, value: float) -> str:
+    """A catalog value as people read it, in the unit its field name gives: rates and clocks
+    with a decimal prefix (as datasheets give them), sizes in bytes with a binary one (as the
+    catalog reads memory sizes), times in ns, us or ms, anything else as a plain number.
+
+    >>> readable("memory_size_bytes", 141 * 2**30), readable("l2_size_bytes", 50 * 2**20)
+    ('141 GiB', '50 MiB')
+    >>> readable("dram_bw_bytes_per_s", 4.8e12), readable("fp32_fma_flops_per_s", 6.513e13)
+    ('4.8 TB/s', '65.1 TFLOP/s')
+    >>> readable("boost_clock_hz", 1.98272e9), readable("dram_latency_s", 3.44e-7)
+    ('1.98 GHz', '344 ns')
+    >>> readable("ldst_inst_per_s", 8.29e12), readable("sm_count", 132)
+    ('8.29 T inst/s', '132')
+    """
+    v = float(value)
+    if v != v:
+        return "-"
+    for suffix, unit in _RATES:
+        if field.endswith(suffix):
+            prefix, f = next(((p, f) for p, f in _DECIMAL if abs(v) >= f), ("", 1.0))
+            return f"{v / f:.3g} {prefix}{unit if prefix else unit.lstrip()}"
+    if field.endswith("_bytes"):
+        prefix, f = next(((p, f) for p, f in (("Gi", 2.0**30), ("Mi", 2.0**20), ("Ki", 2.0**10))
+                          if abs(v) >= f), ("", 1.0))
+        return f"{v / f:.3g} {prefix}B"
+    if field.endswith("_s"):
+        prefix, f = next(((p, f) for p, f in (("", 1.0), ("m", 1e-3), ("u", 1e-6))
+                          if abs(v) >= f), ("n", 1e-9))
+        return f"{v / f:.3g} {prefix}s"
+    return f"{v:g}"
+

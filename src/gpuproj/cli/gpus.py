@@ -111,8 +111,10 @@ def list_(names, vendor, as_json):
 @click.argument("name")
 @click.option("--json", "as_json", is_flag=True, help="Print the GPU's description as JSON.")
 def show(name, as_json):
-    """Every field of one GPU, peak next to measured, each with its source."""
+    """Every field of one GPU, peak next to measured, each with its source (values in the
+    units people read them in; --json gives them in SI)."""
     from ..catalog import resolve
+    from ..units import readable
 
     g = resolve(name)
     if as_json:
@@ -135,7 +137,8 @@ def show(name, as_json):
     for col in ("field", "value", "kind", "source"):
         vt.add_column(col, overflow="fold")
     for k, e in g.values.items():
-        v = ", ".join(f"{x:g}" for x in e.value) if isinstance(e.value, list) else f"{e.value:g}"
+        v = ", ".join(readable(k, x) for x in e.value) if isinstance(e.value, list) else readable(
+            k, e.value)
         vt.add_row(k, v, e.kind, e.source)
     con.print(vt)
     pt = Table(title="throughputs (peak | measured)", box=None, header_style="bold",
@@ -147,7 +150,8 @@ def show(name, as_json):
         ratio = f"{m.value / p.value:.2f}" if p and m and p.value else ""
         src = "\n".join(s for s in (f"peak ({p.kind}): {p.source}" if p else "",
                                     f"measured: {m.source}" if m else "") if s)
-        pt.add_row(k, f"{p.value:.4g}" if p else "", f"{m.value:.4g}" if m else "", ratio, src)
+        pt.add_row(k, readable(k, p.value) if p else "", readable(k, m.value) if m else "",
+                   ratio, src)
     con.print(pt)
 
 
