@@ -149,14 +149,17 @@ def test_report_refuses_other_extensions(tmp_path):
                      ["gtx-980"])
 
 
-def test_fmt_field():
-    from gpuproj.report import fmt_field
+def test_catalog_values_read_in_their_units():
+    # the report's catalog tables and `gpus show` share one formatter; sizes are binary, as
+    # the catalog reads them (the H100's "51200 KB" L2 is 50 MiB, not 52.4 MB)
+    from gpuproj.units import readable
 
-    assert fmt_field("dram_bw_bytes_per_s", 3.35e12) == "3.35 TB/s"
-    assert fmt_field("fp64_fma_flops_per_s", 6.7e13) == "67 TFLOP/s"
-    assert fmt_field("l2_size_bytes", 5.24288e7) == "52.4 MB"
-    assert fmt_field("launch_overhead_s", 2.5e-6) == "2.5 us"
-    assert fmt_field("sm_count", 132.0) == "132"
+    assert readable("dram_bw_bytes_per_s", 3.35e12) == "3.35 TB/s"
+    assert readable("fp64_fma_flops_per_s", 6.7e13) == "67 TFLOP/s"
+    assert readable("l2_size_bytes", 5.24288e7) == "50 MiB"
+    assert readable("launch_overhead_s", 2.5e-6) == "2.5 us"
+    assert readable("sm_count", 132.0) == "132"
+    assert readable("dram_bw_bytes_per_s", float("inf")) == "-"
 
 
 # headless Chromium ---------------------------------------------------------------------------

@@ -25,6 +25,7 @@ from .errors import GpuprojError, InputError
 from .files import write_text
 from .plots import MAX_PANELS
 from .profiles.table import ProfileTable, count_causes
+from .units import readable
 
 # identity numbers shown beside the throughputs (field, how to print it)
 _VALUES = ("sm_count", "boost_clock_hz", "warp_size", "l2_size_bytes", "l3_size_bytes",
@@ -92,35 +93,6 @@ def _num_cell(col: str, value, text: str) -> str:
     if value is None or (isinstance(value, float) and not math.isfinite(value)):
         return f'<td class="num" data-col="{col}" data-value="">-</td>'
     return f'<td class="num" data-col="{col}" data-value="{float(value)!r}">{_e(text)}</td>'
-
-
-def fmt_field(name: str, value: float) -> str:
-    """A catalog value in readable units, from the unit its field name carries.
-
-    >>> fmt_field("dram_bw_bytes_per_s", 9e11)
-    '900 GB/s'
-    >>> fmt_field("launch_overhead_s", 2.5e-6)
-    '2.5 us'
-    """
-    from .plots._style import fmt_rate
-
-    if value is None or not math.isfinite(value):
-        return "-"
-    if name.endswith("_bytes_per_s"):
-        return fmt_rate(value, "B/s")
-    if name.endswith("_flops_per_s"):
-        return fmt_rate(value, "FLOP/s")
-    if name.endswith("_ops_per_s"):
-        return fmt_rate(value, "op/s")
-    if name.endswith("_inst_per_s"):
-        return fmt_rate(value, "inst/s")
-    if name.endswith("_hz"):
-        return fmt_rate(value, "Hz")
-    if name.endswith("_s"):
-        return _fmt_time(value)
-    if "bytes" in name:
-        return fmt_rate(value, "B")
-    return f"{value:g}"
 
 
 # the parts ---------------------------------------------------------------------------------
@@ -196,18 +168,18 @@ def _catalog_tables(gpus, source) -> str:
             c = g.ceiling(f, ref)
             rows.append(
                 f"<tr><td><code>{_e(f)}</code></td>"
-                f'<td class="num">{_e(fmt_field(f, pe.value) if pe else "-")}</td>'
+                f'<td class="num">{_e(readable(f, pe.value) if pe else "-")}</td>'
                 f'<td class="src">{_e(pe.source) if pe else ""}</td>'
-                f'<td class="num">{_e(fmt_field(f, me.value) if me else "-")}</td>'
+                f'<td class="num">{_e(readable(f, me.value) if me else "-")}</td>'
                 f'<td class="src">{_e(me.source) if me else ""}</td>'
-                f'<td class="num">{_e(fmt_field(f, c.value))}</td>'
+                f'<td class="num">{_e(readable(f, c.value))}</td>'
                 f'<td class="kind-{_e(c.kind)}">{_e(c.kind)}</td></tr>')
         vals = []
         for f in _VALUES:
             e = g.values.get(f)
             if e is not None:
                 vals.append(f"<tr><td><code>{_e(f)}</code></td>"
-                            f'<td class="num">{_e(fmt_field(f, e.value))}</td>'
+                            f'<td class="num">{_e(readable(f, e.value))}</td>'
                             f'<td class="src">{_e(e.source)}</td></tr>')
         role = "source" if g.id == source.id else "target"
         out.append(

@@ -11,6 +11,8 @@ per second. Names carry the unit (``time_s``, ``dram_bw_bytes_per_s``).
 1000000000.0
 """
 
+import math
+
 from .errors import InputError
 
 _PREFIX = {"": 1.0, "K": 1e3, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15}
@@ -96,6 +98,8 @@ def readable(field: str, value: float) -> str:
 
     >>> readable("memory_size_bytes", 141 * 2**30), readable("l2_size_bytes", 50 * 2**20)
     ('141 GiB', '50 MiB')
+    >>> readable("l1_shared_size_bytes_per_sm", 262144), readable("sm_count", None)
+    ('256 KiB', '-')
     >>> readable("dram_bw_bytes_per_s", 4.8e12), readable("fp32_fma_flops_per_s", 6.513e13)
     ('4.8 TB/s', '65.1 TFLOP/s')
     >>> readable("boost_clock_hz", 1.98272e9), readable("dram_latency_s", 3.44e-7)
@@ -103,14 +107,14 @@ def readable(field: str, value: float) -> str:
     >>> readable("ldst_inst_per_s", 8.29e12), readable("sm_count", 132)
     ('8.29 T inst/s', '132')
     """
-    v = float(value)
-    if v != v:
+    if value is None or not math.isfinite(value):
         return "-"
+    v = float(value)
     for suffix, unit in _RATES:
         if field.endswith(suffix):
             prefix, f = next(((p, f) for p, f in _DECIMAL if abs(v) >= f), ("", 1.0))
             return f"{v / f:.3g} {prefix}{unit if prefix else unit.lstrip()}"
-    if field.endswith("_bytes"):
+    if field.endswith("_bytes") or "_bytes_per_" in field:  # a size (per SM, per block)
         prefix, f = next(((p, f) for p, f in (("Gi", 2.0**30), ("Mi", 2.0**20), ("Ki", 2.0**10))
                           if abs(v) >= f), ("", 1.0))
         return f"{v / f:.3g} {prefix}B"
