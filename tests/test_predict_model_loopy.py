@@ -109,10 +109,10 @@ def test_model_next_to_methods_and_same_names_take_the_file_stem(table, saved, t
     # the human table shows the learned interval
     res = invoke("predict", TABLE, "-s", SRC, "-t", TGTS[0], "--model", path)
     assert res.exit_code == 0, res.output
-    from gpuproj.predict import _fmt_time
+    from gpuproj.units import fmt_time
 
     ref = m.predict(table.on(SRC), SRC, [TGTS[0]]).df.iloc[0]
-    assert f"{_fmt_time(ref.low_s)} - {_fmt_time(ref.high_s)}" in res.stdout
+    assert f"{fmt_time(ref.low_s)} - {fmt_time(ref.high_s)}" in res.stdout
     assert "split-conformal" in res.stdout
 
 

@@ -32,6 +32,7 @@ from .models import MODELS, get_model, model_class
 from .models.base import Model, Prediction, has_width
 from .models.common import roofline_times
 from .profiles.table import ProfileTable
+from .units import fmt_time
 
 
 @dataclass
@@ -235,8 +236,8 @@ class PredictionSet:
                 t.add_column(c, justify="right" if c in ("rank", "its prediction", last)
                              else "left")
             for r in g.itertuples(index=False):
-                t.add_row(r.kernel, str(r.rank), r.config, r.method, _fmt_time(r.time_s),
-                          str(r.sources) if self.combined else _fmt_time(r.source_time_s))
+                t.add_row(r.kernel, str(r.rank), r.config, r.method, fmt_time(r.time_s),
+                          str(r.sources) if self.combined else fmt_time(r.source_time_s))
             console.print(t)
 
     def assumption_lines(self) -> list[str]:
@@ -392,8 +393,8 @@ def _shown(d: pd.DataFrame, keys: list, own: bool) -> pd.DataFrame:
     if "sources" in d:  # combined: how many measured GPUs a prediction stands on
         out["sources"] = d["sources"].astype(str)
     elif "source_time_s" in d:
-        out["source"] = d["source_time_s"].map(_fmt_time)
-    out["predicted"] = d["time_s"].map(_fmt_time)
+        out["source"] = d["source_time_s"].map(fmt_time)
+    out["predicted"] = d["time_s"].map(fmt_time)
     if own:  # a point (a method or row without an interval) shows as '-'
         out["interval"] = [_fmt_range(lo, hi) if wide else "-" for lo, hi, wide in
                            zip(d["low_s"], d["high_s"], has_width(d["low_s"], d["high_s"]))]
@@ -411,23 +412,9 @@ def _fmt_range(low, high) -> str:
     """'1.2 us - 3.4 us'; '-' when missing."""
     if low != low or high != high:
         return "-"
-    return f"{_fmt_time(low)} - {_fmt_time(high)}"
+    return f"{fmt_time(low)} - {fmt_time(high)}"
 
 
-def _fmt_time(t) -> str:
-    """Seconds with a readable prefix.
-
-    >>> _fmt_time(2.5e-5)
-    '25 us'
-    >>> _fmt_time(1.234e-3)
-    '1.23 ms'
-    """
-    if t != t:
-        return "-"
-    for unit, f in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6), ("ns", 1e-9)):
-        if abs(t) >= f:
-            return f"{t / f:.3g} {unit}" if t / f < 100 else f"{t / f:.0f} {unit}"
-    return f"{t / 1e-9:.3g} ns"
 
 
 def sass_target_counts(rows: ProfileTable, sass, source, targets) -> dict:

@@ -25,7 +25,7 @@ from .errors import GpuprojError, InputError
 from .files import write_text
 from .plots import MAX_PANELS
 from .profiles.table import ProfileTable, count_causes
-from .units import readable
+from .units import fmt_time, readable
 
 # identity numbers shown beside the throughputs (field, how to print it)
 _VALUES = ("sm_count", "boost_clock_hz", "warp_size", "l2_size_bytes", "l3_size_bytes",
@@ -82,12 +82,6 @@ def _e(x) -> str:
     return html.escape(str(x), quote=True)
 
 
-def _fmt_time(t) -> str:
-    from .predict import _fmt_time as f
-
-    return "-" if t is None or (isinstance(t, float) and math.isnan(t)) else f(float(t))
-
-
 def _num_cell(col: str, value, text: str) -> str:
     """A right-aligned cell showing ``text`` with the exact ``value`` in ``data-value``."""
     if value is None or (isinstance(value, float) and not math.isfinite(value)):
@@ -101,7 +95,7 @@ TIME_COLUMNS = ("source_time_s", "time_s", "low_s", "high_s", "band_low_s", "ban
 
 def _time_cells(r) -> str:
     """The time cells both tables share, from a prediction or application row."""
-    return "".join(_num_cell(c, getattr(r, c), _fmt_time(getattr(r, c))) for c in TIME_COLUMNS)
+    return "".join(_num_cell(c, getattr(r, c), fmt_time(getattr(r, c))) for c in TIME_COLUMNS)
 
 
 def _prediction_table(result, measured: dict) -> str:
@@ -123,7 +117,7 @@ def _prediction_table(result, measured: dict) -> str:
             + _time_cells(r)
             + _num_cell("speedup", r.speedup, f"{r.speedup:.2f}x")
             + f"<td>{_e(r.limiter)}</td>"
-            + _num_cell("measured_s", m, _fmt_time(m))
+            + _num_cell("measured_s", m, fmt_time(m))
             + "</tr>")
     return (f'<table id="predictions"><thead><tr>{"".join(f"<th>{h}</th>" for h in head)}'
             f"</tr></thead><tbody>{''.join(rows)}</tbody></table>")

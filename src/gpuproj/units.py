@@ -87,8 +87,33 @@ def to_si(value, unit: str):
 
 
 _DECIMAL = (("P", 1e15), ("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3))
+
+
+def with_prefix(value: float, unit: str) -> str:
+    """``value`` with the decimal prefix that leaves 1 to 999 of ``unit``, 3 significant digits.
+
+    >>> with_prefix(1.95e13, "FLOP/s"), with_prefix(512.0, "B")
+    ('19.5 TFLOP/s', '512 B')
+    """
+    prefix, f = next(((p, f) for p, f in _DECIMAL if abs(value) >= f), ("", 1.0))
+    return f"{value / f:.3g} {prefix}{unit}"
+
 _RATES = (("_bytes_per_s", "B/s"), ("_flops_per_s", "FLOP/s"), ("_ops_per_s", "OP/s"),
-          ("_inst_per_s", " inst/s"), ("_hz", "Hz"))  # a word keeps a space after its prefix
+          ("_inst_per_s", "inst/s"), ("_hz", "Hz"))
+
+
+def fmt_time(t) -> str:
+    """Seconds with a readable prefix; '-' for no time (None or NaN).
+
+    >>> fmt_time(2.5e-5), fmt_time(1.234e-3), fmt_time(None)
+    ('25 us', '1.23 ms', '-')
+    """
+    if t is None or t != t:
+        return "-"
+    for unit, f in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6), ("ns", 1e-9)):
+        if abs(t) >= f:
+            return f"{t / f:.3g} {unit}" if t / f < 100 else f"{t / f:.0f} {unit}"
+    return f"{t / 1e-9:.3g} ns"
 
 
 def readable(field: str, value: float) -> str:
@@ -105,22 +130,19 @@ def readable(field: str, value: float) -> str:
     >>> readable("boost_clock_hz", 1.98272e9), readable("dram_latency_s", 3.44e-7)
     ('1.98 GHz', '344 ns')
     >>> readable("ldst_inst_per_s", 8.29e12), readable("sm_count", 132)
-    ('8.29 T inst/s', '132')
+    ('8.29 Tinst/s', '132')
     """
     if value is None or not math.isfinite(value):
         return "-"
     v = float(value)
     for suffix, unit in _RATES:
         if field.endswith(suffix):
-            prefix, f = next(((p, f) for p, f in _DECIMAL if abs(v) >= f), ("", 1.0))
-            return f"{v / f:.3g} {prefix}{unit if prefix else unit.lstrip()}"
+            return with_prefix(v, unit)
     if field.endswith("_bytes") or "_bytes_per_" in field:  # a size (per SM, per block)
         prefix, f = next(((p, f) for p, f in (("Gi", 2.0**30), ("Mi", 2.0**20), ("Ki", 2.0**10))
                           if abs(v) >= f), ("", 1.0))
         return f"{v / f:.3g} {prefix}B"
     if field.endswith("_s"):
-        prefix, f = next(((p, f) for p, f in (("", 1.0), ("m", 1e-3), ("u", 1e-6))
-                          if abs(v) >= f), ("n", 1e-9))
-        return f"{v / f:.3g} {prefix}s"
+        return fmt_time(v)
     return f"{v:g}"
 

@@ -237,7 +237,7 @@ def _predict_loopy(kernel_file, params_files, sizes, as_json, as_csv):
         return
     from rich.table import Table
 
-    from ..predict import _fmt_time
+    from ..units import fmt_time
 
     t = Table(title=f"Calibrated prediction of {rows[0]['kernel']}")
     for c, j in (("params", "left"), ("device", "left"), ("sizes", "left"),
@@ -247,7 +247,7 @@ def _predict_loopy(kernel_file, params_files, sizes, as_json, as_csv):
         term, v = max(r["terms"].items(), key=lambda kv: kv[1])
         share = f" ({100 * v / r['time_s']:.0f} %)" if r["time_s"] > 0 else ""
         t.add_row(r["params_file"], r["device"], _sizes_text(r["sizes"]),
-                  _fmt_time(r["time_s"]), f"{r['term_labels'][term]}{share}")
+                  fmt_time(r["time_s"]), f"{r['term_labels'][term]}{share}")
     console().print(t)
 
 

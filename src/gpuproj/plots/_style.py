@@ -17,6 +17,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..files import writing
+from ..units import with_prefix
 
 # Sizes in points. At 150 dpi a 10-inch figure is 1500 px wide; 11 pt text stays readable when
 # the picture is shown at full width of a report or a README.
@@ -112,13 +113,8 @@ def rate_unit(values, base: str) -> tuple[str, float]:
 
 
 def fmt_rate(value: float, base: str) -> str:
-    """``1.95e13, 'FLOP/s'`` -> ``'19.5 TFLOP/s'``."""
-    if not np.isfinite(value):
-        return "n/a"
-    for p, f in (("P", 1e15), ("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3)):
-        if abs(value) >= f:
-            return f"{value / f:.3g} {p}{base}"
-    return f"{value:.3g} {base}"
+    """``1.95e13, 'FLOP/s'`` -> ``'19.5 TFLOP/s'``; ``'n/a'`` where not finite."""
+    return with_prefix(value, base) if np.isfinite(value) else "n/a"
 
 
 def short(text, n: int = 32) -> str:
