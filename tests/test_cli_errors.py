@@ -140,13 +140,13 @@ def test_reader_options(tmp_path, capsys):
 
 def test_nothing_predicted_says_why(capsys):
     # a trace has times but no counts; with --json no skipped lines are printed, so the error
-    # itself names the cause
+    # itself names the cause, and the methods the file's columns suit
     code, out, err = run(capsys, "predict", str(DATA / "nvprof-v100-pcie-32gb-trace.csv"),
                          "-t", "h200", "-m", "roofline", "--json")
     assert code == 2 and out == ""
     assert one_error(err) == ("gpuproj: error: no kernel could be predicted (roofline needs "
-                              "flops or dram_bytes: 2 rows); `--method all` tries every "
-                              "method")
+                              "flops or dram_bytes: 2 rows); the file's columns suit -m "
+                              "same,bandwidth,compute")
     code, _, err = run(capsys, "predict", str(DATA / "nvprof-v100-pcie-32gb-trace.csv"),
                        "-t", "h200", "-m", "roofline,hierarchical", "--json")
     assert "(roofline needs flops or dram_bytes: 2 rows; 1 other cause)" in one_error(err)

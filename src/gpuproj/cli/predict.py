@@ -152,10 +152,13 @@ def _predict_profile(profile, source, target, method, model_paths, kernel, fmt, 
         # the reader's skips are reported above and cannot be all rows (that is the reader's
         # error); the methods' skips say why nothing is left, also under --json
         from ..errors import GpuprojError
+        from ..evaluate import applicable_methods
         from ..profiles.table import top_cause
 
         why = top_cause(result.skipped, besides=table.skipped)
-        hint = "" if methods == "all" else "; `--method all` tries every method"
+        can = applicable_methods(table)
+        hint = ("" if methods == "all" or not can
+                else f"; the file's columns suit -m {','.join(can)}")
         raise GpuprojError("no kernel could be predicted" + (f" ({why})" if why else "") + hint)
     if plot and len(result.targets) > MAX_PANELS:
         from ..plots.targets import targets_chart
