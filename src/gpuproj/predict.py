@@ -415,8 +415,6 @@ def _fmt_range(low, high) -> str:
     return f"{fmt_time(low)} - {fmt_time(high)}"
 
 
-
-
 def sass_target_counts(rows: ProfileTable, sass, source, targets) -> dict:
     """{target id: FP counts on the target} from the SASS of ``sass`` (a .cu file, cubin,
     fatbin or executable) compiled/disassembled for the source's and each target's

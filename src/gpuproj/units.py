@@ -98,9 +98,6 @@ def with_prefix(value: float, unit: str) -> str:
     prefix, f = next(((p, f) for p, f in _DECIMAL if abs(value) >= f), ("", 1.0))
     return f"{value / f:.3g} {prefix}{unit}"
 
-_RATES = (("_bytes_per_s", "B/s"), ("_flops_per_s", "FLOP/s"), ("_ops_per_s", "OP/s"),
-          ("_inst_per_s", "inst/s"), ("_hz", "Hz"))
-
 
 def fmt_time(t) -> str:
     """Seconds with a readable prefix; '-' for no time (None or NaN).
@@ -114,6 +111,10 @@ def fmt_time(t) -> str:
         if abs(t) >= f:
             return f"{t / f:.3g} {unit}" if t / f < 100 else f"{t / f:.0f} {unit}"
     return f"{t / 1e-9:.3g} ns"
+
+
+_RATES = (("_bytes_per_s", "B/s"), ("_flops_per_s", "FLOP/s"), ("_ops_per_s", "OP/s"),
+          ("_inst_per_s", "inst/s"), ("_hz", "Hz"))
 
 
 def readable(field: str, value: float) -> str:

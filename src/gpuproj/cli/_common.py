@@ -14,6 +14,12 @@ def split_list(value) -> list[str]:
     return [v.strip() for v in value.split(",") if v.strip()] if value else []
 
 
+def names_or_all(value):
+    """An option naming several things or 'all': None when not given, "all", or the names
+    (``split_list``); the API functions take the same three."""
+    return None if value is None else "all" if value == "all" else split_list(value)
+
+
 def split_lists(values) -> list[str]:
     """A repeatable option's values, each comma-separated: ('a,b', 'c') -> ['a', 'b', 'c']."""
     return [v for value in values for v in split_list(value)]

@@ -137,9 +137,8 @@ def show(name, as_json):
     for col in ("field", "value", "kind", "source"):
         vt.add_column(col, overflow="fold")
     for k, e in g.values.items():
-        v = ", ".join(readable(k, x) for x in e.value) if isinstance(e.value, list) else readable(
-            k, e.value)
-        vt.add_row(k, v, e.kind, e.source)
+        values = e.value if isinstance(e.value, list) else [e.value]
+        vt.add_row(k, ", ".join(readable(k, x) for x in values), e.kind, e.source)
     con.print(vt)
     pt = Table(title="throughputs (peak | measured)", box=None, header_style="bold",
                title_justify="left")

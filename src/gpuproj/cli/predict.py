@@ -13,6 +13,7 @@ from ._common import (
     emit_json,
     format_option,
     load_profile,
+    names_or_all,
     reader_option,
     report_skipped,
     source_option,
@@ -139,10 +140,10 @@ def _predict_profile(profile, source, target, method, model_paths, kernel, fmt, 
 
     # several sources (or all of the file's GPUs) are combined; a file that names no GPU
     # takes its one source from --source
-    sources = None if source is None else "all" if source == "all" else split_list(source)
+    sources = names_or_all(source)
     table = load_profile(profile, fmt, sources[0] if isinstance(sources, list)
                          and len(sources) == 1 else None, **options)
-    methods = None if method is None else (split_list(method) if method != "all" else "all")
+    methods = names_or_all(method)
     result = api.predict(table, source=sources, targets=split_list(target), methods=methods,
                          kernel=kernel, sass=sass, models=model_paths)
     if methods == "all" and not as_json:

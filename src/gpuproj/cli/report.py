@@ -7,6 +7,7 @@ import click
 from ._common import (
     format_option,
     load_profile,
+    names_or_all,
     output_option,
     reader_option,
     report_skipped,
@@ -51,9 +52,8 @@ def report(profile, source, target, method, kernel, fmt, reader_options, max_ker
                                  "predict --source a,b` combines several)",
                                  param_hint="--source")
     table = load_profile(profile, fmt, source, **reader_options)
-    methods = "all" if method == "all" else split_list(method) if method else None
-    result = predict(table, source=source, targets=split_list(target), methods=methods,
-                     kernel=kernel)
+    result = predict(table, source=source, targets=split_list(target),
+                     methods=names_or_all(method), kernel=kernel)
     report_skipped(result.skipped)
     path = write_report(output, table, result.source, result.targets, kernel=kernel,
                         max_kernels=max_kernels, title=title, result=result)
