@@ -1,12 +1,12 @@
 """Every reader, given its fixture damaged in the ways files get damaged (cut short, a cell
-overwritten, a column or line lost, a line doubled, bytes flipped), either reads it or raises a
-``GpuprojError``: a one-line message, never a traceback. So do the SASS listing parser (and the
-control-flow graph built on what it read) and the GPU file loader (and a prediction for that
-GPU). The damage is drawn from a seeded random generator, so a failure reproduces; each of the
-bugs this found is also tested by name in the module's own tests (a cut nvprof line was a
-KeyError, an empty GPU name in an Amaris table an IndexError, an nvprof trace of copies only a
-numpy type error, a doubled SASS line an IndexError, a 1e300 count in a GPU file an
-OverflowError).
+overwritten, a column, line or header name lost, a line doubled, bytes flipped), either reads
+it or raises a ``GpuprojError``: a one-line message, never a traceback. So do the SASS listing
+parser (and the control-flow graph built on what it read) and the GPU file loader (and a
+prediction for that GPU). The damage is drawn from a seeded random generator, so a failure
+reproduces; each of the bugs this found is also tested by name in the module's own tests (a cut
+nvprof line was a KeyError, an empty GPU name in an Amaris table an IndexError, an nvprof trace
+of copies only a numpy type error, a doubled SASS line an IndexError, a 1e300 count in a GPU
+file an OverflowError, an Amaris header without the row names' empty name a ValueError).
 
 Where an overwritten cell's text shows up in the error, the error must name the line that was
 overwritten: every reader numbers rows by their file line.
@@ -46,7 +46,7 @@ def _damage(text: str, rng: random.Random):
     """(damaged text or bytes, what was done, (line, garbage) where a cell was overwritten)."""
     lines = text.splitlines(keepends=True)
     i = rng.randrange(1, len(lines))
-    kind = rng.randrange(9)
+    kind = rng.randrange(10)
     if kind == 0:
         return text[:rng.randrange(len(text))], "cut short", None
     if kind == 1:
@@ -74,6 +74,10 @@ def _damage(text: str, rng: random.Random):
         return "".join(lines), f"line {i + 1} doubled or blank", None
     if kind == 7:
         return "".join(lines[:rng.randrange(1, 4)]), "header only", None
+    if kind == 8:
+        cells = lines[0].rstrip("\n").split(",")
+        del cells[rng.randrange(len(cells))]
+        return "".join([",".join(cells) + "\n"] + lines[1:]), "a header name lost", None
     data = bytearray(text.encode())
     for _ in range(5):
         data[rng.randrange(len(data))] = rng.randrange(256)

@@ -34,6 +34,12 @@ def read_csv(path, sep: str = ",") -> pd.DataFrame:
         raise InputError(f"not a readable CSV file ({str(e).splitlines()[0]})", path=path) from None
     if df.empty:
         raise InputError("file has a header but no rows", path=path)
+    if df.index.nlevels > 1:
+        raise InputError(f"the rows have {df.index.nlevels} more fields than the header names",
+                         path=path, row=2)
+    # rows with one field more than the header (R's write.table): pandas made the first field,
+    # the row name, the index; readers look rows up by a position index
+    df = df.reset_index(drop=True)
     df["_row"] = _record_lines(text, len(df), sep)
     return df
 
