@@ -151,6 +151,9 @@ def _edit(raw, dotted, value):
     ("sizes.spread_limit", True, "expected number, found true/false"),
     ("sweeps.working_set", {"points": []}, "field 'sweeps.working_set': expected list, "
                                            "found object"),
+    ("checks", 1.5, "field 'checks': expected list, found number"),
+    ("sweeps.mixbench[0].precision", "fp8", "field 'sweeps.mixbench[0].precision': unknown "
+                                            "precision 'fp8' (known: fp32, fp64, fp16x2)"),
 ])
 def test_from_raw_names_the_field_of_a_malformed_result(result, tmp_path, capsys, field, value,
                                                         message):

@@ -30,6 +30,10 @@ def fastest_rate(m) -> float:
     return m["work"] / m["summary"]["min"]
 
 
+# mixbench precision -> the compute benchmark whose FMA rate is its roof
+MIX_FMA_BENCH = {"fp32": "fp32_fma", "fp64": "fp64_fma", "fp16x2": "fp16x2_fma"}
+
+
 def mixbench_checks(raw) -> dict:
     """Per precision: ``drop`` (largest fall below the running maximum, points ordered by
     intensity), ``rise`` (the highest throughput / that at the lowest intensity), and
@@ -37,7 +41,6 @@ def mixbench_checks(raw) -> dict:
     FMA measurement))."""
     pts = (raw.get("sweeps") or {}).get("mixbench") or []
     ms = {m["name"]: m for m in raw.get("measurements", [])}
-    bench = {"fp32": "fp32_fma", "fp64": "fp64_fma", "fp16x2": "fp16x2_fma"}
     out = {}
     for p in dict.fromkeys(q["precision"] for q in pts):
         qs = sorted((q for q in pts if q["precision"] == p), key=lambda q: q["flop_per_byte"])
@@ -45,8 +48,8 @@ def mixbench_checks(raw) -> dict:
         oi = np.array([q["flop_per_byte"] for q in qs])
         bw = max(q["bytes_per_s"] for q in qs)
         roof = oi * bw
-        if bench[p] in ms:
-            roof = np.minimum(roof, fastest_rate(ms[bench[p]]))
+        if MIX_FMA_BENCH[p] in ms:
+            roof = np.minimum(roof, fastest_rate(ms[MIX_FMA_BENCH[p]]))
         out[p] = {"drop": largest_drop(f), "rise": float(f.max() / f[0]),
                   "over_roof": float(np.max(f / roof))}
     return out

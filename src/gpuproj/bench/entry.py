@@ -35,6 +35,7 @@ from pathlib import Path
 from ..catalog.schema import SCHEMA_VERSION, THROUGHPUT_FIELDS
 from ..errors import InputError
 from ..files import parse_yaml, read_text
+from .checks import MIX_FMA_BENCH, mixbench_checks
 
 # field -> (benchmarks, how: "value" | "min" | "rate:<count>")
 FIELD_MAP = {
@@ -107,9 +108,10 @@ def read_result(path) -> dict:
     for i, m in enumerate(raw["measurements"]):
         _check_fields(m, MEASUREMENT_FIELDS, f"measurements[{i}].", path)
     sweeps = raw.get("sweeps") or {}
-    if not isinstance(sweeps, dict):
-        raise InputError(f"expected object, found {json_type(sweeps)}", path=path,
-                         field="sweeps")
+    for key, kind, word in (("sweeps", dict, "object"), ("checks", list, "list")):
+        value = raw.get(key) or kind()
+        if not isinstance(value, kind):
+            raise InputError(f"expected {word}, found {json_type(value)}", path=path, field=key)
     for sweep, spec in SWEEP_FIELDS.items():
         points = sweeps.get(sweep) or []
         if not isinstance(points, list):
@@ -117,6 +119,11 @@ def read_result(path) -> dict:
                              field=f"sweeps.{sweep}")
         for i, q in enumerate(points):
             _check_fields(q, spec, f"sweeps.{sweep}[{i}].", path)
+    for i, q in enumerate(sweeps.get("mixbench") or []):
+        if q["precision"] not in MIX_FMA_BENCH:
+            raise InputError(f"unknown precision '{q['precision']}' (known: "
+                             f"{', '.join(MIX_FMA_BENCH)})", path=path,
+                             field=f"sweeps.mixbench[{i}].precision")
     return raw
 
 
@@ -232,8 +239,6 @@ def check(raw, gpu=None) -> list:
                 out.append({"field": f, "problem": "above_peak",
                             "text": f"{f} = {mv['value']:.4g} is {mv['value'] / peak:.1%} of the "
                                     f"datasheet peak {peak:.4g}: a broken timer or a wrong peak"})
-    from .checks import mixbench_checks
-
     for p, c in mixbench_checks(raw).items():
         if c["drop"] > 0.25:
             out.append({"name": f"mixbench_{p}", "problem": "sweep_not_monotone",
