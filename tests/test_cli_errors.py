@@ -454,6 +454,34 @@ def test_repeated_runs_in_a_measurement_table_become_one_row(tmp_path, capsys):
         "config, or drop it")
 
 
+def test_a_repeated_line_in_a_cross_gpu_table_is_named_where_gpus_are_matched(tmp_path,
+                                                                            capsys):
+    """A public table's reader does not merge repeats (its format has none), so a line
+    repeated is a damaged file: every command that matches configurations across GPUs names
+    it (gpu_choice's pivot was a pandas ValueError), and a prediction from one GPU, which
+    matches nothing, keeps the rows."""
+    from gpuproj.errors import InputError
+    from gpuproj.learned import ResidualHybrid
+    from gpuproj.profiles import load
+
+    lines = (DATA / "neusight-5gpus-bmm.csv").read_text().splitlines(keepends=True)
+    path = tmp_path / "bmm.csv"
+    path.write_text("".join(lines[:16] + [lines[15]] + lines[16:]))
+    said = ("bmm.csv, row 17: tesla-p4 has several rows of kernel bmm with config "
+            "B=6,M=19,N=24,K=13: configurations are matched across GPUs, so each must be one "
+            "row (a line repeated, or an ncu profile read with per_launch?)")
+    for args in (["evaluate", str(path), "--gpu-choice"],
+                 ["evaluate", str(path), "--split", "gpu", "-m", "ridge", "--coverage", "0"],
+                 ["predict", str(path), "--source", "all", "-t", "h100-sxm5-80gb"]):
+        code, _, err = run(capsys, *args)
+        assert code == 2 and one_error(err).endswith(said), args
+    with pytest.raises(InputError, match="tesla-p4 has several rows"):
+        ResidualHybrid().fit(load(path))
+    code, out, _ = run(capsys, "predict", str(path), "--source", "tesla-p4", "-t",
+                       "h100-sxm5-80gb", "-m", "compute", "--json")
+    assert code == 0 and len(json.loads(out)["predictions"]) == 6
+
+
 @pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs Linux's /dev/full")
 @pytest.mark.parametrize("fmt", ["--json", "--csv", None])
 def test_a_full_disk_under_the_output_is_one_line(fmt):

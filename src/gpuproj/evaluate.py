@@ -419,10 +419,8 @@ def method_gaps(table: ProfileTable, names=None) -> dict[str, str]:
 
 
 def truth_index(table: ProfileTable) -> pd.Series:
-    """Measured time per (kernel, config, gpu); duplicates are averaged (readers aggregate
-    repeated runs, so duplicates are rare)."""
-    d = table.df
-    return d.groupby(["kernel", "config", "gpu"], sort=False)["time_s"].mean()
+    """Measured time per (kernel, config, gpu)."""
+    return table.df.set_index(["kernel", "config", "gpu"])["time_s"]
 
 
 def _stack_pairs(frames) -> pd.DataFrame:
@@ -457,6 +455,7 @@ def evaluate(table: ProfileTable, methods=None, sources=None, targets=None, *,
     # one name is a list of one, not of its letters
     methods, sources, targets = ([x] if isinstance(x, str) else x
                                  for x in (methods, sources, targets))
+    table.require_unique_configs()
     gpus = table.gpus
     srcs = [resolve(s).id for s in sources] if sources else gpus
     tgts = [resolve(t).id for t in targets] if targets else gpus

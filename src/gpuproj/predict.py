@@ -526,8 +526,9 @@ def predict(table: ProfileTable, *, targets, source=None, methods=None,
     said = beyond_roofline(rows)
     if said:
         warnings.warn(said, RooflineWarning, stacklevel=2)
-    if len(srcs) > 1:
-        _check_unique_configs(rows)
+    if len(srcs) > 1:  # combined per kernel and configuration
+        for r in rows.values():
+            r.require_unique_configs()
     targets = [targets] if isinstance(targets, str) else list(targets)
     if not targets:
         raise GpuprojError("no target GPU to predict for (targets=[...])")
@@ -631,18 +632,6 @@ def _sources(table: ProfileTable, source) -> list:
                              f"{', '.join(table.gpus) or 'no rows'} (--source names the GPU the "
                              "profile was measured on)", path=table.origin or None)
     return srcs
-
-
-def _check_unique_configs(rows: dict) -> None:
-    """Sources are combined per kernel and configuration: each must occur once per GPU."""
-    for gpu, r in rows.items():
-        dup = r.df.duplicated(["kernel", "config"])
-        if dup.any():
-            k, c = r.df.loc[dup.idxmax(), ["kernel", "config"]]
-            raise InputError(f"{gpu} has several rows of kernel {k} with config {c}: combining "
-                             "sources matches each configuration across the GPUs, so each must "
-                             "be one row (read the profile without per_launch)",
-                             path=r.origin or None)
 
 
 def _combined(preds: list) -> Prediction:

@@ -28,17 +28,18 @@ def make_pairs(table: ProfileTable, *, sources=None, targets=None, exclude=()) -
     """Every ordered pair (s, t), s != t, of GPUs that measured the same (kernel, config).
 
     Returns the source rows (all their columns; ``gpu`` renamed ``source``) with ``target``,
-    ``true_s`` (the target's time, s; repeated measurements averaged) and ``src_row`` (index of
-    the source row in ``table.df``). ``sources``/``targets`` restrict the GPU ids; GPUs in
-    ``exclude`` appear on neither side.
+    ``true_s`` (the target's time, s) and ``src_row`` (index of the source row in
+    ``table.df``). ``sources``/``targets`` restrict the GPU ids; GPUs in ``exclude`` appear on
+    neither side.
     """
+    table.require_unique_configs()
     df = table.df
     keep = ~df["gpu"].isin(list(exclude))
     left = df[keep & (df["gpu"].isin(list(sources)) if sources is not None else keep)]
     left = left.assign(src_row=left.index.to_numpy()).rename(columns={"gpu": "source"})
     right_rows = df[keep & (df["gpu"].isin(list(targets)) if targets is not None else keep)]
-    right = (right_rows.groupby(["kernel", "config", "gpu"], sort=False)["time_s"].mean()
-             .rename("true_s").reset_index().rename(columns={"gpu": "target"}))
+    right = right_rows[["kernel", "config", "gpu", "time_s"]].rename(
+        columns={"gpu": "target", "time_s": "true_s"})
     out = left.merge(right, on=["kernel", "config"], how="inner")
     out = out[out["source"] != out["target"]]
     return out.reset_index(drop=True)
