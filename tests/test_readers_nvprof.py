@@ -168,10 +168,11 @@ def test_row_names_without_a_header_name(tmp_path):
     """R's write.table gives the row names no header name: each row has one field more than
     the header. The Amaris tables repeat row names (one file per GPU, concatenated), which
     pandas then made a duplicate index and the clock's where() a ValueError."""
-    src = (DATA / "amaris-9gpus-bpnn_adjust_weights.csv").read_text()
+    original = DATA / "amaris-9gpus-bpnn_adjust_weights.csv"
+    src = original.read_text()
     p = tmp_path / "a.csv"
     p.write_text(src.replace('"",', "", 1))
-    pd.testing.assert_frame_equal(amaris.read(p).df, load(DATA / "amaris-9gpus-bpnn_adjust_weights.csv").df)
+    pd.testing.assert_frame_equal(amaris.read(p).df, load(original).df)
     p.write_text(src.replace('"","input.size.1",', "", 1))
     with pytest.raises(InputError, match="2 more fields than the header") as e:
         amaris.read(p)
