@@ -138,7 +138,7 @@ def test_reader_options(tmp_path, capsys):
     assert code == 2 and "the GPU is given with --source" in err
 
 
-def test_nothing_predicted_says_why(capsys):
+def test_nothing_predicted_says_why(capsys, tmp_path):
     # a trace has times but no counts; with --json no skipped lines are printed, so the error
     # itself names the cause, and the methods the file's columns suit
     code, out, err = run(capsys, "predict", str(DATA / "nvprof-v100-pcie-32gb-trace.csv"),
@@ -150,6 +150,13 @@ def test_nothing_predicted_says_why(capsys):
     code, _, err = run(capsys, "predict", str(DATA / "nvprof-v100-pcie-32gb-trace.csv"),
                        "-t", "h200", "-m", "roofline,hierarchical", "--json")
     assert "(roofline needs flops or dram_bytes: 2 rows; 1 other cause)" in one_error(err)
+    # a report of nothing is the same error, not an empty page
+    out_file = tmp_path / "r.html"
+    code, _, err = run(capsys, "report", str(DATA / "nvprof-v100-pcie-32gb-trace.csv"),
+                       "-t", "h200", "-o", str(out_file))
+    assert code == 2 and not out_file.exists()
+    assert err.strip().splitlines()[-1].endswith("the file's columns suit -m "
+                                                 "same,bandwidth,compute")
 
 
 def test_nvprof_metrics_with_their_trace(capsys):

@@ -16,6 +16,7 @@ from ._common import (
     names_or_all,
     reader_option,
     report_skipped,
+    require_predictions,
     source_option,
     split_list,
     split_lists,
@@ -149,18 +150,7 @@ def _predict_profile(profile, source, target, method, model_paths, kernel, fmt, 
     if methods == "all" and not as_json:
         _report_left_out(table, result)
     report_skipped(result.skipped, quiet=as_json)
-    if result.table().empty:
-        # the reader's skips are reported above and cannot be all rows (that is the reader's
-        # error); the methods' skips say why nothing is left, also under --json
-        from ..errors import GpuprojError
-        from ..evaluate import applicable_methods
-        from ..profiles.table import top_cause
-
-        why = top_cause(result.skipped, besides=table.skipped)
-        can = applicable_methods(table)
-        hint = ("" if methods == "all" or not can
-                else f"; the file's columns suit -m {','.join(can)}")
-        raise GpuprojError("no kernel could be predicted" + (f" ({why})" if why else "") + hint)
+    require_predictions(result, table, methods)
     if plot and len(result.targets) > MAX_PANELS:
         from ..plots.targets import targets_chart
 

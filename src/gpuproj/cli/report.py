@@ -11,6 +11,7 @@ from ._common import (
     output_option,
     reader_option,
     report_skipped,
+    require_predictions,
     source_option,
     split_list,
 )
@@ -55,6 +56,7 @@ def report(profile, source, target, method, kernel, fmt, reader_options, max_ker
     result = predict(table, source=source, targets=split_list(target),
                      methods=names_or_all(method), kernel=kernel)
     report_skipped(result.skipped)
+    require_predictions(result, table, names_or_all(method))
     path = write_report(output, table, result.source, result.targets, kernel=kernel,
                         max_kernels=max_kernels, title=title, result=result)
     n = len(result.table())
