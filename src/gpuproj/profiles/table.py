@@ -98,8 +98,7 @@ class ProfileTable:
 
     # construction -----------------------------------------------------------------------
     @classmethod
-    def from_frame(cls, frame: pd.DataFrame, *, skipped=(), origin: str = "",
-                   validate: bool = True) -> "ProfileTable":
+    def from_frame(cls, frame: pd.DataFrame, *, skipped=(), origin: str = "") -> "ProfileTable":
         """Canonicalise ``frame`` (canonical column names already): add missing columns as NaN,
         derive totals, and skip rows with an unusable time (counted in ``skipped``).
 
@@ -119,22 +118,21 @@ class ProfileTable:
             df[c] = df[c].astype(object).where(df[c].notna(), None)
             df[c] = df[c].map(lambda v: v if v is None else str(v))
         skipped = list(skipped)
-        if validate:
-            bad = ~(np.isfinite(df["time_s"]) & (df["time_s"] > 0))
-            for c in ("kernel", "config", "gpu"):
-                bad |= df[c].isna()
-            if bad.any():
-                rows = df.index[bad]
-                src_rows = df.loc[bad, "_row"] if "_row" in df.columns else [None] * len(rows)
-                for i, r in zip(rows, src_rows):
-                    t = df.at[i, "time_s"]
-                    empty = [c for c in ("kernel", "config", "gpu") if pd.isna(df.at[i, c])]
-                    why = ("time_s is missing" if pd.isna(t) else f"time_s = {t} is not positive")
-                    if empty:
-                        why = f"{' and '.join(empty)} empty"
-                    row = None if r is None or pd.isna(r) else int(r)
-                    skipped.append(Skipped(origin, row, why))
-                df = df.loc[~bad]
+        bad = ~(np.isfinite(df["time_s"]) & (df["time_s"] > 0))
+        for c in ("kernel", "config", "gpu"):
+            bad |= df[c].isna()
+        if bad.any():
+            rows = df.index[bad]
+            src_rows = df.loc[bad, "_row"] if "_row" in df.columns else [None] * len(rows)
+            for i, r in zip(rows, src_rows):
+                t = df.at[i, "time_s"]
+                empty = [c for c in ("kernel", "config", "gpu") if pd.isna(df.at[i, c])]
+                why = ("time_s is missing" if pd.isna(t) else f"time_s = {t} is not positive")
+                if empty:
+                    why = f"{' and '.join(empty)} empty"
+                row = None if r is None or pd.isna(r) else int(r)
+                skipped.append(Skipped(origin, row, why))
+            df = df.loc[~bad]
         _fill_derived(df)
         df = df.reset_index(drop=True)
         return cls(df, skipped, origin)
