@@ -81,8 +81,9 @@ def _fill_derived(df: pd.DataFrame) -> None:
 class ProfileTable:
     """Kernel profiles in canonical form (see ``profiles.schema.COLUMNS``).
 
-    ``df`` holds one row per (kernel, config, gpu); ``skipped`` lists the input rows that were
-    left out with the reason. Build one with ``ProfileTable.from_frame`` or a reader
+    ``df`` holds one row per (kernel, config, gpu) (per launch where a reader is asked to:
+    ncu's ``per_launch``; ``require_unique_configs`` checks); ``skipped`` lists the input rows
+    that were left out with the reason. Build one with ``ProfileTable.from_frame`` or a reader
     (``gpuproj.profiles.load``).
 
     >>> t = ProfileTable.from_frame(pd.DataFrame({"kernel": ["k"], "config": ["n=1"],
