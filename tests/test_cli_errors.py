@@ -476,7 +476,7 @@ def test_a_repeated_line_in_a_cross_gpu_table_is_named_where_gpus_are_matched(tm
     path.write_text("".join(lines[:16] + [lines[15]] + lines[16:]))
     said = ("bmm.csv, row 17: tesla-p4 has several rows of kernel bmm with config "
             "B=6,M=19,N=24,K=13: configurations are matched across GPUs, so each must be one "
-            "row (a line repeated, or an ncu profile read with per_launch?)")
+            "row (a line repeated, a column lost, or an ncu profile read with per_launch?)")
     for args in (["evaluate", str(path), "--gpu-choice"],
                  ["evaluate", str(path), "--split", "gpu", "-m", "ridge", "--coverage", "0"],
                  ["predict", str(path), "--source", "all", "-t", "h100-sxm5-80gb"]):

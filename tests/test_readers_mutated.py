@@ -7,6 +7,8 @@ reproduces; each of the bugs this found is also tested by name in the module's o
 nvprof line was a KeyError, an empty GPU name in an Amaris table an IndexError, an nvprof trace
 of copies only a numpy type error, a doubled SASS line an IndexError, a 1e300 count in a GPU
 file an OverflowError, an Amaris header without the row names' empty name a ValueError).
+The tables measured on several GPUs, damaged alike, then go through the commands that match
+their rows across GPUs.
 
 Where an overwritten cell's text shows up in the error, the error must name the line that was
 overwritten: every reader numbers rows by their file line.
@@ -130,6 +132,41 @@ def test_damaged_gzip_files_fail_in_one_line(name, tmp_path, capsys):
     code, _, err = run_cli(capsys, "predict", str(path), "--format", fmt, "-s", "h100-sxm5-80gb",
                            "-t", "h200")
     assert code == 2 and err.startswith(f"gpuproj: error: {path}: cannot read: "), err
+
+
+# tables measured on several GPUs, and the commands that match their rows across GPUs
+CROSS_GPU = ("amaris", "kerneltuner", "neusight", "measurement")
+COMMANDS = (["evaluate", "{path}", "--gpu-choice", "--ranking"],
+            ["evaluate", "{path}", "--combine-sources", "--json"],
+            ["predict", "{path}", "--source", "all", "-t", "h100-pcie-80gb", "--json"])
+CLI_MUTATIONS = 40
+
+
+@pytest.mark.parametrize("name", CROSS_GPU)
+def test_damaged_cross_gpu_tables_through_every_command(name, tmp_path, capsys):
+    """What a reader lets through must not break the commands after it: configurations that
+    collide on one GPU (a KernelTuner column lost, a NeuSight line repeated) were read as
+    they are and crashed ``evaluate`` in pandas (a reindex, ``--gpu-choice``'s unstack)."""
+    from conftest import run_cli
+
+    source, _ = FIXTURES[name]
+    text = source if isinstance(source, str) else source.read_text()
+    rng = random.Random(f"cli {name}")
+    path = tmp_path / f"{name}.csv"
+    for _ in range(CLI_MUTATIONS):
+        damaged, what, _ = _damage(text, rng)
+        if isinstance(damaged, bytes):
+            path.write_bytes(damaged)
+        else:
+            path.write_text(damaged)
+        args = [a.format(path=path) for a in rng.choice(COMMANDS)]
+        try:
+            code, _, err = run_cli(capsys, *args)
+        except Exception as e:  # a bug: the test names the damage and the command
+            raise AssertionError(f"{name}, {what}, {args[0]}: {type(e).__name__}: {e}") from e
+        assert code in (0, 2) and "Traceback" not in err, (what, args, err)
+        if code == 2:
+            assert err.strip().splitlines()[-1].startswith("gpuproj: error: "), (what, err)
 
 
 ROOT = Path(__file__).parents[1]

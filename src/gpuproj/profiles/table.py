@@ -141,16 +141,17 @@ class ProfileTable:
     def require_unique_configs(self) -> None:
         """``InputError`` naming the first row that repeats a kernel configuration on its GPU,
         for what matches configurations across GPUs (evaluation, learned models' pairs,
-        combined sources). Readers merge repeated runs; a repeat left is a damaged file or one
-        row per launch (ncu's ``per_launch``)."""
+        combined sources). Readers merge repeated runs; a repeat left is a damaged file (a line
+        repeated, a column of the configuration lost) or one row per launch (ncu's
+        ``per_launch``)."""
         dup = self.df.duplicated(["kernel", "config", "gpu"])
         if dup.any():
             r = self.df.loc[dup.idxmax()]
             row = r.get("_row")
             raise InputError(f"{r['gpu']} has several rows of kernel {r['kernel']} with config "
                              f"{r['config']}: configurations are matched across GPUs, so each "
-                             "must be one row (a line repeated, or an ncu profile read with "
-                             "per_launch?)", path=self.origin or None,
+                             "must be one row (a line repeated, a column lost, or an ncu "
+                             "profile read with per_launch?)", path=self.origin or None,
                              row=None if row is None or pd.isna(row) else int(row))
 
     def concat(self, other: "ProfileTable") -> "ProfileTable":
