@@ -86,6 +86,13 @@ def _damage(text: str, rng: random.Random):
     return bytes(data), "bytes flipped", None
 
 
+def _write(path, damaged) -> None:
+    """Write what ``_damage`` returned: text, or bytes where bytes were flipped."""
+    if isinstance(damaged, bytes):
+        path.write_bytes(damaged)
+    else:
+        path.write_text(damaged)
+
 @pytest.mark.parametrize("name", sorted(FIXTURES))
 def test_damaged_files_read_or_fail_in_one_line(name, tmp_path):
     source, options = FIXTURES[name]
@@ -94,10 +101,7 @@ def test_damaged_files_read_or_fail_in_one_line(name, tmp_path):
     path = tmp_path / f"{name}.csv"
     for _ in range(MUTATIONS_PER_FIXTURE):
         damaged, what, cell = _damage(text, rng)
-        if isinstance(damaged, bytes):
-            path.write_bytes(damaged)
-        else:
-            path.write_text(damaged)
+        _write(path, damaged)
         try:
             table = load(path, **options)
         except GpuprojError as e:
@@ -155,10 +159,7 @@ def test_damaged_cross_gpu_tables_through_every_command(name, tmp_path, capsys):
     path = tmp_path / f"{name}.csv"
     for _ in range(CLI_MUTATIONS):
         damaged, what, _ = _damage(text, rng)
-        if isinstance(damaged, bytes):
-            path.write_bytes(damaged)
-        else:
-            path.write_text(damaged)
+        _write(path, damaged)
         args = [a.format(path=path) for a in rng.choice(COMMANDS)]
         try:
             code, _, err = run_cli(capsys, *args)
