@@ -2,6 +2,7 @@
 change to the splits or the learned models cannot break the script unnoticed (it did once: a
 MultiIndex where it expected a Series)."""
 
+import numpy as np
 from conftest import load_script
 from learned_helpers import GPUS, synthetic_table
 
@@ -21,3 +22,19 @@ def test_every_rule_is_scored_on_every_held_out_gpu(tmp_path, monkeypatch):
             assert r["n"] > 0 and 0.0 <= r["coverage"] <= 1.0 and r["width_ratio"] >= 1.0
             if rule in cr.BANDS:
                 assert set(r["per_gpu"]) == set(GPUS)
+
+
+def test_kth_smallest_of_the_cv_plus_values_matches_sorting_them():
+    cr = load_script("conformal_rules")
+    rng = np.random.default_rng(3)
+    scores = [np.sort(rng.normal(size=n)) for n in (5, 1, 8)]
+    lt, d = rng.normal(size=(4, 3)), rng.uniform(0.5, 2.0, size=(4, 3))
+    # every value lt[i, j] + z d[i, j], formed and sorted
+    values = np.concatenate([lt[:, j, None] + z[None, :] * d[:, j, None]
+                             for j, z in enumerate(scores)], axis=1)
+    for k in (1, 3, 14):
+        assert np.allclose(cr.kth_smallest(lt, d, scores, k), np.sort(values, axis=1)[:, k - 1],
+                           rtol=0, atol=1e-9)
+    # one column, one score each side: lt + z d by hand
+    got = cr.kth_smallest(np.array([[1.0]]), np.array([[2.0]]), [np.array([-0.5, 0.25])], 2)
+    assert abs(got[0] - 1.5) < 1e-9
