@@ -93,6 +93,7 @@ def _write(path, damaged) -> None:
     else:
         path.write_text(damaged)
 
+
 @pytest.mark.parametrize("name", sorted(FIXTURES))
 def test_damaged_files_read_or_fail_in_one_line(name, tmp_path):
     source, options = FIXTURES[name]

@@ -53,10 +53,11 @@ def report(profile, source, target, method, kernel, fmt, reader_options, max_ker
                                  "predict --source a,b` combines several)",
                                  param_hint="--source")
     table = load_profile(profile, fmt, source, **reader_options)
-    result = predict(table, source=source, targets=split_list(target),
-                     methods=names_or_all(method), kernel=kernel)
+    methods = names_or_all(method)
+    result = predict(table, source=source, targets=split_list(target), methods=methods,
+                     kernel=kernel)
     report_skipped(result.skipped)
-    require_predictions(result, table, names_or_all(method))
+    require_predictions(result, table, methods)
     path = write_report(output, table, result.source, result.targets, kernel=kernel,
                         max_kernels=max_kernels, title=title, result=result)
     n = len(result.table())
