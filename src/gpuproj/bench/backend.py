@@ -12,6 +12,7 @@ Kernel arguments are buffers returned by ``alloc`` or numpy scalars (``np.float3
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass, field
 from importlib import resources
 
@@ -46,9 +47,16 @@ class DeviceInfo:
         return asdict(self)
 
 
+_LOCAL_INCLUDE = re.compile(r'^#include "([\w.]+)"$', re.MULTILINE)
+
+
 def kernel_source(name: str, ext: str) -> str:
-    """Text of ``kernels/<name>.<ext>`` shipped with the package (``ext``: ``cl`` or ``cu``)."""
-    return resources.files("gpuproj.bench").joinpath("kernels", f"{name}.{ext}").read_text()
+    """Text of ``kernels/<name>.<ext>`` shipped with the package (``ext``: ``cl`` or ``cu``),
+    with each ``#include "file"`` of a file in ``kernels/`` replaced by that file's text: the
+    OpenCL compiler is given a string, not a path, so it could not find the file itself."""
+    kernels = resources.files("gpuproj.bench").joinpath("kernels")
+    text = kernels.joinpath(f"{name}.{ext}").read_text()
+    return _LOCAL_INCLUDE.sub(lambda m: kernels.joinpath(m.group(1)).read_text(), text)
 
 
 class Backend:

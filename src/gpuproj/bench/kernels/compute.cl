@@ -20,24 +20,7 @@
  * prove lanes equal and compute one of them.
  */
 
-#ifndef VW
-#define VW 1
-#endif
-#define CAT_(a, b) a##b
-#define CAT(a, b) CAT_(a, b)
-#if VW == 1
-#define V(T) T
-#else
-#define V(T) CAT(T, VW)
-#endif
-#ifndef VW64
-#define VW64 1
-#endif
-#if VW64 == 1
-#define V64(T) T
-#else
-#define V64(T) CAT(T, VW64)
-#endif
+#include "vector_width.h"
 
 #define C8(S) S(0) S(1) S(2) S(3) S(4) S(5) S(6) S(7)
 #define R16(X) X X X X X X X X X X X X X X X X

@@ -12,24 +12,7 @@
  * work-item does that many lanes' work.
  */
 
-#ifndef VW
-#define VW 1
-#endif
-#define CAT_(a, b) a##b
-#define CAT(a, b) CAT_(a, b)
-#if VW == 1
-#define V(T) T
-#else
-#define V(T) CAT(T, VW)
-#endif
-#ifndef VW64
-#define VW64 1
-#endif
-#if VW64 == 1
-#define V64(T) T
-#else
-#define V64(T) CAT(T, VW64)
-#endif
+#include "vector_width.h"
 
 #pragma OPENCL FP_CONTRACT ON   /* v * a + b is one fused multiply-add */
 
