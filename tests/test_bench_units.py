@@ -322,6 +322,14 @@ def test_sources_define_the_same_kernels():
             assert f"MIX_{p.upper()}(K)" in kernel_source("mixbench", ext)
 
 
+def test_opencl_sources_get_the_shared_header_inlined():
+    header = kernel_source("vector_width", "h")
+    for source in ("compute", "mixbench"):
+        text = kernel_source(source, "cl")
+        assert header in text
+        assert '#include "' not in text.replace(header, "")
+
+
 NVCC = shutil.which("nvcc") or ("/usr/local/cuda/bin/nvcc"
                                 if Path("/usr/local/cuda/bin/nvcc").is_file() else None)
 
