@@ -79,7 +79,13 @@ def test_real_raw_page_counts_are_the_kernels(path):
     # write-back leaves DRAM writes near zero during the kernel
     assert v["dram_read_bytes"] == pytest.approx(8 * REAL_N, rel=0.01)
     assert v["dram_write_bytes"] < 0.01 * 4 * REAL_N
-    assert 2e-6 < v["time_s"] < 20e-6 and 0.5 < v["achieved_occupancy"] <= 1
+    assert 0.5 < v["achieved_occupancy"] <= 1
+    # the duration is the printed gpu__time_duration.sum, not .sum + .avg (the raw page prints
+    # .avg, .max, .min and .sum of one launch: adding two of them doubled every time)
+    printed = {"raw-base": (3552, 3520, 4800), "raw-auto": (3552, 3552, 4736)}
+    want = printed[path.stem.split("80gb-")[1]]
+    assert df.loc[["vector_add", "saxpy", "reduce_sum"], "time_s"].to_numpy() == pytest.approx(
+        [w * 1e-9 for w in want])
     # ncu ran with --clock-control none: the SM clock is the card's, near its 1.98 GHz boost
     assert 1.7e9 < v["sm_clock_hz"] < 2.0e9
 
@@ -92,13 +98,12 @@ def test_real_details_page_needs_the_gpu_named_and_agrees_with_the_raw_page():
     raw = _real(load(REAL_BASE))
     for col in ("grid_blocks", "block_threads", "regs_per_thread"):
         assert (page[col] == raw[col]).all(), col
-    # two ncu runs of the same launches: occupancy within a few points; the times of one
-    # cold launch each, 4-5 us on the details page against 7-10 us in the run that collected
-    # gpuproj's 60-odd metrics over its replay passes
+    # two ncu runs of the same launches: occupancy within a few points, and the times of one
+    # cold launch each (3.5-4.9 us) within 2 % (the replay pass that measures the duration
+    # collects no other metric)
     assert page["achieved_occupancy"].to_numpy() == pytest.approx(
         raw["achieved_occupancy"].to_numpy(), abs=0.05)
-    ratio = page["time_s"] / raw["time_s"]
-    assert ((ratio > 0.3) & (ratio < 3)).all()
+    assert page["time_s"].to_numpy() == pytest.approx(raw["time_s"].to_numpy(), rel=0.02)
 
 
 def test_raw_base_units_hand_values():
@@ -384,6 +389,9 @@ def test_ncu_rep_real_capture_through_nvidias_module():
         assert (rep[col] == raw.loc[rep.index, col]).all(), col
     assert rep["dram_read_bytes"].to_numpy() == pytest.approx(
         raw.loc[rep.index, "dram_read_bytes"].to_numpy(), rel=0.01)
+    # one cold launch each (3.5-4.9 us) in two ncu runs: within 7 %
+    assert rep["time_s"].to_numpy() == pytest.approx(
+        raw.loc[rep.index, "time_s"].to_numpy(), rel=0.1)
 
 
 def _with_clock(tmp_path, unit, values):

@@ -324,7 +324,15 @@ def _launch(rec: dict, metrics: dict, line: int, path) -> dict:
            "_grid": _dims(rec.get("Grid Size")), "_block": _dims(rec.get("Block Size")),
            "_device_name": rec.get("Device Name") or None,
            "_cc": (rec.get("CC") or "").replace(",", ".") or None}
+    # the duration from .sum, or from .avg where only that was printed; never both added (a raw
+    # page prints .avg before .sum: adding them doubled every time)
+    timed = next((m for m in TIME_METRICS if m in metrics), None)
+    if timed is not None:
+        text, unit, at, unit_at = metrics[timed]
+        row["time_s"] = to_si(timed, text, unit, path=path, row=at, unit_row=unit_at)
     for m, (text, unit, at, unit_at) in metrics.items():
+        if m in TIME_METRICS:
+            continue
         if m in NCU_METRICS:
             col, _ = NCU_METRICS[m]
             v = to_si(m, text, unit, path=path, row=at, unit_row=unit_at)
@@ -336,8 +344,6 @@ def _launch(rec: dict, metrics: dict, line: int, path) -> dict:
                 row[col] = row[col] + (0.0 if np.isnan(v) else v)
             else:
                 row[col] = v
-        elif m in TIME_METRICS and "time_s" not in row:
-            row["time_s"] = to_si(m, text, unit, path=path, row=at, unit_row=unit_at)
     return row
 
 
