@@ -461,6 +461,39 @@ def test_repeated_runs_in_a_measurement_table_become_one_row(tmp_path, capsys):
         "config, or drop it")
 
 
+def test_rows_that_already_merged_runs_keep_their_spread_and_count(tmp_path):
+    """A table gpuproj wrote (runs, time_s_min, time_s_max per row), or two of them joined: a
+    row keeps its own spread, and repeats add their runs (before, every row's spread became
+    its time once any row of the file repeated, and joined tables were refused for differing
+    in time_s_min)."""
+    from gpuproj.profiles import load
+
+    path = tmp_path / "joined.csv"
+    path.write_text("kernel,config,gpu,time_s,time_s_min,time_s_max,runs\n"
+                    "a,n=1,h100-sxm5-80gb,5e-6,4e-6,7e-6,50\n"
+                    "b,n=1,h100-sxm5-80gb,2e-6,1e-6,3e-6,50\n"
+                    "b,n=1,h100-sxm5-80gb,4e-6,3e-6,9e-6,20\n"
+                    "c,n=1,h100-sxm5-80gb,8e-6,,,\n")
+    df = load(path).df.set_index("kernel")[["time_s", "time_s_min", "time_s_max", "runs"]]
+    assert df.loc["a"].tolist() == [5e-6, 4e-6, 7e-6, 50]
+    assert df.loc["b"].tolist() == [3e-6, 1e-6, 9e-6, 70]
+    assert df.loc["c"].tolist() == [8e-6, 8e-6, 8e-6, 1]
+
+
+def test_configurations_are_kept_as_written(tmp_path):
+    """A numeric configuration stays the text it was: an empty cell elsewhere made pandas read
+    the column as floats ("1024.0", matching no "1024" of another table), and "0.10" and "0.1"
+    became one configuration."""
+    from gpuproj.profiles import load
+
+    path = tmp_path / "sizes.csv"
+    path.write_text("kernel,config,gpu,time_s\nk,1024,h100-sxm5-80gb,1e-3\n"
+                    "k,0.10,h100-sxm5-80gb,2e-3\nk,0.1,h100-sxm5-80gb,3e-3\n"
+                    "k,,h100-sxm5-80gb,4e-3\n")
+    t = load(path)
+    assert t.df["config"].tolist() == ["1024", "0.10", "0.1"] and len(t.skipped) == 1
+
+
 def test_a_repeated_line_in_a_cross_gpu_table_is_named_where_gpus_are_matched(tmp_path,
                                                                             capsys):
     """A public table's reader does not merge repeats (its format has none), so a line

@@ -20,14 +20,16 @@ def head_text(path, n: int = 8192) -> str:
         return ""
 
 
-def read_csv(path, sep: str = ",") -> pd.DataFrame:
+def read_csv(path, sep: str = ",", text=()) -> pd.DataFrame:
     """``pandas.read_csv`` with a ``_row`` column (the file line where the row starts, 1-based,
     header = 1, counted past blank lines and line breaks inside quotes) and a one-line error on
     malformed files. ``sep=";"``: a spreadsheet's export under a locale that writes decimal
-    commas, read with them."""
-    text = read_text(path)
+    commas, read with them. ``text``: columns kept as written (a configuration "1024" stays
+    "1024", not "1024.0" where an empty cell made the column floats; "0.10" stays "0.10")."""
+    content = read_text(path)
     try:
-        df = pd.read_csv(io.StringIO(text), sep=sep, decimal="," if sep == ";" else ".")
+        df = pd.read_csv(io.StringIO(content), sep=sep, decimal="," if sep == ";" else ".",
+                         dtype={c: str for c in text})
     except pd.errors.EmptyDataError:
         raise InputError("file is empty", path=path) from None
     except pd.errors.ParserError as e:
@@ -40,7 +42,7 @@ def read_csv(path, sep: str = ",") -> pd.DataFrame:
     # rows with one field more than the header (R's write.table): pandas made the first field,
     # the row name, the index; readers look rows up by a position index
     df = df.reset_index(drop=True)
-    df["_row"] = _record_lines(text, len(df), sep)
+    df["_row"] = _record_lines(content, len(df), sep)
     return df
 
 

@@ -6,7 +6,9 @@ Required columns: ``kernel``, ``config``, ``gpu``, ``time_s``; any other canonic
 ``profiles.schema.COLUMNS`` may be present (``docs/profiles.md``). Columns that are not canonical
 are kept as they are (e.g. tuning parameters, useful to learned models). Rows that repeat a
 (kernel, config, GPU) are repeated runs of the same work and become one row: median ``time_s``
-and median counts, ``runs`` = the number of rows, ``time_s_min`` / ``time_s_max`` the spread;
+and median counts, ``runs`` = the number of runs, ``time_s_min`` / ``time_s_max`` the spread (a
+row that already stands for several runs, as gpuproj's own tables do, counts with its ``runs``
+and its spread);
 repeated rows that differ in a column that is not canonical (a tuning parameter left out of
 ``config``) are an error, since merging them could mix different work. An error names the row
 as a spreadsheet shows it in a CSV file (the header is row 1) and by its record number in a
@@ -25,6 +27,10 @@ from ..table import ProfileTable
 from ._checks import numeric, split_missing_names, split_unusable_times
 from ._io import head_text, read_csv, resolve_gpus
 
+KEYS = ["kernel", "config", "gpu"]
+# what a merged row says of its runs (gpuproj's own tables have them): not canonical columns, so
+# not numbers that must agree between repeats, but their count and spread
+SPREAD = ("runs", "time_s_min", "time_s_max")
 
 def _separator(first: str) -> str:
     """";" for a header line without a comma but with semicolons: the CSV a spreadsheet writes
@@ -62,7 +68,7 @@ def read(path, gpu: str | None = None) -> ProfileTable:
         df["_row"] = range(1, len(df) + 1)
     else:
         sep = _separator(head_text(path).partition("\n")[0])
-        df = read_csv(path, sep=sep)
+        df = read_csv(path, sep=sep, text=KEYS)
         if sep == ";":  # columns that pandas left as text (a typo in one cell) too
             for c in NUMERIC:
                 if c in df.columns and not pd.api.types.is_numeric_dtype(df[c]):
@@ -74,7 +80,7 @@ def read(path, gpu: str | None = None) -> ProfileTable:
             raise InputError(f"missing required column '{c}'", path=path)
     # a numeric column with text in it is an error (a typo), not a silently skipped row;
     # an empty cell is a missing value
-    for c in NUMERIC:
+    for c in (*NUMERIC, *SPREAD):
         if c in df.columns:
             df[c] = numeric(df[c], path=path, field=c, rows=df["_row"],
                             allow_negative=c == "time_s")  # a time <= 0 is a skipped row
@@ -86,11 +92,14 @@ def read(path, gpu: str | None = None) -> ProfileTable:
     return ProfileTable.from_frame(_merge_runs(df, path), skipped=skipped, origin=str(path))
 
 
-KEYS = ["kernel", "config", "gpu"]
-
-
 def _merge_runs(df: pd.DataFrame, path) -> pd.DataFrame:
-    """One row per (kernel, config, gpu): repeated runs merged (the module docstring)."""
+    """One row per (kernel, config, gpu): repeated runs merged (the module docstring). A row
+    that already stands for several runs (``runs``, ``time_s_min``, ``time_s_max``, as gpuproj
+    writes them) keeps its spread and count, and adds them to those of its repeats."""
+    df = df.copy()
+    df["runs"] = _column(df, "runs", 1.0)
+    df["time_s_min"] = _column(df, "time_s_min", df["time_s"])
+    df["time_s_max"] = _column(df, "time_s_max", df["time_s"])
     repeated = df.duplicated(KEYS, keep=False)
     if not repeated.any():
         return df
@@ -99,7 +108,7 @@ def _merge_runs(df: pd.DataFrame, path) -> pd.DataFrame:
     # a canonical count may vary from run to run (a profiler's sampling); what any other column
     # means is unknown, so it must agree
     counts = [c for c in NUMERIC if c in rep.columns]
-    others = [c for c in rep.columns if c not in (*KEYS, "_row", *counts)]
+    others = [c for c in rep.columns if c not in (*KEYS, "_row", *counts, *SPREAD)]
     for c in others:
         differ = rep[c].astype(str).groupby([rep[k] for k in KEYS], sort=False).transform(
             "nunique") > 1
@@ -109,12 +118,16 @@ def _merge_runs(df: pd.DataFrame, path) -> pd.DataFrame:
                              f"differ in '{c}': put it in config, or drop it", path=path)
     merged = g[counts].median()
     merged[others] = g[others].first()
-    merged["runs"] = g.size().astype(float)
-    merged["time_s_min"] = g["time_s"].min()
-    merged["time_s_max"] = g["time_s"].max()
+    merged["runs"] = g["runs"].sum()
+    merged["time_s_min"] = g["time_s_min"].min()
+    merged["time_s_max"] = g["time_s_max"].max()
     merged["_row"] = g["_row"].min()
-    single = df[~repeated].copy()
-    single["runs"] = 1.0
-    single["time_s_min"] = single["time_s_max"] = single["time_s"]
-    out = pd.concat([single, merged.reset_index()], ignore_index=True)
+    out = pd.concat([df[~repeated], merged.reset_index()], ignore_index=True)
     return out.sort_values("_row", kind="stable").reset_index(drop=True)
+
+
+def _column(df: pd.DataFrame, name: str, default) -> pd.Series:
+    """Column ``name``, ``default`` where it is missing or empty."""
+    if name not in df.columns:
+        return pd.Series(default, index=df.index, dtype=float)
+    return df[name].fillna(default)
