@@ -39,6 +39,36 @@ def test_nvprof_metrics_joined_with_trace():
     assert s["fp32_flops"] == 2 * N and s["time_s"] == pytest.approx(14.016e-6)
 
 
+def test_nvprof_dram_bytes_counted_once_when_both_forms_were_collected(tmp_path):
+    """``--metrics all`` collects dram_read_bytes beside dram_read_transactions: one quantity,
+    so read once (they were added, doubling the DRAM bytes)."""
+    lines = METRICS.read_text().splitlines(keepends=True)
+    extra = [ln.replace('"dram_read_transactions","Device Memory Read Transactions",262144,'
+                        '262144,262144', '"dram_read_bytes","Device Memory Read Bytes",8388608,'
+                        '8388608,8388608')
+             .replace('"dram_write_transactions","Device Memory Write Transactions",131072,'
+                      '131072,131072', '"dram_write_bytes","Device Memory Write Bytes",4194304,'
+                      '4194304,4194304')
+             for ln in lines if '"dram_' in ln]
+    both = tmp_path / "metrics.csv"
+    both.write_text("".join(lines + extra))
+    v = load(both, trace=TRACE).df.iloc[0]
+    assert (v["dram_read_bytes"], v["dram_write_bytes"]) == (8388608, 4194304)
+
+
+def test_nvprof_trace_shared_memory_in_binary_kilobytes(tmp_path):
+    """The trace's KB are 1024 bytes: 1.0625 KB of static shared memory is 1088 B."""
+    text = TRACE.read_text().replace("ms,us,,,,,,,,B,B,MB", "ms,us,,,,,,,,KB,B,MB")
+    text = text.replace(",256,1,1,16,0,0,", ",256,1,1,16,1.0625,0,")
+    path = tmp_path / "trace.csv"
+    path.write_text(text)
+    assert (load(path).df["smem_per_block_bytes"] == 1088).all()
+    path.write_text(text.replace(",KB,B,MB", ",Kbyte,B,MB"))
+    with pytest.raises(InputError, match="not a size unit") as e:
+        load(path)
+    assert e.value.field == "Static SMem"
+
+
 def test_nvprof_trace_alone_and_metrics_alone():
     t = load(TRACE)
     assert len(t) == 2 and t.df["fp32_flops"].isna().all()

@@ -66,6 +66,10 @@ NVPROF_METRICS = {
     "inst_executed_shared_stores": ("shared_requests", 1.0),
     "achieved_occupancy": ("achieved_occupancy", 1.0),
 }
+# the same quantity in two forms (``--metrics all`` collects both): the second only where the
+# first is missing, never both added
+SAME_AS = {"dram_read_transactions": "dram_read_bytes",
+           "dram_write_transactions": "dram_write_bytes"}
 # a total from which the FMA count follows when only the parts add/mul are given:
 # fma = (flop_count_dp - add - mul) / 2
 FMA_FROM_TOTAL = {"flop_count_dp": ("fp64", "flop_count_dp_fma", "flop_count_dp_add",
@@ -125,9 +129,10 @@ def metric_value(text, *, path, row, field):
 
 def apply_metrics(values: dict, row: dict) -> None:
     """Add nvprof metric ``values`` (name -> SI value, scalars or Series) to canonical ``row``
-    (in place). Metrics sharing a column add up (L2 reads + writes)."""
+    (in place). Metrics sharing a column add up (L2 reads + writes), except two forms of one
+    quantity (``SAME_AS``)."""
     for name, v in values.items():
-        if name in NVPROF_METRICS:
+        if name in NVPROF_METRICS and SAME_AS.get(name) not in values:
             col, factor = NVPROF_METRICS[name]
             row[col] = _add(row[col], v * factor) if col in row else v * factor
     for total, (p, fma, add, mul) in FMA_FROM_TOTAL.items():
@@ -213,7 +218,7 @@ def _read_trace(recs, path):
         if c in df.columns:
             f = 1.0
             if "SMem" in c:
-                f = unit_factor(units.get(c, "B") or "B")
+                f = _trace_bytes(units.get(c, "B") or "B", path, unit_line, c)
             dims[c] = numeric(df[c], path=path, field=c, rows=df["_row"]) * f
     one = pd.Series(1.0, index=df.index)
     grid = [dims.get(c, one) for c in ("Grid X", "Grid Y", "Grid Z")]
@@ -229,6 +234,19 @@ def _read_trace(recs, path):
     df["_key"] = df["Name"].map(_kernel_key)
     df["_device"] = df["Device"].map(strip_device_index) if "Device" in df.columns else None
     return df, skipped
+
+
+# nvprof's trace writes binary sizes with decimal-looking units: a memset of 1028 bytes prints as
+# "1.003906" KB, and a block's 1088 bytes of static shared memory as 1.0625 KB (the Amaris
+# tables, against 1088 B on GPUs whose runs printed bytes)
+_TRACE_BYTES = {"B": 1.0, "KB": 2.0**10, "MB": 2.0**20, "GB": 2.0**30}
+
+
+def _trace_bytes(unit, path, row, field) -> float:
+    if unit not in _TRACE_BYTES:
+        raise InputError(f"unit '{unit}' is not a size unit of nvprof's trace", path=path,
+                         row=row, field=field)
+    return _TRACE_BYTES[unit]
 
 
 def _kernel_key(name) -> str:
