@@ -160,6 +160,11 @@ def test_amaris_runs_become_one_row_with_median():
     # the P100 table prints static shared memory in KB (3), the GTX 680's in bytes (3072)
     assert set(raw["static.smem"]) == {3072, 3}
     assert (t.df["smem_per_block_bytes"] == 3072).all()
+    # a table of the P100 alone, with no GPU printing bytes to compare with (it read 3 bytes)
+    example = load(Path(__file__).resolve().parents[1] / "examples" / "rodinia-p100-nvprof.csv")
+    smem = example.df.groupby("kernel")["smem_per_block_bytes"].unique()
+    assert smem["calculate_temp"].tolist() == [3072]
+    assert smem["bpnn_layerforward_CUDA"].tolist() == [1088]
 
 
 def test_amaris_bad_input(tmp_path):
@@ -231,6 +236,24 @@ def test_amaris_full_tables(name, rows):
     total = t.df["runs"].sum()
     assert total == {513: 513, 180: 57600}[rows]
     assert np.isfinite(t.df["dram_read_bytes"]).all()
+    # DRAM writes never exceed what the L2 received; read as GB/s, the MB/s cells of small
+    # calculate_temp runs wrote 3-18 times the L2's writes
+    assert (t.df["dram_write_bytes"] <= t.df["l2_bytes"]).all()
+
+
+@pytest.mark.skipif(not AMARIS.is_dir(), reason="shared/data/external not present")
+def test_amaris_write_throughputs_printed_in_mb_per_s():
+    """The same work (calculate_temp at 64 x 256 and 64 x 512: one 6 x 6 grid, about 27 kB of
+    L2 writes) writes a few hundred bytes to DRAM on the GTX 970, 980 and TITAN X, as at the
+    larger sizes there (64 x 768, 64 x 1024); their median runs printed MB/s."""
+    df = load(AMARIS / "calculate_temp_9gpus.csv.gz").df
+    small = df[df["config"].str.startswith("size=64x")].set_index(["gpu", "input.size.2"])
+    w = small["dram_write_bytes"]
+    assert w["gtx-970", 256] == pytest.approx(483.1, rel=1e-3)   # 483,098 before
+    assert w["gtx-titan-x", 256] == pytest.approx(338.7, rel=1e-3)
+    for gpu in ("gtx-970", "gtx-980", "gtx-titan-x"):
+        assert (w[gpu] < 1000).all(), gpu
+    assert (w["gtx-680"] > 10_000).all()  # a Kepler writes back more, in GB/s cells
 
 
 @pytest.mark.skipif(not AMARIS.is_dir(), reason="shared/data/external not present")

@@ -24,9 +24,15 @@ What the reader does:
   read side shows nvprof printed MB/s for slow cells (for ~1 % of rows ``read_transactions x 32
   / duration`` is 1000x below the read throughput taken as GB/s). Where the GB/s reading would
   put more bytes in DRAM than the L2 received plus a whole 4 MiB L2 (the largest L2 here, Tesla
-  P100) it cannot be right, and the value is left missing.
-- ``static.smem`` is in bytes on some GPUs and in KB on others (``_smem_bytes``); KB values
-  are converted.
+  P100) it cannot be right, and the value is left missing. Cells in MB/s that pass this bound
+  are many in the small calculate_temp configurations, where most runs write a few hundred
+  bytes to DRAM: read as GB/s, the median run of a configuration wrote 3.4-18 times the bytes
+  the L2 received (GTX 970, GTX 980, TITAN X at 64 x 256 and 64 x 512), where every other
+  configuration of the three tables stays at or under 1.13 times. So a configuration whose
+  median puts more than twice its L2 writes into DRAM is read as MB/s: 0.4-1.8 % of the L2
+  writes, as the larger sizes on the same GPUs (0-3 %).
+- ``static.smem`` is in bytes on seven GPUs and in KB on the GTX 980 and the Tesla P100
+  (``KB_SMEM_GPUS``), converted.
 - ``sm_clock_hz`` = ``elapsed_cycles_sm`` / (``duration`` x SM count): nvprof's
   ``elapsed_cycles_sm`` sums the elapsed cycles over the SMs (the Tesla K20, fixed at 706 MHz,
   reads 697 MHz; ``scripts/rodinia_clocks.py`` lists every GPU). Missing for runs shorter than
@@ -89,20 +95,23 @@ AMARIS_TO_NVPROF = {
 }
 MIN_CLOCK_DURATION_S = 1e-4  # shorter runs give no SM clock (module docstring)
 LARGEST_L2_BYTES = 4 * 2**20  # Tesla P100: 4096 KB L2 (NVIDIA Tesla P100 whitepaper, Table 1)
+MAX_DRAM_TO_L2_WRITES = 2.0  # above it, a configuration's write throughputs were MB/s
 
 _REQUIRED = ["name", "gpu_name", "duration", "input.size.1", "input.size.2", "grid.x",
              "grid.y", "block.x", "block.y"]
 
 
-def _smem_bytes(smem, kernel, config):
-    """``static.smem`` in bytes. Some GPUs' tables print it in KB (nvprof's newer unit;
-    bpnn_layerforward: 1088 on seven GPUs, 1.0625 on the GTX 980 and P100): a value is KB
-    where it has a fractional part or where 1024 x it is what another GPU of the table reports
-    for the same launch (a launch's static shared memory is the same on every GPU)."""
-    most = smem.groupby([kernel, config]).transform("max")
-    kb = (smem > 0) & (smem <= 48) & (  # static shared memory is at most 48 KB per block
-        (smem % 1 != 0) | ((smem * 1024 - most).abs() <= 0.01 * most))
-    return smem.where(~kb, smem * 1024)
+# the GPUs whose tables print static.smem in KB (a newer nvprof): in every table of the dataset
+# and every kernel with shared memory, 1024 x their value is what the other seven GPUs print in
+# bytes (bpnn_layerforward 1.0625 against 1088, calculate_temp 3 against 3072). A rule by the
+# value alone (a fraction, or a match with another GPU of the file) missed a table of one GPU:
+# the bundled P100 example read 3 bytes
+KB_SMEM_GPUS = {"GTX-980", "Tesla-P100"}
+
+
+def _smem_bytes(smem, gpu_names):
+    """``static.smem`` in bytes."""
+    return smem.where(~gpu_names.isin(KB_SMEM_GPUS), smem * 1024)
 
 
 def sniff(path, head: str) -> bool:
@@ -141,8 +150,7 @@ def read(path, gpu: str | None = None) -> ProfileTable:
     if "registers.per.thread" in num:
         out["regs_per_thread"] = num["registers.per.thread"]
     if "static.smem" in num:
-        out["smem_per_block_bytes"] = _smem_bytes(num["static.smem"], out["kernel"],
-                                                  out["config"])
+        out["smem_per_block_bytes"] = _smem_bytes(num["static.smem"], out["_gpu_name"])
     for c in ("input.size.1", "input.size.2"):
         out[c] = num[c]
     # nvprof metrics, vectorised: same arithmetic as nvprof.apply_metrics on one row
@@ -156,6 +164,7 @@ def read(path, gpu: str | None = None) -> ProfileTable:
         possible = wbytes <= num["l2_write_transactions"] * SECTOR_BYTES + LARGEST_L2_BYTES
         out["dram_write_bytes"] = wbytes.where(possible)
         out["dram_write_from_throughput"] = True
+        out["_l2_write_bytes"] = num["l2_write_transactions"] * SECTOR_BYTES
     out, unusable = split_unusable_times(out, path, field="duration")
     skipped += unusable
     out["gpu"] = resolve_gpus(out["_gpu_name"].map(AMARIS_GPUS), path)
@@ -170,6 +179,9 @@ def read(path, gpu: str | None = None) -> ProfileTable:
     numcols = [c for c in out.columns if c not in keys and c not in ("_gpu_name",)
                and pd.api.types.is_numeric_dtype(out[c]) and c != "dram_write_from_throughput"]
     agg = g[numcols].median()
+    if "_l2_write_bytes" in agg.columns:
+        mb = agg["dram_write_bytes"] > MAX_DRAM_TO_L2_WRITES * agg.pop("_l2_write_bytes")
+        agg.loc[mb, "dram_write_bytes"] /= 1000  # the runs printed MB/s (module docstring)
     agg["_row"] = g["_row"].min()
     agg["runs"] = g.size().astype(float)
     agg["launches"] = 1.0
