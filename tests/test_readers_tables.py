@@ -76,7 +76,12 @@ def test_kerneltuner_gemm_excerpt():
     assert sorted(t.gpus) == ["rtx-2080-ti", "rtx-3060-laptop", "rtx-3090", "titan-rtx"]
     r = t.df[t.df["gpu"] == "rtx-3090"].iloc[0]
     assert r["flops"] == 2 * 4096**3
-    assert r["time_s"] == pytest.approx(raw["time_ms__RTX_3090"].iloc[0] / 1e3)
+    # every GPU's column gives that GPU's times, in ms
+    for col, gpu in (("RTX_2080_Ti", "rtx-2080-ti"), ("RTX_3060_laptop", "rtx-3060-laptop"),
+                     ("RTX_3090", "rtx-3090"), ("RTX_Titan", "titan-rtx")):
+        col = "time_ms__" + col
+        got = t.df.loc[t.df["gpu"] == gpu, "time_s"].to_numpy()
+        assert got == pytest.approx(raw[col].dropna().to_numpy() / 1e3), gpu
     assert r["config"].startswith("MWG=16,NWG=16,KWG=32,MDIMC=8,NDIMC=8")
     assert r["block_threads"] == 64 and r["grid_blocks"] == (4096 / 16) ** 2
     assert r["MWG"] == 16  # tuning parameters kept as columns
@@ -147,7 +152,13 @@ def test_neusight_excerpts_hand_values():
     r = c.df.iloc[0]
     # B=38 Cin=893 Cout=326 k=3 S=5 stride 1 pad 1 -> O = (5 + 2 - 3) / 1 + 1 = 5
     assert r["flops"] == 2 * 38 * 326 * 5 * 5 * 893 * 3 * 3
-    assert r["gpu"] == "a100-pcie-80gb"
+    assert r["gpu"] == "a100-pcie-80gb" and r["time_s"] == pytest.approx(0.9669973452885946e-3)
+    # each device name to its own catalog entry (an A100 40 GB PCIe is not the 80 GB, nor SXM)
+    raw = pd.read_csv(DATA / "neusight-5gpus-bmm.csv")
+    pairs = set(zip(raw["Device"], b.df["gpu"]))
+    assert pairs == {("NVIDIA A100-PCIE-40GB", "a100-pcie-40gb"),
+                     ("Tesla P100-PCIE-16GB", "tesla-p100-pcie-16gb"), ("Tesla P4", "tesla-p4"),
+                     ("Tesla T4", "tesla-t4"), ("Tesla V100-PCIE-32GB", "v100-pcie-32gb")}
 
 
 def test_neusight_bad_input(tmp_path):
