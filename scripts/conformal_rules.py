@@ -349,7 +349,9 @@ def markdown(res) -> str:
           "which covers the P100 fold (62-74 % while its intervals stayed conformal there), "
           "and crossed it again, to 91.8-93.2 %, when `hierarchical` priced the L2 bytes of "
           "its rows without DRAM bytes at the DRAM bandwidth ratio instead of the compute "
-          "ceilings (the Kepler and Maxwell GPUs have no L2 bandwidth in the catalog).",
+          "ceilings (the Kepler and Maxwell GPUs have no L2 bandwidth in the catalog); it is at "
+          "91.2-94.9 % since the Rodinia reader takes the write throughputs that small runs "
+          "printed in MB/s as such (8 of the 180 configurations' DRAM writes, 1000x smaller).",
           "",
           "`cv+` is CV+ (Barber et al. 2021, the K-fold form of jackknife+) over the training "
           "GPUs: each score is added to the prediction of the copy of the model trained without "
