@@ -32,6 +32,7 @@ KEYS = ["kernel", "config", "gpu"]
 # not numbers that must agree between repeats, but their count and spread
 SPREAD = ("runs", "time_s_min", "time_s_max")
 
+
 def _separator(first: str) -> str:
     """";" for a header line without a comma but with semicolons: the CSV a spreadsheet writes
     under a locale with decimal commas (German, French), whose numbers are then read with them."""
