@@ -324,9 +324,7 @@ def _launch(rec: dict, metrics: dict, line: int, path) -> dict:
            "_grid": _dims(rec.get("Grid Size")), "_block": _dims(rec.get("Block Size")),
            "_device_name": rec.get("Device Name") or None,
            "_cc": (rec.get("CC") or "").replace(",", ".") or None}
-    # the duration from .sum, or from .avg where only that was printed; never both added (a raw
-    # page prints .avg before .sum: adding them doubled every time)
-    timed = next((m for m in TIME_METRICS if m in metrics), None)
+    timed = duration_metric(metrics)
     if timed is not None:
         text, unit, at, unit_at = metrics[timed]
         row["time_s"] = to_si(timed, text, unit, path=path, row=at, unit_row=unit_at)
@@ -345,6 +343,13 @@ def _launch(rec: dict, metrics: dict, line: int, path) -> dict:
             else:
                 row[col] = v
     return row
+
+
+def duration_metric(metrics) -> str | None:
+    """The metric of ``metrics`` (names) that ``time_s`` comes from: .sum, else .avg where
+    only that was printed; never both added (a raw page prints .avg before .sum: adding them
+    doubled every time)."""
+    return next((m for m in TIME_METRICS if m in metrics), None)
 
 
 # ---- from per-launch rows to the canonical table (shared with ncu_rep) ----------------------

@@ -17,7 +17,7 @@ import pandas as pd
 
 from ...errors import InputError, MissingToolError
 from ..table import ProfileTable
-from .ncu_csv import NCU_METRICS, TIME_METRICS, finish, to_si
+from .ncu_csv import NCU_METRICS, TIME_METRICS, duration_metric, finish, to_si
 
 _LAUNCH_DIMS = ("launch__grid_dim_x", "launch__grid_dim_y", "launch__grid_dim_z",
                 "launch__block_dim_x", "launch__block_dim_y", "launch__block_dim_z")
@@ -70,15 +70,16 @@ def _launches(ctx, path) -> pd.DataFrame:
             cc = [metrics.get(c, (None, ""))[0] for c in _CC]
             if all(c is not None for c in cc):
                 row["_cc"] = ".".join(f"{float(c):.0f}" for c in cc)
+            timed = duration_metric(metrics)
+            if timed is not None:
+                row["time_s"] = to_si(timed, *metrics[timed], path=path, row=n)
             for name, (text, unit) in metrics.items():
-                if name in _LAUNCH_DIMS or name in _CC:
+                if name in _LAUNCH_DIMS or name in _CC or name in TIME_METRICS:
                     continue
                 v = to_si(name, text, unit, path=path, row=n)
-                col = NCU_METRICS[name][0] if name in NCU_METRICS else "time_s"
+                col = NCU_METRICS[name][0]
                 if col == "gpu":
                     row["_display_name"] = v
-                elif col == "time_s" and "time_s" in row:
-                    continue
                 elif col in row:
                     row[col] = row[col] + v
                 else:
