@@ -16,7 +16,7 @@ from ._common import (
 
 
 @click.command()
-@click.argument("tables", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.argument("tables", nargs=-1, required=True, type=click.Path())
 @click.option("--method", "-m", "methods", multiple=True,
               help="Method(s) to evaluate (repeat or comma-separate), or 'all'. Default: every "
                    "method the table's columns allow, baselines included (with --train or "
@@ -52,7 +52,7 @@ from ._common import (
                    "ranking and the JSON read the combined predictions.")
 @click.option("--plots", "plots_dir", type=click.Path(file_okay=False), metavar="DIR",
               help="Also draw the evaluation pictures into DIR.")
-@click.option("--train", "train_tables", multiple=True, type=click.Path(dir_okay=False),
+@click.option("--train", "train_tables", multiple=True, type=click.Path(),
               help="Fit the learned methods on this table (repeatable), then evaluate on TABLES.")
 @click.option("--split", type=click.Choice(["gpu", "config", "kernel"]),
               help="Train and test on TABLES by folds: gpu = leave one GPU out (the --target "

@@ -29,7 +29,7 @@ LOOPY_ONLY = ("params_files", "sizes")
 
 
 @click.command()
-@click.argument("profile", required=False, type=click.Path(dir_okay=False))
+@click.argument("profile", required=False, type=click.Path())
 @source_option(several=True)
 @click.option("--target", "-t",
               help="Target GPU(s), comma-separated (needed with a PROFILE): names as `gpuproj "

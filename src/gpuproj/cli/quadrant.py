@@ -20,7 +20,7 @@ from ._common import (
 @click.command()
 @click.option("--gpus", "-g", "gpu_names", required=True,
               help="GPUs to place, comma-separated (catalog names).")
-@click.option("--profile", "-p", type=click.Path(dir_okay=False),
+@click.option("--profile", "-p", type=click.Path(),
               help="Profile whose kernels are drawn (intensity = FLOP / DRAM bytes).")
 @source_option()
 @click.option("--kernel", "-k", help="Only kernels whose name matches this regular expression.")

@@ -18,7 +18,7 @@ from ._common import (
 
 
 @click.command()
-@click.argument("profile", type=click.Path(dir_okay=False))
+@click.argument("profile", type=click.Path())
 @source_option()
 @click.option("--target", "-t", required=True, help="Target GPU(s), comma-separated.")
 @click.option("--method", "-m",

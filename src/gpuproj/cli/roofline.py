@@ -17,7 +17,7 @@ from ._common import (
 
 
 @click.command()
-@click.argument("profile", type=click.Path(dir_okay=False))
+@click.argument("profile", type=click.Path())
 @source_option("--gpu", "-g")
 @click.option("--target", "-t", help="Also draw the rooflines of this GPU with the projected "
               "interval.")

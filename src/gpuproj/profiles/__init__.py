@@ -29,6 +29,8 @@ FORMATS = {
     "seed-report": ("seed_report", "Srivastava et al. report runs_*_final.csv"),
     "kerneltuner": ("kerneltuner", "KernelTuner cache tables, one time_ms__<GPU> column per GPU"),
     "neusight": ("neusight", "NeuSight operator latency tables"),
+    "rocprof": ("rocprof", "AMD rocprof CSV (results.csv), or an Omniperf / rocprof-compute "
+                "workload folder (pmc_perf*.csv, timestamps.csv, sysinfo.csv)"),
     "gpu-benches": ("gpu_benches", "gpu-benches L2 working-set sweeps, repeated small "
                     "kernels, roofline and stream occupancy sweeps (<gpu>.txt)"),
     "measurement": ("measurement", "plain measurement table: kernel, config, gpu, time_s, ..."),
@@ -56,6 +58,11 @@ def sniff(path) -> str:
     path = Path(path)
     if path.suffix == ".ncu-rep":
         return "ncu-rep"
+    if path.is_dir():
+        if _reader("rocprof").sniff_folder(path):
+            return "rocprof"
+        raise InputError("a folder is read only as an Omniperf workload (timestamps.csv, "
+                         "pmc_perf*.csv or results.csv, with sysinfo.csv); give a file", path=path)
     from .readers._io import head_text
 
     if path.stat().st_size == 0:

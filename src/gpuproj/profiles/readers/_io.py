@@ -41,7 +41,9 @@ def read_csv(path, sep: str = ",", text=()) -> pd.DataFrame:
                          path=path, row=2)
     # rows with one field more than the header (R's write.table): pandas made the first field,
     # the row name, the index; readers look rows up by a position index
-    df = df.reset_index(drop=True)
+    # copy(): pandas 3 keeps a block per column of a wide file (a rocprof pass prints 149), and
+    # adding a column to such a frame warns that it is fragmented
+    df = df.reset_index(drop=True).copy()
     df["_row"] = _record_lines(content, len(df), sep)
     return df
 
@@ -82,3 +84,20 @@ def resolve_gpus(names: pd.Series, path, rows: pd.Series | None = None,
             row = None if rows is None else int(rows[names == n].iloc[0])
             raise InputError(str(e), path=path, row=row, field=field) from None
     return names.map(ids)
+
+
+def group_launches(df: pd.DataFrame) -> pd.DataFrame:
+    """Per-launch rows -> one row per kernel, config and GPU: ``launches`` = their number,
+    every numeric column the mean per launch, ``time_s_min`` / ``time_s_max`` the spread and
+    ``_row`` the first file row (profilers that print one row per launch: ncu, rocprof)."""
+    if not len(df):
+        return df
+    num = [c for c in df.columns if c not in ("kernel", "config", "gpu", "launch_id")
+           and not c.startswith("_") and pd.api.types.is_numeric_dtype(df[c])]
+    g = df.groupby(["kernel", "config", "gpu"], sort=False)
+    agg = g[num].mean()
+    agg["launches"] = g.size()
+    agg["time_s_min"] = g["time_s"].min()
+    agg["time_s_max"] = g["time_s"].max()
+    agg["_row"] = g["_row"].min()
+    return agg.reset_index()

@@ -45,7 +45,7 @@ from ...files import read_text
 from ...units import unit_factor
 from ..table import ProfileTable
 from ._checks import parse_number, split_missing_names, split_unusable_times
-from ._io import resolve_gpus
+from ._io import group_launches, resolve_gpus
 
 # metric -> (canonical column, kind). Kinds: time, bytes, count, frequency, pct (0-100 -> 0-1),
 # string.
@@ -390,16 +390,8 @@ def finish(launches: pd.DataFrame, path, *, gpu=None, per_launch=False) -> Profi
     skipped += unusable
     if per_launch:
         df["launches"] = 1.0
-    elif len(df):
-        num = [c for c in df.columns if c not in ("kernel", "config", "gpu", "launch_id")
-               and not c.startswith("_") and pd.api.types.is_numeric_dtype(df[c])]
-        g = df.groupby(["kernel", "config", "gpu"], sort=False)
-        agg = g[num].mean()
-        agg["launches"] = g.size()
-        agg["time_s_min"] = g["time_s"].min()
-        agg["time_s_max"] = g["time_s"].max()
-        agg["_row"] = g["_row"].min()
-        df = agg.reset_index()
+    else:
+        df = group_launches(df)
     df = df.drop(columns=[c for c in df.columns if c.startswith("_") and c != "_row"])
     return ProfileTable.from_frame(df, skipped=skipped, origin=str(path))
 
