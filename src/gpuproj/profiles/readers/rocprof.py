@@ -62,6 +62,7 @@ from __future__ import annotations
 
 import re
 import warnings
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -136,7 +137,6 @@ def _read_one(path: Path) -> pd.DataFrame:
             continue
         conv[c] = numeric(df[c], path=path, field=c, rows=df["_row"])
     df = pd.concat([df.drop(columns=list(conv)), pd.DataFrame(conv, index=df.index)], axis=1)
-    df["_file"] = str(path)
     return df
 
 
@@ -161,12 +161,12 @@ def _joined(files: list[Path]) -> pd.DataFrame:
 
 
 # ---- the GPU ---------------------------------------------------------------------------
-def _gpu(gpu, sysinfo: Path | None, path):
+def _gpu(gpu, sysinfo: Path, path):
     """The catalog GPU: ``gpu`` (checked against ``sysinfo``), else the one catalog GPU with
     sysinfo's ISA and CU count."""
     from ...catalog import load_catalog, resolve
 
-    if sysinfo is None or not sysinfo.is_file():
+    if not sysinfo.is_file():
         if gpu is None:
             raise InputError("the file does not name the GPU (no sysinfo.csv beside it): pass "
                              "--source NAME (gpu=NAME in load())", path=path, field="gpu")
@@ -203,9 +203,7 @@ def _gpu(gpu, sysinfo: Path | None, path):
 # ---- counters -> canonical columns -------------------------------------------------------
 def _columns(df: pd.DataFrame, isa: str, wave: pd.Series) -> dict:
     """Canonical per-dispatch columns from the counters of ``df`` (see the module docstring)."""
-    def col(name):
-        return _float(df, name)
-
+    col = partial(_float, df)
     out = {}
     mi300 = isa.startswith("gfx94")
     ea = "TCC_EA0_" if mi300 else "TCC_EA_"
@@ -253,9 +251,7 @@ def _float(df: pd.DataFrame, name: str) -> pd.Series | None:
 
 
 def _launch(df: pd.DataFrame, isa: str) -> dict:
-    def col(name):
-        return _float(df, name)
-
+    col = partial(_float, df)
     out = {}
     grd, wgr = col("grd"), col("wgr")
     if wgr is not None:
@@ -298,7 +294,7 @@ def read(path, gpu: str | None = None) -> ProfileTable:
     g = _gpu(gpu, sysinfo, path)
     isa = (g.isa or "").lower()
     df = _joined(files)
-    timed = df["_file"].iloc[0]
+    timed = files[0]
     for c in ("BeginNs", "EndNs"):
         if c not in df.columns:
             raise InputError(f"missing required column '{c}'", path=timed, field=c)
