@@ -79,9 +79,12 @@ def test_rows_are_named_by_their_file_line(tmp_path, capsys):
 
 def test_a_measurement_table_short_of_a_column(tmp_path, capsys):
     q = tmp_path / "m.csv"
-    q.write_text("kernel,gpu,time_s\nk,h100-sxm5-80gb,1e-3\n")
+    q.write_text("name,gpu,time_s\nk,h100-sxm5-80gb,1e-3\n")
     code, _, err = run(capsys, "predict", str(q), "-t", "h200")
-    assert code == 2 and "missing 'config'" in one_error(err)
+    assert code == 2 and "missing 'kernel'" in one_error(err)
+    q.write_text("kernel,time_s\nk,1e-3\n")  # no GPU in the file, none on the command line
+    code, _, err = run(capsys, "predict", str(q), "-t", "h200")
+    assert code == 2 and "no 'gpu' column" in one_error(err) and "--source" in one_error(err)
     q.write_text("name,value\nk,1\n")  # nothing of a measurement table: no guess
     code, _, err = run(capsys, "predict", str(q), "-t", "h200")
     assert code == 2 and "cannot tell the format of this file" in one_error(err)
@@ -459,6 +462,36 @@ def test_repeated_runs_in_a_measurement_table_become_one_row(tmp_path, capsys):
     assert code == 2 and one_error(err).endswith(
         "runs.csv: rows 2 and 3 repeat kernel, config and gpu but differ in 'tile': put it in "
         "config, or drop it")
+
+
+def test_a_measurement_table_of_kernels_and_times_needs_no_gpu_or_config_column(tmp_path,
+                                                                               capsys):
+    """An application's own timings (kernel, time, counts) with the GPU named by --source: the
+    table a user writes first. It predicts what the same table with gpu and config columns
+    predicts; a kernel timed three times is three runs of it."""
+    from gpuproj.profiles import load
+
+    short = tmp_path / "app.csv"
+    short.write_text("kernel,time_s,fp32_flops,dram_bytes\nstencil,1e-3,1e9,4e8\n"
+                     "reduce,2e-4,1e6,2e8\nreduce,4e-4,1e6,2e8\nreduce,3e-4,1e6,2e8\n")
+    full = tmp_path / "full.csv"
+    full.write_text("kernel,config,gpu,time_s,fp32_flops,dram_bytes\n"
+                    "stencil,default,a100-sxm4-40gb,1e-3,1e9,4e8\n"
+                    "reduce,default,a100-sxm4-40gb,3e-4,1e6,2e8\n")
+    t = load(short, gpu="A100 SXM4 40GB").df.set_index("kernel")
+    assert t.loc["reduce", ["config", "gpu", "time_s", "runs"]].tolist() == [
+        "default", "a100-sxm4-40gb", 3e-4, 3]
+    args = ("-t", "h100-sxm5-80gb", "-m", "all", "--json")
+    code, out, _ = run(capsys, "predict", str(short), "--source", "a100-sxm4-40gb", *args)
+    assert code == 0
+    code, out_full, _ = run(capsys, "predict", str(full), *args)
+    assert code == 0
+    assert json.loads(out)["predictions"] == json.loads(out_full)["predictions"]
+    # a canonical name with its words swapped is kept, but said: no model would read it
+    short.write_text(short.read_text().replace("fp32_flops", "flops_fp32"))
+    code, _, err = run(capsys, "predict", str(short), "--source", "a100-sxm4-40gb", *args)
+    assert code == 0 and ("app.csv: column 'flops_fp32' is not a canonical column and no model "
+                          "reads it; did you mean 'fp32_flops'?") in err
 
 
 def test_rows_that_already_merged_runs_keep_their_spread_and_count(tmp_path):

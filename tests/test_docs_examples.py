@@ -74,8 +74,8 @@ HELP_CANNOT_RUN = {
 
 
 def stage_user_files(folder):
-    """The stand-ins of STAND_INS, and train.csv / test.csv: the Rodinia excerpt's GPUs split
-    six for training, three for testing."""
+    """The stand-ins of STAND_INS, app.csv, and train.csv / test.csv: the Rodinia excerpt's GPUs
+    split six for training, three for testing."""
     import gzip
 
     import pandas as pd
@@ -83,6 +83,12 @@ def stage_user_files(folder):
     for name, source in STAND_INS.items():
         data = (ROOT / source).read_bytes()
         (folder / name).write_bytes(gzip.compress(data) if name.endswith(".gz") else data)
+    # a plain table of kernels, times and counts, the GPU named on the command line: the
+    # example profile's three kernels in those columns
+    from gpuproj.profiles import load
+
+    app = load(ROOT / "examples/rodinia-p100-nvprof.csv").df
+    app[["kernel", "time_s", "fp32_flops", "dram_bytes"]].to_csv(folder / "app.csv", index=False)
     rows = pd.read_csv(ROOT / "tests/data/amaris-9gpus-bpnn_adjust_weights.csv")
     train = rows["gpu_name"].isin(sorted(rows["gpu_name"].unique())[:6])
     rows[train].to_csv(folder / "train.csv", index=False)

@@ -99,6 +99,7 @@ def predict(profile, source, target, method, model_paths, kernel, fmt, reader_op
       gpuproj predict examples/rodinia-p100-nvprof.csv --target H100-SXM5-80GB,H200
       gpuproj predict run.ncu-rep --target a100-sxm4-80gb --method all --json
       gpuproj predict run.csv --target 'h100*,h200*,mi3*' --method hierarchical-ext
+      gpuproj predict app.csv --source p100-pcie-16gb -t h100-sxm5-80gb  # kernel,time_s,dram_bytes
       gpuproj predict run.csv -t a100-sxm4-80gb --model models/residual --method hierarchical
       gpuproj predict gemm_4096.csv -s titan-rtx -t rtx-3090 -m same,hierarchical-ext --shortlist 5
       gpuproj predict bpnn_adjust_weights_cuda_9gpus.csv.gz --source all -t h100-pcie-80gb

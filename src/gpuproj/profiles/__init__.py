@@ -33,7 +33,8 @@ FORMATS = {
                 "workload folder (pmc_perf*.csv, timestamps.csv, sysinfo.csv)"),
     "gpu-benches": ("gpu_benches", "gpu-benches L2 working-set sweeps, repeated small "
                     "kernels, roofline and stream occupancy sweeps (<gpu>.txt)"),
-    "measurement": ("measurement", "plain measurement table: kernel, config, gpu, time_s, ..."),
+    "measurement": ("measurement", "plain measurement table: kernel, time_s, optional gpu, "
+                    "config and counts"),
 }
 
 
@@ -75,12 +76,11 @@ def sniff(path) -> str:
         if mod.sniff(path, head):
             return fmt
     from .readers.measurement import missing_columns
-    from .schema import REQUIRED
 
     missing = missing_columns(head)
     if missing:
         # most hand-made tables are measurement tables short of a column: say which
-        raise InputError(f"a measurement table needs the columns {', '.join(REQUIRED)}; "
+        raise InputError("a measurement table needs the columns kernel and time_s; "
                          f"missing {', '.join(repr(c) for c in missing)} (or pass --format: "
                          f"{', '.join(FORMATS)})", path=path)
     raise InputError("cannot tell the format of this file; pass --format "

@@ -2,9 +2,15 @@
 A CSV file separated by semicolons, as spreadsheets write it under locales with decimal commas,
 is read with decimal commas (``0,0125``).
 
-Required columns: ``kernel``, ``config``, ``gpu``, ``time_s``; any other canonical column of
-``profiles.schema.COLUMNS`` may be present (``docs/profiles.md``). Columns that are not canonical
-are kept as they are (e.g. tuning parameters, useful to learned models). Rows that repeat a
+Required columns: ``kernel`` and ``time_s``. ``gpu`` may be left out when ``gpu=``
+(``--source``) names the GPU of every row; ``config`` may be left out when each kernel ran in
+one configuration (it becomes ``default``): ``kernel,time_s,fp32_flops,dram_bytes`` with
+``--source`` is a whole profile. Any other canonical column of ``profiles.schema.COLUMNS`` may
+be present (``docs/profiles.md``). Columns that are not canonical
+are kept as they are (e.g. tuning parameters, useful to learned models); one whose name is a
+canonical column's with its words reordered or a letter off (``flops_fp32``, ``dram_byte``) is
+kept too, with an ``InputWarning`` naming the column meant, since the models would not use it.
+Rows that repeat a
 (kernel, config, GPU) are repeated runs of the same work and become one row: median ``time_s``
 and median counts, ``runs`` = the number of runs, ``time_s_min`` / ``time_s_max`` the spread (a
 row that already stands for several runs, as gpuproj's own tables do, counts with its ``runs``
@@ -17,17 +23,21 @@ Parquet file, which has no header row (the first record is row 1).
 
 from __future__ import annotations
 
+import difflib
+import warnings
 from pathlib import Path
 
 import pandas as pd
 
-from ...errors import InputError
-from ..schema import NUMERIC, REQUIRED
+from ...errors import InputError, InputWarning
+from ..schema import COLUMNS, NUMERIC, REQUIRED
 from ..table import ProfileTable
 from ._checks import numeric, split_missing_names, split_unusable_times
 from ._io import head_text, read_csv, resolve_gpus
 
 KEYS = ["kernel", "config", "gpu"]
+# what the file itself must have: the GPU may come from gpu=, a missing config is "default"
+NEEDS = ("kernel", "time_s")
 # what a merged row says of its runs (gpuproj's own tables have them): not canonical columns, so
 # not numbers that must agree between repeats, but their count and spread
 SPREAD = ("runs", "time_s_min", "time_s_max")
@@ -45,15 +55,15 @@ def _header(head: str) -> set:
 
 
 def sniff(path, head: str) -> bool:
-    return Path(path).suffix == ".parquet" or set(REQUIRED) <= _header(head)
+    return Path(path).suffix == ".parquet" or set(NEEDS) <= _header(head)
 
 
 def missing_columns(head: str) -> list:
-    """The required columns a CSV header lacks, when it has at least two of them (a measurement
-    table short of a column rather than another format); [] otherwise."""
+    """The columns of ``NEEDS`` a CSV header lacks, when it has at least two of ``REQUIRED`` (a
+    measurement table short of a column rather than another format); [] otherwise."""
     cols = _header(head)
     have = [c for c in REQUIRED if c in cols]
-    return [c for c in REQUIRED if c not in cols] if len(have) >= 2 else []
+    return [c for c in NEEDS if c not in cols] if len(have) >= 2 else []
 
 
 def read(path, gpu: str | None = None) -> ProfileTable:
@@ -74,11 +84,17 @@ def read(path, gpu: str | None = None) -> ProfileTable:
             for c in NUMERIC:
                 if c in df.columns and not pd.api.types.is_numeric_dtype(df[c]):
                     df[c] = df[c].str.replace(",", ".", regex=False)
+    _warn_near_misses(df.columns, path)
     if gpu is not None and "gpu" not in df.columns:
         df["gpu"] = gpu
-    for c in REQUIRED:
+    if "config" not in df.columns:
+        df["config"] = "default"
+    for c in NEEDS:
         if c not in df.columns:
             raise InputError(f"missing required column '{c}'", path=path)
+    if "gpu" not in df.columns:
+        raise InputError("no 'gpu' column: add one, or name the GPU of every row with "
+                         "--source NAME (gpu=NAME in load())", path=path)
     # a numeric column with text in it is an error (a typo), not a silently skipped row;
     # an empty cell is a missing value
     for c in (*NUMERIC, *SPREAD):
@@ -91,6 +107,26 @@ def read(path, gpu: str | None = None) -> ProfileTable:
     df["config"] = df["config"].astype(str)
     df["gpu"] = resolve_gpus(df["gpu"].astype(str), path, rows=df["_row"])
     return ProfileTable.from_frame(_merge_runs(df, path), skipped=skipped, origin=str(path))
+
+
+def near_miss(name: str, present) -> str | None:
+    """The canonical column ``name`` was probably meant to be, where the file lacks it: the
+    same words in another order, or a spelling one or two letters off."""
+    words = sorted(name.lower().split("_"))
+    for c in COLUMNS:
+        if c not in present and sorted(c.split("_")) == words:
+            return c
+    close = difflib.get_close_matches(name.lower(), [c for c in COLUMNS if c not in present],
+                                      n=1, cutoff=0.85)
+    return close[0] if close else None
+
+
+def _warn_near_misses(columns, path) -> None:
+    for c in columns:
+        meant = None if c in COLUMNS or c in (*SPREAD, "_row") else near_miss(c, columns)
+        if meant:
+            warnings.warn(InputWarning(f"{path}: column '{c}' is not a canonical column and no "
+                                       f"model reads it; did you mean '{meant}'?"), stacklevel=3)
 
 
 def _merge_runs(df: pd.DataFrame, path) -> pd.DataFrame:
