@@ -7,7 +7,13 @@
 #   details.csv    ncu --csv --page details                  (default sections, long layout)
 #   <gpu>.ncu-rep  ncu -o                                    (the report file, for ncu_report)
 # and rep-read.json: `gpuproj predict` on the .ncu-rep through NVIDIA's own ncu_report module,
-# when ncu ships it. Needs suite/build/srivastava (bash suite/build.sh -a sm_90).
+# when ncu ships it. Then, where Nsight Systems is installed, the same three kernels timed as
+# the suite times them (no profiler replay) under nsys, exported as `nsys stats --format csv`
+# writes them, for a reader of whole-application timelines:
+#   <gpu>-nsys_cuda_gpu_trace.csv     one row per launch (grid, block, registers, device)
+#   <gpu>-nsys_cuda_gpu_kern_sum.csv  one row per kernel (instances, mean and median time)
+#   <gpu>-nsys.driver.jsonl           the suite's own event timings of the same launches
+# Needs suite/build/srivastava (bash suite/build.sh -a sm_90).
 #
 #   bash suite/fixtures.sh [--out DIR]        # DIR defaults to $OUT, else out/fixtures
 set -u
@@ -21,6 +27,7 @@ NCU="$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null)"
 GPU="$(nvidia-smi --query-gpu=name --format=csv,noheader | head -n 1 | tr 'A-Z' 'a-z' |
   sed 's/[^a-z0-9]\{1,\}/-/g; s/^-//; s/-$//')"
 BIN="$REPO/suite/build/srivastava"
+WORK_NSYS="$(mktemp -d /tmp/fixtures-nsys.XXXXXX)"  # the .nsys-rep and its .sqlite stay here
 METRICS="$(python3 -c 'from gpuproj.profiles.readers.ncu_csv import NCU_METRICS; print(",".join(NCU_METRICS))')"
 K='regex:^(vector_add|saxpy|reduce_sum)$'
 run() {  # NAME NCU-ARGS... : one ncu run of the three kernels, its log beside it
@@ -41,4 +48,17 @@ python3 -m gpuproj.cli.main predict "$OUTDIR/$GPU.ncu-rep" --target h200-sxm-141
   > "$OUTDIR/rep-read.json" 2> "$OUTDIR/rep-read.stderr.txt"
 echo "rep-read: rc=$?"
 "$NCU" --version > "$OUTDIR/ncu-version.txt"
+NSYS="$(command -v nsys || ls /usr/local/cuda/bin/nsys /opt/nvidia/nsight-systems/*/bin/nsys 2>/dev/null | head -n 1)"
+if [ -n "$NSYS" ]; then
+  "$NSYS" profile --trace=cuda --sample=none --cpuctxsw=none -f true -o "$WORK_NSYS/$GPU-nsys" \
+    "$BIN" --sizes small --kernels vector_add,saxpy,reduce_sum \
+    > "$OUTDIR/$GPU-nsys.driver.jsonl" 2> "$OUTDIR/nsys.stderr.txt"
+  echo "nsys profile: rc=$?"
+  "$NSYS" stats --report cuda_gpu_trace --report cuda_gpu_kern_sum --format csv \
+    --output "$OUTDIR/$GPU-nsys" "$WORK_NSYS/$GPU-nsys.nsys-rep" >> "$OUTDIR/nsys.stderr.txt" 2>&1
+  echo "nsys stats: rc=$?"
+  "$NSYS" --version > "$OUTDIR/nsys-version.txt"
+else
+  echo "nsys: not installed, no timeline fixtures"
+fi
 ls -la "$OUTDIR"
