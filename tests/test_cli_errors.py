@@ -224,8 +224,9 @@ def test_one_method_names_itself_once_above_its_assumptions(capsys):
 def test_targets_by_wildcard_and_their_assumptions_grouped(capsys):
     code, out, _ = run(capsys, "predict", EXAMPLE, "-t", "mi3*,h1*,h200", "--json")
     targets = json.loads(out)["targets"]
-    assert code == 0 and targets == ["mi300x", "mi325x", "mi350x", "mi355x", "h100-pcie-80gb",
-                                     "h100-sxm5-80gb", "h100-nvl-94gb", "h200-sxm-141gb"]
+    assert code == 0 and targets == ["mi300a", "mi300x", "mi325x", "mi350x", "mi355x",
+                                     "h100-pcie-80gb", "h100-sxm5-80gb", "h100-nvl-94gb",
+                                     "h200-sxm-141gb"]
     from gpuproj.predict import predict
     from gpuproj.profiles import load
 

@@ -22,11 +22,11 @@ def test_list_table_and_vendor_filter(capsys):
 def test_list_selects_as_predict_target_does(capsys):
     code, out, _ = run(capsys, "gpus", "list", "h100*,H200,mi3*", "--json")
     assert code == 0 and [r["id"] for r in json.loads(out)] == [
-        "h100-pcie-80gb", "h100-sxm5-80gb", "h100-nvl-94gb", "h200-sxm-141gb", "mi300x", "mi325x",
-        "mi350x", "mi355x"]
+        "h100-pcie-80gb", "h100-sxm5-80gb", "h100-nvl-94gb", "h200-sxm-141gb", "mi300a", "mi300x",
+        "mi325x", "mi350x", "mi355x"]
     code, out, _ = run(capsys, "gpus", "list", "h100*,mi3*", "--vendor", "amd", "--json")
     assert code == 0 and [r["id"] for r in json.loads(out)] == [
-        "mi300x", "mi325x", "mi350x", "mi355x"]
+        "mi300a", "mi300x", "mi325x", "mi350x", "mi355x"]
     code, out, err = run(capsys, "gpus", "list", "zz*")
     assert code == 2 and "no GPU id matches 'zz*'" in err
 

@@ -377,7 +377,7 @@ def select(names) -> list[GPU]:
     wildcards on ids (``h100*``, ``mi3*``, ``*-80gb``), which match in catalog order.
 
     >>> [g.id for g in select(["mi3*", "H200", "mi300x"])]
-    ['mi300x', 'mi325x', 'mi350x', 'mi355x', 'h200-sxm-141gb']
+    ['mi300a', 'mi300x', 'mi325x', 'mi350x', 'mi355x', 'h200-sxm-141gb']
     """
     names = [names] if isinstance(names, (str, GPU)) else list(names)
     out: dict[str, GPU] = {}
