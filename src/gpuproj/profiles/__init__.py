@@ -31,6 +31,8 @@ FORMATS = {
     "neusight": ("neusight", "NeuSight operator latency tables"),
     "rocprof": ("rocprof", "AMD rocprof CSV (results.csv), or an Omniperf / rocprof-compute "
                 "workload folder (pmc_perf*.csv, timestamps.csv, sysinfo.csv)"),
+    "rocprofv3": ("rocprofv3", "AMD rocprofv3 kernel trace or counter collection CSV (with "
+                  "the run's agent_info.csv)"),
     "gpu-benches": ("gpu_benches", "gpu-benches L2 working-set sweeps, repeated small "
                     "kernels, roofline and stream occupancy sweeps (<gpu>.txt)"),
     "measurement": ("measurement", "plain measurement table: kernel, time_s, optional gpu, "

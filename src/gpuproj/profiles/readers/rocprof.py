@@ -164,7 +164,7 @@ def _joined(files: list[Path]) -> pd.DataFrame:
 def _gpu(gpu, sysinfo: Path, path):
     """The catalog GPU: ``gpu`` (checked against ``sysinfo``), else the one catalog GPU with
     sysinfo's ISA and CU count."""
-    from ...catalog import load_catalog, resolve
+    from ...catalog import resolve
 
     if not sysinfo.is_file():
         if gpu is None:
@@ -175,29 +175,36 @@ def _gpu(gpu, sysinfo: Path, path):
     for c in ("gpu_soc", "numCU"):
         if c not in info.columns:
             raise InputError(f"missing column '{c}'", path=sysinfo, field=c)
-    soc = str(info["gpu_soc"].iloc[0]).strip()
     cus = numeric(info["numCU"], path=sysinfo, field="numCU", rows=info["_row"]).iloc[0]
+    return fit_gpu(gpu, str(info["gpu_soc"].iloc[0]).strip(), cus, sysinfo, 2, "gpu_soc")
+
+
+def fit_gpu(gpu, isa: str, cus: float, path, row: int, field: str):
+    """The catalog GPU of a profile whose GPU is an ``isa`` with ``cus`` compute units (as a
+    profiler's description of the machine says, in ``path`` at ``row``): ``gpu`` where the user
+    named one, which must be such a GPU, else the one catalog GPU that is."""
+    from ...catalog import load_catalog, resolve
 
     def fits(g):
         n = g.values.get("sm_count")
-        return (g.isa or "").lower() == soc.lower() and n is not None and n.value == cus
+        return (g.isa or "").lower() == isa.lower() and n is not None and n.value == cus
 
     if gpu is not None:
         g = resolve(gpu)
         if not fits(g):
-            raise InputError(f"the profile was taken on a {soc} GPU with {cus:.0f} CUs, but "
+            raise InputError(f"the profile was taken on a {isa} GPU with {cus:.0f} CUs, but "
                              f"{g.id} is {g.isa} with {g.value('sm_count'):.0f}: name the GPU "
-                             "it was taken on", path=sysinfo, row=2, field="gpu_soc")
+                             "it was taken on", path=path, row=row, field=field)
         return g
     cands = [g for g in load_catalog() if fits(g)]
     if len(cands) == 1:
         return cands[0]
-    what = f"{soc} with {cus:.0f} CUs"
+    what = f"{isa} with {cus:.0f} CUs"
     if not cands:
         raise InputError(f"no catalog GPU is a {what}: pass --source NAME, or add the GPU to "
-                         "the catalog", path=sysinfo, row=2, field="gpu_soc")
+                         "the catalog", path=path, row=row, field=field)
     raise InputError(f"a {what} is any of {', '.join(g.id for g in cands)}: pass --source "
-                     "NAME", path=sysinfo, row=2, field="gpu_soc")
+                     "NAME", path=path, row=row, field=field)
 
 
 # ---- counters -> canonical columns -------------------------------------------------------
@@ -292,12 +299,21 @@ def read(path, gpu: str | None = None) -> ProfileTable:
     else:
         files, sysinfo = [path], path.parent / "sysinfo.csv"
     g = _gpu(gpu, sysinfo, path)
-    isa = (g.isa or "").lower()
     df = _joined(files)
-    timed = files[0]
     for c in ("BeginNs", "EndNs"):
         if c not in df.columns:
-            raise InputError(f"missing required column '{c}'", path=timed, field=c)
+            raise InputError(f"missing required column '{c}'", path=files[0], field=c)
+    out, skipped = dispatches(df, g, path, files[0], name_field="KernelName",
+                              time_field="EndNs - BeginNs")
+    return ProfileTable.from_frame(group_launches(out), skipped=skipped, origin=str(path))
+
+
+def dispatches(df: pd.DataFrame, g, path, timed, name_field: str, time_field: str):
+    """Canonical per-dispatch rows, and the rows skipped, of ``df``: dispatches on the catalog
+    GPU ``g`` in rocprof's column names (``KernelName``, ``BeginNs``, ``EndNs``, launch columns,
+    counters; ``wave_size`` where the profile gives it), read from ``timed``, the file whose
+    rows the errors name, as ``name_field`` and ``time_field`` name its columns."""
+    isa = (g.isa or "").lower()
     if all(pd.api.types.is_integer_dtype(df[c]) for c in ("BeginNs", "EndNs")):
         ns = (df["EndNs"].astype("int64") - df["BeginNs"].astype("int64")).astype(float)
     else:
@@ -310,13 +326,12 @@ def read(path, gpu: str | None = None) -> ProfileTable:
         warnings.warn(InputWarning(
             f"{path}: counters are read on gfx908, gfx90a and gfx94x (MI100-MI300), whose "
             f"formulas gpuproj knows; {g.id} is {isa}: times and launch sizes only"),
-            stacklevel=2)
+            stacklevel=3)
     launch = _launch(df, isa)
     kernel = df["KernelName"].astype(object).map(
         lambda k: k if pd.isna(k) else re.sub(r"(\s*\[clone \.kd\]|\.kd)$", "", str(k).strip()))
     out = pd.DataFrame({"kernel": kernel, "config": _config(launch, df.index), "gpu": g.id,
                         "time_s": ns * 1e-9, **launch, **counters, "_row": df["_row"]})
-    out, skipped = split_missing_names(out, timed, {"kernel": "KernelName"})
-    out, unusable = split_unusable_times(out, timed, field="EndNs - BeginNs")
-    out = group_launches(out)
-    return ProfileTable.from_frame(out, skipped=skipped + unusable, origin=str(path))
+    out, skipped = split_missing_names(out, timed, {"kernel": name_field})
+    out, unusable = split_unusable_times(out, timed, field=time_field)
+    return out, skipped + unusable
