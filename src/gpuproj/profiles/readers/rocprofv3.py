@@ -119,8 +119,9 @@ def _one_row_per_dispatch(df: pd.DataFrame, path, names: dict) -> pd.DataFrame:
 
 
 def _launch_sizes(df: pd.DataFrame, path, names: dict) -> pd.DataFrame:
-    """Grid and workgroup sizes as totals of work-items (``grd``, ``wgr``), the timestamps as
-    integers, the launch columns as numbers."""
+    """Grid and workgroup sizes as totals of work-items (``grd``, ``wgr``) and the launch
+    columns as numbers, checked here where the row of a bad cell is known; nanosecond stamps
+    stay integers (past 2**53 ns floats would round them)."""
     df = df.copy()
     for total, prefix in (("grd", "grid_size_"), ("wgr", "workgroup_size_")):
         dims = [c for c in df.columns if str(c).lower().startswith(prefix)]
