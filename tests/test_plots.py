@@ -361,7 +361,7 @@ def test_targets_compared_by_application_total(tmp_path):
 def test_cli_predict_plot_compares_many_targets(tmp_path):
     from gpuproj.plots import MAX_PANELS
 
-    targets = "h100*,h200*,mi3*"  # five GPUs
+    targets = "h100*,h200*,mi3*"  # nine GPUs
     out = tmp_path / "cmp.png"
     r = CliRunner().invoke(cli, ["predict", "examples/rodinia-p100-nvprof.csv", "-t", targets,
                                  "--plot", str(out), "--json"])
@@ -370,7 +370,7 @@ def test_cli_predict_plot_compares_many_targets(tmp_path):
 
     import matplotlib.image
 
-    assert len(json.loads(r.stdout)["targets"]) == 8 > MAX_PANELS
+    assert len(json.loads(r.stdout)["targets"]) == 9 > MAX_PANELS
     # one row per target, not one panel per target: wider than tall
     h, w = matplotlib.image.imread(out).shape[:2]
     assert w > h

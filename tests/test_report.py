@@ -125,7 +125,7 @@ def test_report_on_many_targets_compares_them_first(tmp_path):
              "-m", "bandwidth,hierarchical", "-o", str(out)])
     page = Page(out.read_text(encoding="utf-8"))
     alts = [im["alt"] for im in page.images]
-    # the five targets compared, then projection bars and rooflines of the four fastest only
+    # the nine targets compared, then projection bars and rooflines of the four fastest only
     assert alts[:2] == ["targets compared", "projection bars"]
     assert len([a for a in alts if a.startswith("roofline")]) == MAX_PANELS == 4
     assert "roofline tesla-p100-pcie-16gb to h100-pcie-80gb" not in alts  # the slowest
