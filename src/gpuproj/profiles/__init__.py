@@ -77,12 +77,12 @@ def sniff(path) -> str:
         mod = _reader(fmt)
         if mod.sniff(path, head):
             return fmt
-    from .readers.measurement import missing_columns
+    from .readers.measurement import NEEDS, missing_columns
 
     missing = missing_columns(head)
     if missing:
         # most hand-made tables are measurement tables short of a column: say which
-        raise InputError("a measurement table needs the columns kernel and time_s; "
+        raise InputError(f"a measurement table needs the columns {' and '.join(NEEDS)}; "
                          f"missing {', '.join(repr(c) for c in missing)} (or pass --format: "
                          f"{', '.join(FORMATS)})", path=path)
     raise InputError("cannot tell the format of this file; pass --format "

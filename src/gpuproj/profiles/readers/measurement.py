@@ -109,7 +109,7 @@ def read(path, gpu: str | None = None) -> ProfileTable:
     return ProfileTable.from_frame(_merge_runs(df, path), skipped=skipped, origin=str(path))
 
 
-def near_miss(name: str, present) -> str | None:
+def _near_miss(name: str, present) -> str | None:
     """The canonical column ``name`` was probably meant to be, where the file lacks it: the
     same words in another order, or a spelling one or two letters off."""
     words = sorted(name.lower().split("_"))
@@ -123,7 +123,7 @@ def near_miss(name: str, present) -> str | None:
 
 def _warn_near_misses(columns, path) -> None:
     for c in columns:
-        meant = None if c in COLUMNS or c in (*SPREAD, "_row") else near_miss(c, columns)
+        meant = None if c in COLUMNS or c in (*SPREAD, "_row") else _near_miss(c, columns)
         if meant:
             warnings.warn(InputWarning(f"{path}: column '{c}' is not a canonical column and no "
                                        f"model reads it; did you mean '{meant}'?"), stacklevel=3)

@@ -115,9 +115,7 @@ def _folder_files(path: Path) -> list[Path]:
 
 # ---- reading and joining the files ---------------------------------------------------------
 def _read_one(path: Path) -> pd.DataFrame:
-    """One rocprof CSV, the columns gpuproj reads checked as numbers here, where the file and
-    row of a bad cell are known (nanosecond stamps stay integers: past 2**53 ns, 104 days of
-    uptime, floats would round them)."""
+    """One rocprof CSV, the columns gpuproj reads checked as numbers."""
     df = read_csv(path).rename(columns=RENAMES)
     # per-channel counters (TCC_EA_RDREQ[7]) are also summed in the _sum columns read here
     df = df[[c for c in df.columns if "[" not in str(c)]]
@@ -125,19 +123,26 @@ def _read_one(path: Path) -> pd.DataFrame:
         if c not in df.columns:
             raise InputError(f"missing required column '{c}' (not a rocprof CSV?)", path=path,
                              field=c)
+    read = [c for c in df.columns if c in NUMBERS or c.startswith(("SQ_INSTS", "TCC_", "TCP_"))]
+    return checked_numbers(df, read, path)
+
+
+def checked_numbers(df: pd.DataFrame, columns, path, names: dict | None = None) -> pd.DataFrame:
+    """``df`` with ``columns`` read as numbers, checked here, where the file and row of a bad
+    cell are known (``names``: the file's own name of a renamed column). Nanosecond stamps
+    (``BeginNs``, ``EndNs``) stay integers: past 2**53 ns, 104 days of uptime, floats would
+    round them."""
+    names = names or {}
     conv = {}
-    for c in df.columns:
-        if c not in NUMBERS and not c.startswith(("SQ_INSTS", "TCC_", "TCP_")):
-            continue
+    for c in columns:
         if c in ("BeginNs", "EndNs") and pd.api.types.is_integer_dtype(df[c]):
             neg = np.flatnonzero((df[c] < 0).to_numpy())
             if len(neg):
                 raise InputError(f"{df[c].iloc[neg[0]]} is negative", path=path,
-                                 row=int(df["_row"].iloc[neg[0]]), field=c)
+                                 row=int(df["_row"].iloc[neg[0]]), field=names.get(c, c))
             continue
-        conv[c] = numeric(df[c], path=path, field=c, rows=df["_row"])
-    df = pd.concat([df.drop(columns=list(conv)), pd.DataFrame(conv, index=df.index)], axis=1)
-    return df
+        conv[c] = numeric(df[c], path=path, field=names.get(c, c), rows=df["_row"])
+    return pd.concat([df.drop(columns=list(conv)), pd.DataFrame(conv, index=df.index)], axis=1)
 
 
 def _joined(files: list[Path]) -> pd.DataFrame:

@@ -34,14 +34,13 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from ...errors import InputError
 from ..table import ProfileTable, Skipped
 from ._checks import numeric
 from ._io import group_launches, read_csv
-from .rocprof import dispatches, fit_gpu
+from .rocprof import checked_numbers, dispatches, fit_gpu
 
 # rocprofv3's (and rocpd's) column names, lower-cased -> the rocprof v1 names of rocprof.py
 RENAMES = {"kernel_name": "KernelName", "start_timestamp": "BeginNs",
@@ -119,9 +118,8 @@ def _one_row_per_dispatch(df: pd.DataFrame, path, names: dict) -> pd.DataFrame:
 
 
 def _launch_sizes(df: pd.DataFrame, path, names: dict) -> pd.DataFrame:
-    """Grid and workgroup sizes as totals of work-items (``grd``, ``wgr``) and the launch
-    columns as numbers, checked here where the row of a bad cell is known; nanosecond stamps
-    stay integers (past 2**53 ns floats would round them)."""
+    """Grid and workgroup sizes as totals of work-items (``grd``, ``wgr``), and the launch
+    and time columns checked as numbers."""
     df = df.copy()
     for total, prefix in (("grd", "grid_size_"), ("wgr", "workgroup_size_")):
         dims = [c for c in df.columns if str(c).lower().startswith(prefix)]
@@ -130,18 +128,9 @@ def _launch_sizes(df: pd.DataFrame, path, names: dict) -> pd.DataFrame:
             for c in sorted(dims):
                 size = size * numeric(df[c], path=path, field=c, rows=df["_row"])
             df[total] = size
-    for c in ("grd", "wgr", "lds", "arch_vgpr", "accum_vgpr"):
-        if c in df.columns:
-            df[c] = numeric(df[c], path=path, field=names.get(c, c), rows=df["_row"])
-    for c in ("BeginNs", "EndNs"):
-        if not pd.api.types.is_integer_dtype(df[c]):
-            df[c] = numeric(df[c], path=path, field=names[c], rows=df["_row"])
-        else:
-            neg = np.flatnonzero((df[c] < 0).to_numpy())
-            if len(neg):
-                raise InputError(f"{df[c].iloc[neg[0]]} is negative", path=path,
-                                 row=int(df["_row"].iloc[neg[0]]), field=names[c])
-    return df
+    read = [c for c in ("grd", "wgr", "lds", "arch_vgpr", "accum_vgpr", "BeginNs", "EndNs")
+            if c in df.columns]
+    return checked_numbers(df, read, path, names)
 
 
 def _agent_file(path: Path) -> Path | None:
