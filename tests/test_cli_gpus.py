@@ -64,9 +64,12 @@ def test_show_json_round_trips_the_file(capsys):
                                         "source": d["values"]["warp_size"]["source"]}
 
 
-def test_resolve_prints_id(capsys):
-    code, out, _ = run(capsys, "gpus", "resolve", "Tesla V100-PCIE-32GB")
-    assert (code, out.strip()) == (0, "v100-pcie-32gb")
+@pytest.mark.parametrize("name,gid", [("Tesla V100-PCIE-32GB", "v100-pcie-32gb"),
+                                      ("NVIDIA Thor", "jetson-agx-thor"),
+                                      ("Thor", "jetson-agx-thor")])
+def test_resolve_prints_id(capsys, name, gid):
+    code, out, _ = run(capsys, "gpus", "resolve", name)
+    assert (code, out.strip()) == (0, gid)
 
 
 @pytest.mark.parametrize("name,msg", [("V100", "ambiguous"), ("Voodoo 5", "unknown GPU")])
