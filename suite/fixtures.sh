@@ -9,7 +9,7 @@
 # and rep-read.json: `gpuproj predict` on the .ncu-rep through NVIDIA's own ncu_report module,
 # when ncu ships it. Then, where Nsight Systems is installed, the same three kernels timed as
 # the suite times them (no profiler replay) under nsys, exported as `nsys stats --format csv`
-# writes them, for a reader of whole-application timelines:
+# writes them, for the nsys reader (src/gpuproj/profiles/readers/nsys.py):
 #   <gpu>-nsys_cuda_gpu_trace.csv     one row per launch (grid, block, registers, device)
 #   <gpu>-nsys_cuda_gpu_kern_sum.csv  one row per kernel (instances, mean and median time)
 #   <gpu>-nsys.driver.jsonl           the suite's own event timings of the same launches

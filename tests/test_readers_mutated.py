@@ -34,9 +34,13 @@ FIXTURES = {  # name -> (text, load() options)
     "ncu-raw": (DATA / "ncu-handbuilt-h100-raw-base.csv", {}),
     "ncu-raw-auto": (DATA / "ncu-handbuilt-h100-raw-auto.csv", {}),
     "ncu-details": (DATA / "ncu-handbuilt-h100-details.csv", {}),
+    "ncu-summary": (DATA / "ncu-thor-vernier-summary-per-kernel.csv", {"gpu": "jetson-agx-thor"}),
     "amaris": (DATA / "amaris-9gpus-bpnn_adjust_weights.csv", {}),
     "kerneltuner": (DATA / "kerneltuner-4gpus-gemm_clblast_4096.csv", {}),
     "neusight": (DATA / "neusight-5gpus-conv.csv", {}),
+    "nsys-trace": (DATA / "nsys" / "vernier-thor_cuda_gpu_trace.csv", {}),
+    "nsys-kern-sum": (DATA / "nsys" / "vernier-thor_cuda_gpu_kern_sum.out",
+                      {"gpu": "jetson-agx-thor"}),
     "measurement": (MEASUREMENT, {}),
 }
 GARBAGE = ["abc", "", "nan", "inf", "-1", "1e999", "0", '"', "n/a", "  ", "é", "-0", "1e-320",

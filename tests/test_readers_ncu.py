@@ -6,9 +6,10 @@ metric list, as the raw page in base and in auto-scaled units, the default detai
 .ncu-rep; expected values are what the kernels' source makes them, computed by hand.
 ``REAL_DETAILS`` is another real capture (a Blackwell cuBLASLt GEMM from Microsoft's
 superbenchmark, MIT): the default details page, with its display labels, rule rows and metric
-rows shorter than the header. The ``ncu-handbuilt-*`` files follow the documented layouts with
-counts chosen for the edits below (two launches of one kernel, bank conflicts), see
-tests/data/README.md.
+rows shorter than the header. ``REAL_SUMMARY`` is ``ncu --print-summary per-kernel`` on a Jetson
+AGX Thor (apexedgesystems/vernier, Apache-2.0). The ``ncu-handbuilt-*`` files follow the
+documented layouts with counts chosen for the edits below (two launches of one kernel, bank
+conflicts), see tests/data/README.md.
 """
 
 import csv
@@ -32,6 +33,7 @@ REAL_BASE = DATA / "ncu-h100-sxm5-80gb-raw-base.csv"
 REAL_AUTO = DATA / "ncu-h100-sxm5-80gb-raw-auto.csv"
 REAL_PAGE = DATA / "ncu-h100-sxm5-80gb-details.csv"
 REAL_REP = DATA / "ncu-h100-sxm5-80gb.ncu-rep"
+REAL_SUMMARY = DATA / "ncu-thor-vernier-summary-per-kernel.csv"
 N = 2**20
 VEC = "vec_add(const float *, const float *, float *, int)"
 
@@ -580,3 +582,49 @@ def test_method_all_names_the_methods_a_profile_cannot_feed(capsys):
     warned = [ln for ln in err.splitlines() if "152 SMs" in ln]
     assert len(warned) == 1 and warned[0].startswith("gpuproj: warning: ")
     assert "ncu-sm100-superbench-cublaslt-details.csv: row 26:" in warned[0]
+
+
+def test_real_per_kernel_summary():
+    """``--print-summary per-kernel``: a row per kernel, configuration and metric, with the
+    minimum, maximum and average over the kernel's invocations, the units auto-scaled per
+    kernel (us and ms, Mhz and Ghz)."""
+    assert sniff(REAL_SUMMARY) == "ncu-csv"
+    with pytest.raises(InputError, match="--source"):
+        load(REAL_SUMMARY)  # the device shows only as its index, "0"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # 20 SMs, as the catalog's Thor has
+        t = load(REAL_SUMMARY, gpu="jetson-agx-thor")
+    df = t.df.set_index("config")
+    assert len(df) == 2 and not t.skipped
+    wide = df.loc["grid=4096x1x1 block=256x1x1"]
+    assert wide["launches"] == 14
+    assert (wide["time_s"], wide["time_s_min"], wide["time_s_max"]) == pytest.approx(
+        (89.32e-6, 57.79e-6, 124.77e-6))
+    assert (wide["grid_blocks"], wide["block_threads"], wide["regs_per_thread"]) == (4096, 256, 16)
+    assert wide["smem_per_block_bytes"] == 0
+    assert wide["achieved_occupancy"] == pytest.approx(0.7634)
+    assert wide["sm_clock_hz"] == pytest.approx(650.45e6)
+    narrow = df.loc["grid=1048576x1x1 block=1x1x1"]
+    assert (narrow["time_s"], narrow["time_s_min"], narrow["time_s_max"]) == pytest.approx(
+        (3.78e-3, 3.40e-3, 4.08e-3))
+    assert narrow["sm_clock_hz"] == pytest.approx(1.19e9)
+    assert (narrow["launches"], narrow["_row"]) == (14, 46)
+    with pytest.raises(InputError, match="compute capability 11.0") as e:
+        load(REAL_SUMMARY, gpu="h100-sxm5-80gb")
+    assert e.value.field == "CC"
+    with pytest.raises(InputError, match="no launches to keep apart"):
+        load(REAL_SUMMARY, gpu="jetson-agx-thor", per_launch=True)
+
+
+def test_summaries_of_one_kernel_from_two_processes_weigh_by_their_invocations(tmp_path):
+    lines = REAL_SUMMARY.read_text().splitlines()
+    first = [ln for ln in lines[1:] if '"(256, 1, 1)"' in ln]
+    other = [ln.replace('"93269"', '"93270"').replace('"14"', '"6"')
+             .replace('"57.79","124.77","89.32"', '"50.00","60.00","55.00"') for ln in first]
+    f = tmp_path / "two.csv"
+    f.write_text("\n".join([lines[0], *first, *other]) + "\n")
+    row = load(f, gpu="jetson-agx-thor").df.iloc[0]
+    assert row["launches"] == 20
+    assert row["time_s"] == pytest.approx((14 * 89.32 + 6 * 55.0) / 20 * 1e-6)
+    assert (row["time_s_min"], row["time_s_max"]) == pytest.approx((50e-6, 124.77e-6))
+    assert row["achieved_occupancy"] == pytest.approx(0.7634)  # the same in both

@@ -23,7 +23,8 @@ __all__ = ["ProfileTable", "Skipped", "load", "FORMATS"]
 # format name -> (module under readers/, one-line description). Sniffing tries them in order.
 FORMATS = {
     "ncu-rep": ("ncu_rep", "Nsight Compute report (.ncu-rep), needs the 'ncu' extra"),
-    "ncu-csv": ("ncu_csv", "Nsight Compute CSV export (ncu --csv --page raw)"),
+    "ncu-csv": ("ncu_csv", "Nsight Compute CSV export (ncu --csv: --page raw or details, "
+                "or --print-summary per-kernel)"),
     "nvprof": ("nvprof", "nvprof --csv metric/trace output"),
     "amaris": ("amaris", "gpuperfpredict (Amaris et al.) Rodinia nvprof tables"),
     "seed-report": ("seed_report", "Srivastava et al. report runs_*_final.csv"),
@@ -33,6 +34,8 @@ FORMATS = {
                 "workload folder (pmc_perf*.csv, timestamps.csv, sysinfo.csv)"),
     "rocprofv3": ("rocprofv3", "AMD rocprofv3 kernel trace or counter collection CSV (with "
                   "the run's agent_info.csv)"),
+    "nsys": ("nsys", "Nsight Systems timeline: nsys stats --format csv of the cuda_gpu_trace or "
+             "cuda_gpu_kern_sum report (times and launch configurations, no counters)"),
     "gpu-benches": ("gpu_benches", "gpu-benches L2 working-set sweeps, repeated small "
                     "kernels, roofline and stream occupancy sweeps (<gpu>.txt)"),
     "measurement": ("measurement", "plain measurement table: kernel, time_s, optional gpu, "

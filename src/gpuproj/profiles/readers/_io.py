@@ -1,10 +1,11 @@
 """Shared helpers for readers: the head of a file (to sniff its format), CSV parsing that keeps
-row numbers, GPU names."""
+row numbers, GPU names, launch configurations."""
 
 from __future__ import annotations
 
 import csv
 import io
+import re
 
 import pandas as pd
 
@@ -86,18 +87,42 @@ def resolve_gpus(names: pd.Series, path, rows: pd.Series | None = None,
     return names.map(ids)
 
 
+def strip_device_index(name) -> str:
+    """'Tesla V100-PCIE-16GB (0)' -> 'Tesla V100-PCIE-16GB' (nvprof and nsys number devices)."""
+    return re.sub(r"\s*\(\d+\)\s*$", "", str(name)).strip()
+
+
+def launch_config(grid, block) -> pd.Series:
+    """The ``config`` of launches from their grid and block sizes (three Series each):
+    ``grid=4096x1x1 block=256x1x1``."""
+    def xyz(parts):
+        return parts[0].map("{:.0f}".format) + "x" + parts[1].map("{:.0f}".format) + "x" + \
+            parts[2].map("{:.0f}".format)
+
+    return "grid=" + xyz(grid) + " block=" + xyz(block)
+
+
 def group_launches(df: pd.DataFrame) -> pd.DataFrame:
     """Per-launch rows -> one row per kernel, config and GPU: ``launches`` = their number,
     every numeric column the mean per launch, ``time_s_min`` / ``time_s_max`` the spread and
-    ``_row`` the first file row (profilers that print one row per launch: ncu, rocprof)."""
+    ``_row`` the first file row (profilers that print one row per launch: ncu, rocprof).
+
+    Rows that stand for several launches each (a profiler's per-kernel summary: a ``launches``
+    column, and ``time_s_min`` / ``time_s_max`` where it printed them) weigh by them."""
     if not len(df):
         return df
-    num = [c for c in df.columns if c not in ("kernel", "config", "gpu", "launch_id")
+    keys = ["kernel", "config", "gpu"]
+    spread = ("launches", "time_s_min", "time_s_max")
+    num = [c for c in df.columns if c not in (*keys, "launch_id", *spread)
            and not c.startswith("_") and pd.api.types.is_numeric_dtype(df[c])]
-    g = df.groupby(["kernel", "config", "gpu"], sort=False)
-    agg = g[num].mean()
-    agg["launches"] = g.size()
-    agg["time_s_min"] = g["time_s"].min()
-    agg["time_s_max"] = g["time_s"].max()
+    w = df["launches"] if "launches" in df.columns else pd.Series(1.0, index=df.index)
+    by = [df[k] for k in keys]
+    g = df.groupby(keys, sort=False)
+    # the mean per launch of each column over the launches that have it
+    agg = pd.DataFrame({c: (df[c] * w).groupby(by, sort=False).sum(min_count=1)
+                        / w.where(df[c].notna()).groupby(by, sort=False).sum() for c in num})
+    agg["launches"] = w.groupby(by, sort=False).sum()
+    agg["time_s_min"] = g[df.columns.intersection(["time_s", "time_s_min"])].min().min(axis=1)
+    agg["time_s_max"] = g[df.columns.intersection(["time_s", "time_s_max"])].max().max(axis=1)
     agg["_row"] = g["_row"].min()
     return agg.reset_index()

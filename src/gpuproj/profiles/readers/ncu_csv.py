@@ -8,7 +8,11 @@ byte counts, which suits the baselines only (``gpuproj predict --method all`` sa
 other methods lack); ``gpuproj profile`` collects the counts. A GPU named with ``gpu``
 (``--source``) must have the ISA of the compute capability ncu printed (``CC`` 9.0 = sm_90);
 an SM count other than the catalog's ("# SMs": a MIG slice, another part of the same name) is
-an ``InputWarning``.
+an ``InputWarning``. ``ncu --csv --print-summary per-kernel`` prints one row per kernel, launch
+configuration and metric, with the ``Minimum``, ``Maximum`` and ``Average`` over the kernel's
+``Invocations``: read as one row per kernel and configuration with the averages, ``launches``
+= the invocations and the duration's minimum and maximum as ``time_s_min`` / ``time_s_max``;
+its ``Device`` column is an index, so it needs ``--source``.
 
 Both ``--print-units base`` (``nsecond``, ``byte``) and the default auto-scaled units
 (``usecond``, ``Kbyte``, ``Gbyte/second``) are converted to SI with ``gpuproj.units``; values may
@@ -123,11 +127,15 @@ SECTION_LABELS = {
 }
 
 TIME_METRICS = ("gpu__time_duration.sum", "gpu__time_duration.avg")
+# how the header starts: a launch per row or per metric (--page raw / details), or a kernel and
+# metric per row (--print-summary per-kernel)
+_HEADERS = ('"ID","Process ID"', '"Process ID","Process Name"')
 _TIME_UNITS = {"nsecond", "usecond", "msecond", "second", "ns", "us", "ms", "s"}
 _IDENTITY = {"ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Kernel Time",
              "Context", "Stream", "Block Size", "Grid Size", "Device", "CC", "Device Name",
              "Section Name", "Metric Name", "Metric Unit", "Metric Value", "Rule Name",
-             "Rule Type", "Rule Description", "Estimated Speedup Type", "Estimated Speedup"}
+             "Rule Type", "Rule Description", "Estimated Speedup Type", "Estimated Speedup",
+             "Invocations", "Minimum", "Maximum", "Average"}
 
 
 def metric_names() -> list[str]:
@@ -137,7 +145,7 @@ def metric_names() -> list[str]:
 
 def sniff(path, head: str) -> bool:
     lines = [ln for ln in head.splitlines() if ln.startswith('"')]
-    return bool(lines) and lines[0].startswith('"ID","Process ID"') and '"Kernel Name"' in lines[0]
+    return bool(lines) and lines[0].startswith(_HEADERS) and '"Kernel Name"' in lines[0]
 
 
 # ---- converting one value ------------------------------------------------------------------
@@ -244,7 +252,7 @@ def _csv_records(path):
     """(file line number, fields) of the CSV part of an ncu log: lines before the header
     (``==PROF==`` messages, application output) and ``==`` lines after it are dropped."""
     lines = read_text(path).splitlines()
-    start = next((i for i, ln in enumerate(lines) if ln.startswith('"ID"')), None)
+    start = next((i for i, ln in enumerate(lines) if ln.startswith(_HEADERS)), None)
     if start is None:
         if not any(ln.strip() for ln in lines):
             raise InputError("file is empty", path=path)
@@ -315,6 +323,53 @@ def _per_launch_details(recs, path) -> pd.DataFrame:
             entry[1][name] = (value, rec.get("Metric Unit", ""), line, line)
     return pd.DataFrame([_launch(rec, metrics, line, path)
                          for rec, metrics, line in launches.values()])
+
+
+def _per_kernel_summary(recs, path) -> pd.DataFrame:
+    """``--print-summary per-kernel``: a row per kernel, launch configuration and metric, with
+    the metric's ``Minimum``, ``Maximum`` and ``Average`` over the kernel's ``Invocations``.
+    One row per kernel and configuration: the averages, ``launches`` = the invocations and the
+    duration's minimum and maximum as ``time_s_min`` / ``time_s_max``."""
+    (line, header), body = recs[0], recs[1:]
+    missing = [c for c in ("Kernel Name", "Metric Name", "Metric Unit", "Minimum", "Maximum")
+               if c not in header]
+    if missing:
+        raise InputError(f"missing required column '{missing[0]}'", path=path, row=line,
+                         field=missing[0])
+    if not body:
+        raise InputError("file has a header but no rows", path=path)
+    name_at, stats_at = header.index("Metric Name"), [header.index(c) for c in
+                                                      ("Minimum", "Maximum", "Average")]
+    comma = number_style(((line, f[i]) for line, f in body if len(f) == len(header)
+                          and not _is_text(f[name_at]) for i in stats_at), path) == "comma"
+    kernels = {}
+    for line, fields in body:
+        if len(fields) != len(header):
+            raise InputError(f"{len(fields)} fields, the header has {len(header)}", path=path,
+                             row=line)
+        rec = dict(zip(header, fields))
+        if comma:
+            rec.update({c: _with_decimal_points(rec[c]) for c in ("Minimum", "Maximum",
+                                                                   "Average")})
+        key = tuple(rec.get(c) for c in ("Process ID", "Kernel Name", "Block Size", "Grid Size",
+                                         "Device"))
+        _, metrics, spread, _ = kernels.setdefault(key, (rec, {}, {}, line))
+        name = SECTION_LABELS.get((rec.get("Section Name"), rec["Metric Name"]),
+                                  rec["Metric Name"])
+        if name and (name == rec["Metric Name"] or name not in metrics):
+            metrics[name] = (rec["Average"], rec["Metric Unit"], line, line)
+            spread[name] = (rec["Minimum"], rec["Maximum"], rec["Metric Unit"], line)
+    out = []
+    for rec, metrics, spread, line in kernels.values():
+        row = _launch(rec, metrics, line, path)
+        row["launches"] = to_si("Invocations", rec["Invocations"], "", path=path, row=line)
+        timed = duration_metric(metrics)
+        if timed is not None:
+            low, high, unit, at = spread[timed]
+            row["time_s_min"] = to_si(timed, low, unit, path=path, row=at)
+            row["time_s_max"] = to_si(timed, high, unit, path=path, row=at)
+        out.append(row)
+    return pd.DataFrame(out)
 
 
 def _launch(rec: dict, metrics: dict, line: int, path) -> dict:
@@ -389,6 +444,10 @@ def finish(launches: pd.DataFrame, path, *, gpu=None, per_launch=False) -> Profi
     df, unusable = split_unusable_times(df, path, field="gpu__time_duration.sum")
     skipped += unusable
     if per_launch:
+        if "launches" in df.columns:
+            raise InputError("a per-kernel summary (ncu --print-summary per-kernel) has no "
+                             "launches to keep apart: per_launch needs a raw or details page",
+                             path=path)
         df["launches"] = 1.0
     else:
         df = group_launches(df)
@@ -433,7 +492,12 @@ def read(path, gpu: str | None = None, per_launch: bool = False) -> ProfileTable
     path = Path(path)
     recs = _csv_records(path)
     header = recs[0][1]
-    if "Metric Name" in header and "Metric Value" in header:
+    if "Invocations" in header and "Average" in header:
+        launches = _per_kernel_summary(recs, path)
+    elif "ID" not in header:
+        raise InputError("missing required column 'ID' (ncu numbers each launch)", path=path,
+                         row=recs[0][0], field="ID")
+    elif "Metric Name" in header and "Metric Value" in header:
         launches = _per_launch_details(recs, path)
     else:
         launches = _per_launch_raw(recs, path)

@@ -32,7 +32,7 @@ from ...files import read_text
 from ...units import unit_factor
 from ..table import ProfileTable, Skipped
 from ._checks import numeric, parse_number, split_unusable_times
-from ._io import resolve_gpus
+from ._io import launch_config, resolve_gpus, strip_device_index
 
 SECTOR_BYTES = 32  # bytes per DRAM / L2 transaction (Profiler User's Guide, dram_read_throughput)
 
@@ -85,11 +85,6 @@ _VALUE = re.compile(r"^\s*([-+0-9.,eE]+)\s*([A-Za-z/%]*)\s*$")
 def sniff(path, head: str) -> bool:
     return ('"Device","Kernel","Invocations","Metric Name"' in head
             or '"Start","Duration","Grid X"' in head)
-
-
-def strip_device_index(name: str) -> str:
-    """'Tesla V100-PCIE-16GB (0)' -> 'Tesla V100-PCIE-16GB'."""
-    return re.sub(r"\s*\(\d+\)\s*$", "", str(name)).strip()
 
 
 def _records(path):
@@ -229,7 +224,7 @@ def _read_trace(recs, path):
         df["regs_per_thread"] = dims["Registers Per Thread"]
     if "Static SMem" in dims:
         df["smem_per_block_bytes"] = dims["Static SMem"] + dims.get("Dynamic SMem", 0.0)
-    df["config"] = ("grid=" + _join(grid) + " block=" + _join(block))
+    df["config"] = launch_config(grid, block)
     df["kernel"] = df["Name"]
     df["_key"] = df["Name"].map(_kernel_key)
     df["_device"] = df["Device"].map(strip_device_index) if "Device" in df.columns else None
@@ -258,9 +253,6 @@ def _is_unit_row(fields):
     return all(f == "" or re.fullmatch(r"[A-Za-z/%]+", f) for f in fields)
 
 
-def _join(parts):
-    return parts[0].map("{:.0f}".format) + "x" + parts[1].map("{:.0f}".format) + "x" + \
-        parts[2].map("{:.0f}".format)
 
 
 def read(path, trace=None, gpu: str | None = None) -> ProfileTable:
