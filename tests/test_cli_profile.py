@@ -129,3 +129,72 @@ def test_profile_dry_run(capsys):
     line = capsys.readouterr().out.strip()
     assert line.startswith("ncu --csv --page raw") and "--kernel-name regex:saxpy" in line
     assert line.endswith("./app 'a b'")
+
+
+NSYS_TRACE = Path(__file__).parent / "data" / "nsys" / "vernier-thor_cuda_gpu_trace.csv"
+
+
+def _fake_nsys(tmp_path, profile_rc=0, kernels=True):
+    """A stand-in ``nsys``: ``profile`` writes the report, ``stats`` writes a real Thor trace
+    (tests/data/nsys) where its ``--output`` prefix says, or, for an application without
+    kernels, only nsys's SKIPPED line; each call's arguments are recorded."""
+    script = tmp_path / "bin" / "nsys"
+    script.parent.mkdir()
+    script.write_text(f"""#!{sys.executable}
+import json, shutil, sys
+args = sys.argv[1:]
+with open({str(tmp_path / 'nsys-calls.jsonl')!r}, "a") as f:
+    f.write(json.dumps(args) + "\\n")
+out = args[args.index("--output") + 1]
+if args[0] == "profile":
+    open(out + ".nsys-rep", "w").write("report")
+    sys.exit({profile_rc})
+if {kernels!r}:
+    shutil.copy({str(NSYS_TRACE)!r}, out + "_cuda_gpu_trace.csv")
+else:
+    print("SKIPPED: " + args[-1] + " does not contain CUDA trace data.")
+""")
+    script.chmod(script.stat().st_mode | stat.S_IEXEC)
+    return script
+
+
+def test_profile_timeline_runs_nsys_and_writes_its_kernel_trace(tmp_path, monkeypatch, capsys):
+    _fake_nsys(tmp_path)
+    monkeypatch.setenv("PATH", str(tmp_path / "bin") + os.pathsep + os.environ["PATH"])
+    out = tmp_path / "app.csv"
+    main(["profile", "--timeline", "-o", str(out), "--", "./app", "--n", "5"])
+    run, stats = [json.loads(ln) for ln in (tmp_path / "nsys-calls.jsonl").read_text().split("\n")
+                  if ln]
+    assert run[:4] == ["profile", "--trace=cuda", "--sample=none", "--cpuctxsw=none"]
+    assert run[-3:] == ["./app", "--n", "5"]
+    assert stats[:5] == ["stats", "--report", "cuda_gpu_trace", "--format", "csv"]
+    assert stats[-1] == run[run.index("--output") + 1] + ".nsys-rep"
+    assert out.read_text() == NSYS_TRACE.read_text()
+    assert not Path(stats[-1]).exists()  # the report went with its temporary folder
+    assert "1 kernel configuration(s) on jetson-agx-thor, 4 launch(es)" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("profile_rc, kernels, message", [
+    (5, True, "nsys profile exited with status 5"),
+    (0, False, "nsys stats wrote no kernel trace"),
+])
+def test_profile_timeline_failures(tmp_path, monkeypatch, capsys, profile_rc, kernels, message):
+    _fake_nsys(tmp_path, profile_rc=profile_rc, kernels=kernels)
+    monkeypatch.setenv("PATH", str(tmp_path / "bin") + os.pathsep + os.environ["PATH"])
+    with pytest.raises(SystemExit) as e:
+        main(["profile", "--timeline", "-o", str(tmp_path / "app.csv"), "--", "./app"])
+    assert e.value.code == 2 and message in capsys.readouterr().err
+
+
+def test_profile_timeline_options(capsys):
+    main(["profile", "--timeline", "--dry-run", "-o", "app.csv", "--", "./app", "a b"])
+    run, stats = capsys.readouterr().out.strip().split("\n")
+    assert run.startswith("nsys profile --trace=cuda") and run.endswith("./app 'a b'")
+    assert stats.endswith("--output app REPORT.nsys-rep")
+    for args in (["--kernel", "saxpy"], ["--launch-count", "2"], ["--source-counters"]):
+        with pytest.raises(SystemExit) as e:
+            main(["profile", "--timeline", *args, "--", "./app"])
+        assert e.value.code == 2 and "Nsight Compute" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as e:
+        main(["profile", "--nsys", "nsys", "--", "./app"])
+    assert e.value.code == 2 and "--nsys goes with --timeline" in capsys.readouterr().err

@@ -1,4 +1,5 @@
-"""``gpuproj profile``: run an application under Nsight Compute with the metrics gpuproj reads.
+"""``gpuproj profile``: run an application under Nsight Compute with the metrics gpuproj reads,
+or, with ``--timeline``, under Nsight Systems for every launch's time.
 
 The metric list is ``profiles.readers.ncu_csv.NCU_METRICS`` (one table, shared with the readers);
 ``docs/ncu.md`` explains the command line and what each metric feeds.
@@ -6,10 +7,12 @@ The metric list is ``profiles.readers.ncu_csv.NCU_METRICS`` (one table, shared w
 
 from __future__ import annotations
 
+import glob
 import os
 import re
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 
 import click
@@ -18,27 +21,36 @@ from ..errors import GpuprojError, InputError, MissingToolError
 from ..files import read_text, write_text
 from ._common import output_option
 
-NCU_HINT = ("Nsight Compute's 'ncu' is not on PATH: it ships with the CUDA toolkit "
-            "(<cuda>/bin/ncu) and as a separate download (developer.nvidia.com/nsight-compute); "
-            "add it to PATH or pass --ncu /path/to/ncu")
+HINTS = {
+    "ncu": "Nsight Compute's 'ncu' is not on PATH: it ships with the CUDA toolkit "
+           "(<cuda>/bin/ncu) and as a separate download (developer.nvidia.com/nsight-compute); "
+           "add it to PATH or pass --ncu /path/to/ncu",
+    "nsys": "Nsight Systems' 'nsys' is not on PATH: it ships with the CUDA toolkit "
+            "(<cuda>/bin/nsys) and as a separate download (developer.nvidia.com/nsight-systems); "
+            "add it to PATH or pass --nsys /path/to/nsys",
+}
 
 
-def find_ncu(explicit: str | None = None) -> str:
-    """The ncu executable: ``explicit``, else ``ncu`` on PATH, else ``$CUDA_HOME/bin/ncu``."""
+def find_tool(name: str, explicit: str | None = None) -> str:
+    """The ``ncu`` or ``nsys`` executable: ``explicit``, else ``name`` on PATH, else in
+    ``$CUDA_HOME/bin`` (and, for nsys, a standalone install in /opt/nvidia/nsight-systems)."""
     if explicit:
         if Path(explicit).is_file() and os.access(explicit, os.X_OK):
             return str(explicit)
         found = shutil.which(explicit)
         if found:
             return found
-        raise MissingToolError(f"'{explicit}' is not an executable. {NCU_HINT}")
-    found = shutil.which("ncu")
+        raise MissingToolError(f"'{explicit}' is not an executable. {HINTS[name]}")
+    found = shutil.which(name)
     if found:
         return found
     for home in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"):
-        if home and (Path(home) / "bin" / "ncu").is_file():
-            return str(Path(home) / "bin" / "ncu")
-    raise MissingToolError(NCU_HINT)
+        if home and (Path(home) / "bin" / name).is_file():
+            return str(Path(home) / "bin" / name)
+    standalone = sorted(glob.glob(f"/opt/nvidia/nsight-systems/*/bin/{name}"))
+    if standalone:
+        return standalone[-1]
+    raise MissingToolError(HINTS[name])
 
 
 def available_metrics(ncu: str) -> set[str] | None:
@@ -90,10 +102,23 @@ def ncu_command(ncu: str, app: list[str], out: Path, *, metrics: list[str] | Non
     return cmd + list(app)
 
 
+def nsys_commands(nsys: str, app: list[str], report: Path, prefix: Path) -> list[list[str]]:
+    """The two argument lists of a timeline: ``nsys profile`` of ``app`` into ``report`` (CUDA
+    only, no CPU sampling, which gpuproj does not read and which needs permissions), then
+    ``nsys stats`` of its kernel trace into ``<prefix>_cuda_gpu_trace.csv``."""
+    return [[nsys, "profile", "--trace=cuda", "--sample=none", "--cpuctxsw=none",
+             "--force-overwrite=true", "--output", str(report), *app],
+            [nsys, "stats", "--report", "cuda_gpu_trace", "--format", "csv",
+             "--force-export=true", "--output", str(prefix), f"{report}.nsys-rep"]]
+
+
 @click.command(context_settings={"ignore_unknown_options": True,
                                  "allow_interspersed_args": False})
-@output_option("CSV file to write (ncu --csv --page raw layout).", path_type=Path,
-               default=Path("gpuproj-ncu.csv"), show_default=True)
+@output_option("CSV file to write (ncu --csv --page raw layout; with --timeline, nsys's "
+               "cuda_gpu_trace) [default: gpuproj-ncu.csv, gpuproj-nsys.csv]", path_type=Path)
+@click.option("--timeline", is_flag=True,
+              help="Run APP under Nsight Systems instead: every launch's time and "
+                   "configuration, no counts, no replay.")
 @click.option("--metrics-file", type=click.Path(dir_okay=False, path_type=Path),
               help="Also write the metrics asked for, one per line, to this file.")
 @click.option("--kernel", help="Profile only kernels whose name matches this regex.")
@@ -101,19 +126,41 @@ def ncu_command(ncu: str, app: list[str], out: Path, *, metrics: list[str] | Non
 @click.option("--source-counters", is_flag=True,
               help="Add ncu's SourceCounters section (per-instruction SASS counts).")
 @click.option("--ncu", "ncu_path", help="Path to the ncu executable.")
-@click.option("--dry-run", is_flag=True, help="Print the ncu command line and stop.")
+@click.option("--nsys", "nsys_path", help="Path to the nsys executable (--timeline).")
+@click.option("--dry-run", is_flag=True, help="Print the command line(s) and stop.")
 @click.argument("app", nargs=-1, required=True, type=click.UNPROCESSED)
-def profile(output, metrics_file, kernel, launch_count, source_counters, ncu_path, dry_run, app):
+def profile(output, timeline, metrics_file, kernel, launch_count, source_counters, ncu_path,
+            nsys_path, dry_run, app):
     """Run APP [ARGS...] under Nsight Compute and write the metrics gpuproj reads as CSV.
 
+    Nsight Compute replays each kernel to count its FLOPs and bytes, which the roofline
+    methods need. --timeline runs APP once under Nsight Systems instead: each launch's time
+    as the application ran it, for the baselines (same, bandwidth, compute) and for an
+    application's total.
+
     \b
-    Example:
+    Examples:
       gpuproj profile -o saxpy.csv -- ./saxpy 1048576
       gpuproj predict saxpy.csv --target h200
+      gpuproj profile --timeline -o timeline.csv -- ./app
+      gpuproj predict timeline.csv --target h200 --method bandwidth
     """
     from ..profiles.readers.ncu_csv import metric_names
 
-    ncu = (ncu_path or "ncu") if dry_run else find_ncu(ncu_path)
+    if timeline:
+        given = [name for name, v in (("--metrics-file", metrics_file), ("--kernel", kernel),
+                                      ("--launch-count", launch_count),
+                                      ("--source-counters", source_counters),
+                                      ("--ncu", ncu_path)) if v]
+        if given:
+            raise click.UsageError(f"{', '.join(given)} choose what Nsight Compute measures; "
+                                   "--timeline records every launch with Nsight Systems")
+        _timeline(output or Path("gpuproj-nsys.csv"), nsys_path, dry_run, list(app))
+        return
+    if nsys_path:
+        raise click.UsageError("--nsys goes with --timeline")
+    output = output or Path("gpuproj-ncu.csv")
+    ncu = (ncu_path or "ncu") if dry_run else find_tool("ncu", ncu_path)
 
     def command(metrics):
         return ncu_command(ncu, list(app), output, metrics=metrics, kernel=kernel,
@@ -150,11 +197,35 @@ def profile(output, metrics_file, kernel, launch_count, source_counters, ncu_pat
                f"{', '.join(table.gpus)}, {int(table.df['launches'].sum())} launch(es)", err=True)
 
 
-def _run(ncu, cmd):
+def _timeline(output: Path, nsys_path, dry_run: bool, app: list[str]) -> None:
+    """nsys profile, then nsys stats into ``output``; the report stays in a temporary folder."""
+    nsys = (nsys_path or "nsys") if dry_run else find_tool("nsys", nsys_path)
+    if dry_run:
+        for cmd in nsys_commands(nsys, app, Path("REPORT"), output.with_suffix("")):
+            click.echo(" ".join(_quote(c) for c in cmd))
+        return
+    with tempfile.TemporaryDirectory(prefix="gpuproj-nsys-") as work:
+        prefix = Path(work) / "stats"
+        for cmd in nsys_commands(nsys, app, Path(work) / "report", prefix):
+            proc = _run(nsys, cmd, "nsys")
+            if proc.returncode != 0:
+                raise GpuprojError(f"nsys {cmd[1]} exited with status {proc.returncode}")
+        written = Path(f"{prefix}_cuda_gpu_trace.csv")
+        if not written.exists():
+            raise GpuprojError("nsys stats wrote no kernel trace (was any kernel launched?)")
+        write_text(output, read_text(written))
+    from ..profiles.readers import nsys as nsys_reader
+
+    table = nsys_reader.read(output)
+    click.echo(f"gpuproj: wrote {output}: {len(table)} kernel configuration(s) on "
+               f"{', '.join(table.gpus)}, {int(table.df['launches'].sum())} launch(es)", err=True)
+
+
+def _run(tool, cmd, name="ncu"):
     try:
         return subprocess.run(cmd, check=False)
     except OSError as e:
-        raise MissingToolError(f"cannot run {ncu}: {e.strerror}. {NCU_HINT}") from None
+        raise MissingToolError(f"cannot run {tool}: {e.strerror}. {HINTS[name]}") from None
 
 
 def _failed(proc, output: Path) -> bool:
