@@ -156,10 +156,27 @@ def test_nothing_predicted_says_why(capsys, tmp_path):
     # a report of nothing is the same error, not an empty page
     out_file = tmp_path / "r.html"
     code, _, err = run(capsys, "report", str(DATA / "nvprof-v100-pcie-32gb-trace.csv"),
-                       "-t", "h200", "-o", str(out_file))
+                       "-t", "h200", "-m", "roofline", "-o", str(out_file))
     assert code == 2 and not out_file.exists()
     assert err.strip().splitlines()[-1].endswith("the file's columns suit -m "
                                                  "same,bandwidth,compute")
+
+
+def test_a_profile_of_times_only_is_predicted_with_bandwidth_by_default(capsys, tmp_path):
+    # the default method needs counts a trace lacks: bandwidth instead, with one warning line;
+    # asked for by name, it is the error above
+    trace = str(DATA / "nvprof-v100-pcie-32gb-trace.csv")
+    code, out, err = run(capsys, "predict", trace, "-t", "h200", "--json")
+    assert code == 0 and {p["method"] for p in json.loads(out)["predictions"]} == {"bandwidth"}
+    assert err.strip().splitlines() == [
+        "gpuproj: warning: the profile has times but no counts (hierarchical-ext needs flops or "
+        "dram_bytes or l2_bytes or l1_bytes): predicted with bandwidth, the best baseline on the "
+        "public data; an Nsight Compute profile (gpuproj profile) has the counts"]
+    code, _, err = run(capsys, "predict", trace, "-t", "h200", "-m", "hierarchical-ext")
+    assert code == 2 and "no kernel could be predicted" in err
+    out_file = tmp_path / "r.html"
+    code, _, err = run(capsys, "report", trace, "-t", "h200", "-o", str(out_file))
+    assert code == 0 and "<code>bandwidth</code>" in out_file.read_text()
 
 
 def test_nvprof_metrics_with_their_trace(capsys):

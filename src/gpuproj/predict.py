@@ -27,7 +27,7 @@ import pandas as pd
 
 from .catalog import resolve, select
 from .combine import COMBINED, combine_sources
-from .errors import GpuprojError, GpuprojWarning, InputError
+from .errors import GpuprojError, GpuprojWarning, InputError, InputWarning
 from .models import MODELS, get_model, model_class
 from .models.base import Model, Prediction, has_width
 from .models.common import roofline_times
@@ -332,6 +332,10 @@ KERNEL_KEYS = ["kernel", "config", "target", "method"]
 # the method to reach for first: the lowest error on most public tables and on our H100 <-> H200
 # suite (docs/accuracy.md, scoreboard), where the paper's `hierarchical` errs 18.5 % against 4.1
 DEFAULT_METHOD = "hierarchical-ext"
+# the default for a profile with times but no counts (an Nsight Systems timeline, ncu's default
+# details page, a table of times): the best baseline on 6 of the 8 cross-GPU tables
+# (docs/accuracy.md, scoreboard), which needs nothing but the catalog's DRAM bandwidths
+TIMES_ONLY_METHOD = "bandwidth"
 APPLICATION_TITLE = "Application total (time x launches, summed over kernels), fastest first"
 # configurations of one kernel from which the printed table suggests a shortlist: more than an
 # application launches (a few grid sizes), as many as a sweep or a tuning run measures
@@ -506,8 +510,9 @@ def predict(table: ProfileTable, *, targets, source=None, methods=None,
     several, see ``catalog.select``).
 
     ``methods``: a name, a list of names, or "all" (every analytical method the table's
-    columns allow); default ``DEFAULT_METHOD`` (hierarchical-ext), or none when ``models`` are
-    given. ``models``: fitted models (any ``models.base.Model``, e.g. a trained
+    columns allow); default ``DEFAULT_METHOD`` (hierarchical-ext), ``TIMES_ONLY_METHOD``
+    (bandwidth, with an ``InputWarning``) for a table with no counts it reads, or none when
+    ``models`` are given. ``models``: fitted models (any ``models.base.Model``, e.g. a trained
     ``learned.ResidualHybrid``) or paths of models saved by ``gpuproj evaluate --train TABLE
     --save-model PATH``; each is one more method, named by its ``name``, or by its file stem
     where a method already has that name; its interval is its own (split-conformal, at 90 %
@@ -534,7 +539,7 @@ def predict(table: ProfileTable, *, targets, source=None, methods=None,
         raise GpuprojError("no target GPU to predict for (targets=[...])")
     tgts = select(targets)  # h200,H200: once
     if methods is None:
-        methods = [] if models else DEFAULT_METHOD
+        methods = [] if models else _default_method(rows)
     if methods == "all":
         from .evaluate import applicable_methods
 
@@ -576,6 +581,21 @@ def predict(table: ProfileTable, *, targets, source=None, methods=None,
     provenance = {label: _provenance(*saved) for label, saved in fitted if saved is not None}
     return PredictionSet([s.id for s in srcs], [t.id for t in tgts], preds, skipped,
                          provenance)
+
+
+def _default_method(rows: dict) -> str:
+    """``DEFAULT_METHOD``, or ``TIMES_ONLY_METHOD`` where no row of any source (``rows``: a
+    ``ProfileTable`` per catalog id) has the counts it needs, saying so."""
+    from .evaluate import method_gaps
+
+    gaps = [method_gaps(r, [DEFAULT_METHOD])[DEFAULT_METHOD] for r in rows.values()]
+    if not all(gaps):
+        return DEFAULT_METHOD
+    warnings.warn(InputWarning(
+        f"the profile has times but no counts ({gaps[0]}): predicted with "
+        f"{TIMES_ONLY_METHOD}, the best baseline on the public data; an Nsight Compute profile "
+        f"(gpuproj profile) has the counts"), stacklevel=3)
+    return TIMES_ONLY_METHOD
 
 
 class RooflineWarning(GpuprojWarning):

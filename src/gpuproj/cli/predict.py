@@ -37,8 +37,9 @@ LOOPY_ONLY = ("params_files", "sizes")
                    "'all'.")
 @click.option("--method", "-m", default=None,
               help="Method name, comma-separated names, or 'all'. Default: hierarchical-ext "
-                   "(the most accurate on the public data, docs/accuracy.md), or none when "
-                   "--model is given.")
+                   "(the most accurate on the public data, docs/accuracy.md); bandwidth for a "
+                   "profile with times but no counts (a timeline); none when --model is "
+                   "given.")
 @click.option("--model", "model_paths", multiple=True, type=click.Path(dir_okay=False),
               help="A learned model saved by `gpuproj evaluate --train TABLE -m residual "
                    "--save-model PATH` (PATH or PATH.json; repeat or comma-separate): one more "
