@@ -119,6 +119,11 @@ def test_damaged_traces_are_errors_with_the_row(tmp_path):
     with pytest.raises(InputError, match="'fast' is not a number") as e:
         load(text)
     assert (e.value.row, e.value.field) == (4, "Duration (ns)")
+    nameless = tmp_path / "nameless.csv"
+    nameless.write_text("\n".join(lines[:3] + [lines[3].replace("NVIDIA Thor (0)", "")]) + "\n")
+    with pytest.raises(InputError, match="does not name the device") as e:
+        load(nameless)
+    assert (e.value.row, e.value.field) == (4, "Device")
     copies = tmp_path / "copies.csv"
     copies.write_text("\n".join(lines[:3]) + "\n")
     with pytest.raises(InputError, match="no kernel launch in the trace .all 2 rows"):

@@ -98,8 +98,9 @@ def read(path, gpu: str | None = None) -> ProfileTable:
     if traces:
         names = df["_device"] if gpu is None else pd.Series(gpu, index=df.index, dtype=object)
         if names.isna().any():
-            raise InputError("the trace does not name the device (no Device column): pass "
-                             "--source NAME (gpu=NAME in load())", path=path, field="Device")
+            raise InputError("the trace does not name the device of this launch: pass "
+                             "--source NAME (gpu=NAME in load())", path=path,
+                             row=int(df.loc[names.isna(), "_row"].iloc[0]), field="Device")
         df["gpu"] = resolve_gpus(names.astype(object), path, rows=df["_row"], field="Device")
         df = df.drop(columns=["_device"])
     else:
