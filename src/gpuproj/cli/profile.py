@@ -172,7 +172,7 @@ def profile(output, timeline, metrics_file, kernel, launch_count, source_counter
             write_text(metrics_file, "\n".join(metrics) + "\n")
         click.echo(" ".join(_quote(c) for c in command(metrics)))
         return
-    proc = _run(ncu, command(metrics))
+    proc = _run(command(metrics), "ncu")
     if _failed(proc, output):
         # asked only after a failure: the query costs seconds, and collect.sh profiles in many
         # short runs
@@ -182,7 +182,7 @@ def profile(output, timeline, metrics_file, kernel, launch_count, source_counter
                        f"this GPU; profiling again without them: {', '.join(dropped)}",
                        err=True)
             metrics = kept
-            proc = _run(ncu, command(metrics))
+            proc = _run(command(metrics), "ncu")
     if metrics_file:
         write_text(metrics_file, "\n".join(metrics) + "\n")
     if proc.returncode != 0:
@@ -207,7 +207,7 @@ def _timeline(output: Path, nsys_path, dry_run: bool, app: list[str]) -> None:
     with tempfile.TemporaryDirectory(prefix="gpuproj-nsys-") as work:
         prefix = Path(work) / "stats"
         for cmd in nsys_commands(nsys, app, Path(work) / "report", prefix):
-            proc = _run(nsys, cmd, "nsys")
+            proc = _run(cmd, "nsys")
             if proc.returncode != 0:
                 raise GpuprojError(f"nsys {cmd[1]} exited with status {proc.returncode}")
         written = Path(f"{prefix}_cuda_gpu_trace.csv")
@@ -221,11 +221,12 @@ def _timeline(output: Path, nsys_path, dry_run: bool, app: list[str]) -> None:
                f"{', '.join(table.gpus)}, {int(table.df['launches'].sum())} launch(es)", err=True)
 
 
-def _run(tool, cmd, name="ncu"):
+def _run(cmd, name):
+    """Run ``cmd``, whose first item is the ``name`` tool's executable."""
     try:
         return subprocess.run(cmd, check=False)
     except OSError as e:
-        raise MissingToolError(f"cannot run {tool}: {e.strerror}. {HINTS[name]}") from None
+        raise MissingToolError(f"cannot run {cmd[0]}: {e.strerror}. {HINTS[name]}") from None
 
 
 def _failed(proc, output: Path) -> bool:

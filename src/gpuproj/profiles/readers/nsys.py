@@ -112,28 +112,26 @@ def _sections(path):
     """The CSV tables of the file: [(kind, [(file line, fields), ...header first])] for the
     tables of kernels, and nsys's SKIPPED lines (reports it found no data for)."""
     lines = read_text(path).splitlines()
-    sections, skipped_reports, current = [], [], None
+    sections, skipped_reports = [], []
+    in_table, current = False, None  # current: the records of a table of kernels, else None
     for i, line in enumerate(lines, start=1):
         if not line.strip() or _MESSAGE.match(line):
-            current = None
+            in_table = False
             if line.startswith("SKIPPED:"):
                 skipped_reports.append(line.strip())
             continue
         fields = next(csv.reader([line]))
-        if current is None:
-            kind = _kind(fields)
-            current = []
-            if kind is not None:
+        if not in_table:  # a header: another report's table is not read
+            in_table, kind = True, _kind(fields)
+            current = [] if kind else None
+            if kind:
                 sections.append((kind, current))
-            else:
-                current = [None]  # another report's table: its rows are not read
-        if current and current[0] is None:
-            continue
-        if current and len(fields) != len(current[0][1]):
+        elif current is not None and len(fields) != len(current[0][1]):
             # nsys prints every field of every row; anything else is a cut or edited line
             raise InputError(f"{len(fields)} fields, the header has {len(current[0][1])}",
                              path=path, row=i)
-        current.append((i, fields))
+        if current is not None:
+            current.append((i, fields))
     for _, recs in sections:
         if len(recs) < 2:
             raise InputError("a table with a header but no rows", path=path, row=recs[0][0])
