@@ -65,11 +65,12 @@ STAND_INS = {
     "kernel.yaml": "tests/data/calibrated-matmul-kernel.yaml",
     "calibrated-matmul-a100.json": "docs/results/calibrated_pocl-cpu_matmul_params.json",
     "timeline.csv": "tests/data/nsys/vernier-thor_cuda_gpu_trace.csv",
+    "run.ncu-rep": "tests/data/ncu-h100-sxm5-80gb.ncu-rep",
 }
 HELP_CANNOT_RUN = {
-    "gpuproj predict run.ncu-rep --target a100-sxm4-80gb --method all --json":
-        "no Nsight Compute report in the repository yet (issue #9 collects them on a GPU)",
     "gpuproj predict saxpy.csv --target h200": "reads the Nsight Compute profile of `profile`",
+    "gpuproj predict saxpy.csv --trace saxpy-timeline.csv --target h200":
+        "reads the Nsight Compute profile and the timeline of one run of `profile`",
     "gpuproj profile --timeline -o timeline.csv -- ./app": "needs Nsight Systems and a GPU",
     "gpuproj sass diff kernels.cu --arch sm_80,sm_90,sm_100": "compiles with nvcc",
 }

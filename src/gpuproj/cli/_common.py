@@ -139,6 +139,9 @@ def reader_option():
                 raise click.BadParameter(f"{item!r} is not KEY=VALUE", ctx, param)
             if key == "gpu":
                 raise click.BadParameter("the GPU is given with --source", ctx, param)
+            if key == "trace":
+                raise click.BadParameter("a trace is given with --trace (of predict, report "
+                                         "and roofline)", ctx, param)
             out[key] = value.strip()
         return out
 
@@ -157,13 +160,25 @@ def output_option(help_text, **kwargs):
                         help=help_text, **kwargs)
 
 
-def load_profile(path, fmt, source, **options):
+def trace_option():
+    """``--trace FILE``: the in-application durations of the profiled run, for every command
+    that projects or draws a profile's times (the reader option ``trace``)."""
+    return click.option(
+        "--trace", type=click.Path(exists=True, dir_okay=False),
+        help="The durations of the same application run from a trace: for an nvprof --metrics "
+             "CSV, the --print-gpu-trace CSV of the run; for an Nsight Compute profile, an "
+             "Nsight Systems timeline (`gpuproj profile --timeline`) or a kernel,time_s table, "
+             "whose times (no replay, no cache flush) and launch counts replace ncu's.")
+
+
+def load_profile(path, fmt, source, trace=None, **options):
     """The profile at ``path``; ``source`` names its GPU where the file does not (nvprof and
     ncu exports without the device, gpu-benches output, a measurement table without a ``gpu``
-    column); ``options`` go to the reader."""
+    column); ``trace`` and ``options`` go to the reader."""
     from ..profiles import load
 
-    return load(path, format=fmt, **({"gpu": source} if source else {}), **options)
+    return load(path, format=fmt, **({"gpu": source} if source else {}),
+                **({"trace": trace} if trace else {}), **options)
 
 
 def profile_gpu(table, source) -> str:

@@ -20,6 +20,7 @@ from ._common import (
     source_option,
     split_list,
     split_lists,
+    trace_option,
 )
 
 # options that only make sense for one of the two inputs (profile / --loopy)
@@ -48,9 +49,7 @@ LOOPY_ONLY = ("params_files", "sizes")
 @click.option("--kernel", "-k", help="Only kernels whose name matches this regular expression.")
 @format_option()
 @reader_option()
-@click.option("--trace", type=click.Path(exists=True, dir_okay=False),
-              help="With an nvprof --metrics CSV: the --print-gpu-trace CSV of the same run, "
-                   "which has the durations.")
+@trace_option()
 @click.option("--sass", type=click.Path(exists=True, dir_okay=False),
               help="CUDA source / cubin / executable: estimate target FLOPs by comparing SASS.")
 @click.option("--loopy", "loopy_file", type=click.Path(dir_okay=False),
@@ -127,9 +126,8 @@ def predict(profile, source, target, method, model_paths, kernel, fmt, reader_op
         raise click.UsageError("give a PROFILE, or --loopy KERNEL_FILE --params PARAMS.json")
     if not target:
         raise click.UsageError("Missing option '--target' / '-t'.")
-    options = {**reader_options, **({"trace": trace} if trace else {})}
     _predict_profile(profile, source, target, method, split_lists(model_paths), kernel, fmt,
-                     options, sass, shortlist, as_json, as_csv, plot)
+                     {**reader_options, "trace": trace}, sass, shortlist, as_json, as_csv, plot)
 
 
 def _opt(name: str) -> str:

@@ -136,7 +136,8 @@ def profile(output, timeline, metrics_file, kernel, launch_count, source_counter
     Nsight Compute replays each kernel to count its FLOPs and bytes, which the roofline
     methods need. --timeline runs APP once under Nsight Systems instead: each launch's time
     as the application ran it, for the baselines (same, bandwidth, compute) and for an
-    application's total.
+    application's total. Both of one application: `predict --trace` takes the counts from
+    the first and the times and launch counts from the second.
 
     \b
     Examples:
@@ -144,6 +145,7 @@ def profile(output, timeline, metrics_file, kernel, launch_count, source_counter
       gpuproj predict saxpy.csv --target h200
       gpuproj profile --timeline -o timeline.csv -- ./app
       gpuproj predict timeline.csv --target h200 --method bandwidth
+      gpuproj predict saxpy.csv --trace saxpy-timeline.csv --target h200
     """
     from ..profiles.readers.ncu_csv import metric_names
 

@@ -14,6 +14,7 @@ from ._common import (
     require_predictions,
     source_option,
     split_list,
+    trace_option,
 )
 
 
@@ -27,12 +28,13 @@ from ._common import (
 @click.option("--kernel", "-k", help="Only kernels whose name matches this regular expression.")
 @format_option()
 @reader_option()
+@trace_option()
 @click.option("--max-kernels", type=click.IntRange(1, 20), default=3, show_default=True,
               help="Kernel rows drawn in each roofline picture (the longest-running).")
 @click.option("--title", help="Title of the page.")
 @output_option("HTML file to write.", required=True)
-def report(profile, source, target, method, kernel, fmt, reader_options, max_kernels, title,
-           output):
+def report(profile, source, target, method, kernel, fmt, reader_options, trace, max_kernels,
+           title, output):
     """Write one self-contained HTML file (pictures embedded, nothing fetched from the network):
     the prediction table, the application total, the projection bars, the rooflines of source
     and targets, the quadrant-split view, the assumptions, and the catalog values used (peak and
@@ -52,7 +54,7 @@ def report(profile, source, target, method, kernel, fmt, reader_options, max_ker
         raise click.BadParameter("a report draws one source's profile: give one GPU (`gpuproj "
                                  "predict --source a,b` combines several)",
                                  param_hint="--source")
-    table = load_profile(profile, fmt, source, **reader_options)
+    table = load_profile(profile, fmt, source, trace, **reader_options)
     methods = names_or_all(method)
     result = predict(table, source=source, targets=split_list(target), methods=methods,
                      kernel=kernel)

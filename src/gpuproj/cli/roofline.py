@@ -13,6 +13,7 @@ from ._common import (
     profile_gpu,
     reader_option,
     source_option,
+    trace_option,
 )
 
 
@@ -26,10 +27,12 @@ from ._common import (
               help="Draw at most this many kernel rows (the longest-running).")
 @format_option()
 @reader_option()
+@trace_option()
 @output_option("Picture to write: .png, .svg or .pdf.", required=True)
 @click.option("--json", "as_json", is_flag=True,
               help="Also print the ceilings, intensities and projections as JSON.")
-def roofline(profile, source, target, kernel, max_kernels, fmt, reader_options, output, as_json):
+def roofline(profile, source, target, kernel, max_kernels, fmt, reader_options, trace, output,
+             as_json):
     """Draw rooflines with kernel-specific ceilings (Van Lanker et al., Fig. 2): DRAM, L2 and L1
     bandwidth ceilings of each kernel (Eqs. 6-8), the shared-memory bandwidth, the FMA and
     ADD/MUL peaks, the kernel's instruction-mix (Eq. 2) and warp-usage (Eq. 3) ceilings, and the
@@ -43,7 +46,7 @@ def roofline(profile, source, target, kernel, max_kernels, fmt, reader_options, 
     """
     from ..plots.roofline import roofline as draw
 
-    table = load_profile(profile, fmt, source, **reader_options)
+    table = load_profile(profile, fmt, source, trace, **reader_options)
     data = draw(table, output, profile_gpu(table, source), target, kernel,
                 max_kernels=max_kernels)
     for s in data["skipped"]:

@@ -90,9 +90,11 @@ def _launches(ctx, path) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def read(path, gpu: str | None = None, per_launch: bool = False) -> ProfileTable:
+def read(path, gpu: str | None = None, per_launch: bool = False,
+         trace: str | None = None) -> ProfileTable:
     """Read a ``.ncu-rep`` report. ``gpu`` names the GPU when the report lacks
-    ``device__attribute_display_name``."""
+    ``device__attribute_display_name``; ``trace`` is a timeline of the same application whose
+    times and launch counts replace ncu's (as for ``ncu_csv``)."""
     path = Path(path)
     mod = _ncu_report()
     if not path.exists():
@@ -101,4 +103,4 @@ def read(path, gpu: str | None = None, per_launch: bool = False) -> ProfileTable
         ctx = mod.load_report(str(path))
     except (FileNotFoundError, RuntimeError, OSError) as e:
         raise InputError(f"not a readable Nsight Compute report ({e})", path=path) from None
-    return finish(_launches(ctx, path), path, gpu=gpu, per_launch=per_launch)
+    return finish(_launches(ctx, path), path, gpu=gpu, per_launch=per_launch, trace=trace)

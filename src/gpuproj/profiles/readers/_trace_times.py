@@ -1,0 +1,128 @@
+"""A profile's times from a trace of the same application (``trace=`` of the ncu readers).
+
+Nsight Compute replays each kernel, flushes the caches between passes and, by default, locks
+the clocks: its durations are those of a kernel run alone. An Nsight Systems timeline (or any
+table of in-application times) has the times the application really saw and every launch, not
+only the profiled ones. ``times_from_trace`` keeps the profile's counts and takes ``time_s``,
+``time_s_min`` / ``time_s_max`` and ``launches`` from the trace.
+
+Kernel names are matched at the first of three levels that finds one kernel of the trace:
+the whole name, the name without its namespaces and classes (ncu prints
+``unnamed>::saxpyKernel(float, ...)`` for nsys's ``demo::<unnamed>::saxpyKernel(float,
+...)``), then the bare function name (a table that names kernels without their parameters).
+Spaces and a leading ``void`` are ignored. Launch configurations must be equal where the trace
+has them (``grid=... block=...``); a trace without them (a ``cuda_gpu_kern_sum`` of recent nsys,
+a plain table) gives its time to a kernel only where the profile has that kernel in one
+configuration. What cannot be matched is skipped and counted, on both sides.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pandas as pd
+
+from ...errors import InputError
+from ..table import Skipped
+
+_LAUNCH_CONFIG = re.compile(r"grid=\d+x\d+x\d+ block=\d+x\d+x\d+")
+_TAKEN = ("time_s", "time_s_min", "time_s_max", "launches")
+
+
+def _closing_start(s: str, close: str, open_: str) -> int:
+    """Index of the bracket that opens the balanced group ``s`` ends with (-1 if unbalanced)."""
+    depth = 0
+    for i in range(len(s) - 1, -1, -1):
+        depth += (s[i] == close) - (s[i] == open_)
+        if depth == 0:
+            return i
+    return -1
+
+
+def name_keys(name) -> tuple[str, str, str]:
+    """(whole, unqualified, bare) keys of a kernel name, spaces removed.
+
+    >>> name_keys("void ns::<unnamed>::saxpy<float>(float, const float *)")
+    ('ns::<unnamed>::saxpy<float>(float,constfloat*)', 'saxpy<float>(float,constfloat*)', 'saxpy')
+    """
+    s = re.sub(r"\s+", "", re.sub(r"^\s*void\s+", "", str(name)))
+    head, params = s, ""
+    if s.endswith(")") and (i := _closing_start(s, ")", "(")) > 0:
+        head, params = s[:i], s[i:]
+    base, targs = head, ""
+    if head.endswith(">") and (i := _closing_start(head, ">", "<")) > 0:
+        base, targs = head[:i], head[i:]
+    bare = re.search(r"[A-Za-z_~]\w*$", base)
+    bare = bare.group(0) if bare else base
+    return s, bare + targs + params, bare
+
+
+def times_from_trace(df: pd.DataFrame, trace, path, gpu=None) -> tuple[pd.DataFrame, list]:
+    """``df`` (one row per kernel, config and GPU) with the times and launch counts of the same
+    kernels in ``trace``, and the rows of both files left out (``Skipped``). ``gpu`` replaces
+    the trace's device names, as it does the profile's. ``sm_clock_hz`` is dropped: it is the
+    clock of ncu's run, not of the trace's."""
+    from .. import load
+
+    tt = load(trace, gpu=gpu)
+    tdf = tt.df.reset_index(drop=True)
+    skipped = list(tt.skipped)
+    if gpu is None and not set(df["gpu"]) & set(tdf["gpu"]):
+        raise InputError(f"the trace ran on {', '.join(sorted(set(tdf['gpu'])))}, the profile "
+                         f"on {', '.join(sorted(set(df['gpu'])))}: give a trace of the same "
+                         "application on the same GPU", path=trace)
+    keys = [tdf["kernel"].map(lambda k, level=level: name_keys(k)[level]) for level in range(3)]
+    has_launch = tdf["config"].map(lambda c: bool(_LAUNCH_CONFIG.fullmatch(str(c))))
+    configs_per_kernel = df.groupby(["gpu", "kernel"])["config"].transform("nunique")
+    out = df.copy()
+    for c in ("time_s_min", "time_s_max"):
+        out[c] = float("nan")
+    out["sm_clock_hz"] = float("nan")
+    used: dict[int, list[int]] = {}
+    why: dict[int, str] = {}
+    for i, row in df.iterrows():
+        on_gpu = tdf["gpu"] == row["gpu"]
+        own = name_keys(row["kernel"])
+        found = None
+        for level in range(3):
+            found = tdf.index[on_gpu & (keys[level] == own[level])]
+            if len(found):
+                break
+        if not len(found):
+            why[i] = f"no kernel of this name in the trace {trace}"
+            continue
+        names = tdf.loc[found, "kernel"].unique()
+        if len(names) > 1:
+            why[i] = (f"{len(names)} kernels of the trace have this name ({names[0]}, "
+                      f"{names[1]}): rename one, or trace them apart")
+            continue
+        with_config = found[has_launch[found].to_numpy()]
+        if len(with_config):
+            found = with_config[(tdf.loc[with_config, "config"] == row["config"]).to_numpy()]
+            if not len(found):
+                why[i] = f"the trace has no launch of this kernel with {row['config']}"
+                continue
+        elif configs_per_kernel[i] > 1:
+            why[i] = (f"the trace names no launch configuration, and the profile has this "
+                      f"kernel in {configs_per_kernel[i]}")
+            continue
+        used.setdefault(int(found[0]), []).append(i)
+    for t, rows in used.items():
+        if len(rows) > 1:  # two kernels of the profile found one of the trace (bare names)
+            for i in rows:
+                why[i] = f"the trace's {tdf.at[t, 'kernel']} matches {len(rows)} profile kernels"
+            continue
+        for c in _TAKEN:
+            out.at[rows[0], c] = tdf.at[t, c]
+    kept = [i for i in df.index if i not in why]
+    skipped += [Skipped(str(path), _row(df.at[i, "_row"]), f"{df.at[i, 'kernel']} "
+                        f"[{df.at[i, 'config']}]: {why[i]}") for i in df.index if i in why]
+    matched = {t for t, rows in used.items() if len(rows) == 1}
+    skipped += [Skipped(str(trace), _row(tdf.at[t, "_row"]) if "_row" in tdf else None,
+                        "kernel of the trace not in the profile")
+                for t in tdf.index if t not in matched]
+    return out.loc[kept].reset_index(drop=True), skipped
+
+
+def _row(value):
+    return None if value is None or pd.isna(value) else int(value)

@@ -1,0 +1,149 @@
+"""An Nsight Compute profile with the times of a trace of the same application (``trace=``,
+``--trace``): ncu's counts, the trace's in-application times and launch counts.
+
+Real files: vernier's saxpy profiled by ncu on a Jetson AGX Thor (``--print-summary
+per-kernel``, two launch configurations) and traced by nsys on the same Thor (one of them), as
+vernier's tests keep them (apexedgesystems/vernier, Apache-2.0; tests/data/nsys/SOURCE.md);
+the H100 raw page of our suite's kernels. The two vernier files come from two demos of the same
+kernel, not one run: what they test is that the two tools' names and configurations meet."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from gpuproj.cli.main import main
+from gpuproj.errors import InputError
+from gpuproj.profiles import load
+from gpuproj.profiles.readers._trace_times import name_keys
+
+DATA = Path(__file__).parent / "data"
+NCU_THOR = DATA / "ncu-thor-vernier-summary-per-kernel.csv"
+NSYS_THOR = DATA / "nsys" / "vernier-thor_cuda_gpu_trace.csv"
+NSYS_THOR_SUM = DATA / "nsys" / "vernier-thor_cuda_gpu_kern_sum.out"
+NCU_H100 = DATA / "ncu-h100-sxm5-80gb-raw-base.csv"
+NCU_H100_REP = DATA / "ncu-h100-sxm5-80gb.ncu-rep"
+
+
+def test_ncu_counts_take_the_nsys_times_of_the_same_kernel_and_configuration():
+    ncu = load(NCU_THOR, gpu="jetson-agx-thor")
+    nsys = load(NSYS_THOR).df.iloc[0]
+    t = load(NCU_THOR, gpu="jetson-agx-thor", trace=NSYS_THOR)
+    assert len(t) == 1
+    row = t.df.iloc[0]
+    # ncu calls the kernel 'unnamed>::saxpyKernel(...)', nsys 'vernier::bench::demo::<unnamed>::
+    # saxpyKernel(...)': the profile's name stays
+    assert row["kernel"].startswith("unnamed>::saxpyKernel(") and nsys["kernel"] != row["kernel"]
+    assert row["config"] == nsys["config"] == "grid=4096x1x1 block=256x1x1"
+    # the trace's 4 launches and their mean (27.1 us), min and max, not ncu's 14 at 89.3 us
+    assert row["launches"] == 4
+    assert (row["time_s"], row["time_s_min"], row["time_s_max"]) == (
+        nsys["time_s"], nsys["time_s_min"], nsys["time_s_max"])
+    assert row["time_s"] == pytest.approx(27.1e-6, rel=0.01)
+    before = ncu.df.set_index("config").loc[row["config"]]
+    assert before["time_s"] == pytest.approx(89.32e-6) and before["launches"] == 14
+    # ncu's own numbers stay, except the clock of its run, which is not the trace's
+    assert row["achieved_occupancy"] == before["achieved_occupancy"]
+    assert row["regs_per_thread"] == before["regs_per_thread"]
+    assert before["sm_clock_hz"] > 0 and row["sm_clock_hz"] != row["sm_clock_hz"]
+    # the configuration nsys never launched is skipped with its ncu row; the trace's copies too
+    causes = t.skipped_summary()
+    assert causes["not a kernel launch (memory copy or set)"] == 12
+    lost = [s for s in t.skipped if s.path == str(NCU_THOR)]
+    assert len(lost) == 1 and "grid=1048576x1x1 block=1x1x1" in lost[0].reason
+    assert "the trace has no launch of this kernel with" in lost[0].cause
+
+
+def test_a_trace_without_configurations_does_not_guess_between_two():
+    # cuda_gpu_kern_sum of nsys 2025 has no grid or block; ncu has saxpy in two configurations
+    with pytest.raises(InputError, match="names no launch configuration, and the profile has "
+                                         "this kernel in 2"):
+        load(NCU_THOR, gpu="jetson-agx-thor", trace=NSYS_THOR_SUM)
+
+
+def _times(tmp_path, text):
+    p = tmp_path / "times.csv"
+    p.write_text(text)
+    return p
+
+
+def test_a_plain_table_of_times_by_bare_kernel_name(tmp_path):
+    trace = _times(tmp_path, "kernel,time_s,gpu,launches\n"
+                             "void vector_add,2.0e-6,h100-sxm5-80gb,100\n"
+                             "saxpy,3.0e-6,h100-sxm5-80gb,50\n"
+                             "memset_kernel,1.0e-6,h100-sxm5-80gb,3\n")
+    plain = load(NCU_H100).df.set_index("kernel")
+    t = load(NCU_H100, trace=trace)
+    df = t.df.set_index("kernel")
+    assert sorted(df.index) == ["saxpy(float, const float *, float *, int)",
+                                "vector_add(const float *, const float *, float *, int)"]
+    assert df["time_s"].to_dict() == {
+        "saxpy(float, const float *, float *, int)": 3.0e-6,
+        "vector_add(const float *, const float *, float *, int)": 2.0e-6}
+    assert df["launches"].tolist() == [100, 50]
+    for col in ("dram_bytes", "thread_inst", "l2_bytes"):
+        assert (df[col] == plain.loc[df.index, col]).all(), col
+    by_path = {}
+    for s in t.skipped:
+        by_path.setdefault(s.path, []).append(s)
+    (reduce,) = by_path[str(NCU_H100)]
+    assert reduce.reason.startswith("reduce_sum(") and "no kernel of this name" in reduce.reason
+    assert [(s.row, s.reason) for s in by_path[str(trace)]] == [
+        (4, "kernel of the trace not in the profile")]
+
+
+def test_two_kernels_of_the_trace_under_one_bare_name_are_not_guessed_between(tmp_path):
+    trace = _times(tmp_path, "kernel,time_s,gpu\n"
+                             "a::saxpy(int),2.0e-6,h100-sxm5-80gb\n"
+                             "b::saxpy(float),3.0e-6,h100-sxm5-80gb\n"
+                             "vector_add,1.0e-6,h100-sxm5-80gb\n")
+    t = load(NCU_H100, trace=trace)
+    assert t.df["kernel"].str.startswith("vector_add").tolist() == [True]
+    saxpy = next(s for s in t.skipped if s.reason.startswith("saxpy("))
+    assert "2 kernels of the trace have this name (a::saxpy(int), b::saxpy(float))" in saxpy.reason
+
+
+def test_a_trace_of_another_gpu_is_an_error_naming_it(tmp_path):
+    trace = _times(tmp_path, "kernel,time_s,gpu\nsaxpy,3.0e-6,a100-sxm4-80gb\n")
+    with pytest.raises(InputError, match=r"times.csv: the trace ran on a100-sxm4-80gb, the "
+                                         r"profile on h100-sxm5-80gb"):
+        load(NCU_H100, trace=trace)
+
+
+def test_per_launch_rows_take_no_trace(tmp_path):
+    trace = _times(tmp_path, "kernel,time_s,gpu\nsaxpy,3.0e-6,h100-sxm5-80gb\n")
+    with pytest.raises(InputError, match="per_launch and trace do not go together"):
+        load(NCU_H100, trace=trace, per_launch=True)
+
+
+def test_an_ncu_report_takes_a_trace_too(tmp_path):
+    pytest.importorskip("ncu_report")
+    trace = _times(tmp_path, "kernel,time_s,gpu\nvector_add,2.0e-6,h100-sxm5-80gb\n")
+    t = load(NCU_H100_REP, trace=trace)
+    assert t.df["time_s"].tolist() == [2.0e-6] and t.df["dram_bytes"].iloc[0] > 0
+
+
+def test_name_keys():
+    assert name_keys("(anonymous namespace)::scale(float *, int)")[1:] == (
+        "scale(float*,int)", "scale")
+    # template arguments belong to the unqualified key, not to the bare name
+    assert name_keys("void cutlass::Kernel<cutlass::Gemm<int, 3>>(T1::Params)")[1:] == (
+        "Kernel<cutlass::Gemm<int,3>>(T1::Params)", "Kernel")
+    assert name_keys("reduce") == ("reduce", "reduce", "reduce")
+
+
+def test_cli_predicts_an_ncu_profile_with_nsys_times(capsys):
+    rc = main(["predict", str(NCU_THOR), "-s", "jetson-agx-thor", "--trace", str(NSYS_THOR),
+               "-t", "h200", "--json"])
+    assert rc == 0
+    out = json.loads(capsys.readouterr().out)
+    (row,) = out["predictions"]
+    assert row["source_time_s"] == pytest.approx(27.1e-6, rel=0.01)
+
+
+def test_cli_takes_the_trace_with_trace_only(capsys):
+    with pytest.raises(SystemExit) as e:
+        main(["predict", str(NCU_THOR), "-s", "jetson-agx-thor", "--reader-option",
+              f"trace={NSYS_THOR}", "-t", "h200"])
+    assert e.value.code == 2
+    assert "a trace is given with --trace" in capsys.readouterr().err
