@@ -139,3 +139,11 @@ def test_predict_from_an_nsys_trace(capsys):
     assert (k["source"], k["launches"]) == ("jetson-agx-thor", 4)
     assert k["source_time_s"] == pytest.approx(27112e-9)
     assert len(out["skipped"]) == 12 and out["skipped"][0]["row"] == 2
+
+
+@pytest.mark.parametrize("suffix", [".nsys-rep", ".qdrep", ".sqlite"])
+def test_an_unexported_nsys_report_says_how_to_export_it(tmp_path, suffix):
+    report = tmp_path / f"app{suffix}"
+    report.write_bytes(b"SQLite format 3\x00" if suffix == ".sqlite" else b"\x00binary")
+    with pytest.raises(InputError, match=r"nsys stats --report cuda_gpu_trace --format csv"):
+        load(report)

@@ -59,11 +59,25 @@ def _reader(fmt):
     return importlib.import_module(f".readers.{FORMATS[fmt][0]}", __name__)
 
 
+# reports of other tools that gpuproj reads only once exported: how to export them
+_EXPORT = {
+    ".nsys-rep": "an Nsight Systems report: export its kernels with `nsys stats --report "
+                 "cuda_gpu_trace --format csv --output PREFIX FILE` and read "
+                 "PREFIX_cuda_gpu_trace.csv (or run `gpuproj profile --timeline`)",
+    ".sqlite": "an SQLite database (what `nsys export` and `nsys stats` write beside a "
+               "report): gpuproj reads nsys's CSV, `nsys stats --report cuda_gpu_trace --format "
+               "csv --output PREFIX FILE`",
+}
+_EXPORT[".qdrep"] = _EXPORT[".nsys-rep"]  # the name of nsys reports before 2021.4
+
+
 def sniff(path) -> str:
     """The format of ``path``, from its name and first bytes."""
     path = Path(path)
-    if path.suffix == ".ncu-rep":
+    if _reader("ncu-rep").sniff(path, ""):
         return "ncu-rep"
+    if path.suffix in _EXPORT:
+        raise InputError(_EXPORT[path.suffix], path=path)
     if path.is_dir():
         if _reader("rocprof").sniff_folder(path):
             return "rocprof"

@@ -26,7 +26,7 @@ _CC = ("device__attribute_compute_capability_major", "device__attribute_compute_
 
 
 def sniff(path, head: str) -> bool:
-    return Path(path).suffix in (".ncu-rep", ".ncu-repz")
+    return Path(path).suffix == ".ncu-rep"
 
 
 def _ncu_report():
