@@ -25,6 +25,7 @@ from gpuproj.profiles import ProfileTable, load, sniff
 
 DATA = Path(__file__).parent / "data"
 TRACE = DATA / "nvprof-v100-pcie-32gb-trace.csv"
+NSYS_TRACE = DATA / "nsys" / "vernier-thor_cuda_gpu_trace.csv"
 MEASUREMENT = "kernel,config,gpu,time_s,flops,dram_bytes\n" + "".join(
     f"k{i % 3},n={i},{gpu},{1e-3 * (i + 1)},{1e9 * (i + 1)},{1e8 * (i + 1)}\n"
     for i in range(12) for gpu in ("v100-pcie-32gb", "a100-pcie-40gb"))
@@ -35,10 +36,12 @@ FIXTURES = {  # name -> (text, load() options)
     "ncu-raw-auto": (DATA / "ncu-handbuilt-h100-raw-auto.csv", {}),
     "ncu-details": (DATA / "ncu-handbuilt-h100-details.csv", {}),
     "ncu-summary": (DATA / "ncu-thor-vernier-summary-per-kernel.csv", {"gpu": "jetson-agx-thor"}),
+    "ncu-summary-with-nsys": (DATA / "ncu-thor-vernier-summary-per-kernel.csv",
+                              {"gpu": "jetson-agx-thor", "trace": str(NSYS_TRACE)}),
     "amaris": (DATA / "amaris-9gpus-bpnn_adjust_weights.csv", {}),
     "kerneltuner": (DATA / "kerneltuner-4gpus-gemm_clblast_4096.csv", {}),
     "neusight": (DATA / "neusight-5gpus-conv.csv", {}),
-    "nsys-trace": (DATA / "nsys" / "vernier-thor_cuda_gpu_trace.csv", {}),
+    "nsys-trace": (NSYS_TRACE, {}),
     "nsys-kern-sum": (DATA / "nsys" / "vernier-thor_cuda_gpu_kern_sum.out",
                       {"gpu": "jetson-agx-thor"}),
     "measurement": (MEASUREMENT, {}),
