@@ -36,6 +36,7 @@ names there, without a header name) is read without those row names.
 from gpuproj.profiles import load
 table = load("run.csv")                       # format sniffed from the file
 table = load("metrics.csv", format="nvprof", trace="trace.csv")
+table = load("ncu.csv", trace="timeline.csv")   # ncu's counts, the application's times
 ```
 
 Each reader's options are listed under it below. On the command line they are given as
@@ -83,8 +84,17 @@ def readers_section() -> str:
     return "\n".join(out)
 
 
+def trace_section() -> str:
+    from gpuproj.profiles import trace_times
+
+    doc = inspect.getdoc(trace_times) or ""
+    return "\n".join(["## Times from a trace (`trace=`, `--trace`)", "",
+                      doc.split("\n\n", 1)[1] if "\n\n" in doc else doc, ""])
+
+
 def document() -> str:
-    return f"{INTRO}\n{schema_section()}\n{readers_section()}".rstrip() + "\n"
+    return (f"{INTRO}\n{schema_section()}\n{trace_section()}\n{readers_section()}".rstrip()
+            + "\n")
 
 
 def main(argv):

@@ -15,7 +15,7 @@ import pytest
 from gpuproj.cli.main import main
 from gpuproj.errors import InputError
 from gpuproj.profiles import load
-from gpuproj.profiles.readers._trace_times import name_keys
+from gpuproj.profiles.trace_times import name_keys
 
 DATA = Path(__file__).parent / "data"
 NCU_THOR = DATA / "ncu-thor-vernier-summary-per-kernel.csv"
@@ -110,10 +110,31 @@ def test_a_trace_of_another_gpu_is_an_error_naming_it(tmp_path):
         load(NCU_H100, trace=trace)
 
 
-def test_per_launch_rows_take_no_trace(tmp_path):
-    trace = _times(tmp_path, "kernel,time_s,gpu\nsaxpy,3.0e-6,h100-sxm5-80gb\n")
-    with pytest.raises(InputError, match="per_launch and trace do not go together"):
-        load(NCU_H100, trace=trace, per_launch=True)
+def test_rows_per_launch_take_no_trace(tmp_path):
+    # the hand-built page launches vec_add twice: one row each with per_launch
+    trace = _times(tmp_path, "kernel,time_s,gpu\nvec_add,3.0e-6,h100-sxm5-80gb\n")
+    with pytest.raises(InputError, match=r"one row per launch \(per_launch\) takes none"):
+        load(DATA / "ncu-handbuilt-h100-raw-base.csv", trace=trace, per_launch=True)
+
+
+def test_rocprofv3_counters_take_the_kernel_trace(tmp_path):
+    """The counter collection and the kernel trace of ROCprofiler-SDK's documentation: the
+    counters of one, the times and dispatch counts of the other."""
+    folder = DATA / "rocprof" / "rocprofv3-sdk-docs"
+    counters = load(folder / "counter_collection.csv", gpu="mi300x")
+    trace = load(folder / "kernel_trace.csv", gpu="mi300x")
+    t = load(folder / "counter_collection.csv", gpu="mi300x", trace=folder / "kernel_trace.csv")
+    assert len(t) >= 1
+    for _, row in t.df.iterrows():
+        own = trace.df[(trace.df["kernel"] == row["kernel"])
+                       & (trace.df["config"] == row["config"])]
+        assert len(own) == 1
+        assert row["time_s"] == own["time_s"].iloc[0]
+        assert row["launches"] == own["launches"].iloc[0]
+        before = counters.df[(counters.df["kernel"] == row["kernel"])
+                             & (counters.df["config"] == row["config"])].iloc[0]
+        for col in ("dram_bytes", "flops", "grid_blocks"):
+            assert row[col] == before[col] or (row[col] != row[col] and before[col] != before[col])
 
 
 def test_an_ncu_report_takes_a_trace_too(tmp_path):

@@ -165,10 +165,11 @@ def trace_option():
     that projects or draws a profile's times (the reader option ``trace``)."""
     return click.option(
         "--trace", type=click.Path(exists=True, dir_okay=False),
-        help="The durations of the same application run from a trace: for an nvprof --metrics "
-             "CSV, the --print-gpu-trace CSV of the run; for an Nsight Compute profile, an "
-             "Nsight Systems timeline (`gpuproj profile --timeline`) or a kernel,time_s table, "
-             "whose times (no replay, no cache flush) and launch counts replace ncu's.")
+        help="A trace of the same application whose kernel times and launch counts replace "
+             "the profile's: an Nsight Systems timeline (`gpuproj profile --timeline`) for an "
+             "Nsight Compute profile, a rocprofv3 kernel trace for its counter collection, or "
+             "a kernel,time_s table (times as the application ran, without the profiler's "
+             "replays); for nvprof --metrics, the --print-gpu-trace CSV of the run.")
 
 
 def load_profile(path, fmt, source, trace=None, **options):

@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import importlib
+import inspect
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -106,12 +107,15 @@ def sniff(path) -> str:
                      f"({', '.join(FORMATS)})", path=path)
 
 
-def load(path, format: str | None = None, **options) -> ProfileTable:
+def load(path, format: str | None = None, trace=None, **options) -> ProfileTable:
     """Read a profile or measurement file into a ``ProfileTable``.
 
     ``options`` go to the reader (``gpu=`` names the GPU where the file does not; each
     reader's own options are in docs/profiles.md). An option the reader does not take is an
     error; a value given as text, as on the command line, is read as the type the reader wants.
+    ``trace`` is a trace of the same application run (an nsys timeline, a rocprofv3 kernel
+    trace, a ``kernel,time_s`` table) whose times and launch counts replace the profile's
+    (``gpuproj.profiles.trace_times``); nvprof's reader takes its ``--print-gpu-trace`` so.
     """
     path = Path(path)
     if not path.exists():
@@ -122,7 +126,14 @@ def load(path, format: str | None = None, **options) -> ProfileTable:
         resolve(options["gpu"])  # a name the user gave: its error names no file row
     fmt = format or sniff(path)
     reader = _reader(fmt)
+    own_trace = trace is not None and "trace" in inspect.signature(reader.read).parameters
+    if own_trace:
+        options["trace"] = trace
     table = reader.read(path, **_reader_options(reader, fmt, options))
+    if trace is not None and not own_trace:
+        from .trace_times import times_from_trace
+
+        table = times_from_trace(table, trace, options.get("gpu"))
     if len(table) == 0 and table.skipped:
         first = table.skipped[0]
         raise InputError(f"no usable row: all {len(table.skipped)} rows were skipped "
@@ -134,8 +145,6 @@ def _reader_options(reader, fmt, options) -> dict:
     """``options`` checked against ``reader.read``'s signature: a name it does not take is an
     error listing those it does; text is converted to the annotated type (bool: true/false;
     int: a positive integer, as every integer option is a size); other values pass as given."""
-    import inspect
-
     params = {n: p for n, p in inspect.signature(reader.read).parameters.items() if n != "path"}
     out = {}
     for name, value in options.items():

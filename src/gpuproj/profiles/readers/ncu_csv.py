@@ -12,9 +12,9 @@ an ``InputWarning``. ``ncu --csv --print-summary per-kernel`` prints one row per
 configuration and metric, with the ``Minimum``, ``Maximum`` and ``Average`` over the kernel's
 ``Invocations``: read as one row per kernel and configuration with the averages, ``launches``
 = the invocations and the duration's minimum and maximum as ``time_s_min`` / ``time_s_max``;
-its ``Device`` column is an index, so it needs ``--source``. ``trace`` (``--trace``) is a
-timeline of the same application (an nsys trace, a ``kernel,time_s`` table) whose in-application
-times and launch counts replace ncu's replayed ones (``_trace_times``).
+its ``Device`` column is an index, so it needs ``--source``. ``load(..., trace=TIMELINE)``
+(``--trace``) replaces ncu's replayed times with those of the application as it ran
+(``gpuproj.profiles.trace_times``).
 
 Both ``--print-units base`` (``nsecond``, ``byte``) and the default auto-scaled units
 (``usecond``, ``Kbyte``, ``Gbyte/second``) are converted to SI with ``gpuproj.units``; values may
@@ -52,7 +52,6 @@ from ...units import unit_factor
 from ..table import ProfileTable
 from ._checks import parse_number, split_missing_names, split_unusable_times
 from ._io import group_launches, resolve_gpus
-from ._trace_times import times_from_trace
 
 # metric -> (canonical column, kind). Kinds: time, bytes, count, frequency, pct (0-100 -> 0-1),
 # string.
@@ -411,11 +410,9 @@ def duration_metric(metrics) -> str | None:
 
 
 # ---- from per-launch rows to the canonical table (shared with ncu_rep) ----------------------
-def finish(launches: pd.DataFrame, path, *, gpu=None, per_launch=False,
-           trace=None) -> ProfileTable:
+def finish(launches: pd.DataFrame, path, *, gpu=None, per_launch=False) -> ProfileTable:
     """Per-launch frame (``_launch`` rows) -> ``ProfileTable``: GPU names resolved, unusable
-    durations skipped, launches of one kernel+config+GPU grouped unless ``per_launch``, times
-    and launch counts taken from ``trace`` where given (``_trace_times``)."""
+    durations skipped, launches of one kernel+config+GPU grouped unless ``per_launch``."""
     df = launches.copy()
     if "time_s" not in df.columns:
         raise InputError(f"missing required metric {TIME_METRICS[0]}", path=path,
@@ -449,9 +446,6 @@ def finish(launches: pd.DataFrame, path, *, gpu=None, per_launch=False,
     df, unusable = split_unusable_times(df, path, field="gpu__time_duration.sum")
     skipped += unusable
     if per_launch:
-        if trace is not None:
-            raise InputError("a trace gives each kernel's mean time over its launches: "
-                             "per_launch and trace do not go together", path=path)
         if "launches" in df.columns:
             raise InputError("a per-kernel summary (ncu --print-summary per-kernel) has no "
                              "launches to keep apart: per_launch needs a raw or details page",
@@ -459,9 +453,6 @@ def finish(launches: pd.DataFrame, path, *, gpu=None, per_launch=False,
         df["launches"] = 1.0
     else:
         df = group_launches(df)
-    if trace is not None:
-        df, from_trace = times_from_trace(df, trace, path, gpu)
-        skipped += from_trace
     df = df.drop(columns=[c for c in df.columns if c.startswith("_") and c != "_row"])
     return ProfileTable.from_frame(df, skipped=skipped, origin=str(path))
 
@@ -497,11 +488,9 @@ def _warn_sm_count(df: pd.DataFrame, path) -> None:
                 f"has {known.value:.0f}; the projections use the catalog's peaks"), stacklevel=2)
 
 
-def read(path, gpu: str | None = None, per_launch: bool = False,
-         trace: str | None = None) -> ProfileTable:
+def read(path, gpu: str | None = None, per_launch: bool = False) -> ProfileTable:
     """Read an Nsight Compute CSV export (see module docstring). ``gpu`` names the GPU when the
-    file lacks ``device__attribute_display_name``; ``trace`` is a timeline of the same
-    application whose times and launch counts replace ncu's."""
+    file lacks ``device__attribute_display_name``."""
     path = Path(path)
     recs = _csv_records(path)
     header = recs[0][1]
@@ -514,4 +503,4 @@ def read(path, gpu: str | None = None, per_launch: bool = False,
         launches = _per_launch_details(recs, path)
     else:
         launches = _per_launch_raw(recs, path)
-    return finish(launches, path, gpu=gpu, per_launch=per_launch, trace=trace)
+    return finish(launches, path, gpu=gpu, per_launch=per_launch)

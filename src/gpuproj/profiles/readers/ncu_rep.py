@@ -26,7 +26,7 @@ _CC = ("device__attribute_compute_capability_major", "device__attribute_compute_
 
 
 def sniff(path, head: str) -> bool:
-    return Path(path).suffix == ".ncu-rep"
+    return Path(path).suffix in (".ncu-rep", ".ncu-repz")
 
 
 def _ncu_report():
@@ -90,11 +90,9 @@ def _launches(ctx, path) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def read(path, gpu: str | None = None, per_launch: bool = False,
-         trace: str | None = None) -> ProfileTable:
+def read(path, gpu: str | None = None, per_launch: bool = False) -> ProfileTable:
     """Read a ``.ncu-rep`` report. ``gpu`` names the GPU when the report lacks
-    ``device__attribute_display_name``; ``trace`` is a timeline of the same application whose
-    times and launch counts replace ncu's (as for ``ncu_csv``)."""
+    ``device__attribute_display_name``."""
     path = Path(path)
     mod = _ncu_report()
     if not path.exists():
@@ -103,4 +101,4 @@ def read(path, gpu: str | None = None, per_launch: bool = False,
         ctx = mod.load_report(str(path))
     except (FileNotFoundError, RuntimeError, OSError) as e:
         raise InputError(f"not a readable Nsight Compute report ({e})", path=path) from None
-    return finish(_launches(ctx, path), path, gpu=gpu, per_launch=per_launch, trace=trace)
+    return finish(_launches(ctx, path), path, gpu=gpu, per_launch=per_launch)

@@ -1,10 +1,15 @@
-"""A profile's times from a trace of the same application (``trace=`` of the ncu readers).
+"""A profile's times from a trace of the same application: ``load(PROFILE, trace=TRACE)``,
+``--trace`` on the command line.
 
-Nsight Compute replays each kernel, flushes the caches between passes and, by default, locks
-the clocks: its durations are those of a kernel run alone. An Nsight Systems timeline (or any
-table of in-application times) has the times the application really saw and every launch, not
-only the profiled ones. ``times_from_trace`` keeps the profile's counts and takes ``time_s``,
-``time_s_min`` / ``time_s_max`` and ``launches`` from the trace.
+Profilers that count change the times they record: Nsight Compute replays each kernel once
+per pass, flushes the caches between passes and, by default, locks the clocks; rocprof's
+counter collection serialises the dispatches it counts. Their durations are those of a kernel
+run alone. A trace (an Nsight
+Systems timeline, a rocprofv3 kernel trace, a ``kernel,time_s`` table of one's own timings)
+has the times the application really saw, for every launch, not only the profiled ones.
+``times_from_trace`` keeps the profile's counts and takes ``time_s``, ``time_s_min`` /
+``time_s_max`` and ``launches`` from the trace. (nvprof's metrics carry no durations at all:
+its reader takes its own ``--print-gpu-trace`` as ``trace`` and joins it itself.)
 
 Kernel names are matched at the first of three levels that finds one kernel of the trace:
 the whole name, the name without its namespaces and classes (ncu prints
@@ -22,10 +27,10 @@ import re
 
 import pandas as pd
 
-from ...errors import InputError
-from ..table import Skipped
+from ..errors import InputError
+from .table import ProfileTable, Skipped
 
-_LAUNCH_CONFIG = re.compile(r"grid=\d+x\d+x\d+ block=\d+x\d+x\d+")
+_LAUNCH_CONFIG = re.compile(r"grid=[\dx]+ block=[\dx]+")  # ncu and nsys: 4096x1x1; rocprof: 4096
 _TAKEN = ("time_s", "time_s_min", "time_s_max", "launches")
 
 
@@ -57,13 +62,17 @@ def name_keys(name) -> tuple[str, str, str]:
     return s, bare + targs + params, bare
 
 
-def times_from_trace(df: pd.DataFrame, trace, path, gpu=None) -> tuple[pd.DataFrame, list]:
-    """``df`` (one row per kernel, config and GPU) with the times and launch counts of the same
-    kernels in ``trace``, and the rows of both files left out (``Skipped``). ``gpu`` replaces
-    the trace's device names, as it does the profile's. ``sm_clock_hz`` is dropped: it is the
-    clock of ncu's run, not of the trace's."""
-    from .. import load
+def times_from_trace(table: ProfileTable, trace, gpu=None) -> ProfileTable:
+    """``table`` (one row per kernel, config and GPU) with the times and launch counts of the
+    same kernels in ``trace``; the rows of both files left out are added to its ``skipped``.
+    ``gpu`` replaces the trace's device names, as it does the profile's. ``sm_clock_hz`` is
+    dropped: it is the clock of the profiler's run, not of the trace's."""
+    from . import load
 
+    df, path = table.df.reset_index(drop=True), table.origin
+    if df.duplicated(["kernel", "config", "gpu"]).any():
+        raise InputError("a trace gives each kernel's mean time over its launches: one row per "
+                         "launch (per_launch) takes none", path=path)
     tt = load(trace, gpu=gpu)
     tdf = tt.df.reset_index(drop=True)
     skipped = list(tt.skipped)
@@ -115,13 +124,14 @@ def times_from_trace(df: pd.DataFrame, trace, path, gpu=None) -> tuple[pd.DataFr
         for c in _TAKEN:
             out.at[rows[0], c] = tdf.at[t, c]
     kept = [i for i in df.index if i not in why]
-    skipped += [Skipped(str(path), _row(df.at[i, "_row"]), f"{df.at[i, 'kernel']} "
+    rows = df["_row"] if "_row" in df.columns else pd.Series(None, index=df.index)
+    skipped += [Skipped(str(path), _row(rows[i]), f"{df.at[i, 'kernel']} "
                         f"[{df.at[i, 'config']}]: {why[i]}") for i in df.index if i in why]
     matched = {t for t, rows in used.items() if len(rows) == 1}
     skipped += [Skipped(str(trace), _row(tdf.at[t, "_row"]) if "_row" in tdf else None,
                         "kernel of the trace not in the profile")
                 for t in tdf.index if t not in matched]
-    return out.loc[kept].reset_index(drop=True), skipped
+    return ProfileTable(out.loc[kept].reset_index(drop=True), table.skipped + skipped, path)
 
 
 def _row(value):
