@@ -226,11 +226,16 @@ def number_style(values, path) -> str:
     """"comma" or "point": how the (file row, text) ``values`` of one file write decimals; a
     file without a value that only one style can have is read with points (ncu's own
     default). Both styles in one file is an ``InputError`` naming a row of each."""
-    first = {}
+    first, seen = {}, {}
     for row, text in values:
-        style = _separator_style(text)
+        # a profile repeats its values (each launch of a kernel), and most have no separator
+        style = seen.get(text, 0)
+        if style == 0:
+            style = seen[text] = _separator_style(text) if "," in text or "." in text else None
         if style and style not in first:
             first[style] = row
+            if len(first) == 2:
+                break
     if len(first) == 2:
         raise InputError(f"numbers written with a decimal comma (row {first['comma']}) and with "
                          f"a decimal point (row {first['point']}): export the file again under "
@@ -287,14 +292,15 @@ def _per_launch_raw(recs, path) -> pd.DataFrame:
                     path) == "comma":
         body = [(line, [_with_decimal_points(v) if i in metric_cols else v
                         for i, v in enumerate(f)]) for line, f in body]
+    read = [m for m in header if m not in _IDENTITY and (m in NCU_METRICS or m in TIME_METRICS)]
     out = []
     for line, fields in body:
         if len(fields) != len(header):
             raise InputError(f"{len(fields)} fields, the header has {len(header)}", path=path,
                              row=line)
         rec = dict(zip(header, fields))
-        out.append(_launch(rec, {m: (rec[m], units.get(m, ""), line, unit_row) for m in header
-                                 if m not in _IDENTITY}, line, path))
+        out.append(_launch(rec, {m: (rec[m], units.get(m, ""), line, unit_row) for m in read},
+                           line, path))
     return pd.DataFrame(out)
 
 
