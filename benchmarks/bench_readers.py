@@ -1,0 +1,100 @@
+#!/usr/bin/env python3
+"""Speed of the profile readers on whole-application files: an Nsight Compute raw page with one
+row per launch, and an Nsight Systems trace.
+
+    python benchmarks/bench_readers.py [--launches 30000] [--repeat 3] [--out FILE.json]
+
+The files are made here from the real fixtures, their rows repeated: the H100 raw page of
+tests/data (3 kernels, every metric of ncu's full set: 365 columns) with ``--launches``
+launches, and the Jetson AGX Thor trace (copies around each saxpy launch) with as many kernel
+launches of 300 kernel names. Launches per second = launches / the median wall-clock time of
+``gpuproj.profiles.load`` (one process; the first, untimed load pays the imports).
+docs/results/bench_readers.json holds the last recorded run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+from machine import machine
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "tests" / "data"
+
+
+def ncu_page(path: Path, launches: int) -> int:
+    """The H100 raw page with its launches repeated up to ``launches`` (IDs renumbered)."""
+    lines = (DATA / "ncu-h100-sxm5-80gb-raw-base.csv").read_text().splitlines(keepends=True)
+    start = next(i for i, ln in enumerate(lines) if ln.startswith('"ID"'))
+    rows = [next(csv.reader([ln])) for ln in lines[start + 2:]]
+    out = io.StringIO()
+    out.writelines(lines[:start + 2])
+    writer = csv.writer(out, quoting=csv.QUOTE_ALL, lineterminator="\n")
+    for n in range(launches):
+        writer.writerow([str(n), *rows[n % len(rows)][1:]])
+    path.write_text(out.getvalue())
+    return launches
+
+
+def nsys_trace(path: Path, launches: int) -> int:
+    """The Thor trace's header, and ``launches`` saxpy-like launches of 300 kernels, a device-
+    to-host copy after every ninth."""
+    header = (DATA / "nsys" / "vernier-thor_cuda_gpu_trace.csv").read_text().splitlines()[0]
+    rng = np.random.default_rng(0)
+    kernels, durations = rng.integers(0, 300, launches), rng.integers(1000, 90000, launches)
+    lines = [header]
+    for i in range(launches):
+        k = int(kernels[i])
+        lines.append(f"{i * 1000},{durations[i]},{i},{4096 * (1 + k % 3)},1,1,256,1,1,16,0.000,"
+                     f'0.000,,,,,NVIDIA Thor (0),1,,13,"void kern_{k}<float>(float *, int)"')
+        if i % 9 == 8:
+            lines.append(f"{i * 1000 + 500},15424,{i},,,,,,,,,,4.194,271933.506,Device,Pinned,"
+                         "NVIDIA Thor (0),1,,13,[CUDA memcpy Device-to-Host]")
+    path.write_text("\n".join(lines) + "\n")
+    return launches
+
+
+def time_load(path: Path, launches: int, repeat: int) -> dict:
+    from gpuproj.profiles import load
+
+    load(path)  # untimed: imports and the catalog
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        load(path)
+        times.append(time.perf_counter() - t0)
+    med = float(np.median(times))
+    return {"launches": launches, "megabytes": round(path.stat().st_size / 1e6, 1),
+            "median_s": round(med, 3), "launches_per_s": round(launches / med)}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--launches", type=int, default=30_000)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--out", type=Path, help="also write the JSON here")
+    args = ap.parse_args()
+    import pandas
+
+    out = {"machine": {**machine(), "numpy": np.__version__, "pandas": pandas.__version__},
+           "repeat": args.repeat}
+    with tempfile.TemporaryDirectory() as tmp:
+        ncu, nsys = Path(tmp) / "app-ncu.csv", Path(tmp) / "app-nsys_cuda_gpu_trace.csv"
+        out["ncu_raw_page"] = time_load(ncu, ncu_page(ncu, args.launches), args.repeat)
+        out["nsys_trace"] = time_load(nsys, nsys_trace(nsys, args.launches), args.repeat)
+    text = json.dumps(out, indent=1)
+    print(text)
+    if args.out:
+        args.out.write_text(text + "\n")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
