@@ -168,3 +168,15 @@ def test_cli_takes_the_trace_with_trace_only(capsys):
               f"trace={NSYS_THOR}", "-t", "h200"])
     assert e.value.code == 2
     assert "a trace is given with --trace" in capsys.readouterr().err
+
+
+def test_roofline_reports_the_rows_left_out(tmp_path, capsys):
+    from conftest import run_cli
+
+    trace = _times(tmp_path, "kernel,time_s,gpu\nvector_add,2.0e-6,h100-sxm5-80gb\n"
+                             "memset_kernel,1.0e-6,h100-sxm5-80gb\n")
+    code, _, err = run_cli(capsys, "roofline", str(NCU_H100), "--trace", str(trace), "-o",
+                           str(tmp_path / "r.png"), "--json")
+    assert code == 0
+    assert "skipped 1 row(s) (times.csv row 3): kernel of the trace not in the profile" in err
+    assert "skipped 2 row(s)" in err and "no kernel of this name in the trace" in err

@@ -12,6 +12,7 @@ from ._common import (
     output_option,
     profile_gpu,
     reader_option,
+    report_skipped,
     source_option,
     split_list,
 )
@@ -55,6 +56,7 @@ def quadrant(gpu_names, profile, source, kernel, intensities, precision, measure
     kernels, rows = [], None
     if profile:
         table = load_profile(profile, fmt, source, **reader_options)
+        report_skipped(table.skipped)  # on stderr with --json too: the JSON holds no rows
         rows = table.on(profile_gpu(table, source)).select(kernel)
         kernels = q.kernels_from_rows(rows)
     bad = [i for i in intensities if not (0 < i < float("inf"))]

@@ -12,6 +12,7 @@ from ._common import (
     output_option,
     profile_gpu,
     reader_option,
+    report_skipped,
     source_option,
     trace_option,
 )
@@ -47,6 +48,7 @@ def roofline(profile, source, target, kernel, max_kernels, fmt, reader_options, 
     from ..plots.roofline import roofline as draw
 
     table = load_profile(profile, fmt, source, trace, **reader_options)
+    report_skipped(table.skipped)  # on stderr with --json too: the JSON holds the plot's only
     data = draw(table, output, profile_gpu(table, source), target, kernel,
                 max_kernels=max_kernels)
     for s in data["skipped"]:
