@@ -13,6 +13,8 @@
 #   <gpu>-nsys_cuda_gpu_trace.csv     one row per launch (grid, block, registers, device)
 #   <gpu>-nsys_cuda_gpu_kern_sum.csv  one row per kernel (instances, mean and median time)
 #   <gpu>-nsys.driver.jsonl           the suite's own event timings of the same launches
+#   <gpu>-nsys.sqlite.gz              the SQLite export nsys stats made of the report, for a
+#                                     reader of .sqlite files (none is public to build one on)
 # Needs suite/build/srivastava (bash suite/build.sh -a sm_90).
 #
 #   bash suite/fixtures.sh [--out DIR]        # DIR defaults to $OUT, else out/fixtures
@@ -57,6 +59,7 @@ if [ -n "$NSYS" ]; then
   "$NSYS" stats --report cuda_gpu_trace --report cuda_gpu_kern_sum --format csv \
     --output "$OUTDIR/$GPU-nsys" "$WORK_NSYS/$GPU-nsys.nsys-rep" >> "$OUTDIR/nsys.stderr.txt" 2>&1
   echo "nsys stats: rc=$?"
+  [ -f "$WORK_NSYS/$GPU-nsys.sqlite" ] && gzip -c "$WORK_NSYS/$GPU-nsys.sqlite" > "$OUTDIR/$GPU-nsys.sqlite.gz"
   "$NSYS" --version > "$OUTDIR/nsys-version.txt"
 else
   echo "nsys: not installed, no timeline fixtures"
