@@ -162,7 +162,7 @@ def output_option(help_text, **kwargs):
 
 def trace_option():
     """``--trace FILE``: the in-application durations of the profiled run, for every command
-    that projects or draws a profile's times (the reader option ``trace``)."""
+    that projects or draws a profile's times (``profiles.load``'s ``trace``)."""
     return click.option(
         "--trace", type=click.Path(exists=True, dir_okay=False),
         help="A trace of the same application whose kernel times and launch counts replace "
@@ -175,7 +175,7 @@ def trace_option():
 def load_profile(path, fmt, source, trace=None, **options):
     """The profile at ``path``; ``source`` names its GPU where the file does not (nvprof and
     ncu exports without the device, gpu-benches output, a measurement table without a ``gpu``
-    column); ``trace`` and ``options`` go to the reader."""
+    column); ``trace`` and ``options`` go to ``profiles.load``."""
     from ..profiles import load
 
     return load(path, format=fmt, **({"gpu": source} if source else {}),
