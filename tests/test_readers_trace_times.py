@@ -180,3 +180,15 @@ def test_roofline_reports_the_rows_left_out(tmp_path, capsys):
     assert code == 0
     assert "skipped 1 row(s) (times.csv row 3): kernel of the trace not in the profile" in err
     assert "skipped 2 row(s)" in err and "no kernel of this name in the trace" in err
+
+
+def test_a_profile_of_several_gpus_takes_a_trace_of_one(tmp_path):
+    profile = _times(tmp_path, "kernel,time_s,gpu,dram_bytes\n"
+                               "saxpy,9.0e-6,h100-sxm5-80gb,1e6\nsaxpy,8.0e-6,h200-sxm-141gb,1e6\n")
+    trace = tmp_path / "trace.csv"
+    trace.write_text("kernel,time_s,gpu,launches\nsaxpy,3.0e-6,h200-sxm-141gb,7\n")
+    t = load(profile, trace=trace)
+    assert t.df[["gpu", "time_s", "launches", "dram_bytes"]].values.tolist() == [
+        ["h200-sxm-141gb", 3.0e-6, 7.0, 1e6]]
+    (lost,) = t.skipped
+    assert (lost.row, lost.cause) == (2, "the trace has no launch on h100-sxm5-80gb")

@@ -91,6 +91,9 @@ def times_from_trace(table: ProfileTable, trace, gpu=None) -> ProfileTable:
     why: dict[int, str] = {}
     for i, row in df.iterrows():
         on_gpu = tdf["gpu"] == row["gpu"]
+        if not on_gpu.any():  # a profile of several GPUs, a trace of one
+            why[i] = f"the trace has no launch on {row['gpu']}"
+            continue
         own = name_keys(row["kernel"])
         found = None
         for level in range(3):
