@@ -9,6 +9,9 @@ tests/data (3 kernels, every metric of ncu's full set: 365 columns) with ``--lau
 launches, and the Jetson AGX Thor trace (copies around each saxpy launch) with as many kernel
 launches of 300 kernel names. Launches per second = launches / the median wall-clock time of
 ``gpuproj.profiles.load`` (one process; the first, untimed load pays the imports).
+``trace_join``: a table of ``--configs`` kernel configurations (1000 templated kernels)
+loaded with a trace of the same configurations under namespaced names (``trace=``), rows per
+second.
 docs/results/bench_readers.json holds the last recorded run.
 """
 
@@ -62,14 +65,26 @@ def nsys_trace(path: Path, launches: int) -> int:
     return launches
 
 
-def time_load(path: Path, launches: int, repeat: int) -> dict:
+def join_tables(profile: Path, trace: Path, configs: int) -> int:
+    """A table of ``configs`` kernel configurations with counts, and a trace of them whose
+    kernel names carry a namespace and other spacing (matched at the second level)."""
+    rows = [(f"k{i % 1000}<float>", f"grid={i // 1000 + 1}x1x1 block=256x1x1")
+            for i in range(configs)]
+    profile.write_text("kernel,config,time_s,gpu,dram_bytes\n" + "".join(
+        f'"void {k}(float *, int)",{c},1e-5,h100-sxm5-80gb,1e6\n' for k, c in rows))
+    trace.write_text("kernel,config,time_s,gpu,launches\n" + "".join(
+        f'"ns::{k}(float*, int)",{c},2e-5,h100-sxm5-80gb,3\n' for k, c in rows))
+    return configs
+
+
+def time_load(path: Path, launches: int, repeat: int, **options) -> dict:
     from gpuproj.profiles import load
 
-    load(path)  # untimed: imports and the catalog
+    load(path, **options)  # untimed: imports and the catalog
     times = []
     for _ in range(repeat):
         t0 = time.perf_counter()
-        load(path)
+        load(path, **options)
         times.append(time.perf_counter() - t0)
     med = float(np.median(times))
     return {"launches": launches, "megabytes": round(path.stat().st_size / 1e6, 1),
@@ -79,6 +94,7 @@ def time_load(path: Path, launches: int, repeat: int) -> dict:
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--launches", type=int, default=30_000)
+    ap.add_argument("--configs", type=int, default=3000)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--out", type=Path, help="also write the JSON here")
     args = ap.parse_args()
@@ -90,6 +106,11 @@ def main():
         ncu, nsys = Path(tmp) / "app-ncu.csv", Path(tmp) / "app-nsys_cuda_gpu_trace.csv"
         out["ncu_raw_page"] = time_load(ncu, ncu_page(ncu, args.launches), args.repeat)
         out["nsys_trace"] = time_load(nsys, nsys_trace(nsys, args.launches), args.repeat)
+        table, trace = Path(tmp) / "counts.csv", Path(tmp) / "times.csv"
+        joined = time_load(table, join_tables(table, trace, args.configs), args.repeat,
+                           trace=trace)
+        out["trace_join"] = {"configs": joined.pop("launches"), "median_s": joined["median_s"],
+                             "configs_per_s": joined["launches_per_s"]}
     text = json.dumps(out, indent=1)
     print(text)
     if args.out:

@@ -80,45 +80,47 @@ def times_from_trace(table: ProfileTable, trace, gpu=None) -> ProfileTable:
         raise InputError(f"the trace ran on {', '.join(sorted(set(tdf['gpu'])))}, the profile "
                          f"on {', '.join(sorted(set(df['gpu'])))}: give a trace of the same "
                          "application on the same GPU", path=trace)
-    keys = [tdf["kernel"].map(lambda k, level=level: name_keys(k)[level]) for level in range(3)]
-    has_launch = tdf["config"].map(lambda c: bool(_LAUNCH_CONFIG.fullmatch(str(c))))
-    configs_per_kernel = df.groupby(["gpu", "kernel"])["config"].transform("nunique")
+    # (gpu, key) -> the trace's rows, per level of name_keys: a lookup per profile row
+    index: list[dict] = [{}, {}, {}]
+    for t, (g, kernel) in enumerate(zip(tdf["gpu"], tdf["kernel"])):
+        for level, key in enumerate(name_keys(kernel)):
+            index[level].setdefault((g, key), []).append(t)
+    tkernel, tconfig = tdf["kernel"].tolist(), tdf["config"].tolist()
+    has_launch = [bool(_LAUNCH_CONFIG.fullmatch(str(c))) for c in tconfig]
+    configs_per_kernel = df.groupby(["gpu", "kernel"])["config"].transform("nunique").tolist()
+    traced_gpus = set(tdf["gpu"])
     out = df.copy()
     for c in ("time_s_min", "time_s_max"):
         out[c] = float("nan")
     out["sm_clock_hz"] = float("nan")
     used: dict[int, list[int]] = {}
     why: dict[int, str] = {}
-    for i, row in df.iterrows():
-        on_gpu = tdf["gpu"] == row["gpu"]
-        if not on_gpu.any():  # a profile of several GPUs, a trace of one
-            why[i] = f"the trace has no launch on {row['gpu']}"
+    for i, (kernel, config, g) in enumerate(zip(df["kernel"], df["config"], df["gpu"])):
+        if g not in traced_gpus:  # a profile of several GPUs, a trace of one
+            why[i] = f"the trace has no launch on {g}"
             continue
-        own = name_keys(row["kernel"])
-        found = None
-        for level in range(3):
-            found = tdf.index[on_gpu & (keys[level] == own[level])]
-            if len(found):
-                break
-        if not len(found):
+        own = name_keys(kernel)
+        found = next((index[level][(g, own[level])] for level in range(3)
+                      if (g, own[level]) in index[level]), [])
+        if not found:
             why[i] = f"no kernel of this name in the trace {trace}"
             continue
-        names = tdf.loc[found, "kernel"].unique()
+        names = sorted({tkernel[t] for t in found})
         if len(names) > 1:
             why[i] = (f"{len(names)} kernels of the trace have this name ({names[0]}, "
                       f"{names[1]}): rename one, or trace them apart")
             continue
-        with_config = found[has_launch[found].to_numpy()]
-        if len(with_config):
-            found = with_config[(tdf.loc[with_config, "config"] == row["config"]).to_numpy()]
-            if not len(found):
-                why[i] = f"the trace has no launch of this kernel with {row['config']}"
+        with_config = [t for t in found if has_launch[t]]
+        if with_config:
+            found = [t for t in with_config if tconfig[t] == config]
+            if not found:
+                why[i] = f"the trace has no launch of this kernel with {config}"
                 continue
         elif configs_per_kernel[i] > 1:
             why[i] = (f"the trace names no launch configuration, and the profile has this "
                       f"kernel in {configs_per_kernel[i]}")
             continue
-        used.setdefault(int(found[0]), []).append(i)
+        used.setdefault(found[0], []).append(i)
     for t, rows in used.items():
         if len(rows) > 1:  # two kernels of the profile found one of the trace (bare names)
             for i in rows:
