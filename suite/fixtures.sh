@@ -52,7 +52,8 @@ echo "rep-read: rc=$?"
 "$NCU" --version > "$OUTDIR/ncu-version.txt"
 NSYS="$(command -v nsys || ls /usr/local/cuda/bin/nsys /opt/nvidia/nsight-systems/*/bin/nsys 2>/dev/null | head -n 1)"
 if [ -n "$NSYS" ]; then
-  "$NSYS" profile --trace=cuda --sample=none --cpuctxsw=none -f true -o "$WORK_NSYS/$GPU-nsys" \
+  "$NSYS" profile --trace=cuda --sample=none --cpuctxsw=none --cuda-graph-trace=node -f true \
+    -o "$WORK_NSYS/$GPU-nsys" \
     "$BIN" --sizes small --kernels vector_add,saxpy,reduce_sum \
     > "$OUTDIR/$GPU-nsys.driver.jsonl" 2> "$OUTDIR/nsys.stderr.txt"
   echo "nsys profile: rc=$?"

@@ -165,7 +165,8 @@ def test_profile_timeline_runs_nsys_and_writes_its_kernel_trace(tmp_path, monkey
     main(["profile", "--timeline", "-o", str(out), "--", "./app", "--n", "5"])
     run, stats = [json.loads(ln) for ln in (tmp_path / "nsys-calls.jsonl").read_text().split("\n")
                   if ln]
-    assert run[:4] == ["profile", "--trace=cuda", "--sample=none", "--cpuctxsw=none"]
+    assert run[:5] == ["profile", "--trace=cuda", "--sample=none", "--cpuctxsw=none",
+                       "--cuda-graph-trace=node"]
     assert run[-3:] == ["./app", "--n", "5"]
     assert stats[:5] == ["stats", "--report", "cuda_gpu_trace", "--format", "csv"]
     assert stats[-1] == run[run.index("--output") + 1] + ".nsys-rep"

@@ -104,10 +104,13 @@ def ncu_command(ncu: str, app: list[str], out: Path, *, metrics: list[str] | Non
 
 def nsys_commands(nsys: str, app: list[str], report: Path, prefix: Path) -> list[list[str]]:
     """The two argument lists of a timeline: ``nsys profile`` of ``app`` into ``report`` (CUDA
-    only, no CPU sampling, which gpuproj does not read and which needs permissions), then
-    ``nsys stats`` of its kernel trace into ``<prefix>_cuda_gpu_trace.csv``."""
+    only, no CPU sampling, which gpuproj does not read and which needs permissions; each kernel
+    of a CUDA graph traced as its own launch, where nsys's default records a graph launch as
+    one range and its kernels not at all), then ``nsys stats`` of its kernel trace into
+    ``<prefix>_cuda_gpu_trace.csv``."""
     return [[nsys, "profile", "--trace=cuda", "--sample=none", "--cpuctxsw=none",
-             "--force-overwrite=true", "--output", str(report), *app],
+             "--cuda-graph-trace=node", "--force-overwrite=true", "--output", str(report),
+             *app],
             [nsys, "stats", "--report", "cuda_gpu_trace", "--format", "csv",
              "--force-export=true", "--output", str(prefix), f"{report}.nsys-rep"]]
 
