@@ -33,6 +33,10 @@ CANNOT_RUN = {
         "needs a CUDA GPU and CuPy",
     "gpuproj profile -o saxpy.csv -- ./saxpy 1048576": "needs Nsight Compute and a GPU",
     "gpuproj predict saxpy.csv --target h100-sxm5-80gb": "reads the Nsight Compute profile above",
+    "gpuproj profile --timeline -o saxpy-timeline.csv -- ./saxpy 1048576":
+        "needs Nsight Systems and a GPU",
+    "gpuproj predict saxpy.csv --trace saxpy-timeline.csv --target h100-sxm5-80gb":
+        "reads the profile and the timeline above",
     "gpuproj evaluate TABLE --split gpu": "TABLE stands for the user's file",
     "gpuproj evaluate TABLE --split config": "TABLE stands for the user's file",
     "gpuproj evaluate TABLE --split kernel": "TABLE stands for the user's file",
