@@ -48,7 +48,7 @@ def roofline(profile, source, target, kernel, max_kernels, fmt, reader_options, 
     from ..plots.roofline import roofline as draw
 
     table = load_profile(profile, fmt, source, trace, **reader_options)
-    report_skipped(table.skipped)  # on stderr with --json too: the JSON holds the plot's only
+    report_skipped(table.skipped)  # on stderr with --json too: the JSON lists only the plot's
     data = draw(table, output, profile_gpu(table, source), target, kernel,
                 max_kernels=max_kernels)
     for s in data["skipped"]:
