@@ -16,13 +16,20 @@ from gpuproj.profiles.readers.ncu_csv import metric_names
 FIXTURE = Path(__file__).parent / "data" / "ncu-handbuilt-h100-raw-base.csv"
 
 
-def _fake_ncu(tmp_path, rc=0, listing=None):
+def _stand_in(tmp_path, monkeypatch, name, body):
+    """An executable Python script ``name`` in ``tmp_path/bin``, first on PATH."""
+    script = tmp_path / "bin" / name
+    script.parent.mkdir(exist_ok=True)
+    script.write_text(f"#!{sys.executable}\n{body}")
+    script.chmod(script.stat().st_mode | stat.S_IEXEC)
+    monkeypatch.setenv("PATH", str(script.parent) + os.pathsep + os.environ["PATH"])
+
+
+def _fake_ncu(tmp_path, monkeypatch, rc=0, listing=None):
     """``listing``: what ``ncu --query-metrics`` prints (None: it fails, as without a GPU);
     asked for a metric it does not list, the stand-in fails as ncu does, with an error line in
     its log (and exit status 0, which ncu may also give)."""
-    script = tmp_path / "bin" / "ncu"
-    script.parent.mkdir()
-    script.write_text(f"""#!{sys.executable}
+    _stand_in(tmp_path, monkeypatch, "ncu", f"""
 import json, re, shutil, sys
 args = sys.argv[1:]
 listing = {listing!r}
@@ -43,13 +50,10 @@ if listing:
 shutil.copy({str(FIXTURE)!r}, out)
 sys.exit({rc})
 """)
-    script.chmod(script.stat().st_mode | stat.S_IEXEC)
-    return script
 
 
 def test_profile_runs_ncu_with_the_metric_table(tmp_path, monkeypatch, capsys):
-    _fake_ncu(tmp_path)
-    monkeypatch.setenv("PATH", str(tmp_path / "bin") + os.pathsep + os.environ["PATH"])
+    _fake_ncu(tmp_path, monkeypatch)
     out = tmp_path / "p.csv"
     mfile = tmp_path / "metrics.txt"
     main(["profile", "--out", str(out), "--metrics-file", str(mfile), "--", "./app", "--n", "5"])
@@ -75,8 +79,7 @@ def test_profile_leaves_out_metrics_the_gpu_does_not_offer(tmp_path, monkeypatch
     filler = [f"lts__t_sectors_srcunit_tex_op_read_{i}.sum" for i in range(60)]
     listing = "Device NVIDIA H100 80GB HBM3 (GH100)\nMetric Name   Metric Description\n" + \
         "\n".join(f"{m}   # some description of {m.split('__')[0]}" for m in offered + filler)
-    _fake_ncu(tmp_path, listing=listing)
-    monkeypatch.setenv("PATH", str(tmp_path / "bin") + os.pathsep + os.environ["PATH"])
+    _fake_ncu(tmp_path, monkeypatch, listing=listing)
     out = tmp_path / "p.csv"
     mfile = tmp_path / "metrics.txt"
     main(["profile", "--out", str(out), "--metrics-file", str(mfile), "--", "./app"])
@@ -97,8 +100,7 @@ def test_profile_asks_for_the_offered_metrics_only_after_a_failure(tmp_path, mon
     """The query costs seconds and collect.sh profiles in many short runs: a run that works is
     the only run."""
     listing = "\n".join(metric_names() + [f"lts__x_{i}.sum" for i in range(60)])
-    _fake_ncu(tmp_path, listing=listing)
-    monkeypatch.setenv("PATH", str(tmp_path / "bin") + os.pathsep + os.environ["PATH"])
+    _fake_ncu(tmp_path, monkeypatch, listing=listing)
     main(["profile", "--out", str(tmp_path / "p.csv"), "--", "./app"])
     assert len((tmp_path / "calls.jsonl").read_text().splitlines()) == 1
     assert not (tmp_path / "queried").exists()
@@ -117,8 +119,7 @@ def test_profile_without_ncu(tmp_path, monkeypatch, capsys):
 
 
 def test_profile_ncu_failure(tmp_path, monkeypatch, capsys):
-    _fake_ncu(tmp_path, rc=3)
-    monkeypatch.setenv("PATH", str(tmp_path / "bin") + os.pathsep + os.environ["PATH"])
+    _fake_ncu(tmp_path, monkeypatch, rc=3)
     with pytest.raises(SystemExit) as e:
         main(["profile", "--out", str(tmp_path / "p.csv"), "--", "./app"])
     assert e.value.code == 2 and "status 3" in capsys.readouterr().err
@@ -134,14 +135,11 @@ def test_profile_dry_run(capsys):
 NSYS_TRACE = Path(__file__).parent / "data" / "nsys" / "vernier-thor_cuda_gpu_trace.csv"
 
 
-def _fake_nsys(tmp_path, profile_rc=0, kernels=True):
+def _fake_nsys(tmp_path, monkeypatch, profile_rc=0, kernels=True):
     """A stand-in ``nsys``: ``profile`` writes the report, ``stats`` writes a real Thor trace
     (tests/data/nsys) where its ``--output`` prefix says, or, for an application without
     kernels, only nsys's SKIPPED line; each call's arguments are recorded."""
-    script = tmp_path / "bin" / "nsys"
-    script.parent.mkdir()
-    script.write_text(f"""#!{sys.executable}
-import json, shutil, sys
+    _stand_in(tmp_path, monkeypatch, "nsys", f"""import json, shutil, sys
 args = sys.argv[1:]
 with open({str(tmp_path / 'nsys-calls.jsonl')!r}, "a") as f:
     f.write(json.dumps(args) + "\\n")
@@ -154,13 +152,10 @@ if {kernels!r}:
 else:
     print("SKIPPED: " + args[-1] + " does not contain CUDA trace data.")
 """)
-    script.chmod(script.stat().st_mode | stat.S_IEXEC)
-    return script
 
 
 def test_profile_timeline_runs_nsys_and_writes_its_kernel_trace(tmp_path, monkeypatch, capsys):
-    _fake_nsys(tmp_path)
-    monkeypatch.setenv("PATH", str(tmp_path / "bin") + os.pathsep + os.environ["PATH"])
+    _fake_nsys(tmp_path, monkeypatch)
     out = tmp_path / "app.csv"
     main(["profile", "--timeline", "-o", str(out), "--", "./app", "--n", "5"])
     run, stats = [json.loads(ln) for ln in (tmp_path / "nsys-calls.jsonl").read_text().split("\n")
@@ -180,8 +175,7 @@ def test_profile_timeline_runs_nsys_and_writes_its_kernel_trace(tmp_path, monkey
     (0, False, "nsys stats wrote no kernel trace"),
 ])
 def test_profile_timeline_failures(tmp_path, monkeypatch, capsys, profile_rc, kernels, message):
-    _fake_nsys(tmp_path, profile_rc=profile_rc, kernels=kernels)
-    monkeypatch.setenv("PATH", str(tmp_path / "bin") + os.pathsep + os.environ["PATH"])
+    _fake_nsys(tmp_path, monkeypatch, profile_rc=profile_rc, kernels=kernels)
     with pytest.raises(SystemExit) as e:
         main(["profile", "--timeline", "-o", str(tmp_path / "app.csv"), "--", "./app"])
     assert e.value.code == 2 and message in capsys.readouterr().err

@@ -292,7 +292,7 @@ def _per_launch_raw(recs, path) -> pd.DataFrame:
                     path) == "comma":
         body = [(line, [_with_decimal_points(v) if i in metric_cols else v
                         for i, v in enumerate(f)]) for line, f in body]
-    read = [m for m in header if m not in _IDENTITY and (m in NCU_METRICS or m in TIME_METRICS)]
+    read = [m for m in header if m in NCU_METRICS or m in TIME_METRICS]  # _launch's metrics
     out = []
     for line, fields in body:
         if len(fields) != len(header):

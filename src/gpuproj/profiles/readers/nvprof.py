@@ -253,8 +253,6 @@ def _is_unit_row(fields):
     return all(f == "" or re.fullmatch(r"[A-Za-z/%]+", f) for f in fields)
 
 
-
-
 def read(path, trace=None, gpu: str | None = None) -> ProfileTable:
     """Read nvprof CSV output: a metrics file with ``trace=`` the gpu-trace file of the same
     run, or a gpu-trace file alone. ``gpu`` replaces the device names in the files."""
