@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
 """Speed of the profile readers on whole-application files: an Nsight Compute raw page with one
-row per launch, and an Nsight Systems trace.
+row per launch, an Nsight Systems trace and a PyTorch profiler trace.
 
     python benchmarks/bench_readers.py [--launches 30000] [--repeat 3] [--out FILE.json]
 
 The files are made here from the real fixtures, their rows repeated: the H100 raw page of
 tests/data (3 kernels, every metric of ncu's full set: 365 columns) with ``--launches``
 launches, and the Jetson AGX Thor trace (copies around each saxpy launch) with as many kernel
-launches of 300 kernel names. Launches per second = launches / the median wall-clock time of
+launches of 300 kernel names; the V100 PyTorch profiler trace (each kernel event with the
+launch call and the two flow events Kineto writes around it) with as many launches of 300
+kernel names. Launches per second = launches / the median wall-clock time of
 ``gpuproj.profiles.load`` (one process; the first, untimed load pays the imports).
 ``trace_join``: a table of ``--configs`` kernel configurations (1000 templated kernels)
 loaded with a trace of the same configurations under namespaced names (``trace=``), rows per
@@ -65,6 +67,28 @@ def nsys_trace(path: Path, launches: int) -> int:
     return launches
 
 
+def pytorch_trace(path: Path, launches: int) -> int:
+    """The V100 RMSNorm trace's header and ``launches`` of its kernel events, each with the
+    launch call and flows that follow it there, under 300 kernel names, a copy after every
+    ninth."""
+    doc = json.loads((DATA / "pytorch" / "rmsnorm-v100-pcie-16gb.pt.trace.json").read_text())
+    events = doc["traceEvents"]
+    kernels = [i for i, e in enumerate(events) if e.get("cat") == "kernel"]
+    copy = next(e for e in events if e.get("cat") == "gpu_memcpy")
+    rng = np.random.default_rng(0)
+    names, durations = rng.integers(0, 300, launches), rng.integers(1, 900, launches)
+    out = []
+    for i in range(launches):
+        at = kernels[i % len(kernels)]
+        kernel = {**events[at], "name": f"void kern_{names[i]}<float>(float *, int)",
+                  "dur": int(durations[i])}
+        out += [kernel, *events[at + 1:at + 4]]
+        if i % 9 == 8:
+            out.append(copy)
+    path.write_text(json.dumps({**doc, "traceEvents": out}, indent=2))
+    return launches
+
+
 def join_tables(profile: Path, trace: Path, configs: int) -> int:
     """A table of ``configs`` kernel configurations with counts, and a trace of them whose
     kernel names carry a namespace and other spacing (matched at the second level)."""
@@ -106,6 +130,8 @@ def main():
         ncu, nsys = Path(tmp) / "app-ncu.csv", Path(tmp) / "app-nsys_cuda_gpu_trace.csv"
         out["ncu_raw_page"] = time_load(ncu, ncu_page(ncu, args.launches), args.repeat)
         out["nsys_trace"] = time_load(nsys, nsys_trace(nsys, args.launches), args.repeat)
+        torch = Path(tmp) / "app.pt.trace.json"
+        out["pytorch_trace"] = time_load(torch, pytorch_trace(torch, args.launches), args.repeat)
         table, trace = Path(tmp) / "counts.csv", Path(tmp) / "times.csv"
         joined = time_load(table, join_tables(table, trace, args.configs), args.repeat,
                            trace=trace)

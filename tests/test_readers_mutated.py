@@ -45,6 +45,7 @@ FIXTURES = {  # name -> (text, load() options)
     "nsys-kern-sum": (DATA / "nsys" / "vernier-thor_cuda_gpu_kern_sum.out",
                       {"gpu": "jetson-agx-thor"}),
     "measurement": (MEASUREMENT, {}),
+    "pytorch": (DATA / "pytorch" / "rmsnorm-v100-pcie-16gb.pt.trace.json", {}),
 }
 GARBAGE = ["abc", "", "nan", "inf", "-1", "1e999", "0", '"', "n/a", "  ", "é", "-0", "1e-320",
            "0x10"]

@@ -19,6 +19,7 @@ inverse-variance weighted geometric mean of their projections (``gpuproj.combine
 from __future__ import annotations
 
 import warnings
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -336,6 +337,8 @@ DEFAULT_METHOD = "hierarchical-ext"
 # details page, a table of times): the best baseline on 6 of the 8 cross-GPU tables
 # (docs/accuracy.md, scoreboard), which needs nothing but the catalog's DRAM bandwidths
 TIMES_ONLY_METHOD = "bandwidth"
+# kernel names longer than this (without their argument list) are shortened in tables
+LONG_NAME = 60
 APPLICATION_TITLE = "Application total (time x launches, summed over kernels), fastest first"
 # configurations of one kernel from which the printed table suggests a shortlist: more than an
 # application launches (a few grid sizes), as many as a sweep or a tuning run measures
@@ -358,29 +361,77 @@ def _readable(d: pd.DataFrame) -> pd.DataFrame:
 
 
 def short_kernel_names(names: pd.Series) -> pd.Series:
-    """C++ signatures without their argument lists (``saxpy(float, float *)`` -> ``saxpy``),
-    where that keeps the kernels apart; else the names as they are.
+    """C++ signatures shortened for a table, each as far as it stays apart from the other
+    names: without the argument list, and where that leaves more than ``LONG_NAME``
+    characters (PyTorch's and CUTLASS's template arguments run to thousands), with what nests
+    deeper than ``depth`` brackets elided, for ``depth`` from 1 up; names that cannot be told
+    apart so stay whole.
 
     >>> short_kernel_names(pd.Series(["f(int)", "g<(int)2>(float *)", "h"])).tolist()
     ['f', 'g<(int)2>', 'h']
+    >>> k = "ns::kernel<{}, ns::functor<float, float, float, ns::mul<float> > >(int, float *)"
+    >>> short_kernel_names(pd.Series([k.format(4), k.format(2)])).tolist()
+    ['ns::kernel<4, ns::functor<...> >', 'ns::kernel<2, ns::functor<...> >']
     >>> short_kernel_names(pd.Series(["f(int)", "f(float)"])).tolist()
     ['f(int)', 'f(float)']
     """
-    def short(name: str) -> str:
-        if not name.endswith(")"):
-            return name
-        depth = 0
-        for i in range(len(name) - 1, 0, -1):  # the "(" that opens the last group
-            depth += {")": 1, "(": -1}.get(name[i], 0)
-            if depth == 0:
-                return name[:i]
-        return name
-
-    uniq = pd.unique(names)
-    shorts = {n: short(str(n)) for n in uniq}
-    if len(set(shorts.values())) < len(uniq):
+    uniq = [str(n) for n in pd.unique(names)]
+    bare = {n: _without_arguments(n) for n in uniq}
+    chosen = {n: b for n, b in bare.items() if len(b) <= LONG_NAME}
+    for depth in range(1, max(map(_nesting, bare.values()), default=0) + 1):
+        shown = {n: chosen.get(n) or _elided(bare[n], depth) for n in uniq}
+        taken = Counter(shown.values())
+        chosen.update({n: s for n, s in shown.items() if n not in chosen and taken[s] == 1})
+    shown = {n: chosen.get(n, bare[n]) for n in uniq}
+    if len(set(shown.values())) < len(uniq):
         return names
-    return names.map(shorts)
+    return names.map(shown)
+
+
+def _without_arguments(name: str) -> str:
+    """A signature without its argument list: the last group when the name ends with ")"."""
+    if not name.endswith(")"):
+        return name
+    depth = 0
+    for i in range(len(name) - 1, 0, -1):  # the "(" that opens the last group
+        depth += {")": 1, "(": -1}.get(name[i], 0)
+        if depth == 0:
+            return name[:i]
+    return name
+
+
+_OPEN, _CLOSE = "<([{", ">)]}"
+
+
+def _nesting(name: str) -> int:
+    """How many brackets deep ``name`` nests (0 where they do not balance: an ``operator<``)."""
+    depth = deepest = 0
+    for ch in name:
+        depth += (ch in _OPEN) - (ch in _CLOSE)
+        deepest = max(deepest, depth)
+        if depth < 0:
+            return 0
+    return deepest if depth == 0 else 0
+
+
+def _elided(name: str, max_depth: int) -> str:
+    """``name`` with the contents of brackets deeper than ``max_depth`` replaced by "..."
+    (an empty group stays empty: ``operator()``)."""
+    if not _nesting(name):
+        return name
+    out, depth, cut = [], 0, False
+    for ch in name:
+        if ch in _CLOSE:
+            depth -= 1
+        if depth <= max_depth:
+            out.append(ch)
+            cut = False
+        elif not cut:
+            out.append("...")
+            cut = True
+        if ch in _OPEN:
+            depth += 1
+    return "".join(out)
 
 
 def _has_own_interval(d: pd.DataFrame) -> bool:

@@ -166,10 +166,11 @@ def trace_option():
     return click.option(
         "--trace", type=click.Path(exists=True, dir_okay=False),
         help="A trace of the same application whose kernel times and launch counts replace "
-             "the profile's: an Nsight Systems timeline (`gpuproj profile --timeline`) for an "
-             "Nsight Compute profile, a rocprofv3 kernel trace for its counter collection, or "
-             "a kernel,time_s table (times as the application ran, without the profiler's "
-             "replays); for nvprof --metrics, the --print-gpu-trace CSV of the run.")
+             "the profile's: an Nsight Systems timeline (`gpuproj profile --timeline`) or a "
+             "PyTorch profiler trace for an Nsight Compute profile, a rocprofv3 kernel trace "
+             "for its counter collection, or a kernel,time_s table (times as the application "
+             "ran, without the profiler's replays); for nvprof --metrics, the "
+             "--print-gpu-trace CSV of the run.")
 
 
 def load_profile(path, fmt, source, trace=None, **options):

@@ -37,6 +37,8 @@ FORMATS = {
                   "the run's agent_info.csv)"),
     "nsys": ("nsys", "Nsight Systems timeline: nsys stats --format csv of the cuda_gpu_trace or "
              "cuda_gpu_kern_sum report (times and launch configurations, no counters)"),
+    "pytorch": ("pytorch", "PyTorch profiler trace (torch.profiler's Chrome trace JSON, "
+                "*.pt.trace.json[.gz]): kernel times and launch configurations, no counters"),
     "gpu-benches": ("gpu_benches", "gpu-benches L2 working-set sweeps, repeated small "
                     "kernels, roofline and stream occupancy sweeps (<gpu>.txt)"),
     "measurement": ("measurement", "plain measurement table: kernel, time_s, optional gpu, "
@@ -113,9 +115,10 @@ def load(path, format: str | None = None, trace=None, **options) -> ProfileTable
     ``options`` go to the reader (``gpu=`` names the GPU where the file does not; each
     reader's own options are in docs/profiles.md). An option the reader does not take is an
     error; a value given as text, as on the command line, is read as the type the reader wants.
-    ``trace`` is a trace of the same application run (an nsys timeline, a rocprofv3 kernel
-    trace, a ``kernel,time_s`` table) whose times and launch counts replace the profile's
-    (``gpuproj.profiles.trace_times``); nvprof's reader takes its ``--print-gpu-trace`` so.
+    ``trace`` is a trace of the same application run (an nsys timeline, a PyTorch profiler
+    trace, a rocprofv3 kernel trace, a ``kernel,time_s`` table) whose times and launch counts
+    replace the profile's (``gpuproj.profiles.trace_times``); nvprof's reader takes its
+    ``--print-gpu-trace`` so.
     """
     path = Path(path)
     if not path.exists():

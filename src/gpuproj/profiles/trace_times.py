@@ -4,9 +4,9 @@
 Profilers that count change the times they record: Nsight Compute replays each kernel once
 per pass, flushes the caches between passes and, by default, locks the clocks; rocprof's
 counter collection serialises the dispatches it counts. Their durations are those of a kernel
-run alone. A trace (an Nsight Systems timeline, a rocprofv3 kernel trace, a ``kernel,time_s``
-table of one's own timings) has the times the application really saw, for every launch, not
-only the profiled ones.
+run alone. A trace (an Nsight Systems timeline, a PyTorch profiler trace, a rocprofv3 kernel
+trace, a ``kernel,time_s`` table of one's own timings) has the times the application really
+saw, for every launch, not only the profiled ones.
 ``times_from_trace`` keeps the profile's counts and takes ``time_s``, ``time_s_min`` /
 ``time_s_max`` and ``launches`` from the trace. (nvprof's metrics carry no durations at all:
 its reader takes its own ``--print-gpu-trace`` as ``trace`` and joins it itself.)

@@ -1,0 +1,239 @@
+"""PyTorch profiler traces: the JSON ``torch.profiler`` writes (``prof.export_chrome_trace(PATH)``,
+or ``torch.profiler.tensorboard_trace_handler``'s ``*.pt.trace.json``, also gzipped), with the
+GPU activity its Kineto library recorded through CUPTI: every kernel the application ran, with
+its time and launch configuration. It has no counters: the projections that need FLOPs or
+bytes take them from an Nsight Compute profile, which can take its times from this trace
+(``--trace``).
+
+- Each event of ``traceEvents`` with ``"cat": "kernel"`` is a kernel launch: its ``name``,
+  ``dur`` (microseconds, as in every Chrome trace) and, in ``args``, the ``device`` it ran on,
+  ``grid`` and ``block`` (three sizes each), ``registers per thread`` and ``shared memory``
+  (bytes per block, static and dynamic). GPU copies and memsets (``gpu_memcpy``,
+  ``gpu_memset``) are skipped and counted; the host's events (operators, runtime calls, flows)
+  are not GPU work and are not read.
+- Launches of one kernel with one launch configuration on one device become one row:
+  ``launches`` = their number, ``time_s`` the mean per launch (``time_s_min`` / ``time_s_max``
+  the spread).
+- Rows are file lines: an event's is the line where it starts (Kineto writes an event over
+  several lines), a field's the line that names it.
+- Times are as fine as the trace: where it has whole microseconds (as PyTorch wrote them in
+  2024), a kernel shorter than a microsecond can have a ``dur`` of 0, skipped as unusable, and
+  any other is off by up to a microsecond.
+
+The GPU: the trace's ``deviceProperties`` entry for the event's ``device`` (its ``name`` as
+CUDA reports it, ``Tesla V100-PCIE-16GB``), or ``gpu=`` (``--source``), which replaces it.
+PyTorch on ROCm writes the same layout; no trace of an AMD GPU has been read yet.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+
+import pandas as pd
+
+from ...errors import InputError
+from ...files import read_text
+from ..table import ProfileTable, Skipped
+from ._checks import split_missing_names, split_unusable_times
+from ._io import group_launches, resolve_gpus
+
+_SPACE = re.compile(r"[ \t\n\r]*")
+_NEXT = re.compile(r"[ \t\n\r]*([,\]])[ \t\n\r]*")
+_COPIES = ("gpu_memcpy", "gpu_memset", "memcpy", "memset")  # Kineto's first traces: "Memcpy"
+
+
+def sniff(path, head: str) -> bool:
+    return head.lstrip().startswith("{") and ('"traceEvents"' in head
+                                              or '"schemaVersion"' in head)
+
+
+def read(path, gpu: str | None = None) -> ProfileTable:
+    """Read a PyTorch profiler trace (see the module docstring); ``gpu`` names the GPU, in
+    place of the trace's ``deviceProperties``."""
+    path = Path(path)
+    text = read_text(path)
+    doc = _parse(text, path)
+    events = doc.get("traceEvents")
+    if not isinstance(events, list):
+        raise InputError("no traceEvents list (not a PyTorch profiler trace?)", path=path)
+    lines = _Lines(text)
+    rows, skipped = [], []
+    for start, end, ev in events:
+        cat = ev.get("cat") if isinstance(ev, dict) else None
+        if not isinstance(cat, str):
+            continue  # metadata, flow ends, the host's instants
+        if cat.lower() in _COPIES:
+            skipped.append(Skipped(str(path), lines.at(start),
+                                   "not a kernel launch (memory copy or set)"))
+        elif cat.lower() == "kernel":
+            rows.append(_launch(ev, _Event(text, path, lines, start, end)))
+    if not rows:
+        raise InputError(
+            f"no kernel launch in the trace ({len(skipped)} copies or sets, "
+            f"{len(events) - len(skipped)} other events): profile with "
+            "activities=[ProfilerActivity.CUDA]", path=path)
+    df = pd.DataFrame(rows)
+    df, bad = split_missing_names(df, path, {"kernel": "name"})
+    skipped += bad
+    df, bad = split_unusable_times(df, path, field="dur")
+    skipped += bad
+    df["gpu"] = _gpus(df, doc, gpu, path)
+    df = df.drop(columns=["_device"])
+    return ProfileTable.from_frame(group_launches(df), skipped=skipped, origin=str(path))
+
+
+def _launch(ev: dict, where: _Event) -> dict:
+    """The row of one kernel event: its name, time, launch and device."""
+    args = ev.get("args", {})
+    if not isinstance(args, dict):
+        raise where.error("args is not a JSON object", "args")
+    dur = where.number(ev, "dur")
+    grid, block = (where.sizes(args, k) for k in ("grid", "block"))
+    name = ev.get("name")
+    row = {"kernel": name if name is None or isinstance(name, str) else json.dumps(name),
+           "time_s": dur * 1e-6, "_row": where.row,
+           "regs_per_thread": where.number(args, "registers per thread"),
+           "smem_per_block_bytes": where.number(args, "shared memory"),
+           "_device": args.get("device")}
+    if grid and block:
+        row["config"] = f"grid={'x'.join(map(str, grid))} block={'x'.join(map(str, block))}"
+        row["grid_blocks"] = math.prod(grid)
+        row["block_threads"] = math.prod(block)
+    else:  # a launch the trace gives no configuration (PyTorch on ROCm: graph tasks)
+        row["config"] = "default"
+    return row
+
+
+def _gpus(df, doc, gpu, path) -> pd.Series:
+    """Catalog ids of each launch's GPU: ``gpu`` for all, else the ``deviceProperties`` name
+    of its ``device``."""
+    if gpu is not None:
+        return resolve_gpus(pd.Series(gpu, index=df.index, dtype=object), path)
+    props = doc.get("deviceProperties")
+    named = {p.get("id"): p.get("name") for p in props if isinstance(p, dict)} \
+        if isinstance(props, list) else {}
+    names = df["_device"].map(
+        lambda d: named.get(d) if isinstance(d, int) and not isinstance(d, bool) else None)
+    names = names.where(names.map(lambda n: isinstance(n, str) and n.strip() != ""), None)
+    if names.isna().any():
+        first = df.loc[names.isna()].iloc[0]
+        raise InputError(f"the trace names no GPU for device {first['_device']} (no "
+                         "deviceProperties entry with its id and a name): pass --source NAME "
+                         "(gpu=NAME in load())", path=path, row=int(first["_row"]),
+                         field="device")
+    return resolve_gpus(names.astype(object), path, rows=df["_row"], field="device")
+
+
+class _Lines:
+    """File line of a character offset, for offsets asked in increasing order (the events, as
+    they come), counted once over the text."""
+
+    def __init__(self, text: str):
+        self.text, self.offset, self.line = text, 0, 1
+
+    def at(self, offset: int) -> int:
+        if offset < self.offset:
+            return self.text.count("\n", 0, offset) + 1
+        self.line += self.text.count("\n", self.offset, offset)
+        self.offset = offset
+        return self.line
+
+
+class _Event:
+    """One event's place in the file, for its fields' checks and errors."""
+
+    def __init__(self, text, path, lines, start, end):
+        self.text, self.path, self.start, self.end = text, path, start, end
+        self.row = lines.at(start)
+
+    def error(self, message, field):
+        # the line that names the field, else the event's first
+        at = self.text.find(f'"{field}"', self.start, self.end)
+        row = self.row + self.text.count("\n", self.start, at) if at >= 0 else self.row
+        return InputError(message, path=self.path, row=row, field=field)
+
+    def number(self, obj: dict, key: str) -> float:
+        """``obj[key]`` as a float, NaN where absent or null; text, a negative or an infinite
+        number is an error (no profiler writes one)."""
+        v = obj.get(key)
+        if v is None:
+            return math.nan
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            raise self.error(f"{json.dumps(v)} is not a number", key)
+        if not math.isfinite(v) or v < 0:
+            raise self.error(f"{v} is not a finite number >= 0", key)
+        return float(v)
+
+    def sizes(self, obj: dict, key: str) -> tuple | None:
+        """``obj[key]``, a launch's three sizes, as whole numbers; None where absent."""
+        v = obj.get(key)
+        if v is None:
+            return None
+        if type(v) is list and len(v) == 3 and all(type(x) is int and x >= 1 for x in v):
+            return tuple(v)  # as Kineto writes them
+        if not (isinstance(v, list) and len(v) == 3 and all(
+                isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+                and x >= 1 and x == int(x) for x in v)):
+            raise self.error(f"{json.dumps(v)} is not three whole numbers >= 1", key)
+        return tuple(int(x) for x in v)
+
+
+def _parse(text: str, path) -> dict:
+    """The top-level fields of a Chrome trace (a JSON object), with ``traceEvents`` as
+    [(start, end, event)]: the character offsets of each event, which json.loads does not
+    give, so that errors and skipped events can name their line."""
+    decode = json.JSONDecoder().raw_decode
+    fields: dict = {}
+    try:
+        i = _skip(text, 0)
+        if not text.startswith("{", i):
+            raise json.JSONDecodeError("Expecting '{' (a Chrome trace is a JSON object)", text, i)
+        i = _skip(text, i + 1)
+        while not text.startswith("}", i):
+            key, i = decode(text, i)
+            if not isinstance(key, str):
+                raise json.JSONDecodeError("Expecting property name", text, i)
+            i = _skip(text, i)
+            if not text.startswith(":", i):
+                raise json.JSONDecodeError("Expecting ':' delimiter", text, i)
+            i = _skip(text, i + 1)
+            if key == "traceEvents" and text.startswith("[", i):
+                fields[key], i = _events(text, i, decode)
+            else:
+                fields[key], i = decode(text, i)
+            i = _skip(text, i)
+            if text.startswith(",", i):
+                i = _skip(text, i + 1)
+            elif not text.startswith("}", i):
+                raise json.JSONDecodeError("Expecting ',' delimiter", text, i)
+    except json.JSONDecodeError as e:
+        raise InputError(f"not valid JSON: {e.msg} (column {e.colno})", path=path,
+                         row=e.lineno) from None
+    except RecursionError:
+        raise InputError("not a trace: JSON nested too deep", path=path) from None
+    return fields
+
+
+def _events(text, i, decode):
+    """The array that starts at ``text[i]`` as [(start, end, value)], and the offset after it."""
+    out = []
+    i = _skip(text, i + 1)
+    if text.startswith("]", i):
+        return out, i + 1
+    while True:
+        start = i
+        value, i = decode(text, i)
+        out.append((start, i, value))
+        after = _NEXT.match(text, i)  # one match for the delimiter and the space around it
+        if after is None:
+            raise json.JSONDecodeError("Expecting ',' delimiter", text, _skip(text, i))
+        i = after.end()
+        if after.group(1) == "]":
+            return out, i
+
+
+def _skip(text, i) -> int:
+    return _SPACE.match(text, i).end()
