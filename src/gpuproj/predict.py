@@ -18,6 +18,7 @@ inverse-variance weighted geometric mean of their projections (``gpuproj.combine
 
 from __future__ import annotations
 
+import re
 import warnings
 from collections import Counter
 from dataclasses import dataclass, field
@@ -376,7 +377,7 @@ def short_kernel_names(names: pd.Series) -> pd.Series:
     ['f(int)', 'f(float)']
     """
     uniq = [str(n) for n in pd.unique(names)]
-    bare = {n: _without_arguments(n) for n in uniq}
+    bare = {n: without_arguments(n) for n in uniq}
     chosen = {n: b for n, b in bare.items() if len(b) <= LONG_NAME}
     for depth in range(1, max(map(_nesting, bare.values()), default=0) + 1):
         shown = {n: chosen.get(n) or _elided(bare[n], depth) for n in uniq}
@@ -388,8 +389,15 @@ def short_kernel_names(names: pd.Series) -> pd.Series:
     return names.map(shown)
 
 
-def _without_arguments(name: str) -> str:
-    """A signature without its argument list: the last group when the name ends with ")"."""
+def without_arguments(name: str) -> str:
+    """A demangled signature without its argument list: the last group when the name ends
+    with ")" (an earlier one belongs to the name: ``at::(anonymous namespace)::f<...>``), or
+    with ") [clone .kd]", as HIP's code objects name kernels.
+
+    >>> without_arguments("bodyForce(Body*, float, int) [clone .kd]")
+    'bodyForce'
+    """
+    name = _CLONE.sub("", name)
     if not name.endswith(")"):
         return name
     depth = 0
@@ -401,6 +409,7 @@ def _without_arguments(name: str) -> str:
 
 
 _OPEN, _CLOSE = "<([{", ">)]}"
+_CLONE = re.compile(r"\s*\[clone [^\]]*\]$")
 
 
 def _nesting(name: str) -> int:

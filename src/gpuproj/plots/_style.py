@@ -129,19 +129,15 @@ def kernel_name(kernel) -> str:
 
     >>> kernel_name("void saxpy<float>(float, const float *, float *, int)")
     'saxpy<float>'
+    >>> kernel_name("void at::(anonymous namespace)::fill<4>(int)")
+    'at::(anonymous namespace)::fill<4>'
     >>> kernel_name("calculate_temp")
     'calculate_temp'
     """
+    from ..predict import without_arguments
+
     s = str(kernel).strip()
-    depth = 0
-    for i, ch in enumerate(s):
-        depth += ch in "<[" and 1 or 0
-        depth -= ch in ">]" and 1 or 0
-        if ch == "(" and depth == 0 and i > 0:
-            s = s[:i]
-            break
-    s = s.removeprefix("void ")
-    return s.strip() or str(kernel)
+    return without_arguments(s).removeprefix("void ").strip() or s
 
 
 def label_of(kernel, config, with_config: bool, n: int = 34) -> str:

@@ -72,9 +72,9 @@ def roofline_data(table: ProfileTable, gpu, target=None, kernel: str | None = No
     nbytes = df[["dram_bytes", "l2_bytes", "l1_bytes"]].to_numpy(float)
     has_flops = np.isfinite(flops) & (flops > 0)
     has = has_flops & (np.isfinite(nbytes) & (nbytes > 0)).any(axis=1)
-    skipped = [f"{k} [{c}]: no {'byte' if f else 'FLOP'} count, so no operational intensity"
-               for k, c, f in zip(df.loc[~has, "kernel"], df.loc[~has, "config"],
-                                  has_flops[~has])]
+    skipped = [f"{st.short(st.kernel_name(k), 80)} [{c}]: no {'byte' if f else 'FLOP'} count, "
+               "so no operational intensity"
+               for k, c, f in zip(df.loc[~has, "kernel"], df.loc[~has, "config"], has_flops[~has])]
     df = df.loc[has].reset_index(drop=True)
     flops = flops[has]
     out = {"gpu": src.id, "gpu_name": src.name, "target": tgt.id if tgt else None,

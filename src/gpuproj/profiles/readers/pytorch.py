@@ -16,13 +16,22 @@ bytes take them from an Nsight Compute profile, which can take its times from th
   the spread).
 - Rows are file lines: an event's is the line where it starts (Kineto writes an event over
   several lines), a field's the line that names it.
-- Times are as fine as the trace: where it has whole microseconds (as PyTorch wrote them in
-  2024), a kernel shorter than a microsecond can have a ``dur`` of 0, skipped as unusable, and
-  any other is off by up to a microsecond.
+- Times are as fine as the trace: where it has whole microseconds (the V100 trace in tests/data,
+  written in April 2024, has; newer ones have nanoseconds), a kernel shorter than a
+  microsecond can have a ``dur`` of 0, skipped as unusable, and any other is off by up to a
+  microsecond.
 
 The GPU: the trace's ``deviceProperties`` entry for the event's ``device`` (its ``name`` as
 CUDA reports it, ``Tesla V100-PCIE-16GB``), or ``gpu=`` (``--source``), which replaces it.
 PyTorch on ROCm writes the same layout; no trace of an AMD GPU has been read yet.
+
+To trace the part of a program to project (a few steps after the warm-up)::
+
+    from torch.profiler import ProfilerActivity, profile
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        train_step()
+        torch.cuda.synchronize()
+    prof.export_chrome_trace("step.pt.trace.json")
 """
 
 from __future__ import annotations
@@ -102,7 +111,7 @@ def _launch(ev: dict, where: _Event) -> dict:
         row["config"] = f"grid={'x'.join(map(str, grid))} block={'x'.join(map(str, block))}"
         row["grid_blocks"] = math.prod(grid)
         row["block_threads"] = math.prod(block)
-    else:  # a launch the trace gives no configuration (PyTorch on ROCm: graph tasks)
+    else:  # an event without its launch: one configuration for all such launches
         row["config"] = "default"
     return row
 
@@ -113,7 +122,8 @@ def _gpus(df, doc, gpu, path) -> pd.Series:
     if gpu is not None:
         return resolve_gpus(pd.Series(gpu, index=df.index, dtype=object), path)
     props = doc.get("deviceProperties")
-    named = {p.get("id"): p.get("name") for p in props if isinstance(p, dict)} \
+    named = {p["id"]: p.get("name") for p in props
+             if isinstance(p, dict) and isinstance(p.get("id"), int)} \
         if isinstance(props, list) else {}
     names = df["_device"].map(
         lambda d: named.get(d) if isinstance(d, int) and not isinstance(d, bool) else None)
