@@ -23,6 +23,7 @@ NSYS_THOR = DATA / "nsys" / "vernier-thor_cuda_gpu_trace.csv"
 NSYS_THOR_SUM = DATA / "nsys" / "vernier-thor_cuda_gpu_kern_sum.out"
 NCU_H100 = DATA / "ncu-h100-sxm5-80gb-raw-base.csv"
 NCU_H100_REP = DATA / "ncu-h100-sxm5-80gb.ncu-rep"
+PYTORCH_V100 = DATA / "pytorch" / "rmsnorm-v100-pcie-16gb.pt.trace.json"
 
 
 def test_ncu_counts_take_the_nsys_times_of_the_same_kernel_and_configuration():
@@ -146,11 +147,34 @@ def test_an_ncu_report_takes_a_trace_too(tmp_path):
 
 def test_name_keys():
     assert name_keys("(anonymous namespace)::scale(float *, int)")[1:] == (
-        "scale(float*,int)", "scale")
+        "scale(float*,int)", "scale", "scale")
     # template arguments belong to the unqualified key, not to the bare name
     assert name_keys("void cutlass::Kernel<cutlass::Gemm<int, 3>>(T1::Params)")[1:] == (
-        "Kernel<cutlass::Gemm<int,3>>(T1::Params)", "Kernel")
-    assert name_keys("reduce") == ("reduce", "reduce", "reduce")
+        "Kernel<cutlass::Gemm<int,3>>(T1::Params)", "Kernel<cutlass::Gemm<int,3>>", "Kernel")
+    assert name_keys("reduce") == ("reduce", "reduce", "reduce", "reduce")
+
+
+# PyTorch's multiplication kernel as Nsight Systems printed it (`nsys stats` of a PyTorch
+# training run, quoted in a public course write-up) and as the PyTorch profiler's trace of
+# tests/data/pytorch names the same kernel: NVIDIA's demangler writes casts, placeholders for
+# the template's parameters and its own lambdas, the C++ ABI's (Kineto's) does not
+MUL_NVIDIA = ("void at::native::elementwise_kernel<(int)128, (int)2, void at::native::"
+              "gpu_kernel_impl_nocast<at::native::BinaryFunctor<float, float, float, at::native::"
+              "binary_internal::MulFunctor<float>>>(at::TensorIteratorBase &, const T1 &)::"
+              "[lambda(int) (instance 1)]>(int, T3)")
+
+
+def test_nvidia_and_cxx_abi_names_of_one_kernel_meet(tmp_path):
+    pytorch = load(PYTORCH_V100)
+    (abi,) = [k for k in pytorch.df["kernel"] if "gpu_kernel_impl_nocast" in k]
+    assert abi != MUL_NVIDIA and name_keys(abi)[2] == name_keys(MUL_NVIDIA)[2]
+    counts = _times(tmp_path, "kernel,config,gpu,time_s,dram_bytes\n"
+                    f'"{MUL_NVIDIA}",grid=65536x1x1 block=128x1x1,v100-pcie-16gb,2e-4,201326592\n')
+    t = load(counts, trace=PYTORCH_V100)
+    row = t.df.iloc[0]
+    assert (row["time_s"], row["launches"]) == (pytest.approx(164e-6), 2)
+    # its sibling with 4 elements per thread is another kernel: no bare-name guess between them
+    assert name_keys(MUL_NVIDIA.replace("(int)2", "(int)4"))[2] != name_keys(abi)[2]
 
 
 def test_cli_predicts_an_ncu_profile_with_nsys_times(capsys):

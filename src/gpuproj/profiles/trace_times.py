@@ -11,10 +11,13 @@ saw, for every launch, not only the profiled ones.
 ``time_s_max`` and ``launches`` from the trace. (nvprof's metrics carry no durations at all:
 its reader takes its own ``--print-gpu-trace`` as ``trace`` and joins it itself.)
 
-Kernel names are matched at the first of three levels that finds one kernel of the trace:
+Kernel names are matched at the first of four levels that finds one kernel of the trace:
 the whole name, the name without its namespaces and classes (ncu prints
 ``unnamed>::saxpyKernel(float, ...)`` for nsys's ``demo::<unnamed>::saxpyKernel(float,
-...)``), then the bare function name (a table that names kernels without their parameters).
+...)``), that name as either demangler writes it (NVIDIA's tools print PyTorch's
+``elementwise_kernel<(int)128, ...>(int, T3)`` where its own profiler prints
+``elementwise_kernel<128, ...>(int, <the arguments>)``; ``name_keys``), then the bare function
+name (a table that names kernels without their parameters).
 Spaces and a leading ``void`` are ignored. Launch configurations must be equal where the trace
 has them (``grid=... block=...``); a trace without them (a ``cuda_gpu_kern_sum`` of recent nsys,
 a plain table) gives its time to a kernel only where the profile has that kernel in one
@@ -44,22 +47,58 @@ def _closing_start(s: str, close: str, open_: str) -> int:
     return -1
 
 
-def name_keys(name) -> tuple[str, str, str]:
-    """(whole, unqualified, bare) keys of a kernel name, spaces removed.
+def name_keys(name) -> tuple[str, str, str, str]:
+    """(whole, unqualified, neutral, bare) keys of a kernel name, spaces removed. The neutral
+    key is the unqualified name without its argument list, as NVIDIA's tools and the C++ ABI
+    demangler (PyTorch's profiler, rocprof) both print it: their ``(int)4`` and ``4``,
+    ``(unsigned long)3`` and ``3ul``, ``[lambda(int) (instance 1)]`` and ``{lambda(int)#1}``,
+    ``<unnamed>`` and ``(anonymous namespace)`` written one way, the ``void`` of a nested
+    function's type dropped, and what parentheses hold emptied (NVIDIA's tools print a
+    template's parameters there, ``const T1 &``, the C++ ABI its arguments).
 
-    >>> name_keys("void ns::<unnamed>::saxpy<float>(float, const float *)")
-    ('ns::<unnamed>::saxpy<float>(float,constfloat*)', 'saxpy<float>(float,constfloat*)', 'saxpy')
+    >>> name_keys("void ns::<unnamed>::saxpy<float>(float, const float *)")[:2]
+    ('ns::<unnamed>::saxpy<float>(float,constfloat*)', 'saxpy<float>(float,constfloat*)')
+    >>> nvidia = "void ns::k<(int)4, void f<(bool)1>(T1)::[lambda(int) (instance 1)]>(int, T2)"
+    >>> abi = "void ns::k<4, f<true>(int)::{lambda(int)#1}>(int, g<4ul>)"
+    >>> name_keys(nvidia)[2], name_keys(abi)[2]
+    ('k<4,f<true>()::{lambda()#1}>', 'k<4,f<true>()::{lambda()#1}>')
     """
     s = re.sub(r"\s+", "", re.sub(r"^\s*void\s+", "", str(name)))
-    head, params = s, ""
-    if s.endswith(")") and (i := _closing_start(s, ")", "(")) > 0:
-        head, params = s[:i], s[i:]
+    head, params = _split_arguments(s)
     base, targs = head, ""
     if head.endswith(">") and (i := _closing_start(head, ">", "<")) > 0:
         base, targs = head[:i], head[i:]
     bare = re.search(r"[A-Za-z_~]\w*$", base)
     bare = bare.group(0) if bare else base
-    return s, bare + targs + params, bare
+    return s, bare + targs + params, _neutral(bare + targs), bare
+
+
+def _split_arguments(s: str) -> tuple[str, str]:
+    """(name, argument list) of a signature without spaces (the list '' where it has none)."""
+    if s.endswith(")") and (i := _closing_start(s, ")", "(")) > 0:
+        return s[:i], s[i:]
+    return s, ""
+
+
+# the C++ ABI's spelling of what NVIDIA's demangler writes otherwise (spaces already removed)
+_NEUTRAL = [
+    (re.compile(r"\(anonymousnamespace\)"), "<unnamed>"),
+    (re.compile(r"\[lambda(\([^()]*\))\(instance(\d+)\)\]"), r"{lambda\1#\2}"),
+    (re.compile(r"\(bool\)1(?!\d)"), "true"),
+    (re.compile(r"\(bool\)0(?!\d)"), "false"),
+    (re.compile(r"\((?:unsigned|signed)?(?:char|short|int|long|longlong)\)(?=-?\d)"), ""),
+    (re.compile(r"(?<![\w.])(-?\d+)(?:ull|ul|ll|u|l)(?!\w)", re.IGNORECASE), r"\1"),
+    (re.compile(r"(?<=[<,])void(?=[A-Za-z_])"), ""),  # 'void ns::f<' with its space removed
+]
+_GROUP = re.compile(r"\([^()]*\)")
+
+
+def _neutral(s: str) -> str:
+    for pattern, spelling in _NEUTRAL:
+        s = pattern.sub(spelling, s)
+    while (emptied := _GROUP.sub("\x00", s)) != s:  # innermost groups first
+        s = emptied
+    return s.replace("\x00", "()")
 
 
 def times_from_trace(table: ProfileTable, trace, gpu=None) -> ProfileTable:
@@ -81,7 +120,7 @@ def times_from_trace(table: ProfileTable, trace, gpu=None) -> ProfileTable:
                          f"on {', '.join(sorted(set(df['gpu'])))}: give a trace of the same "
                          "application on the same GPU", path=trace)
     # (gpu, key) -> the trace's rows, per level of name_keys: a lookup per profile row
-    index: list[dict] = [{}, {}, {}]
+    index: list[dict] = [{}, {}, {}, {}]
     for t, (g, kernel) in enumerate(zip(tdf["gpu"], tdf["kernel"])):
         for level, key in enumerate(name_keys(kernel)):
             index[level].setdefault((g, key), []).append(t)
@@ -100,7 +139,7 @@ def times_from_trace(table: ProfileTable, trace, gpu=None) -> ProfileTable:
             why[i] = f"the trace has no launch on {g}"
             continue
         own = name_keys(kernel)
-        found = next((index[level][(g, own[level])] for level in range(3)
+        found = next((index[level][(g, own[level])] for level in range(len(index))
                       if (g, own[level]) in index[level]), [])
         if not found:
             why[i] = f"no kernel of this name in the trace {trace}"
