@@ -47,10 +47,11 @@ from ...errors import InputError
 from ...files import read_text
 from ..table import ProfileTable, Skipped
 from ._checks import split_missing_names, split_unusable_times
-from ._io import group_launches, resolve_gpus
+from ._io import group_launches, launch_config, resolve_gpus
 
 _SPACE = re.compile(r"[ \t\n\r]*")
 _NEXT = re.compile(r"[ \t\n\r]*([,\]])[ \t\n\r]*")
+_GRID, _BLOCK = ("_grid_x", "_grid_y", "_grid_z"), ("_block_x", "_block_y", "_block_z")
 _COPIES = ("gpu_memcpy", "gpu_memset", "memcpy", "memset")  # Kineto's first traces: "Memcpy"
 
 
@@ -89,8 +90,14 @@ def read(path, gpu: str | None = None) -> ProfileTable:
     skipped += bad
     df, bad = split_unusable_times(df, path, field="dur")
     skipped += bad
+    grid, block = [df[c] for c in _GRID], [df[c] for c in _BLOCK]
+    # a launch without its grid and block: one configuration for all such launches
+    df["config"] = launch_config(grid, block).where(grid[0].notna() & block[0].notna(),
+                                                    "default")
+    df["grid_blocks"] = grid[0] * grid[1] * grid[2]
+    df["block_threads"] = block[0] * block[1] * block[2]
     df["gpu"] = _gpus(df, doc, gpu, path)
-    df = df.drop(columns=["_device"])
+    df = df.drop(columns=["_device", *_GRID, *_BLOCK])
     return ProfileTable.from_frame(group_launches(df), skipped=skipped, origin=str(path))
 
 
@@ -99,20 +106,14 @@ def _launch(ev: dict, where: _Event) -> dict:
     args = ev.get("args", {})
     if not isinstance(args, dict):
         raise where.error("args is not a JSON object", "args")
-    dur = where.number(ev, "dur")
-    grid, block = (where.sizes(args, k) for k in ("grid", "block"))
     name = ev.get("name")
     row = {"kernel": name if name is None or isinstance(name, str) else json.dumps(name),
-           "time_s": dur * 1e-6, "_row": where.row,
+           "time_s": where.number(ev, "dur") * 1e-6, "_row": where.row,
            "regs_per_thread": where.number(args, "registers per thread"),
            "smem_per_block_bytes": where.number(args, "shared memory"),
            "_device": args.get("device")}
-    if grid and block:
-        row["config"] = f"grid={'x'.join(map(str, grid))} block={'x'.join(map(str, block))}"
-        row["grid_blocks"] = math.prod(grid)
-        row["block_threads"] = math.prod(block)
-    else:  # an event without its launch: one configuration for all such launches
-        row["config"] = "default"
+    for key, columns in (("grid", _GRID), ("block", _BLOCK)):
+        row.update(zip(columns, where.sizes(args, key)))
     return row
 
 
@@ -177,11 +178,11 @@ class _Event:
             raise self.error(f"{v} is not a finite number >= 0", key)
         return float(v)
 
-    def sizes(self, obj: dict, key: str) -> tuple | None:
-        """``obj[key]``, a launch's three sizes, as whole numbers; None where absent."""
+    def sizes(self, obj: dict, key: str) -> tuple:
+        """``obj[key]``, a launch's three sizes, as whole numbers; NaNs where absent."""
         v = obj.get(key)
         if v is None:
-            return None
+            return (math.nan,) * 3
         if type(v) is list and len(v) == 3 and all(type(x) is int and x >= 1 for x in v):
             return tuple(v)  # as Kineto writes them
         if not (isinstance(v, list) and len(v) == 3 and all(
