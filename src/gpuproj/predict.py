@@ -34,6 +34,7 @@ from .models import MODELS, get_model, model_class
 from .models.base import Model, Prediction, has_width
 from .models.common import roofline_times
 from .profiles.table import ProfileTable
+from .profiles.trace_times import split_arguments
 from .units import fmt_time
 
 
@@ -390,22 +391,13 @@ def short_kernel_names(names: pd.Series) -> pd.Series:
 
 
 def without_arguments(name: str) -> str:
-    """A demangled signature without its argument list: the last group when the name ends
-    with ")" (an earlier one belongs to the name: ``at::(anonymous namespace)::f<...>``), or
-    with ") [clone .kd]", as HIP's code objects name kernels.
+    """A demangled signature without its argument list (``split_arguments``), also where it
+    ends with " [clone .kd]", as HIP's code objects name kernels.
 
     >>> without_arguments("bodyForce(Body*, float, int) [clone .kd]")
     'bodyForce'
     """
-    name = _CLONE.sub("", name)
-    if not name.endswith(")"):
-        return name
-    depth = 0
-    for i in range(len(name) - 1, 0, -1):  # the "(" that opens the last group
-        depth += {")": 1, "(": -1}.get(name[i], 0)
-        if depth == 0:
-            return name[:i]
-    return name
+    return split_arguments(_CLONE.sub("", name))[0]
 
 
 _OPEN, _CLOSE = "<([{", ">)]}"

@@ -64,7 +64,7 @@ def name_keys(name) -> tuple[str, str, str, str]:
     ('k<4,f<true>()::{lambda()#1}>', 'k<4,f<true>()::{lambda()#1}>')
     """
     s = re.sub(r"\s+", "", re.sub(r"^\s*void\s+", "", str(name)))
-    head, params = _split_arguments(s)
+    head, params = split_arguments(s)
     base, targs = head, ""
     if head.endswith(">") and (i := _closing_start(head, ">", "<")) > 0:
         base, targs = head[:i], head[i:]
@@ -73,8 +73,9 @@ def name_keys(name) -> tuple[str, str, str, str]:
     return s, bare + targs + params, _neutral(bare + targs), bare
 
 
-def _split_arguments(s: str) -> tuple[str, str]:
-    """(name, argument list) of a signature without spaces (the list '' where it has none)."""
+def split_arguments(s: str) -> tuple[str, str]:
+    """(name, argument list) of a demangled signature: the last group where it ends with ")"
+    (an earlier one belongs to the name: ``at::(anonymous namespace)::f<...>``), else ''."""
     if s.endswith(")") and (i := _closing_start(s, ")", "(")) > 0:
         return s[:i], s[i:]
     return s, ""
