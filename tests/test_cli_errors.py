@@ -329,10 +329,13 @@ def test_a_total_over_fewer_kernel_rows_is_named(capsys, tmp_path):
 
     result = predict(load(table), targets=["h200"], methods=["roofline", "quantitative"])
     assert result.partial_totals().startswith("application totals add 3 kernel rows, those of "
-                                              "quantitative 2 (rows they skipped)")
+                                              "quantitative 2 (rows skipped)")
     assert predict(load(table), targets=["h200"], methods=["roofline"]).partial_totals() is None
     shown = result._repr_html_()
     assert "<th>kernel rows</th>" in shown
+    # the note and the assumptions, as print() shows them
+    assert "application totals add 3 kernel rows" in shown
+    assert "<p>Assumptions (of the methods in brackets):</p><ul><li>" in shown
     assert "kernel rows" not in predict(load(EXAMPLE), targets=["h200"])._repr_html_()
 
 

@@ -146,6 +146,47 @@ def test_all_sources_predict_a_measured_target_from_the_others():
     assert "combined" in repr(r)
 
 
+def test_a_configuration_only_the_target_measured_is_skipped_and_named():
+    # k2 ran on the A100 alone: predicted from the others, the A100 has no projection of it,
+    # which the skipped rows and the note on totals say (its total would look 50x faster)
+    from gpuproj.predict import predict
+    from gpuproj.profiles.table import ProfileTable
+
+    rows = [("k1", "a100-sxm4-80gb", 1e-3), ("k1", "h100-sxm5-80gb", 6e-4),
+            ("k2", "a100-sxm4-80gb", 5e-2)]
+    t = ProfileTable.from_frame(pd.DataFrame(
+        [{"kernel": k, "config": "c", "gpu": g, "time_s": s, "dram_bytes": 1e9}
+         for k, g, s in rows]))
+    r = predict(t, source="all", targets=["a100-sxm4-80gb", "h100-sxm5-80gb"],
+                methods="bandwidth")
+    assert [s.reason for s in r.skipped] == [
+        "k2 [c] -> a100-sxm4-80gb: no other source GPU measured it (the target is a source)"]
+    a = r.application().set_index("target")["rows"]
+    assert a.to_dict() == {"a100-sxm4-80gb": 1, "h100-sxm5-80gb": 2}
+    assert r.partial_totals().startswith(
+        "application totals add 2 kernel rows, those of bandwidth -> a100-sxm4-80gb 1 ")
+
+
+def test_a_total_has_a_band_only_where_every_row_has_one():
+    # quantitative-transfer has bands within one architecture only: combined, k1 takes the
+    # A100's band-less projection and the H100's, k2 only the A100's; a total band over k1
+    # alone would end below the total
+    from gpuproj.predict import predict
+    from gpuproj.profiles.table import ProfileTable
+
+    counts = {"warp_inst": 1e7, "ldst_thread_inst": 1e8, "dram_bytes": 1e9,
+              "fp32_thread_inst": 1e9, "flops": 1e9}
+    rows = [("k1", "a100-sxm4-80gb", 1e-3), ("k1", "h100-sxm5-80gb", 6e-4),
+            ("k2", "h100-sxm5-80gb", 6e-4)]
+    t = ProfileTable.from_frame(pd.DataFrame(
+        [{"kernel": k, "config": "c", "gpu": g, "time_s": s, **counts} for k, g, s in rows]))
+    r = predict(t, source="all", targets=["h200"], methods="quantitative-transfer")
+    d = r.table()
+    assert d["band_low_s"].notna().sum() == 1  # one row has a band, the other none
+    a = r.application().iloc[0]
+    assert a["rows"] == 2 and np.isnan(a["band_low_s"]) and np.isnan(a["band_high_s"])
+
+
 def test_combining_needs_one_row_per_configuration_and_names_the_duplicate():
     from gpuproj.errors import InputError
     from gpuproj.predict import predict

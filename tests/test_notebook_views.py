@@ -90,6 +90,63 @@ def test_one_target_by_name():
         predict(load(EXAMPLE), targets=[])
 
 
+def test_gpus_and_models_as_single_objects_and_names_as_runtimes_print_them():
+    from gpuproj.catalog import resolve
+
+    # a GPU object, as select() takes it; a table built in Python with a runtime's GPU name
+    r = predict(load(EXAMPLE), targets=resolve("h200"), methods="bandwidth")
+    assert r.targets == ["h200-sxm-141gb"]
+    d = pd.DataFrame({"kernel": ["k"], "config": ["c"], "gpu": ["NVIDIA A100-SXM4-80GB"],
+                      "time_s": [1e-3]})
+    t = ProfileTable.from_frame(d)
+    assert t.gpus == ["a100-sxm4-80gb"]
+    assert predict(t, source=resolve("a100-sxm4-80gb"), targets="h200",
+                   methods="bandwidth").sources == ["a100-sxm4-80gb"]
+    # a name the catalog does not hold stays, for predict to report
+    d["gpu"] = "my-gpu"
+    assert ProfileTable.from_frame(d).gpus == ["my-gpu"]
+
+
+def test_a_method_that_predicts_nothing_leaves_frames_with_their_columns():
+    import warnings
+
+    import pytest
+
+    from gpuproj.errors import InputWarning
+
+    d = pd.DataFrame({"kernel": ["k"], "config": ["c"], "gpu": ["a100-sxm4-80gb"],
+                      "time_s": [1e-3]})
+    t = ProfileTable.from_frame(d)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # alone, the empty result says it: no warning
+        r = predict(t, targets="h200", methods="quantitative")
+    assert r.table().empty and "time_s" in r.table() and "time_s" in r.application()
+    # beside a method that predicted, it would only be a missing line: a warning says it
+    with pytest.warns(InputWarning, match="quantitative predicted none of the kernel rows"):
+        r = predict(t, targets="h200", methods=["bandwidth", "quantitative"])
+    assert list(r.application()["method"]) == ["bandwidth"]
+
+
+def test_evaluation_without_pairs_and_gpus_it_lacks():
+    import pytest
+
+    from gpuproj.errors import InputError
+
+    # every row skipped (no instruction counts): an empty frame with the metrics' columns,
+    # shown without error
+    tuned = load(Path(__file__).parent / "data" / "kerneltuner-4gpus-gemm_clblast_4096.csv")
+    ev = evaluate(tuned, "quantitative")
+    assert ev.frame().empty and "mape" in ev.frame() and "coverage_ci" not in ev.frame()
+    assert "mape" in ev._repr_html_()
+    t = load(Path(__file__).parent / "data" / "amaris-2gpus-calculate_temp.csv")
+    assert evaluate(t).gpu_choice(by="pair").empty  # two GPUs: nothing to rank
+    with pytest.raises(InputError, match="no rows measured on h100-sxm5-80gb: the table has"):
+        evaluate(t, sources="h100-sxm5-80gb")
+    assert set(evaluate(t, "all").summary()) == set(evaluate(t).summary())
+    with pytest.raises(ValueError, match="summary.by='fold'.: by is None, 'pair' or a column"):
+        evaluate(t, "same").summary("fold")
+
+
 def test_evaluate_with_names():
     t = load(Path(__file__).parent / "data" / "amaris-2gpus-calculate_temp.csv")
     ev = evaluate(t, "bandwidth", sources="gtx-680", targets="tesla-p100-pcie-16gb")

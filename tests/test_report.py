@@ -216,3 +216,19 @@ def test_report_in_chromium(chromium, report_html, predict_json, tmp_path):
     shot = tmp_path / "page.png"
     browse(chromium, url, tmp_path, "--window-size=1280,2400", f"--screenshot={shot}")
     assert shot.stat().st_size > 50_000  # text, tables and pictures, not a blank page
+
+
+def test_report_to_a_gpu_from_a_file(tmp_path):
+    # a target the catalog does not hold, given as its file (docs/catalog.md): the report names
+    # it, draws its roofline and lists its values, as `predict --target FILE` does
+    from gpuproj.catalog import BUNDLED_DIR
+
+    text = (BUNDLED_DIR / "h200-sxm-141gb.yaml").read_text()
+    gpu = tmp_path / "my-gpu.yaml"
+    gpu.write_text(re.sub(r"(?m)^id: .*$", "id: my-gpu", text, count=1))
+    out = tmp_path / "r.html"
+    run_cli(["report", str(PROFILE), "--format", "amaris", "--source", "gtx-680", "--target",
+             str(gpu), "--method", "roofline", "--max-kernels", "1", "-o", str(out)])
+    page = Page(out.read_text())
+    assert {a["data-target"] for a, _ in page.tables["predictions"]} == {"my-gpu"}
+    assert any("roofline gtx-680 to my-gpu" in i.get("alt", "") for i in page.images)

@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from .catalog import resolve
+from .errors import InputError
 from .models.base import has_width
 from .profiles.table import ProfileTable, Skipped, count_causes
 
@@ -137,6 +138,9 @@ class Evaluation:
         'fold')."""
         out = {}
         d = self.pairs
+        if by not in (None, "pair") and by not in d:
+            raise ValueError(f"summary(by={by!r}): by is None, 'pair' or a column of the pairs "
+                             f"({', '.join(d.columns)})")
         for m, g in d.groupby("method", sort=False):
             if by is None:
                 # a split's pairs carry their fold: the coverage gets its interval over folds
@@ -156,8 +160,10 @@ class Evaluation:
 
     def frame(self) -> pd.DataFrame:
         """One row per method with its metrics (``summary()``), lowest MAPE first."""
-        d = pd.DataFrame.from_dict(self.summary(), orient="index").drop(columns="coverage_ci")
-        return d.sort_values("mape").rename_axis("method")
+        columns = [k for k in metrics([], []) if k != "coverage_ci"]
+        d = pd.DataFrame.from_dict(self.summary(), orient="index").reindex(columns=columns)
+        # a metric a method has not (None) is missing, as in every other frame
+        return d.apply(pd.to_numeric).sort_values("mape").rename_axis("method")
 
     def __repr__(self) -> str:
         return (f"<Evaluation {len(self.pairs)} pairs, methods "
@@ -258,7 +264,10 @@ class Evaluation:
 
         rows = {}
         for m, g in self.pairs.groupby("method", sort=False):
-            wide = (_rankable(g, CHOICE_KEYS).set_index(CHOICE_KEYS + ["target"])
+            g = _rankable(g, CHOICE_KEYS)
+            if g.empty:
+                continue
+            wide = (g.set_index(CHOICE_KEYS + ["target"])
                     [["time_s", "true_s"]].unstack("target"))
             pred, true = wide["time_s"], wide["true_s"]
             for a, b in itertools.combinations(sorted(pred.columns), 2):
@@ -446,9 +455,10 @@ def evaluate(table: ProfileTable, methods=None, sources=None, targets=None, *,
     """Predict every (source, target) pair of ``table`` with each of ``methods`` (names or model
     instances) and compare with the measurements.
 
-    ``sources``/``targets`` restrict the GPUs (names resolved by the catalog). Each of the three
-    may be one name instead of a list. Each source's rows are predicted for all targets in one
-    vectorised call per method.
+    ``sources``/``targets`` restrict the GPUs (names resolved by the catalog; each must have
+    rows in the table). Each of the three may be one name instead of a list; ``methods`` may be
+    "all" (every method the table's columns allow, the default). Each source's rows are
+    predicted for all targets in one vectorised call per method.
     """
     from .models import get_model
 
@@ -459,7 +469,11 @@ def evaluate(table: ProfileTable, methods=None, sources=None, targets=None, *,
     gpus = table.gpus
     srcs = [resolve(s).id for s in sources] if sources else gpus
     tgts = [resolve(t).id for t in targets] if targets else gpus
-    names = methods or applicable_methods(table)
+    absent = [g for g in (*srcs, *tgts) if g not in gpus]
+    if absent:
+        raise InputError(f"no rows measured on {', '.join(dict.fromkeys(absent))}: the table has "
+                         f"{', '.join(gpus) or 'no rows'}", path=table.origin or None)
+    names = applicable_methods(table) if not methods or list(methods) == ["all"] else methods
     models = [m if not isinstance(m, str) else get_model(m, **(model_params or {}).get(m, {}))
               for m in names]
     truth = truth_index(table)

@@ -27,13 +27,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .catalog import resolve, select
+from .catalog import GPU, resolve, select
 from .combine import COMBINED, combine_sources
 from .errors import GpuprojError, GpuprojWarning, InputError, InputWarning
 from .models import MODELS, get_model, model_class
 from .models.base import Model, Prediction, has_width
 from .models.common import roofline_times
-from .profiles.table import ProfileTable
+from .profiles.table import ProfileTable, Skipped
 from .profiles.trace_times import split_arguments
 from .units import fmt_time
 
@@ -48,6 +48,12 @@ class PredictionSet:
     predictions: dict  # method -> Prediction
     skipped: list
     models: dict = field(default_factory=dict)  # method -> provenance of a model passed in
+    # id -> GPU of the sources and targets: a GPU read from a file is not in the catalog
+    gpus: dict = field(default_factory=dict)
+
+    def gpu(self, gpu_id: str) -> GPU:
+        """The source or target GPU with id ``gpu_id`` (one read from a file too)."""
+        return self.gpus[gpu_id] if gpu_id in self.gpus else resolve(gpu_id)
 
     @property
     def combined(self) -> bool:
@@ -72,7 +78,13 @@ class PredictionSet:
                 else self.sources[0])
 
     def table(self) -> pd.DataFrame:
-        frames = [p.df.drop(columns=["row"]) for p in self.predictions.values() if len(p.df)]
+        """One row per kernel, configuration, target and method: ``time_s`` predicted,
+        ``source_time_s``, ``speedup`` (one source), the interval ``low_s``/``high_s``, the
+        error band ``band_low_s``/``band_high_s``, ``limiter`` and ``launches``; empty, with
+        these columns, where every row was skipped."""
+        frames = [p.df.drop(columns=["row"]) for p in self.predictions.values()]
+        # no empty frame in a concat: pandas warns about their column types
+        frames = [f for f in frames if len(f)] or frames[:1]
         if not frames:
             return pd.DataFrame()
         d = pd.concat(frames, ignore_index=True)
@@ -82,14 +94,17 @@ class PredictionSet:
         return d
 
     def application(self) -> pd.DataFrame:
+        """Per method and target, the totals of ``table()``'s rows (time x launches): ``time_s``,
+        ``source_time_s`` and ``speedup`` (one source), the interval and the band (missing
+        where a row has none), and ``rows``, the kernel rows added."""
         frames = []
         for m, p in self.predictions.items():
-            if len(p.df):
-                a = p.application()
-                if self.combined:  # a sum of per-target weighted means of the sources' times
-                    a = a.drop(columns=["source_time_s", "speedup"])
-                a.insert(0, "method", m)
-                frames.append(a)
+            a = p.application()
+            if self.combined:  # a sum of per-target weighted means of the sources' times
+                a = a.drop(columns=["source_time_s", "speedup"])
+            a.insert(0, "method", m)
+            frames.append(a)
+        frames = [f for f in frames if len(f)] or frames[:1]
         return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
     def shortlist(self, k: int) -> pd.DataFrame:
@@ -142,20 +157,29 @@ class PredictionSet:
                 f"{len(self.skipped)} skipped; .table(), .application(), .to_json()>")
 
     def _repr_html_(self) -> str:
-        """What a notebook shows: the application totals, then each kernel and target, as
-        ``print`` does (``table()`` and ``application()`` keep the times in seconds)."""
+        """What a notebook shows: the application totals, then each kernel and target, a note
+        on totals over fewer rows and the assumptions, as ``print`` does (``table()`` and
+        ``application()`` keep the times in seconds)."""
         import html
 
         d = self.table()
         if d.empty:
             return f"<p>{html.escape(repr(self))}</p>"
         own = _has_own_interval(d)
-        return (f"<p><b>Projected from {html.escape(self.source_label)}</b>: "
-                f"{APPLICATION_TITLE[0].lower()}{APPLICATION_TITLE[1:]}</p>"
-                + _shown(self.ranked_application(), ["method", "target"], own).to_html(
-                    index=False)
-                + "<p>Per kernel</p>"
-                + _shown(_readable(d), KERNEL_KEYS, own).to_html(index=False, max_rows=60))
+        parts = [f"<p><b>Projected from {html.escape(self.source_label)}</b>: "
+                 f"{APPLICATION_TITLE[0].lower()}{APPLICATION_TITLE[1:]}</p>",
+                 _shown(self.ranked_application(), ["method", "target"], own).to_html(
+                     index=False),
+                 "<p>Per kernel</p>",
+                 _shown(_readable(d), KERNEL_KEYS, own).to_html(index=False, max_rows=60)]
+        partial = self.partial_totals()
+        if partial:
+            parts.append(f"<p>{html.escape(partial)}</p>")
+        lines = self.assumption_lines()
+        if lines:
+            parts += ["<p>Assumptions (of the methods in brackets):</p><ul>",
+                      *(f"<li>{html.escape(ln)}</li>" for ln in lines), "</ul>"]
+        return "".join(parts)
 
     def print(self, console) -> None:
         """Rich tables: per kernel and target, then the application totals and assumptions."""
@@ -214,17 +238,21 @@ class PredictionSet:
                           "the ones to measure on each target[/dim]")
 
     def partial_totals(self) -> str | None:
-        """A note naming the methods whose application totals add fewer kernel rows than
-        another method's (rows they skipped), or None: such a total is not comparable with the
+        """A note naming the methods (and targets) whose application totals add fewer kernel
+        rows than another's (rows skipped, or, combined, rows no other source measured for a
+        target that is a source too), or None: such a total is not comparable with the
         others, and its smaller source total is the only other sign of it."""
-        rows = {m: set(p.df["row"]) for m, p in self.predictions.items() if len(p.df)}
+        rows = {(m, t): set(g) for m, p in self.predictions.items() if len(p.df)
+                for t, g in p.df.groupby("target", observed=True, sort=False)["row"]}
         every = set().union(*rows.values()) if rows else set()
-        short = [f"{m} {len(r)}" for m, r in rows.items() if len(r) < len(every)]
+        targets = {t for _, t in rows}
+        short = [f"{m}{f' -> {t}' if len(targets) > 1 else ''} {len(r)}"
+                 for (m, t), r in rows.items() if len(r) < len(every)]
         if not short:
             return None
         return (f"application totals add {len(every)} kernel rows, those of "
-                f"{', '.join(short)} (rows they skipped): compare such a total with the "
-                "source's on the same rows, not with the other methods'")
+                f"{', '.join(short)} (rows skipped): compare such a total with the "
+                "source's on the same rows, not with the other totals")
 
     def print_shortlist(self, console, k: int) -> None:
         """``shortlist(k)`` as one rich table per target."""
@@ -577,7 +605,7 @@ def predict(table: ProfileTable, *, targets, source=None, methods=None,
     errs less than one source's (``gpuproj.combine``; docs/accuracy.md, "Several source
     GPUs"). A target that is also a source is predicted from the others.
     """
-    models = list(models or ())
+    models = [models] if isinstance(models, (str, Path, Model)) else list(models or ())
     srcs = _sources(table, source)
     rows = {s.id: table.on(s.id).select(kernel) for s in srcs}
     said = beyond_roofline(rows)
@@ -586,10 +614,9 @@ def predict(table: ProfileTable, *, targets, source=None, methods=None,
     if len(srcs) > 1:  # combined per kernel and configuration
         for r in rows.values():
             r.require_unique_configs()
-    targets = [targets] if isinstance(targets, str) else list(targets)
-    if not targets:
-        raise GpuprojError("no target GPU to predict for (targets=[...])")
     tgts = select(targets)  # h200,H200: once
+    if not tgts:
+        raise GpuprojError("no target GPU to predict for (targets=[...])")
     if methods is None:
         methods = [] if models else _default_method(rows)
     if methods == "all":
@@ -628,11 +655,24 @@ def predict(table: ProfileTable, *, targets, source=None, methods=None,
                 p.df["method"] = pd.Categorical([label] * len(p.df))
             per_source[label].append(p)
             skipped.extend(p.skipped)
-    preds = {label: (ps[0] if len(srcs) == 1 else _combined(ps))
-             for label, ps in per_source.items()}
+    if len(srcs) > 1:
+        skipped.extend(_unmeasured_elsewhere(rows, tgts))
+        # one row number per (kernel, config) of all the sources, shared by every method
+        keys = pd.concat([r.df[["kernel", "config"]] for r in rows.values()])
+        numbers = dict(zip(pd.MultiIndex.from_frame(keys.drop_duplicates()), range(len(keys))))
+        preds = {label: _combined(ps, numbers) for label, ps in per_source.items()}
+    else:
+        preds = {label: ps[0] for label, ps in per_source.items()}
+    # a method that predicted nothing beside others that did would only show as a missing
+    # line of the totals (with none predicted at all, the empty result says it)
+    if any(len(p.df) for p in preds.values()):
+        for label, p in preds.items():
+            if p.df.empty:
+                warnings.warn(f"{label} predicted none of the kernel rows (see the skipped "
+                              "rows for why)", InputWarning, stacklevel=2)
     provenance = {label: _provenance(*saved) for label, saved in fitted if saved is not None}
     return PredictionSet([s.id for s in srcs], [t.id for t in tgts], preds, skipped,
-                         provenance)
+                         provenance, {g.id: g for g in (*srcs, *tgts)})
 
 
 def _default_method(rows: dict) -> str:
@@ -696,7 +736,7 @@ def _sources(table: ProfileTable, source) -> list:
                              "pass --source (several, or 'all', to combine them)",
                              path=table.origin or None)
         source = table.gpus
-    names = [source] if isinstance(source, str) else list(source)
+    names = [source] if isinstance(source, (str, GPU)) else list(source)
     srcs = list({g.id: g for g in map(resolve, names)}.values())  # v100,V100: once
     for s in srcs:
         if s.id not in table.gpus:
@@ -706,9 +746,26 @@ def _sources(table: ProfileTable, source) -> list:
     return srcs
 
 
-def _combined(preds: list) -> Prediction:
-    """One prediction from each source's (``gpuproj.combine``), with ``row`` numbering the
-    (kernel, config) pairs in the order they came."""
+def _unmeasured_elsewhere(rows: dict, targets: list) -> list:
+    """Skipped records of the (kernel, config) pairs that a target which is also a source
+    alone measured: predicted from the other sources, it has no projection of them."""
+    out = []
+    for t in targets:
+        if t.id not in rows:
+            continue
+        others = [r.df[["kernel", "config"]] for s, r in rows.items() if s != t.id]
+        elsewhere = set(pd.concat(others).itertuples(index=False, name=None))
+        own = rows[t.id]
+        for k, c in own.df[["kernel", "config"]].drop_duplicates().itertuples(index=False):
+            if (k, c) not in elsewhere:
+                out.append(Skipped(own.origin, None, f"{k} [{c}] -> {t.id}: no other source "
+                                                     "GPU measured it (the target is a source)"))
+    return out
+
+
+def _combined(preds: list, numbers: dict) -> Prediction:
+    """One prediction from each source's (``gpuproj.combine``), with ``row`` the number of
+    its (kernel, config) pair in ``numbers``."""
     d = pd.concat([p.df for p in preds], ignore_index=True)
     assumptions: dict = {}
     for p in preds:
@@ -718,5 +775,5 @@ def _combined(preds: list) -> Prediction:
     if d.empty:
         return Prediction(d, assumptions, [])
     c = combine_sources(d.drop(columns=[x for x in d.columns if x.startswith("t_")]))
-    c["row"] = pd.factorize(pd.MultiIndex.from_frame(c[["kernel", "config"]]))[0]
+    c["row"] = [numbers[k] for k in zip(c["kernel"], c["config"])]
     return Prediction(c, assumptions, [])

@@ -19,7 +19,6 @@ import html
 import math
 from pathlib import Path
 
-from .catalog import resolve
 from .catalog.schema import THROUGHPUT_FIELDS
 from .errors import GpuprojError, InputError
 from .files import write_text
@@ -245,7 +244,7 @@ def _pictures(table, result, measured_table, kernel, max_kernels, notes) -> list
 
     for t in targets:
         try:
-            data = roofline_data(table, result.source, t, kernel)
+            data = roofline_data(table, result.gpu(result.source), result.gpu(t), kernel)
             fig = roofline_figure(data, max_kernels=max_kernels)
         except GpuprojError as e:
             notes.append(f"roofline for {t} not drawn: {e}")
@@ -272,7 +271,7 @@ def _quadrant_png(table, result, kernel, notes):
     from .plots import _style as st
     from .plots import quadrant
 
-    gpus = [result.source, *result.targets]
+    gpus = [result.gpu(g) for g in (result.source, *result.targets)]
     rows = table.on(result.source).select(kernel)
     try:
         fig = quadrant.quadrant_figure(gpus, rows)
@@ -296,8 +295,8 @@ def build_report(table: ProfileTable, source, targets, *, methods=None,
 
     if result is None:
         result = predict(table, source=source, targets=targets, methods=methods, kernel=kernel)
-    src = resolve(result.source)
-    tgts = [resolve(t) for t in result.targets]
+    src = result.gpu(result.source)
+    tgts = [result.gpu(t) for t in result.targets]
     d = result.table()
     keys = set(zip(d["kernel"], d["config"])) if not d.empty else set()
     measured = measured_times(table, result.targets, keys)

@@ -69,10 +69,13 @@ class Prediction:
         g = pd.DataFrame({"target": d["target"], "source_time_s": d["source_time_s"] * w,
                           **{c: d[c] * w for c in ("time_s", "low_s", "high_s", "band_low_s",
                                                    "band_high_s")}})
-        # a band is measured per method and GPU pair, so a target has it for all its kernels
-        # or for none: min_count keeps "none" missing instead of 0
+        # a total has a bound only where every row has one: a band is measured per method and
+        # GPU pair, and a row combined from several sources may have it from some of them,
+        # another row from none; a sum over fewer rows would bound less than the total
         by = g.groupby("target", sort=False)
         out = by.sum(min_count=1)
+        bounds = ["low_s", "high_s", "band_low_s", "band_high_s"]
+        out[bounds] = out[bounds].where(by[bounds].count().eq(by.size(), axis=0))
         out["speedup"] = out["source_time_s"] / out["time_s"]
         out["rows"] = by.size()
         return out.reset_index()

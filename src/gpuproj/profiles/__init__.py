@@ -1,7 +1,7 @@
 """Kernel profiles: the canonical table and one reader per input format.
 
 >>> from gpuproj.profiles import load          # doctest: +SKIP
->>> table = load("report.csv", gpu="V100")     # doctest: +SKIP
+>>> table = load("report.csv", gpu="Tesla V100-PCIE-32GB")     # doctest: +SKIP
 
 ``load`` recognises the format from the file (``format=`` forces one); each reader lives in
 ``readers/<format>.py`` and is imported only when used.

@@ -8,8 +8,23 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..errors import InputError
+from ..errors import InputError, UnknownGPUError
 from .schema import COLUMNS, NUMERIC, REQUIRED, STRINGS
+
+
+def _catalog_ids(names: pd.Series) -> pd.Series:
+    """The catalog id of each name that means one catalog GPU; other names (a GPU read from a
+    file, a name shared by several GPUs) unchanged, for the model or the user to report."""
+    from ..catalog import load_catalog
+
+    cat = load_catalog()
+    ids = {}
+    for n in names.dropna().unique():
+        try:
+            ids[n] = cat.resolve(n).id
+        except UnknownGPUError:  # also AmbiguousGPUError
+            ids[n] = n
+    return names.map(lambda v: ids.get(v, v))
 
 
 @dataclass(frozen=True)
@@ -103,7 +118,9 @@ class ProfileTable:
         """Canonicalise ``frame`` (canonical column names already): add missing columns as NaN,
         derive totals, and skip rows with an unusable time (counted in ``skipped``).
 
-        Extra columns are kept (readers keep e.g. tuning parameters for learned models).
+        Extra columns are kept (readers keep e.g. tuning parameters for learned models). A
+        ``gpu`` that names one catalog GPU becomes its id (``NVIDIA A100-SXM4-80GB`` ->
+        ``a100-sxm4-80gb``), as the readers do; other names stay as they are.
         """
         df = frame.copy()
         missing = [c for c in REQUIRED if c not in df.columns]
@@ -118,6 +135,7 @@ class ProfileTable:
         for c in STRINGS:
             df[c] = df[c].astype(object).where(df[c].notna(), None)
             df[c] = df[c].map(lambda v: v if v is None else str(v))
+        df["gpu"] = _catalog_ids(df["gpu"])
         skipped = list(skipped)
         bad = ~(np.isfinite(df["time_s"]) & (df["time_s"] > 0))
         for c in ("kernel", "config", "gpu"):
