@@ -1,6 +1,7 @@
 """Mistakes a user makes on the command line: one `gpuproj: error:` line on stderr, exit code 2,
 no traceback; and what a command does with input it can still use."""
 
+import csv
 import json
 import re
 from pathlib import Path
@@ -592,3 +593,110 @@ def test_a_full_disk_under_the_output_is_one_line(fmt):
     assert q.returncode == 1
     assert q.stderr.strip().splitlines() == ["gpuproj: error: cannot write: No space left on "
                                              "device"]
+
+
+NCU = DATA / "ncu-h100-sxm5-80gb-raw-base.csv"
+NSYS = DATA / "nsys" / "vernier-thor_cuda_gpu_trace.csv"
+NVPROF_METRICS = DATA / "nvprof-v100-pcie-32gb-metrics.csv"
+NVPROF_TRACE = DATA / "nvprof-v100-pcie-32gb-trace.csv"
+A100 = ["--source", "a100-sxm4-80gb", "-t", "h100-sxm5-80gb"]
+
+
+def _edit_line(path, contains, old, new):
+    """``path``'s text with ``old`` replaced by ``new`` in the first line holding
+    ``contains``, and that line's number."""
+    lines = Path(path).read_text().splitlines(keepends=True)
+    i = next(i for i, ln in enumerate(lines) if contains in ln)
+    lines[i] = lines[i].replace(old, new, 1)
+    return "".join(lines), i + 1
+
+
+def _damaged(name):
+    """(file name, text, extra arguments, what the error says) for damage found by fuzzing
+    the commands: each was a traceback or a misread without a word."""
+    if name == "long field":  # the csv module's 128 KiB field limit
+        text, row = _edit_line(NCU, '"1","', '"1","', f'"1","{"k" * 200_000}')
+        return "ncu.csv", text, ["-t", "h200"], f"row {row}: not a readable CSV line"
+    if name == "nsys column twice":
+        text = NSYS.read_text().replace("Start (ns)", "Duration (ns)", 1)
+        return "trace.csv", text, ["-t", "h200"], "column 'Duration (ns)' appears twice"
+    if name == "column twice":
+        return ("t.csv", "kernel,time_s,time_s\na,1e-3,2e-3\n", A100,
+                "row 1, field 'time_s': column 'time_s' appears twice in the header")
+    if name == "first row with a field more":  # pandas took it for row names, shifting all
+        return ("t.csv", "kernel,time_s,dram_bytes\na,1e-3,1e9,9\nb,2e-3,1e9\n", A100,
+                "row 3: 3 fields where the first row has 4 and the header 3")
+    if name == "cut inside a row":
+        return ("t.csv", "kernel,time_s,dram_bytes\na,1e-3,1e9\nb,2e-3", A100,
+                "row 3: the file ends inside a row (2 of the header's 3 fields)")
+    if name == "quote left open":
+        text = NSYS.read_text()
+        return ("trace.csv", text[:text.index('"', text.index("\n") + 1) + 5], ["-t", "h200"],
+                "a quoted field is not closed: the line is cut short?")
+    if name in ("negative count", "overflowing count"):
+        value = "-5" if name == "negative count" else "1e400"
+        text, row = _edit_line(NVPROF_METRICS, '"dram_read_transactions"', '"',
+                               "\x00")  # a marker to find the three values after the name
+        head, tail = text.split("\x00", 1)
+        fields = tail.split("\n", 1)[0].split(",")
+        fields[-3:] = [value] * 3
+        text = head + '"' + ",".join(fields) + "\n" + tail.split("\n", 1)[1]
+        return ("m.csv", text, ["--trace", str(NVPROF_TRACE), "-t", "h200"],
+                f"row {row}, field 'dram_read_transactions': "
+                + ("-5 is negative" if value == "-5" else "'1e400' is not a finite number"))
+    if name == "infinite ncu time":
+        lines = NCU.read_text().splitlines(keepends=True)
+        h = next(i for i, ln in enumerate(lines) if ln.startswith('"ID"'))
+        col = next(csv.reader([lines[h]])).index("gpu__time_duration.sum")
+        fields = next(csv.reader([lines[h + 2]]))  # under the units row
+        fields[col] = "inf"
+        lines[h + 2] = ",".join(f'"{f}"' for f in fields) + "\n"
+        return ("ncu.csv", "".join(lines), ["-t", "h200"], f"row {h + 3}, field "
+                "'gpu__time_duration.sum': 'inf' is not a finite number")
+    if name == "markup in a kernel name":
+        return ("t.csv", "kernel,time_s,dram_bytes\nf[/i],1e-3,1e8\n", A100, None)
+    raise AssertionError(name)
+
+
+@pytest.mark.parametrize("name", ["long field", "nsys column twice", "column twice",
+                                  "first row with a field more", "cut inside a row",
+                                  "quote left open", "negative count", "overflowing count",
+                                  "infinite ncu time", "markup in a kernel name"])
+def test_damaged_inputs_found_by_fuzzing(name, tmp_path, capsys):
+    file, text, args, says = _damaged(name)
+    path = tmp_path / file
+    path.write_text(text)
+    code, out, err = run(capsys, "predict", str(path), *args)
+    if says is None:  # read as written: brackets are not rich markup
+        assert code == 0 and "f[/i]" in out and "Traceback" not in err
+    else:
+        assert code == 2 and says in one_error(err), err
+
+
+def test_a_byte_order_mark_and_a_cut_gzip(tmp_path, capsys):
+    # Excel's "CSV UTF-8" starts with a BOM: still a measurement table
+    bom = tmp_path / "bom.csv"
+    bom.write_text("\ufeffkernel,time_s,dram_bytes\na,1e-3,1e9\n", encoding="utf-8")
+    code, out, _ = run(capsys, "predict", str(bom), *A100, "--json")
+    assert code == 0 and json.loads(out)["predictions"][0]["kernel"] == "a"
+    # a gzip file cut short says so, not that its format is unknown
+    import gzip
+
+    cut = tmp_path / "t.csv.gz"
+    whole = gzip.compress(NVPROF_TRACE.read_bytes())
+    cut.write_bytes(whole[:len(whole) // 2])
+    code, _, err = run(capsys, "predict", str(cut), "-t", "h200")
+    assert code == 2 and "Compressed file ended" in one_error(err)
+
+
+def test_empty_source_missing_trace_and_absurd_times(tmp_path, capsys):
+    code, _, err = run(capsys, "predict", EXAMPLE, "--source", ",", "-t", "h200")
+    assert code == 2 and "no source GPU named" in one_error(err)
+    code, _, err = run(capsys, "predict", EXAMPLE, "-t", "h200", "--trace",
+                       str(tmp_path / "none.csv"))
+    assert code == 2 and "Invalid value for '--trace'" in one_error(err)
+    huge = tmp_path / "huge.csv"
+    huge.write_text("kernel,time_s\na,1e308\nb,1e308\n")
+    code, _, err = run(capsys, "predict", str(huge), *A100, "--plot", str(tmp_path / "p.png"))
+    assert code == 2 and "times up to 1.58e+308 s cannot be drawn" in one_error(
+        err.split("\n", 1)[1])  # after the warning that the file has times only

@@ -107,7 +107,7 @@ def test_rows_faster_than_the_datasheet_roofline_are_said():
     said = beyond_roofline({a100.id: rows})
     assert said == (f"1 of 3 rows measured on a100-sxm4-80gb ran faster than its datasheet "
                     f"roofline allows (FLOPs at the FMA peak, DRAM bytes at the bandwidth), by "
-                    f"up to {ratio:.2f}x (gemm [n=1]): their counts overstate the work (a "
+                    f"up to {ratio:.3g}x (gemm [n=1]): their counts overstate the work (a "
                     "cheaper algorithm, bytes a cache served) or the GPU is not the catalog's "
                     "(its clock, its model); projections from the counts inherit that error")
     with pytest.warns(RooflineWarning, match="1 of 3 rows"):

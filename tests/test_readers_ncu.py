@@ -396,6 +396,18 @@ def test_ncu_rep_real_capture_through_nvidias_module():
         raw.loc[rep.index, "time_s"].to_numpy(), rel=0.1)
 
 
+def test_ncu_rep_cut_short_is_an_error(tmp_path):
+    # NVIDIA's module reads a report cut short as far as it goes: the launch cut through has
+    # no name, which the reader takes for what it is instead of skipping it as a row
+    pytest.importorskip("ncu_report")
+    data = REAL_REP.read_bytes()
+    cut = tmp_path / "cut.ncu-rep"
+    cut.write_bytes(data[:len(data) * 95 // 100])
+    with pytest.raises(InputError, match="row 3: a launch without a kernel name: the report "
+                                         "is cut short"):
+        ncu_rep.read(cut, gpu="h100-sxm5-80gb")
+
+
 def _with_clock(tmp_path, unit, values):
     """The base fixture with an ``sm__cycles_elapsed.avg.per_second`` column (``values`` for
     launches 0-3, printed in ``unit``) appended to the header, units and launch rows."""

@@ -108,6 +108,11 @@ def test_nvprof_cut_line_and_trace_of_copies_only(tmp_path):
     i = next(i for i, ln in enumerate(lines) if ln.startswith('"Tesla'))
     bad = tmp_path / "m.csv"
     bad.write_text("\n".join(lines[:i] + [lines[i][:40]]) + "\n")
+    with pytest.raises(InputError, match="a quoted field is not closed: the line is cut") as e:
+        nvprof.read(bad, trace=TRACE)
+    assert e.value.row == i + 1
+    # cut between two fields, the count of fields says it
+    bad.write_text("\n".join(lines[:i] + [lines[i][:lines[i].index("\",\"") + 1]]) + "\n")
     with pytest.raises(InputError, match="fields, the header has 8") as e:
         nvprof.read(bad, trace=TRACE)
     assert e.value.row == i + 1

@@ -123,6 +123,25 @@ def test_passes_of_different_runs_are_refused(tmp_path):
         load(d)
 
 
+def test_a_pass_that_lost_a_dispatch_or_repeats_one_is_refused(tmp_path):
+    # each pass profiles every dispatch once: joined as they were, a lost line gave another
+    # dispatch's counters (DRAM writes 7 % off) and a repeated one a launch more
+    d = _copy(tmp_path)
+    f = d / "pmc_perf_4.csv"
+    lines = f.read_text().splitlines(keepends=True)
+    f.write_text(lines[0] + lines[1] + "".join(lines[3:]))  # dispatch 1 lost
+    with pytest.raises(InputError, match="pmc_perf_4.csv, field 'Dispatch_ID': dispatch 1 of "
+                                         "pmc_perf_0.csv is not in this pass"):
+        load(d)
+    f.write_text("".join(lines))
+    f = d / "pmc_perf_2.csv"
+    lines = f.read_text().splitlines(keepends=True)
+    f.write_text(lines[0] + lines[1] + lines[2].replace("1,", "0,", 1) + "".join(lines[3:]))
+    with pytest.raises(InputError, match="pmc_perf_2.csv, row 3, field 'Dispatch_ID': dispatch 0 "
+                                         "appears twice"):
+        load(d)
+
+
 def test_a_dispatch_without_a_time_is_skipped_and_counted(tmp_path):
     d = _copy(tmp_path)
     for f in d.glob("pmc_perf_*.csv"):  # the times come from the first file: pass 0

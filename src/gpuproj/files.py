@@ -22,9 +22,9 @@ def read_text(path, n: int = -1, *, strict: bool = False) -> str:
     errors = "strict" if strict else "replace"
     try:
         if path.suffix == ".gz":
-            f = io.TextIOWrapper(gzip.open(path), encoding="utf-8", errors=errors)
+            f = io.TextIOWrapper(gzip.open(path), encoding="utf-8-sig", errors=errors)
         else:
-            f = open(path, encoding="utf-8", errors=errors)
+            f = open(path, encoding="utf-8-sig", errors=errors)
         with f:
             return f.read(n)
     except UnicodeDecodeError as e:

@@ -184,6 +184,7 @@ class PredictionSet:
     def print(self, console) -> None:
         """Rich tables: per kernel and target, then the application totals and assumptions."""
         from rich.table import Table
+        from rich.text import Text
 
         d = self.table()
         if d.empty:
@@ -206,12 +207,13 @@ class PredictionSet:
                 (_shown(d, keys, own), last, title),
                 (_shown(self.ranked_application(), ["method", "target"], own), None,
                  APPLICATION_TITLE)):
-            t = Table(title=title, show_lines=False)
+            # Text, not str: rich would read brackets in kernel names (f[i]) as markup
+            t = Table(title=Text(title), show_lines=False)
             for c in frame.columns:
                 left = c in (*KERNEL_KEYS, "limiter")
                 t.add_column(c, justify="left" if left else "right")
             for i, row in enumerate(frame.itertuples(index=False)):
-                t.add_row(*row, end_section=ends is not None and bool(ends[i]))
+                t.add_row(*map(Text, row), end_section=ends is not None and bool(ends[i]))
             console.print(t)
         console.print("[dim]90 % band: how far the method has been off on real cross-GPU data "
                       "(docs/accuracy.md, 'Error bands')"
@@ -224,18 +226,19 @@ class PredictionSet:
                 head, lines = f"Assumptions of {m}:", [ln.removesuffix(f" ({m})") for ln in lines]
             else:
                 head = "Assumptions (of the methods in brackets):"
-            console.print("[dim]" + "\n".join([head] + ["  " + ln for ln in lines]) + "[/dim]")
+            console.print("\n".join([head] + ["  " + ln for ln in lines]), style="dim",
+                          markup=False)
         partial = self.partial_totals()
         if partial:
-            console.print("[dim]" + partial + "[/dim]")
+            console.print(partial, style="dim", markup=False)
         configs = d.groupby(["kernel", "target", "method"])["config"].nunique()
         many = configs.groupby(level="kernel").max()
         many = many[many >= MANY_CONFIGS]
         if len(many):
             names = ", ".join(f"{k} ({n})" for k, n in many.items())
-            console.print(f"[dim]many configurations of {names}: the application total adds "
-                          "them all; if they are variants of a tuned kernel, --shortlist K lists "
-                          "the ones to measure on each target[/dim]")
+            console.print(f"many configurations of {names}: the application total adds them "
+                          "all; if they are variants of a tuned kernel, --shortlist K lists the "
+                          "ones to measure on each target", style="dim", markup=False)
 
     def partial_totals(self) -> str | None:
         """A note naming the methods (and targets) whose application totals add fewer kernel
@@ -257,6 +260,7 @@ class PredictionSet:
     def print_shortlist(self, console, k: int) -> None:
         """``shortlist(k)`` as one rich table per target."""
         from rich.table import Table
+        from rich.text import Text
 
         d = self.shortlist(k)
         for target, g in d.groupby("target", sort=False):
@@ -267,7 +271,8 @@ class PredictionSet:
                 t.add_column(c, justify="right" if c in ("rank", "its prediction", last)
                              else "left")
             for r in g.itertuples(index=False):
-                t.add_row(r.kernel, str(r.rank), r.config, r.method, fmt_time(r.time_s),
+                t.add_row(Text(r.kernel), str(r.rank), Text(r.config), r.method,
+                          fmt_time(r.time_s),
                           str(r.sources) if self.combined else fmt_time(r.source_time_s))
             console.print(t)
 
@@ -711,7 +716,7 @@ def beyond_roofline(rows: dict) -> str | None:
         fast = np.flatnonzero(ratio > 1.01)  # beyond the rounding of a tabulated time
         if not len(fast):
             continue
-        parts.append(f"{len(fast)} of {int(np.isfinite(ratio).sum())} "
+        parts.append(f"{len(fast)} of {int((~np.isnan(ratio)).sum())} "
                      + ("rows measured " if not parts else "") + f"on {gpu.id}")
         i = fast[np.argmax(ratio[fast])]
         if ratio[i] > worst[0]:
@@ -721,7 +726,7 @@ def beyond_roofline(rows: dict) -> str | None:
         return None
     its, the = ("its", "the") if len(parts) == 1 else ("their GPU's", "a")
     return (f"{', '.join(parts)} ran faster than {its} datasheet roofline allows (FLOPs at the "
-            f"FMA peak, DRAM bytes at the bandwidth), by up to {worst[0]:.2f}x ({worst[1]}): "
+            f"FMA peak, DRAM bytes at the bandwidth), by up to {worst[0]:.3g}x ({worst[1]}): "
             "their counts overstate the work (a cheaper algorithm, bytes a cache served) or "
             f"{the} GPU is not the catalog's (its clock, its model); projections from the "
             "counts inherit that error")
@@ -737,6 +742,8 @@ def _sources(table: ProfileTable, source) -> list:
                              path=table.origin or None)
         source = table.gpus
     names = [source] if isinstance(source, (str, GPU)) else list(source)
+    if not names or names == [""]:
+        raise GpuprojError("no source GPU named (--source NAME[,NAME], or 'all')")
     srcs = list({g.id: g for g in map(resolve, names)}.values())  # v100,V100: once
     for s in srcs:
         if s.id not in table.gpus:

@@ -68,6 +68,14 @@ def cli(ctx, debug):
     # restored when the command ends
     ctx.with_resource(warnings.catch_warnings())
     warnings.simplefilter("always", GpuprojWarning)
+    # numpy's floating-point notes (an overflow to inf in a total of absurd times) are not the
+    # user's to read: the result says inf
+    warnings.filterwarnings("ignore", r"(overflow|invalid value|divide by zero|underflow) "
+                            "encountered", RuntimeWarning)
+    # matplotlib's notes on a picture: a kernel name in a script its font lacks (drawn as
+    # boxes) and a crowded figure laid out without constraints; the picture is written
+    warnings.filterwarnings("ignore", r"Glyph \d+ .* missing from font", UserWarning)
+    warnings.filterwarnings("ignore", "constrained_layout not applied", UserWarning)
     warnings.showwarning = _one_line(warnings.showwarning)
 
 
@@ -92,6 +100,11 @@ def main(argv=None):
             raise e.__cause__ from None
         click.echo("Aborted.", err=True)
         sys.exit(1)
+    except click.BadParameter as e:
+        # a value the option refuses (a file that does not exist): one line, as a bad file
+        # gets; a usage error (an unknown option) keeps click's usage lines
+        click.echo(f"gpuproj: error: {e.format_message()}", err=True)
+        sys.exit(e.exit_code)
     except click.ClickException as e:
         e.show()
         sys.exit(e.exit_code)

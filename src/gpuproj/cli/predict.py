@@ -230,17 +230,18 @@ def _predict_loopy(kernel_file, params_files, sizes, as_json, as_csv):
                         _sizes_text(r["sizes"]), repr(r["time_s"])])
         return
     from rich.table import Table
+    from rich.text import Text
 
     from ..units import fmt_time
 
-    t = Table(title=f"Calibrated prediction of {rows[0]['kernel']}")
+    t = Table(title=Text(f"Calibrated prediction of {rows[0]['kernel']}"))
     for c, j in (("params", "left"), ("device", "left"), ("sizes", "left"),
                  ("predicted", "right"), ("largest term", "left")):
         t.add_column(c, justify=j)
     for r in rows:
         term, v = max(r["terms"].items(), key=lambda kv: kv[1])
         share = f" ({100 * v / r['time_s']:.0f} %)" if r["time_s"] > 0 else ""
-        t.add_row(r["params_file"], r["device"], _sizes_text(r["sizes"]),
+        t.add_row(Text(r["params_file"]), Text(r["device"]), _sizes_text(r["sizes"]),
                   fmt_time(r["time_s"]), f"{r['term_labels'][term]}{share}")
     console().print(t)
 

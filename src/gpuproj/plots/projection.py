@@ -131,6 +131,8 @@ def projection_figure(result, measured=None, max_kernels: int = 30, targets=None
                             elinewidth=2.4, capsize=5, capthick=2, zorder=5,
                             label=f"{m}: predicted point and interval")
             fin = vals[np.isfinite(vals) & (vals > 0)] / uf
+            if fin.max() > np.finfo(float).max / 2.5:  # near the largest float: no axis holds it
+                raise InputError(f"times up to {fin.max() * uf:.3g} s cannot be drawn")
             if log:
                 ax.set_ylim(fin.min() / 2.5, fin.max() * 2.5)
             else:

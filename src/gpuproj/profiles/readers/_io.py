@@ -14,10 +14,13 @@ from ...files import read_text
 
 
 def head_text(path, n: int = 8192) -> str:
-    """The first ``n`` characters ("" for binary or unreadable files)."""
+    """The first ``n`` characters ("" for binary or unreadable files and folders); a gzip file
+    cut short or corrupt is an ``InputError`` saying so, not a file of no known format."""
     try:
         return read_text(path, n)
     except InputError:
+        if str(path).endswith(".gz"):
+            raise
         return ""
 
 
@@ -28,6 +31,9 @@ def read_csv(path, sep: str = ",", text=()) -> pd.DataFrame:
     commas, read with them. ``text``: columns kept as written (a configuration "1024" stays
     "1024", not "1024.0" where an empty cell made the column floats; "0.10" stays "0.10")."""
     content = read_text(path)
+    check_header(next((r for r in csv.reader(io.StringIO(content), delimiter=sep)
+                        if any(f.strip() for f in r)), []), path)
+    _check_last_line(content, sep, path)
     try:
         df = pd.read_csv(io.StringIO(content), sep=sep, decimal="," if sep == ";" else ".",
                          dtype={c: str for c in text})
@@ -41,12 +47,68 @@ def read_csv(path, sep: str = ",", text=()) -> pd.DataFrame:
         raise InputError(f"the rows have {df.index.nlevels} more fields than the header names",
                          path=path, row=2)
     # rows with one field more than the header (R's write.table): pandas made the first field,
-    # the row name, the index; readers look rows up by a position index
+    # the row name, the index; readers look rows up by a position index. pandas does so when
+    # the first row alone has the extra field, and reads the others shifted by one
+    if not isinstance(df.index, pd.RangeIndex):
+        _check_row_names(content, sep, path)
     # copy(): pandas 3 keeps a block per column of a wide file (a rocprof pass prints 149), and
     # adding a column to such a frame warns that it is fragmented
     df = df.reset_index(drop=True).copy()
     df["_row"] = _record_lines(content, len(df), sep)
     return df
+
+
+def csv_fields(line: str, path, row: int) -> list[str]:
+    """The fields of one CSV line, a one-line error where the csv module refuses it (a quote
+    left open: a line cut short; a field over its size limit, 128 KiB)."""
+    try:
+        return next(csv.reader([line], strict=True), [])
+    except csv.Error as e:
+        why = ("a quoted field is not closed: the line is cut short?"
+               if "unexpected end of data" in str(e) else f"not a readable CSV line ({e})")
+        raise InputError(why, path=path, row=row) from None
+
+
+def check_header(names, path, row: int = 1) -> None:
+    """A one-line error where a column name appears twice (pandas would read the second as
+    ``name.1``, which no reader looks for)."""
+    seen = set()
+    for n in names:
+        if n.strip() and n in seen:
+            raise InputError(f"column '{n}' appears twice in the header", path=path, row=row,
+                             field=n)
+        seen.add(n)
+
+
+def _check_last_line(text: str, sep: str, path) -> None:
+    """A one-line error where the file ends inside a row: no line break after the last line,
+    and fewer fields there than in the header (pandas would fill the rest in as empty)."""
+    if not text or text.endswith("\n"):
+        return
+    lines = text.splitlines()
+    header = next(csv.reader([next(ln for ln in lines if ln.strip())], delimiter=sep))
+    try:
+        last = next(csv.reader([lines[-1]], delimiter=sep, strict=True))
+    except csv.Error:  # a quote left open
+        last = []
+    if len(lines) > 1 and len(last) < len(header):
+        raise InputError(f"the file ends inside a row ({len(last)} of the header's "
+                         f"{len(header)} fields): cut short?", path=path, row=len(lines))
+
+
+def _check_row_names(text: str, sep: str, path) -> None:
+    """Rows with row names (R's write.table) have one field more than the header, all of them;
+    a one-line error naming the first row that has another number of fields."""
+    reader = csv.reader(io.StringIO(text), delimiter=sep)
+    try:
+        recs = [(reader.line_num, r) for r in reader if any(f.strip() for f in r)]
+    except csv.Error as e:
+        raise InputError(f"not a readable CSV file ({e})", path=path) from None
+    width = len(recs[0][1])
+    for line, r in recs[2:]:
+        if len(r) != len(recs[1][1]):
+            raise InputError(f"{len(r)} fields where the first row has {len(recs[1][1])} and "
+                             f"the header {width}", path=path, row=line)
 
 
 def _record_lines(text: str, n: int, sep: str = ","):

@@ -38,7 +38,6 @@ Metric names and meanings follow NVIDIA's Nsight Compute "Kernel Profiling Guide
 
 from __future__ import annotations
 
-import csv
 import re
 import warnings
 from pathlib import Path
@@ -51,7 +50,7 @@ from ...files import read_text
 from ...units import unit_factor
 from ..table import ProfileTable
 from ._checks import parse_number, split_missing_names, split_unusable_times
-from ._io import group_launches, resolve_gpus
+from ._io import check_header, csv_fields, group_launches, resolve_gpus
 
 # metric -> (canonical column, kind). Kinds: time, bytes, count, frequency, pct (0-100 -> 0-1),
 # string.
@@ -185,6 +184,8 @@ def to_si(metric: str, text, unit: str, *, path, row, unit_row=None):
         raise InputError(str(e), path=path, row=at, field=metric) from None
     if v < 0:
         raise InputError(f"{text} is negative", path=path, row=row, field=metric)
+    if not np.isfinite(v * f):
+        raise InputError(f"'{text}' is not a finite number", path=path, row=row, field=metric)
     return v * f
 
 
@@ -270,7 +271,8 @@ def _csv_records(path):
         ln = lines[i]
         if not ln.strip() or ln.startswith("=="):
             continue
-        recs.append((i + 1, next(csv.reader([ln]))))
+        recs.append((i + 1, csv_fields(ln, path, i + 1)))
+    check_header(recs[0][1], path, recs[0][0])
     return recs
 
 

@@ -6,7 +6,8 @@ of ``ncu_csv.NCU_METRICS`` (the same table the CSV reader and ``gpuproj profile`
 to SI from the unit the report stores with each metric; launches are then grouped exactly as in
 ``ncu_csv`` (``per_launch=True`` keeps them apart), and the source GPU is checked against the
 compute capability and the SM count the report holds, as there. A report without any range or
-action is an ``InputError``: an empty profile is a failed capture, not an empty result.
+action is an ``InputError``: an empty profile is a failed capture, not an empty result; so is
+a launch without a kernel name, which is where a report cut short ends.
 """
 
 from __future__ import annotations
@@ -56,6 +57,11 @@ def _launches(ctx, path) -> pd.DataFrame:
         for j in range(rng.num_actions()):
             action = rng.action_by_idx(j)
             n += 1
+            if not action.name():
+                # ncu names every launch it profiles; ncu_report reads a report cut short as
+                # far as it goes, and the launch cut through has no name
+                raise InputError("a launch without a kernel name: the report is cut short or "
+                                 "damaged", path=path, row=n)
             metrics = {}
             for name in (*NCU_METRICS, *TIME_METRICS, *_LAUNCH_DIMS, *_CC):
                 got = _metric(action, name)

@@ -38,7 +38,14 @@ from ...files import read_text
 from ...units import unit_factor
 from ..table import ProfileTable, Skipped
 from ._checks import numeric, split_missing_names, split_unusable_times
-from ._io import group_launches, launch_config, resolve_gpus, strip_device_index
+from ._io import (
+    check_header,
+    csv_fields,
+    group_launches,
+    launch_config,
+    resolve_gpus,
+    strip_device_index,
+)
 
 _TRACE, _SUMMARY = "cuda_gpu_trace", "cuda_gpu_kern_sum"
 # nsys's own lines between and before its tables
@@ -120,11 +127,12 @@ def _sections(path):
             if line.startswith("SKIPPED:"):
                 skipped_reports.append(line.strip())
             continue
-        fields = next(csv.reader([line]))
+        fields = csv_fields(line, path, i)
         if not in_table:  # a header: another report's table is not read
             in_table, kind = True, _kind(fields)
             current = [] if kind else None
             if kind:
+                check_header(fields, path, i)
                 sections.append((kind, current))
         elif current is not None and len(fields) != len(current[0][1]):
             # nsys prints every field of every row; anything else is a cut or edited line

@@ -20,7 +20,7 @@ mul without special functions; DRAM and L2 transactions are 32-byte sectors.
 
 from __future__ import annotations
 
-import csv
+import math
 import re
 from pathlib import Path
 
@@ -32,7 +32,7 @@ from ...files import read_text
 from ...units import unit_factor
 from ..table import ProfileTable, Skipped
 from ._checks import numeric, parse_number, split_unusable_times
-from ._io import launch_config, resolve_gpus, strip_device_index
+from ._io import check_header, csv_fields, launch_config, resolve_gpus, strip_device_index
 
 SECTOR_BYTES = 32  # bytes per DRAM / L2 transaction (Profiler User's Guide, dram_read_throughput)
 
@@ -94,8 +94,9 @@ def _records(path):
     start = next((i for i, ln in enumerate(lines) if ln.startswith('"')), None)
     if start is None:
         raise InputError("no nvprof CSV header (run nvprof with --csv)", path=path)
-    recs = [(i + 1, next(csv.reader([ln]))) for i, ln in enumerate(lines)
+    recs = [(i + 1, csv_fields(ln, path, i + 1)) for i, ln in enumerate(lines)
             if i >= start and ln.strip() and not ln.startswith("==")]
+    check_header(recs[0][1], path, recs[0][0])
     width = len(recs[0][1])
     for line, fields in recs[1:]:
         if len(fields) != width:
@@ -119,6 +120,11 @@ def metric_value(text, *, path, row, field):
             v *= unit_factor(unit)
         except InputError as e:
             raise InputError(str(e), path=path, row=row, field=field) from None
+    # counts, rates and shares: never negative; an overflow is a damaged file
+    if not math.isfinite(v):
+        raise InputError(f"'{text}' is not a finite number", path=path, row=row, field=field)
+    if v < 0:
+        raise InputError(f"{text} is negative", path=path, row=row, field=field)
     return v
 
 

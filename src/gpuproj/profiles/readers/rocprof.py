@@ -116,7 +116,10 @@ def _folder_files(path: Path) -> list[Path]:
 # ---- reading and joining the files ---------------------------------------------------------
 def _read_one(path: Path) -> pd.DataFrame:
     """One rocprof CSV, the columns gpuproj reads checked as numbers."""
-    df = read_csv(path).rename(columns=RENAMES)
+    df = read_csv(path)
+    # the dispatch number as the file names it, for messages
+    index_field = "Dispatch_ID" if "Dispatch_ID" in df.columns else "Index"
+    df = df.rename(columns=RENAMES)
     # per-channel counters (TCC_EA_RDREQ[7]) are also summed in the _sum columns read here
     df = df[[c for c in df.columns if "[" not in str(c)]]
     for c in ("Index", "KernelName"):
@@ -124,7 +127,14 @@ def _read_one(path: Path) -> pd.DataFrame:
             raise InputError(f"missing required column '{c}' (not a rocprof CSV?)", path=path,
                              field=c)
     read = [c for c in df.columns if c in NUMBERS or c.startswith(("SQ_INSTS", "TCC_", "TCP_"))]
-    return checked_numbers(df, read, path)
+    df = checked_numbers(df, read, path)
+    twice = df["Index"].duplicated()
+    if twice.any():  # rocprof numbers each dispatch once: a line repeated or edited
+        r = df[twice].iloc[0]
+        raise InputError(f"dispatch {r['Index']:.0f} appears twice", path=path,
+                         row=int(r["_row"]), field=index_field)
+    df.attrs["index_field"] = index_field
+    return df
 
 
 def checked_numbers(df: pd.DataFrame, columns, path, names: dict | None = None) -> pd.DataFrame:
@@ -160,6 +170,11 @@ def _joined(files: list[Path]) -> pd.DataFrame:
             raise InputError(f"dispatch {d['Index']:.0f} is '{d['KernelName_other']}' here and "
                              f"'{d['KernelName']}' in {files[0].name}: the files are not of one "
                              "run", path=f, row=int(d["_row"]), field="KernelName")
+        lost = sorted(set(base["Index"]) - set(extra["Index"]))
+        if lost:  # each pass profiles every dispatch of the run: a line lost, or another run
+            raise InputError(f"dispatch {lost[0]:.0f} of {files[0].name} is not in this pass "
+                             f"({len(lost)} missing): the files are not of one run", path=f,
+                             field=extra.attrs["index_field"])
         new = [c for c in extra.columns if c not in base.columns]
         base = base.merge(extra[["Index", *new]], on="Index", how="left")
     return base
