@@ -629,6 +629,8 @@ def _damaged(name):
     if name == "cut inside a row":
         return ("t.csv", "kernel,time_s,dram_bytes\na,1e-3,1e9\nb,2e-3", A100,
                 "row 3: the file ends inside a row (2 of the header's 3 fields)")
+    if name == "blanks without a line break":  # was a StopIteration in the cut-row check
+        return "t.csv", "   ", [*A100, "--format", "measurement"], "file is empty"
     if name == "quote left open":
         text = NSYS.read_text()
         return ("trace.csv", text[:text.index('"', text.index("\n") + 1) + 5], ["-t", "h200"],
@@ -660,6 +662,7 @@ def _damaged(name):
 
 @pytest.mark.parametrize("name", ["long field", "nsys column twice", "column twice",
                                   "first row with a field more", "cut inside a row",
+                                  "blanks without a line break",
                                   "quote left open", "negative count", "overflowing count",
                                   "infinite ncu time", "markup in a kernel name"])
 def test_damaged_inputs_found_by_fuzzing(name, tmp_path, capsys):

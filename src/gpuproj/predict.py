@@ -253,6 +253,8 @@ class PredictionSet:
                  for (m, t), r in rows.items() if len(r) < len(every)]
         if not short:
             return None
+        if len(short) > 6:  # a comparison of many targets: the first ones say what happened
+            short = short[:5] + [f"{len(short) - 5} more"]
         return (f"application totals add {len(every)} kernel rows, those of "
                 f"{', '.join(short)} (rows skipped): compare such a total with the "
                 "source's on the same rows, not with the other totals")

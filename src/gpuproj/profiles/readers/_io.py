@@ -83,15 +83,16 @@ def check_header(names, path, row: int = 1) -> None:
 def _check_last_line(text: str, sep: str, path) -> None:
     """A one-line error where the file ends inside a row: no line break after the last line,
     and fewer fields there than in the header (pandas would fill the rest in as empty)."""
-    if not text or text.endswith("\n"):
+    lines = [] if text.endswith("\n") else text.splitlines()
+    first = next((ln for ln in lines[:-1] if ln.strip()), None)
+    if first is None:  # ends with a line break, or has no row under a header
         return
-    lines = text.splitlines()
-    header = next(csv.reader([next(ln for ln in lines if ln.strip())], delimiter=sep))
+    header = next(csv.reader([first], delimiter=sep))
     try:
         last = next(csv.reader([lines[-1]], delimiter=sep, strict=True))
     except csv.Error:  # a quote left open
         last = []
-    if len(lines) > 1 and len(last) < len(header):
+    if len(last) < len(header):
         raise InputError(f"the file ends inside a row ({len(last)} of the header's "
                          f"{len(header)} fields): cut short?", path=path, row=len(lines))
 
