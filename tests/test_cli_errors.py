@@ -325,6 +325,10 @@ def test_a_total_over_fewer_kernel_rows_is_named(capsys, tmp_path):
         "roofline": 3, "quantitative": 2}
     assert got["skipped"] == [{"row": None,
                                "reason": "gemm [n=4096]: quantitative needs 'warp_inst'"}]
+    # on stderr, a row the file numbers is named by its line, a row a method skipped by its
+    # kernel and configuration
+    _, _, err = run(capsys, "predict", str(table), "-t", "h200", "-m", "roofline,quantitative")
+    assert "skipped 1 row(s) (gemm [n=4096]): quantitative needs 'warp_inst'" in err
     from gpuproj.predict import predict
     from gpuproj.profiles import load
 

@@ -74,9 +74,12 @@ def report_skipped(skipped, *, quiet: bool = False) -> None:
     for s in skipped:
         rows.setdefault(s.cause, []).append(s)
     for reason, items in sorted(rows.items(), key=lambda kv: -len(kv[1])):
-        where = sorted({(Path(s.path).name, s.row) for s in items if s.path and s.row})
-        at = ", ".join(f"{name} row {row}" for name, row in where[:3])
-        at = f" ({at}{', ...' if len(where) > 3 else ''})" if where else ""
+        where = [f"{name} row {row}" for name, row in
+                 sorted({(Path(s.path).name, s.row) for s in items if s.path and s.row})]
+        if not where:  # a model's skip names the kernel (and target) before its cause
+            where = list(dict.fromkeys(s.reason[:-len(s.cause) - 2] for s in items
+                                       if s.reason != s.cause))
+        at = f" ({', '.join(where[:3])}{', ...' if len(where) > 3 else ''})" if where else ""
         click.echo(f"gpuproj: skipped {len(items)} row(s){at}: {reason}", err=True)
 
 
