@@ -144,8 +144,14 @@ def _edit(raw, dotted, value):
 
 @pytest.mark.parametrize("field, value, message", [
     ("measurements[2].value", KeyError, "field 'measurements[2].value': missing"),
-    ("device.compute_units", "10", "field 'device.compute_units': expected whole number, "
-                                   "found text"),
+    ("device.compute_units", "10", "field 'device.compute_units': expected positive whole "
+                                   "number, found text"),
+    # values the catalog file would refuse: named in the result, no file left behind
+    ("measurements[0].value", -1.0, "field 'measurements[0].value': expected positive number, "
+                                    "found -1.0"),
+    ("measurements[0].value", float("nan"), "expected positive number, found nan"),
+    ("device.global_mem_bytes", -1, "field 'device.global_mem_bytes': expected positive whole"),
+    ("format_version", 99, "field 'format_version': format_version 99: this gpuproj reads 1"),
     ("device.l2_bytes", 4.5, "expected whole number or null, found number"),
     ("sweeps.mixbench[0].flops_per_s", None, "expected number, found null"),
     ("sizes.spread_limit", True, "expected number, found true/false"),

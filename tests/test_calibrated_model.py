@@ -270,3 +270,17 @@ def test_model_rejects_bad_output_and_unknown_features():
 def test_robust_median_drops_anomalous_samples():
     med, out = robust_median([1.0, 1.02, 0.98, 1.01, 11.0])
     assert med == pytest.approx(1.005) and out == [11.0]
+
+
+def test_user_features_in_a_cycle_are_named_and_unused_ones_left_out():
+    # a cycle hung `gpuproj calibrate` and `predict --loopy`; an unused user feature whose
+    # built-ins the expression does not need was reported as a cycle
+    with pytest.raises(InputError, match="cycle: f_a -> f_b -> f_a"):
+        Model("f_wall_time", "p_a * f_a", user_features={"f_a": "f_b * 2",
+                                                         "f_b": "f_a + f_size:n"})
+    with pytest.raises(InputError, match="cycle: f_a -> f_a"):
+        Model("f_wall_time", "p_a * f_a", user_features={"f_a": "f_a * f_size:n"})
+    m = Model("f_wall_time", "p_a * f_a + p_b * f_b",
+              user_features={"f_a": "f_b * 2", "f_b": "f_size:n", "f_unused": "f_size:m"})
+    assert m.base_features() == ["f_size:n"]
+    assert m._expanded()[1] == ["f_b", "f_a"]  # f_b first: f_a uses it

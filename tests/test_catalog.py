@@ -264,6 +264,15 @@ def test_user_gpu_file_by_path_and_env(tmp_path, monkeypatch):
     assert load_catalog().resolve("acme x1").id == "my-gpu"
     monkeypatch.delenv("GPUPROJ_GPU_PATH")
     assert "my-gpu" not in load_catalog()
+    # two user files of one id: which is meant cannot be told, so neither is taken
+    two = tmp_path / "two"
+    two.mkdir()
+    (two / "my-gpu.yaml").write_text(p.read_text())
+    (two / "zz.yaml").write_text(yaml.safe_dump({**doc, "name": "Acme X2"}))
+    monkeypatch.setenv("GPUPROJ_GPU_PATH", str(two))
+    with pytest.raises(InputError, match="zz.yaml, field 'id': GPU id 'my-gpu' is also given "
+                                         "by .*my-gpu.yaml: keep one"):
+        load_catalog()
 
 
 def test_bad_files_name_the_field(tmp_path):

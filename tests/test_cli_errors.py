@@ -707,3 +707,58 @@ def test_empty_source_missing_trace_and_absurd_times(tmp_path, capsys):
     code, _, err = run(capsys, "predict", str(huge), *A100, "--plot", str(tmp_path / "p.png"))
     assert code == 2 and "times up to 1.58e+308 s cannot be drawn" in one_error(
         err.split("\n", 1)[1])  # after the warning that the file has times only
+
+
+def _mini_gpu(tmp_path):
+    """A user GPU file with an id the catalog lacks, a DRAM bandwidth, an FP32 peak and SMs
+    only (docs/catalog.md: only the fields a model needs are required)."""
+    path = tmp_path / "mini.yaml"
+    path.write_text("schema_version: 1\nid: mygpu\nname: My GPU\nvendor: NVIDIA\n"
+                    "architecture: Hopper\nisa: sm_90\n"
+                    "values:\n  sm_count: {value: 100, kind: user, source: me}\n"
+                    "peak:\n  dram_bw_bytes_per_s: {value: 2.0e12, kind: user, source: me}\n"
+                    "  fp32_fma_flops_per_s: {value: 5.0e13, kind: user, source: me}\n")
+    return path
+
+
+def test_a_gpu_file_as_source_and_as_a_target_without_a_precision(tmp_path, capsys):
+    gpu = _mini_gpu(tmp_path)
+    app = tmp_path / "app.csv"
+    app.write_text("kernel,time_s,dram_bytes,flops\nk1,1e-3,1e9,1e9\n")
+    code, out, _ = run(capsys, "predict", str(app), "-s", str(gpu), "-t", "h200", "-m",
+                       "bandwidth", "--json")
+    assert code == 0 and json.loads(out)["source"] == "mygpu"
+    # the Rodinia rows with FP64 FLOPs have no ceiling on it to draw: one line, not a crash
+    code, _, err = run(capsys, "roofline", EXAMPLE, "-t", str(gpu), "-o",
+                       str(tmp_path / "r.png"))
+    assert code == 2 and "no fp64 compute ceiling to draw" in one_error(err)
+
+
+def test_calibration_and_model_options_that_cannot_work(tmp_path, capsys):
+    code, _, err = run(capsys, "evaluate", str(DATA / "amaris-2gpus-calculate_temp.csv"),
+                       "--train", str(DATA / "amaris-9gpus-bpnn_adjust_weights.csv"), "-m",
+                       "bandwidth", "--save-model", str(tmp_path / "m"))
+    assert code == 2 and "--save-model saves learned models, and bandwidth learns nothing" \
+        in one_error(err)
+    code, _, err = run(capsys, "calibrate", str(DATA / "calibrated-pocl-tiny-model.yaml"),
+                       "--repetitions", "0")
+    assert code == 2 and "Invalid value for '--repetitions'" in one_error(err)
+    kernel = DATA / "calibrated-matmul-kernel.yaml"
+    params = json.loads((Path(__file__).resolve().parents[1] / "docs" / "results"
+                         / "calibrated_pocl-cpu_matmul_params.json").read_text())
+    for bad, says in ((None, "expected a JSON object"),
+                      ({**params, "device": None}, "field 'device': expected the device's"),
+                      ({**params, "model": {**params["model"], "features": {
+                          "f_x": "f_y * 2", "f_y": "f_x"}, "expression":
+                          params["model"]["expression"] + " + p_madd * f_x"}},
+                       "cycle: f_x -> f_y -> f_x")):
+        p = tmp_path / "p.json"
+        p.write_text(json.dumps(bad))
+        code, _, err = run(capsys, "predict", "--loopy", str(kernel), "--params", str(p))
+        assert code == 2 and says in one_error(err), err
+
+
+def test_a_file_named_cubin_that_is_no_elf(tmp_path, capsys):
+    from gpuproj.sass.tools import cubin_arch
+
+    assert cubin_arch(b"\x7fELF\x02\x01\x01garbage") is None  # was a struct.error

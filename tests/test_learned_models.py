@@ -82,3 +82,21 @@ def test_outside_band_of_a_geomean_is_the_envelope_of_its_members():
     got = model._outside_bands()
     assert got["C"] == {"cross_arch": [-0.4, 0.5], "same_arch": [-0.1, 0.1]}
     assert got["A"] == {"cross_arch": [-0.4, 0.3], "same_arch": [-0.1, 0.1]}
+
+
+def test_a_profile_without_the_columns_the_model_learned_from_is_said():
+    # a model trained on tuning parameters (KernelTuner's tile sizes) predicted a Rodinia
+    # profile, which has none, without a word
+    from pathlib import Path
+
+    from gpuproj.learned import RandomForest
+    from gpuproj.predict import predict
+    from gpuproj.profiles import load
+
+    root = Path(__file__).resolve().parents[1]
+    model = RandomForest(max_pairs=200, coverage=None)
+    model.fit(load(root / "tests" / "data" / "kerneltuner-4gpus-convolution.csv"))
+    lines = predict(load(root / "examples" / "rodinia-p100-nvprof.csv"), targets="h200",
+                    models=[model]).assumption_lines()
+    said = [ln for ln in lines if ln.startswith("columns the model learned from are not in")]
+    assert len(said) == 1 and "tile_size_x" in said[0]

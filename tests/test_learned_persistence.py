@@ -98,6 +98,14 @@ def test_load_refuses_foreign_files(tmp_path, synth):
     np.savez(npath, **{"learner/coef": np.array([object()], dtype=object)})
     with pytest.raises(InputError, match="cannot read the model arrays"):
         load_model(jpath).predict_pairs(make_pairs(synth).iloc[:3])
+    # a text file given as the model; versions that are no object
+    (tmp_path / "notes.txt").write_text("hello")
+    with pytest.raises(InputError, match="notes.txt: not a gpuproj model .one is the PATH.json"):
+        load_model(tmp_path / "notes.txt")
+    doc["versions"] = None
+    jpath.write_text(json.dumps(doc))
+    with pytest.raises(InputError, match="field 'versions': expected an object"):
+        load_model(jpath)
 
 
 def test_a_pure_learner_stays_within_10x_of_its_training_ratios(tmp_path, synth):

@@ -46,7 +46,9 @@ def parse_yaml(text: str, path):
         return loader.get_single_data()
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
-        raise InputError(f"not valid YAML: {getattr(e, 'problem', e)}", path=path,
+        # a ReaderError (bytes that are no text) has no problem, and its text two lines
+        why = str(getattr(e, "problem", None) or e).splitlines()[0]
+        raise InputError(f"not valid YAML: {why}", path=path,
                          row=mark.line + 1 if mark else None) from None
     finally:
         loader.dispose()

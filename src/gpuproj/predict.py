@@ -615,7 +615,7 @@ def predict(table: ProfileTable, *, targets, source=None, methods=None,
     models = [models] if isinstance(models, (str, Path, Model)) else list(models or ())
     srcs = _sources(table, source)
     rows = {s.id: table.on(s.id).select(kernel) for s in srcs}
-    said = beyond_roofline(rows)
+    said = beyond_roofline(rows, {s.id: s for s in srcs})
     if said:
         warnings.warn(said, RooflineWarning, stacklevel=2)
     if len(srcs) > 1:  # combined per kernel and configuration
@@ -701,17 +701,17 @@ class RooflineWarning(GpuprojWarning):
     """Rows measured faster than their source GPU's datasheet roofline allows."""
 
 
-def beyond_roofline(rows: dict) -> str | None:
+def beyond_roofline(rows: dict, gpus: dict | None = None) -> str | None:
     """What the rows say that no GPU can do: how many of each GPU's rows (``rows``: a
-    ``ProfileTable`` per catalog id) ran faster than its datasheet roofline allows, their FLOPs
-    at the FMA peak of their precision or their DRAM bytes at the DRAM bandwidth taking longer
-    than the measured time, in one sentence; None where none did. Every method that reads the counts
-    projects from them as they are. The NeuSight conv tables have such rows: their FLOPs are
-    the convolution's nominal ones, whatever algorithm cuDNN chose (Winograd, for 3 x 3
-    filters, does fewer)."""
+    ``ProfileTable`` per GPU id; ``gpus``: the GPU of an id, one read from a file) ran faster
+    than its datasheet roofline allows, their FLOPs at the FMA peak of their precision or their
+    DRAM bytes at the DRAM bandwidth taking longer than the measured time, in one sentence;
+    None where none did. Every method that reads the counts projects from them as they are.
+    The NeuSight conv tables have such rows: their FLOPs are the convolution's nominal ones,
+    whatever algorithm cuDNN chose (Winograd, for 3 x 3 filters, does fewer)."""
     parts, worst = [], (0.0, "")
     for gid, table in rows.items():
-        gpu, df = resolve(gid), table.df
+        gpu, df = (gpus or {}).get(gid) or resolve(gid), table.df
         r = roofline_times(df, gpu)
         with np.errstate(invalid="ignore", divide="ignore"):
             ratio = np.fmax(r["compute"], r["dram"]) / df["time_s"].to_numpy(float)

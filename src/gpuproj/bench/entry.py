@@ -69,13 +69,14 @@ RESULT_FIELDS = {
     "date": "text", "elapsed_s": "number", "sizes.name": "text", "sizes.spread_limit": "number",
     "device.name": "text", "device.vendor": "text", "device.backend": "text",
     "device.device_type": "text", "device.architecture": "text or null",
-    "device.isa": "text or null", "device.compute_units": "whole number",
+    "device.isa": "text or null", "device.compute_units": "positive whole number",
     "device.warp_size": "whole number or null", "device.max_block_size": "whole number",
-    "device.local_mem_bytes": "whole number", "device.global_mem_bytes": "whole number",
-    "device.l2_bytes": "whole number or null", "device.clock_hz": "number or null",
+    "device.local_mem_bytes": "whole number", "device.global_mem_bytes": "positive whole number",
+    "device.l2_bytes": "whole number or null", "device.clock_hz": "positive number or null",
     "measurements": "list",
 }
-MEASUREMENT_FIELDS = {"name": "text", "unit": "text", "value": "number", "work": "number",
+MEASUREMENT_FIELDS = {"name": "text", "unit": "text", "value": "positive number",
+                      "work": "number",
                       "rates": "object", "summary.n": "whole number", "summary.spread": "number",
                       "summary.min": "number"}
 SWEEP_FIELDS = {
@@ -104,6 +105,11 @@ def read_result(path) -> dict:
     if not isinstance(raw, dict) or raw.get("format") != "gpuproj-bench":
         raise InputError("not a gpuproj bench result (format != gpuproj-bench)", path=path,
                          field="format")
+    from .suite import FORMAT_VERSION
+
+    if raw.get("format_version") != FORMAT_VERSION:
+        raise InputError(f"format_version {raw.get('format_version')!r}: this gpuproj reads "
+                         f"{FORMAT_VERSION}", path=path, field="format_version")
     _check_fields(raw, RESULT_FIELDS, "", path)
     for i, m in enumerate(raw["measurements"]):
         _check_fields(m, MEASUREMENT_FIELDS, f"measurements[{i}].", path)
@@ -138,9 +144,13 @@ def _check_fields(obj, spec, prefix, path):
         if not found:
             raise InputError("missing", path=path, field=prefix + key)
         # JSON true/false are ints to Python; a count or a rate is never one
-        if isinstance(v, bool) or not any(isinstance(v, KINDS[k]) for k in kinds.split(" or ")):
+        if isinstance(v, bool) or not any(isinstance(v, KINDS[k.removeprefix("positive ")])
+                                          for k in kinds.split(" or ")):
             raise InputError(f"expected {kinds}, found {json_type(v)}", path=path,
                              field=prefix + key)
+        # a rate, a time or a size of the device: what the catalog file would refuse
+        if kinds.startswith("positive") and v is not None and not (math.isfinite(v) and v > 0):
+            raise InputError(f"expected {kinds}, found {v}", path=path, field=prefix + key)
 
 
 def json_type(v) -> str:

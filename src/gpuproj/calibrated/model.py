@@ -77,31 +77,40 @@ class Model:
         for f in self.base_features():
             parse_feature(f)  # raise on bad names now, not mid-calibration
 
+    def _expanded(self) -> tuple[list, list]:
+        """(built-in features the expression needs, the user features it needs in an order
+        that evaluates each after those it uses); user features that refer to each other in a
+        cycle are an ``InputError`` naming the cycle."""
+        base, order, state = set(), [], {}
+
+        def visit(f, chain):
+            if f not in self._user:
+                base.add(f)
+            elif state.get(f) == "open":
+                raise InputError(f"user features refer to each other in a cycle: "
+                                 f"{' -> '.join([*chain[chain.index(f):], f])}",
+                                 path=self.path, field="features")
+            elif f not in state:
+                state[f] = "open"
+                for g in sorted(self._user[f].features()):
+                    visit(g, [*chain, f])
+                state[f] = "done"
+                order.append(f)
+
+        for f in self.features:
+            visit(f, [])
+        return sorted(base), order
+
     def base_features(self) -> list:
         """Built-in features needed, user features expanded."""
-        out, todo = set(), list(self.features)
-        while todo:
-            f = todo.pop()
-            if f in self._user:
-                todo += list(self._user[f].features())
-            else:
-                out.add(f)
-        return sorted(out)
+        return self._expanded()[0]
 
     def feature_values(self, cv, access_tags=None) -> dict:
         """Every feature of the expression (user features included) for one count set."""
-        vals = {f: parse_feature(f).evaluate(cv, access_tags) for f in self.base_features()}
-        pending = dict(self._user)
-        while pending:
-            progressed = False
-            for name, ue in list(pending.items()):
-                if ue.features() <= set(vals):
-                    vals[name] = float(ue.evaluate(vals))
-                    del pending[name]
-                    progressed = True
-            if not progressed:
-                raise InputError(f"user features {sorted(pending)} refer to each other in a "
-                                 "cycle", path=self.path, field="features")
+        base, order = self._expanded()
+        vals = {f: parse_feature(f).evaluate(cv, access_tags) for f in base}
+        for name in order:
+            vals[name] = float(self._user[name].evaluate(vals))
         return vals
 
     def evaluate(self, params: dict, features: dict):
@@ -207,10 +216,16 @@ def load_params(path) -> tuple[Model, dict, dict]:
         d = json.loads(read_text(p, strict=True))
     except json.JSONDecodeError as e:
         raise InputError(f"cannot read calibrated parameters: {e}", path=p) from None
+    if not isinstance(d, dict):
+        raise InputError(f"not a {PARAMS_FORMAT} file (expected a JSON object)", path=p)
     if d.get("format") != PARAMS_FORMAT:
         raise InputError(f"not a {PARAMS_FORMAT} file", path=p, field="format")
     if d.get("version") != PARAMS_VERSION:
-        raise InputError(f"unsupported version {d.get('version')}", path=p, field="version")
+        raise InputError(f"unsupported version {d.get('version')!r} (this gpuproj reads "
+                         f"{PARAMS_VERSION!r})", path=p, field="version")
+    if not isinstance(d.get("device", ""), str):
+        raise InputError(f"expected the device's name, found {d['device']!r}", path=p,
+                         field="device")
     m = d.get("model")
     if not isinstance(m, dict):
         raise InputError("expected a mapping with output and expression", path=p, field="model")

@@ -339,11 +339,16 @@ def _user_dirs() -> tuple[str, ...]:
 def _load(extra: tuple, user_dirs: tuple) -> Catalog:
     # user_dirs is part of the cache key: a notebook that changes $GPUPROJ_GPU_PATH (or the
     # working directory, for a relative entry) gets the GPUs of the new path
-    gpus = {}
+    gpus, users = {}, {}  # users: id -> the user file that gave it
     for d in [BUNDLED_DIR, *map(Path, user_dirs)]:
         if d.is_dir():
             for p in sorted(d.glob("*.yaml")):
                 g = read_gpu_file(p)
+                if d != BUNDLED_DIR:  # a user file replaces a bundled GPU, not another's
+                    if g.id in users and users[g.id] != p.resolve():
+                        raise InputError(f"GPU id '{g.id}' is also given by {users[g.id]}: "
+                                         "keep one of the two files", path=p, field="id")
+                    users[g.id] = p.resolve()
                 gpus[g.id] = g
     for p in extra:
         g = read_gpu_file(p)

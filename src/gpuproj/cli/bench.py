@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from ..errors import AmbiguousGPUError, GpuprojError, UnknownGPUError
+from ..errors import AmbiguousGPUError, GpuprojError, InputError, UnknownGPUError
 from ..files import write_text
 from ._common import emit_json, output_option
 
@@ -150,7 +150,12 @@ def bench(gpu_name, output, raw_out, backend, device, quick, only, reps, plots_d
         write_text(raw_path, json.dumps(raw, indent=1))
     from ..catalog import read_gpu_file
 
-    read_gpu_file(out_path)  # what we wrote must load
+    try:
+        read_gpu_file(out_path)  # what we wrote must load
+    except InputError:
+        # a file that does not load would stop every command once on the GPU path
+        out_path.unlink()
+        raise
     plots = []
     if plots_dir:
         plots = _plots(raw, gpu, read_gpu_file(out_path), Path(plots_dir))

@@ -27,8 +27,10 @@ def _slug(text: str) -> str:
               help="OpenCL device substring (e.g. 'pthread', 'nvidia') or 'cuda[:N]'.")
 @output_option("Parameter file to write (default: calibrated-<model>-<device>.json).",
                path_type=Path)
-@click.option("--repetitions", default=7, show_default=True, help="Timed runs per kernel.")
-@click.option("--warmup", default=2, show_default=True, help="Untimed runs per kernel.")
+@click.option("--repetitions", default=7, show_default=True, type=click.IntRange(min=1),
+              help="Timed runs per kernel.")
+@click.option("--warmup", default=2, show_default=True, type=click.IntRange(min=0),
+              help="Untimed runs per kernel.")
 @click.option("--evaluate", "do_eval", is_flag=True,
               help="Also measure, predict and rank the model file's evaluation variants.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")

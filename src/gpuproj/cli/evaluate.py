@@ -126,6 +126,13 @@ def evaluate(tables, methods, sources, targets, fmt, reader_options, as_json, ra
         names = applicable_methods(table) + (list(DEFAULT_LEARNED) if training else [])
     elif names and "all" in names:
         raise GpuprojError("--method all stands alone, not beside other names")
+    if save_model and names:
+        from ..models import model_class
+
+        if not any(getattr(model_class(m), "trained", False) for m in names):
+            raise GpuprojError(f"--save-model saves learned models, and {', '.join(names)} "
+                               f"{'learns' if len(names) == 1 else 'learn'} nothing: add one "
+                               "(-m residual, see `gpuproj evaluate --help`)")
     if names and not training:
         from ..models import model_class
 

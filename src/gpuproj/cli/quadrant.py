@@ -57,7 +57,7 @@ def quadrant(gpu_names, profile, source, kernel, intensities, precision, measure
     if profile:
         table = load_profile(profile, fmt, source, **reader_options)
         report_skipped(table.skipped)  # on stderr with --json too: the JSON holds no rows
-        rows = table.on(profile_gpu(table, source)).select(kernel)
+        rows = table.on(profile_gpu(table, source).id).select(kernel)
         kernels = q.kernels_from_rows(rows)
     bad = [i for i in intensities if not (0 < i < float("inf"))]
     if bad:

@@ -376,6 +376,19 @@ class LearnedModel(Model):
                                              if len(unseen) > 6 else "")
             notes.append(f"kernels not in the training data: {shown}: the prediction "
                          "extrapolates")
+        # a column the model learned from (a tuning parameter) that this profile lacks is
+        # missing for the learner, which then predicts from the others
+        lacking = [c for c in self.spec_.extras
+                   if f"x_{c}" in self.features_ and (c not in df or df[c].isna().all())
+                   and c not in self.spec_.categories]
+        lacking += [c for c in self.spec_.categories
+                    if any(f.startswith(f"c_{c}=") for f in self.features_) and c not in df]
+        if lacking:
+            shown = ", ".join(lacking[:6]) + (f" and {len(lacking) - 6} more"
+                                              if len(lacking) > 6 else "")
+            notes.append(f"columns the model learned from are not in this profile: {shown}: "
+                         "the prediction goes without them (was the model trained on this "
+                         "kind of kernel?)")
         if self.conformal_ is not None:
             notes.append(f"interval: split-conformal, {100 * self.coverage:.0f} % requested, "
                          f"calibrated on {self.conformal_.n_} held-out pairs")

@@ -299,6 +299,9 @@ def _build(st: dict, arrays, prefix: str, compiled: bool):
 
 def load_model(path):
     """A model saved by ``save_model`` (``path`` with or without ``.json``)."""
+    if Path(path).is_file() and Path(path).suffix not in (".json", ".npz"):
+        raise InputError("not a gpuproj model (one is the PATH.json and PATH.npz that `gpuproj "
+                         "evaluate --save-model PATH` writes)", path=path)
     jpath, npath = _paths(path)
     try:
         doc = json.loads(read_text(jpath, strict=True))
@@ -313,6 +316,9 @@ def load_model(path):
                          field="format_version")
     _check_doc(doc, jpath)
     saved, now = doc.get("versions", {}), _versions()
+    if not isinstance(saved, dict):
+        raise InputError(f"expected an object of library versions, found {saved!r}", path=jpath,
+                         field="versions")
     differ = {k: (saved.get(k), v) for k, v in now.items()
               if k != "python" and saved.get(k) != v}
     if differ:

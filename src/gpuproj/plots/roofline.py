@@ -215,8 +215,12 @@ def _share_limits(a, b):
 
 
 def _top(c):
-    return np.nanmax([_nan(c["fma_flops_per_s"]), _nan(c["mix_flops_per_s"]),
-                      _nan(c["perf_ceil_flops_per_s"])])
+    v = np.array([_nan(c["fma_flops_per_s"]), _nan(c["mix_flops_per_s"]),
+                  _nan(c["perf_ceil_flops_per_s"])])
+    if not np.isfinite(v).any():  # a GPU file without this precision's peak
+        raise InputError(f"no {c['dtype']} compute ceiling to draw: a GPU has no "
+                         f"{c['dtype']}_fma_flops_per_s (--kernel draws the others)")
+    return float(np.nanmax(v))
 
 
 def _bandwidths(c, hw):

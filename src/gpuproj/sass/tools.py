@@ -154,7 +154,8 @@ def disassemble_cubin(cubin: Path) -> tuple[str, dict]:
 
 def cubin_arch(data: bytes) -> int | None:
     """The sm_XX of a cubin from its ELF header flags (None if not a CUDA ELF)."""
-    if data[:4] != b"\x7fELF" or data[4] != 2:
+    # an ELF64 header is 64 bytes: shorter is no cubin (a file cut short or named .cubin)
+    if len(data) < 64 or data[:4] != b"\x7fELF" or data[4] != 2:
         return None
     e_machine, = struct.unpack_from("<H", data, 0x12)
     if e_machine != 190:   # EM_CUDA

@@ -137,13 +137,12 @@ def resolve_gpus(names: pd.Series, path, rows: pd.Series | None = None,
     ``rows`` (aligned with ``names``) holds each name's file row, so that an unknown name is
     reported with the first row that has it; ``field`` is the file's name for the column.
     """
-    from ...catalog import load_catalog
+    from ...catalog import resolve  # a GPU file's path too (--source ./my-gpu.yaml)
 
-    cat = load_catalog()
     ids = {}
     for n in names.dropna().unique():
         try:
-            ids[n] = cat.resolve(str(n)).id
+            ids[n] = resolve(str(n)).id
         except UnknownGPUError as e:
             row = None if rows is None else int(rows[names == n].iloc[0])
             raise InputError(str(e), path=path, row=row, field=field) from None
