@@ -76,9 +76,8 @@ RESULT_FIELDS = {
     "measurements": "list",
 }
 MEASUREMENT_FIELDS = {"name": "text", "unit": "text", "value": "positive number",
-                      "work": "number",
-                      "rates": "object", "summary.n": "whole number", "summary.spread": "number",
-                      "summary.min": "number"}
+                      "work": "number", "rates": "object", "summary.n": "whole number",
+                      "summary.spread": "number", "summary.min": "number"}
 SWEEP_FIELDS = {
     "mixbench": {"precision": "text", "flop_per_byte": "number", "flops_per_s": "number",
                  "bytes_per_s": "number"},

@@ -379,8 +379,7 @@ class LearnedModel(Model):
         # a column the model learned from (a tuning parameter) that this profile lacks is
         # missing for the learner, which then predicts from the others
         lacking = [c for c in self.spec_.extras
-                   if f"x_{c}" in self.features_ and (c not in df or df[c].isna().all())
-                   and c not in self.spec_.categories]
+                   if f"x_{c}" in self.features_ and (c not in df or df[c].isna().all())]
         lacking += [c for c in self.spec_.categories
                     if any(f.startswith(f"c_{c}=") for f in self.features_) and c not in df]
         if lacking:
