@@ -18,9 +18,7 @@ inverse-variance weighted geometric mean of their projections (``gpuproj.combine
 
 from __future__ import annotations
 
-import re
 import warnings
-from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -30,11 +28,11 @@ import pandas as pd
 from .catalog import GPU, resolve, select
 from .combine import COMBINED, combine_sources
 from .errors import GpuprojError, GpuprojWarning, InputError, InputWarning
+from .kernel_names import short_kernel_names
 from .models import MODELS, get_model, model_class
 from .models.base import Model, Prediction, has_width
 from .models.common import roofline_times
 from .profiles.table import ProfileTable, Skipped
-from .profiles.trace_times import split_arguments
 from .units import fmt_time
 
 
@@ -82,13 +80,8 @@ class PredictionSet:
         ``source_time_s``, ``speedup`` (one source), the interval ``low_s``/``high_s``, the
         error band ``band_low_s``/``band_high_s``, ``limiter`` and ``launches``; empty, with
         these columns, where every row was skipped."""
-        frames = [p.df.drop(columns=["row"]) for p in self.predictions.values()]
-        # no empty frame in a concat: pandas warns about their column types
-        frames = [f for f in frames if len(f)] or frames[:1]
-        if not frames:
-            return pd.DataFrame()
-        d = pd.concat(frames, ignore_index=True)
-        if not self.combined:
+        d = _stacked([p.df.drop(columns=["row"]) for p in self.predictions.values()])
+        if not self.combined and "time_s" in d:  # (no method at all: no columns)
             d.insert(d.columns.get_loc("time_s") + 1, "speedup",
                      d["source_time_s"] / d["time_s"])
         return d
@@ -104,8 +97,7 @@ class PredictionSet:
                 a = a.drop(columns=["source_time_s", "speedup"])
             a.insert(0, "method", m)
             frames.append(a)
-        frames = [f for f in frames if len(f)] or frames[:1]
-        return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+        return _stacked(frames)
 
     def shortlist(self, k: int) -> pd.DataFrame:
         """The ``k`` configurations of each kernel to measure on each target, taken in turn
@@ -356,6 +348,13 @@ class PredictionSet:
                 if isinstance(k, str) or k in text]
 
 
+def _stacked(frames: list) -> pd.DataFrame:
+    """``frames`` one under the other; where all are empty, the first (its columns), as pandas
+    warns about the column types of empty frames in a concat."""
+    frames = [f for f in frames if len(f)] or frames[:1]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
 def _bands_provenance() -> dict:
     """What the ``band_low_s``/``band_high_s`` columns are, for machine readers."""
     from .models.bands import load_bands
@@ -374,8 +373,6 @@ DEFAULT_METHOD = "hierarchical-ext"
 # details page, a table of times): the best baseline on 6 of the 8 cross-GPU tables
 # (docs/accuracy.md, scoreboard), which needs nothing but the catalog's DRAM bandwidths
 TIMES_ONLY_METHOD = "bandwidth"
-# kernel names longer than this (without their argument list) are shortened in tables
-LONG_NAME = 60
 APPLICATION_TITLE = "Application total (time x launches, summed over kernels), fastest first"
 # configurations of one kernel from which the printed table suggests a shortlist: more than an
 # application launches (a few grid sizes), as many as a sweep or a tuning run measures
@@ -397,77 +394,6 @@ def _readable(d: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def short_kernel_names(names: pd.Series) -> pd.Series:
-    """C++ signatures shortened for a table, each as far as it stays apart from the other
-    names: without the argument list, and where that leaves more than ``LONG_NAME``
-    characters (PyTorch's and CUTLASS's template arguments run to thousands), with what nests
-    deeper than ``depth`` brackets elided, for ``depth`` from 1 up; names that cannot be told
-    apart so stay whole.
-
-    >>> short_kernel_names(pd.Series(["f(int)", "g<(int)2>(float *)", "h"])).tolist()
-    ['f', 'g<(int)2>', 'h']
-    >>> k = "ns::kernel<{}, ns::functor<float, float, float, ns::mul<float> > >(int, float *)"
-    >>> short_kernel_names(pd.Series([k.format(4), k.format(2)])).tolist()
-    ['ns::kernel<4, ns::functor<...> >', 'ns::kernel<2, ns::functor<...> >']
-    >>> short_kernel_names(pd.Series(["f(int)", "f(float)"])).tolist()
-    ['f(int)', 'f(float)']
-    """
-    uniq = [str(n) for n in pd.unique(names)]
-    bare = {n: without_arguments(n) for n in uniq}
-    chosen = {n: b for n, b in bare.items() if len(b) <= LONG_NAME}
-    for depth in range(1, max(map(_nesting, bare.values()), default=0) + 1):
-        shown = {n: chosen.get(n) or _elided(bare[n], depth) for n in uniq}
-        taken = Counter(shown.values())
-        chosen.update({n: s for n, s in shown.items() if n not in chosen and taken[s] == 1})
-    shown = {n: chosen.get(n, bare[n]) for n in uniq}
-    if len(set(shown.values())) < len(uniq):
-        return names
-    return names.map(shown)
-
-
-def without_arguments(name: str) -> str:
-    """A demangled signature without its argument list (``split_arguments``), also where it
-    ends with " [clone .kd]", as HIP's code objects name kernels.
-
-    >>> without_arguments("bodyForce(Body*, float, int) [clone .kd]")
-    'bodyForce'
-    """
-    return split_arguments(_CLONE.sub("", name))[0]
-
-
-_OPEN, _CLOSE = "<([{", ">)]}"
-_CLONE = re.compile(r"\s*\[clone [^\]]*\]$")
-
-
-def _nesting(name: str) -> int:
-    """How many brackets deep ``name`` nests (0 where they do not balance: an ``operator<``)."""
-    depth = deepest = 0
-    for ch in name:
-        depth += (ch in _OPEN) - (ch in _CLOSE)
-        deepest = max(deepest, depth)
-        if depth < 0:
-            return 0
-    return deepest if depth == 0 else 0
-
-
-def _elided(name: str, max_depth: int) -> str:
-    """``name`` with the contents of brackets deeper than ``max_depth`` replaced by "..."
-    (an empty group stays empty: ``operator()``)."""
-    if not _nesting(name):
-        return name
-    out, depth, cut = [], 0, False
-    for ch in name:
-        if ch in _CLOSE:
-            depth -= 1
-        if depth <= max_depth:
-            out.append(ch)
-            cut = False
-        elif not cut:
-            out.append("...")
-            cut = True
-        if ch in _OPEN:
-            depth += 1
-    return "".join(out)
 
 
 def _has_own_interval(d: pd.DataFrame) -> bool:
@@ -665,8 +591,8 @@ def predict(table: ProfileTable, *, targets, source=None, methods=None,
     if len(srcs) > 1:
         skipped.extend(_unmeasured_elsewhere(rows, tgts))
         # one row number per (kernel, config) of all the sources, shared by every method
-        keys = pd.concat([r.df[["kernel", "config"]] for r in rows.values()])
-        numbers = dict(zip(pd.MultiIndex.from_frame(keys.drop_duplicates()), range(len(keys))))
+        keys = pd.concat([r.df[["kernel", "config"]] for r in rows.values()]).drop_duplicates()
+        numbers = {k: i for i, k in enumerate(keys.itertuples(index=False, name=None))}
         preds = {label: _combined(ps, numbers) for label, ps in per_source.items()}
     else:
         preds = {label: ps[0] for label, ps in per_source.items()}

@@ -77,8 +77,7 @@ def report_skipped(skipped, *, quiet: bool = False) -> None:
         where = [f"{name} row {row}" for name, row in
                  sorted({(Path(s.path).name, s.row) for s in items if s.path and s.row})]
         if not where:  # a model's skip names the kernel (and target) before its cause
-            where = list(dict.fromkeys(s.reason[:-len(s.cause) - 2] for s in items
-                                       if s.reason != s.cause))
+            where = list(dict.fromkeys(s.what for s in items if s.what))
         at = f" ({', '.join(where[:3])}{', ...' if len(where) > 3 else ''})" if where else ""
         click.echo(f"gpuproj: skipped {len(items)} row(s){at}: {reason}", err=True)
 

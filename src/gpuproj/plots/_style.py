@@ -17,6 +17,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..files import writing
+from ..kernel_names import without_arguments
 from ..units import with_prefix
 
 # Sizes in points. At 150 dpi a 10-inch figure is 1500 px wide; 11 pt text stays readable when
@@ -134,8 +135,6 @@ def kernel_name(kernel) -> str:
     >>> kernel_name("calculate_temp")
     'calculate_temp'
     """
-    from ..predict import without_arguments
-
     s = str(kernel).strip()
     return without_arguments(s).removeprefix("void ").strip() or s
 

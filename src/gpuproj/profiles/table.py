@@ -41,6 +41,12 @@ class Skipped:
         skipped for one cause count together."""
         return self.reason.split(": ", 1)[-1]
 
+    @property
+    def what(self) -> str:
+        """The ``kernel [config]`` (and ``-> target``) a model puts before the cause, '' where
+        the reason has none."""
+        return self.reason.split(": ", 1)[0] if ": " in self.reason else ""
+
 
 def count_causes(skipped) -> dict:
     """Cause -> how many of ``skipped`` were left out for it, in order of first appearance."""

@@ -31,20 +31,11 @@ import re
 import pandas as pd
 
 from ..errors import InputError
+from ..kernel_names import closing_start, split_arguments
 from .table import ProfileTable, Skipped
 
 _LAUNCH_CONFIG = re.compile(r"grid=[\dx]+ block=[\dx]+")  # ncu and nsys: 4096x1x1; rocprof: 4096
 _TAKEN = ("time_s", "time_s_min", "time_s_max", "launches")
-
-
-def _closing_start(s: str, close: str, open_: str) -> int:
-    """Index of the bracket that opens the balanced group ``s`` ends with (-1 if unbalanced)."""
-    depth = 0
-    for i in range(len(s) - 1, -1, -1):
-        depth += (s[i] == close) - (s[i] == open_)
-        if depth == 0:
-            return i
-    return -1
 
 
 def name_keys(name) -> tuple[str, str, str, str]:
@@ -66,19 +57,11 @@ def name_keys(name) -> tuple[str, str, str, str]:
     s = re.sub(r"\s+", "", re.sub(r"^\s*void\s+", "", str(name)))
     head, params = split_arguments(s)
     base, targs = head, ""
-    if head.endswith(">") and (i := _closing_start(head, ">", "<")) > 0:
+    if head.endswith(">") and (i := closing_start(head, ">", "<")) > 0:
         base, targs = head[:i], head[i:]
     bare = re.search(r"[A-Za-z_~]\w*$", base)
     bare = bare.group(0) if bare else base
     return s, bare + targs + params, _neutral(bare + targs), bare
-
-
-def split_arguments(s: str) -> tuple[str, str]:
-    """(name, argument list) of a demangled signature: the last group where it ends with ")"
-    (an earlier one belongs to the name: ``at::(anonymous namespace)::f<...>``), else ''."""
-    if s.endswith(")") and (i := _closing_start(s, ")", "(")) > 0:
-        return s[:i], s[i:]
-    return s, ""
 
 
 # the C++ ABI's spelling of what NVIDIA's demangler writes otherwise (spaces already removed)

@@ -31,9 +31,10 @@ def read_csv(path, sep: str = ",", text=()) -> pd.DataFrame:
     commas, read with them. ``text``: columns kept as written (a configuration "1024" stays
     "1024", not "1024.0" where an empty cell made the column floats; "0.10" stays "0.10")."""
     content = read_text(path)
-    check_header(next((r for r in csv.reader(io.StringIO(content), delimiter=sep)
-                        if any(f.strip() for f in r)), []), path)
-    _check_last_line(content, sep, path)
+    header = next((r for r in csv.reader(io.StringIO(content), delimiter=sep)
+                   if any(f.strip() for f in r)), [])
+    check_header(header, path)
+    _check_last_line(content, len(header), sep, path)
     try:
         df = pd.read_csv(io.StringIO(content), sep=sep, decimal="," if sep == ";" else ".",
                          dtype={c: str for c in text})
@@ -80,21 +81,20 @@ def check_header(names, path, row: int = 1) -> None:
         seen.add(n)
 
 
-def _check_last_line(text: str, sep: str, path) -> None:
+def _check_last_line(text: str, width: int, sep: str, path) -> None:
     """A one-line error where the file ends inside a row: no line break after the last line,
-    and fewer fields there than in the header (pandas would fill the rest in as empty)."""
+    and fewer fields there than the header's ``width`` (pandas would fill the rest in as
+    empty)."""
     lines = [] if text.endswith("\n") else text.splitlines()
-    first = next((ln for ln in lines[:-1] if ln.strip()), None)
-    if first is None:  # ends with a line break, or has no row under a header
+    if len(lines) < 2:  # ends with a line break, or has no row under a header
         return
-    header = next(csv.reader([first], delimiter=sep))
     try:
         last = next(csv.reader([lines[-1]], delimiter=sep, strict=True))
     except csv.Error:  # a quote left open
         last = []
-    if len(last) < len(header):
+    if len(last) < width:
         raise InputError(f"the file ends inside a row ({len(last)} of the header's "
-                         f"{len(header)} fields): cut short?", path=path, row=len(lines))
+                         f"{width} fields): cut short?", path=path, row=len(lines))
 
 
 def _check_row_names(text: str, sep: str, path) -> None:

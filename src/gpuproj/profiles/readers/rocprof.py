@@ -114,10 +114,10 @@ def _folder_files(path: Path) -> list[Path]:
 
 
 # ---- reading and joining the files ---------------------------------------------------------
-def _read_one(path: Path) -> pd.DataFrame:
-    """One rocprof CSV, the columns gpuproj reads checked as numbers."""
+def _read_one(path: Path) -> tuple[pd.DataFrame, str]:
+    """One rocprof CSV, the columns gpuproj reads checked as numbers, and the file's name of
+    the dispatch number (``Index``, Omniperf's ``Dispatch_ID``), for messages."""
     df = read_csv(path)
-    # the dispatch number as the file names it, for messages
     index_field = "Dispatch_ID" if "Dispatch_ID" in df.columns else "Index"
     df = df.rename(columns=RENAMES)
     # per-channel counters (TCC_EA_RDREQ[7]) are also summed in the _sum columns read here
@@ -133,8 +133,7 @@ def _read_one(path: Path) -> pd.DataFrame:
         r = df[twice].iloc[0]
         raise InputError(f"dispatch {r['Index']:.0f} appears twice", path=path,
                          row=int(r["_row"]), field=index_field)
-    df.attrs["index_field"] = index_field
-    return df
+    return df, index_field
 
 
 def checked_numbers(df: pd.DataFrame, columns, path, names: dict | None = None) -> pd.DataFrame:
@@ -159,9 +158,9 @@ def _joined(files: list[Path]) -> pd.DataFrame:
     """One row per dispatch: the first file's rows, with every column the later files add.
     Counters of one dispatch in two passes are of one launch (rocprof numbers dispatches in
     launch order), so a pass that names another kernel at the same index is an error."""
-    base = _read_one(files[0])
+    base, _ = _read_one(files[0])
     for f in files[1:]:
-        extra = _read_one(f)
+        extra, index_field = _read_one(f)
         both = base[["Index", "KernelName"]].merge(
             extra[["Index", "KernelName", "_row"]], on="Index", suffixes=("", "_other"))
         differ = both[both["KernelName"].astype(str) != both["KernelName_other"].astype(str)]
@@ -174,7 +173,7 @@ def _joined(files: list[Path]) -> pd.DataFrame:
         if lost:  # each pass profiles every dispatch of the run: a line lost, or another run
             raise InputError(f"dispatch {lost[0]:.0f} of {files[0].name} is not in this pass "
                              f"({len(lost)} missing): the files are not of one run", path=f,
-                             field=extra.attrs["index_field"])
+                             field=index_field)
         new = [c for c in extra.columns if c not in base.columns]
         base = base.merge(extra[["Index", *new]], on="Index", how="left")
     return base
