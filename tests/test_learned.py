@@ -177,6 +177,11 @@ def test_kernel_features_by_hand():
     assert f["ai_dram"][0] == pytest.approx(math.log10(2.0))
     assert f["log_flops"][0] == pytest.approx(math.log10(1 + 2e9))
     assert f["warp_efficiency"][0] == pytest.approx(64 / (4 * 32))
+    # counted on a CDNA GPU, a warp instruction is a 64-wide wavefront's: the pair features
+    # take the width of each pair's source
+    pairs = pd.concat([t.df, t.df.assign(gpu="mi250")]).rename(columns={"gpu": "source"})
+    pf = PairFeatures(pairs.assign(target="rtx-4070", true_s=1e-3), FeatureSpec())
+    assert pf.column("warp_efficiency").tolist() == pytest.approx([64 / (4 * 32), 64 / (4 * 64)])
     assert f["mix_fp32"][0] == pytest.approx(0.25)
     assert f["x_tile"][0] == 8.0
 

@@ -1,5 +1,6 @@
 """The analytical models against hand-computed examples of the papers' equations."""
 
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -260,6 +261,23 @@ def test_cache_capacity_interval_near_a_cache_size():
     assert any("holding and missing" in n for n in p.assumptions["tgt"])
 
 
+def test_cache_capacity_two_caches_of_one_design_and_size_hold_the_same_sets():
+    """An H100 and an H200 (one architecture, 50 MB L2 each) at a working set near that size:
+    both hold it or both miss it, so the measured DRAM bytes carry over as they are (r = 1)
+    and the interval stays at the point; an A100's 40 MB L2 of another design may hold what
+    the H100's missed (r = 0.02), and there the interval spans that."""
+    from gpuproj.catalog import resolve
+
+    k = table(time_s=[25e-6], dram_bytes=[50e6], l2_bytes=[50e6], working_set_bytes=[50e6],
+              gpu=["h100-sxm5-80gb"])
+    m = get_model("hierarchical", cache_capacity=True)
+    h100, h200 = resolve("h100-sxm5-80gb"), resolve("h200-sxm-141gb")
+    same = m.predict(k, h100, h200).df.iloc[0]
+    assert same["low_s"] == pytest.approx(same["time_s"]) == pytest.approx(same["high_s"])
+    other = m.predict(k, h100, resolve("a100-sxm4-80gb")).df.iloc[0]
+    assert other["high_s"] / other["low_s"] > 2
+
+
 def test_bytes_no_level_can_price_fall_back_to_the_dram_ratio():
     """A target without an L2 bandwidth (no datasheet gives the A40's). With cache_capacity, a
     set that misses its 40 MB L2 leaves the L2 at DRAM speed, 80 MB: (1/2e12)/(1/1e12) = 1/2,
@@ -425,6 +443,21 @@ def test_quantitative_hand_example():
     # O_krn = 8 > 2: compute bound at T'_op = 4e12 -> 1.6e9 / 4e12 = 4e-4 s
     pred2 = m.predict(k2, SRC, TGT).df.iloc[0]
     assert pred2["time_s"] == pytest.approx(4e-4) and pred2["limiter"] == "fp32"
+
+
+def test_quantitative_counts_a_wavefront_as_64_threads():
+    """Eq. 9's I_total = 32 M_inst counts NVIDIA warps: a CDNA profile's M_inst counts 64-wide
+    wavefronts, so the same threads' mix is half as many instructions, and I_total = 64 M_inst
+    gives the hand example's D_ops = 1/3.2, D_ldst = 0.8/3.2 and time again."""
+    k = table(time_s=[1e-3], fp32_thread_inst=[1e9], fp32_fma_thread_inst=[0.6e9],
+              fp64_thread_inst=[0.0], int_thread_inst=[0.0], warp_inst=[0.5e8],
+              ldst_thread_inst=[0.8e9], dram_bytes=[1e9])
+    cdna = replace(SRC, id="cdna", values={**SRC.values, "warp_size": replace(
+        SRC.values["warp_size"], value=64)})
+    m = get_model("quantitative")
+    p = m.kernel_parameters(k.df, counted_warp_size=64)
+    assert p["D_ops"][0] == pytest.approx(1 / 3.2) and p["D_ldst"][0] == pytest.approx(0.25)
+    assert m.predict(k, cdna, TGT).df.iloc[0]["time_s"] == pytest.approx(5e-4)
 
 
 def test_quantitative_transfer_hand_example():
@@ -855,3 +888,29 @@ def test_every_limiter_is_one_the_contract_names(fixture):
     res = predict(t.on(t.gpus[0]), targets=["h200", "mi300x", "a100-sxm4-80gb"], methods="all")
     got = set(res.table()["limiter"].dropna().astype(str))
     assert got and got <= set(LIMITERS) | {""}
+
+
+@pytest.mark.parametrize("example,targets", [
+    ("h100-suite-ncu.csv", ["a100-sxm4-80gb", "mi300x"]),
+    ("rodinia-p100-nvprof.csv", ["h100-sxm5-80gb"])])
+def test_a_rows_projection_does_not_depend_on_the_other_rows(example, targets):
+    """Every analytical method projects each row on its own: predicting a row alone gives what
+    it gets in the whole table (the H100 suite's vector add, whose ncu profile counts
+    shared-pipe wavefronts but no shared bytes, was once charged Eq. 5's shared-memory time
+    only when another row of the table had shared bytes)."""
+    from gpuproj.models import BASELINES, MODELS
+    from gpuproj.predict import predict
+    from gpuproj.profiles import load
+    from gpuproj.profiles.table import ProfileTable
+
+    methods = [m for m in MODELS if m in BASELINES or not MODELS[m].startswith("learned:")]
+    prof = load(Path(__file__).parents[1] / "examples" / example)
+    keys = ["kernel", "config", "target", "method"]
+    whole = predict(prof, targets=targets, methods=methods).table().set_index(keys)
+    for i in range(len(prof.df)):
+        alone = predict(ProfileTable.from_frame(prof.df.iloc[[i]]), targets=targets,
+                        methods=methods).table().set_index(keys)
+        assert len(alone)
+        for col in ("time_s", "low_s", "high_s"):
+            np.testing.assert_allclose(alone[col], whole.loc[alone.index, col], rtol=1e-12,
+                                       err_msg=f"{col} of row {i}")

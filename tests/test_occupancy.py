@@ -35,6 +35,17 @@ def test_cc75_t4_warp_bound(cat):
     assert one(occupancy(cat.resolve("Tesla T4"), 1024, 32, 0)) == (1, 32, 1.0, "warps")
 
 
+def test_cc60_p100_two_register_partitions(cat):
+    # GP100 splits its register file in 2 (cuda_occupancy.h, cudaOccSubPartitionsPerMultiprocessor:
+    # 2 for cc 6.0, 4 for 6.1). 64 threads = 2 warps; 48 regs -> 1536/warp; 65536/1536 = 42.7
+    # -> 42 warps (a multiple of 2) -> 21 blocks; warps 64/2 = 32; blocks 32.  -> 21 blocks,
+    # 42 warps, 42/64. With 4 partitions it would be 40 warps, 20 blocks.
+    p100 = cat.resolve("tesla-p100-pcie-16gb")
+    assert one(occupancy(p100, 64, 48, 0)) == (21, 42, 42 / 64, "registers")
+    # 1 warp of 88 regs -> 2816/warp; 65536/2816 = 23.3 -> 22 warps (not 20) -> 22 blocks
+    assert int(occupancy(p100, 32, 88, 0).blocks_per_sm) == 22
+
+
 def test_cc80_a100_register_bound(cat):
     # 256 threads = 8 warps; 64 regs -> 2048/warp -> 32 warps -> 4 blocks.
     # smem 0 + 1 KB reserved -> 1024 B -> 167936/1024 = 164.  warps 64/8 = 8.  -> 4 blocks, 0.5.
@@ -135,3 +146,26 @@ def test_missing_limit_names_the_field():
     g = make_gpu("bare", values={"warp_size": 32})
     with pytest.raises(InputError, match="max_warps_per_sm"):
         occupancy(g, 128)
+
+
+def test_the_reports_occupancy_formulas_are_the_rules_with_units_of_one(cat):
+    """Srivastava et al. Sec. 4.0.2: B_reg = floor(regs per SM / (regs per thread x threads)),
+    B_smem = floor(smem per SM / smem per block), B_threads = floor(max threads / threads),
+    B_hardware; the efficiency method takes NVIDIA's rules instead, which add allocation units
+    (registers per warp in 256s, the register file's partitions, shared memory in 128 or 256 B
+    and 1 KB reserved per block since Ampere). With every unit 1 they are the report's."""
+    limits = {"warp_size": 32, "max_warps_per_sm": 64, "max_blocks_per_sm": 32,
+              "max_threads_per_block": 1024, "regs_per_sm": 65536, "max_regs_per_block": 65536,
+              "max_regs_per_thread": 255, "smem_per_sm_bytes": 98304,
+              "smem_per_block_optin_bytes": 98304}
+    units = {"reg_alloc_unit_size": 1, "warp_alloc_granularity": 1, "smem_alloc_unit_bytes": 1}
+    gpu = make_gpu("paper", values={**limits, **units})
+    for threads in (32, 96, 128, 256, 640, 1024):
+        for regs in (1, 24, 33, 64, 100, 255):
+            for smem in (1, 1000, 12288, 40000):
+                paper = min(65536 // (regs * threads), 98304 // smem, 2048 // threads, 32)
+                assert int(occupancy(gpu, threads, regs, smem).blocks_per_sm) == paper
+    # the report's Titan V (cc 7.0) launch of 128 threads and 33 registers: 3 blocks more per
+    # SM by its formula than the hardware holds (15 against 12, occupancy 0.94 against 0.75)
+    assert 65536 // (33 * 128) == 15
+    assert int(occupancy(cat.resolve("titan-v"), 128, 33, 0).blocks_per_sm) == 12

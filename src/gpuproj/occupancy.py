@@ -8,7 +8,9 @@ the GPU's catalog file:
 - warp limit = floor(max warps per SM / warps per block);
 - register limit: registers per warp = ceil(regs per thread x warp size / allocation unit) x unit;
   warps that fit = floor(floor(max regs per block / regs per warp) / warp allocation
-  granularity) x granularity (the register file is split into that many partitions);
+  granularity) x granularity (the register file is split into that many partitions: 2 on
+  GP100 and Fermi, 4 elsewhere; ``cuda_occupancy.h`` also refuses on GP100 a block that
+  GP10x's 4 could not hold, a forward-compatibility rule left out here);
   blocks = floor(warps that fit / warps per block) x floor(regs per SM / max regs per block);
 - shared-memory limit: per-block footprint = ceil((smem + reserved smem per block) /
   allocation unit) x unit; blocks = floor(carve-out / footprint);

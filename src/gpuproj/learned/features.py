@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from ..catalog import GPU, resolve
-from ..models.common import ROOF_LEVELS, roofline_times
+from ..models.common import ROOF_LEVELS, roofline_times, warp_size
 from ..profiles.schema import COLUMNS
 
 # canonical count columns used as log10(1 + x)
@@ -44,7 +44,7 @@ DERIVED_KERNEL = (
     "ai_dram", "ai_l2", "ai_l1",            # log10 FLOP per byte at each level
     "mix_fp32", "mix_fp64", "mix_int", "mix_ldst",  # fractions of thread instructions
     "fma_share",                              # FMA FLOPs / all FP32+FP64 FLOPs
-    "warp_efficiency",                        # active threads per warp instruction / 32
+    "warp_efficiency",                        # active threads per warp instruction / width
     "bank_conflict_ratio",                    # shared wavefronts / requests
     "dram_write_share",                       # written / (read + written) DRAM bytes
     "threads_total",                          # log10 grid x block threads
@@ -127,8 +127,9 @@ def extra_columns(df: pd.DataFrame) -> list[str]:
     return sorted(out)
 
 
-def kernel_features(df: pd.DataFrame, extras=()) -> dict:
-    """Kernel feature columns (``KERNEL_FEATURES`` + ``x_<extra>``) of the rows of ``df``."""
+def kernel_features(df: pd.DataFrame, extras=(), counted_warp_size=32.0) -> dict:
+    """Kernel feature columns (``KERNEL_FEATURES`` + ``x_<extra>``) of the rows of ``df``;
+    ``counted_warp_size`` (per row or one): the warp width of the GPU that counted them."""
     from ..models.common import dtype_of
 
     f = {f"log_{c}": _log10(_col(df, c)) for c in LOG_COUNTS}
@@ -148,7 +149,7 @@ def kernel_features(df: pd.DataFrame, extras=()) -> dict:
         _col(df, "fp64_fma_thread_inst"))
     fpf = np.nan_to_num(_col(df, "fp32_flops")) + np.nan_to_num(_col(df, "fp64_flops"))
     f["fma_share"] = np.where(fpf > 0, _ratio(2 * fma, fpf), np.nan)
-    f["warp_efficiency"] = _ratio(ti, 32.0 * _col(df, "warp_inst"))
+    f["warp_efficiency"] = _ratio(ti, counted_warp_size * _col(df, "warp_inst"))
     f["bank_conflict_ratio"] = _ratio(_col(df, "shared_wavefronts"), _col(df, "shared_requests"))
     f["dram_write_share"] = _ratio(_col(df, "dram_write_bytes"), dram)
     f["threads_total"] = _log10(_col(df, "grid_blocks") * _col(df, "block_threads"))
@@ -328,7 +329,10 @@ class PairFeatures:
 
     # groups of columns -----------------------------------------------------------------
     def _kernel(self):
-        f = kernel_features(self.pairs, self.spec.extras)
+        src = self.pairs["source"].astype(str).to_numpy()
+        ids, at = np.unique(src, return_inverse=True)
+        widths = np.array([warp_size(self.gpu(g)) for g in ids], float)[at]
+        f = kernel_features(self.pairs, self.spec.extras, widths)
         for c, vals in self.spec.categories.items():
             v = self.pairs[c].astype(str).to_numpy(object) if c in self.pairs.columns else \
                 np.full(len(self.pairs), None, object)

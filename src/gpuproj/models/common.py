@@ -20,6 +20,12 @@ _PEAK_KEY = {
 }
 
 
+def warp_size(gpu) -> float:
+    """The GPU's warp (wavefront) width, 32 where the catalog lacks it."""
+    ws = gpu.value("warp_size")
+    return 32.0 if np.isnan(ws) else ws
+
+
 def compute_peak_key(dtype: str) -> str:
     """Catalog throughput field for a dtype's FMA rate (fp32 for unknown types)."""
     return _PEAK_KEY.get(dtype, _PEAK_KEY["fp32"])

@@ -26,8 +26,14 @@ Paper equations, per kernel k, on each GPU (source s, target t):
 - Eq. 9  Perf_t(mem) = Perf_s_meas / roofline_s,mem(OI_s) x roofline_t,mem(OI_t)
 
 giving one time FLOP_t / Perf_t(mem) per level; the interval is [min, max] over the levels the
-profile has and the point is their mean. A kernel without FLOPs is projected on bytes: the same
-Eq. 9 at OI -> 0, i.e. t_t = t_s x BW_ceil_s / BW_ceil_t per level.
+profile has and the point is their mean. The paper's "mean point of the projection interval"
+(Sec. 5) can also be read as the interval's midpoint, or as FLOP over the mean performance;
+on the public tables of docs/accuracy.md the three give the same errors to 0.1 points, and on
+our H100 <-> H200 suite, whose ncu profiles count the bytes of all three levels, within 0.4
+(midpoint 18.3 / 19.1 %, mean of the times 18.6 / 18.8 %, FLOP over the mean performance
+18.6 / 19.1 %, MAPE / median APE), so the choice is not one the data can make. A kernel
+without FLOPs is projected on bytes: the same Eq. 9 at OI -> 0, i.e. t_t = t_s x BW_ceil_s /
+BW_ceil_t per level.
 
 Ceilings: the catalog's measured value where there is one, else peak x the source GPU's
 measured/peak ratio (Sec. 4.1, marked derived), else the peak; write-only kernels use the
@@ -102,7 +108,15 @@ import itertools
 import numpy as np
 
 from .base import Model, Projection
-from .common import DTYPES, CeilingBook, compute_peak_key, dtype_names, labels, per_dtype
+from .common import (
+    DTYPES,
+    CeilingBook,
+    compute_peak_key,
+    dtype_names,
+    labels,
+    per_dtype,
+    warp_size,
+)
 
 PRECISIONS = ("fp64", "fp32", "fp16")
 LEVELS = ("l1", "l2", "dram")
@@ -133,12 +147,6 @@ def _cost(amount, per_unit):
     (NaN): a ceiling a GPU lacks leaves the rows that do not use it alone (0 x NaN would void
     them)."""
     return np.where(amount > 0, amount * per_unit, 0.0)
-
-
-def _warp_size(gpu) -> float:
-    """The GPU's warp (wavefront) width, 32 where the catalog lacks it."""
-    ws = gpu.value("warp_size")
-    return 32.0 if np.isnan(ws) else ws
 
 
 def _uncached(working_set, size):
@@ -300,15 +308,21 @@ class Hierarchical(Model):
         t_l2 = _cost(n["z_l2"], per_byte["l2"])
         t_l1 = _cost(n["z_l1"], per_byte["l1"])
         t_sh = np.zeros(len(df))
-        if n["shared"].any():
+        # Eq. 5 is 0 for a row without shared bytes: ncu counts wavefronts on the shared-memory
+        # pipe of kernels that never touch shared memory (524288 for an H100 vector add), and
+        # pricing them would make a row's time depend on whether another row of the table has
+        # shared bytes
+        uses_shared = n["shared"] > 0
+        if uses_shared.any():
             wf = df["shared_wavefronts"].to_numpy(float)
             banks = gpu.value("shared_banks") * gpu.value("shared_bank_width_bytes")
             if not np.isfinite(banks):
                 banks = 128.0  # 32 banks x 4 B on every NVIDIA GPU since Maxwell
             bw_sh = book("shared_bw_bytes_per_s")
             # Eq. 5: bytes / (bytes per wavefront) x (max bytes per wavefront) / BW
-            t_sh = np.where(np.isfinite(wf) & (wf > 0), wf * banks / bw_sh,
-                            _cost(n["shared"], 1.0 / bw_sh))
+            t_sh = np.where(~uses_shared, 0.0,
+                            np.where(np.isfinite(wf) & (wf > 0), wf * banks / bw_sh,
+                                     _cost(n["shared"], 1.0 / bw_sh)))
         with np.errstate(invalid="ignore", divide="ignore"):
             bw = {
                 "dram": np.where(n["z_dram"] > 0, 1.0 / per_byte["dram"], np.nan),
@@ -354,7 +368,7 @@ class Hierarchical(Model):
             notes.append("target FLOP counts from SASS comparison (gpuproj.sass)")
 
         write_only = rows["write_only"]
-        ws_s, ws_t = _warp_size(source), _warp_size(target)
+        ws_s, ws_t = warp_size(source), warp_size(target)
         # the counts are the source's, in its warps (``_active_fraction``)
         usage_s, usage_t = self._warp_usage(df, ws_s, ws_s), self._warp_usage(df, ws_s, ws_t)
         if ws_s != ws_t:
@@ -629,9 +643,9 @@ class Hierarchical(Model):
         if "_dtype" not in df.columns:  # Model.predict adds it; callers here pass plain rows
             df = df.assign(_dtype=dtype_codes(df))
         book = CeilingBook(gpu, reference=reference)
-        ws = _warp_size(gpu)
+        ws = warp_size(gpu)
         # the counts are the reference's (the source) where there is one
-        counted_ws = _warp_size(reference or gpu)
+        counted_ws = warp_size(reference or gpu)
         usage = self._warp_usage(df, counted_ws, ws)
         rows = self._source_rows(df)
         perf = self._perf_ceiling(df, book, usage, rows["mix"])
@@ -784,7 +798,17 @@ class Hierarchical(Model):
                          "none where it fits")
         caches = sizes + [l3[0] for l3 in l3s if l3 is not None]
         if any((near(c) & (dram | est)).any() for c in caches):
-            variants += [times((False, True)), times((True, False))]
+            ends = [(False, True), (True, False)]
+            if gpus[0][0].architecture == gpus[1][0].architecture:
+                # one cache design turns at one multiple of its size: a set that the smaller
+                # cache holds the larger one holds too, and two caches of one size hold the
+                # same sets (an H100 and an H200 at their 50 MB L2: not 23x apart)
+                ends = [(True, True), (False, False)]
+                if sizes[1] > sizes[0]:
+                    ends.append((False, True))
+                elif sizes[1] < sizes[0]:
+                    ends.append((True, False))
+            variants += [times(e) for e in ends]
             notes.append(f"cache capacity: working sets within {CAPACITY_BAND[0]:g}-"
                          f"{CAPACITY_BAND[1]:g} x a cache's size projected with that cache "
                          "holding and missing them: the ends of the interval")

@@ -10,6 +10,7 @@ parentheses):
 - Eq. 4  E_mix = (M_fpXX + M_fmaXX) / (2 M_fpXX), 50 % for int
 - Eqs. 5-9  D_ops = I_ops / I_total, D_ldst = M_ldst / I_total, D_other = 1 - D_ops - D_ldst,
   I_ops = M_fpXX or M_int, I_total = 32 M_inst                     (ldst_thread_inst, warp_inst)
+  (the counting GPU's warp width for 32: 64 on CDNA)
 
 Target parameters (Table 3) from the catalog (measured, else derived, else peak): T_SP, T_DP
 (FMA FLOP/s), T_int (INT32 multiply-add ops/s), T_add (INT32 add), T_ldst (shared load/store
@@ -40,7 +41,7 @@ import numpy as np
 import pandas as pd
 
 from .base import Model, Projection
-from .common import CeilingBook, labels
+from .common import CeilingBook, labels, warp_size
 
 K_TYPES = ("fp64", "fp32", "int")
 
@@ -52,8 +53,10 @@ class Quantitative(Model):
     requires = ("time_s", "warp_inst", "ldst_thread_inst", "dram_bytes")
     requires_any = (("fp32_thread_inst",), ("fp64_thread_inst",), ("int_thread_inst",))
 
-    def kernel_parameters(self, df) -> dict:
-        """Table 2 of the paper, one array per parameter."""
+    def kernel_parameters(self, df, counted_warp_size=32.0) -> dict:
+        """Table 2 of the paper, one array per parameter. ``counted_warp_size``: the warp width
+        of the GPU that counted ``warp_inst`` (the paper's 32 in I_total = 32 M_inst; 64 for a
+        CDNA wavefront, which issues half as many instructions for the same threads)."""
         m32 = np.nan_to_num(df["fp32_thread_inst"].to_numpy(float))
         m64 = np.nan_to_num(df["fp64_thread_inst"].to_numpy(float))
         mint = np.nan_to_num(df["int_thread_inst"].to_numpy(float))
@@ -65,7 +68,7 @@ class Quantitative(Model):
             e_mix = np.select([ktype == "fp64", ktype == "fp32"],
                               [(m64 + f64) / (2 * m64), (m32 + f32) / (2 * m32)], 0.5)
             i_ops = np.select([ktype == "fp64", ktype == "fp32"], [m64, m32], mint)
-            i_total = 32.0 * df["warp_inst"].to_numpy(float)
+            i_total = counted_warp_size * df["warp_inst"].to_numpy(float)
             d_ops = i_ops / i_total
             d_ldst = df["ldst_thread_inst"].to_numpy(float) / i_total
         d_other = 1.0 - d_ops - d_ldst
@@ -123,7 +126,7 @@ class Quantitative(Model):
         catalog's derived ceilings)."""
         # the kernel's parameters do not depend on the target: computed once per predict call,
         # with K_type as an index into K_TYPES so that per-target choices are gathers
-        k = self._once("kernel", lambda: self.kernel_parameters(df))
+        k = self._once("kernel", lambda: self.kernel_parameters(df, warp_size(source)))
         kind = self._once("kind", lambda: pd.Categorical(k["K_type"], categories=K_TYPES).codes)
         book = CeilingBook(target, reference=source)
         d = self.device_parameters(book)
