@@ -114,6 +114,9 @@ def test_model_next_to_methods_and_same_names_take_the_file_stem(table, saved, t
     ref = m.predict(table.on(SRC), SRC, [TGTS[0]]).df.iloc[0]
     assert f"{fmt_time(ref.low_s)} - {fmt_time(ref.high_s)}" in res.stdout
     assert "split-conformal" in res.stdout
+    # the caption says which interval that is (it once called it the range over memory levels)
+    assert "interval: a saved model's split-conformal interval" in res.stdout
+    assert "memory levels" not in res.stdout
 
 
 def test_api_takes_model_objects_or_paths(table, saved):

@@ -49,6 +49,20 @@ class PredictionSet:
     # id -> GPU of the sources and targets: a GPU read from a file is not in the catalog
     gpus: dict = field(default_factory=dict)
 
+    def _interval_note(self, d: pd.DataFrame) -> str:
+        """What the interval column of ``d`` holds, for the methods that give it a width: a
+        saved model's split-conformal interval, an analytical method's range over the memory
+        levels (and its extensions' alternatives)."""
+        wide = {m for m, g in d.groupby("method", observed=True)
+                if has_width(g["low_s"], g["high_s"]).any()}
+        kinds = []
+        if wide - set(self.models):
+            kinds.append("the method's own range over memory levels")
+        if wide & set(self.models):
+            kinds.append("a saved model's split-conformal interval (its coverage in the "
+                         "assumptions)")
+        return "; interval: " + " or ".join(kinds) if kinds else ""
+
     def gpu(self, gpu_id: str) -> GPU:
         """The source or target GPU with id ``gpu_id`` (one read from a file too)."""
         return self.gpus[gpu_id] if gpu_id in self.gpus else resolve(gpu_id)
@@ -208,9 +222,7 @@ class PredictionSet:
                 t.add_row(*map(Text, row), end_section=ends is not None and bool(ends[i]))
             console.print(t)
         console.print("[dim]90 % band: how far the method has been off on real cross-GPU data "
-                      "(docs/accuracy.md, 'Error bands')"
-                      + ("; interval: the method's own range over memory levels" if own else "")
-                      + "[/dim]")
+                      "(docs/accuracy.md, 'Error bands')" + self._interval_note(d) + "[/dim]")
         lines = self.assumption_lines()
         if lines:
             if len(self.predictions) == 1:  # one method: its name once, not after every line

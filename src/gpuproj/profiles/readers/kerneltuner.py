@@ -3,7 +3,7 @@ e.g. ``shared/data/external/kerneltuner-4gpus/*.csv.gz``: one row per tuning con
 one column per tuning parameter, and one ``time_ms__<GPU>`` column per GPU (mean of 32 runs,
 milliseconds; underscores stand for spaces in the GPU name). A blank time means the
 configuration does not compile or launch on that GPU: such cells are skipped with the reason
-``config invalid on this GPU``.
+``config invalid on <gpu>``.
 
 The output is long: one row per (configuration, GPU), ``config`` = the tuning parameters joined
 (``MWG=16,NWG=16,...``), the parameters also kept as their own columns for learned models.
@@ -107,7 +107,7 @@ def read(path, gpu: str | None = None, gemm_size: int | None = None,
         part["gpu"] = gid
         part["time_s"] = numeric(df[c], path=path, field=c, rows=df["_row"]) * 1e-3
         part, bad = split_unusable_times(part, path, field=c,
-                                         reason_blank="config invalid on this GPU")
+                                         reason_blank=f"config invalid on {gid}")
         parts.append(part)
         skipped += bad
     out = pd.concat(parts, ignore_index=True)
