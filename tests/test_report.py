@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from conftest import run_cli as run_main
 
 from gpuproj.cli.main import cli
 from gpuproj.errors import InputError
@@ -232,3 +233,37 @@ def test_report_to_a_gpu_from_a_file(tmp_path):
     page = Page(out.read_text())
     assert {a["data-target"] for a, _ in page.tables["predictions"]} == {"my-gpu"}
     assert any("roofline gtx-680 to my-gpu" in i.get("alt", "") for i in page.images)
+
+
+def test_catalog_values_of_the_source_per_target(tmp_path):
+    """The P100 has no measured values: the models derive its ceilings from each target's
+    measured/peak ratio, so the table shows one used value per target, naming it."""
+    from gpuproj.catalog import resolve
+    from gpuproj.units import readable
+
+    out = tmp_path / "r.html"
+    run_cli(["report", "examples/rodinia-p100-nvprof.csv", "-t", "a100-sxm4-80gb,h200",
+             "-m", "hierarchical", "-o", str(out)])
+    text = out.read_text(encoding="utf-8")
+    p100 = text[text.index('id="catalog-tesla-p100'):text.index('id="catalog-a100')]
+    row = re.search(r"<tr><td><code>dram_bw_bytes_per_s</code>.*?</tr>", p100).group(0)
+    g, f = resolve("tesla-p100-pcie-16gb"), "dram_bw_bytes_per_s"
+    used = [readable(f, g.ceiling(f, resolve(t)).value) for t in ("a100-sxm4-80gb", "h200")]
+    assert used == ["631 GB/s", "666 GB/s"]
+    assert f'<td class="num">{used[0]}<br>{used[1]}</td>' in row
+    assert "derived: peak × a100-sxm4-80gb&#x27;s measured/peak 0.863" in row
+    assert "derived: peak × h200-sxm-141gb&#x27;s measured/peak 0.910" in row
+    # a target's values are derived against the source alone: one line
+    h200 = text[text.index('id="catalog-h200'):]
+    assert "<br>" not in re.search(r"<tr><td><code>dram_bw_bytes_per_s</code>.*?</tr>",
+                                   h200).group(0)
+
+
+def test_report_of_a_profile_of_several_gpus_asks_for_one(tmp_path, capsys):
+    path = DATA / "amaris-9gpus-bpnn_adjust_weights.csv"
+    code, _, err = run_main(capsys, "report", str(path), "-t", "h200", "-o",
+                            str(tmp_path / "r.html"))
+    assert code == 2 and err.strip().splitlines() == [
+        f"gpuproj: error: {path}: the profile holds several GPUs (gtx-680, gtx-970, gtx-980, "
+        "gtx-titan, gtx-titan-x, quadro-k5200, tesla-k20, tesla-k40, tesla-p100-pcie-16gb); "
+        "pass --source with one of them"]

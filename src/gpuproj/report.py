@@ -148,25 +148,26 @@ def _figure(png: bytes, alt: str, caption: str, fig_id: str) -> str:
 
 def _catalog_tables(gpus, source) -> str:
     """Per GPU: every throughput the catalog has (peak and measured side by side, each with
-    its source) and the value the models use (measured, derived from the source's
-    measured/peak ratio, or peak)."""
+    its source) and the value the models use (measured, derived from the other GPU's
+    measured/peak ratio, or peak): one for a target, derived against the source; one per
+    target for the source where they differ (``_used``)."""
     out = []
+    targets = [g for g in gpus if g.id != source.id]
     for g in gpus:
-        ref = None if g.id == source.id else source
+        refs = targets if g.id == source.id else [source]
         rows = []
         for f in THROUGHPUT_FIELDS:
             pe, me = g.peaks.get(f), g.measureds.get(f)
             if pe is None and me is None:
                 continue
-            c = g.ceiling(f, ref)
+            used, kind = _used(g, f, refs)
             rows.append(
                 f"<tr><td><code>{_e(f)}</code></td>"
                 f'<td class="num">{_e(readable(f, pe.value) if pe else "-")}</td>'
                 f'<td class="src">{_e(pe.source) if pe else ""}</td>'
                 f'<td class="num">{_e(readable(f, me.value) if me else "-")}</td>'
                 f'<td class="src">{_e(me.source) if me else ""}</td>'
-                f'<td class="num">{_e(readable(f, c.value))}</td>'
-                f'<td class="kind-{_e(c.kind)}">{_e(c.kind)}</td></tr>')
+                f'<td class="num">{used}</td><td>{kind}</td></tr>')
         vals = []
         for f in _VALUES:
             e = g.values.get(f)
@@ -186,6 +187,24 @@ def _catalog_tables(gpus, source) -> str:
     return "".join(out)
 
 
+def _used(gpu, field, refs) -> tuple[str, str]:
+    """The "used" and "kind" cells (HTML) of ``gpu``'s ``field`` against each GPU of ``refs``
+    (the models derive a missing measured value from the other GPU's measured/peak ratio): one
+    line per distinct value, each naming the GPUs it was used against where there are
+    several."""
+    lines = {}  # (value, kind, how) -> ids of the GPUs it was used against
+    for r in refs:
+        c = gpu.ceiling(field, r)
+        how = (f"derived: peak × {c.note.ref}'s measured/peak {c.note.ratio:.3f}"
+               if c.kind == "derived" else c.kind)
+        lines.setdefault((c.value, c.kind, how), []).append(r.id)
+    used = [_e(readable(field, v)) for v, _, _ in lines]
+    kinds = [f'<span class="kind-{_e(k)}">{_e(how)}</span>'
+             + (f" (with {_e(', '.join(ids))})" if len(lines) > 1 and k != "derived" else "")
+             for (_, k, how), ids in lines.items()]
+    return "<br>".join(used), "<br>".join(kinds)
+
+
 def _assumptions(result) -> str:
     # grouped as `gpuproj predict` prints them: each once, with the methods that made it
     items = [f"<li>{_e(n)}</li>" for n in result.assumption_lines()]
@@ -195,8 +214,9 @@ def _assumptions(result) -> str:
         "<li>The hierarchical method projects each memory level separately (Van Lanker et al., "
         "Eq. 9); the interval is [min, max] over the levels the profile has and the point is "
         "their mean. The other methods' intervals are described in <code>docs/</code>.</li>"
-        "<li>Ceilings: measured where the catalog has a measurement; otherwise the target's peak "
-        "scaled by the source GPU's measured/peak ratio (derived); otherwise the peak.</li>")
+        "<li>Ceilings: measured where the catalog has a measurement; otherwise the GPU's peak "
+        "scaled by the other GPU's measured/peak ratio (derived: the target's against the "
+        "source, the source's against each target); otherwise the peak.</li>")
     return f"<ul>{general}{''.join(items)}</ul>"
 
 
@@ -274,10 +294,12 @@ def _quadrant_png(table, result, kernel, notes):
     gpus = [result.gpu(g) for g in (result.source, *result.targets)]
     rows = table.on(result.source).select(kernel)
     try:
-        fig = quadrant.quadrant_figure(gpus, rows)
+        data = quadrant.quadrant_data(gpus, rows)
+        fig = quadrant.data_figure(data)
     except GpuprojError as e:
         notes.append(f"quadrant-split view not drawn: {e}")
         return None
+    notes.extend(f"quadrant-split view leaves out {s}" for s in data["skipped"])
     return st.png_bytes(fig)
 
 
@@ -327,7 +349,8 @@ def build_report(table: ProfileTable, source, targets, *, methods=None,
         '<h2 id="catalog-h">Catalog values used</h2>',
         ('<p class="note">Peak (datasheet) and measured (sustained) values side by side with '
          "their sources; <i>used</i> is the ceiling the models take: measured, derived "
-         "(peak × the source GPU's measured/peak ratio) or peak.</p>"),
+         "(peak × the other GPU's measured/peak ratio) or peak. A target's is derived against "
+         "the source; the source's against each target, one line per value.</p>"),
         _catalog_tables([src, *tgts], src),
         '<h2 id="skipped-h">Skipped rows</h2>',
         _skipped(result),

@@ -185,13 +185,9 @@ def load_profile(path, fmt, source, trace=None, **options):
                 **({"trace": trace} if trace else {}), **options)
 
 
-def profile_gpu(table, source):
-    """The GPU whose rows a picture draws: ``source`` (a name or a GPU file), else the
-    profile's only GPU; a usage error where the profile holds several and --source names
-    none."""
-    from ..catalog import resolve
-
-    if source is None and len(table.gpus) > 1:
-        raise click.UsageError(f"the profile holds several GPUs ({', '.join(table.gpus)}); "
-                               "pass --source")
-    return resolve(source if source else table.gpus[0])
+def report_dropped(skipped, as_json: bool) -> None:
+    """One stderr line per item a picture left out (``skipped``: "what: why" lines), unless
+    ``--json`` lists them under "skipped"."""
+    if not as_json:
+        for s in skipped:
+            click.echo(f"gpuproj: skipped {s}", err=True)

@@ -10,8 +10,8 @@ from ._common import (
     format_option,
     load_profile,
     output_option,
-    profile_gpu,
     reader_option,
+    report_dropped,
     report_skipped,
     source_option,
     split_list,
@@ -48,37 +48,30 @@ def quadrant(gpu_names, profile, source, kernel, intensities, precision, measure
       gpuproj quadrant -g a100-sxm4-80gb,h200 -p examples/rodinia-p100-nvprof.csv -o q.png
       gpuproj quadrant --gpus mi250x,h100-sxm5-80gb --intensity 0.25 --intensity 8 -o q.svg
     """
+    from ..errors import InputError
     from ..plots import _style as st
+    from ..plots import drawn_gpu
     from ..plots import quadrant as q
 
     st.check_path(output)
-    gpus = split_list(gpu_names)
-    kernels, rows = [], None
-    if profile:
-        table = load_profile(profile, fmt, source, **reader_options)
-        report_skipped(table.skipped)  # on stderr with --json too: the JSON holds no rows
-        rows = table.on(profile_gpu(table, source).id).select(kernel)
-        kernels = q.kernels_from_rows(rows)
     bad = [i for i in intensities if not (0 < i < float("inf"))]
     if bad:
         raise click.BadParameter(f"{bad[0]:g} is not a positive, finite FLOP/byte",
                                  param_hint="--intensity")
-    kernels += [(f"I = {i:g} FLOP/B", i) for i in intensities]
-    if not kernels:
-        raise click.UsageError("give --profile or --intensity")
-    which = "measured" if measured else "peak"
-    precision = precision or (q._dtype_of(rows) if rows is not None else "fp32")
-    fig = q.quadrant_figure(gpus, kernels=kernels, precision=precision, which=which)
-    st.save(fig, output)
+    if not profile and not intensities:
+        raise InputError("give --profile or --intensity: the kernels to draw")
+    rows = None
+    if profile:
+        table = load_profile(profile, fmt, source, **reader_options)
+        report_skipped(table.skipped)  # on stderr with --json too: the JSON holds no rows
+        rows = table.on(drawn_gpu(table, source).id).select(kernel)
+    data = q.quadrant_data(split_list(gpu_names), rows,
+                           kernels=[(f"I = {i:g} FLOP/B", i) for i in intensities],
+                           precision=precision, which="measured" if measured else "peak")
+    st.save(q.data_figure(data), output)
+    report_dropped(data["skipped"], as_json)
     if as_json:
-        points = q.points_from_gpus(gpus, precision=precision, which=which)
-        emit_json({"precision": precision, "values": which, "gpus": points,
-                   "kernels": [{"label": lb, "intensity_flop_per_byte": oi,
-                                "bound": {p["id"]: q.classify(p["bw"], p["compute"], oi)
-                                          for p in points},
-                                "attainable_flops_per_s": {
-                                    p["id"]: q.attainable(p["bw"], p["compute"], oi)
-                                    for p in points}}
-                               for lb, oi in kernels]})
+        emit_json(data)
     else:
-        click.echo(f"wrote {output} ({len(gpus)} GPUs, {len(kernels)} kernel(s))", err=True)
+        click.echo(f"wrote {output} ({len(data['gpus'])} GPU(s), {len(data['shown'])} of "
+                   f"{len(data['kernels'])} kernel(s))", err=True)

@@ -46,6 +46,7 @@ def report(profile, source, target, method, kernel, fmt, reader_options, trace, 
       gpuproj report examples/rodinia-p100-nvprof.csv --target a100-sxm4-80gb,h200 -o report.html
       gpuproj report run.csv --target H200 --method all -o run.html
     """
+    from ..plots import drawn_gpu
     from ..plots._style import short
     from ..predict import predict
     from ..report import write_report
@@ -55,6 +56,10 @@ def report(profile, source, target, method, kernel, fmt, reader_options, trace, 
                                  "predict --source a,b` combines several)",
                                  param_hint="--source")
     table = load_profile(profile, fmt, source, trace, **reader_options)
+    if source is None:
+        # a profile of several GPUs: say that a report takes one (predict's message offers
+        # 'all', which a report refuses)
+        drawn_gpu(table)
     methods = names_or_all(method)
     result = predict(table, source=source, targets=split_list(target), methods=methods,
                      kernel=kernel)

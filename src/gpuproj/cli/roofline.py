@@ -10,8 +10,8 @@ from ._common import (
     format_option,
     load_profile,
     output_option,
-    profile_gpu,
     reader_option,
+    report_dropped,
     report_skipped,
     source_option,
     trace_option,
@@ -45,17 +45,17 @@ def roofline(profile, source, target, kernel, max_kernels, fmt, reader_options, 
       gpuproj roofline examples/rodinia-p100-nvprof.csv -o roofline.png
       gpuproj roofline examples/rodinia-p100-nvprof.csv -t h200 -k calculate_temp -o rl.svg
     """
+    from ..plots import drawn_gpu
     from ..plots.roofline import roofline as draw
 
     table = load_profile(profile, fmt, source, trace, **reader_options)
     report_skipped(table.skipped)  # on stderr with --json too: the JSON lists only the plot's
-    data = draw(table, output, profile_gpu(table, source), target, kernel,
+    data = draw(table, output, drawn_gpu(table, source), target, kernel,
                 max_kernels=max_kernels)
-    for s in data["skipped"]:
-        if not as_json:
-            click.echo(f"gpuproj: skipped {s}", err=True)
+    report_dropped(data["skipped"], as_json)
     if as_json:
         emit_json(data)
     else:
         click.echo(f"wrote {output} ({len(data['shown'])} of {len(data['kernels'])} kernel rows)",
                    err=True)
+

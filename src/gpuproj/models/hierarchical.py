@@ -625,10 +625,12 @@ class Hierarchical(Model):
         return breakdown, limiter
 
     # the ceilings, for pictures and reports -----------------------------------------------
-    def ceilings(self, df, gpu, reference=None) -> dict:
+    def ceilings(self, df, gpu, reference=None, counted_on=None) -> dict:
         """Kernel-specific roofline of every row of ``df`` (canonical profile columns) on
         ``gpu``, with the same ceilings ``_project`` uses (``reference``: the GPU whose
-        measured/peak ratios derive missing values, i.e. the source when ``gpu`` is a target).
+        measured/peak ratios derive missing values, i.e. the source when ``gpu`` is a target,
+        and the target when it is the source; ``counted_on``: the GPU that counted ``df``,
+        by default the reference, else ``gpu``).
 
         Returns arrays aligned with the rows: ``dtype``; ``fma_flops_per_s`` and
         ``addmul_flops_per_s`` (the dominant precision's FMA and ADD/MUL ceilings);
@@ -644,8 +646,7 @@ class Hierarchical(Model):
             df = df.assign(_dtype=dtype_codes(df))
         book = CeilingBook(gpu, reference=reference)
         ws = warp_size(gpu)
-        # the counts are the reference's (the source) where there is one
-        counted_ws = warp_size(reference or gpu)
+        counted_ws = warp_size(counted_on or reference or gpu)
         usage = self._warp_usage(df, counted_ws, ws)
         rows = self._source_rows(df)
         perf = self._perf_ceiling(df, book, usage, rows["mix"])

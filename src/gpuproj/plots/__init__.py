@@ -5,3 +5,16 @@ functions (Agg backend, no pyplot state), so importing this package costs nothin
 # target GPUs that the projection bars draw one panel each; more are compared by their
 # application totals (plots.targets): 67 panels of kernels would not be read
 MAX_PANELS = 4
+
+
+def drawn_gpu(table, source=None):
+    """The GPU whose rows a picture (or the report) draws: ``source`` (a name or a GPU file),
+    else the profile's only GPU; an ``InputError`` where the profile holds several and
+    ``source`` names none."""
+    from ..catalog import resolve
+    from ..errors import InputError
+
+    if source is None and len(table.gpus) > 1:
+        raise InputError(f"the profile holds several GPUs ({', '.join(table.gpus)}); pass "
+                         "--source with one of them", path=table.origin or None)
+    return resolve(source if source else table.gpus[0])

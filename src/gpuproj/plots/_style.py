@@ -7,6 +7,8 @@ unit scaling for axes, and saving by file extension.
 ('TFLOP/s', 1000000000000.0)
 >>> short("a_very_long_kernel_name_with_template_arguments<float, 4>", 20)
 'a_very_long_kernel_…'
+>>> print(literal("$__internal_0_$__cuda_sm20_div_rn_f32"))
+\\$__internal_0_\\$__cuda_sm20_div_rn_f32
 """
 
 from __future__ import annotations
@@ -124,6 +126,14 @@ def short(text, n: int = 32) -> str:
     return s if len(s) <= n else s[: n - 1] + "…"
 
 
+def literal(text) -> str:
+    """``text`` for a matplotlib title, label or legend entry, drawn as written: every text a
+    picture shows that comes from the user (kernel names, configurations, GPU and method
+    names) goes through here, since matplotlib reads what lies between two ``$`` as mathtext
+    and fails on a CUDA name such as ``$__internal_0_$__cuda_sm20_div_rn_f32``."""
+    return str(text).replace("$", r"\$")
+
+
 def kernel_name(kernel) -> str:
     """A kernel's name without a demangled signature's return type and parameter list (the
     arguments make C++ names too long for an axis).
@@ -143,8 +153,8 @@ def label_of(kernel, config, with_config: bool, n: int = 34) -> str:
     """Axis label of one kernel row: the name, and the configuration where kernels repeat."""
     name = short(kernel_name(kernel), n)
     if not with_config or config in (None, "", "nan"):
-        return name
-    return name + "\n" + short(config, n)
+        return literal(name)
+    return literal(name + "\n" + short(config, n))
 
 
 def log_needed(values, spread: float = 20.0) -> bool:

@@ -99,7 +99,7 @@ def scatter_figure(pairs: pd.DataFrame):
             ax.set_xlim(lo, hi)
             ax.set_ylim(lo, hi)
             ax.set_aspect("equal")
-            ax.set_title(f"{m}\nn = {len(g)}, median APE {np.median(ape):.1f} %, "
+            ax.set_title(st.literal(m) + f"\nn = {len(g)}, median APE {np.median(ape):.1f} %, "
                          f"within 25 %: {100 * np.mean(ape <= 25):.0f} %", fontsize=10.5)
             ax.set_xlabel(f"Measured time ({uname})")
             ax.set_ylabel(f"Predicted time ({uname})")
@@ -122,7 +122,7 @@ def cdf_figure(pairs: pd.DataFrame):
             ax.step(np.maximum(ape, 1e-2), 100 * y, where="post", lw=2,
                     color=METHOD_COLORS[i % len(METHOD_COLORS)],
                     ls=("-", "--", "-.", ":")[i // len(METHOD_COLORS) % 4],
-                    label=f"{m} (median {np.median(ape):.1f} %)")
+                    label=st.literal(m) + f" (median {np.median(ape):.1f} %)")
             hi = max(hi, np.percentile(ape, 99))
         for v in (10, 25):
             ax.axvline(v, color="#666666", lw=1, ls=":")
@@ -177,10 +177,10 @@ def heatmap_figure(g: pd.DataFrame, method: str):
                     ax.text(c, r, f"{v[r, c]:.0f}" if v[r, c] >= 10 else f"{v[r, c]:.1f}",
                             ha="center", va="center", fontsize=fs,
                             color="white" if dark else "black")
-        labels = [st.short(x, 22) for x in gpus]
+        labels = [st.literal(st.short(x, 22)) for x in gpus]
         ax.set_xticks(range(n), labels, rotation=45, ha="right", rotation_mode="anchor")
         ax.set_yticks(range(n), labels)
         ax.set_xlabel("target GPU (predicted)")
         ax.set_ylabel("source GPU (measured)")
-        ax.set_title(f"{method}: median APE per GPU pair (%)")
+        ax.set_title(st.literal(method) + ": median APE per GPU pair (%)")
     return fig

@@ -64,7 +64,7 @@ def roofline_figure(raw, gpu=None):
         ax.set_yscale("log")
         ax.set_xlabel("operational intensity (FLOP/byte)")
         ax.set_ylabel("throughput (FLOP/s)")
-        ax.set_title(f"Measured roofline: {raw['device']['name']} ({raw['date']})")
+        ax.set_title(st.literal(f"Measured roofline: {raw['device']['name']} ({raw['date']})"))
         ax.grid(alpha=0.3, which="both")
         ax.legend(frameon=False, fontsize=8.5)
     return fig
@@ -97,7 +97,7 @@ def working_set_figure(raw):
         ax.set_xscale("log", base=2)
         ax.set_xlabel("working set (bytes)")
         ax.set_ylabel(f"read bandwidth ({unit})")
-        ax.set_title(f"Bandwidth vs working set: {raw['device']['name']}")
+        ax.set_title(st.literal(f"Bandwidth vs working set: {raw['device']['name']}"))
         ax.grid(alpha=0.3, which="both")
     return fig
 

@@ -106,11 +106,11 @@ def projection_figure(result, measured=None, max_kernels: int = 30, targets=None
                 ax.set_yscale("log")
             tname = gpu_name(t)
             if src_name:
-                ax.bar(x - bw / 2, src_t / uf, bw, color=st.COLORS["source"],
-                       edgecolor="black", lw=0.6, label=f"measured on {src_name} (source)")
+                ax.bar(x - bw / 2, src_t / uf, bw, color=st.COLORS["source"], edgecolor="black",
+                       lw=0.6, label=st.literal(f"measured on {src_name} (source)"))
             if np.isfinite(meas).any():
                 ax.bar(x + half, meas / uf, bw, color=st.TARGET_COLORS[ti % 7],
-                       edgecolor="black", lw=0.6, label=f"measured on {tname}")
+                       edgecolor="black", lw=0.6, label=st.literal(f"measured on {tname}"))
             for j, m in enumerate(methods):
                 h = g[g["method"] == m]
                 # several methods share the target slot side by side
@@ -129,7 +129,7 @@ def projection_figure(result, measured=None, max_kernels: int = 30, targets=None
                 ax.errorbar(xs, t_pt / uf, yerr=np.maximum(yerr, 0), fmt=MARKERS[j % len(MARKERS)],
                             ms=8, mfc=st.COLORS["point"], mec=col, mew=1.4, ecolor=col,
                             elinewidth=2.4, capsize=5, capthick=2, zorder=5,
-                            label=f"{m}: predicted point and interval")
+                            label=st.literal(f"{m}: predicted point and interval"))
             fin = vals[np.isfinite(vals) & (vals > 0)] / uf
             if fin.max() > np.finfo(float).max / 2.5:  # near the largest float: no axis holds it
                 raise InputError(f"times up to {fin.max() * uf:.3g} s cannot be drawn")
@@ -138,7 +138,7 @@ def projection_figure(result, measured=None, max_kernels: int = 30, targets=None
             else:
                 ax.set_ylim(0, fin.max() * 1.15)
             ax.set_ylabel(f"Time per launch ({uname})")
-            ax.set_title(f"{src_name or result.source_label} → {tname}")
+            ax.set_title(st.literal(f"{src_name or result.source_label} → {tname}"))
             ax.grid(True, axis="y", which="major", alpha=0.3)
         handles = {}
         for ax in axes:  # one legend for all panels, each entry once
@@ -150,8 +150,8 @@ def projection_figure(result, measured=None, max_kernels: int = 30, targets=None
                    ncol=max(1, min(len(handles), int(width / 3.6))), frameon=False)
         names = {st.kernel_name(k) for k, _ in keys}
         if len(names) == 1 and repeated:  # one kernel at many sizes: the configs tell apart
-            labels = [st.short(c, 40) for _, c in keys]
-            xlabel = f"configuration of {st.short(names.pop(), 40)}"
+            labels = [st.literal(st.short(c, 40)) for _, c in keys]
+            xlabel = st.literal(f"configuration of {st.short(names.pop(), 40)}")
         else:
             labels = [st.label_of(k, c, repeated, 30) for k, c in keys]
             xlabel = "kernel" + (" [configuration]" if repeated else "")

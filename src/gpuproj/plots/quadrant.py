@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pandas as pd
 
 from ..errors import GpuprojError
 
@@ -36,18 +37,25 @@ def attainable(bw_bytes_per_s: float, compute_per_s: float, oi: float) -> float:
 
 
 def points_from_gpus(gpus, precision: str = "fp32", which: str = "peak") -> list:
-    """One point per GPU: ``{"label", "bw", "compute", "kind"}``.
+    """One point per GPU: ``{"label", "bw", "compute", "kind", "id"}``.
 
     ``which`` is ``peak`` (datasheet, as the paper draws it; the measured value where a GPU has
     no peak) or ``measured`` (the measured value, else the peak). GPUs lacking either number
-    are left out. ``gpus``: GPU objects or names the catalog resolves.
+    are left out (``gpu_points`` says why). ``gpus``: GPU objects or names the catalog
+    resolves.
     """
+    return gpu_points(gpus, precision, which)[0]
+
+
+def gpu_points(gpus, precision: str = "fp32", which: str = "peak") -> tuple[list, list]:
+    """(``points_from_gpus``'s points, one line per GPU left out saying which number it
+    lacks)."""
     from ..catalog import resolve
 
     bw_f, c_f = "dram_bw_bytes_per_s", f"{precision}_fma_flops_per_s"
     if precision.startswith("int"):
         c_f = f"{precision}_fma_ops_per_s"
-    out = []
+    out, skipped = [], []
     for g in gpus:
         g = resolve(g)
         get = {"peak": g.peak, "measured": g.measured}
@@ -59,48 +67,95 @@ def points_from_gpus(gpus, precision: str = "fp32", which: str = "peak") -> list
                 v, k = get[second](f), second
             vals.append(v)
             kinds.append(k)
-        if all(np.isfinite(vals)) and min(vals) > 0:
-            kind = kinds[0] if kinds[0] == kinds[1] else "+".join(kinds)
-            label = g.name if kind == "peak" else f"{g.name} ({kind})"
-            out.append({"label": label, "bw": vals[0], "compute": vals[1], "kind": kind,
-                        "id": g.id})
-    return out
+        lacks = [f for f, v in zip((bw_f, c_f), vals) if not (np.isfinite(v) and v > 0)]
+        if lacks:
+            skipped.append(f"{g.name} ({g.id}): the catalog has no {' and no '.join(lacks)}")
+            continue
+        kind = kinds[0] if kinds[0] == kinds[1] else "+".join(kinds)
+        label = g.name if kind == "peak" else f"{g.name} ({kind})"
+        out.append({"label": label, "bw": vals[0], "compute": vals[1], "kind": kind,
+                    "id": g.id})
+    return out, skipped
 
 
 def kernels_from_rows(rows) -> list:
     """``(label, intensity)`` of every profile row with FLOPs and DRAM bytes (a ``ProfileTable``
-    or a DataFrame with ``kernel``, ``flops``, ``dram_bytes``; ``config`` optional)."""
+    or a DataFrame with ``kernel``, ``flops``, ``dram_bytes``; ``config`` optional); the
+    others are left out (``row_kernels`` says why)."""
+    return row_kernels(rows)[0]
+
+
+def row_kernels(rows) -> tuple[list, list]:
+    """(``kernels_from_rows``'s kernels, one line per row left out saying which count it
+    lacks)."""
+    from . import _style as st
+
     df = getattr(rows, "df", rows)
     need = {"kernel", "flops", "dram_bytes"}
     if df is None or not need <= set(df.columns):
         raise GpuprojError("the quadrant-split view needs kernel rows with flops and dram_bytes")
-    out = []
+    out, skipped = [], []
     for _, r in df.iterrows():
         f, b = float(r["flops"]), float(r["dram_bytes"])
+        cfg = r.get("config", "")
+        has_cfg = cfg not in (None, "", "nan") and len(df) > 1
         if np.isfinite(f) and np.isfinite(b) and f > 0 and b > 0:
-            cfg = r.get("config", "")
-            label = str(r["kernel"]) + (f" [{cfg}]" if cfg not in (None, "", "nan") and
-                                        len(df) > 1 else "")
-            out.append((label, f / b))
+            out.append((str(r["kernel"]) + (f" [{cfg}]" if has_cfg else ""), f / b))
+        else:
+            # as `gpuproj roofline` says it
+            skipped.append(f"{st.short(st.kernel_name(r['kernel']), 80)} [{cfg}]: no "
+                           f"{'DRAM byte' if np.isfinite(f) and f > 0 else 'FLOP'} count, so no "
+                           "operational intensity")
     if not out:
         raise GpuprojError("no kernel row has both flops and dram_bytes (its operational "
                            "intensity is unknown)")
-    return out
+    return out, skipped
 
 
-def _dtype_of(rows):
+def dominant_dtype(rows) -> str:
+    """The compute type of most of ``rows``' FLOPs, each row's being its dominant one
+    (``dtype_of``: the ``dtype`` column, else the precision with the most FLOPs); fp32 for no
+    rows."""
+    from ..models.common import dtype_of
+
     df = getattr(rows, "df", rows)
-    if df is not None and "dtype" in getattr(df, "columns", ()):
-        vals = [v for v in df["dtype"].dropna().astype(str) if v in ("fp64", "fp32", "fp16")]
-        if vals:
-            return max(set(vals), key=vals.count)
-    return "fp32"
+    if df is None or len(df) == 0:
+        return "fp32"
+    f = df["flops"].to_numpy(float)
+    weight = np.where(np.isfinite(f) & (f > 0), f, 0.0)
+    if not weight.any():  # no FLOP counts: the type of most rows
+        weight = np.ones(len(df))
+    return str(pd.Series(weight).groupby(dtype_of(df)).sum().idxmax())
 
 
 KERNEL_LINES = ("-", "--", ":", "-.", (0, (6, 2, 1, 2, 1, 2)), (0, (1, 3)))
+MAX_KERNELS = len(KERNEL_LINES)  # kernel lines a picture tells apart, one dash pattern each
 
 
-def draw(ax, points, kernels, max_kernels: int = 6) -> None:
+def quadrant_data(gpus, rows=None, *, kernels=(), precision: str | None = None,
+                  which: str = "peak") -> dict:
+    """The quadrant-split view of ``gpus`` (GPU objects or names) as plain numbers (``gpuproj
+    quadrant --json`` prints them): ``precision`` (the compute axis; default: the rows'
+    ``dominant_dtype``, else fp32), ``values`` (``which``), ``gpus`` (``points_from_gpus``),
+    ``kernels`` (the rows' with FLOPs and DRAM bytes, then ``kernels`` [(label, I)]: each
+    ``label``, ``intensity_flop_per_byte`` and, per GPU id, ``bound`` and
+    ``attainable_flops_per_s``) and ``skipped`` (a line per GPU or row left out, with why)."""
+    found, skipped = row_kernels(rows) if rows is not None else ([], [])
+    precision = precision or (dominant_dtype(rows) if rows is not None else "fp32")
+    points, left_out = gpu_points(gpus, precision, which)
+    if not points:
+        raise GpuprojError(f"no GPU has both a DRAM bandwidth and a {precision} compute "
+                           "throughput" + (f" ({'; '.join(left_out)})" if left_out else ""))
+    return {"precision": precision, "values": which, "gpus": points,
+            "kernels": [{"label": lb, "intensity_flop_per_byte": oi,
+                         "bound": {p["id"]: classify(p["bw"], p["compute"], oi) for p in points},
+                         "attainable_flops_per_s": {p["id"]: attainable(p["bw"], p["compute"], oi)
+                                                    for p in points}}
+                        for lb, oi in [*found, *kernels]],
+            "skipped": left_out + skipped}
+
+
+def draw(ax, points, kernels, max_kernels: int = MAX_KERNELS) -> None:
     """Draw GPU points, kernel half-lines and each GPU's arrow to its roofline point on ``ax``
     (the first kernel gets the arrows)."""
     from . import _style as st
@@ -121,13 +176,14 @@ def draw(ax, points, kernels, max_kernels: int = 6) -> None:
         # the first kernel solid in colour, the others grey, each with its own dash pattern
         ax.plot([0, x_end], [0, slope * x_end], color=st.COLORS["mix"] if i == 0 else "#666666",
                 lw=1.8 if i == 0 else 1.2, ls=KERNEL_LINES[i % len(KERNEL_LINES)],
-                label=st.short(label, 28) + ("" if "FLOP/B" in label
-                                             else f" (I = {oi:.3g} FLOP/B)"))
+                label=st.literal(st.short(label, 28) + ("" if "FLOP/B" in label
+                                                        else f" (I = {oi:.3g} FLOP/B)")))
     for j, p in enumerate(points):
         x, y = p["bw"] / bf, p["compute"] / cf
         color = st.TARGET_COLORS[j % len(st.TARGET_COLORS)]
         # GPUs are named in the legend: labels next to the points collide where GPUs are close
-        ax.plot([x], [y], "o", color=color, ms=8, zorder=3, label=st.short(p["label"], 30))
+        ax.plot([x], [y], "o", color=color, ms=8, zorder=3,
+                label=st.literal(st.short(p["label"], 30)))
         if ks:
             oi = ks[0][1]
             if classify(p["bw"], p["compute"], oi) == "memory":
@@ -151,23 +207,22 @@ def draw(ax, points, kernels, max_kernels: int = 6) -> None:
     ax.grid(alpha=0.3)
 
 
-def quadrant_figure(gpus, rows=None, *, kernels=None, precision: str | None = None,
+def quadrant_figure(gpus, rows=None, *, kernels=(), precision: str | None = None,
                     which: str = "peak"):
     """The quadrant-split figure of ``gpus`` (GPU objects or names) for the kernels of
-    ``rows`` (profile rows: intensity = flops / dram_bytes) or ``kernels`` ([(label, I)]).
-    ``precision`` picks the compute axis (default: the rows' dominant dtype, else fp32)."""
-    from . import _style as st
+    ``rows`` (profile rows: intensity = flops / dram_bytes) and ``kernels`` ([(label, I)]); the
+    arguments are ``quadrant_data``'s."""
+    return data_figure(quadrant_data(gpus, rows, kernels=kernels, precision=precision,
+                                     which=which))
 
-    if kernels is None:
-        kernels = kernels_from_rows(rows) if rows is not None else []
-    precision = precision or (_dtype_of(rows) if rows is not None else "fp32")
-    points = points_from_gpus(gpus, precision=precision, which=which)
-    fig = st.figure(7.0, 5.2)
-    with st.rc():
-        ax = fig.add_subplot()
-        draw(ax, points, kernels)
-        ax.set_title(f"Quadrant-split view ({precision} FMA, {which} values)")
-    return fig
+
+def data_figure(data: dict):
+    """The picture of ``quadrant_data``'s GPUs and first ``MAX_KERNELS`` kernels; adds
+    ``shown``, the labels of the kernels drawn, to ``data``."""
+    kernels = [(k["label"], k["intensity_flop_per_byte"]) for k in data["kernels"]]
+    data["shown"] = [lb for lb, _ in kernels[:MAX_KERNELS]]
+    return _figure(data["gpus"], kernels,
+                   f"Quadrant-split view ({data['precision']} FMA, {data['values']} values)")
 
 
 def plot_quadrant(points, kernels, path, title: str = "Quadrant-split view"):
@@ -175,9 +230,15 @@ def plot_quadrant(points, kernels, path, title: str = "Quadrant-split view"):
     ``path`` (PNG, SVG or PDF); returns the path."""
     from . import _style as st
 
+    return st.save(_figure(points, kernels, title), path)
+
+
+def _figure(points, kernels, title):
+    from . import _style as st
+
     fig = st.figure(7.0, 5.2)
     with st.rc():
         ax = fig.add_subplot()
         draw(ax, points, kernels)
-        ax.set_title(title)
-    return st.save(fig, path)
+        ax.set_title(st.literal(title))
+    return fig

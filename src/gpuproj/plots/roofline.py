@@ -77,14 +77,16 @@ def roofline_data(table: ProfileTable, gpu, target=None, kernel: str | None = No
                for k, c, f in zip(df.loc[~has, "kernel"], df.loc[~has, "config"], has_flops[~has])]
     df = df.loc[has].reset_index(drop=True)
     flops = flops[has]
+    # each GPU's missing measured ceilings derive from the other's measured/peak ratio, as
+    # in the projection: the source's ceilings differ with the target
     out = {"gpu": src.id, "gpu_name": src.name, "target": tgt.id if tgt else None,
            "target_name": tgt.name if tgt else None, "kernels": [], "skipped": skipped,
-           "hardware": {src.id: _hardware(src, None)}}
+           "hardware": {src.id: _hardware(src, tgt)}}
     if tgt is not None:
         out["hardware"][tgt.id] = _hardware(tgt, src)
     if len(df) == 0:
         return out
-    cs = model.ceilings(df, src)
+    cs = model.ceilings(df, src, reference=tgt, counted_on=src)
     ct = model.ceilings(df, tgt, reference=src) if tgt is not None else None
     measured = _measured(table, tgt, df) if tgt is not None else {}
     out["notes"] = {src.id: cs["notes"], **({tgt.id: ct["notes"]} if tgt else {})}
@@ -93,14 +95,47 @@ def roofline_data(table: ProfileTable, gpu, target=None, kernel: str | None = No
         k = {"kernel": df.at[i, "kernel"], "config": df.at[i, "config"], "flops": float(flops[i]),
              "time_s": float(t_s[i]), "perf_flops_per_s": float(flops[i] / t_s[i]),
              "source": _row(cs, i)}
-        if tgt is not None:
+        # checked before the projection, which divides by the source's roofs
+        why = _undrawable(k, "source")
+        if tgt is not None and why is None:
             k["target"] = _row(ct, i)
             k.update(_project(k))
             key = (k["kernel"], k["config"])
             if key in measured:
                 k["measured_target_time_s"], k["measured_target_oi"] = measured[key]
-        out["kernels"].append(k)
+            why = _undrawable(k, "target")
+        if why is None:
+            out["kernels"].append(k)
+        else:
+            skipped.append(f"{st.short(st.kernel_name(k['kernel']), 80)} [{k['config']}]: "
+                           f"{why}")
     return out
+
+
+# the log axes pad the values they show by up to 300x: beyond these a limit is 0 or infinite
+_DRAWABLE = (np.finfo(float).tiny * 1e3, np.finfo(float).max / 1e3)
+
+
+def _undrawable(k: dict, side: str) -> str | None:
+    """Why kernel entry ``k`` cannot be drawn on the log axes of ``side``'s panel (a
+    FLOP rate or an intensity of 0, infinity or near either, from absurd counts or times), or
+    None."""
+    values = {f"{st.LEVEL_NAMES[lvl]} operational intensity": k[side][f"oi_{lvl}_flop_per_byte"]
+              for lvl in LEVELS}
+    if side == "source":
+        values["FLOP/s"] = k["perf_flops_per_s"]
+    else:
+        values.update({f"projected FLOP/s via {st.LEVEL_NAMES[lvl]}": v
+                       for lvl, v in k["projected_flops_per_s"].items()})
+        if k["point_s"]:
+            values["projected FLOP/s"] = k["flops"] / k["point_s"]
+        if k.get("measured_target_time_s"):
+            values["FLOP/s measured on the target"] = k["flops"] / k["measured_target_time_s"]
+    lo, hi = _DRAWABLE
+    for what, v in values.items():
+        if v is not None and not lo < v < hi:
+            return f"its {what} ({v:.3g}) is too {'small' if v <= lo else 'large'} to draw"
+    return None
 
 
 def _hardware(gpu, reference) -> dict:
@@ -164,8 +199,8 @@ def roofline_figure(data: dict, max_kernels: int = 4):
     GPU, and the target GPU when ``data`` has one."""
     ks = data["kernels"]
     if not ks:
-        raise InputError("nothing to draw: no kernel row has both a FLOP count and a byte "
-                         f"count ({len(data['skipped'])} rows; the first: {data['skipped'][0]})")
+        raise InputError("nothing to draw: every kernel row was skipped "
+                         f"({len(data['skipped'])} row(s); the first: {data['skipped'][0]})")
     order = sorted(range(len(ks)), key=lambda i: -ks[i]["time_s"])[:max_kernels]
     data["shown"] = [(ks[i]["kernel"], ks[i]["config"]) for i in order]
     ncol = 2 if data["target"] else 1
@@ -327,7 +362,7 @@ def _panel(ax, k, side, hw, unit, title, xlim):
     ax.set_ylim(min(min(ys) / 5, top / 300) / uf, top * 2.5 / uf)
     ax.set_xlabel("Operational intensity (FLOP/byte)")
     ax.set_ylabel(f"Performance ({uname})")
-    ax.set_title(title)
+    ax.set_title(st.literal(title))
     ax.grid(True, which="major", alpha=0.3)
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=1, frameon=False,
               handlelength=2.6)

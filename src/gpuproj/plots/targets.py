@@ -64,7 +64,7 @@ def targets_figure(result, measured=None):
         y = {t: n - 1 - i for i, t in enumerate(order)}  # fastest at the top
         if not combined:
             ax.axvline(src_total / uf, color=st.COLORS["source"], lw=2.0,
-                       label=f"measured on {gpu_name(result.source)} (source)")
+                       label=st.literal(f"measured on {gpu_name(result.source)} (source)"))
         band_label = "thin pale bar: the method's measured 90 % error band"
         for j, m in enumerate(methods):
             h = d[d["method"] == m]
@@ -83,7 +83,7 @@ def targets_figure(result, measured=None):
             ax.errorbar(t / uf, ys, xerr=np.nan_to_num(np.maximum(own, 0)),
                         fmt=MARKERS[j % len(MARKERS)], ms=7, mfc=st.COLORS["point"], mec=col,
                         mew=1.3, ecolor=col, elinewidth=2.4, capsize=4, zorder=5,
-                        label=f"{m}: predicted total and interval" + (
+                        label=st.literal(f"{m}: predicted total and interval") + (
                             f" ({rows[m]} of {rows.max()} kernel rows)"
                             if rows[m] < rows.max() else ""))
         meas = d.drop_duplicates("target").set_index("target")["measured_s"]
@@ -94,17 +94,17 @@ def targets_figure(result, measured=None):
         ax.set_xscale("log")
         ax.set_xlim(vals.min() / uf / 1.6, vals.max() / uf * 1.6)
         ax.set_yticks([y[t] for t in order],
-                      [st.short(gpu_name(t), 28) + (
+                      [st.literal(st.short(gpu_name(t), 28)) + (
                           "" if combined else f"  {first.get(t, np.nan):.2f}x")
                        for t in order])
         ax.set_ylim(-0.7, n - 0.3)
         ax.set_ylabel("target GPU" + ("" if combined else ", speed-up"))
         ax.set_xlabel(f"Application total ({uname}), time × launches summed over kernels")
         many = len(result.sources) > 3  # a title line names up to three
-        ax.set_title(f"Projected from {len(result.sources) if many else result.source_label}"
-                     f"{' GPUs at once' if many else ''}; ordered by {methods[0]}"
-                     if combined else
-                     f"Projected from {gpu_name(result.source)}; speed-up by {methods[0]}")
+        ax.set_title(st.literal(
+            f"Projected from {len(result.sources) if many else result.source_label}"
+            f"{' GPUs at once' if many else ''}; ordered by {methods[0]}" if combined else
+            f"Projected from {gpu_name(result.source)}; speed-up by {methods[0]}"))
         ax.grid(True, axis="x", which="major", alpha=0.3)
         fig.legend(loc="outside upper center", ncol=2, frameon=False)
     return fig, d
