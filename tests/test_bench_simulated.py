@@ -153,13 +153,24 @@ def _edit(raw, dotted, value):
     ("device.global_mem_bytes", -1, "field 'device.global_mem_bytes': expected positive whole"),
     ("format_version", 99, "field 'format_version': format_version 99: this gpuproj reads 1"),
     ("device.l2_bytes", 4.5, "expected whole number or null, found number"),
-    ("sweeps.mixbench[0].flops_per_s", None, "expected number, found null"),
+    ("sweeps.mixbench[0].flops_per_s", None, "expected positive number, found null"),
     ("sizes.spread_limit", True, "expected number, found true/false"),
     ("sweeps.working_set", {"points": []}, "field 'sweeps.working_set': expected list, "
                                            "found object"),
     ("checks", 1.5, "field 'checks': expected list, found number"),
     ("sweeps.mixbench[0].precision", "fp8", "field 'sweeps.mixbench[0].precision': unknown "
                                             "precision 'fp8' (known: fp32, fp64, fp16x2)"),
+    # none: the catalog GPU's file would be written back unchanged, as if measured
+    ("measurements", [], "field 'measurements': no measurements"),
+    # what would print as nan% or draw nothing on a log axis
+    ("measurements[0].summary.spread", float("nan"), "field 'measurements[0].summary.spread': "
+                                                     "expected non-negative number, found nan"),
+    ("measurements[0].rates.instructions", -1.0, "field 'measurements[0].rates.instructions': "
+                                                 "expected positive number, found -1.0"),
+    ("sweeps.mixbench[0].flop_per_byte", 0, "field 'sweeps.mixbench[0].flop_per_byte': expected "
+                                            "positive number, found 0"),
+    ("sweeps.working_set[1].bytes_per_s", float("inf"), "expected positive number, found inf"),
+    ("checks[0].name", KeyError, "field 'checks[0].name': missing"),
 ])
 def test_from_raw_names_the_field_of_a_malformed_result(result, tmp_path, capsys, field, value,
                                                         message):
@@ -182,3 +193,90 @@ def test_from_raw_refuses_what_is_not_a_result(tmp_path, capsys):
     bad.write_text('{"format": "other"}')
     code, _, err = run_cli(capsys, "bench", "--from-raw", str(bad))
     assert code == 2 and "field 'format'" in err
+
+
+def _raw_file(result, tmp_path, edit):
+    raw = json.loads(json.dumps(result[0]))
+    edit(raw)
+    path = tmp_path / "edited.json"
+    path.write_text(json.dumps(raw))
+    return path
+
+
+def test_from_raw_refuses_a_benchmark_measured_twice(result, tmp_path, capsys):
+    """The second fp32_fma would win without a word (and be listed twice)."""
+    def twice(raw):
+        raw["measurements"].append({**raw["measurements"][0], "value": 1.0})
+
+    path = _raw_file(result, tmp_path, twice)
+    code, _, err = run_cli(capsys, "bench", "--from-raw", str(path), "--out",
+                           str(tmp_path / "x.yaml"))
+    n = len(result[0]["measurements"])
+    assert (code, err) == (2, f"gpuproj: error: {path}, field 'measurements[{n}].name': "
+                              "benchmark 'fp32_fma' is measured twice (also measurements[0]): "
+                              "keep one\n")
+    assert not (tmp_path / "x.yaml").exists()
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda raw: [q.update(flop_per_byte=0) for q in raw["sweeps"]["mixbench"]],
+     "field 'sweeps.mixbench[0].flop_per_byte': expected positive number, found 0"),
+    (lambda raw: raw.pop("sweeps"),
+     "field 'sweeps.mixbench': missing: --plots draws it (run the 'mixbench' group)"),
+    (lambda raw: raw["sweeps"].pop("working_set"),
+     "field 'sweeps.working_set': missing: --plots draws it (run the 'cache' group)"),
+])
+def test_from_raw_plots_check_the_sweeps_before_writing(result, tmp_path, capsys, edit, message):
+    path = _raw_file(result, tmp_path, edit)
+    out, plots = tmp_path / "x.yaml", tmp_path / "plots"
+    code, _, err = run_cli(capsys, "bench", "--from-raw", str(path), "--out", str(out),
+                           "--plots", str(plots))
+    assert (code, err) == (2, f"gpuproj: error: {path}, {message}\n")
+    assert not out.exists() and not plots.exists()
+
+
+def test_from_raw_json_names_the_raw_file_it_read(raw_file, tmp_path, capsys):
+    out = tmp_path / "other.yaml"
+    code, stdout, err = run_cli(capsys, "bench", "--from-raw", str(raw_file), "-o", str(out),
+                                "--json")
+    assert code == 0, err
+    assert json.loads(stdout)["raw"] == str(raw_file) and not out.with_suffix(".json").exists()
+
+
+@pytest.mark.parametrize("option", [["--only", "compute"], ["--quick"], ["--backend", "cuda"],
+                                    ["--reps", "5"], ["--device", "0"]])
+def test_from_raw_refuses_options_that_choose_what_to_measure(raw_file, tmp_path, capsys,
+                                                             option):
+    out = tmp_path / "x.yaml"
+    code, _, err = run_cli(capsys, "bench", "--from-raw", str(raw_file), "-o", str(out), *option)
+    assert code == 2
+    assert f"Error: --from-raw measures nothing: {option[0]} does not apply with it" in err
+    assert not out.exists()
+
+
+def test_from_raw_says_absurd_values_and_failed_checks_in_few_words(result, tmp_path, capsys):
+    """A broken timer's 1e300 FLOP/s is 1.49e+288 % of the peak, not a 300-digit number; a
+    failed result check without its values says so without 'None'."""
+    def broken(raw):
+        raw["measurements"][0]["value"] = 1e300
+        raw["checks"] = [{"name": "stream", "ok": False}]
+
+    path = _raw_file(result, tmp_path, broken)
+    code, stdout, err = run_cli(capsys, "bench", "--from-raw", str(path), "--gpu",
+                                "h100-sxm5-80gb", "--out", str(tmp_path / "h100.yaml"))
+    assert code == 0, err
+    row = next(r.split() for r in stdout.splitlines() if r.startswith("fp32_fma "))
+    assert row[5] == "1.49e+288%"
+    assert ("gpuproj: warning: fp32_fma_flops_per_s = 1e+300 is 1.49e+288% of the datasheet "
+            "peak 6.7e+13") in err
+    assert ("gpuproj: warning: stream: the kernels left wrong values: do not trust its "
+            "measurements\n") in err and "None" not in err
+
+
+def test_plots_without_the_sweep_groups_stop_before_measuring(tmp_path, capsys):
+    out = tmp_path / "x.yaml"
+    code, _, err = run_cli(capsys, "bench", "--only", "compute", "--plots", str(tmp_path / "p"),
+                           "-o", str(out))
+    assert code == 2 and ("Error: --plots draws the sweeps of the mixbench and cache groups: "
+                          "add them to --only") in err
+    assert not out.exists()

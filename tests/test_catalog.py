@@ -314,6 +314,47 @@ def test_values_no_model_can_use_name_the_field(edit, where):
     assert g.value("reserved_smem_per_block_bytes") == 0
 
 
+@pytest.mark.parametrize("edit, where", [
+    # each read before: a TypeError in `gpus show` or `gpus list`, or a GPU named "['x']"
+    ({"memory_type": {"a": 1}}, "field 'memory_type': expected text, found a mapping"),
+    ({"release_year": "soon"}, "field 'release_year': expected a year such as 2024, found 'soon'"),
+    ({"vendor": ["x"]}, "field 'vendor': expected text, found a list"),
+    ({"notes": True}, "field 'notes': expected text, found true/false"),
+    ({"schema_version": True}, "field 'schema_version': schema_version True is not supported"),
+    ({"aliases": ["ok", {"a": 1}]}, "field 'aliases[1]': expected text, found a mapping"),
+    ({"values": {"sm_count": {"value": 1, "kind": "user", "source": [1]}}},
+     "field 'values.sm_count.source': expected text, found a list"),
+    # byte counts are whole and not negative, each number of a list too
+    ({"values": {"smem_carveouts_bytes": _entry([0, 1.5])}},
+     "field 'values.smem_carveouts_bytes': value 1.5 is not a whole number"),
+    ({"values": {"smem_carveouts_bytes": _entry([0, -0.0])}},
+     "field 'values.smem_carveouts_bytes': value -0.0 is not a finite non-negative number"),
+])
+def test_identity_and_source_text_of_the_wrong_kind_name_the_field(edit, where):
+    base = {"schema_version": 1, "id": "bad", "vendor": "X", "name": "Bad", "architecture": "A",
+            "isa": "i"}
+    with pytest.raises(InputError) as e:
+        parse_gpu({**base, **edit}, path="bad.yaml")
+    assert str(e.value).startswith(f"bad.yaml, {where}")
+    # a number written without quotes is its text; a carve-out of 0 bytes is one
+    g = parse_gpu({**base, "isa": 90, "release_year": 2024,
+                   "values": {"smem_carveouts_bytes": _entry([0, 8192])}})
+    assert (g.isa, g.release_year, g.values["smem_carveouts_bytes"].value) == ("90", 2024,
+                                                                               [0, 8192])
+
+
+def test_a_path_that_is_no_gpu_file_says_so(tmp_path):
+    # an UnknownGPUError still: a reader names the row of a profile's GPU column
+    with pytest.raises(UnknownGPUError, match="^/nonexistent.yaml: no such file$"):
+        resolve("/nonexistent.yaml")
+    with pytest.raises(UnknownGPUError, match=f"^{tmp_path}: not a GPU file"):
+        resolve(str(tmp_path))
+    # a name with a / may be a GPU's too (an OpenGL renderer string): the catalog's hint stays
+    with pytest.raises(UnknownGPUError, match="^RTX 3080/PCIe: no such file; unknown GPU "
+                                              "'RTX 3080/PCIe'; did you mean .*rtx-3080"):
+        resolve("RTX 3080/PCIe")
+
+
 def test_numbers_written_without_a_decimal_point(tmp_path):
     # PyYAML reads 3e12 (YAML 1.1: no decimal point) as a string; users write it so
     p = tmp_path / "x.yaml"

@@ -92,3 +92,54 @@ def test_show_user_file_by_path(capsys, tmp_path):
                  "{value: 1.0e+12, kind: user, source: my planning figure}\n")
     code, out, _ = run(capsys, "gpus", "show", str(p))
     assert code == 0 and "Acme X1" in out and "my planning figure" in out
+
+
+BASE = ("schema_version: 1\nid: mygpu\nvendor: NVIDIA\nname: My GPU\narchitecture: Hopper\n"
+        "isa: sm_90\nrelease_year: 2024\n"
+        "peak:\n  dram_bw_bytes_per_s: {value: 3.0e+12, kind: user, source: mine}\n")
+
+
+def test_user_text_is_printed_as_written_not_as_markup(capsys, tmp_path):
+    """Square brackets in a GPU's name or a source are the user's text: an unmatched [/bold]
+    was a rich MarkupError, [red]X[/red] lost its brackets."""
+    p = tmp_path / "m.yaml"
+    p.write_text(BASE.replace("My GPU", '"Foo [/bold] [red]x"')
+                 .replace("source: mine", 'source: "Table [bold]3[/bold] :smile:"'))
+    code, out, err = run(capsys, "gpus", "show", str(p))
+    assert code == 0, err
+    assert "Foo [/bold] [red]x" in out and "Table [bold]3[/bold] :smile:" in out
+    code, out, err = run(capsys, "gpus", "list", str(p))
+    assert code == 0 and "Foo [/bold] [red]x" in out
+
+
+@pytest.mark.parametrize("line, field", [
+    ("memory_type: {a: 1}\n", "field 'memory_type': expected text"),
+    ("release_year: soon\n", "field 'release_year': expected a year"),
+])
+def test_a_user_file_of_the_wrong_kinds_is_a_one_line_error(capsys, tmp_path, monkeypatch,
+                                                             line, field):
+    p = tmp_path / "mygpu.yaml"
+    p.write_text(BASE.replace("release_year: 2024\n", line))
+    code, _, err = run(capsys, "gpus", "show", str(p))
+    assert code == 2 and err.startswith(f"gpuproj: error: {p}, {field}")
+    assert err.count("\n") == 1
+    # the same file on the GPU path stops `gpus list` alike
+    monkeypatch.setenv("GPUPROJ_GPU_PATH", str(tmp_path))
+    code, _, err = run(capsys, "gpus", "list")
+    assert code == 2 and f"{p}, {field}" in err and err.count("\n") == 1
+
+
+def test_names_that_name_nothing(capsys):
+    code, _, err = run(capsys, "gpus", "list", ",")
+    assert code == 2 and "None" not in err and "holds no GPU name" in err
+    code, _, err = run(capsys, "gpus", "show", "/nonexistent.yaml")
+    assert (code, err) == (2, "gpuproj: error: /nonexistent.yaml: no such file\n")
+    code, _, err = run(capsys, "gpus", "resolve", "./gpus/x1")
+    assert code == 2 and err.startswith("gpuproj: error: ./gpus/x1: no such file; unknown GPU")
+
+
+@pytest.mark.parametrize("command", ["show", "resolve"])
+def test_help_says_name_may_be_a_gpu_file_and_gives_examples(capsys, command):
+    code, out, _ = run(capsys, "gpus", command, "--help")
+    assert code == 0 and "path of a GPU YAML file" in " ".join(out.split())
+    assert f"Examples:\n    gpuproj gpus {command} " in out

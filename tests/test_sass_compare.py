@@ -172,8 +172,11 @@ def test_cli_diff_json():
                                  "--kernel", "sin_f32", "--json"])
     assert r.exit_code == 0, r.output
     d = json.loads(r.output)["sin_f32"]
-    assert d["archs"] == ["90", "100"]
-    assert d["mix"]["fp32.add"] == {"90": 0.0, "100": 1.0}
+    # labelled as the text output labels them
+    assert d["archs"] == ["sm_90", "sm_100"]
+    assert d["mix"]["fp32.add"] == {"sm_90": 0.0, "sm_100": 1.0}
+    assert d["instructions"].keys() == {"sm_90", "sm_100"}
+    assert {b["arch"] for b in d["blocks"]} == {"sm_100"}
     assert any(b["block"] == "0x0750" for b in d["blocks"])
 
 
@@ -186,3 +189,68 @@ def test_cli_diff_text_and_errors():
     assert "div_f64" in r.output and "sm_120" in r.output
     r = CliRunner().invoke(cli, ["sass", "diff", str(listing(80))])
     assert r.exit_code != 0
+
+
+def _renamed(tmp_path, arch, renames):
+    """The fixture listing for ``arch`` with kernels renamed (old -> new, in order)."""
+    import re
+
+    text = listing(arch).read_text()
+    for old, new in renames:
+        text = re.sub(rf"\b{old}\b", new, text)
+    path = tmp_path / f"sm_{arch}.sass"
+    path.write_text(text)
+    return str(path)
+
+
+def test_cli_diff_prints_kernel_names_as_written(tmp_path, capsys):
+    """Square brackets in a kernel's name are no rich markup: an unmatched [/b] raised."""
+    from conftest import run_cli
+
+    a, b = (_renamed(tmp_path, arch, [("atomic_dot_f32", "atomic[/b]x")]) for arch in (80, 90))
+    code, out, err = run_cli(capsys, "sass", "diff", a, b, "--kernel", "atomic")
+    assert code == 0, err
+    assert out.startswith("atomic[/b]x: instructions per thread (static: loops once, slow "
+                          "paths not taken)\n")
+
+
+def test_cli_diff_blocks_of_one_architecture_and_piped_lines(tmp_path, capsys):
+    """sm_90's division subroutine against an sm_80 kernel without one (exp_f32 named
+    div_f32): its blocks exist on sm_90 only, and say so. Piped, no line wraps at 80 columns."""
+    from conftest import run_cli
+
+    src = _renamed(tmp_path, 80, [("div_f32", "div_old"), ("exp_f32", "div_f32")])
+    code, out, err = run_cli(capsys, "sass", "diff", src, str(listing(90)), "--kernel", "div_f32")
+    assert code == 0, err
+    only = [ln for ln in out.splitlines() if "only on sm_90" in ln]
+    assert only and all(ln.startswith("  sm_90 __cuda_sm3x_div_rn_noftz_f32_slowpath block 0x")
+                        for ln in only)
+    assert "None" not in out
+    assert ("  note: div_f32: region __cuda_sm3x_div_rn_noftz_f32_slowpath has no counterpart in "
+            "the source code; its blocks are not counted\n") in out
+    code, out, _ = run_cli(capsys, "sass", "diff", src, str(listing(90)), "--kernel", "div_f32",
+                           "--json")
+    blocks = json.loads(out)["div_f32"]["blocks"]
+    assert {b["arch"] for b in blocks} == {"sm_90"}
+    assert any(b["ref_block"] is None for b in blocks)
+
+
+def test_cli_diff_warns_of_an_unknown_opcode_in_one_line(tmp_path, capsys):
+    from conftest import run_cli
+
+    from gpuproj.sass import opcodes
+
+    opcodes._warned.discard("FOOBAR")
+    opcodes._classify.cache_clear()
+    unknown = tmp_path / "unk90.sass"
+    unknown.write_text(listing(90).read_text().replace("FFMA ", "FOOBAR "))
+    code, out, err = run_cli(capsys, "sass", "diff", str(listing(80)), str(unknown), "--json")
+    assert code == 0 and json.loads(out)
+    assert err == "gpuproj: warning: unknown SASS opcode 'FOOBAR' counted as 'other'\n"
+
+
+def test_sass_help_has_examples(capsys):
+    from conftest import run_cli
+
+    code, out, _ = run_cli(capsys, "sass", "--help")
+    assert code == 0 and "Examples:\n    gpuproj sass diff " in out

@@ -97,3 +97,25 @@ def test_fatbin_extraction(tmp_path):
         S.load_sass(fatbin)
     p = S.load_sass(fatbin, "sm_90")
     assert p.arch == 90 and "sin_f32" in p.functions
+
+
+@needs_tools
+@pytest.mark.slow
+def test_executable_with_a_cubin_without_kernels(tmp_path):
+    """nvcc links one cubin without any kernel next to the kernels' own, per architecture, into
+    an executable: it is skipped, not 'no functions in nvdisasm JSON'."""
+    if not _have("cuobjdump"):
+        pytest.skip("cuobjdump not installed")
+    import subprocess
+
+    src = tmp_path / "kmain.cu"
+    src.write_text((DATA / "src" / "fixture_kernels.cu").read_text() + "int main(){return 0;}\n")
+    exe = tmp_path / "kexe"
+    subprocess.run([tools.find_tool("nvcc"), "-o", str(exe), str(src),
+                    "-gencode", "arch=compute_80,code=sm_80",
+                    "-gencode", "arch=compute_90,code=sm_90"], check=True)
+    progs = S.load_sass_archs(exe, "sm_80,sm_90")
+    assert [p.arch for p in progs.values()] == [80, 90]
+    assert all("div_f32" in p.functions for p in progs.values())
+    cubins = tools.extract_cubins(exe, "sm_80")
+    assert sorted(tools.has_code(c.read_bytes()) for _, c in cubins) == [False, True]

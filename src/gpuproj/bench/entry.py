@@ -76,15 +76,23 @@ RESULT_FIELDS = {
     "measurements": "list",
 }
 MEASUREMENT_FIELDS = {"name": "text", "unit": "text", "value": "positive number",
-                      "work": "number", "rates": "object", "summary.n": "whole number",
-                      "summary.spread": "number", "summary.min": "number"}
+                      "work": "positive number", "rates": "object",
+                      "summary.n": "positive whole number",
+                      "summary.spread": "non-negative number", "summary.min": "positive number"}
 SWEEP_FIELDS = {
-    "mixbench": {"precision": "text", "flop_per_byte": "number", "flops_per_s": "number",
-                 "bytes_per_s": "number"},
-    "working_set": {"working_set_bytes": "whole number", "bytes_per_s": "number"},
+    "mixbench": {"precision": "text", "k": "whole number", "flop_per_byte": "positive number",
+                 "flops_per_s": "positive number", "bytes_per_s": "positive number"},
+    "working_set": {"working_set_bytes": "positive whole number",
+                    "bytes_per_s": "positive number"},
 }
+CHECK_FIELDS = {"name": "text"}
 KINDS = {"text": str, "number": (int, float), "whole number": int, "list": list,
          "object": dict, "null": type(None)}
+# A kind's bound: a rate, a time, a size or a count (what the catalog file would refuse, a
+# divisor, a point on a log axis); NaN fails both
+BOUNDS = {"positive": lambda v: v > 0, "non-negative": lambda v: v >= 0}
+# the sweeps that --plots draws, with the group of the suite that measures each
+PLOTTED_SWEEPS = {"mixbench": "mixbench", "working_set": "cache"}
 
 
 def read_result(path) -> dict:
@@ -110,13 +118,14 @@ def read_result(path) -> dict:
         raise InputError(f"format_version {raw.get('format_version')!r}: this gpuproj reads "
                          f"{FORMAT_VERSION}", path=path, field="format_version")
     _check_fields(raw, RESULT_FIELDS, "", path)
-    for i, m in enumerate(raw["measurements"]):
-        _check_fields(m, MEASUREMENT_FIELDS, f"measurements[{i}].", path)
+    _check_measurements(raw["measurements"], path)
     sweeps = raw.get("sweeps") or {}
     for key, kind, word in (("sweeps", dict, "object"), ("checks", list, "list")):
         value = raw.get(key) or kind()
         if not isinstance(value, kind):
             raise InputError(f"expected {word}, found {json_type(value)}", path=path, field=key)
+    for i, c in enumerate(raw.get("checks") or []):
+        _check_fields(c, CHECK_FIELDS, f"checks[{i}].", path)
     for sweep, spec in SWEEP_FIELDS.items():
         points = sweeps.get(sweep) or []
         if not isinstance(points, list):
@@ -132,6 +141,33 @@ def read_result(path) -> dict:
     return raw
 
 
+def _check_measurements(ms, path):
+    """Each measurement's fields and rates; each benchmark once (a second would replace the
+    first without a word); at least one (none would write the catalog GPU's file unchanged)."""
+    if not ms:
+        raise InputError("no measurements: the result holds nothing to write", path=path,
+                         field="measurements")
+    first = {}
+    for i, m in enumerate(ms):
+        _check_fields(m, MEASUREMENT_FIELDS, f"measurements[{i}].", path)
+        _check_fields(m["rates"], dict.fromkeys(m["rates"], "positive number"),
+                      f"measurements[{i}].rates.", path)
+        if m["name"] in first:
+            raise InputError(f"benchmark '{m['name']}' is measured twice (also "
+                             f"measurements[{first[m['name']]}]): keep one", path=path,
+                             field=f"measurements[{i}].name")
+        first[m["name"]] = i
+
+
+def check_plottable(raw, path=None) -> None:
+    """``InputError`` naming the first sweep that the pictures draw and ``raw`` lacks, so that
+    ``--plots`` stops before anything is written."""
+    for sweep, group in PLOTTED_SWEEPS.items():
+        if not (raw.get("sweeps") or {}).get(sweep):
+            raise InputError(f"missing: --plots draws it (run the '{group}' group)", path=path,
+                             field=f"sweeps.{sweep}")
+
+
 def _check_fields(obj, spec, prefix, path):
     for key, kinds in spec.items():
         v, found = obj, True
@@ -142,13 +178,13 @@ def _check_fields(obj, spec, prefix, path):
             v = v[part]
         if not found:
             raise InputError("missing", path=path, field=prefix + key)
+        bound = kinds.split()[0] if kinds.split()[0] in BOUNDS else None
+        kind = kinds.removeprefix(f"{bound} ") if bound else kinds
         # JSON true/false are ints to Python; a count or a rate is never one
-        if isinstance(v, bool) or not any(isinstance(v, KINDS[k.removeprefix("positive ")])
-                                          for k in kinds.split(" or ")):
+        if isinstance(v, bool) or not any(isinstance(v, KINDS[k]) for k in kind.split(" or ")):
             raise InputError(f"expected {kinds}, found {json_type(v)}", path=path,
                              field=prefix + key)
-        # a rate, a time or a size of the device: what the catalog file would refuse
-        if kinds.startswith("positive") and v is not None and not (math.isfinite(v) and v > 0):
+        if bound and v is not None and not (math.isfinite(v) and BOUNDS[bound](v)):
             raise InputError(f"expected {kinds}, found {v}", path=path, field=prefix + key)
 
 
@@ -159,6 +195,18 @@ def json_type(v) -> str:
     if isinstance(v, float):
         return "number"
     return next((k for k, t in KINDS.items() if type(v) is t), type(v).__name__)
+
+
+def percent(x: float, decimals: int = 0) -> str:
+    """``x`` as a percentage with ``decimals`` decimals, but never more than 3 significant
+    digits: a broken timer's 1e300 FLOP/s is no 300-digit share of the peak.
+
+    >>> percent(0.149), percent(1.946, 1), percent(1e298)
+    ('15%', '195%', '1e+300%')
+    """
+    text = f"{x:.{decimals}%}"
+    digits = text.rstrip("%").lstrip("-0.").replace(".", "")
+    return text if len(digits) <= 3 else f"{100 * x:.3g}%"
 
 
 def _by_name(raw):
@@ -246,19 +294,20 @@ def check(raw, gpu=None) -> list:
                 continue
             if mv["value"] > 1.01 * peak:
                 out.append({"field": f, "problem": "above_peak",
-                            "text": f"{f} = {mv['value']:.4g} is {mv['value'] / peak:.1%} of the "
-                                    f"datasheet peak {peak:.4g}: a broken timer or a wrong peak"})
+                            "text": f"{f} = {mv['value']:.4g} is {percent(mv['value'] / peak, 1)} "
+                                    f"of the datasheet peak {peak:.4g}: a broken timer or a "
+                                    "wrong peak"})
     for p, c in mixbench_checks(raw).items():
         if c["drop"] > 0.25:
             out.append({"name": f"mixbench_{p}", "problem": "sweep_not_monotone",
-                        "text": f"mixbench {p}: throughput falls {c['drop']:.0%} below an earlier "
-                                f"point as intensity grows (noise, clocks or a wrong count)"})
+                        "text": f"mixbench {p}: throughput falls {percent(c['drop'])} below an "
+                                "earlier point as intensity grows (noise, clocks or a wrong "
+                                "count)"})
     for c in raw.get("checks") or []:
-        if isinstance(c, dict) and c.get("ok") is False:
-            out.append({"name": f"{c.get('name')}_results", "problem": "wrong_results",
-                        "text": f"{c.get('name')}: the kernels left wrong values "
-                                f"({c.get('wrong')}, expected {c.get('expected')}): do not "
-                                "trust its measurements"})
+        if c.get("ok") is False:
+            out.append({"name": f"{c['name']}_results", "problem": "wrong_results",
+                        "text": f"{c['name']}: the kernels left wrong values{_wrong(c)}: do "
+                                "not trust its measurements"})
     for m in raw["measurements"]:
         if host_timed(m):
             out.append({"name": m["name"], "problem": "host_timed",
@@ -267,9 +316,16 @@ def check(raw, gpu=None) -> list:
         sp = m["summary"]["spread"]
         if sp > limit:
             out.append({"name": m["name"], "problem": "wide_spread",
-                        "text": f"{m['name']}: spread (IQR/median) {sp:.1%} exceeds "
-                                f"{limit:.0%}; do not trust this value"})
+                        "text": f"{m['name']}: spread (IQR/median) {percent(sp, 1)} exceeds "
+                                f"{percent(limit)}; do not trust this value"})
     return out
+
+
+def _wrong(check) -> str:
+    """' (the wrong values, expected what)' of a failed result check, as far as it says."""
+    said = ([str(check["wrong"])] if check.get("wrong") else []) + (
+        [f"expected {check['expected']}"] if check.get("expected") else [])
+    return f" ({', '.join(said)})" if said else ""
 
 
 def slug(name: str) -> str:

@@ -175,6 +175,7 @@ def _entry(raw, path, section, name, is_list=False) -> Entry:
     missing = [k for k in ("kind", "source") if not raw.get(k)]
     if missing:
         raise InputError(f"lacks {' and '.join(missing)}", path=path, field=where)
+    source = _as_text(raw["source"], path, f"{where}.source")
     if not isinstance(raw["kind"], str) or raw["kind"] not in SOURCE_KINDS:
         raise InputError(f"kind {raw['kind']!r} is not one of {sorted(SOURCE_KINDS)}",
                          path=path, field=where)
@@ -183,16 +184,43 @@ def _entry(raw, path, section, name, is_list=False) -> Entry:
         raise InputError("value must be a list of numbers", path=path, field=where)
     vals = [_spelled_number(x) for x in (v if is_list else [v])]
     for x in vals:
-        if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x) or x < 0:
+        # -0.0 passes x < 0: a number written with a minus sign is refused alike
+        if (isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x)
+                or math.copysign(1, x) < 0):
             raise InputError(f"value {x!r} is not a finite non-negative number", path=path,
                              field=where)
     if not is_list and vals[0] == 0 and name not in ZERO_ALLOWED:
         raise InputError("value 0: leave the field out where it is unknown", path=path,
                          field=where)
-    if section == "values" and name in WHOLE_FIELDS and (vals[0] != int(vals[0])
-                                                         or vals[0] > 2**53):
-        raise InputError(f"value {vals[0]!r} is not a whole number", path=path, field=where)
-    return Entry(vals if is_list else float(vals[0]), raw["kind"], str(raw["source"]))
+    if section == "values" and name in WHOLE_FIELDS:
+        for x in vals:
+            if x != int(x) or x > 2**53:
+                raise InputError(f"value {x!r} is not a whole number", path=path, field=where)
+    return Entry(vals if is_list else float(vals[0]), raw["kind"], source)
+
+
+def _as_text(v, path, where) -> str:
+    """``v`` as text: a YAML string, or a number written without quotes (``isa: 90``); a list,
+    a mapping or a true/false (YAML 1.1 reads ``yes`` and ``on`` as one) is an error naming
+    field ``where``."""
+    if isinstance(v, bool) or not isinstance(v, (str, int, float)):
+        found = ("true/false" if isinstance(v, bool) else "a list" if isinstance(v, list)
+                 else "a mapping" if isinstance(v, dict) else type(v).__name__)
+        raise InputError(f"expected text, found {found}", path=path, field=where)
+    return str(v)
+
+
+def _optional_text(data, key, path) -> str | None:
+    return None if data.get(key) is None else _as_text(data[key], path, key)
+
+
+def _release_year(data, path) -> int | None:
+    """The year, a whole number where given: the catalog is sorted by it."""
+    year = data.get("release_year")
+    if year is not None and (isinstance(year, bool) or not isinstance(year, int)):
+        raise InputError(f"expected a year such as 2024, found {year!r}", path=path,
+                         field="release_year")
+    return year
 
 
 def _spelled_number(x):
@@ -211,7 +239,7 @@ def parse_gpu(data: dict, path=None) -> GPU:
     if not isinstance(data, dict):
         raise InputError("not a GPU description (expected a mapping)", path=path)
     ver = data.get("schema_version")
-    if ver != SCHEMA_VERSION:
+    if isinstance(ver, bool) or ver != SCHEMA_VERSION:  # true == 1 to Python
         raise InputError(f"schema_version {ver!r} is not supported (this gpuproj reads "
                          f"{SCHEMA_VERSION})", path=path, field="schema_version")
     for k in ("id", "vendor", "name", "architecture", "isa"):
@@ -228,6 +256,10 @@ def parse_gpu(data: dict, path=None) -> GPU:
                              field=sec)
     if not isinstance(data.get("aliases") or [], list):
         raise InputError("expected a list of names", path=path, field="aliases")
+    aliases = tuple(_as_text(a, path, f"aliases[{i}]")
+                    for i, a in enumerate(data.get("aliases") or ()))
+    required = {k: _as_text(data[k], path, k) for k in ("id", "vendor", "name", "architecture",
+                                                          "isa")}
     values, peaks, measureds = {}, {}, {}
     for k, raw in (data.get("values") or {}).items():
         if k not in VALUE_FIELDS and k not in LIST_FIELDS:
@@ -239,12 +271,13 @@ def parse_gpu(data: dict, path=None) -> GPU:
                 raise InputError("unknown field", path=path, field=f"{sec}.{k}")
             out[k] = _entry(raw, path, sec, k)
     return GPU(
-        id=str(data["id"]).lower(), vendor=str(data["vendor"]), name=str(data["name"]),
-        aliases=tuple(str(a) for a in data.get("aliases") or ()),
-        architecture=str(data["architecture"]), isa=str(data["isa"]),
-        release_year=data.get("release_year"), memory_type=data.get("memory_type"),
+        id=required["id"].lower(), vendor=required["vendor"], name=required["name"],
+        aliases=aliases, architecture=required["architecture"], isa=required["isa"],
+        release_year=_release_year(data, path),
+        memory_type=_optional_text(data, "memory_type", path),
         values=values, peaks=peaks, measureds=measureds, path=Path(path) if path else None,
-        runtime_device=data.get("runtime_device"), notes=data.get("notes"),
+        runtime_device=_optional_text(data, "runtime_device", path),
+        notes=_optional_text(data, "notes", path),
     )
 
 
@@ -368,12 +401,27 @@ def load_catalog(extra=()) -> Catalog:
 
 
 def resolve(name) -> GPU:
-    """``load_catalog().resolve(name)``, or a GPU file if ``name`` is a path to one."""
+    """``load_catalog().resolve(name)``, or a GPU file if ``name`` is a path to one. An
+    unknown name that looks like a path says what is wrong with the file."""
     if isinstance(name, GPU):
         return name
-    if str(name).endswith((".yaml", ".yml")) and Path(name).is_file():
+    if _is_yaml(name) and Path(name).is_file():
         return read_gpu_file(name)
-    return load_catalog().resolve(name)
+    try:  # the catalog first: a user's GPU may have a / in its name
+        return load_catalog().resolve(name)
+    except AmbiguousGPUError:
+        raise
+    except UnknownGPUError as e:
+        if not (_is_yaml(name) or "/" in str(name)):
+            raise
+        why = "not a GPU file (.yaml or .yml)" if Path(name).exists() else "no such file"
+        # still an UnknownGPUError: a profile's GPU column names GPUs by paths too, and a
+        # renderer string ('GeForce RTX 3080/PCIe/SSE2') keeps the catalog's suggestions
+        raise UnknownGPUError(f"{name}: {why}" + ("" if _is_yaml(name) else f"; {e}")) from None
+
+
+def _is_yaml(name) -> bool:
+    return str(name).endswith((".yaml", ".yml"))
 
 
 def select(names) -> list[GPU]:

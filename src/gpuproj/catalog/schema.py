@@ -99,13 +99,13 @@ VALUE_FIELDS = {
 # The values that may be 0; any other 0 would be a divisor or the rate of nothing (a field whose
 # value is unknown is left out).
 ZERO_ALLOWED = {"reserved_smem_per_block_bytes"}
-# The values that count whole things: all but the clocks.
-WHOLE_FIELDS = set(VALUE_FIELDS) - {"base_clock_hz", "boost_clock_hz"}
-
 # Lists of numbers (allowed carve-outs).
 LIST_FIELDS = {
     "smem_carveouts_bytes": "shared-memory carve-outs per SM that the hardware supports",
 }
+
+# The values that count whole things (each number of a list): all but the clocks.
+WHOLE_FIELDS = (set(VALUE_FIELDS) | set(LIST_FIELDS)) - {"base_clock_hz", "boost_clock_hz"}
 
 # Rates of the whole runtime device. The same keys are used in ``peak`` and ``measured``.
 THROUGHPUT_FIELDS = {

@@ -59,7 +59,7 @@ def _resolve_gpu(name, device_name):
 
 
 def _table(raw, gpu, flags):
-    from ..bench.entry import FIELD_MAP
+    from ..bench.entry import FIELD_MAP, percent
 
     # the field in the benchmark's own unit: smem_read is a load rate (ldst_inst_per_s); its
     # bytes (shared_bw_bytes_per_s) against a peak in bytes read as 25 % on an H100 at 99 %
@@ -73,11 +73,11 @@ def _table(raw, gpu, flags):
         fld = by_bench.get(m["name"])
         peak = gpu.peak(fld) if (gpu is not None and fld) else float("nan")
         val = m["value"]
-        pct = f"{val / peak:.0%}" if fld and not math.isnan(peak) and peak > 0 else "-"
+        pct = percent(val / peak) if fld and not math.isnan(peak) and peak > 0 else "-"
         probs = flagged.get(m["name"], []) + (flagged.get(fld, []) if fld else [])
         rows.append((m["name"], fmt_si(val, UNIT_TEXT.get(m["unit"], m["unit"])),
                      fmt_si(peak, UNIT_TEXT.get(m["unit"], "")), pct,
-                     f"{m['summary']['spread']:.1%}", ",".join(sorted(set(probs)))))
+                     percent(m["summary"]["spread"], 1), ",".join(sorted(set(probs)))))
     return rows
 
 
@@ -118,7 +118,15 @@ def bench(gpu_name, output, raw_out, backend, device, quick, only, reps, plots_d
       gpuproj bench --from-raw h100.json --gpu h100-sxm5-80gb -o h100.yaml --plots plots/
     """
     from ..bench import PRESETS, open_backend, run_suite
-    from ..bench.entry import check, dump_yaml, gpu_file, read_result, slug
+    from ..bench.entry import (
+        PLOTTED_SWEEPS,
+        check,
+        check_plottable,
+        dump_yaml,
+        gpu_file,
+        read_result,
+        slug,
+    )
     from ..bench.sizes import with_overrides
 
     if list_devices:
@@ -126,9 +134,17 @@ def bench(gpu_name, output, raw_out, backend, device, quick, only, reps, plots_d
         return
     log = (lambda msg: None) if quiet else (lambda msg: click.echo(f"bench: {msg}", err=True))
     if from_raw:
+        given = _measuring_options_given()
+        if given:
+            raise click.UsageError(f"--from-raw measures nothing: {', '.join(given)} "
+                                   f"{'does' if len(given) == 1 else 'do'} not apply with it")
         raw = read_result(from_raw)
     else:
         groups = [g.strip() for g in only.split(",") if g.strip()] if only else None
+        lacking = [g for g in PLOTTED_SWEEPS.values() if g not in groups] if groups else []
+        if plots_dir and lacking:  # known before minutes of measuring
+            raise click.UsageError(f"--plots draws the sweeps of the {' and '.join(lacking)} "
+                                   "groups: add them to --only")
         sizes = with_overrides(PRESETS["quick" if quick else "full"], reps=reps)
         b = open_backend(backend, device)
         log(f"{b.info.name} ({b.name}, {b.info.compute_units} compute units), "
@@ -137,6 +153,8 @@ def bench(gpu_name, output, raw_out, backend, device, quick, only, reps, plots_d
             raw = run_suite(b, sizes, only=groups, log=log)
         finally:
             b.close()
+    if plots_dir:  # before anything is written
+        check_plottable(raw, from_raw)
     gpu, warn = _resolve_gpu(gpu_name, raw["device"]["name"])
     if warn:
         click.echo(f"gpuproj: warning: {warn}", err=True)
@@ -144,7 +162,7 @@ def bench(gpu_name, output, raw_out, backend, device, quick, only, reps, plots_d
     raw["flags"] = flags
     data = gpu_file(raw, gpu, name=gpu_name)
     out_path = Path(output) if output else Path(f"{data['id']}.yaml")
-    raw_path = Path(raw_out) if raw_out else out_path.with_suffix(".json")
+    raw_path = Path(raw_out or from_raw or out_path.with_suffix(".json"))
     write_text(out_path, dump_yaml(data))
     if not from_raw or raw_out:
         write_text(raw_path, json.dumps(raw, indent=1))
@@ -181,20 +199,28 @@ def bench(gpu_name, output, raw_out, backend, device, quick, only, reps, plots_d
         click.echo(f"wrote {p}")
 
 
+def _measuring_options_given() -> list[str]:
+    """The options of the command line that choose what a run measures."""
+    from click.core import ParameterSource
+
+    ctx = click.get_current_context()
+    return [f"--{n}" for n in ("backend", "device", "quick", "only", "reps")
+            if ctx.get_parameter_source(n) is ParameterSource.COMMANDLINE]
+
+
 def _plots(raw, gpu, measured_gpu, d: Path):
     from ..plots.mixbench import plot_roofline, plot_working_set
     from ..plots.quadrant import plot_quadrant, points_from_gpus
 
+    # check_plottable has seen both sweeps
     out = [plot_roofline(raw, d / "roofline.png", gpu=gpu),
            plot_working_set(raw, d / "working_set.png")]
-    if raw.get("sweeps", {}).get("mixbench"):
-        pts = points_from_gpus([measured_gpu] + ([gpu] if gpu is not None else []),
-                               precision="fp32")
-        kernels = sorted({(f"mix K={p['k']}", p["flop_per_byte"])
-                          for p in raw["sweeps"]["mixbench"] if p["precision"] == "fp32"},
-                         key=lambda kv: kv[1])
-        if pts:
-            out.append(plot_quadrant(pts, kernels, d / "quadrant.png"))
+    pts = points_from_gpus([measured_gpu] + ([gpu] if gpu is not None else []), precision="fp32")
+    kernels = sorted({(f"mix K={p['k']}", p["flop_per_byte"])
+                      for p in raw["sweeps"]["mixbench"] if p["precision"] == "fp32"},
+                     key=lambda kv: kv[1])
+    if pts:
+        out.append(plot_quadrant(pts, kernels, d / "quadrant.png"))
     return out
 
 

@@ -28,6 +28,14 @@ def _num(x):
     return None if isinstance(x, float) and math.isnan(x) else x
 
 
+def _text(s):
+    """User text (a GPU's name, a source) as a rich ``Text``: printed as written, where a plain
+    string's ``[red]`` would be read as markup and an unmatched ``[/bold]`` raise."""
+    from rich.text import Text
+
+    return Text(str(s))
+
+
 def _row(g) -> dict:
     """The numbers `gpus list` shows, in SI units (for --json); missing numbers are None."""
     return {k: _num(v) for k, v in _row_raw(g).items()}
@@ -74,12 +82,14 @@ def list_(names, vendor, as_json):
       gpuproj gpus list 'h100*,h200*,mi3*'
     """
     from ..catalog import select
+    from ..errors import GpuprojError
 
+    if names and not split_list(names):
+        raise GpuprojError(f"NAMES '{names}' holds no GPU name (give names, wildcards on ids "
+                           "or 'all')")
     gs = select(split_list(names)) if names else list(_catalog())
     gs = [g for g in gs if not vendor or g.vendor.lower() == vendor.lower()]
     if not gs:
-        from ..errors import GpuprojError
-
         known = sorted({g.vendor for g in _catalog()})
         raise GpuprojError(f"no GPU of vendor '{vendor}' in the catalog (vendors: "
                            f"{', '.join(known)})" if not names else
@@ -97,7 +107,7 @@ def list_(names, vendor, as_json):
         t.add_column(col, justify=just)
     for g in gs:
         r = _row(g)
-        t.add_row(g.id, g.name, g.architecture, g.isa, _fmt(r["sm_count"], 1, 0),
+        t.add_row(*map(_text, (g.id, g.name, g.architecture, g.isa)), _fmt(r["sm_count"], 1, 0),
                   _fmt(r["fp64_peak_flops_per_s"], 1e12),
                   _fmt(r["fp32_peak_flops_per_s"], 1e12),
                   _fmt(r["dram_bw_peak_bytes_per_s"], 1e12, 2),
@@ -112,7 +122,17 @@ def list_(names, vendor, as_json):
 @click.option("--json", "as_json", is_flag=True, help="Print the GPU's description as JSON.")
 def show(name, as_json):
     """Every field of one GPU, peak next to measured, each with its source (values in the
-    units people read them in; --json gives them in SI)."""
+    units people read them in; --json gives them in SI).
+
+    NAME is what `gpuproj gpus resolve` reads: an id, a name or alias, or the path of a GPU
+    YAML file, such as one written for your own GPU (docs/catalog.md).
+
+    \b
+    Examples:
+      gpuproj gpus show "NVIDIA A100-SXM4-80GB"
+      gpuproj gpus show mi250x --json
+      gpuproj gpus show src/gpuproj/catalog/gpus/h100-sxm5-80gb.yaml   # a GPU file
+    """
     from ..catalog import resolve
     from ..units import readable
 
@@ -121,24 +141,25 @@ def show(name, as_json):
         emit_json(g.to_dict())
         return
     from rich.table import Table
+    from rich.text import Text
 
     con = console()
-    con.print(f"[bold]{g.name}[/bold]  ({g.id}, {g.vendor} {g.architecture}, {g.isa}"
-              f"{', ' + str(g.release_year) if g.release_year else ''}"
-              f"{', ' + g.memory_type if g.memory_type else ''})")
+    con.print(Text.assemble((g.name, "bold"), f"  ({g.id}, {g.vendor} {g.architecture}, {g.isa}"
+                            f"{', ' + str(g.release_year) if g.release_year else ''}"
+                            f"{', ' + g.memory_type if g.memory_type else ''})"))
     if g.aliases:
-        con.print("aliases: " + ", ".join(g.aliases))
+        con.print(_text("aliases: " + ", ".join(g.aliases)))
     for label, text in (("runtime device", g.runtime_device), ("notes", g.notes)):
         if text:
-            con.print(f"{label}: {text}")
+            con.print(_text(f"{label}: {text}"))
     if g.path:
-        con.print(f"file: {g.path}")
+        con.print(_text(f"file: {g.path}"))
     vt = Table(title="values", box=None, header_style="bold", title_justify="left")
     for col in ("field", "value", "kind", "source"):
         vt.add_column(col, overflow="fold")
     for k, e in g.values.items():
         values = e.value if isinstance(e.value, list) else [e.value]
-        vt.add_row(k, ", ".join(readable(k, x) for x in values), e.kind, e.source)
+        vt.add_row(k, ", ".join(readable(k, x) for x in values), e.kind, _text(e.source))
     con.print(vt)
     pt = Table(title="throughputs (peak | measured)", box=None, header_style="bold",
                title_justify="left")
@@ -150,7 +171,7 @@ def show(name, as_json):
         src = "\n".join(s for s in (f"peak ({p.kind}): {p.source}" if p else "",
                                     f"measured: {m.source}" if m else "") if s)
         pt.add_row(k, readable(k, p.value) if p else "", readable(k, m.value) if m else "",
-                   ratio, src)
+                   ratio, _text(src))
     con.print(pt)
 
 
@@ -163,7 +184,16 @@ def _throughput_order():
 @gpus.command("resolve")
 @click.argument("name")
 def resolve_(name):
-    """Print the catalog id that NAME means (exit 2 when unknown or ambiguous)."""
+    """Print the catalog id that NAME means (exit 2 when unknown or ambiguous): an id, a name
+    or alias in any spelling runtimes print, an ISA that only one GPU has, or the path of a GPU
+    YAML file.
+
+    \b
+    Examples:
+      gpuproj gpus resolve "Tesla V100-PCIE-32GB"
+      gpuproj gpus resolve "NVIDIA GeForce RTX 3060 Laptop GPU"
+      gpuproj gpus resolve src/gpuproj/catalog/gpus/h100-sxm5-80gb.yaml
+    """
     from ..catalog import resolve
 
     click.echo(resolve(name).id)

@@ -4,12 +4,18 @@ from __future__ import annotations
 
 import click
 
-from ._common import emit_json
+from ._common import console, emit_json
 
 
 @click.group()
 def sass():
-    """Compare a kernel's machine code (SASS) across GPU architectures."""
+    """Compare a kernel's machine code (SASS) across GPU architectures.
+
+    \b
+    Examples:
+      gpuproj sass diff kernels.cu --arch sm_80,sm_90,sm_100
+      gpuproj sass diff tests/data/sass/fixture_kernels-sm_90-sm_100.fatbin --arch sm_90,sm_100
+    """
 
 
 @sass.command()
@@ -54,13 +60,9 @@ def diff(inputs, archs, kernel_regex, code, as_json):
         raise InputError("no kernel is present in every input" +
                          (f" and matches '{kernel_regex}'" if kernel_regex else ""))
     if as_json:
-        emit_json({k: {**v, "archs": [str(a) for a in v["archs"]]} for k, v in result.items()})
+        emit_json(result)
         return
     _print(result, code)
-
-
-def _label(a):
-    return f"sm_{a}" if isinstance(a, int) else str(a)
 
 
 def _fmt(v):
@@ -68,17 +70,21 @@ def _fmt(v):
 
 
 def _print(result, code):
-    from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
-    con = Console()
+    con = console()
     for name, r in result.items():
         archs = r["archs"]
-        t = Table(title=f"{name}: instructions per thread (static: loops once, slow paths not "
-                  "taken)", title_justify="left")
+        # kernel and subroutine names are the user's (operator[], a[/b]x, ns::smile::f): rich
+        # Text, never read as markup or emoji codes. The heading goes above the table: a
+        # table's title wraps at the table's width
+        con.print(Text(f"{name}: instructions per thread (static: loops once, slow paths not "
+                       "taken)"))
+        t = Table()
         t.add_column("class")
         for a in archs:
-            t.add_column(_label(a), justify="right")
+            t.add_column(a, justify="right")
         for col, per in r["mix"].items():
             vals = [per[a] for a in archs]
             style = "bold" if len(set(vals)) > 1 else None
@@ -89,20 +95,21 @@ def _print(result, code):
         t.add_row("instructions in code", *[str(r["instructions"][a]) for a in archs])
         con.print(t)
         if r["blocks"]:
-            con.print(f"blocks that differ from {_label(archs[0])}:")
+            con.print(f"blocks that differ from {archs[0]}:")
             for b in r["blocks"]:
                 delta = {k: b["mix"].get(k, 0) - b["ref_mix"].get(k, 0)
                          for k in set(b["mix"]) | set(b["ref_mix"])}
                 delta = ", ".join(f"{k} {v:+g}" for k, v in sorted(delta.items()) if v)
-                con.print(f"  {_label(b['arch'])} {b['region']} block {b['block']} "
-                          f"(vs {b['ref_block']}): {delta}")
+                vs = f"vs {b['ref_block']}" if b["ref_block"] else f"only on {b['arch']}"
+                con.print(Text(f"  {b['arch']} {b['region']} block {b['block']} ({vs}): "
+                               f"{delta}"))
                 if code:
                     for line in b["ref_code"]:
-                        con.print(f"      - {line}", markup=False)
+                        con.print(Text(f"      - {line}"))
                     for line in b["code"]:
-                        con.print(f"      + {line}", markup=False)
+                        con.print(Text(f"      + {line}"))
         else:
             con.print("no block differs in floating-point or memory work")
         for n in r["notes"]:
-            con.print(f"  note: {n}", style="dim", markup=False)
+            con.print(Text(f"  note: {n}", style="dim"))
         con.print()

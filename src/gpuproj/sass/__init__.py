@@ -98,11 +98,14 @@ def load_sass(path, arch=None, *, nvcc_options=()) -> Program:
     head = p.read_bytes()[:65536]
     kind = sniff(head)
     if kind in ("elf", "fatbin"):
-        from .tools import cubin_arch, extract_cubins
+        from .tools import cubin_arch, extract_cubins, has_code
 
         if kind == "elf" and cubin_arch(head) is not None:
             return _from_cubin(p, arch)
-        cubins = extract_cubins(p, arch)
+        cubins = [(a, c) for a, c in extract_cubins(p, arch) if has_code(c.read_bytes())]
+        if not cubins:
+            raise InputError("no embedded cubin " + (f"for sm_{parse_arch(arch)} " if arch else "")
+                             + "holds the code of a kernel", path=str(p))
         archs = sorted({a for a, _ in cubins if a is not None})
         if len(archs) > 1:
             raise InputError(f"holds cubins for {', '.join(f'sm_{a}' for a in archs)}; pass "

@@ -25,6 +25,8 @@ import warnings
 from dataclasses import dataclass
 from functools import lru_cache
 
+from ..errors import GpuprojWarning
+
 
 @dataclass(frozen=True)
 class OpClass:
@@ -180,7 +182,8 @@ def _classify(opcode: str, const_move: bool) -> OpClass:
         return OpClass("tensor")
     if base not in _warned:
         _warned.add(base)
-        warnings.warn(f"gpuproj.sass: unknown SASS opcode '{base}' counted as 'other'",
+        # a GpuprojWarning: the CLI prints it as one line, without Python's source line
+        warnings.warn(GpuprojWarning(f"unknown SASS opcode '{base}' counted as 'other'"),
                       stacklevel=3)
     return OpClass("other")
 

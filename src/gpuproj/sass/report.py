@@ -24,11 +24,19 @@ def _block_mix(b) -> Counter:
     return Counter({k: v for k, v in b.mix().items() if k in _REPORTED})
 
 
+def arch_label(arch) -> str:
+    """'sm_80' for architecture 80; an input without one keeps its own label ('input2')."""
+    return f"sm_{arch}" if isinstance(arch, int) else str(arch)
+
+
 def diff_programs(programs: dict[int, Program], kernel_regex: str | None = None) -> dict:
     """``{kernel: {"archs", "mix": {col: {arch: n}}, "flops_per_thread": {arch: {...}},
     "instructions": {arch: n}, "blocks": [...], "notes": [...]}}`` for every kernel present in
-    all ``programs`` (arch -> Program). ``blocks`` lists, for each architecture after the
-    first, the blocks whose FP or memory mix differs from their counterpart in the first."""
+    all ``programs`` (arch -> Program), each arch as its ``arch_label`` ('sm_80'). ``blocks``
+    lists, for each architecture after the first, the blocks whose FP or memory mix differs
+    from their counterpart in the first (``ref_block`` None: the block lies in a region, such
+    as a subroutine, that the first architecture's code lacks)."""
+    programs = {arch_label(a): p for a, p in programs.items()}
     archs = list(programs)
     names = [n for n in programs[archs[0]].functions
              if all(n in programs[a].functions for a in archs)]

@@ -105,11 +105,9 @@ def compile_cu(source, arch, workdir, extra=()) -> Path:
     return out
 
 
-def elf_symbols(data: bytes) -> dict[str, dict[str, int]]:
-    """Function symbols of a cubin by code section: ``{kernel: {symbol: offset}}`` for the
-    symbols that are not the kernel itself (nvcc's internal subroutines). ELF64 little endian."""
-    if data[:4] != b"\x7fELF" or data[4] != 2:
-        return {}
+def _elf_sections(data: bytes):
+    """(section headers, their names, ``name_at(strtab index, offset)``) of an ELF64 little
+    endian file."""
     shoff, = struct.unpack_from("<Q", data, 0x28)
     shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x3A)
     secs = [struct.unpack_from("<IIQQQQIIQQ", data, shoff + k * shentsize) for k in range(shnum)]
@@ -120,7 +118,23 @@ def elf_symbols(data: bytes) -> dict[str, dict[str, int]]:
         end = data.index(b"\0", start)
         return data[start:end].decode("utf-8", "replace")
 
-    names = [name_at(shstrndx, s[0]) for s in secs]
+    return secs, [name_at(shstrndx, s[0]) for s in secs], name_at
+
+
+def has_code(data: bytes) -> bool:
+    """Whether a cubin holds the code of a function (a ``.text.<name>`` section): nvcc links
+    one cubin without any next to the kernels' own, per architecture, into an executable."""
+    if data[:4] != b"\x7fELF" or data[4] != 2:
+        return False
+    return any(n.startswith(".text.") for n in _elf_sections(data)[1])
+
+
+def elf_symbols(data: bytes) -> dict[str, dict[str, int]]:
+    """Function symbols of a cubin by code section: ``{kernel: {symbol: offset}}`` for the
+    symbols that are not the kernel itself (nvcc's internal subroutines). ELF64 little endian."""
+    if data[:4] != b"\x7fELF" or data[4] != 2:
+        return {}
+    secs, names, name_at = _elf_sections(data)
     out: dict[str, dict[str, int]] = {}
     for s in secs:
         if s[1] != 2:   # SHT_SYMTAB
