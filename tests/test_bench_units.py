@@ -241,10 +241,10 @@ def test_quadrant_split_geometry(tmp_path):
     a = make_gpu("a", peak={"dram_bw_bytes_per_s": 2e12, "fp32_fma_flops_per_s": 20e12})
     b = make_gpu("b", peak={"dram_bw_bytes_per_s": 1e12, "fp32_fma_flops_per_s": 40e12},
                  measured={"dram_bw_bytes_per_s": 0.9e12})
-    pts = quadrant.points_from_gpus([a, b])
+    pts, _ = quadrant.points_from_gpus([a, b])
     assert [(p["bw"], p["compute"], p["kind"]) for p in pts] == [
         (2e12, 20e12, "peak"), (1e12, 40e12, "peak")]
-    m = quadrant.points_from_gpus([b], which="measured")[0]
+    m = quadrant.points_from_gpus([b], which="measured")[0][0]
     assert (m["bw"], m["kind"]) == (0.9e12, "measured+peak")
     # ridge points 10 and 40 FLOP/B: a kernel at I = 20 is compute-bound on a, memory on b
     assert quadrant.classify(2e12, 20e12, 20) == "compute"
@@ -253,7 +253,7 @@ def test_quadrant_split_geometry(tmp_path):
     from tests.conftest import table
 
     rows = table(time_s=[1e-3, 1e-3], flops=[4e9, 1e9], dram_bytes=[2e8, 0.0])
-    assert quadrant.kernels_from_rows(rows) == [("k0 [c]", 20.0)]
+    assert quadrant.kernels_from_rows(rows)[0] == [("k0 [c]", 20.0)]
     fig = quadrant.quadrant_figure([a, b], rows)
     from gpuproj.plots import _style
 

@@ -215,7 +215,8 @@ def _plots(raw, gpu, measured_gpu, d: Path):
     # check_plottable has seen both sweeps
     out = [plot_roofline(raw, d / "roofline.png", gpu=gpu),
            plot_working_set(raw, d / "working_set.png")]
-    pts = points_from_gpus([measured_gpu] + ([gpu] if gpu is not None else []), precision="fp32")
+    pts, _ = points_from_gpus([measured_gpu] + ([gpu] if gpu is not None else []),
+                              precision="fp32")
     kernels = sorted({(f"mix K={p['k']}", p["flop_per_byte"])
                       for p in raw["sweeps"]["mixbench"] if p["precision"] == "fp32"},
                      key=lambda kv: kv[1])

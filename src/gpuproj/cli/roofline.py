@@ -58,4 +58,3 @@ def roofline(profile, source, target, kernel, max_kernels, fmt, reader_options, 
     else:
         click.echo(f"wrote {output} ({len(data['shown'])} of {len(data['kernels'])} kernel rows)",
                    err=True)
-

@@ -36,20 +36,14 @@ def attainable(bw_bytes_per_s: float, compute_per_s: float, oi: float) -> float:
     return min(compute_per_s, oi * bw_bytes_per_s)
 
 
-def points_from_gpus(gpus, precision: str = "fp32", which: str = "peak") -> list:
-    """One point per GPU: ``{"label", "bw", "compute", "kind", "id"}``.
+def points_from_gpus(gpus, precision: str = "fp32", which: str = "peak") -> tuple[list, list]:
+    """(one point per GPU: ``{"label", "bw", "compute", "kind", "id"}``, one line per GPU left
+    out saying which number it lacks).
 
     ``which`` is ``peak`` (datasheet, as the paper draws it; the measured value where a GPU has
-    no peak) or ``measured`` (the measured value, else the peak). GPUs lacking either number
-    are left out (``gpu_points`` says why). ``gpus``: GPU objects or names the catalog
-    resolves.
+    no peak) or ``measured`` (the measured value, else the peak). ``gpus``: GPU objects or
+    names the catalog resolves.
     """
-    return gpu_points(gpus, precision, which)[0]
-
-
-def gpu_points(gpus, precision: str = "fp32", which: str = "peak") -> tuple[list, list]:
-    """(``points_from_gpus``'s points, one line per GPU left out saying which number it
-    lacks)."""
     from ..catalog import resolve
 
     bw_f, c_f = "dram_bw_bytes_per_s", f"{precision}_fma_flops_per_s"
@@ -78,16 +72,10 @@ def gpu_points(gpus, precision: str = "fp32", which: str = "peak") -> tuple[list
     return out, skipped
 
 
-def kernels_from_rows(rows) -> list:
-    """``(label, intensity)`` of every profile row with FLOPs and DRAM bytes (a ``ProfileTable``
-    or a DataFrame with ``kernel``, ``flops``, ``dram_bytes``; ``config`` optional); the
-    others are left out (``row_kernels`` says why)."""
-    return row_kernels(rows)[0]
-
-
-def row_kernels(rows) -> tuple[list, list]:
-    """(``kernels_from_rows``'s kernels, one line per row left out saying which count it
-    lacks)."""
+def kernels_from_rows(rows) -> tuple[list, list]:
+    """(``(label, intensity)`` of every profile row with FLOPs and DRAM bytes, one line per
+    other row saying which count it lacks); ``rows``: a ``ProfileTable`` or a DataFrame with
+    ``kernel``, ``flops``, ``dram_bytes`` (``config`` optional)."""
     from . import _style as st
 
     df = getattr(rows, "df", rows)
@@ -140,9 +128,9 @@ def quadrant_data(gpus, rows=None, *, kernels=(), precision: str | None = None,
     ``kernels`` (the rows' with FLOPs and DRAM bytes, then ``kernels`` [(label, I)]: each
     ``label``, ``intensity_flop_per_byte`` and, per GPU id, ``bound`` and
     ``attainable_flops_per_s``) and ``skipped`` (a line per GPU or row left out, with why)."""
-    found, skipped = row_kernels(rows) if rows is not None else ([], [])
+    found, skipped = kernels_from_rows(rows) if rows is not None else ([], [])
     precision = precision or (dominant_dtype(rows) if rows is not None else "fp32")
-    points, left_out = gpu_points(gpus, precision, which)
+    points, left_out = points_from_gpus(gpus, precision, which)
     if not points:
         raise GpuprojError(f"no GPU has both a DRAM bandwidth and a {precision} compute "
                            "throughput" + (f" ({'; '.join(left_out)})" if left_out else ""))

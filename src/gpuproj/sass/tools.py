@@ -105,6 +105,12 @@ def compile_cu(source, arch, workdir, extra=()) -> Path:
     return out
 
 
+def _is_elf64(data: bytes) -> bool:
+    """Whether ``data`` starts an ELF64 file (a cubin is one); its header is 64 bytes, so a
+    shorter file (one cut short, or named .cubin) is none."""
+    return len(data) >= 64 and data[:4] == b"\x7fELF" and data[4] == 2
+
+
 def _elf_sections(data: bytes):
     """(section headers, their names, ``name_at(strtab index, offset)``) of an ELF64 little
     endian file."""
@@ -124,15 +130,13 @@ def _elf_sections(data: bytes):
 def has_code(data: bytes) -> bool:
     """Whether a cubin holds the code of a function (a ``.text.<name>`` section): nvcc links
     one cubin without any next to the kernels' own, per architecture, into an executable."""
-    if data[:4] != b"\x7fELF" or data[4] != 2:
-        return False
-    return any(n.startswith(".text.") for n in _elf_sections(data)[1])
+    return _is_elf64(data) and any(n.startswith(".text.") for n in _elf_sections(data)[1])
 
 
 def elf_symbols(data: bytes) -> dict[str, dict[str, int]]:
     """Function symbols of a cubin by code section: ``{kernel: {symbol: offset}}`` for the
     symbols that are not the kernel itself (nvcc's internal subroutines). ELF64 little endian."""
-    if data[:4] != b"\x7fELF" or data[4] != 2:
+    if not _is_elf64(data):
         return {}
     secs, names, name_at = _elf_sections(data)
     out: dict[str, dict[str, int]] = {}
@@ -168,8 +172,7 @@ def disassemble_cubin(cubin: Path) -> tuple[str, dict]:
 
 def cubin_arch(data: bytes) -> int | None:
     """The sm_XX of a cubin from its ELF header flags (None if not a CUDA ELF)."""
-    # an ELF64 header is 64 bytes: shorter is no cubin (a file cut short or named .cubin)
-    if len(data) < 64 or data[:4] != b"\x7fELF" or data[4] != 2:
+    if not _is_elf64(data):
         return None
     e_machine, = struct.unpack_from("<H", data, 0x12)
     if e_machine != 190:   # EM_CUDA
