@@ -81,7 +81,7 @@ BASELINES = ("same", "bandwidth", "compute", "roofline")
 ANALYTICAL = ("hierarchical", "hierarchical-ext", "quantitative", "quantitative-transfer",
               "efficiency")
 EXTENSIONS = ("cache_capacity", "parallelism", "warp_bandwidth", "issue_rate", "roof_share",
-              "source_clock")
+              "roof_floor", "source_clock")
 BANDS_REL = "src/gpuproj/models/error_bands.json"
 # (label, offset C of the score; None: the plain log error)
 BAND_VARIANTS = (("plain log error", None), ("C = 0.5", 0.5), ("C = 1", 1.0), ("C = 2", 2.0))

@@ -501,9 +501,13 @@ def test_quantitative_says_how_far_its_absolute_time_is_on_the_source_itself():
         return [n for n in notes if "itself" in n]
 
     assert said() == ["on src itself the model predicts 0.33x the measured time: its absolute "
-                      "times miss what limits these kernels there; quantitative-transfer keeps "
-                      "the measured level"]
+                      "times miss what limits these kernels there"]
+    # beyond a factor 2 the user is warned (``gpuproj.predict`` turns cautions into warnings)
+    assert q.predict(table(**cols), SRC, TGT).cautions == [
+        "on src itself it predicts 1 of 1 rows outside 0.5-2x the measured time (k0: 0.33x): "
+        "its projections of them are as far off; quantitative-transfer keeps the measured level"]
     assert said(time_s=[1.5e-3]) == ["on src itself the model predicts 0.67x the measured time"]
+    assert q.predict(table(**{**cols, "time_s": [1.5e-3]}), SRC, TGT).cautions == []
     two = {c: v * 2 for c, v in cols.items()}
     assert said(**{**two, "time_s": [1.5e-3, 1e-3]}) == [
         "on src itself the model predicts 0.67x to 1x (median 0.83x) the measured time"]
@@ -622,6 +626,8 @@ def test_parallelism_projects_a_kernel_held_by_its_loads_in_flight_by_its_waves(
     assert t[0] == pytest.approx((8.73e-3 - ls) * 132 / 108 + lt)
     # the bandwidth projection: 4.8 / 2.039 = 2.35x the time, where the waves say 1.22x
     assert t[1] == pytest.approx(t[2]) and t[1] == pytest.approx(4.8 / 2.039 * 8.73e-3, rel=0.01)
+    # what holds the first row is the latency of its loads, not the DRAM bandwidth
+    assert got.df["limiter"].astype(str).tolist() == ["latency", "dram", "dram"]
     assert got.df["low_s"].iloc[0] == pytest.approx(t[0])
     assert got.df["high_s"].iloc[0] >= t[1]  # and its block-slot end, 0.03 % above
     assert any(a.startswith("concurrency: 1 row(s) held") for a in got.assumptions[a100.id])
@@ -737,7 +743,8 @@ def test_issue_rate_needs_both_gpus_in_the_catalog():
     k = table(time_s=[1e-3], flops=[2e9], dtype=["fp32"])
     pred = get_model("hierarchical", issue_rate=True).predict(k, TURING, TGT)
     assert pred.df.iloc[0]["time_s"] == pytest.approx(0.5e-3)
-    assert any("issue rate: not in the catalog" in n for n in pred.assumptions["tgt"])
+    assert any(n.startswith("issue rate: tgt without warp_issue_per_sm_per_clock")
+               for n in pred.assumptions["tgt"])
 
 
 def sass_counts(k, **cols):
@@ -893,6 +900,7 @@ def test_every_limiter_is_one_the_contract_names(fixture):
 @pytest.mark.parametrize("example,targets", [
     ("h100-suite-ncu.csv", ["a100-sxm4-80gb", "mi300x"]),
     ("rodinia-p100-nvprof.csv", ["h100-sxm5-80gb"])])
+@pytest.mark.filterwarnings("ignore::gpuproj.predict.MethodWarning")  # quantitative's, per row
 def test_a_rows_projection_does_not_depend_on_the_other_rows(example, targets):
     """Every analytical method projects each row on its own: predicting a row alone gives what
     it gets in the whole table (the H100 suite's vector add, whose ncu profile counts
@@ -914,3 +922,51 @@ def test_a_rows_projection_does_not_depend_on_the_other_rows(example, targets):
         for col in ("time_s", "low_s", "high_s"):
             np.testing.assert_allclose(alone[col], whole.loc[alone.index, col], rtol=1e-12,
                                        err_msg=f"{col} of row {i}")
+
+
+def test_roof_floor_keeps_a_projection_above_the_targets_own_roofline():
+    """A kernel held by shared memory (Eq. 5 on the source: 1.125e8 wavefronts x 128 B /
+    16e12 B/s = 0.9 ms of its 1 ms), projected to a target that has no L1 or L2 bandwidth in
+    its description: the L1 and L2 levels, which serve 1e8 bytes each, do not project, and the
+    DRAM level gives t_s x 1e12 / 2e12 = 0.5 ms, below the
+    1.125e8 x 128 / 20e12 = 0.72 ms the target's shared memory alone takes. ``roof_floor``
+    raises it to 0.72 ms. A source that ran in half its own bound (0.45 ms against 0.9 ms:
+    counts that overstate the work) lowers the floor by as much: 0.36 ms against the DRAM
+    level's 0.225 ms."""
+    no_caches = replace(TGT, peaks={k: v for k, v in TGT.peaks.items()
+                                    if k not in ("l1_bw_bytes_per_s", "l2_bw_bytes_per_s")})
+    wavefronts = 1.125e8
+    k = table(time_s=[1e-3, 0.45e-3], dram_bytes=[1e8] * 2, l2_bytes=[2e8] * 2,
+              l1_bytes=[3e8] * 2, shared_bytes=[wavefronts * 128] * 2,
+              shared_wavefronts=[wavefronts] * 2)
+    plain = get_model("hierarchical").predict(k, SRC, no_caches).df
+    floored = get_model("hierarchical", roof_floor=True).predict(k, SRC, no_caches)
+    assert plain["time_s"].to_numpy() == pytest.approx([0.5e-3, 0.225e-3], rel=1e-12)
+    assert floored.df["time_s"].to_numpy() == pytest.approx([0.72e-3, 0.36e-3], rel=1e-12)
+    assert floored.df["t_shared_s"].to_numpy() == pytest.approx([0.72e-3] * 2, rel=1e-12)
+    assert (floored.df["low_s"] == floored.df["time_s"]).all()
+    assert any(a.startswith("roofline floor: 2 row(s)") for a in floored.assumptions["tgt"])
+    # shared memory, which bounds both rows on the source, is timed on the target too
+    assert not any("lacks the ceiling" in a for a in floored.assumptions["tgt"])
+    # an L2-bound row (3.9e9 L2 hits / 4e12 B/s = 0.975 ms of 1 ms) is projected from DRAM
+    # alone, and the notes say so
+    l2_bound = table(time_s=[1e-3], dram_bytes=[1e8], l2_bytes=[4e9], kernel=["gather(int*)"])
+    said = get_model("hierarchical").predict(l2_bound, SRC, no_caches).assumptions["tgt"]
+    assert "tgt lacks the ceiling of what bounds 1 row(s) (l2: gather) on src (its longest " \
+        "resource time there): projected from the other levels alone" in said
+    # a projection already above the target's roofline is left alone
+    both = get_model("hierarchical", roof_floor=True).predict(hier_kernel(), SRC, TGT).df
+    assert both["time_s"].iloc[0] == pytest.approx(
+        get_model("hierarchical").predict(hier_kernel(), SRC, TGT).df["time_s"].iloc[0])
+
+
+def test_a_row_no_time_can_be_given_says_which_values_the_gpu_lacks():
+    """The hand example's kernel adds and multiplies in FP32: on a target whose description
+    has no FP32 ADD/MUL peak Eq. 2 has no ceiling, and the skipped row names the field."""
+    no_addmul = replace(TGT, peaks={k: v for k, v in TGT.peaks.items()
+                                    if k != "fp32_addmul_flops_per_s"})
+    got = get_model("hierarchical").predict(hier_kernel(), SRC, no_addmul)
+    assert got.df.empty
+    assert [s.reason for s in got.skipped] == [
+        "k0 [c] -> tgt: hierarchical gave no finite positive time (tgt has no "
+        "fp32_addmul_flops_per_s)"]

@@ -143,3 +143,68 @@ def test_nominal_convolution_flops_beyond_the_roofline_on_real_data(capsys):
     assert warned[0].startswith("gpuproj: warning: 1 of 5 rows measured on a100-pcie-80gb, "
                                 "2 of 5 on tesla-p100-pcie-16gb, ")
     assert "ran faster than their GPU's datasheet roofline allows" in warned[0]
+
+
+def test_a_method_that_doubts_its_projections_warns(capsys):
+    """The bundled H100 suite profile: `quantitative` predicts the H100's own atomic_hotspot
+    (19 ms of contended atomics on one address) at 0.0022x its measured time, and 3 more rows
+    outside 0.5-2x, so its "464x faster on an H200" is a warning line, not only a note among
+    the assumptions. An evaluation, which scores such projections, prints none."""
+    from pathlib import Path
+
+    from conftest import run_cli
+
+    from gpuproj.evaluate import evaluate
+    from gpuproj.predict import MethodWarning, predict
+    from gpuproj.profiles import load
+
+    path = Path(__file__).resolve().parents[1] / "examples" / "h100-suite-ncu.csv"
+    with pytest.warns(MethodWarning, match=r"^quantitative: on h100-sxm5-80gb itself it "
+                      r"predicts 4 of 16 rows outside 0.5-2x the measured time "
+                      r"\(atomic_hotspot: 0.0022x\)"):
+        predict(load(path), targets=["h200-sxm-141gb", "b200"], methods="quantitative")
+    code, _, err = run_cli(capsys, "predict", str(path), "--target", "h200-sxm-141gb,b200",
+                           "--method", "quantitative,quantitative-transfer")
+    assert code == 0
+    assert err.count("gpuproj: warning: quantitative: on h100-sxm5-80gb itself") == 1
+    assert "quantitative-transfer:" not in err
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", MethodWarning)
+        evaluate(load(path), ["quantitative"])
+
+
+def test_a_target_the_profile_measured_shows_its_measured_time(capsys):
+    """A Rodinia calculate_temp row measured on a GTX 680 and on a P100 (Amaris et al.):
+    projected from the GTX 680 to the P100 and to an H100, the P100's row and total carry the
+    file's P100 time, the H100's none; the table shows it with the error, `same` being the
+    source's time, 8.016 us against 3.0 us measured, +167 %."""
+    from pathlib import Path
+
+    from conftest import run_cli
+
+    from gpuproj.predict import predict
+    from gpuproj.profiles import load
+
+    path = Path(__file__).parent / "data" / "amaris-2gpus-calculate_temp.csv"
+    t = load(path)
+    measured = t.on("tesla-p100-pcie-16gb").df["time_s"].iloc[0]
+    source = t.on("gtx-680").df["time_s"].iloc[0]
+    r = predict(t, source="gtx-680", targets=["tesla-p100-pcie-16gb", "h100-sxm5-80gb"],
+                methods="same")
+    d = r.table().set_index("target")
+    assert d.loc["tesla-p100-pcie-16gb", "measured_s"] == measured
+    assert np.isnan(d.loc["h100-sxm5-80gb", "measured_s"])
+    a = r.application().set_index("target")
+    assert a.loc["tesla-p100-pcie-16gb", "measured_s"] == pytest.approx(measured)
+    assert np.isnan(a.loc["h100-sxm5-80gb", "measured_s"])
+    assert (source, measured) == (pytest.approx(8.016e-6), pytest.approx(3.0e-6))
+    code, out, _ = run_cli(capsys, "predict", str(path), "--source", "gtx-680", "--target",
+                           "tesla-p100-pcie-16gb,h100-sxm5-80gb", "--method", "same")
+    assert code == 0
+    lines = [ln for ln in out.splitlines() if "tesla-p100" in ln]
+    assert lines and all("3 us" in ln and "+167 %" in ln for ln in lines)
+    # a profile of the source alone has no such column
+    alone = predict(t.on("gtx-680"), targets=["tesla-p100-pcie-16gb"], methods="same")
+    assert "measured_s" not in alone.table()

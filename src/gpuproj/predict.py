@@ -48,6 +48,9 @@ class PredictionSet:
     models: dict = field(default_factory=dict)  # method -> provenance of a model passed in
     # id -> GPU of the sources and targets: a GPU read from a file is not in the catalog
     gpus: dict = field(default_factory=dict)
+    # kernel, config, target, measured_s: the profile's own times on a target, where it has
+    # rows of that GPU (``_measured_on_targets``)
+    measured: pd.DataFrame | None = None
 
     def _interval_note(self, d: pd.DataFrame) -> str:
         """What the interval column of ``d`` holds, for the methods that give it a width: a
@@ -91,27 +94,54 @@ class PredictionSet:
 
     def table(self) -> pd.DataFrame:
         """One row per kernel, configuration, target and method: ``time_s`` predicted,
-        ``source_time_s``, ``speedup`` (one source), the interval ``low_s``/``high_s``, the
-        error band ``band_low_s``/``band_high_s``, ``limiter`` and ``launches``; empty, with
-        these columns, where every row was skipped."""
+        ``source_time_s``, ``speedup`` (one source), ``measured_s`` (where the profile has
+        the same kernel and configuration measured on the target; NaN elsewhere), the interval
+        ``low_s``/``high_s``, the error band ``band_low_s``/``band_high_s``, ``limiter`` and
+        ``launches``; empty, with these columns, where every row was skipped."""
         d = _stacked([p.df.drop(columns=["row"]) for p in self.predictions.values()])
-        if not self.combined and "time_s" in d:  # (no method at all: no columns)
-            d.insert(d.columns.get_loc("time_s") + 1, "speedup",
-                     d["source_time_s"] / d["time_s"])
+        if "time_s" not in d:  # (no method at all: no columns)
+            return d
+        at = d.columns.get_loc("time_s") + 1
+        if not self.combined:
+            d.insert(at, "speedup", d["source_time_s"] / d["time_s"])
+            at += 1
+        if self.measured is not None and len(self.measured):
+            keys = ["kernel", "config", "target"]
+            got = d[keys].astype(str).merge(self.measured, on=keys, how="left")
+            d.insert(at, "measured_s", got["measured_s"].to_numpy(float))
         return d
 
     def application(self) -> pd.DataFrame:
         """Per method and target, the totals of ``table()``'s rows (time x launches): ``time_s``,
-        ``source_time_s`` and ``speedup`` (one source), the interval and the band (missing
+        ``source_time_s`` and ``speedup`` (one source), ``measured_s`` (where the profile has
+        every row of the total measured on the target), the interval and the band (missing
         where a row has none), and ``rows``, the kernel rows added."""
         frames = []
+        measured = self._measured_totals()
         for m, p in self.predictions.items():
             a = p.application()
             if self.combined:  # a sum of per-target weighted means of the sources' times
                 a = a.drop(columns=["source_time_s", "speedup"])
+            if measured is not None:
+                a.insert(a.columns.get_loc("time_s") + 1, "measured_s",
+                         a["target"].astype(str).map(measured.get(m, {})).astype(float))
             a.insert(0, "method", m)
             frames.append(a)
         return _stacked(frames)
+
+    def _measured_totals(self) -> dict | None:
+        """{method: {target: measured time x launches summed over the method's rows}} where
+        every row has a measured time; None where the profile has no target's rows."""
+        if self.measured is None or not len(self.measured):
+            return None
+        d = self.table()
+        w = d["measured_s"] * d["launches"]
+        by = w.groupby([d["method"].astype(str), d["target"].astype(str)])
+        total = by.sum(min_count=1).where(by.count() == by.size())
+        out: dict = {}
+        for (m, t), v in total.items():
+            out.setdefault(m, {})[t] = v
+        return out
 
     def shortlist(self, k: int) -> pd.DataFrame:
         """The ``k`` configurations of each kernel to measure on each target, taken in turn
@@ -406,8 +436,6 @@ def _readable(d: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-
-
 def _has_own_interval(d: pd.DataFrame) -> bool:
     # the methods' own intervals are shown only where one has a width (the hierarchical model
     # with more than one memory level): a column of "x - x" says nothing
@@ -424,6 +452,10 @@ def _shown(d: pd.DataFrame, keys: list, own: bool) -> pd.DataFrame:
     elif "source_time_s" in d:
         out["source"] = d["source_time_s"].map(fmt_time)
     out["predicted"] = d["time_s"].map(fmt_time)
+    if "measured_s" in d and d["measured_s"].notna().any():
+        out["measured"] = d["measured_s"].map(lambda v: fmt_time(v) if v == v else "-")
+        out["error"] = [f"{100 * (p / m - 1):+.0f} %" if m == m else "-"
+                        for p, m in zip(d["time_s"], d["measured_s"])]
     if own:  # a point (a method or row without an interval) shows as '-'
         out["interval"] = [_fmt_range(lo, hi) if wide else "-" for lo, hi, wide in
                            zip(d["low_s"], d["high_s"], has_width(d["low_s"], d["high_s"]))]
@@ -615,9 +647,33 @@ def predict(table: ProfileTable, *, targets, source=None, methods=None,
             if p.df.empty:
                 warnings.warn(f"{label} predicted none of the kernel rows (see the skipped "
                               "rows for why)", InputWarning, stacklevel=2)
+    for label, p in preds.items():
+        for c in p.cautions:
+            warnings.warn(f"{label}: {c}", MethodWarning, stacklevel=2)
     provenance = {label: _provenance(*saved) for label, saved in fitted if saved is not None}
     return PredictionSet([s.id for s in srcs], [t.id for t in tgts], preds, skipped,
-                         provenance, {g.id: g for g in (*srcs, *tgts)})
+                         provenance, {g.id: g for g in (*srcs, *tgts)},
+                         _measured_on_targets(table, tgts, kernel))
+
+
+def _measured_on_targets(table: ProfileTable, targets: list, kernel: str | None):
+    """kernel, config, target, measured_s of the rows ``table`` holds of each target (the
+    median of repeated rows), those ``kernel`` selects; None where it holds none."""
+    frames = []
+    for t in targets:
+        if t.id in table.gpus:
+            on = table.on(t.id)
+            try:
+                on = on.select(kernel)
+            except InputError:  # the source's rows matched; the target has none that do
+                continue
+            frames.append(on.df[["kernel", "config"]].astype(str).assign(
+                target=t.id, measured_s=on.df["time_s"].to_numpy(float)))
+    if not frames:
+        return None
+    d = pd.concat(frames, ignore_index=True)
+    return d.groupby(["kernel", "config", "target"], as_index=False, sort=False)["measured_s"] \
+        .median()
 
 
 def _default_method(rows: dict) -> str:
@@ -637,6 +693,10 @@ def _default_method(rows: dict) -> str:
 
 class RooflineWarning(GpuprojWarning):
     """Rows measured faster than their source GPU's datasheet roofline allows."""
+
+
+class MethodWarning(GpuprojWarning):
+    """A method's doubt about its own projections (``Projection.cautions``)."""
 
 
 def beyond_roofline(rows: dict, gpus: dict | None = None) -> str | None:
@@ -719,8 +779,9 @@ def _combined(preds: list, numbers: dict) -> Prediction:
         for t, notes in p.assumptions.items():
             have = assumptions.setdefault(t, [])
             have += [n for n in notes if n not in have]
+    cautions = list(dict.fromkeys(c for p in preds for c in p.cautions))
     if d.empty:
-        return Prediction(d, assumptions, [])
+        return Prediction(d, assumptions, [], cautions)
     c = combine_sources(d.drop(columns=[x for x in d.columns if x.startswith("t_")]))
     c["row"] = [numbers[k] for k in zip(c["kernel"], c["config"])]
-    return Prediction(c, assumptions, [])
+    return Prediction(c, assumptions, [], cautions)

@@ -88,7 +88,9 @@ def predict(profile, source, target, method, model_paths, kernel, fmt, reader_op
     target from several of them at once with --source a,b,c or --source all: the projections
     of each configuration, weighted by the inverse square of their band's log-width, which
     errs less than one source's (docs/accuracy.md, "Several source GPUs"); a target that is
-    also a source is predicted from the others.
+    also a source is predicted from the others. Where the PROFILE also holds a target's own
+    rows (the same kernel and configuration measured there), each prediction and total shows
+    that measured time and its error.
 
     With --loopy KERNEL_FILE instead of a PROFILE: predict the loopy kernel's time from the
     calibrated cost models (Stevens & Kloeckner) whose parameters `gpuproj calibrate` wrote,

@@ -43,6 +43,9 @@ class Projection:
     limiter: np.ndarray | None = None  # array of str from LIMITERS
     breakdown: dict = field(default_factory=dict)  # "t_dram_s" -> array, ...
     assumptions: list = field(default_factory=list)  # strings, for the whole target
+    # what the user must not miss (projections the method itself doubts): strings, which
+    # ``gpuproj.predict`` turns into warnings; evaluations keep them out of sight
+    cautions: list = field(default_factory=list)
 
 
 @dataclass
@@ -54,12 +57,14 @@ class Prediction:
     table), then breakdown columns ``t_<resource>_s``. ``low_s``/``high_s`` is the method's own
     interval, ``band_low_s``/``band_high_s`` the error band measured on real cross-GPU data
     (``models.bands``; NaN where none was measured for the method). ``assumptions`` maps
-    target id to the assumptions used for it.
+    target id to the assumptions used for it; ``cautions``: the projections' cautions
+    (``Projection.cautions``), each once.
     """
 
     df: pd.DataFrame
     assumptions: dict
     skipped: list
+    cautions: list = field(default_factory=list)
 
     def application(self) -> pd.DataFrame:
         """Per target: source and predicted totals (time x launches summed over kernels) and
@@ -140,7 +145,7 @@ class Model:
         n = len(use)
         cols = {k: [] for k in ("time_s", "low_s", "high_s", "band_low_s", "band_high_s",
                                 "limiter")}
-        breakdown, assumptions, done = {}, {}, []
+        breakdown, assumptions, cautions, done = {}, {}, {}, []
         self._memo_ = {}  # values that do not depend on the target, see _once
         try:
             for t in tgts:
@@ -162,6 +167,7 @@ class Model:
                 for k, v in p.breakdown.items():
                     breakdown.setdefault(k, []).append(np.broadcast_to(np.asarray(v, float), (n,)))
                 assumptions[t.id] = list(p.assumptions)
+                cautions.update(dict.fromkeys(p.cautions))
                 done.append(t.id)
         finally:
             self._memo_ = None
@@ -204,12 +210,18 @@ class Model:
         time_s = pred["time_s"].to_numpy()
         bad = ~np.isfinite(time_s) | (time_s <= 0)
         if bad.any():
-            why = f"{self.name} gave no finite positive time (a ceiling is missing for this GPU)"
+            why = {}
+            for t, notes in assumptions.items():  # the values the GPUs lack, where said
+                lacks = [a for a in notes if " has no " in a]
+                why[t] = (f"{self.name} gave no finite positive time ("
+                          + ("; ".join(lacks) if lacks else "a ceiling is missing for this GPU")
+                          + ")")
             for kern, conf, tgt in zip(*(pred[c].to_numpy(object)[bad]
                                          for c in ("kernel", "config", "target"))):
-                skipped.append(Skipped(profiles.origin, None, f"{kern} [{conf}] -> {tgt}: {why}"))
+                skipped.append(Skipped(profiles.origin, None,
+                                       f"{kern} [{conf}] -> {tgt}: {why[tgt]}"))
             pred = pred[~bad].reset_index(drop=True)
-        return Prediction(pred, assumptions, skipped)
+        return Prediction(pred, assumptions, skipped, list(cautions))
 
     def _once(self, key, compute):
         """``compute()``, evaluated once per ``predict`` call and shared by all its targets:

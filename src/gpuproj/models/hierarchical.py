@@ -86,6 +86,24 @@ switchable):
   that no roof explains (a kernel at 5 % of every ceiling is held by latencies, not by them).
   Between GPUs of one instruction set, only the share T / t that the source's roofline bound T
   explains scales so; the rest scales with the SMs' aggregate clock (``_roof_share``).
+- ``roof_floor``: a level's projection may fall below the time the target's own ceilings
+  give the row's work: a level that does not see a resource (the DRAM level and shared memory)
+  projects by its own ratio alone, and where the target lacks a level's bandwidth (the B200's L1
+  and L2) only the others project. No candidate time may lie below the target's roofline time,
+  the longest of the row's resource times there (compute, each level, shared memory), times
+  min(1, t_s / T_s), T_s the same bound on the source (where the source ran faster than it, its
+  counts or ceilings overstate the work, and the target's bound by as much). Only the resources
+  timed on both GPUs count. Our H100 suite's shared_bank_conflict, 1.96 ms with 1.95 ms of it in
+  shared memory, went to a B200 at the DRAM ratio, 0.82 ms, against the 1.74 ms its shared
+  memory takes there; now 1.74 ms. On the public tables, only the gpu-benches roofline sweep
+  moves much, and through ``issue_rate``: between architectures it takes f in [0.5, 1] on both
+  GPUs, which cuts an A40's FP32 ceiling (GA10x, P = I = 4) by 1.41x at the point and an A100's
+  (GA100, P = 2) not at all, so A40 -> A100 projected the compute-bound rows up to 29 % faster
+  than the A100's measured FMA ceiling allows; floored, they err 0.0-0.9 %. The table goes from
+  16.5 / 14.2 to 14.3 / 11.7 % MAPE / median APE (A40 -> A100 21.7 -> 3.5 %, L40 -> A100 11.3 ->
+  4.4 %, A40 -> L40 13.2 -> 10.4 %; alone, without ``issue_rate``, the floor changes nothing
+  there). NeuSight 22.8 / 18.3 -> 22.7 / 18.1 %, the seed report's median APE 52.6 -> 52.8 %,
+  the Rodinia, KernelTuner and our H100 <-> H200 tables unchanged.
 - ``source_clock``: compute peaks assume the boost clock, and a profiled kernel may have run
   at another one: Nsight Compute locks the clocks to base unless ``--clock-control none``, and
   the Rodinia GPUs under nvprof ran at 83-99 % of their boost clock (the Tesla K40 at 724 of
@@ -176,9 +194,10 @@ class Hierarchical(Model):
     def __init__(self, cache_capacity: bool = False, parallelism: bool = False,
                  warp_bandwidth: bool = False, issue_rate: bool = False,
                  target_counts: dict | None = None, source_clock: bool = False,
-                 roof_share: bool = False):
+                 roof_share: bool = False, roof_floor: bool = False):
         self.cache_capacity = cache_capacity
         self.roof_share = roof_share
+        self.roof_floor = roof_floor
         self.parallelism = parallelism
         self.warp_bandwidth = warp_bandwidth
         self.issue_rate = issue_rate
@@ -405,10 +424,10 @@ class Hierarchical(Model):
             notes.append("bandwidth ceilings scaled by active threads per warp instruction")
         bws = []
         for i, (p_s, p_t) in enumerate(per_bytes):
-            bw_s, _ = self._bw_ceilings(df, n, bs, source, p_s)
+            bw_s, times_s = self._bw_ceilings(df, n, bs, source, p_s)
             bw_t, times = self._bw_ceilings(df, n, bt, target, p_t)
-            if i == 0:
-                times_t = times  # the breakdown is the point's
+            if i == 0:  # the breakdown and the roofline floor are the point's
+                times_t, floor_s = times, times_s
             bws.append(({k: v * bw_usage_s for k, v in bw_s.items()},
                         {k: v * bw_usage_t for k, v in bw_t.items()}))
 
@@ -486,6 +505,7 @@ class Hierarchical(Model):
             low = np.fmin(low, np.fmin.reduce(variant, axis=1))
             high = np.fmax(high, np.fmax.reduce(variant, axis=1))
 
+        held = None
         if self.parallelism:
             resident = self._resident_blocks(df, source, target)
             by_sm, by_slot = self._fill_ratios(df, source, target, *resident)
@@ -505,19 +525,35 @@ class Hierarchical(Model):
                              "resident threads keep in flight (Little's law): time x waves of "
                              "resident threads target / source, at least the target's DRAM "
                              "time; the interval also spans the bandwidth projection")
+        with np.errstate(invalid="ignore", divide="ignore"):
+            t_comp = np.where(has_flops, flops_t / perf_t, 0.0)
+            t_comp_s = np.where(has_flops, flops_s / perf_s, 0.0)
+        res_s = {"t_compute_s": t_comp_s, **floor_s}
+        res_t = {"t_compute_s": t_comp, **times_t}
+        lost = self._bound_lost(df, res_s, res_t)
+        if lost:
+            notes.append(f"{target.id} lacks the ceiling of what bounds {lost} on "
+                         f"{source.id} (its longest resource time there): projected from the "
+                         "other levels alone")
+        if self.roof_floor:
+            floor = self._roof_floor(res_s, res_t, t_body)
+            raised = np.isfinite(per_level) & (per_level < floor[:, None])
+            if raised.any():
+                per_level = np.where(raised, floor[:, None], per_level)
+                low, high = np.fmax(low, floor), np.fmax(high, floor)
+                notes.append(f"roofline floor: {raised.any(axis=1).sum()} row(s) projected "
+                             f"below {target.id}'s own roofline time raised to it")
         with np.errstate(invalid="ignore"), _quiet():
             point = np.nanmean(per_level, axis=1) + launch_t
         low, high = low + launch_t, high + launch_t
 
-        with np.errstate(invalid="ignore", divide="ignore"):
-            t_comp = np.where(has_flops, flops_t / perf_t, 0.0)
         if unpriced.any():
             # the breakdown shows what the projection used: those bytes at DRAM bandwidth
             through = np.fmax(n["nplus"]["l2"], n["nplus"]["l1"])
             times_t = {**times_t, "t_dram_s": np.where(unpriced, through * per_t["dram"],
                                                         times_t["t_dram_s"])}
         breakdown, limiter = self._breakdown(df, n, {"t_compute_s": t_comp, **times_t},
-                                             unpriced)
+                                             unpriced, held)
         notes = bs.notes + bt.notes + notes
         return Projection(point, low, high, limiter, breakdown, notes)
 
@@ -557,6 +593,46 @@ class Hierarchical(Model):
             return np.where(np.isfinite(t_roof) & (t_roof > 0),
                             np.minimum(t_roof / t_body, 1.0), 1.0)
 
+    @staticmethod
+    def _bound_lost(df, times_s, times_t) -> str:
+        """The rows whose longest resource time on the source (``times_*``: the breakdown's
+        times per resource) has no counterpart on the target, a ceiling the target's
+        description lacks, as "N row(s) (resource: kernel, ...)"; "" where there is none."""
+        keys = list(times_s)
+        s = np.column_stack([_nz(times_s[k]) for k in keys])
+        t = np.column_stack([times_t[k] for k in keys])
+        top = np.argmax(s, axis=1)
+        rows = np.flatnonzero((s.max(axis=1) > 0) & np.isnan(t[np.arange(len(t)), top]))
+        if not len(rows):
+            return ""
+        kernels = df["kernel"].to_numpy()
+        by = {}
+        for i in rows:
+            by.setdefault(keys[top[i]][2:-2], []).append(str(kernels[i]).split("(")[0])
+        def listed(ks, most=4):
+            ks = list(dict.fromkeys(ks))
+            more = f" and {len(ks) - most} more" if len(ks) > most else ""
+            return ", ".join(ks[:most]) + more
+
+        named = "; ".join(f"{r}: {listed(ks)}" for r, ks in by.items())
+        return f"{len(rows)} row(s) ({named})"
+
+    @staticmethod
+    def _roof_floor(times_s, times_t, t_body):
+        """The least time a row can take on the target (``roof_floor``): the longest of its
+        resource times there (compute, each level, shared memory; Eqs. 1 and 4-5 as times),
+        x min(1, t_s / T_s) where the source ran faster than its own such bound T_s (counts
+        or ceilings that overstate the work carry over). Only the resources timed on both GPUs
+        count; NaN where there is none."""
+        with np.errstate(invalid="ignore", divide="ignore"):
+            s = np.vstack([times_s[k] for k in times_t])
+            t = np.vstack([times_t[k] for k in times_t])
+            both = np.isfinite(s) & np.isfinite(t) & (s > 0)
+            roof_s = np.where(both, s, 0.0).max(axis=0)
+            roof_t = np.where(both, t, 0.0).max(axis=0)
+            floor = roof_t * np.minimum(1.0, t_body / roof_s)
+        return np.where(both.any(axis=0) & np.isfinite(floor), floor, np.nan)
+
     def _target_counts(self, df, target, rows):
         """The target's side of the counts: the target's SASS counts where ``target_counts``
         has them for this target (the source's where a count is missing), else the source's
@@ -595,8 +671,11 @@ class Hierarchical(Model):
                    else self._fp_issue_share(tgt["counts"], tgt["mix"], ws_t))
         i_s, i_t = (g.value("warp_issue_per_sm_per_clock") for g in (source, target))
         if not (np.isfinite(i_s) and np.isfinite(i_t)):
-            notes.append("issue rate: not in the catalog for both GPUs, compute ceilings "
-                         "unchanged")
+            lack = " and ".join(g.id for g, i in ((source, i_s), (target, i_t))
+                                if not np.isfinite(i))
+            notes.append(f"issue rate: {lack} without warp_issue_per_sm_per_clock in the "
+                         "catalog, compute ceilings unchanged (a target with it has its FP "
+                         "ceiling cut where f I < P: compare such targets with care)")
             return notes, [(perf_s, perf_t)]
         notes.append(f"issue rate: FP ceiling x min(1, f I / P), I = {i_s:g} -> {i_t:g} "
                      "warp instructions per SM per clock")
@@ -605,11 +684,12 @@ class Hierarchical(Model):
                        for a, b in zip(f_s, f_t)]
 
     @staticmethod
-    def _breakdown(df, n, times, at_dram):
+    def _breakdown(df, n, times, at_dram, latency=None):
         """The target's time per resource (``times``: compute and per level) as the
         projection's breakdown, and the limiter: the kernel's dtype where compute takes the
-        longest, else that level. ``at_dram``: rows whose bytes were priced at DRAM
-        bandwidth, their DRAM time counted."""
+        longest, else that level, and ``latency`` where that mask says so (rows held by the
+        loads their threads keep in flight, ``_concurrency``). ``at_dram``: rows whose bytes
+        were priced at DRAM bandwidth, their DRAM time counted."""
         # NaN, not 0, where the profile does not count a quantity: "unknown" is not "no time"
         counted = {"t_compute_s": np.isfinite(df["flops"].to_numpy(float)),
                    "t_dram_s": np.isfinite(n["dram"]) | at_dram,
@@ -621,8 +701,10 @@ class Hierarchical(Model):
         stack = np.column_stack([_nz(breakdown[k]) for k in
                                  ("t_compute_s", "t_dram_s", "t_l2_s", "t_l1_s", "t_shared_s")])
         largest = np.argmax(stack, axis=1)
-        limiter = labels(np.where(largest == 0, df["_dtype"].to_numpy(), len(DTYPES) + largest - 1),
-                         DTYPES + ("dram", "l2", "l1", "shared"))
+        codes = np.where(largest == 0, df["_dtype"].to_numpy(), len(DTYPES) + largest - 1)
+        if latency is not None:
+            codes = np.where(latency, len(DTYPES) + 4, codes)
+        limiter = labels(codes, DTYPES + ("dram", "l2", "l1", "shared", "latency"))
         return breakdown, limiter
 
     # the ceilings, for pictures and reports -----------------------------------------------
@@ -891,9 +973,10 @@ class Hierarchical(Model):
 
         With few threads per SM a memory-bound kernel runs at the loads it keeps in flight over
         the memory latency, not at the DRAM bandwidth (Little's law): its time is its waves of
-        resident threads x the latency. A row counts as held so where its source ran below
-        ``CONCURRENCY_SHARE`` of the DRAM ceiling, in at least ``CONCURRENCY_WAVES`` waves, and
-        those waves at ``CONCURRENCY_LATENCY_S`` take within ``CONCURRENCY_BAND`` of its time.
+        resident threads x the latency (its limiter: ``latency``). A row counts as held so
+        where its source ran below ``CONCURRENCY_SHARE`` of the DRAM ceiling, in at least
+        ``CONCURRENCY_WAVES`` waves, and those waves at ``CONCURRENCY_LATENCY_S`` take within
+        ``CONCURRENCY_BAND`` of its time.
         The target, with the same threads in flight and the same latency (the catalog has no
         latencies), takes time x its waves / the source's, and at least its DRAM time. Resident
         blocks per SM: on the source from the profile's achieved occupancy where it has one,
@@ -945,14 +1028,14 @@ class Hierarchical(Model):
 class HierarchicalExtended(Hierarchical):
     name = "hierarchical-ext"
     summary = ("hierarchical roofline + cache-capacity, parallelism, warp-bandwidth, "
-               "issue-rate and roof-share extensions")
+               "issue-rate, roof-share and roofline-floor extensions")
 
     def __init__(self, cache_capacity: bool = True, parallelism: bool = True,
                  warp_bandwidth: bool = True, issue_rate: bool = True,
                  target_counts: dict | None = None, source_clock: bool = False,
-                 roof_share: bool = True):
+                 roof_share: bool = True, roof_floor: bool = True):
         super().__init__(cache_capacity, parallelism, warp_bandwidth, issue_rate, target_counts,
-                         source_clock, roof_share)
+                         source_clock, roof_share, roof_floor)
 
 
 class _quiet:
