@@ -208,3 +208,24 @@ def test_a_target_the_profile_measured_shows_its_measured_time(capsys):
     # a profile of the source alone has no such column
     alone = predict(t.on("gtx-680"), targets=["tesla-p100-pcie-16gb"], methods="same")
     assert "measured_s" not in alone.table()
+
+
+def test_configurations_predicted_alike_are_ranked_by_the_source_time():
+    """Three configurations a floor predicts alike (1 ms) and a fourth predicted slower: the
+    ranking and the shortlist take, among the three, the one the source ran fastest (c,
+    0.4 ms), not the first row (a); the top-1 loss is that of c on the target."""
+    import pandas as pd
+
+    from gpuproj.evaluate import rank_metrics
+    from gpuproj.shortlist import shortlist
+
+    p = pd.DataFrame({"kernel": "k", "config": list("abcd"), "method": "m",
+                      "time_s": [1e-3, 1e-3, 1e-3, 2e-3],
+                      "source_time_s": [0.9e-3, 0.6e-3, 0.4e-3, 1e-3],
+                      "true_s": [3e-3, 2e-3, 1e-3, 4e-3]})
+    assert shortlist(p, ["m"], 2, ["kernel"])["config"].tolist() == ["c", "b"]
+    m = rank_metrics(p, ["kernel"], top=1)
+    assert (m["top1_loss_pct"], m["top1_hit"]) == (0.0, 1.0)
+    # without the source's time, row order: a, 3 ms against the best 1 ms
+    m = rank_metrics(p.drop(columns="source_time_s"), ["kernel"], top=1)
+    assert m["top1_loss_pct"] == pytest.approx(200.0)

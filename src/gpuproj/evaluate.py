@@ -343,14 +343,18 @@ def rank_metrics(pairs: pd.DataFrame, keys, top: int = TOP_K) -> dict:
     top1_loss_max_pct the worst group), top1_hit the fraction of groups where it is the fastest
     measured (or as fast); topk_loss_pct / topk_loss_max_pct the same for the best
     of the ``top`` configurations predicted fastest (an autotuner that runs those ``top`` on
-    the target). Ties in the prediction are broken by row order.
+    the target). Ties in the prediction are broken by the source's time (``source_time_s``,
+    where given: a floor such as hierarchical-ext's ``roof_floor`` gives many configurations
+    one time, and among those an autotuner takes the one that ran fastest where it measured),
+    then by row order.
 
     >>> p = pd.DataFrame({"kernel": "k", "time_s": [1.0, 2.0, 3.0], "true_s": [2.0, 1.0, 3.0]})
     >>> m = rank_metrics(p, ["kernel"], top=2)
     >>> m["groups"], m["rank_corr"], m["top1_loss_pct"], m["top1_hit"], m["topk_loss_pct"]
     (1, 0.5, 100.0, 0.0, 0.0)
     """
-    d = _rankable(pairs, keys)[keys + ["time_s", "true_s"]]
+    d = _rankable(pairs, keys)[keys + ["time_s", "true_s"]
+                               + (["source_time_s"] if "source_time_s" in pairs else [])]
     empty = {"groups": 0, "configs": 0, "rank_corr": None, "top1_loss_pct": None,
              "top1_loss_max_pct": None, "top1_hit": None, "topk": top, "topk_loss_pct": None,
              "topk_loss_max_pct": None}
@@ -365,7 +369,7 @@ def rank_metrics(pairs: pd.DataFrame, keys, top: int = TOP_K) -> dict:
     cov = (rp * rt).groupby(by, sort=False).sum()
     var = (rp * rp).groupby(by, sort=False).sum() * (rt * rt).groupby(by, sort=False).sum()
     rho = cov / np.sqrt(var.where(var > 0))  # undefined where a ranking is all ties
-    order = g["time_s"].rank(method="first")
+    order = _order(d, by)
     best = g["true_s"].transform("min")
     loss = d["true_s"] / best - 1
     top1 = loss[order == 1]
@@ -377,6 +381,20 @@ def rank_metrics(pairs: pd.DataFrame, keys, top: int = TOP_K) -> dict:
             "topk": int(top),
             "topk_loss_pct": float(100 * topk.median()),
             "topk_loss_max_pct": float(100 * topk.max())}
+
+
+def _order(d: pd.DataFrame, by) -> pd.Series:
+    """1, 2, ... per group of ``by``: the rows of ``d`` by predicted time, ties by the
+    source's time where ``d`` has it, then by row order."""
+    group = pd.MultiIndex.from_arrays(by).factorize()[0] if len(by) > 1 else \
+        pd.factorize(by[0])[0]
+    tie = d["source_time_s"].to_numpy(float) if "source_time_s" in d else np.zeros(len(d))
+    at = np.lexsort((np.arange(len(d)), tie, d["time_s"].to_numpy(float), group))
+    order = np.empty(len(d))
+    counts = np.bincount(group)
+    starts = np.r_[0, np.cumsum(counts)[:-1]]
+    order[at] = np.arange(len(d)) - np.repeat(starts, counts) + 1
+    return pd.Series(order, index=d.index)
 
 
 def shortlist_metrics(pairs: pd.DataFrame, methods, keys, top: int = TOP_K) -> dict:

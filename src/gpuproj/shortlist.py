@@ -24,17 +24,21 @@ def shortlist(pred: pd.DataFrame, methods, k: int, keys) -> pd.DataFrame:
     """The ``k`` configurations to measure per group of ``keys`` (e.g. kernel and target),
     chosen in turns: each method of ``methods``, in that order, adds the configuration it
     predicts fastest among those not yet chosen (rows of ``pred`` with ``config``, ``method``,
-    ``time_s``; ties by row order), until ``k`` are chosen or every method's order is used up.
-    Returns those rows of ``pred`` (the proposing method's) with ``rank`` 1..k, groups in order
-    of appearance. A group with fewer configurations gets them all."""
+    ``time_s``; ties by ``source_time_s`` where given, then by row order), until ``k`` are
+    chosen or every method's order is used up. Returns those rows of ``pred`` (the proposing
+    method's) with ``rank`` 1..k, groups in order of appearance. A group with fewer
+    configurations gets them all."""
     if k < 1:
         raise ValueError(f"shortlist: k must be at least 1 (got {k})")
     d = pred[pred["method"].isin(list(methods)) & pred["time_s"].notna()]
     turn = {m: i for i, m in enumerate(dict.fromkeys(methods))}
     group = d.groupby(list(keys), sort=False).ngroup().to_numpy()
     method = d["method"].map(turn).to_numpy()
-    # one sort for all groups: by group, method in turn order, predicted time, row order
-    order = np.lexsort((np.arange(len(d)), d["time_s"].to_numpy(), method, group))
+    # one sort for all groups: by group, method in turn order, predicted time, the source's
+    # time (configurations a floor predicts alike: the one that ran fastest where measured;
+    # combined sets have none), row order
+    tie = d["source_time_s"].to_numpy(float) if "source_time_s" in d else np.zeros(len(d))
+    order = np.lexsort((np.arange(len(d)), tie, d["time_s"].to_numpy(), method, group))
     config, group, method = d["config"].to_numpy()[order], group[order], method[order]
     starts = np.flatnonzero(np.r_[True, (np.diff(group) != 0) | (np.diff(method) != 0)])
     ends = np.r_[starts[1:], len(d)]

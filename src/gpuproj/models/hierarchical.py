@@ -124,6 +124,7 @@ from __future__ import annotations
 import itertools
 
 import numpy as np
+import pandas as pd
 
 from .base import Model, Projection
 from .common import (
@@ -605,17 +606,17 @@ class Hierarchical(Model):
         rows = np.flatnonzero((s.max(axis=1) > 0) & np.isnan(t[np.arange(len(t)), top]))
         if not len(rows):
             return ""
-        kernels = df["kernel"].to_numpy()
-        by = {}
-        for i in rows:
-            by.setdefault(keys[top[i]][2:-2], []).append(str(kernels[i]).split("(")[0])
-        def listed(ks, most=4):
-            ks = list(dict.fromkeys(ks))
-            more = f" and {len(ks) - most} more" if len(ks) > most else ""
-            return ", ".join(ks[:most]) + more
-
-        named = "; ".join(f"{r}: {listed(ks)}" for r, ks in by.items())
-        return f"{len(rows)} row(s) ({named})"
+        # whole columns: a table of 100000 rows may lose them all (an L2-bound sweep to a GPU
+        # without an L2 bandwidth)
+        lost = pd.DataFrame({"resource": np.asarray(keys, object)[top[rows]],
+                             "kernel": df["kernel"].astype(str).to_numpy()[rows]})
+        lost["kernel"] = lost["kernel"].str.split("(").str[0]
+        parts = []
+        for r, ks in lost.groupby("resource", sort=False)["kernel"]:
+            ks = ks.unique()
+            more = f" and {len(ks) - 4} more" if len(ks) > 4 else ""
+            parts.append(f"{r[2:-2]}: {', '.join(ks[:4])}{more}")
+        return f"{len(rows)} row(s) ({'; '.join(parts)})"
 
     @staticmethod
     def _roof_floor(times_s, times_t, t_body):
