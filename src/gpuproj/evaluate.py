@@ -384,12 +384,13 @@ def rank_metrics(pairs: pd.DataFrame, keys, top: int = TOP_K) -> dict:
 
 
 def _order(d: pd.DataFrame, by) -> pd.Series:
-    """1, 2, ... per group of ``by``: the rows of ``d`` by predicted time, ties by the
-    source's time where ``d`` has it, then by row order."""
+    """1, 2, ... per group of ``by``: the rows of ``d`` in ``shortlist.by_prediction``'s
+    order."""
+    from .shortlist import by_prediction
+
     group = pd.MultiIndex.from_arrays(by).factorize()[0] if len(by) > 1 else \
         pd.factorize(by[0])[0]
-    tie = d["source_time_s"].to_numpy(float) if "source_time_s" in d else np.zeros(len(d))
-    at = np.lexsort((np.arange(len(d)), tie, d["time_s"].to_numpy(float), group))
+    at = np.lexsort((*by_prediction(d), group))
     order = np.empty(len(d))
     counts = np.bincount(group)
     starts = np.r_[0, np.cumsum(counts)[:-1]]

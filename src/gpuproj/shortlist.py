@@ -20,6 +20,15 @@ import numpy as np
 import pandas as pd
 
 
+def by_prediction(d: pd.DataFrame) -> tuple:
+    """``np.lexsort`` keys (least significant first) that order the rows of ``d`` by
+    predicted time (``time_s``), ties by the source's time where ``d`` has it (configurations a
+    floor predicts alike: an autotuner takes the one that ran fastest where it measured;
+    combined sets have none), then by row order."""
+    tie = d["source_time_s"].to_numpy(float) if "source_time_s" in d else np.zeros(len(d))
+    return np.arange(len(d)), tie, d["time_s"].to_numpy(float)
+
+
 def shortlist(pred: pd.DataFrame, methods, k: int, keys) -> pd.DataFrame:
     """The ``k`` configurations to measure per group of ``keys`` (e.g. kernel and target),
     chosen in turns: each method of ``methods``, in that order, adds the configuration it
@@ -34,11 +43,8 @@ def shortlist(pred: pd.DataFrame, methods, k: int, keys) -> pd.DataFrame:
     turn = {m: i for i, m in enumerate(dict.fromkeys(methods))}
     group = d.groupby(list(keys), sort=False).ngroup().to_numpy()
     method = d["method"].map(turn).to_numpy()
-    # one sort for all groups: by group, method in turn order, predicted time, the source's
-    # time (configurations a floor predicts alike: the one that ran fastest where measured;
-    # combined sets have none), row order
-    tie = d["source_time_s"].to_numpy(float) if "source_time_s" in d else np.zeros(len(d))
-    order = np.lexsort((np.arange(len(d)), tie, d["time_s"].to_numpy(), method, group))
+    # one sort for all groups: by group, method in turn order, then ``by_prediction``
+    order = np.lexsort((*by_prediction(d), method, group))
     config, group, method = d["config"].to_numpy()[order], group[order], method[order]
     starts = np.flatnonzero(np.r_[True, (np.diff(group) != 0) | (np.diff(method) != 0)])
     ends = np.r_[starts[1:], len(d)]

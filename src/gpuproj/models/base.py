@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from ..catalog import GPU, resolve
+from ..catalog import GPU, CeilingNote, resolve
 from ..errors import GpuprojError
 from ..profiles.table import ProfileTable, Skipped
 from .bands import band_of, band_quantiles
@@ -212,7 +212,7 @@ class Model:
         if bad.any():
             why = {}
             for t, notes in assumptions.items():  # the values the GPUs lack, where said
-                lacks = [a for a in notes if " has no " in a]
+                lacks = [a for a in notes if isinstance(a, CeilingNote) and a.kind == "missing"]
                 why[t] = (f"{self.name} gave no finite positive time ("
                           + ("; ".join(lacks) if lacks else "a ceiling is missing for this GPU")
                           + ")")

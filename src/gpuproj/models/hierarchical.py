@@ -126,6 +126,7 @@ import itertools
 import numpy as np
 import pandas as pd
 
+from ..kernel_names import without_arguments
 from .base import Model, Projection
 from .common import (
     DTYPES,
@@ -610,10 +611,9 @@ class Hierarchical(Model):
         # without an L2 bandwidth)
         lost = pd.DataFrame({"resource": np.asarray(keys, object)[top[rows]],
                              "kernel": df["kernel"].astype(str).to_numpy()[rows]})
-        lost["kernel"] = lost["kernel"].str.split("(").str[0]
         parts = []
         for r, ks in lost.groupby("resource", sort=False)["kernel"]:
-            ks = ks.unique()
+            ks = list(dict.fromkeys(map(without_arguments, ks.unique())))
             more = f" and {len(ks) - 4} more" if len(ks) > 4 else ""
             parts.append(f"{r[2:-2]}: {', '.join(ks[:4])}{more}")
         return f"{len(rows)} row(s) ({'; '.join(parts)})"

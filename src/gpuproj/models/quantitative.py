@@ -40,6 +40,7 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
+from ..kernel_names import without_arguments
 from .base import Model, Projection
 from .common import CeilingBook, labels, warp_size
 
@@ -122,7 +123,7 @@ class Quantitative(Model):
             return [note], []
         off = np.where(ok, np.abs(np.log(np.where(ok, r, 1.0))), -1.0)
         worst = int(np.argmax(off))
-        kernel = str(df["kernel"].iat[worst]).split("(")[0]
+        kernel = without_arguments(str(df["kernel"].iat[worst]))
         caution = (f"on {source.id} itself it predicts {np.sum(ok & ((r < 0.5) | (r > 2)))} of "
                    f"{ok.sum()} rows outside 0.5-2x the measured time ({kernel}: "
                    f"{r[worst]:.2g}x): its projections of them are as far off; "
