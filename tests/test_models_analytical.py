@@ -604,6 +604,28 @@ def test_parallelism_point_by_sm_interval_to_block_slots():
     assert got["low_s"].to_numpy() == pytest.approx(base * np.minimum(by_sm, by_slot))
     assert got["high_s"].to_numpy() == pytest.approx(base * np.maximum(by_sm, by_slot))
 
+
+def test_parallelism_names_a_grid_that_leaves_most_sms_idle():
+    """A100 80 GB (108 SMs) -> V100 SXM2 (80 SMs), DRAM-bound rows. 39 blocks keep 39 / 80 of
+    the V100's SMs busy, under half: more blocks, not more bandwidth, would shorten the kernel,
+    and its limiter says so; 40 blocks (half) and 2592 blocks (waves of every SM) keep the
+    roof's name. A grid without blocks has no fill."""
+    from gpuproj.catalog import resolve
+
+    a100, v100 = resolve("a100-sxm4-80gb"), resolve("v100-sxm2-16gb")
+    k = table(time_s=[1e-3] * 4, dram_bytes=[1e9] * 4, flops=[1e6] * 4, dtype=["fp32"] * 4,
+              grid_blocks=[39, 40, 2592, np.nan], block_threads=[256, 256, 256, np.nan])
+    got = get_model("hierarchical", parallelism=True).predict(k, a100, v100).df
+    assert got["limiter"].astype(str).tolist() == ["parallelism", "dram", "dram", "dram"]
+    # the label changes no time: the rows differ by their fill ratio alone
+    base = get_model("hierarchical").predict(k, a100, v100).df["time_s"].to_numpy()
+    by_sm = np.array([(39 / 108) / (39 / 80), (40 / 108) / (40 / 80), 2592 / (24 * 108)
+                      / (2592 / (33 * 80)), 1])
+    assert got["time_s"].to_numpy() == pytest.approx(base * by_sm)
+    # without the extension the grid is not looked at
+    assert set(get_model("hierarchical").predict(k, a100, v100).df["limiter"]) == {"dram"}
+
+
 def test_parallelism_projects_a_kernel_held_by_its_loads_in_flight_by_its_waves():
     """H200 -> A100 80 GB, a stream read of 2^27 threads in 32-thread blocks, 8 B each, 8.73 ms
     (123 GB/s, 2.6 % of the H200's 4.8 TB/s: the two GPUs were measured by different

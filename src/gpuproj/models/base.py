@@ -30,7 +30,7 @@ def has_width(low, high) -> np.ndarray:
 
 # Limiting resources a model may name.
 LIMITERS = ("dram", "l2", "l1", "shared", "fp64", "fp32", "fp16", "int", "sfu", "ldst",
-            "latency", "launch", "measured")
+            "parallelism", "latency", "launch", "measured")
 
 
 @dataclass

@@ -67,7 +67,9 @@ switchable):
   target's added back. A row held by the loads its resident threads keep in flight (Little's
   law: few threads per SM, the source well below its DRAM ceiling, and its waves of resident
   threads at a typical 600 ns latency as long as its time) is projected by the ratio of those
-  waves instead, at least the target's DRAM time (``_concurrency``).
+  waves instead, at least the target's DRAM time (``_concurrency``). The limiter of a row whose
+  grid has fewer blocks than half the target's SMs is ``parallelism`` (``UNDERFILL``): its
+  speed-up follows the busy SMs, not a roof; of a row held so, ``latency``.
 - ``warp_bandwidth``: bandwidth ceilings are also scaled by the active-thread ratio of Eq. 3
   (the paper's MiniMDock miss), which moves the ridge point.
 - ``issue_rate``: the FP pipe reaches its peak only if the schedulers issue FP instructions fast
@@ -156,6 +158,10 @@ CONCURRENCY_LATENCY_S = 600e-9
 CONCURRENCY_BAND = (0.5, 2.0)
 CONCURRENCY_WAVES = 4
 CONCURRENCY_SHARE = 0.5
+# parallelism's limiter: a launch that keeps under this share of the target's SMs busy (by SM,
+# ``fill_fractions``: only a grid of fewer blocks than half the SMs does) is labelled
+# ``parallelism``: more blocks, not a faster resource, would shorten it
+UNDERFILL = 0.5
 
 
 def _nz(a):
@@ -507,10 +513,11 @@ class Hierarchical(Model):
             low = np.fmin(low, np.fmin.reduce(variant, axis=1))
             high = np.fmax(high, np.fmax.reduce(variant, axis=1))
 
-        held = None
+        held = underfilled = None
         if self.parallelism:
             resident = self._resident_blocks(df, source, target)
-            by_sm, by_slot = self._fill_ratios(df, source, target, *resident)
+            by_sm, by_slot, fill_t = self._fill_ratios(df, source, target, *resident)
+            underfilled = fill_t < UNDERFILL
             per_level = per_level * by_sm[:, None]
             # both factors are positive: the ends of every time scaled are the ends scaled
             low, high = (np.fmin(low * by_sm, low * by_slot),
@@ -555,7 +562,7 @@ class Hierarchical(Model):
             times_t = {**times_t, "t_dram_s": np.where(unpriced, through * per_t["dram"],
                                                         times_t["t_dram_s"])}
         breakdown, limiter = self._breakdown(df, n, {"t_compute_s": t_comp, **times_t},
-                                             unpriced, held)
+                                             unpriced, underfilled, held)
         notes = bs.notes + bt.notes + notes
         return Projection(point, low, high, limiter, breakdown, notes)
 
@@ -685,12 +692,13 @@ class Hierarchical(Model):
                        for a, b in zip(f_s, f_t)]
 
     @staticmethod
-    def _breakdown(df, n, times, at_dram, latency=None):
+    def _breakdown(df, n, times, at_dram, underfilled=None, latency=None):
         """The target's time per resource (``times``: compute and per level) as the
         projection's breakdown, and the limiter: the kernel's dtype where compute takes the
-        longest, else that level, and ``latency`` where that mask says so (rows held by the
-        loads their threads keep in flight, ``_concurrency``). ``at_dram``: rows whose bytes
-        were priced at DRAM bandwidth, their DRAM time counted."""
+        longest, else that level; ``parallelism`` where that mask says so (grids that leave
+        most of the target's SMs idle, ``UNDERFILL``), and ``latency`` where that one does
+        (rows held by the loads their threads keep in flight, ``_concurrency``). ``at_dram``:
+        rows whose bytes were priced at DRAM bandwidth, their DRAM time counted."""
         # NaN, not 0, where the profile does not count a quantity: "unknown" is not "no time"
         counted = {"t_compute_s": np.isfinite(df["flops"].to_numpy(float)),
                    "t_dram_s": np.isfinite(n["dram"]) | at_dram,
@@ -703,9 +711,11 @@ class Hierarchical(Model):
                                  ("t_compute_s", "t_dram_s", "t_l2_s", "t_l1_s", "t_shared_s")])
         largest = np.argmax(stack, axis=1)
         codes = np.where(largest == 0, df["_dtype"].to_numpy(), len(DTYPES) + largest - 1)
-        if latency is not None:
-            codes = np.where(latency, len(DTYPES) + 4, codes)
-        limiter = labels(codes, DTYPES + ("dram", "l2", "l1", "shared", "latency"))
+        for code, mask in ((len(DTYPES) + 4, underfilled), (len(DTYPES) + 5, latency)):
+            if mask is not None:
+                codes = np.where(mask, code, codes)
+        limiter = labels(codes, DTYPES + ("dram", "l2", "l1", "shared", "parallelism",
+                                          "latency"))
         return breakdown, limiter
 
     # the ceilings, for pictures and reports -----------------------------------------------
@@ -1012,10 +1022,11 @@ class Hierarchical(Model):
 
     def _fill_ratios(self, df, source, target, calc_s, calc_t):
         """u_s / u_t per row by SM (the point) and by block slot (the interval's other end; the
-        SM ratio where the occupancy is unknown); 1 where a row has no grid. Measured on the
-        tables, the SM is the better unit: a block slot per resident block made NeuSight bmm
-        61.4 % MAPE against 33.3 % (docs/accuracy_analysis.md). ``calc_s``, ``calc_t``: the
-        resident blocks per SM of ``_resident_blocks``."""
+        SM ratio where the occupancy is unknown), 1 where a row has no grid, and u_t by SM (NaN
+        without a grid). Measured on the tables, the SM is the better unit: a block slot per
+        resident block made NeuSight bmm 61.4 % MAPE against 33.3 %
+        (docs/accuracy_analysis.md). ``calc_s``, ``calc_t``: the resident blocks per SM of
+        ``_resident_blocks``."""
         from .common import fill_fractions
 
         u_s = self._once("fill_source", lambda: fill_fractions(df, source, calc_s))
@@ -1023,7 +1034,7 @@ class Hierarchical(Model):
         with np.errstate(invalid="ignore", divide="ignore"):
             by_sm, by_slot = (s / t for s, t in zip(u_s, u_t))
         by_sm = np.where(np.isfinite(by_sm) & (by_sm > 0), by_sm, 1.0)
-        return by_sm, np.where(np.isfinite(by_slot) & (by_slot > 0), by_slot, by_sm)
+        return by_sm, np.where(np.isfinite(by_slot) & (by_slot > 0), by_slot, by_sm), u_t[0]
 
 
 class HierarchicalExtended(Hierarchical):
