@@ -6,7 +6,11 @@ hierarchical extension and where each method fails; and the measured error bands
 fitted on those tables and on our suite's (data/suite/, ``suite_band_pairs``).
 
     python scripts/accuracy.py [--data DIR] [--out docs/accuracy.md]
-        [--json docs/results/accuracy.json]
+        [--json docs/results/accuracy.json] [--only NAME]
+
+``--only`` scores the datasets whose name contains NAME and prints the report instead of
+rewriting the docs (a partial report in docs/accuracy.md would drop every other table);
+``--out``/``--json`` still write it where asked.
 
 Fragments written by other scripts (calibrated case studies, learned experiments, SASS, our
 H100/H200 suite) are included from docs/results/*.md when present.
@@ -656,10 +660,14 @@ def suite_band_pairs(data_dir) -> list:
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
-    ap.add_argument("--out", type=Path, default=ROOT / "docs" / "accuracy.md")
-    ap.add_argument("--json", type=Path, default=ROOT / "docs" / "results" / "accuracy.json")
+    ap.add_argument("--out", type=Path, help="default docs/accuracy.md; stdout with --only")
+    ap.add_argument("--json", type=Path,
+                    help="default docs/results/accuracy.json; none with --only")
     ap.add_argument("--only", help="only datasets whose name contains this")
     args = ap.parse_args(argv)
+    if not args.only:
+        args.out = args.out or ROOT / "docs" / "accuracy.md"
+        args.json = args.json or ROOT / "docs" / "results" / "accuracy.json"
     results, sections, band_frame = run(args.data, args.only)
     if band_frame is None:  # --only on tables the bands leave out
         bands_md, held = "", pd.DataFrame()
@@ -669,12 +677,13 @@ def main(argv=None):
         print("--only: the shipped error bands are left as they are", file=sys.stderr)
     else:
         BANDS.write_text(json.dumps(bands, indent=1) + "\n")
-    args.json.parent.mkdir(parents=True, exist_ok=True)
-    # a method without held-out pairs has no width: null, not NaN (which JSON has not)
-    held = held.astype(object).where(held.notna(), None)
-    args.json.write_text(json.dumps({"tables": results,
-                                     "error_bands_held_out": held.to_dict(orient="records")},
-                                    indent=1, default=float, allow_nan=False))
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        # a method without held-out pairs has no width: null, not NaN (which JSON has not)
+        held = held.astype(object).where(held.notna(), None)
+        args.json.write_text(json.dumps({"tables": results,
+                                         "error_bands_held_out": held.to_dict(orient="records")},
+                                        indent=1, default=float, allow_nan=False))
     analysis = ROOT / "docs" / "accuracy_analysis.md"
     fragments = sorted((ROOT / "docs" / "results").glob("*.md"))
     doc = ["# Accuracy", "",
@@ -729,8 +738,11 @@ def main(argv=None):
         doc += ["## Why methods win and lose", "", analysis.read_text()]
     for f in fragments:
         doc += ["", f.read_text()]
-    args.out.write_text("\n".join(doc) + "\n")
-    print(f"wrote {args.out}", file=sys.stderr)
+    if args.out:
+        args.out.write_text("\n".join(doc) + "\n")
+        print(f"wrote {args.out}", file=sys.stderr)
+    else:
+        sys.stdout.write("\n".join(doc) + "\n")
 
 
 if __name__ == "__main__":

@@ -206,3 +206,16 @@ def test_suite_band_pairs_are_our_two_tables_with_their_data_sources():
     assert set(report["dataset"]) == {"seed-report-4gpus"}
     assert set(report["cell"]) == {"cross_arch"}
     assert len(report) and np.isfinite(report["true_s"]).all()
+
+
+def test_only_prints_the_partial_report_and_leaves_the_docs_alone(tmp_path, monkeypatch, capsys):
+    # a report of one dataset written over docs/accuracy.md would drop every other table
+    if not (EXTERNAL / "seed-report-4gpus").is_dir():
+        pytest.skip("shared/data/external not present")
+    acc = load_script("accuracy")
+    written = []
+    monkeypatch.setattr(Path, "write_text", lambda self, *a, **k: written.append(self))
+    acc.main(["--data", str(EXTERNAL), "--only", "seed-report"])
+    assert written == []
+    out = capsys.readouterr().out
+    assert out.startswith("# Accuracy") and "seed-report-4gpus" in out

@@ -161,8 +161,11 @@ def test_measured_values_from_public_benchmarks(cat):
     assert "201 MiB" in a100.measureds["dram_latency_s"].source
     # the RX 6900 XT's point lies past 4 x its 128 MiB Infinity Cache: 561642 kB, 1837.9 cycles
     assert rx.measured("dram_latency_s") == pytest.approx(1837.9 / 2570e6)
-    # seed report: TITAN V sustained_bandwidth_gbps 299.936
-    assert cat.gpus["titan-v"].measured("dram_bw_bytes_per_s") == pytest.approx(299.936e9)
+    # seed report: TITAN V sustained_bandwidth_gbps 299.936, the size of a device-to-device
+    # copy over its time: the copy reads and writes that size, 2 x 299.936 GB/s of DRAM traffic
+    titan_v = cat.gpus["titan-v"]
+    assert titan_v.measured("dram_bw_bytes_per_s") == pytest.approx(2 * 299.936e9)
+    assert "x 2" in titan_v.measureds["dram_bw_bytes_per_s"].source
     for gid in ("v100-pcie-16gb", "a100-sxm4-80gb", "a40", "l40", "h200-sxm-141gb", "mi100",
                 "mi210", "rx-6900-xt", "rtx-2080-ti", "rtx-4070", "gtx-titan-x"):
         assert cat.gpus[gid].measureds, gid

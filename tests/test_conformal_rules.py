@@ -2,6 +2,8 @@
 change to the splits or the learned models cannot break the script unnoticed (it did once: a
 MultiIndex where it expected a Series)."""
 
+import json
+
 import numpy as np
 from conftest import load_script
 from learned_helpers import GPUS, synthetic_table
@@ -38,3 +40,15 @@ def test_kth_smallest_of_the_cv_plus_values_matches_sorting_them():
     # one column, one score each side: lt + z d by hand
     got = cr.kth_smallest(np.array([[1.0]]), np.array([[2.0]]), [np.array([-0.5, 0.25])], 2)
     assert abs(got[0] - 1.5) < 1e-9
+
+
+def test_rerunning_some_tables_keeps_the_others_results(tmp_path, monkeypatch):
+    cr = load_script("conformal_rules")
+    first, second = (name for name, *_ in cr.le.TABLES[:2])
+    monkeypatch.setattr(cr, "OUT_JSON", tmp_path / "rules.json")
+    monkeypatch.setattr(cr, "OUT_MD", tmp_path / "rules.md")
+    monkeypatch.setattr(cr, "markdown", lambda res: "")
+    cr.OUT_JSON.write_text(json.dumps({first: {"old": 1}, second: {"old": 2}}))
+    monkeypatch.setattr(cr, "study", lambda data, name, *a: {"new": name})
+    cr.main(["--tables", second])
+    assert json.loads(cr.OUT_JSON.read_text()) == {first: {"old": 1}, second: {"new": second}}

@@ -906,6 +906,7 @@ def test_source_clock_leaves_measured_ceilings_and_unclocked_rows():
                                      "amaris-2gpus-calculate_temp.csv",
                                      "kerneltuner-4gpus-gemm_clblast_4096.csv",
                                      "neusight-5gpus-bmm.csv"])
+@pytest.mark.filterwarnings("ignore::gpuproj.predict.MethodWarning")  # quantitative's, per row
 def test_every_limiter_is_one_the_contract_names(fixture):
     """models.base.LIMITERS is the vocabulary of the `limiter` column (the report and the
     pictures colour by it): every method on real profiles, to NVIDIA and AMD targets."""

@@ -438,6 +438,7 @@ def test_sm_clock(tmp_path):
     assert e.value.field == "sm__cycles_elapsed.avg.per_second"
 
 
+@pytest.mark.filterwarnings("ignore::gpuproj.predict.MethodWarning")  # quantitative's, per row
 def test_a_profile_without_some_of_the_metrics_reads_and_predicts(tmp_path):
     """`gpuproj profile` leaves out the metrics a GPU does not offer: the raw page then lacks
     their columns, the reader leaves those canonical columns empty and every model still

@@ -127,9 +127,10 @@ class GPU:
         Measured where the catalog has it; else this GPU's peak scaled by ``reference``'s
         measured/peak ratio (Van Lanker et al., Sec. 4.1), marked ``derived``; else the peak.
         Where both GPUs were measured, but by different benchmarks (the first word of the
-        source: ``gpu-benches``, ``seed-report-4gpus``, ``gpuproj``), the peak instead: their
-        measurements are not comparable (the seed report's copy kernel reaches 37-46 % of the
-        DRAM peak, gpu-benches' STREAM 74-95 %), and each GPU of the pair falls back alike.
+        source: ``gpu-benches``, ``seed-report-4gpus``, ``gpuproj``), the peak instead: each
+        benchmark moves its bytes its own way (the seed report a ``cudaMemcpy``, gpu-benches
+        STREAM kernels, ours a triad over all SMs) and reaches its own share of the peak, so
+        each GPU of the pair falls back alike.
         """
         m = self.measured(name)
         p = self.peak(name)

@@ -15,7 +15,7 @@ With ``offset`` C (the learned models use ``models.bands.OFFSET``), the scores a
 r / d, d = C + |ln(predicted / source time)|, and the interval is [p exp(r_(lo) d),
 p exp(r_(hi) d)]: a prediction that moves the time far from the source's gets a wider
 interval, as the analytical methods' error bands do. On leave-one-GPU-out this brought every
-hybrid's coverage within 3 points of 90 % on 4 of the 8 public tables instead of 2
+hybrid's coverage within 3 points of 90 % on 5 of the 8 public tables instead of 2
 (docs/results/learned_conformal_rules.md). Outside their training GPUs' range the learned
 models widen this interval further (``LearnedModel._widen_outside``).
 
