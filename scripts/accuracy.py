@@ -636,7 +636,7 @@ SUITE_TABLES = ("gpuproj-suite H100 <-> H200", "seed-report-4gpus -> ours")
 def suite_band_pairs(data_dir) -> list:
     """Band pairs of our suite (data/suite/): every analytical method between the collected
     GPUs, and the seed report's four GPUs -> ours on the report's kernels (Srivastava et al.'s
-    Experiment 1 with a Hopper target, where every method misses most: 2.3-4x too fast). The
+    Experiment 1 with a Hopper target, where every method misses most: 1.9-5.5x too fast). The
     latter belong to the seed report's data source, so that leaving the report out of a fit
     leaves them out too. None where nothing is collected."""
     from suite_crossval import collected, pair_table, report_to_ours

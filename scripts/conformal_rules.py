@@ -337,7 +337,7 @@ def markdown(res) -> str:
           "unfamiliar GPU misleads a buyer more than a wide interval, so gpuproj keeps the "
           "public band. What stays under 87 % are held-out GPUs *inside* the training range "
           "whose shift none of the training GPUs showed (Rodinia bpnn_layerforward: the GTX "
-          "TITAN X and the Tesla K20; the GTX 970 and 980 until the 970's 196 GB/s entered the "
+          "TITAN X, the GTX 980 and the Tesla K20; the GTX 970 until its 196 GB/s entered the "
           "catalog), which no rule calibrated on 8 GPUs can foresee. calculate_temp was among "
           "them (83-87 %) until the Quadro K5200's FP64 rate entered the catalog: with the rate "
           "unknown, the K5200 fold was covered 5-52 %. Within 3 points is a fine line at "

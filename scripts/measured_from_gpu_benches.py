@@ -38,7 +38,11 @@ Sources (see ``/work/shared/data/external/README.md`` for provenance and licence
   ``collect_gpu_metrics.cu`` times a ``cudaMemcpyDeviceToDevice`` of 256 MiB and divides that
   size by the time, but the copy reads and writes it: the DRAM moves twice the size (CUDA's
   ``bandwidthTest`` counts a device-to-device copy so). As printed, the four GPUs reach 37-46 %
-  of their DRAM peak; doubled, 74-92 %, where STREAM-like kernels reach on other GPUs.
+  of their DRAM peak; doubled, 74-92 %, where STREAM-like kernels reach on other GPUs. Its
+  compute rate, a chain of dependent FMAs per thread over 2^20 threads, reaches 69-78 % of the
+  boost-clock FP32 peak on the TITAN V, RTX 2080 Ti and GTX TITAN X and 35 % on the RTX 4070
+  (an Ada SM must issue an FP32 warp instruction on every scheduler every clock for its peak);
+  kept as measured.
 
 Run from the repository root (rerunnable; only the ``measured:`` entries it produces are replaced,
 everything else in each file is read and written back unchanged; an entry measured by
