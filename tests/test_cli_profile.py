@@ -186,7 +186,7 @@ def test_profile_timeline_options(capsys):
     run, stats = capsys.readouterr().out.strip().split("\n")
     assert run.startswith("nsys profile --trace=cuda") and run.endswith("./app 'a b'")
     assert stats.endswith("--output app REPORT.nsys-rep")
-    for args in (["--kernel", "saxpy"], ["--launch-count", "2"], ["--source-counters"]):
+    for args in (["--kernel", "saxpy"], ["--launch-count", "2"]):
         with pytest.raises(SystemExit) as e:
             main(["profile", "--timeline", *args, "--", "./app"])
         assert e.value.code == 2 and "Nsight Compute" in capsys.readouterr().err

@@ -4,6 +4,7 @@ through the library, on a real cross-GPU table excerpt and a real loopy kernel f
 
 import json
 import shutil
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -292,6 +293,33 @@ def test_loopy_errors(capsys, two_devices, tmp_path):
     ]:
         res = invoke("predict", *args)
         assert res.exit_code == 2 and msg in res.output, (args, res.output)
+
+
+def test_parameters_of_a_model_for_other_kernels_warn(tmp_path):
+    """A model that prices tagged accesses (DG's per-variant loads) applied to a kernel that
+    tags none of them counts those accesses as 0: a warning names the tags. A kernel with one
+    of them (one variant of the family) is in the model's scope."""
+    from gpuproj.calibrated import predict_loopy
+    from gpuproj.calibrated.model import Calibration, Model
+    from gpuproj.errors import InputWarning
+
+    pytest.importorskip("loopy")
+    expr = "p_launch * f_sync_kernel_launch + p_a * f_mem_access_tag:plain_dLD"
+    cal = Calibration(Model("f_wall_time", expr, name="tagged"),
+                      {"p_launch": 5e-6, "p_a": 1e-11}, 0.0, np.zeros(0), device="d",
+                      subgroup_size=32)
+    cal.save(tmp_path / "tagged.json")
+    with pytest.warns(InputWarning, match="model 'tagged' prices accesses tagged plain_dLD, "
+                      "and kernel matmul_pf .* tags none of them"):
+        r = predict_loopy(KERNEL, tmp_path / "tagged.json", {"n": 128})
+    assert r["features"]["f_mem_access_tag:plain_dLD"] == 0
+    # the same kernel with the tag on its loads of a: no warning, the loads priced
+    kernel = tmp_path / "k.yaml"
+    kernel.write_text(KERNEL.read_text().replace("aLD: [[a, load]]", "plain_dLD: [[a, load]]"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", InputWarning)
+        r = predict_loopy(kernel, tmp_path / "tagged.json", {"n": 128})
+    assert r["features"]["f_mem_access_tag:plain_dLD"] > 0
 
 
 @pytest.mark.parametrize("edit, where", [

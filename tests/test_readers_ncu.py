@@ -641,3 +641,15 @@ def test_summaries_of_one_kernel_from_two_processes_weigh_by_their_invocations(t
     assert row["time_s"] == pytest.approx((14 * 89.32 + 6 * 55.0) / 20 * 1e-6)
     assert (row["time_s_min"], row["time_s_max"]) == pytest.approx((50e-6, 124.77e-6))
     assert row["achieved_occupancy"] == pytest.approx(0.7634)  # the same in both
+
+
+def test_the_source_named_replaces_the_files_device_name():
+    """``gpu=`` (``--source``) names the part where the device name is ambiguous or wrong, as in
+    the nsys and PyTorch readers; it was silently ignored where the file named a GPU. One of
+    another ISA is still refused by the compute capability ncu printed."""
+    assert load(REAL_BASE).gpus == ["h100-sxm5-80gb"]
+    assert load(REAL_BASE, gpu="h100-nvl-94gb").gpus == ["h100-nvl-94gb"]  # sm_90, 132 SMs
+    with pytest.raises(InputError, match="compute capability 9.0 GPU .sm_90., but "
+                       "a100-sxm4-80gb is sm_80") as e:
+        load(REAL_BASE, gpu="a100-sxm4-80gb")
+    assert e.value.field == "CC"

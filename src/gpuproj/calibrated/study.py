@@ -8,11 +8,12 @@ predicted time (the paper's criterion for choosing among equivalent variants).
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import InputError, InputWarning
 from .generators import ALL_GENERATORS, KernelCollection
 from .model import Calibration, calibrate, gather_features, geomean_rel_error_from, load_params
 
@@ -117,6 +118,23 @@ def evaluate_variants(spec, cal: Calibration, runner, progress=None) -> Evaluati
     return Evaluation(results, ranking)
 
 
+def _check_tags(model, mk, kc, params_file, kernel_file):
+    """Warn where the model prices tagged accesses and the kernel tags none of them: its
+    parameters were calibrated for other kernels (a DG model on a matmul kernel counts every
+    tagged access as 0). A kernel of one variant lacks the other variants' tags, so only none
+    at all is suspect."""
+    from .features import MemAccessFeature, parse_feature
+
+    wanted = {f.tag for f in map(parse_feature, model.base_features())
+              if isinstance(f, MemAccessFeature) and f.tag}
+    have = set(mk.access_tags) | {t for a in kc.accesses for t in a.tags}
+    if wanted and not wanted & have:
+        warnings.warn(InputWarning(
+            f"{params_file}: model {model.name!r} prices accesses tagged "
+            f"{', '.join(sorted(wanted))}, and kernel {mk.name} ({kernel_file}) tags none of "
+            "them: these parameters were calibrated for other kernels"), stacklevel=3)
+
+
 def predict_loopy(kernel_file, params_file, sizes):
     """Predict a loopy kernel's execution time from parameters saved by ``gpuproj calibrate``.
 
@@ -143,6 +161,7 @@ def predict_loopy(kernel_file, params_file, sizes):
         # a kernel that loopy cannot schedule or count
         raise InputError(f"loopy cannot count the kernel: {loopy_error(e)}",
                          path=kernel_file) from None
+    _check_tags(model, mk, kc, params_file, kernel_file)
     parts = E.terms(model.expr)
     labels = {str(term): E.term_label(term) for term in parts}
     for s in (sizes if many else [sizes]):

@@ -82,8 +82,7 @@ def usable_metrics(wanted: list[str], offered: set[str] | None) -> tuple[list[st
 
 
 def ncu_command(ncu: str, app: list[str], out: Path, *, metrics: list[str] | None = None,
-                kernel: str | None = None, launch_count: int | None = None,
-                source_counters: bool = False) -> list[str]:
+                kernel: str | None = None, launch_count: int | None = None) -> list[str]:
     """The argument list (never a shell string) that profiles ``app`` into the CSV ``out``;
     ``metrics``: gpuproj's whole list unless given."""
     from ..profiles.readers.ncu_csv import metric_names
@@ -93,8 +92,6 @@ def ncu_command(ncu: str, app: list[str], out: Path, *, metrics: list[str] | Non
     # the projection assumes for the target; it also leaves the card's settings alone
     cmd = [ncu, "--csv", "--page", "raw", "--print-units", "base", "--clock-control", "none",
            "--metrics", ",".join(metrics or metric_names()), "--log-file", str(out)]
-    if source_counters:
-        cmd += ["--section", "SourceCounters"]
     if kernel:
         cmd += ["--kernel-name", f"regex:{kernel}"]
     if launch_count:
@@ -126,14 +123,12 @@ def nsys_commands(nsys: str, app: list[str], report: Path, prefix: Path) -> list
               help="Also write the metrics asked for, one per line, to this file.")
 @click.option("--kernel", help="Profile only kernels whose name matches this regex.")
 @click.option("--launch-count", type=int, help="Profile at most this many launches.")
-@click.option("--source-counters", is_flag=True,
-              help="Add ncu's SourceCounters section (per-instruction SASS counts).")
 @click.option("--ncu", "ncu_path", help="Path to the ncu executable.")
 @click.option("--nsys", "nsys_path", help="Path to the nsys executable (--timeline).")
 @click.option("--dry-run", is_flag=True, help="Print the command line(s) and stop.")
 @click.argument("app", nargs=-1, required=True, type=click.UNPROCESSED)
-def profile(output, timeline, metrics_file, kernel, launch_count, source_counters, ncu_path,
-            nsys_path, dry_run, app):
+def profile(output, timeline, metrics_file, kernel, launch_count, ncu_path, nsys_path, dry_run,
+            app):
     """Run APP [ARGS...] under Nsight Compute and write the metrics gpuproj reads as CSV.
 
     Nsight Compute replays each kernel to count its FLOPs and bytes, which the roofline
@@ -155,7 +150,6 @@ def profile(output, timeline, metrics_file, kernel, launch_count, source_counter
     if timeline:
         given = [name for name, v in (("--metrics-file", metrics_file), ("--kernel", kernel),
                                       ("--launch-count", launch_count),
-                                      ("--source-counters", source_counters),
                                       ("--ncu", ncu_path)) if v]
         if given:
             raise click.UsageError(f"{', '.join(given)} choose what Nsight Compute measures; "
@@ -169,7 +163,7 @@ def profile(output, timeline, metrics_file, kernel, launch_count, source_counter
 
     def command(metrics):
         return ncu_command(ncu, list(app), output, metrics=metrics, kernel=kernel,
-                           launch_count=launch_count, source_counters=source_counters)
+                           launch_count=launch_count)
 
     metrics = metric_names()
     if dry_run:

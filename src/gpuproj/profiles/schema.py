@@ -32,7 +32,8 @@ COLUMNS = {
     "fp32_add_thread_inst": ("float", "", "FP32 ADD thread instructions"),
     "fp32_mul_thread_inst": ("float", "", "FP32 MUL thread instructions"),
     "fp32_special_thread_inst": ("float", "", "FP32 special-function thread instructions (MUFU)"),
-    "fp16_fma_thread_inst": ("float", "", "FP16 FMA thread instructions (HFMA2 counts 2)"),
+    "fp16_fma_thread_inst": ("float", "", "FP16 FMA thread instructions (an HFMA2 counts 2 "
+                             "from nvprof and SASS counts, once from Nsight Compute: docs/ncu.md)"),
     "fp16_add_thread_inst": ("float", "", "FP16 ADD thread instructions"),
     "fp16_mul_thread_inst": ("float", "", "FP16 MUL thread instructions"),
     "fp64_thread_inst": ("float", "",

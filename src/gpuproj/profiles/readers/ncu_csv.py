@@ -6,7 +6,8 @@ their metrics under display labels ("Duration", "Registers Per Thread"): ``SECTI
 reads those that name a metric below. Such a profile has times and launch sizes but no FLOP or
 byte counts, which suits the baselines only (``gpuproj predict --method all`` says what the
 other methods lack); ``gpuproj profile`` collects the counts. A GPU named with ``gpu``
-(``--source``) must have the ISA of the compute capability ncu printed (``CC`` 9.0 = sm_90);
+(``--source``) replaces the file's device name and must have the ISA of the compute capability
+ncu printed (``CC`` 9.0 = sm_90);
 an SM count other than the catalog's ("# SMs": a MIG slice, another part of the same name) is
 an ``InputWarning``. ``ncu --csv --print-summary per-kernel`` prints one row per kernel, launch
 configuration and metric, with the ``Minimum``, ``Maximum`` and ``Average`` over the kernel's
@@ -427,16 +428,16 @@ def finish(launches: pd.DataFrame, path, *, gpu=None, per_launch=False) -> Profi
                          field=TIME_METRICS[0])
     if df["kernel"].isna().all():
         raise InputError("missing required column 'Kernel Name'", path=path, field="Kernel Name")
-    names = None
+    # ``gpu`` replaces the file's names, as in the other readers: the compute capability check
+    # below still refuses a GPU of another ISA
+    names = None if gpu is None else pd.Series(gpu, index=df.index, dtype=object)
     for c in ("_display_name", "_device_name"):
-        if c in df.columns and df[c].notna().any():
+        if gpu is None and c in df.columns and df[c].notna().any():
             names = df[c] if names is None else names.fillna(df[c])
     if names is None or names.isna().any():
-        if gpu is None:
-            raise InputError("the file does not name the GPU (no device__attribute_display_name "
-                             "column): pass --source NAME (gpu=NAME in load())", path=path,
-                             field="gpu")
-        names = pd.Series(gpu, index=df.index) if names is None else names.fillna(gpu)
+        raise InputError("the file does not name the GPU (no device__attribute_display_name "
+                         "column): pass --source NAME (gpu=NAME in load())", path=path,
+                         field="gpu")
     df["gpu"] = resolve_gpus(names.astype(object), path)
     if "_cc" in df.columns:
         _check_compute_capability(df, path)
@@ -497,8 +498,8 @@ def _warn_sm_count(df: pd.DataFrame, path) -> None:
 
 
 def read(path, gpu: str | None = None, per_launch: bool = False) -> ProfileTable:
-    """Read an Nsight Compute CSV export (see module docstring). ``gpu`` names the GPU when the
-    file lacks ``device__attribute_display_name``."""
+    """Read an Nsight Compute CSV export (see module docstring). ``gpu`` names the GPU, in place
+    of the file's ``device__attribute_display_name`` (needed where the file lacks it)."""
     path = Path(path)
     recs = _csv_records(path)
     header = recs[0][1]

@@ -97,8 +97,8 @@ def _launches(ctx, path) -> pd.DataFrame:
 
 
 def read(path, gpu: str | None = None, per_launch: bool = False) -> ProfileTable:
-    """Read a ``.ncu-rep`` report. ``gpu`` names the GPU when the report lacks
-    ``device__attribute_display_name``."""
+    """Read a ``.ncu-rep`` report. ``gpu`` names the GPU, in place of the report's
+    ``device__attribute_display_name`` (needed where it lacks one)."""
     path = Path(path)
     mod = _ncu_report()
     if not path.exists():
