@@ -172,13 +172,12 @@ def heatmap_figure(g: pd.DataFrame, method: str):
         # the figure grows with n, so a cell holds an 8-pt number up to about 40 GPUs; beyond,
         # the colour alone tells (the size stops at 20 in)
         fs = 10 if n <= 8 else 8
-        for r in range(n if n <= 40 else 0):
-            for c in range(n):
-                if np.isfinite(v[r, c]):
-                    dark = norm(v[r, c]) > 0.45
-                    ax.text(c, r, f"{v[r, c]:.0f}" if v[r, c] >= 10 else f"{v[r, c]:.1f}",
-                            ha="center", va="center", fontsize=fs,
-                            color="white" if dark else "black")
+        written = [(r, c) for r in range(n) for c in range(n) if np.isfinite(v[r, c])
+                   and n <= 40]
+        for r, c in written:
+            ax.text(c, r, f"{v[r, c]:.0f}" if v[r, c] >= 10 else f"{v[r, c]:.1f}",
+                    ha="center", va="center", fontsize=fs,
+                    color="white" if norm(v[r, c]) > 0.45 else "black")
         labels = [st.literal(st.short(x, 22)) for x in gpus]
         ax.set_xticks(range(n), labels, rotation=45, ha="right", rotation_mode="anchor")
         ax.set_yticks(range(n), labels)

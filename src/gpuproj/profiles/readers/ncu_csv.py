@@ -431,8 +431,8 @@ def finish(launches: pd.DataFrame, path, *, gpu=None, per_launch=False) -> Profi
     # ``gpu`` replaces the file's names, as in the other readers: the compute capability check
     # below still refuses a GPU of another ISA
     names = None if gpu is None else pd.Series(gpu, index=df.index, dtype=object)
-    for c in ("_display_name", "_device_name"):
-        if gpu is None and c in df.columns and df[c].notna().any():
+    for c in ("_display_name", "_device_name") if gpu is None else ():
+        if c in df.columns and df[c].notna().any():
             names = df[c] if names is None else names.fillna(df[c])
     if names is None or names.isna().any():
         raise InputError("the file does not name the GPU (no device__attribute_display_name "
