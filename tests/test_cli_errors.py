@@ -762,3 +762,20 @@ def test_a_file_named_cubin_that_is_no_elf(tmp_path, capsys):
     from gpuproj.sass.tools import cubin_arch
 
     assert cubin_arch(b"\x7fELF\x02\x01\x01garbage") is None  # was a struct.error
+
+
+def test_rows_a_model_skips_for_one_missing_ceiling_are_one_line(tmp_path, capsys):
+    """Three GPUs without an L2 bandwidth in the catalog give six GPU pairs on which
+    hierarchical-ext cannot time a row of shared-memory bytes alone (the seed report's
+    shared_bank_conflict): one line naming the ceiling and the GPUs, not one per pair."""
+    q = tmp_path / "m.csv"
+    q.write_text("kernel,config,gpu,time_s,flops,dram_bytes,shared_bytes,working_set_bytes\n"
+                 + "".join(f"k,a,{g},1e-6,0,0,4096,4096\n"
+                           for g in ("rtx-2080-ti", "titan-v", "gtx-titan-x")))
+    code, _, err = run(capsys, "evaluate", str(q), "-m", "hierarchical-ext")
+    cause = ("hierarchical-ext gave no finite positive time (no l2_bw_bytes_per_s on "
+             "gtx-titan-x, rtx-2080-ti, titan-v)")
+    assert [ln for ln in err.splitlines() if "skipped" in ln] == [
+        f"gpuproj: skipped 6 row(s) (k [a] -> rtx-2080-ti, k [a] -> titan-v, "
+        f"k [a] -> gtx-titan-x): {cause}"]
+    assert code == 2 and f"({cause}: 6 rows)" in one_error(err.splitlines()[-1])

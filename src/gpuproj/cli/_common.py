@@ -70,9 +70,9 @@ def report_skipped(skipped, *, quiet: bool = False) -> None:
     """One stderr line per reason: how many rows were skipped and why."""
     if not skipped or quiet:
         return
-    rows = {}  # reason -> rows skipped for it (None: a row the file does not number)
-    for s in skipped:
-        rows.setdefault(s.cause, []).append(s)
+    from ..profiles.table import group_causes
+
+    rows = group_causes(skipped)
     for reason, items in sorted(rows.items(), key=lambda kv: -len(kv[1])):
         where = [f"{name} row {row}" for name, row in
                  sorted({(Path(s.path).name, s.row) for s in items if s.path and s.row})]

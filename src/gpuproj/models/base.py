@@ -210,16 +210,17 @@ class Model:
         time_s = pred["time_s"].to_numpy()
         bad = ~np.isfinite(time_s) | (time_s <= 0)
         if bad.any():
-            why = {}
+            why, lacks = {}, {}
             for t, notes in assumptions.items():  # the values the GPUs lack, where said
-                lacks = [a for a in notes if isinstance(a, CeilingNote) and a.kind == "missing"]
+                lacks[t] = tuple(a for a in notes
+                                 if isinstance(a, CeilingNote) and a.kind == "missing")
                 why[t] = (f"{self.name} gave no finite positive time ("
-                          + ("; ".join(lacks) if lacks else "a ceiling is missing for this GPU")
-                          + ")")
+                          + ("; ".join(lacks[t]) if lacks[t]
+                             else "a ceiling is missing for this GPU") + ")")
             for kern, conf, tgt in zip(*(pred[c].to_numpy(object)[bad]
                                          for c in ("kernel", "config", "target"))):
                 skipped.append(Skipped(profiles.origin, None,
-                                       f"{kern} [{conf}] -> {tgt}: {why[tgt]}"))
+                                       f"{kern} [{conf}] -> {tgt}: {why[tgt]}", lacks[tgt]))
             pred = pred[~bad].reset_index(drop=True)
         return Prediction(pred, assumptions, skipped, list(cautions))
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -34,6 +34,9 @@ class Skipped:
     path: str
     row: int | None
     reason: str
+    # the catalog ceilings (``CeilingNote`` of kind ``missing``) a model lacked for the row,
+    # so that the skips of many GPU pairs can be told as one cause (``group_causes``)
+    lacks: tuple = field(default=(), compare=False)
 
     @property
     def cause(self) -> str:
@@ -48,12 +51,31 @@ class Skipped:
         return self.reason.split(": ", 1)[0] if ": " in self.reason else ""
 
 
-def count_causes(skipped) -> dict:
-    """Cause -> how many of ``skipped`` were left out for it, in order of first appearance."""
-    out: dict[str, int] = {}
+def group_causes(skipped) -> dict:
+    """Cause -> the ``Skipped`` left out for it, in order of first appearance. A model's skips
+    for missing ceilings count as one cause per model and ceilings, naming every GPU that
+    lacks them: one line instead of one per GPU pair (an evaluation of 10 GPUs where one lacks
+    a ceiling has 18 such pairs)."""
+    groups: dict = {}
     for s in skipped:
-        out[s.cause] = out.get(s.cause, 0) + 1
+        key = s.cause if not s.lacks else (s.cause.split(" (", 1)[0],
+                                           tuple(sorted({n.ceiling for n in s.lacks})))
+        groups.setdefault(key, []).append(s)
+    out = {}
+    for key, items in groups.items():
+        if isinstance(key, tuple):
+            prefix, ceilings = key
+            gpus = {c: sorted({n.gpu for s in items for n in s.lacks if n.ceiling == c})
+                    for c in ceilings}
+            key = prefix + " (" + "; ".join(f"no {c} on {', '.join(g)}"
+                                            for c, g in gpus.items()) + ")"
+        out.setdefault(key, []).extend(items)
     return out
+
+
+def count_causes(skipped) -> dict:
+    """Cause -> how many of ``skipped`` were left out for it (``group_causes``)."""
+    return {c: len(items) for c, items in group_causes(skipped).items()}
 
 
 def top_cause(skipped, besides=()) -> str | None:
