@@ -407,6 +407,39 @@ def regime_notes(ev, table, methods=("same", "bandwidth", "hierarchical", "hiera
     return "\n".join(lines)
 
 
+def one_gpu_notes(ev, table, methods=("same", "bandwidth", "hierarchical", "hierarchical-ext"),
+                  by="hierarchical"):
+    """The GPU whose pairs carry the largest share of ``by``'s summed error, where that share
+    is at least 1.5x its share of the pairs: each method's error without its pairs, and what
+    its rows say no GPU can do (``predict.beyond_roofline``). A table's MAPE can be one GPU's."""
+    from gpuproj.predict import beyond_roofline
+
+    d = ev.pairs[ev.pairs["method"].isin(methods)]
+    d = d.assign(ape=100 * (d["time_s"] / d["true_s"] - 1).abs())
+    ref = d[d["method"] == by]
+    if ref.empty or ref["source"].nunique() < 3:
+        return ""
+    gpus = sorted(set(ref["source"]) | set(ref["target"]))
+    share = {g: ref["ape"][(ref["source"] == g) | (ref["target"] == g)].sum() / ref["ape"].sum()
+             for g in gpus}
+    g = max(share, key=share.get)
+    pair_share = ((ref["source"] == g) | (ref["target"] == g)).mean()
+    if share[g] < 1.5 * pair_share:
+        return ""
+    out = (d["source"] == g) | (d["target"] == g)
+    cells = []
+    for m in methods:
+        a, b = d.loc[d["method"] == m, "ape"], d.loc[(d["method"] == m) & ~out, "ape"]
+        if len(a) and len(b):
+            cells.append(f"`{m}` {a.mean():.1f} / {a.median():.1f} -> "
+                         f"{b.mean():.1f} / {b.median():.1f}")
+    said = beyond_roofline({g: table.on(g)})
+    return (f"One GPU: {g} is in {100 * pair_share:.0f} % of the pairs and carries "
+            f"{100 * share[g]:.0f} % of `{by}`'s summed error. MAPE / median APE in %, all "
+            f"pairs -> without {g}'s: " + "; ".join(cells) + "."
+            + (f" Of its rows, {said}." if said else ""))
+
+
 def intensity_notes(ev, table, methods=("roofline", "hierarchical", "hierarchical-ext")):
     """Errors by where a row's FLOP per DRAM byte lies against the two GPUs' ridge points
     (compute ceiling of the row's type / DRAM ceiling, each against the other GPU as
@@ -617,8 +650,8 @@ def run(data_dir, only=None):
             if m in summary:
                 lines.append(failure_notes(ev, m))
                 lines.append("")
-        for notes in (regime_notes(ev, table), intensity_notes(ev, table),
-                      block_size_notes(ev, table)):
+        for notes in (one_gpu_notes(ev, table), regime_notes(ev, table),
+                      intensity_notes(ev, table), block_size_notes(ev, table)):
             if notes:
                 lines += [notes, ""]
         sections.append("\n".join(lines))

@@ -219,3 +219,23 @@ def test_only_prints_the_partial_report_and_leaves_the_docs_alone(tmp_path, monk
     assert written == []
     out = capsys.readouterr().out
     assert out.startswith("# Accuracy") and "seed-report-4gpus" in out
+
+
+def test_one_gpu_notes_name_the_gpu_whose_pairs_carry_the_error():
+    # four GPUs, one configuration, all taking 1 ms but the GTX TITAN X, 4 ms: `same` errs
+    # 75 % on the 3 pairs into the TITAN X and 300 % on the 3 out of it, 0 on the other 6;
+    # the TITAN X is in half the pairs and carries all the error. Its row of 1e13 FP32 FLOPs
+    # in 4 ms runs beyond its datasheet FP32 peak (6.1 TFLOP/s), which the note says.
+    acc = load_script("accuracy")
+    gpus = ["rtx-2080-ti", "titan-v", "rtx-4070", "gtx-titan-x"]
+    t = table(kernel=["k"] * 4, config=["c"] * 4, gpu=gpus, time_s=[1e-3] * 3 + [4e-3],
+              fp32_flops=[1e9] * 3 + [1e13], dtype=["fp32"] * 4)
+    ev = evaluate(t, ["same"])
+    note = acc.one_gpu_notes(ev, t, methods=("same",), by="same")
+    assert note.startswith("One GPU: gtx-titan-x is in 50 % of the pairs and carries 100 % of "
+                           "`same`'s summed error.")
+    assert "`same` 93.8 / 37.5 -> 0.0 / 0.0." in note  # (3 x 75 + 3 x 300) / 12; median
+    assert "1 of 1 rows measured on gtx-titan-x ran faster than its datasheet roofline" in note
+    # evenly spread error: no note
+    even = table(kernel=["k"] * 3, config=["c"] * 3, gpu=gpus[:3], time_s=[1e-3, 2e-3, 4e-3])
+    assert acc.one_gpu_notes(evaluate(even, ["same"]), even, ("same",), by="same") == ""

@@ -216,7 +216,8 @@ class Model:
                                  if isinstance(a, CeilingNote) and a.kind == "missing")
                 why[t] = (f"{self.name} gave no finite positive time ("
                           + ("; ".join(lacks[t]) if lacks[t]
-                             else "a ceiling is missing for this GPU") + ")")
+                             else "the counts it times are zero or lack a ceiling on one "
+                             "of the GPUs") + ")")
             for kern, conf, tgt in zip(*(pred[c].to_numpy(object)[bad]
                                          for c in ("kernel", "config", "target"))):
                 skipped.append(Skipped(profiles.origin, None,
