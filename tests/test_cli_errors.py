@@ -779,3 +779,16 @@ def test_rows_a_model_skips_for_one_missing_ceiling_are_one_line(tmp_path, capsy
         f"gpuproj: skipped 6 row(s) (k [a] -> rtx-2080-ti, k [a] -> titan-v, "
         f"k [a] -> gtx-titan-x): {cause}"]
     assert code == 2 and f"({cause}: 6 rows)" in one_error(err.splitlines()[-1])
+
+
+def test_a_gpu_named_twice_is_one_gpu_in_evaluate(capsys):
+    # --target a,A crashed (duplicate categories); --source a,a counted every pair twice
+    t = str(DATA / "kerneltuner-4gpus-gemm_clblast_4096.csv")
+
+    def pairs(*opts):
+        code, out, _ = run(capsys, "evaluate", t, "-m", "bandwidth", "--json", *opts)
+        assert code == 0
+        return json.loads(out)["methods"]["bandwidth"]["n"]
+
+    assert pairs("--target", "rtx-3090,RTX-3090") == pairs("--target", "rtx-3090") > 0
+    assert pairs("--source", "rtx-3090", "--source", "rtx-3090") == pairs("--source", "rtx-3090")

@@ -216,3 +216,17 @@ def test_a_profile_of_several_gpus_takes_a_trace_of_one(tmp_path):
         ["h200-sxm-141gb", 3.0e-6, 7.0, 1e6]]
     (lost,) = t.skipped
     assert (lost.row, lost.cause) == (2, "the trace has no launch on h100-sxm5-80gb")
+
+
+def test_a_trace_without_min_and_max_times_leaves_them_unknown():
+    # the Rodinia table of the Amaris data has one mean time per configuration and no min or
+    # max (reading it as a trace raised KeyError 'time_s_min'); its P100 calculate_temp row
+    # gives the example's calculate_temp its time, the two bpnn kernels it lacks are skipped
+    t = load(Path(__file__).parents[1] / "examples" / "rodinia-p100-nvprof.csv",
+             trace=DATA / "amaris-2gpus-calculate_temp.csv")
+    amaris = load(DATA / "amaris-2gpus-calculate_temp.csv").on("tesla-p100-pcie-16gb").df
+    row = t.df.iloc[0]
+    assert list(t.df["kernel"]) == ["calculate_temp"] and row["time_s"] == amaris["time_s"].iat[0]
+    assert row[["time_s_min", "time_s_max"]].isna().all()
+    assert t.skipped_summary()["no kernel of this name in the trace "
+                               f"{DATA / 'amaris-2gpus-calculate_temp.csv'}"] == 2

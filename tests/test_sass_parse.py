@@ -96,9 +96,11 @@ def test_filler_dropped_and_predicates_kept():
         /*0010*/              @!PT LDS RZ, [RZ] ;
         /*0020*/               @P0 FFMA R2, R3, R4, R5 ;
         /*0030*/                   EXIT ;
+    .L_x_0:
+        /*0040*/                   BRA `(.L_x_0) ;
     """
     f = parse_text(text)["k"]
-    assert [i.offset for i in f.instructions] == [0x0, 0x20, 0x30]
+    assert [i.offset for i in f.instructions] == [0x0, 0x20, 0x30, 0x40]
     assert f.instructions[1].predicated and f.instructions[1].predicate == "@P0"
 
 
@@ -197,3 +199,25 @@ def test_offsets_out_of_order_name_the_line(tmp_path):
     with pytest.raises(InputError, match="instruction at 0x0000 after one at 0x0010") as e:
         parse_file(bad)
     assert e.value.row == 4
+
+
+def test_a_listing_cut_short_is_said_and_its_missing_kernels_too():
+    # the first 3000 bytes of the sm_90 listing: two kernels, the second cut after a few
+    # instructions; compared with the whole sm_80 listing, nine kernels are in one input only
+    import warnings
+
+    from gpuproj.errors import InputWarning
+    from gpuproj.sass.report import diff_programs
+
+    cut = listing(90).read_text()[:3000]
+    with pytest.warns(InputWarning, match=r"smem_reduce_f32 ends at 0x[0-9a-f]+ without the "
+                                          "branch to itself .* looks cut short"):
+        short = parse_text(cut, "cut.sass")
+    assert list(short.functions) == ["atomic_dot_f32", "smem_reduce_f32"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a whole listing ends every kernel with it
+        whole = parse_file(listing(80))
+    with pytest.warns(InputWarning, match=r"9 kernel\(s\) not in every input, left out: "
+                                          r"hfma2_f16 \(not in sm_90\)"):
+        got = diff_programs({80: whole, 90: short})
+    assert list(got) == ["atomic_dot_f32", "smem_reduce_f32"]

@@ -486,8 +486,9 @@ def evaluate(table: ProfileTable, methods=None, sources=None, targets=None, *,
                                  for x in (methods, sources, targets))
     table.require_unique_configs()
     gpus = table.gpus
-    srcs = [resolve(s).id for s in sources] if sources else gpus
-    tgts = [resolve(t).id for t in targets] if targets else gpus
+    # a GPU named twice (or by two of its names) is one GPU: each pair once
+    srcs = list(dict.fromkeys(resolve(s).id for s in sources)) if sources else gpus
+    tgts = list(dict.fromkeys(resolve(t).id for t in targets)) if targets else gpus
     absent = [g for g in (*srcs, *tgts) if g not in gpus]
     if absent:
         raise InputError(f"no rows measured on {', '.join(dict.fromkeys(absent))}: the table has "

@@ -130,6 +130,7 @@ class Model:
         """Project every row of ``profiles`` (measured on ``source``) to each of ``targets``."""
         src = resolve(source)
         tgts = [resolve(t) for t in ([targets] if isinstance(targets, (str, GPU)) else targets)]
+        tgts = list({t.id: t for t in tgts}.values())  # a GPU named twice is predicted once
         df = profiles.df
         ok, reason = self.usable(df)
         # labels as arrays once: per-row .at lookups cost seconds when a whole table is skipped

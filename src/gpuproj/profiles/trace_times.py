@@ -149,8 +149,9 @@ def times_from_trace(table: ProfileTable, trace, gpu=None) -> ProfileTable:
             for i in rows:
                 why[i] = f"the trace's {tdf.at[t, 'kernel']} matches {len(rows)} profile kernels"
             continue
-        for c in _TAKEN:
-            out.at[rows[0], c] = tdf.at[t, c]
+        for c in _TAKEN:  # a table of one's own timings may have no min, max or launches
+            if c in tdf.columns:
+                out.at[rows[0], c] = tdf.at[t, c]
     kept = [i for i in df.index if i not in why]
     file_rows = df["_row"] if "_row" in df.columns else pd.Series(None, index=df.index)
     skipped += [Skipped(str(path), _row(file_rows[i]), f"{df.at[i, 'kernel']} "

@@ -20,9 +20,10 @@ import csv
 import io
 import json
 import re
+import warnings
 from pathlib import Path
 
-from ..errors import InputError
+from ..errors import InputError, InputWarning
 from .program import Function, Instruction, Program
 
 _INSN = re.compile(r"^\s*/\*([0-9a-fA-F]{4,})\*/\s*(.*?)\s*;")
@@ -157,13 +158,29 @@ def parse_text(text: str, origin: str = "") -> Program:
         m = _LABEL.match(line)
         if m and cur is not None:
             pending.append(m.group(1))
-    close()
+    else:  # the listing ran to its end: its last function must be whole
+        close()
+        _check_whole(functions.get(cur), origin)
     if len(set(archs_seen)) > 1:
         notes.append(f"{origin or 'input'} holds SASS for sm_{archs_seen}; kept sm_{arch} only")
     if not functions:
         raise InputError("no SASS instructions found (expected nvdisasm or cuobjdump -sass "
                          "output)", path=origin or None)
     return Program(arch, functions, origin, fmt, notes)
+
+
+def _check_whole(f: Function | None, origin: str) -> None:
+    """Warn when ``f`` does not end as every compiled function does, NOPs aside: with the
+    unconditional branch to itself that follows its last EXIT. A listing cut short (a copy,
+    a ``head``) loses the rest of that function and every function after it, which would
+    otherwise read as code the other architecture has and this one lacks."""
+    body = [i for i in f.instructions if i.base != "NOP"] if f is not None else []
+    if body and not (body[-1].base == "BRA" and not body[-1].predicate
+                     and body[-1].target == body[-1].offset):
+        warnings.warn(InputWarning(
+            f"{origin or 'the listing'}: {f.name} ends at {body[-1].offset:#06x} without the "
+            "branch to itself that closes every compiled function: the listing looks cut "
+            "short (its last kernels and the end of this one missing)"), stacklevel=3)
 
 
 def parse_json(text: str, origin: str = "", symbols: dict | None = None) -> Program:

@@ -6,8 +6,10 @@ nvcc's slow-path subroutines not entered): what one thread executes on the commo
 
 from __future__ import annotations
 
+import warnings
 from collections import Counter
 
+from ..errors import InputWarning
 from ..profiles.table import kernel_pattern
 from .cfg import build_cfg
 from .compare import match_blocks
@@ -38,11 +40,18 @@ def diff_programs(programs: dict[int, Program], kernel_regex: str | None = None)
     as a subroutine, that the first architecture's code lacks)."""
     programs = {arch_label(a): p for a, p in programs.items()}
     archs = list(programs)
-    names = [n for n in programs[archs[0]].functions
-             if all(n in programs[a].functions for a in archs)]
+    every = list(dict.fromkeys(n for p in programs.values() for n in p.functions))
     if kernel_regex:
         pat = kernel_pattern(kernel_regex)
-        names = [n for n in names if pat.search(n)]
+        every = [n for n in every if pat.search(n)]
+    names = [n for n in every if all(n in programs[a].functions for a in archs)]
+    lacking = {n: [a for a in archs if n not in programs[a].functions]
+               for n in every if n not in names}
+    if lacking:  # left out, and said: a kernel one input lacks is no difference of the code
+        shown = [f"{n} (not in {', '.join(a)})" for n, a in list(lacking.items())[:3]]
+        warnings.warn(InputWarning(
+            f"{len(lacking)} kernel(s) not in every input, left out: {', '.join(shown)}"
+            + (", ..." if len(lacking) > 3 else "")), stacklevel=2)
     out = {}
     for name in names:
         mix, flops, ninsn, notes = {}, {}, {}, []
