@@ -653,3 +653,36 @@ def test_the_source_named_replaces_the_files_device_name():
                        "a100-sxm4-80gb is sm_80") as e:
         load(REAL_BASE, gpu="a100-sxm4-80gb")
     assert e.value.field == "CC"
+
+
+def test_a_launch_without_a_value_of_a_metric_the_others_have_is_said(tmp_path):
+    """One empty dram__bytes_read.sum cell (a damaged file) leaves that launch's DRAM bytes
+    unknown, and a warning names the metric and the file row, where before nothing did and
+    the projection of that kernel silently moved to another level."""
+    import csv
+    import io
+
+    out, header, blanked = [], None, None
+    for k, line in enumerate(BASE.read_text().splitlines(True), 1):
+        if not line.startswith('"'):
+            out.append(line)
+            continue
+        row = next(csv.reader([line]))
+        if header is None:
+            header = row
+        elif row[0] and blanked is None and row[header.index("ID")] not in ("", "ID"):
+            row[header.index("dram__bytes_read.sum")] = ""
+            blanked = k
+        buf = io.StringIO()
+        csv.writer(buf, quoting=csv.QUOTE_ALL, lineterminator="\n").writerow(row)
+        out.append(buf.getvalue())
+    path = tmp_path / "blank.csv"
+    path.write_text("".join(out))
+    with pytest.warns(InputWarning, match=rf"1 of 4 launches have no value of "
+                                          rf"dram__bytes_read.sum \(row {blanked}\)"):
+        t = ncu_csv.read(path, per_launch=True)
+    full = ncu_csv.read(BASE, per_launch=True)
+    assert t.df["dram_read_bytes"].isna().sum() == 1 and full.df["dram_read_bytes"].notna().all()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the whole file: no warning
+        ncu_csv.read(BASE)

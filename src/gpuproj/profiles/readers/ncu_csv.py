@@ -394,12 +394,15 @@ def _launch(rec: dict, metrics: dict, line: int, path) -> dict:
     if timed is not None:
         text, unit, at, unit_at = metrics[timed]
         row["time_s"] = to_si(timed, text, unit, path=path, row=at, unit_row=unit_at)
+    blank = []  # (metric, file row) of the metrics printed without a value
     for m, (text, unit, at, unit_at) in metrics.items():
         if m in TIME_METRICS:
             continue
         if m in NCU_METRICS:
             col, _ = NCU_METRICS[m]
             v = to_si(m, text, unit, path=path, row=at, unit_row=unit_at)
+            if isinstance(v, float) and np.isnan(v):
+                blank.append((m, at))
             if col == "gpu":
                 row["_display_name"] = v
             elif col == "_sm_count":  # a warning names the row it was printed on
@@ -408,6 +411,7 @@ def _launch(rec: dict, metrics: dict, line: int, path) -> dict:
                 row[col] = row[col] + (0.0 if np.isnan(v) else v)
             else:
                 row[col] = v
+    row["_blank"] = tuple(blank)
     return row
 
 
@@ -443,6 +447,8 @@ def finish(launches: pd.DataFrame, path, *, gpu=None, per_launch=False) -> Profi
         _check_compute_capability(df, path)
     if "_sm_count" in df.columns:
         _warn_sm_count(df, path)
+    if "_blank" in df.columns:
+        _warn_blank(df["_blank"], path)
     dims = {}
     for key, alt in (("_grid", "grid_blocks"), ("_block", "block_threads")):
         d = df[key] if key in df.columns else pd.Series(None, index=df.index, dtype=object)
@@ -464,6 +470,23 @@ def finish(launches: pd.DataFrame, path, *, gpu=None, per_launch=False) -> Profi
         df = group_launches(df)
     df = df.drop(columns=[c for c in df.columns if c.startswith("_") and c != "_row"])
     return ProfileTable.from_frame(df, skipped=skipped, origin=str(path))
+
+
+def _warn_blank(blank: pd.Series, path) -> None:
+    """Warn of the metrics that some launches have a value of and others not (an empty or
+    ``nan`` cell): the counts made from them are unknown for those launches (NaN, never a
+    partial sum), and a projection of those kernels leans on the other levels. A metric no
+    launch has a value of is simply absent."""
+    rows: dict[str, list[int]] = {}
+    for launch in blank:
+        for m, at in launch:
+            rows.setdefault(m, []).append(at)
+    for m, at in rows.items():
+        if len(at) < len(blank):
+            warnings.warn(InputWarning(
+                f"{path}: {len(at)} of {len(blank)} launches have no value of {m} (row "
+                f"{at[0]}{', ...' if len(at) > 1 else ''}): the counts made from it are "
+                "unknown for them"), stacklevel=4)
 
 
 def _check_compute_capability(df: pd.DataFrame, path) -> None:
