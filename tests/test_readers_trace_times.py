@@ -230,3 +230,13 @@ def test_a_trace_without_min_and_max_times_leaves_them_unknown():
     assert row[["time_s_min", "time_s_max"]].isna().all()
     assert t.skipped_summary()["no kernel of this name in the trace "
                                f"{DATA / 'amaris-2gpus-calculate_temp.csv'}"] == 2
+
+
+def test_a_trace_with_none_of_the_profiles_kernels_is_the_traces_error(tmp_path):
+    # it blamed the profile, at a row of the trace, with the trace's memory copies as cause
+    trace = _times(tmp_path, "kernel,time_s,gpu\nother_kernel,3.0e-6,h100-sxm5-80gb\n")
+    with pytest.raises(InputError) as e:
+        load(NCU_H100, trace=trace)
+    assert str(e.value).startswith(f"{trace}: none of the 3 kernel rows of the profile "
+                                   f"{NCU_H100} is in this trace (the first, vector_add(")
+    assert e.value.row is None

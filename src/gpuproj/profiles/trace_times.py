@@ -153,6 +153,11 @@ def times_from_trace(table: ProfileTable, trace, gpu=None) -> ProfileTable:
             if c in tdf.columns:
                 out.at[rows[0], c] = tdf.at[t, c]
     kept = [i for i in df.index if i not in why]
+    if not kept and len(df):  # the trace's fault or the pairing's, not the profile's
+        first = df.index[0]
+        raise InputError(f"none of the {len(df)} kernel rows of the profile {path} is in this "
+                         f"trace (the first, {df.at[first, 'kernel']} "
+                         f"[{df.at[first, 'config']}]: {why[first]})", path=trace)
     file_rows = df["_row"] if "_row" in df.columns else pd.Series(None, index=df.index)
     skipped += [Skipped(str(path), _row(file_rows[i]), f"{df.at[i, 'kernel']} "
                         f"[{df.at[i, 'config']}]: {why[i]}") for i in df.index if i in why]
