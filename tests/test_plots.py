@@ -563,19 +563,20 @@ def test_roofline_skips_rows_it_cannot_draw(tmp_path, capsys):
     from gpuproj.plots.roofline import roofline_data
 
     p = tmp_path / "ext.csv"
-    p.write_text("kernel,time_s,fp32_flops,dram_bytes,gpu\nk1,1e300,1e-300,1e300,h100-sxm5-80gb\n")
+    p.write_text("kernel,time_s,fp32_flops,dram_bytes,gpu\nk1,1e-3,1e-300,1e100,h100-sxm5-80gb\n")
     code, _, err = run_cli(capsys, "roofline", str(p), "-t", "h200", "-o", str(tmp_path / "e.png"))
     assert code == 2 and one_error(err) == (
         "gpuproj: error: nothing to draw: every kernel row was skipped (1 row(s); the first: "
         "k1 [default]: its DRAM operational intensity (0) is too small to draw)")
-    p.write_text("kernel,time_s,fp32_flops,dram_bytes,gpu\nk1,1e-3,1e308,1e308,h100-sxm5-80gb\n"
-                 "k2,1e-3,1e308,1,h100-sxm5-80gb\nk3,1e-3,1e9,1e8,h100-sxm5-80gb\n")
+    # the readers take values up to 1e100: their quotients still overflow
+    p.write_text("kernel,time_s,fp32_flops,dram_bytes,gpu\nk1,1e-300,1e100,1e100,h100-sxm5-80gb\n"
+                 "k2,1e-3,1e100,1e-206,h100-sxm5-80gb\nk3,1e-3,1e9,1e8,h100-sxm5-80gb\n")
     from gpuproj.profiles import load
 
     d = roofline_data(load(p), "h100-sxm5-80gb", "h200")
     assert [k["kernel"] for k in d["kernels"]] == ["k3"]
     assert d["skipped"] == ["k1 [default]: its FLOP/s (inf) is too large to draw",
-                            "k2 [default]: its DRAM operational intensity (1e+308) is too "
+                            "k2 [default]: its DRAM operational intensity (1e+306) is too "
                             "large to draw"]
     out = str(tmp_path / "e.png")
     code, _, err = run_cli(capsys, "roofline", str(p), "-t", "h200", "-o", out)

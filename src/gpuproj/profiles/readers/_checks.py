@@ -44,6 +44,12 @@ def parse_number(text) -> float:
     return float(s)
 
 
+# no measured count, size or time comes near it, and below it the sums and products the
+# readers and models form of two or three values stay finite (1e308 per launch x 1e10
+# launches overflowed to an infinite application time, two such launches to an infinite mean)
+MAX_VALUE = 1e100
+
+
 def numeric(values: pd.Series, *, path, field: str, rows=None, allow_negative=False) -> pd.Series:
     """``values`` as floats; text that is not a number raises ``InputError`` with the row.
 
@@ -68,6 +74,11 @@ def numeric(values: pd.Series, *, path, field: str, rows=None, allow_negative=Fa
         i = inf[0]
         raise InputError(f"'{values.iloc[i]}' is not a finite number", path=path,
                          row=_at(rows, i), field=field)
+    huge = np.flatnonzero((out.abs() > MAX_VALUE).to_numpy())
+    if len(huge):
+        i = huge[0]
+        raise InputError(f"'{values.iloc[i]}' is beyond any count, size or time (over "
+                         f"{MAX_VALUE:g})", path=path, row=_at(rows, i), field=field)
     if not allow_negative:
         neg = np.flatnonzero((out < 0).to_numpy())
         if len(neg):

@@ -50,7 +50,7 @@ from ...errors import InputError, InputWarning
 from ...files import read_text
 from ...units import unit_factor
 from ..table import ProfileTable
-from ._checks import parse_number, split_missing_names, split_unusable_times
+from ._checks import MAX_VALUE, parse_number, split_missing_names, split_unusable_times
 from ._io import check_header, csv_fields, group_launches, resolve_gpus
 
 # metric -> (canonical column, kind). Kinds: time, bytes, count, frequency, pct (0-100 -> 0-1),
@@ -187,6 +187,9 @@ def to_si(metric: str, text, unit: str, *, path, row, unit_row=None):
         raise InputError(f"{text} is negative", path=path, row=row, field=metric)
     if not np.isfinite(v * f):
         raise InputError(f"'{text}' is not a finite number", path=path, row=row, field=metric)
+    if v * f > MAX_VALUE:
+        raise InputError(f"'{text}' {unit} is beyond any count, size or time (over "
+                         f"{MAX_VALUE:g})", path=path, row=row, field=metric)
     return v * f
 
 
