@@ -201,7 +201,7 @@ def test_bad_durations(tmp_path):
     assert "not positive" in t.skipped[0].reason
     assert row(t, VEC)["launches"] == 1
     t = ncu_csv.read(_edit_base(tmp_path, '"12,345"', '""'))
-    assert t.skipped_summary() == {"gpu__time_duration.sum is empty": 1}
+    assert t.skipped_summary() == {"gpu__time_duration.sum has no value": 1}
 
 
 def test_launch_without_a_kernel_name_is_skipped_and_counted(tmp_path):
@@ -520,6 +520,26 @@ def test_a_metric_requested_by_name_wins_over_its_section_label(tmp_path):
     with pytest.raises(InputError, match="missing required metric"):
         ncu_csv.read(_details(tmp_path, ['"Memory Workload Analysis","Duration","ns","1000",']),
                      gpu="h100-sxm5-80gb")
+
+
+def test_a_metric_printed_twice_and_a_header_again_are_errors(tmp_path):
+    # the last value was kept without a word; a second output under the first read its header
+    # as a launch ("a compute capability CC GPU")
+    named = '"Command line profiler metrics","gpu__time_duration.sum","ns","{}",'
+    with pytest.raises(InputError, match=r"row 3, field 'gpu__time_duration.sum': "
+                                         r"gpu__time_duration.sum of launch 0 printed twice, as "
+                                         r"2000 ns on row 2 and as 3000 ns"):
+        ncu_csv.read(_details(tmp_path, [named.format(2000), named.format(3000)]),
+                     gpu="h100-sxm5-80gb")
+    ncu_csv.read(_details(tmp_path, [named.format(2000)] * 2), gpu="h100-sxm5-80gb")  # same
+    twice = tmp_path / "twice.csv"
+    twice.write_text(DETAILS.read_text() * 2)
+    first = DETAILS.read_text().splitlines().index(next(
+        ln for ln in DETAILS.read_text().splitlines() if ln.startswith('"ID"')))
+    again = len(DETAILS.read_text().splitlines()) + first + 1
+    with pytest.raises(InputError, match=rf"row {again}: the header of row {first + 1} again: "
+                                         "the file holds two ncu outputs"):
+        ncu_csv.read(twice, gpu="h100-sxm5-80gb")
 
 
 @pytest.mark.parametrize("cells, n", [

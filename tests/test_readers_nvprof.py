@@ -95,7 +95,7 @@ def test_nvprof_bad_trace(tmp_path):
     with pytest.raises(InputError, match="not a time unit"):
         nvprof.read(bad)
     bad.write_text(text.replace("12.352000", ""))
-    assert nvprof.read(bad).skipped_summary()["Duration is empty"] == 1
+    assert nvprof.read(bad).skipped_summary()["Duration has no value"] == 1
     bad.write_text(text.replace("Tesla V100-PCIE-32GB", "Tesla Q999"))
     with pytest.raises(InputError, match="Q999"):
         nvprof.read(bad)

@@ -59,7 +59,7 @@ def test_seed_report_bad_rows(tmp_path):
     with pytest.raises(InputError, match="negative"):
         seed_report.read(with_time("-1"))
     t = seed_report.read(with_time(""))
-    assert len(t) == 2 and t.skipped_summary() == {"mean_ms is empty": 1}
+    assert len(t) == 2 and t.skipped_summary() == {"mean_ms has no value": 1}
     t = seed_report.read(with_time("0"))
     assert t.skipped[0].row == 2
 

@@ -106,7 +106,7 @@ def split_unusable_times(df: pd.DataFrame, path, *, column="time_s", field=None,
     field = field or column
     t = df[column].to_numpy(dtype=float)
     bad = ~(np.isfinite(t) & (t > 0))
-    reasons = [(reason_blank or f"{field} is empty") if np.isnan(v)
+    reasons = [(reason_blank or f"{field} has no value") if np.isnan(v)
                else f"{field} = {v:g} is not positive" for v in t[bad]]
     return _split(df, path, bad, reasons, f"no row has a usable {field}", field=field)
 

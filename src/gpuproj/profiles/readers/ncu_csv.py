@@ -276,6 +276,11 @@ def _csv_records(path):
         if not ln.strip() or ln.startswith("=="):
             continue
         recs.append((i + 1, csv_fields(ln, path, i + 1)))
+        if len(recs) > 1 and recs[-1][1] == recs[0][1]:
+            # two outputs one after the other: their launch IDs restart and would merge
+            raise InputError(f"the header of row {recs[0][0]} again: the file holds two ncu "
+                             "outputs one after the other; give each its own file", path=path,
+                             row=i + 1)
     check_header(recs[0][1], path, recs[0][0])
     return recs
 
@@ -321,6 +326,7 @@ def _per_launch_details(recs, path) -> pd.DataFrame:
     comma = number_style(((line, f[value_at]) for line, f in body
                           if len(f) >= need and not _is_text(f[name_at])), path) == "comma"
     launches = {}
+    named = {}  # (launch ID, metric) -> (value, unit, row) of the metrics printed by name
     for line, fields in body:
         if not need <= len(fields) <= len(header):
             raise InputError(f"{len(fields)} fields, the header has {len(header)}", path=path,
@@ -334,7 +340,15 @@ def _per_launch_details(recs, path) -> pd.DataFrame:
             value = rec["Metric Value"]
             if comma and not _is_text(name):
                 value = _with_decimal_points(value)
-            entry[1][name] = (value, rec.get("Metric Unit", ""), line, line)
+            unit = rec.get("Metric Unit", "")
+            if name == rec["Metric Name"] and (name in NCU_METRICS or name in TIME_METRICS):
+                before = named.setdefault((rec["ID"], name), (value, unit, line))
+                if before[:2] != (value, unit):
+                    raise InputError(f"{name} of launch {rec['ID']} printed twice, as "
+                                     f"{before[0]} {before[1]} on row {before[2]} and as {value} "
+                                     f"{unit}: which one holds?", path=path, row=line,
+                                     field=name)
+            entry[1][name] = (value, unit, line, line)
     return pd.DataFrame([_launch(rec, metrics, line, path)
                          for rec, metrics, line in launches.values()])
 
