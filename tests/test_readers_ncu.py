@@ -355,11 +355,18 @@ def test_ncu_rep_checks_the_source_against_the_device(tmp_path, monkeypatch):
 
 
 def test_ncu_rep_without_actions_is_an_error(tmp_path, monkeypatch):
+    # NVIDIA's module finds no kernel in an empty file, a CSV renamed or the first 5 kB of a
+    # report alike: the message tells them apart by the file's first bytes
     monkeypatch.setitem(sys.modules, "ncu_report", _fake_module([_Range([])]))
     rep = tmp_path / "r.ncu-rep"
-    rep.write_bytes(b"\0")
-    with pytest.raises(InputError, match="no profiled kernel"):
-        ncu_rep.read(rep)
+    for head, says in ((b"NVR\0\2", r"no profiled kernel \(no ranges or actions\): a failed "
+                                       "capture, or a report cut short"),
+                       (b"", "file is empty"),
+                       (b'"ID","Process ID"', r"not an Nsight Compute report \(those start "
+                                              r"with 'NVR'\)")):
+        rep.write_bytes(head)
+        with pytest.raises(InputError, match=says):
+            ncu_rep.read(rep)
 
 
 def test_ncu_rep_needs_the_extra(tmp_path, monkeypatch):

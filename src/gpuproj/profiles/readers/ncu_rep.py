@@ -92,7 +92,12 @@ def _launches(ctx, path) -> pd.DataFrame:
                     row[col] = v
             rows.append(row)
     if not rows:
-        raise InputError("the report holds no profiled kernel (no ranges or actions)", path=path)
+        head = Path(path).read_bytes()[:3]
+        raise InputError("file is empty" if not head else
+                         "not an Nsight Compute report (those start with 'NVR')"
+                         if head != b"NVR" else
+                         "the report holds no profiled kernel (no ranges or actions): a failed "
+                         "capture, or a report cut short before its first kernel", path=path)
     return pd.DataFrame(rows)
 
 
