@@ -795,3 +795,19 @@ def test_a_gpu_named_twice_is_one_gpu_in_evaluate(capsys):
 
     assert pairs("--target", "rtx-3090,RTX-3090") == pairs("--target", "rtx-3090") > 0
     assert pairs("--source", "rtx-3090", "--source", "rtx-3090") == pairs("--source", "rtx-3090")
+
+
+def test_empty_or_repeated_gpu_lists(tmp_path, capsys):
+    # -t '' said "Missing option '--target'" (it was given), -t ' ' named the API's argument;
+    # quadrant -g , said no GPU had a bandwidth, and drew a GPU named twice twice
+    for empty in ("", " ", ","):
+        code, _, err = run(capsys, "predict", EXAMPLE, "-t", empty)
+        assert code == 2 and one_error(err) == (
+            "gpuproj: error: no target GPU named (--target NAME[,NAME], targets=[...] in the API)")
+    png = str(tmp_path / "q.png")
+    code, _, err = run(capsys, "quadrant", "-g", ",", "-o", png, "--intensity", "1")
+    assert code == 2 and one_error(err) == (
+        "gpuproj: error: no GPU named to place (--gpus NAME[,NAME])")
+    code, out, _ = run(capsys, "quadrant", "-g", "h200,H200-SXM-141GB", "-o", png,
+                       "--intensity", "1", "--json")
+    assert code == 0 and [g["id"] for g in json.loads(out)["gpus"]] == ["h200-sxm-141gb"]

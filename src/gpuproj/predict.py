@@ -593,7 +593,8 @@ def predict(table: ProfileTable, *, targets, source=None, methods=None,
             r.require_unique_configs()
     tgts = select(targets)  # h200,H200: once
     if not tgts:
-        raise GpuprojError("no target GPU to predict for (targets=[...])")
+        raise GpuprojError("no target GPU named (--target NAME[,NAME], targets=[...] in the "
+                           "API)")
     if methods is None:
         methods = [] if models else _default_method(rows)
     if methods == "all":

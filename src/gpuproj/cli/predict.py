@@ -126,7 +126,7 @@ def predict(profile, source, target, method, model_paths, kernel, fmt, reader_op
         raise click.UsageError("--params and --sizes go with --loopy KERNEL_FILE")
     if profile is None:
         raise click.UsageError("give a PROFILE, or --loopy KERNEL_FILE --params PARAMS.json")
-    if not target:
+    if target is None:
         raise click.UsageError("Missing option '--target' / '-t'.")
     _predict_profile(profile, source, target, method, split_lists(model_paths), kernel, fmt,
                      {**reader_options, "trace": trace}, sass, shortlist, as_json, as_csv, plot)

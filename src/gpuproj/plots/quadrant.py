@@ -50,8 +50,9 @@ def points_from_gpus(gpus, precision: str = "fp32", which: str = "peak") -> tupl
     if precision.startswith("int"):
         c_f = f"{precision}_fma_ops_per_s"
     out, skipped = [], []
-    for g in gpus:
-        g = resolve(g)
+    if not gpus:
+        raise GpuprojError("no GPU named to place (--gpus NAME[,NAME])")
+    for g in {resolve(g).id: resolve(g) for g in gpus}.values():  # a GPU named twice is one
         get = {"peak": g.peak, "measured": g.measured}
         first, second = ("peak", "measured") if which == "peak" else ("measured", "peak")
         vals, kinds = [], []
