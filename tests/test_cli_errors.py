@@ -416,6 +416,10 @@ def test_a_binary_file_where_a_text_file_belongs(tmp_path, capsys):
     q.write_bytes(b"kernel,config,gpu,time_s\nk\xe9rnel,a,h100-sxm5-80gb,1e-3\n")
     code, out, err = run(capsys, "predict", str(q), "-t", "h200", "-m", "bandwidth", "--csv")
     assert code == 0 and "k\ufffdrnel" in out, err
+    # and says so, once
+    assert err.splitlines() == [f"gpuproj: warning: {q}: not UTF-8 (byte 0xe9 at offset 26, "
+                                "e.g. a Latin-1 or Windows encoding): 1 character(s) read as "
+                                "\ufffd"]
 
 
 def test_an_output_file_that_cannot_be_written(tmp_path, capsys):

@@ -6,30 +6,42 @@ from __future__ import annotations
 
 import gzip
 import io
+import warnings
 from contextlib import contextmanager
 from pathlib import Path
 
-from .errors import InputError
+from .errors import InputError, InputWarning
 
 
 def read_text(path, n: int = -1, *, strict: bool = False) -> str:
     """The text of ``path`` (gunzipped where the name ends in ``.gz``), or its first ``n``
-    characters. Bytes that are not UTF-8 are replaced, which keeps a profile with an odd kernel
-    name readable, or with ``strict`` are an error (a YAML or JSON file of ours is UTF-8, and
-    anything else is the wrong file). A file that cannot be opened, or a gzip file that is
-    corrupt or cut short, is an ``InputError``."""
+    characters. Bytes that are not UTF-8 are replaced, with a warning, which keeps a profile
+    with an odd kernel name readable, or with ``strict`` are an error (a YAML or JSON file of
+    ours is UTF-8, and anything else is the wrong file). A file that cannot be opened, or a
+    gzip file that is corrupt or cut short, is an ``InputError``."""
     path = Path(path)
-    errors = "strict" if strict else "replace"
-    try:
+
+    def read(errors):
         if path.suffix == ".gz":
             f = io.TextIOWrapper(gzip.open(path), encoding="utf-8-sig", errors=errors)
         else:
             f = open(path, encoding="utf-8-sig", errors=errors)
         with f:
             return f.read(n)
-    except UnicodeDecodeError as e:
-        raise InputError(f"not a UTF-8 text file (byte 0x{e.object[e.start]:02x} at offset "
-                         f"{e.start})", path=path) from None
+
+    try:
+        try:
+            return read("strict")
+        except UnicodeDecodeError as e:
+            at = f"byte 0x{e.object[e.start]:02x} at offset {e.start}"
+            if strict:
+                raise InputError(f"not a UTF-8 text file ({at})", path=path) from None
+            text = read("replace")
+            if n < 0:  # said once, when the whole file is read (not when its head is sniffed)
+                warnings.warn(InputWarning(
+                    f"{path}: not UTF-8 ({at}, e.g. a Latin-1 or Windows encoding): "
+                    f"{text.count(chr(0xFFFD))} character(s) read as \ufffd"), stacklevel=2)
+            return text
     except (OSError, EOFError) as e:  # gzip: BadGzipFile (an OSError), EOFError when cut short
         raise InputError(f"cannot read: {getattr(e, 'strerror', None) or e}", path=path) from None
 
