@@ -16,6 +16,7 @@ overwritten: every reader numbers rows by their file line.
 
 import random
 import re
+import warnings
 from pathlib import Path
 
 import pytest
@@ -112,7 +113,10 @@ def test_damaged_files_read_or_fail_in_one_line(name, tmp_path):
         damaged, what, cell = _damage(text, rng)
         _write(path, damaged)
         try:
-            table = load(path, **options)
+            with warnings.catch_warnings(record=True) as said:  # what a damaged file warns of
+                warnings.simplefilter("always")
+                table = load(path, **options)
+            assert all("\n" not in str(w.message) for w in said), (what, said)
         except GpuprojError as e:
             message = str(e)
             assert "\n" not in message, (what, message)

@@ -21,7 +21,8 @@ name (a table that names kernels without their parameters).
 Spaces and a leading ``void`` are ignored. Launch configurations must be equal where the trace
 has them (``grid=... block=...``); a trace without them (a ``cuda_gpu_kern_sum`` of recent nsys,
 a plain table) gives its time to a kernel only where the profile has that kernel in one
-configuration. What cannot be matched is skipped and counted, on both sides.
+configuration. What cannot be matched is skipped and counted, on both sides; a trace that
+matches none of the profile's kernels is an error naming the trace.
 """
 
 from __future__ import annotations
