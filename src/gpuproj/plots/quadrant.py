@@ -52,7 +52,8 @@ def points_from_gpus(gpus, precision: str = "fp32", which: str = "peak") -> tupl
     out, skipped = [], []
     if not gpus:
         raise GpuprojError("no GPU named to place (--gpus NAME[,NAME])")
-    for g in {resolve(g).id: resolve(g) for g in gpus}.values():  # a GPU named twice is one
+    resolved = [resolve(g) for g in gpus]
+    for g in {r.id: r for r in resolved}.values():  # a GPU named twice is one
         get = {"peak": g.peak, "measured": g.measured}
         first, second = ("peak", "measured") if which == "peak" else ("measured", "peak")
         vals, kinds = [], []

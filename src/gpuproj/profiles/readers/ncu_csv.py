@@ -491,9 +491,9 @@ def finish(launches: pd.DataFrame, path, *, gpu=None, per_launch=False) -> Profi
 
 def _warn_blank(blank: pd.Series, path) -> None:
     """Warn of the metrics that some launches have a value of and others not (an empty or
-    ``nan`` cell): the counts made from them are unknown for those launches (NaN, never a
-    partial sum), and a projection of those kernels leans on the other levels. A metric no
-    launch has a value of is simply absent."""
+    ``nan`` cell): the counts made from them are unknown for those launches (or short of that
+    metric, for the two counts that add two metrics), and a projection of those kernels leans
+    on the other levels. A metric no launch has a value of is simply absent."""
     rows: dict[str, list[int]] = {}
     for launch in blank:
         for m, at in launch:
