@@ -382,6 +382,22 @@ def test_bad_yaml_and_python_tags_are_input_errors(tmp_path):
         read_gpu_file(p)
 
 
+def test_aliases_keys_given_twice_and_huge_files_are_input_errors(tmp_path):
+    # a billion-laughs file took 12 GB and a minute, then printed its expansion; a second
+    # peak replaced the first and a second id renamed the GPU, silently
+    p = tmp_path / "x.yaml"
+    p.write_text("schema_version: 1\nid: x\nvalues:\n  a: &a [1, 1]\n  b: [*a, *a]\n")
+    with pytest.raises(InputError, match=r"x\.yaml, row 5: not valid YAML: an alias \(\*a\)"):
+        read_gpu_file(p)
+    p.write_text("schema_version: 1\nid: x\npeak:\n  dram: 1\n  dram: 2\n")
+    with pytest.raises(InputError, match=r"x\.yaml, row 5: not valid YAML: key 'dram' given "
+                                         "twice"):
+        read_gpu_file(p)
+    p.write_text("schema_version: 1\nid: x\nnotes: " + "n" * 1_000_001 + "\n")
+    with pytest.raises(InputError, match=r"x\.yaml: 1000033 characters: over the 1000000"):
+        read_gpu_file(p)
+
+
 def test_libyaml_and_python_loaders_read_the_catalog_alike(monkeypatch):
     # parse_yaml takes libyaml's loader where PyYAML has it; the pure-Python one is the fallback
     texts = [p.read_text() for p in FILES]

@@ -46,6 +46,34 @@ def read_text(path, n: int = -1, *, strict: bool = False) -> str:
         raise InputError(f"cannot read: {getattr(e, 'strerror', None) or e}", path=path) from None
 
 
+# the largest catalog file has under 10,000; a user's file 100x that is no GPU description
+MAX_YAML_CHARS = 1_000_000
+
+
+def _loader():
+    """The safe loader (libyaml's where PyYAML has it) with one more check: a key given twice
+    in a mapping is an error, where YAML keeps the last silently (a second ``id`` renamed a
+    GPU, a second peak replaced the first)."""
+    import yaml
+
+    base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+    class Loader(base):
+        def construct_mapping(self, node, deep=False):
+            seen = set()
+            for key_node, _ in node.value:
+                key = self.construct_object(key_node, deep=True)
+                if not isinstance(key, (str, int, float, bool)):
+                    continue  # an unhashable key: the base class says what is wrong
+                if key in seen:
+                    raise yaml.constructor.ConstructorError(
+                        None, None, f"key '{key}' given twice", key_node.start_mark)
+                seen.add(key)
+            return super().construct_mapping(node, deep=deep)
+
+    return Loader
+
+
 def parse_yaml(text: str, path):
     """The data of a YAML text read from ``path``, with the safe loader only (plain data, no
     Python objects). libyaml's loader, where PyYAML was built with it, reads the same data 8x
@@ -53,8 +81,17 @@ def parse_yaml(text: str, path):
     ``gpuproj predict``). Bad YAML is an ``InputError`` naming the file and line."""
     import yaml
 
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)(text)
+    if len(text) > MAX_YAML_CHARS:
+        raise InputError(f"{len(text)} characters: over the {MAX_YAML_CHARS} a GPU, model or "
+                         "kernel file can need", path=path)
+    loader = _loader()(text)
     try:
+        if "&" in text:  # anchors: aliases to them could expand to billions of values
+            for event in yaml.parse(text, Loader=_loader()):
+                if isinstance(event, yaml.AliasEvent):
+                    raise yaml.constructor.ConstructorError(
+                        None, None, f"an alias (*{event.anchor}): gpuproj's files write each "
+                        "value out", event.start_mark)
         return loader.get_single_data()
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
