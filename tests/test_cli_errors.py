@@ -763,6 +763,16 @@ def test_calibration_and_model_options_that_cannot_work(tmp_path, capsys):
         p.write_text(json.dumps(bad))
         code, _, err = run(capsys, "predict", "--loopy", str(kernel), "--params", str(p))
         assert code == 2 and says in one_error(err), err
+    # sizes past isl's integers (a traceback), a name given twice (the first dropped) and a
+    # name the kernel does not have (taken without a word)
+    p.write_text(json.dumps(params))
+    for sizes, says in (("n=9223372036854775808", "'n=9223372036854775808' is too large"),
+                        ("n=1024,n=2048", "n given twice in 'n=1024,n=2048'"),
+                        ("n=16,m=32", "field 'sizes': kernel 'matmul_pf' has no size parameter "
+                                      "m (it has n)")):
+        code, _, err = run(capsys, "predict", "--loopy", str(kernel), "--params", str(p),
+                           "--sizes", sizes)
+        assert code == 2 and says in one_error(err), err
 
 
 def test_a_file_named_cubin_that_is_no_elf(tmp_path, capsys):

@@ -165,6 +165,11 @@ def predict_loopy(kernel_file, params_file, sizes):
     parts = E.terms(model.expr)
     labels = {str(term): E.term_label(term) for term in parts}
     for s in (sizes if many else [sizes]):
+        unknown = sorted(set(dict(s)) - set(kc.params))
+        if unknown:  # a name the kernel does not have sizes nothing: a typo, most likely
+            raise InputError(f"kernel {kc.name!r} has no size parameter {', '.join(unknown)} "
+                             f"(it has {', '.join(sorted(kc.params)) or 'none'})",
+                             path=kernel_file, field="sizes")
         s = {**mk.sizes, **{k: int(v) for k, v in dict(s).items()}}
         cv = kc.evaluate(s)
         feats = model.feature_values(cv, mk.access_tags)

@@ -192,10 +192,16 @@ def _parse_sizes(text: str) -> dict:
         try:
             if not eq or not name.strip():
                 raise ValueError
-            out[name.strip()] = int(value)
+            v = int(value)
         except ValueError:
             raise click.BadParameter(f"{item!r} is not NAME=INTEGER", param_hint="--sizes"
                                      ) from None
+        if name.strip() in out:
+            raise click.BadParameter(f"{name.strip()} given twice in {text!r} (one set of "
+                                     "sizes per --sizes)", param_hint="--sizes")
+        if abs(v) >= 2**62:  # isl's integers end at 2^63
+            raise click.BadParameter(f"{item!r} is too large", param_hint="--sizes")
+        out[name.strip()] = v
     return out
 
 
