@@ -825,3 +825,17 @@ def test_empty_or_repeated_gpu_lists(tmp_path, capsys):
     code, out, _ = run(capsys, "quadrant", "-g", "h200,H200-SXM-141GB", "-o", png,
                        "--intensity", "1", "--json")
     assert code == 0 and [g["id"] for g in json.loads(out)["gpus"]] == ["h200-sxm-141gb"]
+
+
+def test_split_options_that_it_would_ignore_are_errors(capsys, tmp_path):
+    # --split config|kernel dropped --target, every split --source, without a word; an empty
+    # --save-model saved nothing and said nothing
+    t = str(DATA / "amaris-2gpus-calculate_temp.csv")
+    for opts, says in ((["--split", "config", "--target", "gtx-680"],
+                        "--target goes with --split gpu (the GPUs to leave out), not --split "
+                        "config"),
+                       (["--split", "gpu", "--source", "gtx-680"],
+                        "--source does not go with --split"),
+                       (["--train", t, "--save-model", ""], "--save-model: the path is empty")):
+        code, _, err = run(capsys, "evaluate", t, "-m", "ridge", *opts)
+        assert code == 2 and says in one_error(err), err

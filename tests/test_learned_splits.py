@@ -262,13 +262,13 @@ def test_cli_train_names_what_the_test_table_shares_with_it(csv_path, synth, tmp
     assert r.exit_code == 0, r.output
     notes = [ln for ln in r.stderr.splitlines() if ln.startswith("gpuproj: ")]
     assert notes == [
-        f"gpuproj: {shared} of {len(df)} test rows were also in the training table: the learned"
-        " methods' errors there are training errors (--split gpu|config|kernel keeps the test "
-        "rows out)",
-        f"gpuproj: test kernels not in the training table: {kernel} (the learned methods "
-        "extrapolate to them)",
-        f"gpuproj: test GPUs not in the training table: {gpu} (the learned methods extrapolate "
-        "to them)"]
+        f"gpuproj: warning: {shared} of {len(df)} test rows were also in the training table: "
+        "the learned methods' errors there are training errors (--split gpu|config|kernel keeps "
+        "the test rows out)",
+        f"gpuproj: warning: test kernels not in the training table: {kernel} (the learned "
+        "methods extrapolate to them)",
+        f"gpuproj: warning: test GPUs not in the training table: {gpu} (the learned methods "
+        "extrapolate to them)"]
 
 
 def test_coverage_interval_resamples_whole_groups():

@@ -117,6 +117,14 @@ def evaluate(tables, methods, sources, targets, fmt, reader_options, as_json, ra
         raise GpuprojError("--gpu-choice and --combine-sources do not go together: choosing "
                            "ranks GPUs one has not measured, and the combined prediction of "
                            "each uses the measurements of the others")
+    if split and sources:
+        raise GpuprojError("--source does not go with --split: each fold predicts its test "
+                           "pairs from every GPU that measured them")
+    if split and targets and split != "gpu":
+        raise GpuprojError(f"--target goes with --split gpu (the GPUs to leave out), not "
+                           f"--split {split}")
+    if save_model is not None and not save_model.strip():
+        raise GpuprojError("--save-model: the path is empty")
     if save_model and not train_tables:
         raise GpuprojError("--save-model needs --train (a split trains one model per fold)")
     if names == ["all"] or (training and not names):
@@ -161,7 +169,7 @@ def evaluate(tables, methods, sources, targets, fmt, reader_options, as_json, ra
         shared = overlap(train, table)
         if not quiet:
             for line in _overlap_notes(shared):
-                click.echo(f"gpuproj: {line}", err=True)
+                click.echo(f"gpuproj: warning: {line}", err=True)
         ev = evaluate_trained(train, table, names, coverage=coverage, sources=sources,
                               targets=targets, fitted=fitted,
                               progress=lambda methods: bar(methods, "training"))
