@@ -10,7 +10,7 @@ from conftest import load_script
 
 from gpuproj.catalog import BUNDLED_DIR, load_catalog, parse_gpu, read_gpu_file, resolve
 from gpuproj.catalog.schema import LIST_FIELDS, SOURCE_KINDS, THROUGHPUT_FIELDS, VALUE_FIELDS
-from gpuproj.errors import InputError, UnknownGPUError
+from gpuproj.errors import InputError, InputWarning, UnknownGPUError
 from gpuproj.files import parse_yaml
 
 FILES = sorted(BUNDLED_DIR.glob("*.yaml"))
@@ -276,6 +276,18 @@ def test_user_gpu_file_by_path_and_env(tmp_path, monkeypatch):
     with pytest.raises(InputError, match="zz.yaml, field 'id': GPU id 'my-gpu' is also given "
                                          "by .*my-gpu.yaml: keep one"):
         load_catalog()
+    # a .yml file is read as a .yaml one; a path entry that is no folder is said (it was
+    # passed over without a word)
+    yml = tmp_path / "yml"
+    yml.mkdir()
+    (yml / "my-gpu.yml").write_text(p.read_text())
+    monkeypatch.setenv("GPUPROJ_GPU_PATH", str(yml))
+    assert load_catalog().resolve("acme x1").id == "my-gpu"
+    for entry, what in ((p, "a file"), (tmp_path / "none", "not there")):
+        monkeypatch.setenv("GPUPROJ_GPU_PATH", str(entry))
+        with pytest.warns(InputWarning, match=f"names {entry}, which is {what}: it is "
+                                              "searched for GPU files only as a folder"):
+            load_catalog()
 
 
 def test_bad_files_name_the_field(tmp_path):

@@ -19,11 +19,12 @@ import fnmatch
 import math
 import os
 import re
+import warnings
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-from ..errors import AmbiguousGPUError, InputError, UnknownGPUError
+from ..errors import AmbiguousGPUError, InputError, InputWarning, UnknownGPUError
 from ..files import parse_yaml, read_text
 from .schema import (
     IDENTITY_FIELDS,
@@ -375,15 +376,21 @@ def _load(extra: tuple, user_dirs: tuple) -> Catalog:
     # working directory, for a relative entry) gets the GPUs of the new path
     gpus, users = {}, {}  # users: id -> the user file that gave it
     for d in [BUNDLED_DIR, *map(Path, user_dirs)]:
-        if d.is_dir():
-            for p in sorted(d.glob("*.yaml")):
-                g = read_gpu_file(p)
-                if d != BUNDLED_DIR:  # a user file replaces a bundled GPU, not another's
-                    if g.id in users and users[g.id] != p.resolve():
-                        raise InputError(f"GPU id '{g.id}' is also given by {users[g.id]}: "
-                                         "keep one of the two files", path=p, field="id")
-                    users[g.id] = p.resolve()
-                gpus[g.id] = g
+        if not d.is_dir():
+            if str(d) != str(USER_DIR.resolve()):  # the default folder need not exist
+                what = "a file" if d.exists() else "not there"
+                warnings.warn(InputWarning(
+                    f"$GPUPROJ_GPU_PATH names {d}, which is {what}: it is searched for GPU "
+                    "files only as a folder"), stacklevel=3)
+            continue
+        for p in sorted([*d.glob("*.yaml"), *d.glob("*.yml")]):
+            g = read_gpu_file(p)
+            if d != BUNDLED_DIR:  # a user file replaces a bundled GPU, not another's
+                if g.id in users and users[g.id] != p.resolve():
+                    raise InputError(f"GPU id '{g.id}' is also given by {users[g.id]}: "
+                                     "keep one of the two files", path=p, field="id")
+                users[g.id] = p.resolve()
+            gpus[g.id] = g
     for p in extra:
         g = read_gpu_file(p)
         gpus[g.id] = g
