@@ -122,7 +122,13 @@ def test_profile_ncu_failure(tmp_path, monkeypatch, capsys):
     _fake_ncu(tmp_path, monkeypatch, rc=3)
     with pytest.raises(SystemExit) as e:
         main(["profile", "--out", str(tmp_path / "p.csv"), "--", "./app"])
-    assert e.value.code == 2 and "status 3" in capsys.readouterr().err
+    assert e.value.code == 2 and f"status 3 (its messages are in {tmp_path / 'p.csv'})" in \
+        capsys.readouterr().err
+    # an ncu that fails before writing its log: no file to send the user to
+    with pytest.raises(SystemExit) as e:
+        main(["profile", "--ncu", "/bin/false", "--out", str(tmp_path / "q.csv"), "--",
+              "./app"])
+    assert e.value.code == 2 and "status 1 (it wrote nothing)" in capsys.readouterr().err
 
 
 def test_profile_dry_run(capsys):

@@ -185,8 +185,9 @@ def profile(output, timeline, metrics_file, kernel, launch_count, ncu_path, nsys
     if metrics_file:
         write_text(metrics_file, "\n".join(metrics) + "\n")
     if proc.returncode != 0:
-        raise GpuprojError(f"ncu exited with status {proc.returncode} "
-                           f"(its messages are in {output})")
+        where = (f"its messages are in {output}" if output.exists()
+                 and output.stat().st_size else "it wrote nothing")
+        raise GpuprojError(f"ncu exited with status {proc.returncode} ({where})")
     if not output.exists() or output.stat().st_size == 0:
         raise GpuprojError(f"ncu wrote no results to {output} (was any kernel launched?)")
     from ..profiles.readers import ncu_csv
