@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .catalog import resolve
+from .catalog import select
 from .errors import InputError
 from .models.base import has_width
 from .profiles.table import ProfileTable, Skipped, count_causes
@@ -487,8 +487,8 @@ def evaluate(table: ProfileTable, methods=None, sources=None, targets=None, *,
     table.require_unique_configs()
     gpus = table.gpus
     # a GPU named twice (or by two of its names) is one GPU: each pair once
-    srcs = list(dict.fromkeys(resolve(s).id for s in sources)) if sources else gpus
-    tgts = list(dict.fromkeys(resolve(t).id for t in targets)) if targets else gpus
+    srcs = [g.id for g in select(sources)] if sources else gpus
+    tgts = [g.id for g in select(targets)] if targets else gpus
     absent = [g for g in (*srcs, *tgts) if g not in gpus]
     if absent:
         raise InputError(f"no rows measured on {', '.join(dict.fromkeys(absent))}: the table has "

@@ -86,10 +86,11 @@ def parse_yaml(text: str, path):
     if len(text) > MAX_YAML_CHARS:
         raise InputError(f"{len(text)} characters: over the {MAX_YAML_CHARS} a GPU, model or "
                          "kernel file can need", path=path)
-    loader = _loader()(text)
+    loader_class = _loader()
+    loader = loader_class(text)
     try:
         if "&" in text:  # anchors: aliases to them could expand to billions of values
-            for event in yaml.parse(text, Loader=_loader()):
+            for event in yaml.parse(text, Loader=loader_class):
                 if isinstance(event, yaml.AliasEvent):
                     raise yaml.constructor.ConstructorError(
                         None, None, f"an alias (*{event.anchor}): gpuproj's files write each "

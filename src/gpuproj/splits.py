@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from .catalog import resolve
+from .catalog import select
 from .errors import GpuprojError
 from .profiles.table import ProfileTable
 
@@ -67,7 +67,7 @@ def _keys(df, columns=("kernel", "config")) -> pd.MultiIndex:
 
 def gpu_folds(table: ProfileTable, gpus=None) -> list[Fold]:
     """Leave-one-GPU-out folds (all GPUs of ``table``, or those named in ``gpus``)."""
-    ids = list(dict.fromkeys(resolve(g).id for g in gpus)) if gpus else table.gpus
+    ids = [g.id for g in select(gpus)] if gpus else table.gpus
     if len(table.gpus) < 3:
         raise GpuprojError("leave-one-GPU-out needs a table with three or more GPUs (training "
                            "needs pairs of two GPUs besides the one left out)")

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from ..catalog import GPU, CeilingNote, resolve
+from ..catalog import GPU, CeilingNote, resolve, select
 from ..errors import GpuprojError
 from ..profiles.table import ProfileTable, Skipped
 from .bands import band_of, band_quantiles
@@ -129,8 +129,7 @@ class Model:
     def predict(self, profiles: ProfileTable, source, targets) -> Prediction:
         """Project every row of ``profiles`` (measured on ``source``) to each of ``targets``."""
         src = resolve(source)
-        tgts = [resolve(t) for t in ([targets] if isinstance(targets, (str, GPU)) else targets)]
-        tgts = list({t.id: t for t in tgts}.values())  # a GPU named twice is predicted once
+        tgts = select(targets)  # a GPU named twice is predicted once
         df = profiles.df
         ok, reason = self.usable(df)
         # labels as arrays once: per-row .at lookups cost seconds when a whole table is skipped

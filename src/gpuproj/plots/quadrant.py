@@ -44,7 +44,7 @@ def points_from_gpus(gpus, precision: str = "fp32", which: str = "peak") -> tupl
     no peak) or ``measured`` (the measured value, else the peak). ``gpus``: GPU objects or
     names the catalog resolves.
     """
-    from ..catalog import resolve
+    from ..catalog import select
 
     bw_f, c_f = "dram_bw_bytes_per_s", f"{precision}_fma_flops_per_s"
     if precision.startswith("int"):
@@ -52,8 +52,7 @@ def points_from_gpus(gpus, precision: str = "fp32", which: str = "peak") -> tupl
     out, skipped = [], []
     if not gpus:
         raise GpuprojError("no GPU named to place (--gpus NAME[,NAME])")
-    resolved = [resolve(g) for g in gpus]
-    for g in {r.id: r for r in resolved}.values():  # a GPU named twice is one
+    for g in select(gpus):  # a GPU named twice is one
         get = {"peak": g.peak, "measured": g.measured}
         first, second = ("peak", "measured") if which == "peak" else ("measured", "peak")
         vals, kinds = [], []
