@@ -100,3 +100,29 @@ def test_a_profile_without_the_columns_the_model_learned_from_is_said():
                     models=[model]).assumption_lines()
     said = [ln for ln in lines if ln.startswith("columns the model learned from are not in")]
     assert len(said) == 1 and "tile_size_x" in said[0]
+
+
+def test_a_profile_without_the_counters_the_model_learned_from_is_said():
+    # a model trained on nvprof counters predicted a profile of times alone from its training
+    # medians, without a word
+    from pathlib import Path
+
+    from gpuproj.learned import Ensemble
+    from gpuproj.predict import predict
+    from gpuproj.profiles import load
+    from gpuproj.profiles.table import ProfileTable
+
+    table = load(Path(__file__).resolve().parent / "data" / "amaris-9gpus-bpnn_adjust_weights.csv")
+    model = Ensemble(max_pairs=200, coverage=None, cv_folds=2).fit(table)
+    # the counters reach the ensemble through its members: it has no features of its own
+    assert model.features_ == [] and "log_dram_bytes" in model._all_features()
+    one = table.df[table.df["gpu"] == table.df["gpu"].iloc[0]]
+
+    def said(df):
+        lines = predict(ProfileTable.from_frame(df), targets="h200",
+                        models=[model]).assumption_lines()
+        return [ln for ln in lines if ln.startswith("columns the model learned from are not in")]
+
+    assert said(one) == []
+    lines = said(one.drop(columns=["dram_bytes", "dram_read_bytes"]))
+    assert len(lines) == 1 and "dram_bytes, dram_read_bytes" in lines[0]

@@ -176,6 +176,13 @@ def _set(path, value):
     (("model", "post"), 0.5, "model.post"),
     (("train", "gpus"), KeyError, "train.gpus"),
     (("conformal", "hi"), KeyError, "conformal.hi"),
+    # inconsistent values: an interval whose ends are swapped
+    (("conformal", "hi"), "-inf", "conformal.hi"),
+    (("model", "members", 1, "guard", "t_compute_capability"), [9.0, 7.0, 2.0],
+     "model.members[1].guard"),
+    (("model", "members", 1, "guard", "t_compute_capability"), [7.0, 9.0, 0.0],
+     "model.members[1].guard"),
+    (("model", "members", 2, "span"), [1.0, -1.0], "model.members[2].span"),
 ])
 def test_damaged_model_file_stops_at_load_naming_the_field(tmp_path, saved_ensemble, path,
                                                            value, field):

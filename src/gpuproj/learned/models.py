@@ -44,6 +44,8 @@ from ..models.base import Model, NotFittedError, Projection
 from ..profiles.table import ProfileTable
 from .conformal import LogConformal
 from .features import (
+    LOG_COUNTS,
+    RAW_COLUMNS,
     FeatureSpec,
     PairFeatures,
     categorical_columns,
@@ -376,22 +378,33 @@ class LearnedModel(Model):
                                              if len(unseen) > 6 else "")
             notes.append(f"kernels not in the training data: {shown}: the prediction "
                          "extrapolates")
-        # a column the model learned from (a tuning parameter) that this profile lacks is
-        # missing for the learner, which then predicts from the others
-        lacking = [c for c in self.spec_.extras
-                   if f"x_{c}" in self.features_ and (c not in df or df[c].isna().all())]
+        # a column the model learned from (a counter, a tuning parameter) that this profile
+        # lacks is filled in by the learner: a number with its training median, a category as
+        # none of its values
+        feats = self._all_features()
+        column_of = {**{f"log_{c}": c for c in LOG_COUNTS}, **{c: c for c in RAW_COLUMNS},
+                     **{f"x_{c}": c for c in self.spec_.extras}}
+        lacking = [c for f, c in column_of.items()
+                   if f in feats and (c not in df or df[c].isna().all())]
         lacking += [c for c in self.spec_.categories
-                    if any(f.startswith(f"c_{c}=") for f in self.features_) and c not in df]
+                    if any(f.startswith(f"c_{c}=") for f in feats) and c not in df]
         if lacking:
             shown = ", ".join(lacking[:6]) + (f" and {len(lacking) - 6} more"
                                               if len(lacking) > 6 else "")
             notes.append(f"columns the model learned from are not in this profile: {shown}: "
-                         "the prediction goes without them (was the model trained on this "
-                         "kind of kernel?)")
+                         "the learner fills them in (numbers with their training medians; was "
+                         "the model trained on this kind of kernel?)")
         if self.conformal_ is not None:
             notes.append(f"interval: split-conformal, {100 * self.coverage:.0f} % requested, "
                          f"calibrated on {self.conformal_.n_} held-out pairs")
         return Projection(t, low, high, np.full(len(df), "learned", object), {}, notes)
+
+    def _all_features(self) -> set:
+        """The feature columns this model and its members (an ensemble's) learned from."""
+        out = set(self.features_)
+        for m in getattr(self, "members_", ()):
+            out |= m._all_features()
+        return out
 
     def describe(self) -> str:
         return f"{self.learner} learner"

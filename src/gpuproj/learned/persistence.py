@@ -212,13 +212,15 @@ def _check_state(st, jpath, where: str) -> None:
                           and _is_num(post.get("delta"))), "post", "null or {lam, delta}")
     guard = st.get("guard")
     need(guard is None or (isinstance(guard, dict) and set(guard) <= set(GUARD)
-                           and all(_is_nums(v, 3) for v in guard.values())),
-         "guard", "null or an object of [low, high, scale] per range descriptor")
-    need(st.get("span") is None or _is_nums(st["span"], 2), "span", "null or [low, high]")
+                           and all(_is_nums(v, 3) and v[0] <= v[1] and v[2] > 0
+                                   for v in guard.values())),
+         "guard", "null or an object of [low <= high, scale > 0] per range descriptor")
+    need(st.get("span") is None or (_is_nums(st["span"], 2) and st["span"][0] <= st["span"][1]),
+         "span", "null or [low, high] with low <= high")
     bands = st.get("outside_bands", {})
     need(isinstance(bands, dict) and all(
-        isinstance(b, dict) and all(_is_nums(q, 2) for q in b.values())
-        for b in bands.values()), "outside_bands", "an object of [low, high] per cell")
+        isinstance(b, dict) and all(_is_nums(q, 2) and q[0] <= q[1] for q in b.values())
+        for b in bands.values()), "outside_bands", "an object of [low, high] per cell, low <= high")
     # what each class reads when it predicts, which its own fit always sets
     required = {"ResidualHybrid": ("chain",), "EfficiencyHybrid": ("chain",),
                 "PhysicsBest": ("chain",), "Ensemble": ("members", "known_kernels", "weights")}
@@ -261,6 +263,7 @@ def _check_doc(doc: dict, jpath) -> None:
         for k in ("lo", "hi"):
             need(_is_num(c.get(k)) or c.get(k) in ("inf", "-inf"), f"conformal.{k}",
                  "a number, 'inf' or '-inf'")
+        need(_float(c["lo"]) <= _float(c["hi"]), "conformal.hi", "at least conformal.lo")
     _check_state(doc.get("model"), jpath, "model")
 
 
