@@ -828,14 +828,37 @@ def test_empty_or_repeated_gpu_lists(tmp_path, capsys):
 
 
 def test_split_options_that_it_would_ignore_are_errors(capsys, tmp_path):
-    # --split config|kernel dropped --target, every split --source, without a word; an empty
-    # --save-model saved nothing and said nothing
+    # --split config|kernel dropped --target, every split --source, without a word
     t = str(DATA / "amaris-2gpus-calculate_temp.csv")
     for opts, says in ((["--split", "config", "--target", "gtx-680"],
                         "--target goes with --split gpu (the GPUs to leave out), not --split "
                         "config"),
                        (["--split", "gpu", "--source", "gtx-680"],
-                        "--source does not go with --split"),
-                       (["--train", t, "--save-model", ""], "--save-model: the path is empty")):
+                        "--source does not go with --split")):
         code, _, err = run(capsys, "evaluate", t, "-m", "ridge", *opts)
         assert code == 2 and says in one_error(err), err
+
+
+def test_an_empty_output_path_is_an_error(capsys):
+    # `predict --plot ''` and `evaluate --save-model ''` wrote nothing and said nothing; `-o ''`
+    # blamed a file named '.'
+    t = str(DATA / "amaris-2gpus-calculate_temp.csv")
+    p = str(DATA.parents[1] / "examples" / "rodinia-p100-nvprof.csv")
+    for args, option in ((["predict", p, "-t", "h200", "--plot", ""], "'--plot'"),
+                         (["report", p, "-t", "h200", "-o", " "], "'-o' / '--output'"),
+                         (["evaluate", t, "--plots", ""], "'--plots'"),
+                         (["evaluate", t, "--train", t, "-m", "ridge", "--save-model", ""],
+                          "'--save-model'"),
+                         (["bench", "--raw", ""], "'--raw'")):
+        code, _, err = run(capsys, *args)
+        assert code == 2 and option in one_error(err) and "the path is empty" in err, err
+
+
+def test_a_warning_quoting_a_line_break_stays_one_line(capsys):
+    # a device name with a line break (from a driver or a raw bench file) split the warning
+    from gpuproj.cli.main import _one_line
+    from gpuproj.errors import GpuprojWarning
+
+    _one_line(None)("device 'cpu\nfast' measured nothing", GpuprojWarning, "f.py", 1)
+    err = capsys.readouterr().err
+    assert err == "gpuproj: warning: device 'cpu fast' measured nothing\n"

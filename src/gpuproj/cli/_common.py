@@ -155,10 +155,20 @@ def reader_option():
                              "settings: docs/profiles.md).")
 
 
+class WrittenPath(click.Path):
+    """A file or folder a command writes: an empty name is refused, where it would write
+    nothing (or name the current folder) without a word."""
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, str) and not value.strip():
+            self.fail("the path is empty", param, ctx)
+        return super().convert(value, param, ctx)
+
+
 def output_option(help_text, **kwargs):
     """``-o/--output FILE`` (``--out`` is the same option): the file a command writes."""
     return click.option("-o", "--output", "--out", "output", metavar="FILE",
-                        type=click.Path(dir_okay=False, path_type=kwargs.pop("path_type", None)),
+                        type=WrittenPath(dir_okay=False, path_type=kwargs.pop("path_type", None)),
                         help=help_text, **kwargs)
 
 

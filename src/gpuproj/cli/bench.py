@@ -11,7 +11,7 @@ import click
 
 from ..errors import AmbiguousGPUError, GpuprojError, InputError, UnknownGPUError
 from ..files import write_text
-from ._common import emit_json, output_option
+from ._common import WrittenPath, emit_json, output_option
 
 SI = [(1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1, ""), (1e-3, "m"),
       (1e-6, "u"), (1e-9, "n")]
@@ -87,7 +87,7 @@ def _table(raw, gpu, flags):
                    "not know starts a new GPU file with that name. Default: the device's name.")
 @output_option("Catalog YAML file to write (default: <id>.yaml here). Load it with "
                "GPUPROJ_GPU_PATH=<its folder> or `--target FILE`.")
-@click.option("--raw", "raw_out", type=click.Path(dir_okay=False), metavar="FILE",
+@click.option("--raw", "raw_out", type=WrittenPath(dir_okay=False), metavar="FILE",
               help="Raw result with every sample (default: FILE with suffix .json).")
 @click.option("--backend", type=click.Choice(["auto", "cuda", "opencl"]), default="auto",
               show_default=True, help="auto: CUDA if an NVIDIA driver is present, else OpenCL.")
@@ -98,7 +98,7 @@ def _table(raw, gpu, flags):
               help="Comma-separated groups: compute, stream, cache, shared, mixbench, overhead, "
                    "latency (default: all).")
 @click.option("--reps", type=click.IntRange(3, 1000), help="Timed repetitions per measurement.")
-@click.option("--plots", "plots_dir", type=click.Path(file_okay=False), metavar="DIR",
+@click.option("--plots", "plots_dir", type=WrittenPath(file_okay=False), metavar="DIR",
               help="Also draw the measured roofline, the working-set sweep and the "
                    "quadrant-split view into DIR.")
 @click.option("--from-raw", "from_raw", type=click.Path(exists=True, dir_okay=False),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from ._common import (
+    WrittenPath,
     console,
     emit_json,
     format_option,
@@ -50,7 +51,7 @@ from ._common import (
                    "weighted by 1 / (log-width of its 90 % band)^2, so that a source of the "
                    "target's architecture and a short projection count more; every metric, the "
                    "ranking and the JSON read the combined predictions.")
-@click.option("--plots", "plots_dir", type=click.Path(file_okay=False), metavar="DIR",
+@click.option("--plots", "plots_dir", type=WrittenPath(file_okay=False), metavar="DIR",
               help="Also draw the evaluation pictures into DIR.")
 @click.option("--train", "train_tables", multiple=True, type=click.Path(),
               help="Fit the learned methods on this table (repeatable), then evaluate on TABLES.")
@@ -63,7 +64,7 @@ from ._common import (
                    "analytical ones included. Without it the learned methods have 90 % "
                    "intervals and the analytical ones their own; 0: no learned intervals (a "
                    "pure learner then trains without its out-of-fold fits).")
-@click.option("--save-model", "save_model", type=click.Path(dir_okay=False),
+@click.option("--save-model", "save_model", type=WrittenPath(dir_okay=False),
               help="With --train: save each fitted learned model as PATH.json + PATH.npz "
                    "(PATH-<method> when several).")
 def evaluate(tables, methods, sources, targets, fmt, reader_options, as_json, ranking, shortlist,
@@ -123,8 +124,6 @@ def evaluate(tables, methods, sources, targets, fmt, reader_options, as_json, ra
     if split and targets and split != "gpu":
         raise GpuprojError(f"--target goes with --split gpu (the GPUs to leave out), not "
                            f"--split {split}")
-    if save_model is not None and not save_model.strip():
-        raise GpuprojError("--save-model: the path is empty")
     if save_model and not train_tables:
         raise GpuprojError("--save-model needs --train (a split trains one model per fold)")
     if names == ["all"] or (training and not names):

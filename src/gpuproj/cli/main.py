@@ -126,7 +126,9 @@ def _one_line(show):
 
     def shown(message, category, filename, lineno, file=None, line=None):
         if issubclass(category, GpuprojWarning):
-            click.echo(f"gpuproj: warning: {message}", err=True)
+            # one line even where the message quotes a value with a line break (a device name)
+            text = " ".join(str(message).splitlines())
+            click.echo(f"gpuproj: warning: {text}", err=True)
         else:
             show(message, category, filename, lineno, file, line)
 

@@ -9,6 +9,7 @@ import click
 
 from ..plots import MAX_PANELS
 from ._common import (
+    WrittenPath,
     console,
     emit_json,
     format_option,
@@ -69,7 +70,7 @@ LOOPY_ONLY = ("params_files", "sizes")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option("--csv", "as_csv", is_flag=True,
               help="Print the prediction table (or the --shortlist) as CSV.")
-@click.option("--plot", type=click.Path(dir_okay=False),
+@click.option("--plot", type=WrittenPath(dir_okay=False),
               help=f"Also draw a picture here (.png, .svg, .pdf): per kernel and target, the "
                    f"projection bars; for more than {MAX_PANELS} targets, their application "
                    f"totals side by side, fastest first.")
