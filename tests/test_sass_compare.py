@@ -189,6 +189,10 @@ def test_cli_diff_text_and_errors():
     assert "div_f64" in r.output and "sm_120" in r.output
     r = CliRunner().invoke(cli, ["sass", "diff", str(listing(80))])
     assert r.exit_code != 0
+    # two inputs of one architecture: the first was dropped without a word
+    r = CliRunner().invoke(cli, ["sass", "diff", str(listing(80)), str(listing(80, "json")),
+                                 str(listing(90))])
+    assert r.exit_code != 0 and "sm_80 again" in str(r.exception)
 
 
 def _renamed(tmp_path, arch, renames):

@@ -86,6 +86,26 @@ def test_cuobjdump_and_nvdisasm_agree():
         assert a == b, name
 
 
+def test_an_application_listing_keeps_the_sections_of_one_architecture(tmp_path):
+    # `cuobjdump -sass app` of an nvcc-built executable: an empty section comes before the one
+    # with the code (the listing read as having no SASS), and a build for two architectures
+    # has a section each (the first was kept without a word)
+    body = listing(75, tool="cuobjdump").read_text()
+    empty = ("\nFatbin elf code:\n================\narch = sm_75\ncode version = [1,8]\n"
+             "host = linux\ncompile_size = 64bit\n\n\tcode for sm_75\n\t.target\tsm_75\n\n")
+    app = tmp_path / "app.sass"
+    app.write_text(empty + body)
+    got = parse_file(app)
+    assert got.arch == 75 and set(got.functions) == set(parse_file(listing(75)).functions)
+    two = tmp_path / "two.sass"
+    two.write_text(empty + body + body.replace("sm_75", "sm_80").replace("SM75", "SM80"))
+    with pytest.raises(InputError, match="holds SASS for sm_75, sm_80; pass --arch"):
+        parse_file(two)
+    assert parse_file(two, 80).arch == 80 and parse_file(two, 75).arch == 75
+    with pytest.raises(InputError, match="listing is for sm_75, sm_80, not sm_90"):
+        parse_file(two, 90)
+
+
 def test_filler_dropped_and_predicates_kept():
     text = """
     .target sm_80

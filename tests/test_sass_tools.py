@@ -119,3 +119,47 @@ def test_executable_with_a_cubin_without_kernels(tmp_path):
     assert all("div_f32" in p.functions for p in progs.values())
     cubins = tools.extract_cubins(exe, "sm_80")
     assert sorted(tools.has_code(c.read_bytes()) for _, c in cubins) == [False, True]
+
+
+def test_a_tool_named_in_the_environment_must_exist(monkeypatch, tmp_path):
+    # GPUPROJ_NVCC pointing at nothing quietly ran the nvcc on PATH instead
+    tools.find_tool.cache_clear()
+    monkeypatch.setenv("GPUPROJ_NVCC", str(tmp_path / "nvcc"))
+    try:
+        with pytest.raises(MissingToolError, match=r"GPUPROJ_NVCC=.*nvcc is not an executable"):
+            tools.find_tool("nvcc")
+    finally:
+        tools.find_tool.cache_clear()
+
+
+def test_architectures_named_twice_are_an_error():
+    with pytest.raises(InputError, match="sm_90 named twice"):
+        S.load_sass_archs(DATA / "src" / "fixture_kernels.cu", "sm_90,90")
+
+
+@needs_tools
+@pytest.mark.parametrize("source,says", [
+    # nvcc prints each error with the source line and a caret under it: the last lines of its
+    # output were carets and the error count, the first error itself was cut off
+    ("__global__ void k(float* a){ a[0] = undefined_thing + ; }\n",
+     r'error: identifier "undefined_thing" is undefined \| .*error: expected an expression'),
+    # a file without a kernel named the deleted temporary cubin
+    ("int f(int x) { return x + 1; }\n", r"-empty\.cu: compiles to no kernel"),
+])
+def test_a_source_that_gives_no_sass_says_why(tmp_path, source, says):
+    # the name starts with '-': it reached nvcc as an option
+    src = tmp_path / "-empty.cu"
+    src.write_text(source)
+    with pytest.raises(InputError, match=says):
+        S.load_sass(src, "sm_80")
+
+
+@needs_tools
+def test_an_architecture_specific_target_compiles_for_its_features(tmp_path):
+    # sm_90a was compiled as sm_90, which refuses the sm_90a-only instruction
+    src = tmp_path / "a.cu"
+    src.write_text('__global__ void k(float* a) { asm volatile("setmaxnreg.inc.sync.aligned.u32 '
+                   '232;"); a[threadIdx.x] *= 2.f; }\n')
+    assert S.load_sass(src, "sm_90a").arch == 90
+    with pytest.raises(InputError, match="nvcc for sm_90 failed: .*setmaxnreg"):
+        S.load_sass(src, "sm_90")

@@ -21,8 +21,9 @@ def sass():
 @sass.command()
 @click.argument("inputs", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
 @click.option("--arch", "archs", default=None,
-              help="Architectures, comma separated (sm_80,sm_90,...). Needed for a .cu file or "
-                   "a binary; listings carry their own.")
+              help="Architectures, comma separated (sm_80,sm_90,...). Needed for a .cu file, a "
+                   "binary or a listing of several architectures; other listings carry their "
+                   "own.")
 @click.option("--kernel", "kernel_regex", default=None, help="Only kernels matching this regex.")
 @click.option("--code/--no-code", default=False, help="Print the instructions of differing blocks.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
@@ -52,6 +53,9 @@ def diff(inputs, archs, kernel_regex, code, as_json):
         for k, path in enumerate(inputs):
             p = load_sass(path, arch_list[k] if arch_list else None)
             key = p.arch if p.arch is not None else f"input{k + 1}"
+            if key in programs:
+                raise InputError(f"sm_{key} again: {programs[key].origin} is for it too "
+                                 "(one input per architecture)", path=path)
             programs[key] = p
     if len(programs) < 2:
         raise InputError("need at least two architectures to compare")

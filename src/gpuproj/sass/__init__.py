@@ -91,8 +91,13 @@ def load_sass(path, arch=None, *, nvcc_options=()) -> Program:
         if arch is None:
             raise InputError("a .cu file needs an architecture to compile for (e.g. sm_80)",
                              path=str(p))
+        from .tools import has_code
+
         with tempfile.TemporaryDirectory(prefix="gpuproj-sass-") as tmp:
-            prog = _from_cubin(compile_cu(p, arch, tmp, nvcc_options), arch)
+            cubin = compile_cu(p, arch, tmp, nvcc_options)
+            if not has_code(cubin.read_bytes()):
+                raise InputError("compiles to no kernel (no __global__ function)", path=str(p))
+            prog = _from_cubin(cubin, arch)
         prog.origin = str(p)
         return prog
     head = p.read_bytes()[:65536]
@@ -128,7 +133,11 @@ def load_sass_archs(path, archs, *, nvcc_options=()) -> dict[int, Program]:
     """``load_sass`` for each architecture in ``archs`` (a list or 'sm_80,sm_90')."""
     if isinstance(archs, str):
         archs = [a for a in archs.split(",") if a.strip()]
-    return {parse_arch(a): load_sass(path, a, nvcc_options=nvcc_options) for a in archs}
+    codes = [parse_arch(a) for a in archs]
+    twice = sorted({f"sm_{c}" for c in codes if codes.count(c) > 1})
+    if twice:
+        raise InputError(f"{', '.join(twice)} named twice among the architectures")
+    return {c: load_sass(path, a, nvcc_options=nvcc_options) for c, a in zip(codes, archs)}
 
 
 def _base_name(kernel: str) -> str:

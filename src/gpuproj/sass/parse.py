@@ -104,34 +104,29 @@ def _check_order(earlier: list, offset: int, origin, row) -> None:
                          path=origin or None, row=row)
 
 
-def parse_text(text: str, origin: str = "") -> Program:
-    """Parse ``nvdisasm`` or ``cuobjdump -sass`` text (one or several architectures: the first
-    architecture's functions are kept, and a note says so)."""
-    functions, notes = {}, []
-    arch, fmt = None, "nvdisasm-text"
+def parse_text(text: str, origin: str = "", arch: int | None = None) -> Program:
+    """Parse ``nvdisasm`` or ``cuobjdump -sass`` text. A cuobjdump listing of an application
+    holds one section per embedded cubin, some of them empty (nvcc puts one before the code)
+    and some for other architectures: the functions of every section of one architecture are
+    kept, ``arch`` where given, else the only one that has functions."""
+    by_arch: dict = {}  # arch -> {name: Function}
+    fmt, sec_arch = "nvdisasm-text", None
     cur, raw, labels, symbols, pending = None, [], {}, {}, []
-    archs_seen = []
 
     def close():
         if cur is not None and raw:
-            if cur in functions:
-                return
-            functions[cur] = _finish_function(cur, raw, labels, symbols, arch)
+            by_arch.setdefault(sec_arch, {}).setdefault(
+                cur, _finish_function(cur, raw, labels, symbols, sec_arch))
 
     for row, line in enumerate(text.splitlines(), 1):
         m = _TARGET_CUOBJ.search(line) if "code for" in line else None
         if m:
-            fmt = "cuobjdump-text"
-            archs_seen.append(int(m.group(1)))
-            if len(archs_seen) > 1:
-                close()
-                cur = None
-                break
-            arch = int(m.group(1))
+            close()
+            fmt, sec_arch, cur = "cuobjdump-text", int(m.group(1)), None
             continue
         m = _TARGET_NVDISASM.match(line)
-        if m and arch is None:
-            arch = int(m.group(1))
+        if m and sec_arch is None:
+            sec_arch = int(m.group(1))
             continue
         m = _INSN.match(line)
         if m:
@@ -158,15 +153,23 @@ def parse_text(text: str, origin: str = "") -> Program:
         m = _LABEL.match(line)
         if m and cur is not None:
             pending.append(m.group(1))
-    else:  # the listing ran to its end: its last function must be whole
-        close()
-        _check_whole(functions.get(cur), origin)
-    if len(set(archs_seen)) > 1:
-        notes.append(f"{origin or 'input'} holds SASS for sm_{archs_seen}; kept sm_{arch} only")
-    if not functions:
+    close()
+    # the listing's last function must be whole
+    _check_whole(by_arch.get(sec_arch, {}).get(cur), origin)
+    where = origin or None
+    if not by_arch:
         raise InputError("no SASS instructions found (expected nvdisasm or cuobjdump -sass "
-                         "output)", path=origin or None)
-    return Program(arch, functions, origin, fmt, notes)
+                         "output)", path=where)
+    archs = ", ".join(f"sm_{a}" for a in sorted(a for a in by_arch if a is not None))
+    if arch is not None and None not in by_arch:
+        if arch not in by_arch:
+            raise InputError(f"listing is for {archs}, not sm_{arch}", path=where)
+        chosen = arch
+    elif len(by_arch) > 1:
+        raise InputError(f"holds SASS for {archs}; pass --arch to pick one", path=where)
+    else:
+        chosen = next(iter(by_arch))
+    return Program(chosen, by_arch[chosen], origin, fmt, [])
 
 
 def _check_whole(f: Function | None, origin: str) -> None:
@@ -381,7 +384,7 @@ def parse_file(path, arch: int | None = None) -> Program:
     elif kind == "ncu-source-csv":
         prog = parse_ncu_source_csv(text, str(p), arch)
     elif kind == "sass-text":
-        prog = parse_text(text, str(p))
+        prog = parse_text(text, str(p), arch)
     else:
         raise InputError("not a SASS listing (nvdisasm text or -json, cuobjdump -sass, or "
                          "ncu source-page CSV)", path=str(p))

@@ -31,8 +31,12 @@ _WHEEL = {"nvdisasm": "nvidia-cuda-nvdisasm", "cuobjdump": "nvidia-cuda-cuobjdum
 @cache
 def find_tool(name: str) -> str:
     """Absolute path of ``nvdisasm``, ``cuobjdump`` or ``nvcc``; ``MissingToolError`` if none."""
-    env = os.environ.get(f"GPUPROJ_{name.upper()}")
-    if env and Path(env).is_file():
+    var = f"GPUPROJ_{name.upper()}"
+    env = os.environ.get(var)
+    if env:
+        # the user's choice: running another one of the same name instead would hide the typo
+        if not (Path(env).is_file() and os.access(env, os.X_OK)):
+            raise MissingToolError(f"{var}={env} is not an executable file")
         return env
     spec = importlib.util.find_spec("nvidia")
     if spec is not None and spec.submodule_search_locations:
@@ -61,8 +65,13 @@ def _run(args, what, path=None, cwd=None) -> str:
     except OSError as e:
         raise MissingToolError(f"cannot run {args[0]}: {e}") from None
     if r.returncode != 0:
-        tail = (r.stderr or r.stdout).strip().splitlines()[-8:]
-        raise InputError(f"{what} failed: " + " | ".join(tail), path=path)
+        lines = [ln.strip() for ln in (r.stderr or r.stdout).strip().splitlines() if ln.strip()]
+        # the compiler's first errors say what is wrong; the source lines and carets it
+        # prints under each do not survive being joined on one line
+        errors = [ln for ln in lines if re.search(r"\b(error|fatal)\b", ln, re.I)]
+        shown = errors[:4] + ([f"... {len(errors) - 4} more"] if len(errors) > 4 else []) \
+            if errors else lines[-8:]
+        raise InputError(f"{what} failed: " + " | ".join(shown), path=path)
     return r.stdout
 
 
@@ -90,8 +99,10 @@ def nvcc_archs() -> tuple[int, ...]:
 
 
 def compile_cu(source, arch, workdir, extra=()) -> Path:
-    """Compile a CUDA source file to a cubin for ``arch`` with ``nvcc -cubin -O3``."""
+    """Compile a CUDA source file to a cubin for ``arch`` with ``nvcc -cubin -O3``
+    (``sm_90a``: for the architecture-specific features as well)."""
     a = parse_arch(arch)
+    variant = str(arch).strip().lower()[-1] if str(arch).strip().lower()[-1] in "af" else ""
     nvcc = find_tool("nvcc")
     supported = nvcc_archs()
     if a not in supported:
@@ -100,8 +111,9 @@ def compile_cu(source, arch, workdir, extra=()) -> Path:
                          f"CUDA supports sm_{a} and pass the SASS (cuobjdump -sass) or the binary",
                          path=str(source))
     out = Path(workdir) / f"{Path(source).stem}.sm_{a}.cubin"
-    _run([nvcc, "-cubin", "-O3", f"-arch=sm_{a}", *extra, "-o", str(out), str(source)],
-         f"nvcc for sm_{a}", path=str(source))
+    # an absolute path: a file named -x.cu is no option
+    _run([nvcc, "-cubin", "-O3", f"-arch=sm_{a}{variant}", *extra, "-o", str(out.resolve()),
+          str(Path(source).resolve())], f"nvcc for sm_{a}{variant}", path=str(source))
     return out
 
 
@@ -166,7 +178,8 @@ def disassemble_cubin(cubin: Path) -> tuple[str, dict]:
         raise InputError(f"nvdisasm cannot disassemble sm_{arch} (it supports sm_75 and newer); "
                          "dump the SASS with `cuobjdump -sass` from a CUDA toolkit that supports "
                          f"sm_{arch} (CUDA 12 or older) and pass the text file", path=str(cubin))
-    out = _run([find_tool("nvdisasm"), "-json", str(cubin)], "nvdisasm", path=str(cubin))
+    out = _run([find_tool("nvdisasm"), "-json", str(Path(cubin).resolve())], "nvdisasm",
+               path=str(cubin))
     return out, elf_symbols(data)
 
 
