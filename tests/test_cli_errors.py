@@ -811,6 +811,47 @@ def test_a_gpu_named_twice_is_one_gpu_in_evaluate(capsys):
     assert pairs("--source", "rtx-3090", "--source", "rtx-3090") == pairs("--source", "rtx-3090")
 
 
+def test_a_method_named_twice_is_one_method(capsys):
+    # evaluate -m bandwidth,bandwidth counted every pair twice; predict -s all counted every
+    # source twice
+    t = str(DATA / "amaris-9gpus-bpnn_adjust_weights.csv")
+    code, out, _ = run(capsys, "evaluate", t, "-m", "bandwidth,bandwidth", "-m", "same",
+                       "--json")
+    once = run(capsys, "evaluate", t, "-m", "bandwidth,same", "--json")[1]
+    assert code == 0 and json.loads(out)["methods"] == json.loads(once)["methods"]
+    code, out, _ = run(capsys, "predict", t, "-s", "all", "-t", "h100-pcie-80gb", "-m",
+                       "bandwidth,bandwidth", "--json")
+    assert code == 0 and {r["sources"] for r in json.loads(out)["predictions"]} == {9}
+
+
+def test_evaluate_lists_a_method_without_error_first(tmp_path, capsys):
+    # a MAPE of 0 % sorted last, as if it were missing
+    t = tmp_path / "same.csv"
+    t.write_text("kernel,config,gpu,time_s,dram_bytes\nk,c,a100-sxm4-80gb,1e-3,1e6\n"
+                 "k,c,h100-sxm5-80gb,1e-3,1e6\n")
+    code, out, _ = run(capsys, "evaluate", str(t), "-m", "bandwidth,same")
+    rows = [ln.split()[1] for ln in out.splitlines() if ln.startswith("│ ")]
+    assert code == 0 and rows[:2] == ["same", "bandwidth"]
+
+
+def test_a_kernel_from_the_sources_that_measured_it(tmp_path, capsys):
+    # -s all -k kB said no kernel matches (listing one source's kernels) when another source
+    # had kB
+    t = tmp_path / "m.csv"
+    t.write_text("kernel,config,gpu,time_s,dram_bytes\nkA,c,a100-sxm4-80gb,1e-3,1e8\n"
+                 "kA,c,h100-sxm5-80gb,5e-4,1e8\nkB,c,a100-sxm4-80gb,1e-3,1e8\n")
+    code, out, _ = run(capsys, "predict", str(t), "-s", "all", "-t", "h200", "-m", "bandwidth",
+                       "-k", "kB", "--json")
+    got = json.loads(out)["predictions"]
+    assert code == 0 and [(r["kernel"], r["sources"]) for r in got] == [("kB", 1)]
+    code, _, err = run(capsys, "predict", str(t), "-s", "all", "-t", "a100-sxm4-80gb", "-m",
+                       "bandwidth", "-k", "kB")
+    assert code == 2 and "only a100-sxm4-80gb measured these kernels" in one_error(err)
+    code, _, err = run(capsys, "predict", str(t), "-s", "h100-sxm5-80gb,a100-sxm4-80gb", "-t",
+                       "h200", "-k", "zz")
+    assert code == 2 and "no kernel matches --kernel 'zz' (kernels: kA, kB)" in one_error(err)
+
+
 def test_empty_or_repeated_gpu_lists(tmp_path, capsys):
     # -t '' said "Missing option '--target'" (it was given), -t ' ' named the API's argument;
     # quadrant -g , said no GPU had a bandwidth, and drew a GPU named twice twice

@@ -123,6 +123,26 @@ def test_target_intensities(sm90_measured, profile):
     assert oi.loc[i, "oi_dram_flop_per_byte"] == pytest.approx(19 / 8)
 
 
+def test_a_comparison_that_found_no_kernel_is_said_and_changes_nothing():
+    # the projection said "target FLOP counts from SASS comparison" for kernels that were in
+    # neither listing, and dropped the comparison's note saying so
+    from gpuproj.catalog import load_catalog
+    from gpuproj.models import get_model
+
+    profile = ProfileTable.from_frame(pd.DataFrame([dict(
+        kernel="not_in_the_listings", config="n=1", gpu="h100-sxm5-80gb", time_s=1e-4,
+        dram_bytes=64.0, fp32_flops=1e9)]))
+    counts = S.target_counts(profile, S.parse_file(listing(90)), S.parse_file(listing(100)))
+    assert counts.isna().all().all()
+    h100, b200 = map(load_catalog().resolve, ("h100-sxm5-80gb", "b200"))
+    got = get_model("hierarchical", target_counts={"b200": counts}).predict(profile, h100, [b200])
+    plain = get_model("hierarchical").predict(profile, h100, [b200])
+    notes = got.assumptions["b200"]
+    assert not any("from SASS comparison" in n for n in notes)
+    assert any("'not_in_the_listings' not found in the source SASS" in n for n in notes)
+    assert got.df["time_s"].tolist() == plain.df["time_s"].tolist()
+
+
 def test_predict_takes_the_target_counts_from_a_fatbin():
     """``predict(..., sass=FATBIN)``: the fatbin's sm_90 and sm_100 code give the B200's FP
     counts (static ratios: loops counted once), as ``target_counts`` on the committed listings

@@ -493,7 +493,9 @@ def evaluate(table: ProfileTable, methods=None, sources=None, targets=None, *,
     if absent:
         raise InputError(f"no rows measured on {', '.join(dict.fromkeys(absent))}: the table has "
                          f"{', '.join(gpus) or 'no rows'}", path=table.origin or None)
-    names = applicable_methods(table) if not methods or list(methods) == ["all"] else methods
+    # a method named twice is one method: its pairs once
+    names = (applicable_methods(table) if not methods or list(methods) == ["all"]
+             else list(dict.fromkeys(methods)))
     models = [m if not isinstance(m, str) else get_model(m, **(model_params or {}).get(m, {}))
               for m in names]
     truth = truth_index(table)

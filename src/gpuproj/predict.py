@@ -584,11 +584,21 @@ def predict(table: ProfileTable, *, targets, source=None, methods=None,
     """
     models = [models] if isinstance(models, (str, Path, Model)) else list(models or ())
     srcs = _sources(table, source)
-    rows = {s.id: table.on(s.id).select(kernel) for s in srcs}
+    several = len(srcs) > 1
+    if several:
+        # a kernel from the sources that measured it: a source without one sits this out
+        chosen = table.select(kernel)
+        rows = {s.id: r for s in srcs if len(r := chosen.on(s.id))}
+        if not rows:
+            raise InputError(f"no kernel matching --kernel '{kernel}' was measured on "
+                             f"{', '.join(s.id for s in srcs)}", path=table.origin or None)
+        srcs = [s for s in srcs if s.id in rows]
+    else:
+        rows = {srcs[0].id: table.on(srcs[0].id).select(kernel)}
     said = beyond_roofline(rows, {s.id: s for s in srcs})
     if said:
         warnings.warn(said, RooflineWarning, stacklevel=2)
-    if len(srcs) > 1:  # combined per kernel and configuration
+    if several:  # combined per kernel and configuration
         for r in rows.values():
             r.require_unique_configs()
     tgts = select(targets)  # h200,H200: once
@@ -603,7 +613,8 @@ def predict(table: ProfileTable, *, targets, source=None, methods=None,
         usable = {n for r in rows.values() for n in applicable_methods(r, list(MODELS))}
         names = [n for n in MODELS if n in usable]
     else:
-        names = [methods] if isinstance(methods, str) else list(methods)
+        # a method named twice is one method (each copy would add its sources again)
+        names = [methods] if isinstance(methods, str) else list(dict.fromkeys(methods))
     for n in names:
         if getattr(model_class(n), "trained", False):
             raise GpuprojError(f"{n} is a learned method: train and save it with `gpuproj "
@@ -617,7 +628,7 @@ def predict(table: ProfileTable, *, targets, source=None, methods=None,
     skipped = list(table.skipped)
     for src in srcs:
         # with several sources, each predicts the targets other than itself
-        its = [t for t in tgts if len(srcs) == 1 or t.id != src.id]
+        its = [t for t in tgts if not several or t.id != src.id]
         if not its:
             continue
         params = {k: dict(v) for k, v in (model_params or {}).items()}
@@ -633,7 +644,10 @@ def predict(table: ProfileTable, *, targets, source=None, methods=None,
                 p.df["method"] = pd.Categorical([label] * len(p.df))
             per_source[label].append(p)
             skipped.extend(p.skipped)
-    if len(srcs) > 1:
+    if several:
+        if not any(per_source.values()):
+            raise GpuprojError(f"nothing to predict: a target is predicted from the other "
+                               f"sources, and only {', '.join(rows)} measured these kernels")
         skipped.extend(_unmeasured_elsewhere(rows, tgts))
         # one row number per (kernel, config) of all the sources, shared by every method
         keys = pd.concat([r.df[["kernel", "config"]] for r in rows.values()]).drop_duplicates()

@@ -108,6 +108,7 @@ def evaluate(tables, methods, sources, targets, fmt, reader_options, as_json, ra
     shortlist = split_lists((shortlist,)) if shortlist else None
     ranking = ranking or bool(shortlist)
     names, sources, targets = split_lists(methods), split_lists(sources), split_lists(targets)
+    names = list(dict.fromkeys(names))  # a method named twice is evaluated once
     training = bool(train_tables or split)
     if train_tables and split:
         raise GpuprojError("give either --train or --split, not both")
@@ -228,7 +229,8 @@ def evaluate(tables, methods, sources, targets, fmt, reader_options, as_json, ra
     t.add_column("method")
     for c in cols:
         t.add_column(HEADERS[c], justify="right")
-    order = sorted(summary, key=lambda m: summary[m]["mape"] or 1e99)
+    # lowest MAPE first (0 % too); a method without one last
+    order = sorted(summary, key=lambda m: (summary[m]["mape"] is None, summary[m]["mape"] or 0))
     for m in order:
         t.add_row(m, *[_cell(c, summary[m][c]) for c in cols])
     console().print(t)

@@ -394,6 +394,9 @@ class Hierarchical(Model):
         mix_t, flops_t, oi_t, flop_ratio = tgt["mix"], tgt["flops"], tgt["oi"], tgt["flop_ratio"]
         if tgt["counts"] is not df:
             notes.append("target FLOP counts from SASS comparison (gpuproj.sass)")
+        if self.target_counts and target.id in self.target_counts:
+            # what the comparison assumed, and the kernels it found in no listing
+            notes += self.target_counts[target.id].attrs.get("notes", [])
 
         write_only = rows["write_only"]
         ws_s, ws_t = warp_size(source), warp_size(target)
@@ -649,6 +652,9 @@ class Hierarchical(Model):
             return {"counts": df, "mix": rows["mix"], "flops": rows["flops"], "oi": rows["oi"],
                     "flop_ratio": rows["same_flops"]}
         over = self.target_counts[target.id].reindex(df["index"])
+        if not np.isfinite(over.to_numpy(float)).any():  # no kernel found in both listings
+            return {"counts": df, "mix": rows["mix"], "flops": rows["flops"], "oi": rows["oi"],
+                    "flop_ratio": rows["same_flops"]}
         counts = df.copy()
         for c in over.columns:
             v = over[c].to_numpy(float)

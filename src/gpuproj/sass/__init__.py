@@ -230,7 +230,8 @@ def target_counts(profiles, source_sass, target_sass, *, kernel_map=None, trips=
         fs, ft = resolve_kernel(k, src, kernel_map), resolve_kernel(k, tgt, kernel_map)
         if fs is None or ft is None:
             side = "source" if fs is None else "target"
-            msg = f"kernel '{k}' not found in the {side} SASS; its target counts are left NaN"
+            msg = (f"kernel '{k}' not found in the {side} SASS: not compared (its target "
+                   "counts are NaN; a projection keeps the source's)")
             if msg not in notes:
                 notes.append(msg)
             continue
