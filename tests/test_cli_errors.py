@@ -903,3 +903,30 @@ def test_a_warning_quoting_a_line_break_stays_one_line(capsys):
     _one_line(None)("device 'cpu\nfast' measured nothing", GpuprojWarning, "f.py", 1)
     err = capsys.readouterr().err
     assert err == "gpuproj: warning: device 'cpu fast' measured nothing\n"
+
+
+def test_sources_named_twice_an_amd_source_for_sass_and_empty_api_inputs(tmp_path, capsys):
+    # a table without a gpu column and one --source given twice was told to name its GPU with
+    # --source; --sass from an AMD source blamed the 'arch' field of gfx908
+    t = tmp_path / "t.csv"
+    t.write_text("kernel,time_s\nk1,1e-3\n")
+    code, _, _ = run(capsys, "predict", str(t), "-s", "a100-sxm4-80gb,A100-SXM4-80GB",
+                     "-t", "h200")
+    assert code == 0
+    code, _, err = run(capsys, "predict", str(DATA / "rocprof" / "omniperf-vcopy-mi100"), "-t",
+                       "h100-sxm5-80gb", "--sass", str(DATA / "sass" / "nvdisasm-sm_90-"
+                                                            "fixture_kernels.sass"))
+    assert code == 2 and one_error(err) == (
+        "gpuproj: error: --sass compares NVIDIA machine code: the source GPU mi100 is AMD "
+        "(gfx908)")
+    # the API: an empty table was 'several GPUs ()', targets=None a TypeError
+    from gpuproj.errors import GpuprojError, InputError
+    from gpuproj.predict import predict
+    from gpuproj.profiles import load
+    from gpuproj.profiles.table import ProfileTable
+
+    table = load(t, gpu="a100-sxm4-80gb")
+    with pytest.raises(InputError, match="the profile has no rows"):
+        predict(ProfileTable(table.df.iloc[:0], [], ""), targets="h200")
+    with pytest.raises(GpuprojError, match="no target GPU named"):
+        predict(table, targets=None)

@@ -483,6 +483,9 @@ def sass_target_counts(rows: ProfileTable, sass, source, targets) -> dict:
     NVIDIA GPUs keep the source counts."""
     from .sass import load_sass, target_counts
 
+    if source.vendor.upper() != "NVIDIA" or not source.isa.startswith("sm_"):
+        raise GpuprojError(f"--sass compares NVIDIA machine code: the source GPU {source.id} is "
+                           f"{source.vendor} ({source.isa})")
     src_prog = load_sass(sass, source.isa)
     out = {}
     for t in targets:
@@ -601,7 +604,7 @@ def predict(table: ProfileTable, *, targets, source=None, methods=None,
     if several:  # combined per kernel and configuration
         for r in rows.values():
             r.require_unique_configs()
-    tgts = select(targets)  # h200,H200: once
+    tgts = select(targets) if targets else []  # h200,H200: once
     if not tgts:
         raise GpuprojError("no target GPU named (--target NAME[,NAME], targets=[...] in the "
                            "API)")
@@ -750,6 +753,8 @@ def beyond_roofline(rows: dict, gpus: dict | None = None) -> str | None:
 def _sources(table: ProfileTable, source) -> list:
     """The catalog entries of ``source`` (a name, a list of names, "all" or None: the table's
     only GPU), each checked to have rows in ``table``."""
+    if not table.gpus:
+        raise InputError("the profile has no rows", path=table.origin or None)
     if source is None or source == "all":
         if source is None and len(table.gpus) != 1:
             raise InputError(f"the profile holds several GPUs ({', '.join(table.gpus)}); "

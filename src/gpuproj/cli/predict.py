@@ -144,9 +144,11 @@ def _predict_profile(profile, source, target, method, model_paths, kernel, fmt, 
 
     # several sources (or all of the file's GPUs) are combined; a file that names no GPU
     # takes its one source from --source
+    from ..catalog import select
+
     sources = names_or_all(source)
-    table = load_profile(profile, fmt, sources[0] if isinstance(sources, list)
-                         and len(sources) == 1 else None, **options)
+    one = isinstance(sources, list) and len({g.id for g in select(sources)}) == 1
+    table = load_profile(profile, fmt, sources[0] if one else None, **options)
     methods = names_or_all(method)
     result = api.predict(table, source=sources, targets=split_list(target), methods=methods,
                          kernel=kernel, sass=sass, models=model_paths)
