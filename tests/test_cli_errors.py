@@ -930,3 +930,28 @@ def test_sources_named_twice_an_amd_source_for_sass_and_empty_api_inputs(tmp_pat
         predict(ProfileTable(table.df.iloc[:0], [], ""), targets="h200")
     with pytest.raises(GpuprojError, match="no target GPU named"):
         predict(table, targets=None)
+
+
+def test_options_that_would_be_ignored_or_run_everything(tmp_path, capsys):
+    # evaluate -m '' ran every method, --shortlist ',' nothing; --shortlist of a method not
+    # evaluated or unknown failed only after the whole evaluation; quadrant -k / -s without a
+    # profile were dropped
+    t = str(DATA / "kerneltuner-4gpus-gemm_clblast_4096.csv")
+    for opts, says in ((["-m", ""], "no method named (--method NAME[,NAME], or all)"),
+                       (["--shortlist", ","], "no method named for --shortlist"),
+                       (["--shortlist", "nonsense"], "unknown method 'nonsense'"),
+                       (["-m", "same", "--shortlist", "same,bandwidth"],
+                        "--shortlist bandwidth: not among the methods evaluated")):
+        code, _, err = run(capsys, "evaluate", t, *opts)
+        assert code == 2 and says in one_error(err), err
+    code, _, err = run(capsys, "quadrant", "-g", "h200", "--intensity", "1", "-k", "foo",
+                       "-s", "h100-sxm5-80gb", "-o", str(tmp_path / "q.png"))
+    assert code == 2 and one_error(err) == (
+        "gpuproj: error: --source and --kernel without --profile: they select among its rows")
+
+
+def test_gpu_choice_names_the_methods_it_cannot_rank(capsys):
+    code, out, _ = run(capsys, "evaluate", str(DATA / "amaris-9gpus-bpnn_adjust_weights.csv"),
+                       "-m", "bandwidth,same", "--gpu-choice")
+    assert code == 0 and ("not in the table: same, which predicts every GPU of a ranking alike"
+                          in " ".join(out.split()))

@@ -109,6 +109,10 @@ def evaluate(tables, methods, sources, targets, fmt, reader_options, as_json, ra
     ranking = ranking or bool(shortlist)
     names, sources, targets = split_lists(methods), split_lists(sources), split_lists(targets)
     names = list(dict.fromkeys(names))  # a method named twice is evaluated once
+    if methods and not names:
+        raise GpuprojError("no method named (--method NAME[,NAME], or all)")
+    if shortlist is not None and not shortlist:
+        raise GpuprojError("no method named for --shortlist (--shortlist NAME[,NAME])")
     training = bool(train_tables or split)
     if train_tables and split:
         raise GpuprojError("give either --train or --split, not both")
@@ -148,6 +152,15 @@ def evaluate(tables, methods, sources, targets, fmt, reader_options, as_json, ra
         if learned:
             raise GpuprojError(f"{', '.join(learned)} must be trained: add --train TABLE or "
                                "--split gpu|config|kernel")
+    if shortlist:
+        from ..models import model_class
+
+        for m in shortlist:
+            model_class(m)  # an unknown name: the error lists the known ones
+        absent = [m for m in shortlist if names and m not in names]
+        if absent:
+            raise GpuprojError(f"--shortlist {', '.join(absent)}: not among the methods "
+                               "evaluated (add to --method)")
     _check_gpus(table, sources, "--source")
     _check_gpus(table, targets, "--target")
     _warn_beyond_roofline(table)
@@ -366,6 +379,11 @@ def _print_gpu_choice(ev) -> None:
                   f"{row['top1_loss_pct']:.1f} / {row['top1_loss_max_pct']:.1f} %",
                   "-" if w is None else f"{w['gpu_a']} / {w['gpu_b']} {100 * w['wrong']:.0f} %")
     console().print(t)
+    unranked = [m for m in ev.pairs["method"].unique() if m not in r.index]
+    if unranked:
+        verb = "predicts" if len(unranked) == 1 else "predict"
+        console().print(f"not in the table: {', '.join(map(str, unranked))}, which {verb} "
+                        "every GPU of a ranking alike (no rank correlation)")
 
 
 def _check_gpus(table, names, option) -> None:

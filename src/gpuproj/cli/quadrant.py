@@ -60,6 +60,11 @@ def quadrant(gpu_names, profile, source, kernel, intensities, precision, measure
                                  param_hint="--intensity")
     if not profile and not intensities:
         raise InputError("give --profile or --intensity: the kernels to draw")
+    alone = [o for o, v in (("--source", source), ("--kernel", kernel), ("--format", fmt),
+                            ("--reader-option", reader_options)) if v and not profile]
+    if alone:
+        raise InputError(f"{' and '.join(alone)} without --profile: "
+                         f"{'they select' if len(alone) > 1 else 'it selects'} among its rows")
     rows = None
     if profile:
         table = load_profile(profile, fmt, source, **reader_options)
