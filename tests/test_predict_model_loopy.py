@@ -284,6 +284,7 @@ def test_loopy_errors(capsys, two_devices, tmp_path):
     assert code == 2 and "absent.json" in err and err.count("\n") == 1
     for args, msg in [
         (["--loopy", KERNEL], "needs --params"),
+        (["--loopy", KERNEL, "--params", ""], "needs --params"),  # was an IndexError
         (["--loopy", KERNEL, "--params", fast_path, "-t", "a100"], "--target applies"),
         (["--loopy", KERNEL, "--params", fast_path, "--sizes", "n"], "not NAME=INTEGER"),
         ([TABLE, "--loopy", KERNEL, "--params", fast_path], "not both"),
@@ -293,6 +294,20 @@ def test_loopy_errors(capsys, two_devices, tmp_path):
     ]:
         res = invoke("predict", *args)
         assert res.exit_code == 2 and msg in res.output, (args, res.output)
+
+
+def test_a_time_that_negative_costs_make_negative_is_an_error(capsys, tmp_path):
+    # a fit's negative cost outweighing the others printed "-512 ms", exit 0
+    pytest.importorskip("loopy")
+    params = {"p_launch": -5e-6, "p_group": 1e-8, "p_madd": -4e-9, "p_g": 2e-11,
+              "p_lmem": 1e-12}
+    path = params_file(tmp_path / "neg.json", "dev", params)
+    assert hand_time(params, 128) < 0
+    code, out, err = run_main(capsys, "predict", "--loopy", KERNEL, "--params", path,
+                              "--sizes", "n=128")
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert "neg.json: prediction is -0.000261 s for sizes {'n': 128}, not positive (negative " \
+           "parameters: p_launch, p_madd)" in err
 
 
 def test_parameters_of_a_model_for_other_kernels_warn(tmp_path):

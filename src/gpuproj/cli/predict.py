@@ -120,7 +120,7 @@ def predict(profile, source, target, method, model_paths, kernel, fmt, reader_op
             verb = "applies" if len(wrong) == 1 else "apply"
             raise click.UsageError(f"--loopy predicts from calibrated parameters; "
                                    f"{', '.join(_opt(w) for w in wrong)} {verb} to profiles")
-        if not params_files:
+        if not split_lists(params_files):
             raise click.UsageError("--loopy needs --params PARAMS.json (from `gpuproj calibrate`)")
         return _predict_loopy(loopy_file, split_lists(params_files), sizes, as_json, as_csv)
     if given & set(LOOPY_ONLY):
