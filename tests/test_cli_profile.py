@@ -16,6 +16,13 @@ from gpuproj.profiles.readers.ncu_csv import metric_names
 FIXTURE = Path(__file__).parent / "data" / "ncu-handbuilt-h100-raw-base.csv"
 
 
+@pytest.fixture(autouse=True)
+def _an_app(tmp_path, monkeypatch):
+    """The application the tests profile, ``./app`` (the stand-in profilers never run it)."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "app").write_text("")
+
+
 def _stand_in(tmp_path, monkeypatch, name, body):
     """An executable Python script ``name`` in ``tmp_path/bin``, first on PATH."""
     script = tmp_path / "bin" / name
@@ -199,3 +206,22 @@ def test_profile_timeline_options(capsys):
     with pytest.raises(SystemExit) as e:
         main(["profile", "--nsys", "nsys", "--", "./app"])
     assert e.value.code == 2 and "--nsys goes with --timeline" in capsys.readouterr().err
+
+
+def test_profile_checks_what_ncu_would_only_report_in_its_log(tmp_path, monkeypatch, capsys):
+    # a missing application was "ncu exited with status 1 (its messages are in y.csv)"; an
+    # output folder that does not exist was not made; --launch-count 0 profiled every launch
+    # and a bad --kernel regex went to ncu
+    _fake_ncu(tmp_path, monkeypatch)
+    with pytest.raises(SystemExit) as e:
+        main(["profile", "--", "./no-such-app"])
+    assert e.value.code == 2 and capsys.readouterr().err == (
+        "gpuproj: error: no application ./no-such-app to run (not a file, nor a command on "
+        "PATH)\n")
+    main(["profile", "-o", str(tmp_path / "new" / "dir" / "p.csv"), "--", "./app"])
+    assert (tmp_path / "new" / "dir" / "p.csv").stat().st_size > 0
+    for args, says in ((["--launch-count", "0"], "0 is not in the range x>=1"),
+                       (["--kernel", "("], "--kernel '(' is not a regular expression")):
+        with pytest.raises(SystemExit) as e:
+            main(["profile", *args, "--", "./app"])
+        assert e.value.code == 2 and says in capsys.readouterr().err

@@ -122,7 +122,8 @@ def nsys_commands(nsys: str, app: list[str], report: Path, prefix: Path) -> list
 @click.option("--metrics-file", type=click.Path(dir_okay=False, path_type=Path),
               help="Also write the metrics asked for, one per line, to this file.")
 @click.option("--kernel", help="Profile only kernels whose name matches this regex.")
-@click.option("--launch-count", type=int, help="Profile at most this many launches.")
+@click.option("--launch-count", type=click.IntRange(min=1),
+              help="Profile at most this many launches.")
 @click.option("--ncu", "ncu_path", help="Path to the ncu executable.")
 @click.option("--nsys", "nsys_path", help="Path to the nsys executable (--timeline).")
 @click.option("--dry-run", is_flag=True, help="Print the command line(s) and stop.")
@@ -146,7 +147,10 @@ def profile(output, timeline, metrics_file, kernel, launch_count, ncu_path, nsys
       gpuproj predict saxpy.csv --trace saxpy-timeline.csv --target h200
     """
     from ..profiles.readers.ncu_csv import metric_names
+    from ..profiles.table import kernel_pattern
 
+    if kernel:
+        kernel_pattern(kernel)  # a bad regex is an error here, not inside ncu
     if timeline:
         given = [name for name, v in (("--metrics-file", metrics_file), ("--kernel", kernel),
                                       ("--launch-count", launch_count),
@@ -171,6 +175,8 @@ def profile(output, timeline, metrics_file, kernel, launch_count, ncu_path, nsys
             write_text(metrics_file, "\n".join(metrics) + "\n")
         click.echo(" ".join(_quote(c) for c in command(metrics)))
         return
+    _check_app(app[0])
+    output.parent.mkdir(parents=True, exist_ok=True)  # ncu writes its log file itself
     proc = _run(command(metrics), "ncu")
     if _failed(proc, output):
         # asked only after a failure: the query costs seconds, and collect.sh profiles in many
@@ -204,6 +210,7 @@ def _timeline(output: Path, nsys_path, dry_run: bool, app: list[str]) -> None:
         for cmd in nsys_commands(nsys, app, Path("REPORT"), output.with_suffix("")):
             click.echo(" ".join(_quote(c) for c in cmd))
         return
+    _check_app(app[0])
     with tempfile.TemporaryDirectory(prefix="gpuproj-nsys-") as work:
         prefix = Path(work) / "stats"
         for cmd in nsys_commands(nsys, app, Path(work) / "report", prefix):
@@ -219,6 +226,13 @@ def _timeline(output: Path, nsys_path, dry_run: bool, app: list[str]) -> None:
     table = nsys_reader.read(output)
     click.echo(f"gpuproj: wrote {output}: {len(table)} kernel configuration(s) on "
                f"{', '.join(table.gpus)}, {int(table.df['launches'].sum())} launch(es)", err=True)
+
+
+def _check_app(app: str) -> None:
+    """An application that does not exist is said here: the profiler would put its own
+    message in its log (ncu: the output CSV) and exit with a status."""
+    if not (shutil.which(app) or Path(app).is_file()):
+        raise GpuprojError(f"no application {app} to run (not a file, nor a command on PATH)")
 
 
 def _run(cmd, name):
