@@ -143,3 +143,15 @@ def test_help_says_name_may_be_a_gpu_file_and_gives_examples(capsys, command):
     code, out, _ = run(capsys, "gpus", command, "--help")
     assert code == 0 and "path of a GPU YAML file" in " ".join(out.split())
     assert f"Examples:\n    gpuproj gpus {command} " in out
+
+
+def test_a_pattern_where_one_gpu_is_named(capsys):
+    # 'h200*' resolved as h200 (the '*' dropped as punctuation), 'rtx-40*' was unknown
+    from gpuproj.cli.main import main
+
+    for pattern in ("h200*", "rtx-40*"):
+        with pytest.raises(SystemExit) as e:
+            main(["gpus", "resolve", pattern])
+        assert e.value.code == 2 and capsys.readouterr().err == (
+            f"gpuproj: error: '{pattern}' is a pattern where one GPU is named (`gpuproj gpus "
+            f"list '{pattern}'` lists the GPUs it matches)\n")

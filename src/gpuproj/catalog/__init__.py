@@ -341,6 +341,10 @@ class Catalog:
         raw = str(name).strip()
         if raw.lower() in self.gpus:
             return self.gpus[raw.lower()]
+        if any(c in raw for c in "*?["):
+            # normalising would drop the '*' and resolve 'h200*' as 'h200'
+            raise UnknownGPUError(f"'{raw}' is a pattern where one GPU is named (`gpuproj gpus "
+                                  f"list '{raw}'` lists the GPUs it matches)")
         key = normalize_name(raw)
         ids = self._names.get(key) or self._names.get(key.replace(" ", ""))
         if not ids:
