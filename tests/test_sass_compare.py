@@ -198,6 +198,11 @@ def test_cli_diff_json():
     assert d["instructions"].keys() == {"sm_90", "sm_100"}
     assert {b["arch"] for b in d["blocks"]} == {"sm_100"}
     assert any(b["block"] == "0x0750" for b in d["blocks"])
+    # each note says whose code it is about: two architectures' loops read as two loops of one
+    r = CliRunner().invoke(cli, ["sass", "diff", str(listing(80)), str(listing(90)),
+                                 "--kernel", "fma_loop_f64", "--json"])
+    notes = json.loads(r.output)["fma_loop_f64"]["notes"]
+    assert notes and all(n.startswith(("sm_80: ", "sm_90: ")) for n in notes)
 
 
 def test_cli_diff_text_and_errors():

@@ -66,7 +66,8 @@ def diff_programs(programs: dict[int, Program], kernel_regex: str | None = None)
             flops[a] = {k: can[k] for k in ("fp64_flops", "fp32_flops", "fp16_flops", "flops")}
             ninsn[a] = sum(1 for b in cfgs[a].blocks.values() if b.region
                            for _ in b.instructions)
-            notes += [n for n in c.notes if n not in notes]
+            # each architecture's code has its own loops and offsets: say whose a note is
+            notes += [f"{a}: {n}" for n in c.notes if f"{a}: {n}" not in notes]
         for col in mix:
             for a in archs:
                 mix[col].setdefault(a, 0.0)
