@@ -15,7 +15,7 @@ class InputError(GpuprojError):
     """
 
     def __init__(self, message, *, path=None, row=None, field=None):
-        self.path, self.row, self.field = path, row, field
+        self.message, self.path, self.row, self.field = message, path, row, field
         where = []
         if path is not None:
             where.append(str(path))

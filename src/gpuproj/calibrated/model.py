@@ -75,7 +75,10 @@ class Model:
                              field="expression")
         self.features = sorted(self.expr.features())
         for f in self.base_features():
-            parse_feature(f)  # raise on bad names now, not mid-calibration
+            try:
+                parse_feature(f)  # raise on bad names now, not mid-calibration
+            except InputError as e:
+                raise InputError(e.message, path=self.path, field="expression") from None
 
     def _expanded(self) -> tuple[list, list]:
         """(built-in features the expression needs, the user features it needs in an order
