@@ -919,6 +919,11 @@ def test_sources_named_twice_an_amd_source_for_sass_and_empty_api_inputs(tmp_pat
     assert code == 2 and one_error(err) == (
         "gpuproj: error: --sass compares NVIDIA machine code: the source GPU mi100 is AMD "
         "(gfx908)")
+    listing = DATA / "sass" / "nvdisasm-sm_90-fixture_kernels.sass"
+    code, _, err = run(capsys, "predict", str(DATA / "ncu-h100-sxm5-80gb-raw-auto.csv"), "-t",
+                       "b200", "--sass", str(listing), "-m", "hierarchical")
+    assert code == 2 and one_error(err) == (
+        f"gpuproj: error: {listing}: listing is for sm_90, not sm_100 (the target b200)")
     # the API: an empty table was 'several GPUs ()', targets=None a TypeError
     from gpuproj.errors import GpuprojError, InputError
     from gpuproj.predict import predict

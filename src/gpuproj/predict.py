@@ -491,7 +491,12 @@ def sass_target_counts(rows: ProfileTable, sass, source, targets) -> dict:
     for t in targets:
         if t.vendor.upper() != "NVIDIA" or not t.isa.startswith("sm_"):
             continue
-        out[t.id] = target_counts(rows, src_prog, load_sass(sass, t.isa))
+        try:
+            tgt_prog = load_sass(sass, t.isa)
+        except InputError as e:  # the listing or binary has no code for this target
+            raise InputError(f"{e.message} (the target {t.id})", path=e.path,
+                             field=e.field) from None
+        out[t.id] = target_counts(rows, src_prog, tgt_prog)
     return out
 
 

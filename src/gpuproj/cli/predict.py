@@ -52,7 +52,10 @@ LOOPY_ONLY = ("params_files", "sizes")
 @reader_option()
 @trace_option()
 @click.option("--sass", type=click.Path(exists=True, dir_okay=False),
-              help="CUDA source / cubin / executable: estimate target FLOPs by comparing SASS.")
+              help="CUDA source (.cu), cubin, fatbin or executable with code for the source's "
+                   "and the NVIDIA targets' architectures, or a SASS listing (one "
+                   "architecture): the targets' FLOPs from comparing their SASS "
+                   "(docs/sass.md).")
 @click.option("--loopy", "loopy_file", type=click.Path(dir_okay=False),
               help="Instead of a PROFILE: a loopy kernel file (YAML/TOML, see "
                    "docs/calibrated.md) to predict with the calibrated models of --params.")
