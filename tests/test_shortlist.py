@@ -118,7 +118,9 @@ def test_cli_evaluate_shortlist(capsys):
     code, out, _ = run_cli(capsys, *base, "--shortlist", "same,hierarchical-ext")
     assert code == 0 and "shortlist (same, hierarchical-ext)" in out
     code, _, err = run_cli(capsys, *base, "--shortlist", "same,roofline")
-    assert code == 2 and "--shortlist: no pairs of roofline (add it to --method)" in err
+    # said before the evaluation runs
+    assert code == 2 and "--shortlist roofline: not among the methods evaluated (add to " \
+                         "--method)" in err
 
 
 def test_predict_suggests_a_shortlist_for_many_configurations(capsys):
