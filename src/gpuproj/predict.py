@@ -150,12 +150,12 @@ class PredictionSet:
         its predicted ``time_s`` and the source's time (combined: the number of sources)."""
         from .shortlist import shortlist
 
+        cols = ["kernel", "target", "rank", "config", "method", "time_s",
+                "sources" if self.combined else "source_time_s"]
         d = self.table()
-        if d.empty:
-            return d
-        s = shortlist(d, list(self.predictions), k, ["kernel", "target"])
-        return s[["kernel", "target", "rank", "config", "method", "time_s",
-                  "sources" if self.combined else "source_time_s"]]
+        if d.empty:  # nothing predicted: no rows, the same columns
+            return pd.DataFrame(columns=cols)
+        return shortlist(d, list(self.predictions), k, ["kernel", "target"])[cols]
 
     def to_json(self, shortlist: int | None = None) -> dict:
         """Everything as plain data; with ``shortlist`` (k) also ``shortlist(k)``."""
