@@ -633,7 +633,10 @@ def _damaged(name):
                 "row 1, field 'time_s': column 'time_s' appears twice in the header")
     if name == "first row with a field more":  # pandas took it for row names, shifting all
         return ("t.csv", "kernel,time_s,dram_bytes\na,1e-3,1e9,9\nb,2e-3,1e9\n", A100,
-                "row 3: 3 fields where the first row has 4 and the header 3")
+                "row 2: 4 fields where the header has 3")
+    if name == "a row short in the middle":  # pandas filled it in with empty values
+        return ("t.csv", "kernel,time_s,dram_bytes\na,1e-3,1e9\nb,2e-3\nc,1e-3,1e9\n", A100,
+                "row 3: 2 fields where the header has 3")
     if name == "cut inside a row":
         return ("t.csv", "kernel,time_s,dram_bytes\na,1e-3,1e9\nb,2e-3", A100,
                 "row 3: the file ends inside a row (2 of the header's 3 fields)")
@@ -669,7 +672,8 @@ def _damaged(name):
 
 
 @pytest.mark.parametrize("name", ["long field", "nsys column twice", "column twice",
-                                  "first row with a field more", "cut inside a row",
+                                  "first row with a field more", "a row short in the middle",
+                                  "cut inside a row",
                                   "blanks without a line break",
                                   "quote left open", "negative count", "overflowing count",
                                   "infinite ncu time", "markup in a kernel name"])

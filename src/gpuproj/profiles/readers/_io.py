@@ -34,7 +34,7 @@ def read_csv(path, sep: str = ",", text=()) -> pd.DataFrame:
     header = next((r for r in csv.reader(io.StringIO(content), delimiter=sep)
                    if any(f.strip() for f in r)), [])
     check_header(header, path)
-    _check_last_line(content, len(header), sep, path)
+    _check_widths(content, len(header), sep, path)
     try:
         df = pd.read_csv(io.StringIO(content), sep=sep, decimal="," if sep == ";" else ".",
                          dtype={c: str for c in text})
@@ -44,14 +44,9 @@ def read_csv(path, sep: str = ",", text=()) -> pd.DataFrame:
         raise InputError(f"not a readable CSV file ({str(e).splitlines()[0]})", path=path) from None
     if df.empty:
         raise InputError("file has a header but no rows", path=path)
-    if df.index.nlevels > 1:
-        raise InputError(f"the rows have {df.index.nlevels} more fields than the header names",
-                         path=path, row=2)
-    # rows with one field more than the header (R's write.table): pandas made the first field,
-    # the row name, the index; readers look rows up by a position index. pandas does so when
-    # the first row alone has the extra field, and reads the others shifted by one
-    if not isinstance(df.index, pd.RangeIndex):
-        _check_row_names(content, sep, path)
+    # rows with one field more than the header (R's write.table; ``_check_widths`` lets
+    # nothing else through): pandas made the first field, the row name, the index; readers
+    # look rows up by a position index
     # copy(): pandas 3 keeps a block per column of a wide file (a rocprof pass prints 149), and
     # adding a column to such a frame warns that it is fragmented
     df = df.reset_index(drop=True).copy()
@@ -81,35 +76,32 @@ def check_header(names, path, row: int = 1) -> None:
         seen.add(n)
 
 
-def _check_last_line(text: str, width: int, sep: str, path) -> None:
-    """A one-line error where the file ends inside a row: no line break after the last line,
-    and fewer fields there than the header's ``width`` (pandas would fill the rest in as
-    empty)."""
-    lines = [] if text.endswith("\n") else text.splitlines()
-    if len(lines) < 2:  # ends with a line break, or has no row under a header
-        return
-    try:
-        last = next(csv.reader([lines[-1]], delimiter=sep, strict=True))
-    except csv.Error:  # a quote left open
-        last = []
-    if len(last) < width:
-        raise InputError(f"the file ends inside a row ({len(last)} of the header's "
-                         f"{width} fields): cut short?", path=path, row=len(lines))
+def _check_widths(text: str, width: int, sep: str, path) -> None:
+    """A one-line error naming the first row whose number of fields is not the header's
+    ``width``: pandas fills a short row in with empty values, without a word, and stops at a
+    long one with its own message; a short last row without a line break after it is a file
+    that ends inside a row. Rows that all have one field more are R's row names."""
+    def records():
+        """(line, fields) of each record that is not blank, the header first."""
+        reader = csv.reader(io.StringIO(text), delimiter=sep)
+        line = 1
+        for r in reader:
+            if r and (len(r) > 1 or r[0].strip()):
+                yield line, r
+            line = reader.line_num + 1
 
-
-def _check_row_names(text: str, sep: str, path) -> None:
-    """Rows with row names (R's write.table) have one field more than the header, all of them;
-    a one-line error naming the first row that has another number of fields."""
-    reader = csv.reader(io.StringIO(text), delimiter=sep)
     try:
-        recs = [(reader.line_num, r) for r in reader if any(f.strip() for f in r)]
+        widths = [len(r) for _, r in records()][1:]
     except csv.Error as e:
         raise InputError(f"not a readable CSV file ({e})", path=path) from None
-    width = len(recs[0][1])
-    for line, r in recs[2:]:
-        if len(r) != len(recs[1][1]):
-            raise InputError(f"{len(r)} fields where the first row has {len(recs[1][1])} and "
-                             f"the header {width}", path=path, row=line)
+    if all(n == width for n in widths) or all(n == width + 1 for n in widths):
+        return
+    k = next(k for k, n in enumerate(widths) if n != width)
+    line, n = [(line, len(r)) for line, r in records()][k + 1]
+    if k == len(widths) - 1 and n < width and not text.endswith("\n"):
+        raise InputError(f"the file ends inside a row ({n} of the header's {width} fields): "
+                         "cut short?", path=path, row=line)
+    raise InputError(f"{n} fields where the header has {width}", path=path, row=line)
 
 
 def _record_lines(text: str, n: int, sep: str = ","):
