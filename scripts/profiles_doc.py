@@ -59,7 +59,8 @@ def schema_section() -> str:
                    "`time_s_min`/`time_s_max`, `kernel_name`, ...); they are kept for learned "
                    "models."),
               "", "## The measurement table (`--format measurement`)", "",
-              ("A CSV or Parquet file with the canonical column names. Required: `kernel` "
+              ("A CSV or Parquet file (Parquet needs pyarrow: `pip install "
+               "'gpuproj[parquet]'`) with the canonical column names. Required: `kernel` "
                "and `time_s`; `gpu` too unless `--source` names the GPU of every row; a "
                "missing `config` is `default` (one configuration per kernel). Optional: every "
                "other canonical column above; any further column is kept as it is. `gpu` may "
