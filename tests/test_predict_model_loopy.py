@@ -279,6 +279,12 @@ def test_loopy_errors(capsys, two_devices, tmp_path):
     code, out, err = run_main(capsys, "predict", "--loopy", KERNEL, "--params", fast_path,
                               "--sizes", "n=100")
     assert code == 2 and out == "" and err.count("\n") == 1 and "field 'sizes'" in err
+    # a domain isl cannot parse: loopy printed it to standard output, before the JSON
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(Path(KERNEL).read_text().replace("0<=i,j,k<n}", "0<=i,j,k<n and (}"))
+    code, out, err = run_main(capsys, "predict", "--loopy", bad, "--params", fast_path,
+                              "--sizes", "n=128", "--json")
+    assert code == 2 and out == "" and "bad.yaml: loopy rejected the kernel" in err
     code, _, err = run_main(capsys, "predict", "--loopy", KERNEL, "--params",
                             tmp_path / "absent.json")
     assert code == 2 and "absent.json" in err and err.count("\n") == 1

@@ -38,6 +38,8 @@ or a loopy kernel built from a whitelist of transformations (no code is executed
 
 from __future__ import annotations
 
+import contextlib
+import io
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -197,9 +199,12 @@ def _build_loopy(d, p, MeasurementKernel):
                 args.append(lp.GlobalArg(a["name"], dt, shape=tuple(str(n) for n in a["shape"])))
             else:
                 args.append(lp.ValueArg(a["name"], dt))
-        knl = lp.make_kernel(d["domains"], d["instructions"], args,
-                             name=kernel_name.replace("-", "_"),
-                             lang_version=(2018, 2))
+        # loopy prints a domain it cannot parse to standard output, where --json is written;
+        # the error below names the file and says why
+        with contextlib.redirect_stdout(io.StringIO()):
+            knl = lp.make_kernel(d["domains"], d["instructions"], args,
+                                 name=kernel_name.replace("-", "_"),
+                                 lang_version=(2018, 2))
         for i, t in enumerate(d.get("transforms") or []):
             if not (isinstance(t, list) and len(t) == 2 and isinstance(t[1], dict)):
                 raise InputError(f"transform {i + 1}: expected [name, {{kwargs}}]", path=p,
