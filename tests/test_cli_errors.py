@@ -144,13 +144,13 @@ def test_reader_options(tmp_path, capsys):
 
 def test_nothing_predicted_says_why(capsys, tmp_path):
     # a trace has times but no counts; with --json no skipped lines are printed, so the error
-    # itself names the cause, and the methods the file's columns suit
+    # itself names the cause, and the methods the profile's columns suit
     code, out, err = run(capsys, "predict", str(DATA / "nvprof-v100-pcie-32gb-trace.csv"),
                          "-t", "h200", "-m", "roofline", "--json")
     assert code == 2 and out == ""
     assert one_error(err) == ("gpuproj: error: no kernel could be predicted (roofline needs "
-                              "flops or dram_bytes: 2 rows); the file's columns suit -m "
-                              "same,bandwidth,compute")
+                              "flops or dram_bytes: 2 rows); the profile's columns suit the "
+                              "methods same,bandwidth,compute")
     code, _, err = run(capsys, "predict", str(DATA / "nvprof-v100-pcie-32gb-trace.csv"),
                        "-t", "h200", "-m", "roofline,hierarchical", "--json")
     assert "(roofline needs flops or dram_bytes: 2 rows; 1 other cause)" in one_error(err)
@@ -159,7 +159,7 @@ def test_nothing_predicted_says_why(capsys, tmp_path):
     code, _, err = run(capsys, "report", str(DATA / "nvprof-v100-pcie-32gb-trace.csv"),
                        "-t", "h200", "-m", "roofline", "-o", str(out_file))
     assert code == 2 and not out_file.exists()
-    assert err.strip().splitlines()[-1].endswith("the file's columns suit -m "
+    assert err.strip().splitlines()[-1].endswith("the profile's columns suit the methods "
                                                  "same,bandwidth,compute")
 
 

@@ -107,20 +107,19 @@ def test_gpus_and_models_as_single_objects_and_names_as_runtimes_print_them():
     assert ProfileTable.from_frame(d).gpus == ["my-gpu"]
 
 
-def test_a_method_that_predicts_nothing_leaves_frames_with_their_columns():
-    import warnings
+def test_a_method_that_predicts_nothing_alone_is_an_error_beside_others_a_warning():
 
     import pytest
 
-    from gpuproj.errors import InputWarning
+    from gpuproj.errors import GpuprojError, InputWarning
 
     d = pd.DataFrame({"kernel": ["k"], "config": ["c"], "gpu": ["a100-sxm4-80gb"],
                       "time_s": [1e-3]})
     t = ProfileTable.from_frame(d)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")  # alone, the empty result says it: no warning
-        r = predict(t, targets="h200", methods="quantitative")
-    assert r.table().empty and "time_s" in r.table() and "time_s" in r.application()
+    # alone, it is an error saying why (it returned an empty result without a word)
+    with pytest.raises(GpuprojError, match=r"no kernel could be predicted \(quantitative needs "
+                                           r".*suit the methods same,bandwidth,compute"):
+        predict(t, targets="h200", methods="quantitative")
     # beside a method that predicted, it would only be a missing line: a warning says it
     with pytest.warns(InputWarning, match="quantitative predicted none of the kernel rows"):
         r = predict(t, targets="h200", methods=["bandwidth", "quantitative"])

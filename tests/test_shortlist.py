@@ -133,19 +133,3 @@ def test_predict_suggests_a_shortlist_for_many_configurations(capsys):
     code, out, _ = run_cli(capsys, "predict", str(EXAMPLE), "-t", "h200")
     assert code == 0 and "--shortlist" not in out
 
-
-def test_a_shortlist_of_nothing_predicted_has_its_own_columns():
-    # it returned the prediction table's columns
-    import warnings
-
-    from gpuproj.predict import predict
-    from gpuproj.profiles.table import ProfileTable
-
-    t = ProfileTable.from_frame(pd.DataFrame({"kernel": ["k"], "config": ["a"],
-                                              "gpu": ["a100-sxm4-80gb"], "time_s": [1e-3]}))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # hierarchical has no counts to project
-        got = predict(t, targets="h200", methods="hierarchical")
-    assert got.table().empty
-    assert list(got.shortlist(3).columns) == ["kernel", "target", "rank", "config", "method",
-                                              "time_s", "source_time_s"]

@@ -673,10 +673,25 @@ def predict(table: ProfileTable, *, targets, source=None, methods=None,
     for label, p in preds.items():
         for c in p.cautions:
             warnings.warn(f"{label}: {c}", MethodWarning, stacklevel=2)
+    if not any(len(p.df) for p in preds.values()):
+        _nothing_predicted(table, skipped, methods)
     provenance = {label: _provenance(*saved) for label, saved in fitted if saved is not None}
     return PredictionSet([s.id for s in srcs], [t.id for t in tgts], preds, skipped,
                          provenance, {g.id: g for g in (*srcs, *tgts)},
                          _measured_on_targets(table, tgts, kernel))
+
+
+def _nothing_predicted(table: ProfileTable, skipped: list, methods) -> None:
+    """The error for a prediction of no row: why (the methods' skips; the reader's cannot be
+    all rows, that is the reader's error) and which methods the profile's columns suit."""
+    from .evaluate import applicable_methods
+    from .profiles.table import top_cause
+
+    why = top_cause(skipped, besides=table.skipped)
+    can = applicable_methods(table)
+    hint = ("" if methods == "all" or not can
+            else f"; the profile's columns suit the methods {','.join(can)}")
+    raise GpuprojError("no kernel could be predicted" + (f" ({why})" if why else "") + hint)
 
 
 def _measured_on_targets(table: ProfileTable, targets: list, kernel: str | None):

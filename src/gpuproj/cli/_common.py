@@ -8,8 +8,6 @@ from pathlib import Path
 
 import click
 
-from ..errors import GpuprojError
-
 
 def split_list(value) -> list[str]:
     """'a, b,c' -> ['a', 'b', 'c'] (comma-separated option values; empty -> [])."""
@@ -80,22 +78,6 @@ def report_skipped(skipped, *, quiet: bool = False) -> None:
             where = list(dict.fromkeys(s.what for s in items if s.what))
         at = f" ({', '.join(where[:3])}{', ...' if len(where) > 3 else ''})" if where else ""
         click.echo(f"gpuproj: skipped {len(items)} row(s){at}: {reason}", err=True)
-
-
-def require_predictions(result, table, methods) -> None:
-    """``GpuprojError`` when ``result`` (of ``predict(table, methods=methods)``) holds no
-    prediction, saying why and which methods the file's columns suit."""
-    if not result.table().empty:
-        return
-    # the reader's skips are reported before and cannot be all rows (that is the reader's
-    # error); the methods' skips say why nothing is left
-    from ..evaluate import applicable_methods
-    from ..profiles.table import top_cause
-
-    why = top_cause(result.skipped, besides=table.skipped)
-    can = applicable_methods(table)
-    hint = "" if methods == "all" or not can else f"; the file's columns suit -m {','.join(can)}"
-    raise GpuprojError("no kernel could be predicted" + (f" ({why})" if why else "") + hint)
 
 
 def progress(iterable, total=None, description="", enabled=None):

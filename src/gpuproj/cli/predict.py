@@ -17,7 +17,6 @@ from ._common import (
     names_or_all,
     reader_option,
     report_skipped,
-    require_predictions,
     source_option,
     split_list,
     split_lists,
@@ -158,7 +157,6 @@ def _predict_profile(profile, source, target, method, model_paths, kernel, fmt, 
     if methods == "all" and not as_json:
         _report_left_out(table, result)
     report_skipped(result.skipped, quiet=as_json)
-    require_predictions(result, table, methods)
     if plot and len(result.targets) > MAX_PANELS:
         from ..plots.targets import targets_chart
 

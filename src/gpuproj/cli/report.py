@@ -11,7 +11,6 @@ from ._common import (
     output_option,
     reader_option,
     report_skipped,
-    require_predictions,
     source_option,
     split_list,
     trace_option,
@@ -64,7 +63,6 @@ def report(profile, source, target, method, kernel, fmt, reader_options, trace, 
     result = predict(table, source=source, targets=split_list(target), methods=methods,
                      kernel=kernel)
     report_skipped(result.skipped)
-    require_predictions(result, table, methods)
     path = write_report(output, table, result.source, result.targets, kernel=kernel,
                         max_kernels=max_kernels, title=title, result=result)
     n = len(result.table())
