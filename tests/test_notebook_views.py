@@ -141,6 +141,11 @@ def test_evaluation_without_pairs_and_gpus_it_lacks():
     assert evaluate(t).gpu_choice(by="pair").empty  # two GPUs: nothing to rank
     with pytest.raises(InputError, match="no rows measured on h100-sxm5-80gb: the table has"):
         evaluate(t, sources="h100-sxm5-80gb")
+    # no GPU pair at all (one GPU; a source that is the only target) is an error, as in the
+    # CLI; it was an empty evaluation of "methods none"
+    with pytest.raises(InputError, match="nothing to evaluate: no kernel configuration was "
+                                         "measured on two of the GPUs selected"):
+        evaluate(t, sources="gtx-680", targets="gtx-680")
     assert set(evaluate(t, "all").summary()) == set(evaluate(t).summary())
     with pytest.raises(ValueError, match="summary.by='fold'.: by is None, 'pair' or a column"):
         evaluate(t, "same").summary("fold")

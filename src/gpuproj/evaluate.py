@@ -517,6 +517,10 @@ def evaluate(table: ProfileTable, methods=None, sources=None, targets=None, *,
         source_rows[s] = ProfileTable(rows.df[measured].reset_index(drop=True), (), rows.origin)
         truth_at[s] = at[:, measured]
     true_s = truth.to_numpy(float)
+    if not source_rows:
+        raise InputError(f"nothing to evaluate: no kernel configuration was measured on two of "
+                         f"the GPUs selected (the table has {', '.join(gpus) or 'no rows'})",
+                         path=table.origin or None)
     frames, skipped = [], list(table.skipped)
     jobs = [(m, s) for m in models for s in srcs if s in source_rows]
     it = progress(jobs) if progress else jobs
