@@ -170,9 +170,15 @@ def test_a_method_that_doubts_its_projections_warns(capsys):
     assert "quantitative-transfer:" not in err
     import warnings
 
+    # the profile again as an H200's (same counts, times 0.7x): a pair to score
+    from gpuproj.profiles.table import ProfileTable
+
+    h100 = load(path)
+    h200 = h100.df.assign(gpu="h200-sxm-141gb", time_s=0.7 * h100.df["time_s"])
+    both = h100.concat(ProfileTable(h200, (), h100.origin))
     with warnings.catch_warnings():
         warnings.simplefilter("error", MethodWarning)
-        evaluate(load(path), ["quantitative"])
+        assert len(evaluate(both, ["quantitative"]).pairs) > 0
 
 
 def test_a_target_the_profile_measured_shows_its_measured_time(capsys):

@@ -171,3 +171,35 @@ def test_evaluation_in_a_notebook():
     assert list(f.index) == ["bandwidth", "same"] and f.loc["same", "mape"] == 75.0
     c = cells(ev._repr_html_())
     assert "mape" in c and "75" in c
+
+
+def test_api_arguments_a_notebook_user_passes():
+    # a file name where a table belongs was an AttributeError; a set of targets or methods
+    # came out in another order each run; a GPU object or a GPU's name in load(gpu=) and
+    # ProfileTable.on was a TypeError or an empty table; a GPU could not be a dict key;
+    # Evaluation.shortlist("x") split the name into letters; two Evaluations did not compare
+    import pytest
+
+    from gpuproj.catalog import resolve
+    from gpuproj.errors import GpuprojError
+    from gpuproj.models import get_model
+
+    data = Path(__file__).parent / "data"
+    example = Path(__file__).parents[1] / "examples" / "rodinia-p100-nvprof.csv"
+    for call in (lambda: predict(str(example), targets="h200"), lambda: evaluate(example),
+                 lambda: get_model("rf").fit(pd.DataFrame())):
+        with pytest.raises(GpuprojError, match="expected a ProfileTable, got .*profiles.load"):
+            call()
+    p = load(example)
+    r = predict(p, targets={"mi300x", "h200", "h100-sxm5-80gb"}, methods={"roofline", "same"})
+    assert r.targets == ["h100-sxm5-80gb", "h200-sxm-141gb", "mi300x"]
+    assert list(r.predictions) == ["roofline", "same"]
+    k40 = resolve("tesla-k40")
+    assert {k40: 1}[resolve("Tesla K40")] == 1
+    t = load(data / "amaris-2gpus-calculate_temp.csv")
+    assert len(t.on("GTX 680")) == len(t.on(resolve("gtx-680"))) == len(t.on("gtx-680")) > 0
+    one = load(example, gpu=resolve("tesla-p100-pcie-16gb"))
+    assert one.gpus == ["tesla-p100-pcie-16gb"]
+    ev = evaluate(t, ["same", "bandwidth"])
+    assert ev.shortlist("bandwidth") == ev.shortlist(["bandwidth"])
+    assert ev == ev and ev != evaluate(t, ["same", "bandwidth"])

@@ -595,3 +595,19 @@ def test_a_profile_of_several_gpus_is_an_input_error(tmp_path, capsys):
     code, _, err = run_cli(capsys, "quadrant", "-g", "h200", "-o", str(tmp_path / "q.png"))
     assert code == 2 and one_error(err) == ("gpuproj: error: give --profile or --intensity: "
                                             "the kernels to draw")
+
+
+def test_quadrant_draws_the_longest_rows_and_says_how_many():
+    # it drew the first six rows of the file (Rodinia's smallest sizes) and did not say so
+    from gpuproj.plots.quadrant import MAX_KERNELS, data_figure, kernels_from_rows, quadrant_data
+
+    n = MAX_KERNELS + 2
+    df = pd.DataFrame({"kernel": [f"k{i}" for i in range(n)], "config": "c",
+                       "time_s": [1e-3 * (i + 1) for i in range(n)], "flops": 1e9,
+                       "dram_bytes": [1e8 * (i + 1) for i in range(n)]})
+    found, _ = kernels_from_rows(df)
+    assert [lb for lb, _ in found][:2] == [f"k{n - 1} [c]", f"k{n - 2} [c]"]
+    data = quadrant_data(["h100-sxm5-80gb"], df, precision="fp32")
+    fig = data_figure(data)
+    assert data["shown"] == [f"k{i} [c]" for i in range(n - 1, 1, -1)]
+    assert fig._suptitle.get_text().endswith(f"the {MAX_KERNELS} longest of {n} kernel rows)")

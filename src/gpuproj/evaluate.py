@@ -18,7 +18,7 @@ import pandas as pd
 from .catalog import select
 from .errors import InputError
 from .models.base import has_width
-from .profiles.table import ProfileTable, Skipped, count_causes
+from .profiles.table import ProfileTable, Skipped, count_causes, require_table
 
 
 def metrics(pred, true, low=None, high=None, band_low=None, band_high=None,
@@ -123,7 +123,7 @@ _PAIR_COLUMNS = ["method", "kernel", "config", "source", "target", "source_time_
                  "low_s", "high_s", "band_low_s", "band_high_s", "limiter"]
 
 
-@dataclass
+@dataclass(eq=False)  # frames do not compare as one truth value
 class Evaluation:
     """All pairs of one evaluation: ``pairs`` has one row per (method, kernel, config, source,
     target) with ``source_time_s``, ``time_s`` (predicted), ``low_s``, ``high_s``,
@@ -209,6 +209,7 @@ class Evaluation:
         """How much longer, measured on the target, the best of the ``top`` configurations
         taken in turn from ``methods``' predicted orders (``gpuproj.shortlist``) takes than the
         fastest: ``shortlist_metrics``."""
+        methods = [methods] if isinstance(methods, str) else list(methods)
         missing = [m for m in methods if m not in set(self.pairs["method"])]
         if missing:
             raise ValueError(f"shortlist: no pairs of {', '.join(missing)}")
@@ -481,8 +482,10 @@ def evaluate(table: ProfileTable, methods=None, sources=None, targets=None, *,
     """
     from .models import get_model
 
-    # one name is a list of one, not of its letters
-    methods, sources, targets = ([x] if isinstance(x, str) else x
+    require_table(table)
+    # one name is a list of one, not of its letters; a set has no order: sorted
+    methods, sources, targets = ([x] if isinstance(x, str) else
+                                 sorted(x) if isinstance(x, (set, frozenset)) else x
                                  for x in (methods, sources, targets))
     table.require_unique_configs()
     gpus = table.gpus

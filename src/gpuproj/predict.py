@@ -32,7 +32,7 @@ from .kernel_names import short_kernel_names
 from .models import MODELS, get_model, model_class
 from .models.base import Model, Prediction, has_width
 from .models.common import roofline_times
-from .profiles.table import ProfileTable, Skipped
+from .profiles.table import ProfileTable, Skipped, require_table
 from .units import fmt_time
 
 
@@ -590,6 +590,7 @@ def predict(table: ProfileTable, *, targets, source=None, methods=None,
     errs less than one source's (``gpuproj.combine``; docs/accuracy.md, "Several source
     GPUs"). A target that is also a source is predicted from the others.
     """
+    require_table(table)
     models = [models] if isinstance(models, (str, Path, Model)) else list(models or ())
     srcs = _sources(table, source)
     several = len(srcs) > 1
@@ -621,8 +622,11 @@ def predict(table: ProfileTable, *, targets, source=None, methods=None,
         usable = {n for r in rows.values() for n in applicable_methods(r, list(MODELS))}
         names = [n for n in MODELS if n in usable]
     else:
-        # a method named twice is one method (each copy would add its sources again)
-        names = [methods] if isinstance(methods, str) else list(dict.fromkeys(methods))
+        # a method named twice is one method (each copy would add its sources again); a set
+        # has no order: sorted
+        names = ([methods] if isinstance(methods, str) else
+                 list(dict.fromkeys(sorted(methods) if isinstance(methods, (set, frozenset))
+                                    else methods)))
     for n in names:
         if getattr(model_class(n), "trained", False):
             raise GpuprojError(f"{n} is a learned method: train and save it with `gpuproj "

@@ -87,7 +87,7 @@ class Entry:
     source: str
 
 
-@dataclass
+@dataclass(eq=False)  # a GPU is itself: hashable, for sets and dict keys
 class GPU:
     """One runtime device. Numbers are looked up with ``value``, ``peak`` and ``measured``;
     a missing number is ``nan`` (never zero)."""
@@ -111,14 +111,21 @@ class GPU:
         return f"GPU({self.id!r}, {self.name!r})"
 
     def value(self, name: str) -> float:
+        """Property ``name`` (``VALUE_FIELDS``: ``sm_count``, ``l2_size_bytes``, ...); NaN
+        where this GPU's file has none. A list (``LIST_FIELDS``) is in ``values[name]``."""
         e = self.values.get(name)
         return float(e.value) if e is not None and not isinstance(e.value, list) else math.nan
 
     def peak(self, name: str) -> float:
+        """Datasheet throughput ``name`` (``THROUGHPUT_FIELDS``); NaN where none is known,
+        and for a name the schema lacks: the models ask for every precision's rates
+        (``fp16_addmul_flops_per_s``), which no GPU file can have."""
         e = self.peaks.get(name)
         return float(e.value) if e is not None else math.nan
 
     def measured(self, name: str) -> float:
+        """Measured (sustained) throughput ``name`` (``THROUGHPUT_FIELDS``); NaN where none
+        was measured."""
         e = self.measureds.get(name)
         return float(e.value) if e is not None else math.nan
 
@@ -444,7 +451,9 @@ def select(names) -> list[GPU]:
     >>> [g.id for g in select(["mi3*", "H200", "mi300x"])]
     ['mi300a', 'mi300x', 'mi325x', 'mi350x', 'mi355x', 'h200-sxm-141gb']
     """
-    names = [names] if isinstance(names, (str, GPU)) else list(names)
+    # a set has no order of its own: sorted, so that results come in the same order each run
+    names = ([names] if isinstance(names, (str, GPU)) else
+             sorted(names, key=str) if isinstance(names, (set, frozenset)) else list(names))
     out: dict[str, GPU] = {}
     for n in names:
         raw = n if isinstance(n, GPU) else str(n).strip()

@@ -210,16 +210,21 @@ def _measuring_options_given() -> list[str]:
 
 def _plots(raw, gpu, measured_gpu, d: Path):
     from ..plots.mixbench import plot_roofline, plot_working_set
-    from ..plots.quadrant import plot_quadrant, points_from_gpus
+    from ..plots.quadrant import MAX_KERNELS, plot_quadrant, points_from_gpus
 
     # check_plottable has seen both sweeps
     out = [plot_roofline(raw, d / "roofline.png", gpu=gpu),
            plot_working_set(raw, d / "working_set.png")]
-    pts, _ = points_from_gpus([measured_gpu] + ([gpu] if gpu is not None else []),
-                              precision="fp32")
+    # what was measured, beside the datasheet's (one call would draw the one GPU id once)
+    pts = points_from_gpus([measured_gpu], precision="fp32", which="measured")[0]
+    if gpu is not None:
+        pts += points_from_gpus([gpu], precision="fp32")[0]
     kernels = sorted({(f"mix K={p['k']}", p["flop_per_byte"])
                       for p in raw["sweeps"]["mixbench"] if p["precision"] == "fp32"},
                      key=lambda kv: kv[1])
+    # the picture tells MAX_KERNELS lines apart: spread over the intensities, not the lowest
+    step = max(1, -(-len(kernels) // MAX_KERNELS))
+    kernels = kernels[::step]
     if pts:
         out.append(plot_quadrant(pts, kernels, d / "quadrant.png"))
     return out

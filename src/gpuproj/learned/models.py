@@ -41,7 +41,7 @@ import pandas as pd
 from ..errors import GpuprojError
 from ..models.bands import OFFSET, band_of, cell, load_bands
 from ..models.base import Model, NotFittedError, Projection
-from ..profiles.table import ProfileTable
+from ..profiles.table import ProfileTable, require_table
 from .conformal import LogConformal
 from .features import (
     LOG_COUNTS,
@@ -197,6 +197,7 @@ class LearnedModel(Model):
     def fit(self, table: ProfileTable) -> LearnedModel:
         """Learn from every ordered GPU pair of ``table`` (at most ``max_pairs``, drawn with
         ``random_state``)."""
+        require_table(table)
         data = training_data(table, self.max_pairs, self.random_state, self._spec(table))
         if len(data) == 0:
             raise GpuprojError(f"{self.name}: no kernel configuration of the training table "

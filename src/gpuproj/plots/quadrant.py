@@ -74,9 +74,10 @@ def points_from_gpus(gpus, precision: str = "fp32", which: str = "peak") -> tupl
 
 
 def kernels_from_rows(rows) -> tuple[list, list]:
-    """(``(label, intensity)`` of every profile row with FLOPs and DRAM bytes, one line per
-    other row saying which count it lacks); ``rows``: a ``ProfileTable`` or a DataFrame with
-    ``kernel``, ``flops``, ``dram_bytes`` (``config`` optional)."""
+    """(``(label, intensity)`` of every profile row with FLOPs and DRAM bytes, the longest
+    first (``time_s``; a picture draws the first ``MAX_KERNELS``), one line per other row
+    saying which count it lacks); ``rows``: a ``ProfileTable`` or a DataFrame with ``kernel``,
+    ``flops``, ``dram_bytes`` (``config``, ``time_s`` optional)."""
     from . import _style as st
 
     df = getattr(rows, "df", rows)
@@ -89,7 +90,8 @@ def kernels_from_rows(rows) -> tuple[list, list]:
         cfg = r.get("config", "")
         has_cfg = cfg not in (None, "", "nan") and len(df) > 1
         if np.isfinite(f) and np.isfinite(b) and f > 0 and b > 0:
-            out.append((str(r["kernel"]) + (f" [{cfg}]" if has_cfg else ""), f / b))
+            out.append((str(r["kernel"]) + (f" [{cfg}]" if has_cfg else ""), f / b,
+                        -float(r.get("time_s", np.nan))))
         else:
             # as `gpuproj roofline` says it
             skipped.append(f"{st.short(st.kernel_name(r['kernel']), 80)} [{cfg}]: no "
@@ -98,7 +100,9 @@ def kernels_from_rows(rows) -> tuple[list, list]:
     if not out:
         raise GpuprojError("no kernel row has both flops and dram_bytes (its operational "
                            "intensity is unknown)")
-    return out, skipped
+    # the longest first (a row without a time last); the skipped in the file's order
+    out.sort(key=lambda k: (not np.isfinite(k[2]), k[2] if np.isfinite(k[2]) else 0.0))
+    return [(label, oi) for label, oi, _ in out], skipped
 
 
 def dominant_dtype(rows) -> str:
@@ -162,10 +166,11 @@ def draw(ax, points, kernels, max_kernels: int = MAX_KERNELS) -> None:
         # the half-line y = oi x in plot units (x in bf B/s, y in cf FLOP/s)
         slope = oi * bf / cf
         x_end = min(xmax, ymax / slope) if slope > 0 else xmax
-        # the first kernel solid in colour, the others grey, each with its own dash pattern
-        ax.plot([0, x_end], [0, slope * x_end], color=st.COLORS["mix"] if i == 0 else "#666666",
+        # the first kernel solid black, the others grey, each with its own dash pattern (the
+        # GPUs have the colours)
+        ax.plot([0, x_end], [0, slope * x_end], color="#111111" if i == 0 else "#777777",
                 lw=1.8 if i == 0 else 1.2, ls=KERNEL_LINES[i % len(KERNEL_LINES)],
-                label=st.literal(st.short(label, 28) + ("" if "FLOP/B" in label
+                label=st.literal(st.short(label, 36) + ("" if "FLOP/B" in label
                                                         else f" (I = {oi:.3g} FLOP/B)")))
     for j, p in enumerate(points):
         x, y = p["bw"] / bf, p["compute"] / cf
@@ -189,10 +194,15 @@ def draw(ax, points, kernels, max_kernels: int = MAX_KERNELS) -> None:
         # one note along the top: the GPU points lie at most at 1 / 1.3 of the height and their
         # arrows only go down or left, so nothing crosses it (a note in the compute-bound
         # corner, under the lines, ran into the arrows of high-bandwidth GPUs)
+        # on a white ground: the steep lines of high-intensity kernels cross it
         ax.text(0.03, 0.95, "above a kernel's line: memory-bound; below it: compute-bound",
-                transform=ax.transAxes, va="top", fontsize=9, color="#444444")
-        # below the axes: inside, it covers GPU points and their labels
-        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.12), frameon=False, ncol=2)
+                transform=ax.transAxes, va="top", fontsize=9, color="#444444", zorder=4,
+                bbox={"facecolor": "white", "edgecolor": "none", "alpha": 0.85, "pad": 2})
+        # beside the axes: inside, it covers GPU points; below, kernel labels with their
+        # intensities were wider than the figure
+        ax.plot([], [], ls="--", color="#666666", label=f"to the roofline point for "
+                f"{st.literal(st.short(ks[0][0], 24))}")
+        ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), frameon=False)
     ax.grid(alpha=0.3)
 
 
@@ -210,8 +220,10 @@ def data_figure(data: dict):
     ``shown``, the labels of the kernels drawn, to ``data``."""
     kernels = [(k["label"], k["intensity_flop_per_byte"]) for k in data["kernels"]]
     data["shown"] = [lb for lb, _ in kernels[:MAX_KERNELS]]
-    return _figure(data["gpus"], kernels,
-                   f"Quadrant-split view ({data['precision']} FMA, {data['values']} values)")
+    few = (f"; the {MAX_KERNELS} longest of {len(kernels)} kernel rows"
+           if len(kernels) > MAX_KERNELS else "")
+    return _figure(data["gpus"], kernels, f"Quadrant-split view ({data['precision']} FMA, "
+                                          f"{data['values']} values{few})")
 
 
 def plot_quadrant(points, kernels, path, title: str = "Quadrant-split view"):
@@ -225,9 +237,10 @@ def plot_quadrant(points, kernels, path, title: str = "Quadrant-split view"):
 def _figure(points, kernels, title):
     from . import _style as st
 
-    fig = st.figure(7.0, 5.2)
+    fig = st.figure(10.0, 5.2)
     with st.rc():
         ax = fig.add_subplot()
         draw(ax, points, kernels)
-        ax.set_title(st.literal(title))
+        # over the figure: over the axes alone, a long title was cut at both ends
+        fig.suptitle(st.literal(title))
     return fig

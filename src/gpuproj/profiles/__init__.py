@@ -126,7 +126,9 @@ def load(path, format: str | None = None, trace=None, **options) -> ProfileTable
     if options.get("gpu") is not None:
         from ..catalog import resolve
 
-        resolve(options["gpu"])  # a name the user gave: its error names no file row
+        gpu = resolve(options["gpu"])  # a name the user gave: its error names no file row
+        if options["gpu"] is gpu:  # a GPU object: the readers take a name or a GPU file
+            options["gpu"] = str(gpu.path) if gpu.path else gpu.id
     fmt = format or sniff(path)
     reader = _reader(fmt)
     own_trace = trace is not None and "trace" in inspect.signature(reader.read).parameters

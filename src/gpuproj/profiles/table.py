@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from ..errors import InputError, UnknownGPUError
+from ..errors import GpuprojError, InputError, UnknownGPUError
 from .schema import COLUMNS, NUMERIC, REQUIRED, STRINGS
 
 
@@ -92,6 +92,14 @@ def top_cause(skipped, besides=()) -> str | None:
     n = causes[top]
     return (f"{top}: {n} row{'s' if n > 1 else ''}"
             + (f"; {others} other cause{'s' if others > 1 else ''}" if others else ""))
+
+
+def require_table(table) -> None:
+    """A one-line error where the API gets a file name or a DataFrame for a ``ProfileTable``."""
+    if not isinstance(table, ProfileTable):
+        raise GpuprojError(f"expected a ProfileTable, got {type(table).__name__}: "
+                           "gpuproj.profiles.load(path) reads a file, "
+                           "ProfileTable.from_frame(df) takes a DataFrame")
 
 
 def kernel_pattern(regex: str) -> re.Pattern:
@@ -216,8 +224,13 @@ class ProfileTable:
     def gpus(self) -> list[str]:
         return sorted(self.df["gpu"].unique())
 
-    def on(self, gpu: str) -> "ProfileTable":
-        """The rows measured on ``gpu`` (a catalog id)."""
+    def on(self, gpu) -> "ProfileTable":
+        """The rows measured on ``gpu``: a GPU id of the table, or any name of it
+        (``catalog.resolve``)."""
+        if gpu not in self.gpus:
+            from ..catalog import resolve
+
+            gpu = resolve(gpu).id
         return ProfileTable(self.df[self.df["gpu"] == gpu].reset_index(drop=True), self.skipped,
                             self.origin)
 
