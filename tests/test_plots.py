@@ -108,12 +108,18 @@ def test_roofline_data_measured_target_row():
     base = kernel_table().df
     other = base.copy()
     other["gpu"], other["time_s"] = "tgt", 1.2e-3
+    other["flops"] = 1.5 * base["flops"]  # its own count: the star's FLOP/s are of it
     from gpuproj.profiles.table import ProfileTable
 
     t = ProfileTable.from_frame(pd.concat([base, other], ignore_index=True))
-    k = roofline_data(t, SRC, TGT)["kernels"][0]
+    d = roofline_data(t, SRC, TGT)
+    k = d["kernels"][0]
     assert k["measured_target_time_s"] == 1.2e-3
-    assert k["measured_target_oi"]["dram"] == pytest.approx(3.0)
+    assert k["measured_target_flops"] == pytest.approx(1.5 * base["flops"][0])
+    assert k["measured_target_oi"]["dram"] == pytest.approx(4.5)
+    # each ceiling says whether it is a peak, measured or derived
+    kinds = d["hardware"][SRC.id]["kinds"]
+    assert kinds["dram_bw_bytes_per_s"] in ("peak", "measured", "derived")
 
 
 # the pictures ------------------------------------------------------------------------------

@@ -102,7 +102,8 @@ def roofline_data(table: ProfileTable, gpu, target=None, kernel: str | None = No
             k.update(_project(k))
             key = (k["kernel"], k["config"])
             if key in measured:
-                k["measured_target_time_s"], k["measured_target_oi"] = measured[key]
+                (k["measured_target_time_s"], k["measured_target_oi"],
+                 k["measured_target_flops"]) = measured[key]
             why = _undrawable(k, "target")
         if why is None:
             out["kernels"].append(k)
@@ -130,7 +131,9 @@ def _undrawable(k: dict, side: str) -> str | None:
         if k["point_s"]:
             values["projected FLOP/s"] = k["flops"] / k["point_s"]
         if k.get("measured_target_time_s"):
-            values["FLOP/s measured on the target"] = k["flops"] / k["measured_target_time_s"]
+            values["FLOP/s measured on the target"] = ((k.get("measured_target_flops")
+                                                        or k["flops"])
+                                                       / k["measured_target_time_s"])
     lo, hi = _DRAWABLE
     for what, v in values.items():
         if v is not None and not lo < v < hi:
@@ -139,8 +142,13 @@ def _undrawable(k: dict, side: str) -> str | None:
 
 
 def _hardware(gpu, reference) -> dict:
+    """The GPU's shared-memory bandwidth, and whether each ceiling drawn is a datasheet
+    peak, measured, or derived from ``reference``'s measured/peak ratio (``kinds``)."""
     c = gpu.ceiling("shared_bw_bytes_per_s", reference)
-    return {"shared_bw_bytes_per_s": _f(c.value), "shared_bw_kind": c.kind}
+    fields = [f"{lvl}_bw_bytes_per_s" for lvl in LEVELS] + [
+        f"{p}_{op}_flops_per_s" for p in ("fp64", "fp32", "fp16") for op in ("fma", "addmul")]
+    return {"shared_bw_bytes_per_s": _f(c.value), "shared_bw_kind": c.kind,
+            "kinds": {f: gpu.ceiling(f, reference).kind for f in fields}}
 
 
 def _project(k: dict) -> dict:
@@ -164,7 +172,8 @@ def _project(k: dict) -> dict:
 
 
 def _measured(table, tgt, src_df) -> dict:
-    """(kernel, config) -> (time on the target, its OIs per level where it has byte counts)."""
+    """(kernel, config) -> (time on the target, its OIs per level where it has byte counts, its
+    FLOP count there, None where it has none)."""
     if tgt.id not in table.gpus:
         return {}
     d = table.on(tgt.id).df
@@ -177,7 +186,8 @@ def _measured(table, tgt, src_df) -> dict:
     out = {}
     for i in range(len(d)):
         oi = {lvl: _f(c[f"oi_{lvl}_flop_per_byte"][i]) for lvl in LEVELS}
-        out[(d.at[i, "kernel"], d.at[i, "config"])] = (float(d.at[i, "time_s"]), oi)
+        out[(d.at[i, "kernel"], d.at[i, "config"])] = (float(d.at[i, "time_s"]), oi,
+                                                        _f(d.at[i, "flops"]))
     return out
 
 
@@ -222,7 +232,7 @@ def roofline_figure(data: dict, max_kernels: int = 4):
                 xr.append(_xrange(k["target"], hw_t))
             xlim = (min(a for a, _ in xr), max(b for _, b in xr))
             _panel(axes[r][0], k, "source", hw_s, unit,
-                   f"{name}\non {data['gpu_name']} (measured)", xlim)
+                   f"{name}\non {data['gpu_name']} (measured time)", xlim)
             if ncol == 2:
                 _panel(axes[r][1], k, "target", hw_t, unit,
                        f"{name}\nprojected to {data['target_name']}", xlim)
@@ -298,7 +308,8 @@ def _panel(ax, k, side, hw, unit, title, xlim):
             style = {"ls": (0, (4, 2)), "lw": 1.6}
         else:
             eq = {"l1": 6, "l2": 7, "dram": 8}[lvl]
-            lab = f"{st.LEVEL_NAMES[lvl]} ceiling (Eq. {eq}): {st.fmt_rate(b, 'B/s')}"
+            lab = (f"{st.LEVEL_NAMES[lvl]} ceiling (Eq. {eq}): {st.fmt_rate(b, 'B/s')} "
+                   f"({hw['kinds'][f'{lvl}_bw_bytes_per_s']})")
             style = {"ls": "-", "lw": 2.0}
         ax.plot(x, np.minimum(b * x, top) / uf, color=st.COLORS[lvl], label=lab, **style)
 
@@ -309,9 +320,11 @@ def _panel(ax, k, side, hw, unit, title, xlim):
 
     # compute ceilings
     p = c["dtype"].upper()
-    lines = [("fma", fma, f"{p} FMA: {st.fmt_rate(fma, 'FLOP/s')}", "-", 2.0),
+    kind = {op: hw["kinds"].get(f"{c['dtype']}_{op}_flops_per_s", "") for op in ("fma", "addmul")}
+    lines = [("fma", fma, f"{p} FMA: {st.fmt_rate(fma, 'FLOP/s')} ({kind['fma']})", "-", 2.0),
              ("addmul", _nan(c["addmul_flops_per_s"]),
-              f"{p} ADD/MUL: {st.fmt_rate(_nan(c['addmul_flops_per_s']), 'FLOP/s')}", "--", 1.6),
+              f"{p} ADD/MUL: {st.fmt_rate(_nan(c['addmul_flops_per_s']), 'FLOP/s')} "
+              f"({kind['addmul']})", "--", 1.6),
              ("mix", _nan(c["mix_flops_per_s"]),
               f"kernel's mix (Eq. 2): {st.fmt_rate(_nan(c['mix_flops_per_s']), 'FLOP/s')}",
               "-.", 1.8),
@@ -349,11 +362,13 @@ def _panel(ax, k, side, hw, unit, title, xlim):
             ax.plot(span, np.full_like(span, mean / uf), color=st.COLORS["point"], lw=2.2,
                     label=f"projected point (mean time): {st.fmt_rate(mean, 'FLOP/s')}", zorder=4)
         if k.get("measured_target_time_s"):
-            mp = k["flops"] / k["measured_target_time_s"]
+            # the target's own counts where its profile has them: its OIs place the star
+            own = k.get("measured_target_flops")
+            mp = (own or k["flops"]) / k["measured_target_time_s"]
             moi = [v for v in (k.get("measured_target_oi") or {}).values() if v] or xo
-            ax.plot(moi, np.full(len(moi), mp / uf), "*", ms=15, color=st.COLORS["point"],
-                    mec="black", zorder=6,
-                    label=f"measured on target: {st.fmt_rate(mp, 'FLOP/s')}")
+            ax.plot(moi, np.full(len(moi), mp / uf), "*", ms=15, color="black", mec="white",
+                    zorder=6, label=f"measured on target ({'its' if own else 'source'} FLOPs, "
+                                    f"each level's OI): {st.fmt_rate(mp, 'FLOP/s')}")
             ys.append(mp)
     ax.set_xscale("log")
     ax.set_yscale("log")
