@@ -94,6 +94,12 @@ def projection_figure(result, measured=None, max_kernels: int = 30, targets=None
         x = np.arange(n)
         bw = 0.36
         half = bw / 2 if src_name else 0.0  # the target's slot, right of the source's bar
+        # one scale for every panel, decided on all of them: a linear panel above a log one
+        # read as two kinds of difference
+        every = np.concatenate([d[c].to_numpy(float) for c in (
+            ["source_time_s"] if src_name else []) + [
+            "measured_s", "low_s", "high_s", "time_s", "band_low_s", "band_high_s"]])
+        log = st.log_needed(every)
         for ti, (ax, t) in enumerate(zip(axes, targets)):
             g = d[d["target"] == t]
             first = g.drop_duplicates("_x").set_index("_x").reindex(x)
@@ -101,7 +107,6 @@ def projection_figure(result, measured=None, max_kernels: int = 30, targets=None
             meas = first["measured_s"].to_numpy(float)
             vals = np.concatenate([src_t if src_name else [], meas, g["low_s"], g["high_s"],
                                    g["time_s"], g["band_low_s"], g["band_high_s"]])
-            log = st.log_needed(vals)
             if log:
                 ax.set_yscale("log")
             tname = gpu_name(t)

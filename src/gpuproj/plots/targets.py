@@ -80,10 +80,13 @@ def targets_figure(result, measured=None):
                 band_label = None  # one legend entry for the bands of all methods
             own = np.vstack([t - h["low_s"].to_numpy(float),
                              h["high_s"].to_numpy(float) - t]) / uf
+            # a method without an interval of its own (low = high) draws none: say so
+            drawn = (np.nan_to_num(own) > 0).any()
             ax.errorbar(t / uf, ys, xerr=np.nan_to_num(np.maximum(own, 0)),
                         fmt=MARKERS[j % len(MARKERS)], ms=7, mfc=st.COLORS["point"], mec=col,
                         mew=1.3, ecolor=col, elinewidth=2.4, capsize=4, zorder=5,
-                        label=st.literal(f"{m}: predicted total and interval") + (
+                        label=st.literal(f"{m}: predicted total"
+                                         + (" and interval" if drawn else "")) + (
                             f" ({rows[m]} of {rows.max()} kernel rows)"
                             if rows[m] < rows.max() else ""))
         meas = d.drop_duplicates("target").set_index("target")["measured_s"]
