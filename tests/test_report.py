@@ -94,6 +94,13 @@ def check_numbers(page: Page, pj: dict):
         v = app[(p["method"], p["target"])]
         for col in ("source_time_s", "time_s", "low_s", "high_s", "speedup"):
             assert float(v[col]) == pytest.approx(p[col], rel=1e-12), col
+        # the measured total and the error, as `predict` prints them (they were missing)
+        if p.get("measured_s") is not None:
+            assert float(v["measured_s"]) == pytest.approx(p["measured_s"], rel=1e-12)
+            assert float(v["error_pct"]) == pytest.approx(
+                100 * (p["time_s"] / p["measured_s"] - 1), rel=1e-12)
+        else:
+            assert v["measured_s"] == v["error_pct"] == ""
 
 
 def test_report_is_self_contained(report_html, predict_json):
@@ -267,3 +274,14 @@ def test_report_of_a_profile_of_several_gpus_asks_for_one(tmp_path, capsys):
         f"gpuproj: error: {path}: the profile holds several GPUs (gtx-680, gtx-970, gtx-980, "
         "gtx-titan, gtx-titan-x, quadro-k5200, tesla-k20, tesla-k40, tesla-p100-pcie-16gb); "
         "pass --source with one of them"]
+
+
+def test_report_says_when_rows_beat_the_roofline(tmp_path):
+    # `predict` warned on the terminal only; the page presented the projections without it
+    p = tmp_path / "x.csv"
+    p.write_text("kernel,config,gpu,time_s,fp32_flops,dram_bytes\n"
+                 "fast,c,h100-sxm5-80gb,1e-9,1e9,1e8\nb,c,h100-sxm5-80gb,2e-4,1e9,4e8\n")
+    out = tmp_path / "x.html"
+    run_cli(["report", str(p), "-t", "h200", "-o", str(out)])
+    assert re.search(r'class="note warning">1 of 2 rows measured on h100-sxm5-80gb ran faster '
+                     r"than its datasheet roofline allows", out.read_text(encoding="utf-8"))

@@ -45,6 +45,7 @@ figure img{max-width:100%;height:auto;border:1px solid #e4e4e4}
 figcaption{color:#444;font-size:13.5px;margin-top:4px} .note{color:#555;font-size:13.5px}
 .kind-measured{color:#1a7f37} .kind-derived{color:#9a6700} .kind-peak{color:#555}
 .kind-missing{color:#b42318} code{font-size:12.5px;background:#f5f5f5;padding:0 3px}
+.warning{color:#8a4b00}
 """
 
 # Sets data attributes on <body> once every image has loaded (or failed), so a headless
@@ -128,14 +129,19 @@ def _application_table(result) -> str:
         return ""
     rows = []
     for r in a.itertuples(index=False):
+        # the target's measured total where the profile holds every row of it, as `predict`
+        meas = getattr(r, "measured_s", math.nan)  # a column only where targets were timed
+        err = 100 * (r.time_s / meas - 1) if math.isfinite(meas) else None
         rows.append(
             f'<tr data-target="{_e(r.target)}" data-method="{_e(r.method)}">'
             f"<td>{_e(r.method)}</td><td>{_e(r.target)}</td>"
             + _time_cells(r)
             + _num_cell("speedup", r.speedup, f"{r.speedup:.2f}x")
+            + _num_cell("measured_s", meas, fmt_time(meas))
+            + _num_cell("error_pct", err, "-" if err is None else f"{err:+.0f} %")
             + "</tr>")
     head = ("method", "target", "source", "predicted", "low", "high", "90 % band low",
-            "90 % band high", "speed-up")
+            "90 % band high", "speed-up", "measured on target", "error")
     return (f'<table id="application"><thead><tr>{"".join(f"<th>{h}</th>" for h in head)}'
             f"</tr></thead><tbody>{''.join(rows)}</tbody></table>")
 
@@ -256,8 +262,9 @@ def _pictures(table, result, measured_table, kernel, max_kernels, notes) -> list
         figs.append(_figure(
             st.png_bytes(fig), "projection bars",
             "Per kernel and target GPU: time measured on the source (bar), the predicted "
-            "interval (segment) with the predicted point, and the time measured on the target "
-            "where the input has it.", "fig-projection"))
+            "interval (segment) with the predicted point, the method's measured 90 % error "
+            "band (thin pale bar: how far it has been off on public cross-GPU data), and the "
+            "time measured on the target where the input has it.", "fig-projection"))
     except GpuprojError as e:
         notes.append(f"projection bars not drawn: {e}")
     from .plots.roofline import roofline_data, roofline_figure
@@ -313,7 +320,7 @@ def build_report(table: ProfileTable, source, targets, *, methods=None,
     ``result``: an already computed ``PredictionSet`` (otherwise predicted here)."""
     from . import __version__
     from .plots.projection import measured_times
-    from .predict import predict
+    from .predict import beyond_roofline, predict
 
     if result is None:
         result = predict(table, source=source, targets=targets, methods=methods, kernel=kernel)
@@ -324,6 +331,9 @@ def build_report(table: ProfileTable, source, targets, *, methods=None,
     measured = measured_times(table, result.targets, keys)
     notes: list[str] = []
     figs = _pictures(table, result, table, kernel, max_kernels, notes)
+    # rows faster than the source's roofline allows: their counts are in doubt, and with
+    # them every projection (`predict` warns on the terminal; the page must say it too)
+    doubt = beyond_roofline({src.id: table.on(src.id).select(kernel)}, {src.id: src})
     origin = table.origin or "(in memory)"
     title = title or f"gpuproj: {Path(origin).name} from {src.name} to " + ", ".join(
         t.name for t in tgts)
@@ -336,6 +346,7 @@ def build_report(table: ProfileTable, source, targets, *, methods=None,
          f"methods {', '.join(f'<code>{_e(m)}</code>' for m in result.predictions)}; {n_k} "
          f"kernel row(s). gpuproj {_e(__version__)}, {stamp}.</p>"),
         '<h2 id="predictions-h">Predictions per kernel</h2>',
+        *(f'<p class="note warning">{_e(doubt)}</p>' for _ in [doubt] if doubt),
         _prediction_table(result, measured),
         '<h2 id="application-h">Application total</h2>',
         '<p class="note">Time × launches, summed over the kernels above.</p>',
