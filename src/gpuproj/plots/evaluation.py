@@ -113,7 +113,7 @@ def cdf_figure(pairs: pd.DataFrame):
     """Share of pairs whose absolute percentage error is at most x, all methods together."""
     methods = _methods(pairs)
     with st.rc():
-        fig = st.figure(8.5, 5.2)
+        fig = st.figure(10.5, 5.2)
         ax = fig.subplots()
         hi = 1.0
         for i, m in enumerate(methods):
@@ -137,7 +137,8 @@ def cdf_figure(pairs: pd.DataFrame):
         ax.set_ylabel("Pairs with at most this error (%)")
         ax.set_title("Error distribution per method", pad=20)
         ax.grid(True, which="major", alpha=0.3)
-        ax.legend(loc="lower right", framealpha=0.92)
+        # beside the axes: inside, it hid the curves of the methods that err least
+        ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), frameon=False)
     return fig
 
 
