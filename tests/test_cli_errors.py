@@ -964,3 +964,11 @@ def test_gpu_choice_names_the_methods_it_cannot_rank(capsys):
                        "-m", "bandwidth,same", "--gpu-choice")
     assert code == 0 and ("not in the table: same, which predicts every GPU of a ranking alike"
                           in " ".join(out.split()))
+
+
+def test_roofline_numbers_need_no_picture(capsys):
+    # --json alone asked for a picture file (-o was required)
+    code, out, _ = run(capsys, "roofline", EXAMPLE, "-t", "h200", "--json")
+    assert code == 0 and len(json.loads(out)["kernels"]) == 3
+    code, _, err = run(capsys, "roofline", EXAMPLE, "-t", "h200")
+    assert code == 2 and "give -o FILE for the picture, or --json for the numbers" in err

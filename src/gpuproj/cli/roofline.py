@@ -29,9 +29,10 @@ from ._common import (
 @format_option()
 @reader_option()
 @trace_option()
-@output_option("Picture to write: .png, .svg or .pdf.", required=True)
+@output_option("Picture to write: .png, .svg or .pdf (needed unless --json).")
 @click.option("--json", "as_json", is_flag=True,
-              help="Also print the ceilings, intensities and projections as JSON.")
+              help="Print the ceilings, intensities and projections as JSON (with -o: as well "
+                   "as the picture).")
 def roofline(profile, source, target, kernel, max_kernels, fmt, reader_options, trace, output,
              as_json):
     """Draw rooflines with kernel-specific ceilings (Van Lanker et al., Fig. 2): DRAM, L2 and L1
@@ -47,11 +48,17 @@ def roofline(profile, source, target, kernel, max_kernels, fmt, reader_options, 
     """
     from ..plots import drawn_gpu
     from ..plots.roofline import roofline as draw
+    from ..plots.roofline import roofline_data
 
+    if output is None and not as_json:
+        raise click.UsageError("give -o FILE for the picture, or --json for the numbers")
     table = load_profile(profile, fmt, source, trace, **reader_options)
     report_skipped(table.skipped)  # on stderr with --json too: the JSON lists only the plot's
-    data = draw(table, output, drawn_gpu(table, source), target, kernel,
-                max_kernels=max_kernels)
+    if output is None:
+        data = roofline_data(table, drawn_gpu(table, source), target, kernel)
+    else:
+        data = draw(table, output, drawn_gpu(table, source), target, kernel,
+                    max_kernels=max_kernels)
     report_dropped(data["skipped"], as_json)
     if as_json:
         emit_json(data)
