@@ -203,3 +203,20 @@ def test_api_arguments_a_notebook_user_passes():
     ev = evaluate(t, ["same", "bandwidth"])
     assert ev.shortlist("bandwidth") == ev.shortlist(["bandwidth"])
     assert ev == ev and ev != evaluate(t, ["same", "bandwidth"])
+
+
+def test_frames_hold_numbers_and_reprs_stay_short():
+    # ranking() had object columns of None where no group ranks; a set predicted to every
+    # catalog GPU printed a paragraph of ids; the notebook view left out what the 90 % band is
+    t = load(Path(__file__).parent / "data" / "amaris-9gpus-bpnn_adjust_weights.csv")
+    ev = evaluate(t, "bandwidth")
+    assert all(str(dt) != "object" for dt in ev.ranking().dtypes)
+    assert ev.gpu_choice()["rank_corr"].dtype == float
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = predict(load(Path(__file__).parents[1] / "examples" / "rodinia-p100-nvprof.csv"),
+                    targets="all", methods="bandwidth")
+    assert len(r.targets) > 50 and f"-> {len(r.targets)} targets (" in repr(r)
+    assert len(repr(r)) < 250 and "90 % band: how far the method has been off" in r._repr_html_()

@@ -201,7 +201,8 @@ class Evaluation:
             else:
                 for pair, h in g.groupby(g["source"] + "->" + g["target"], sort=True):
                     rows[(m, pair)] = rank_metrics(h, keys, top)
-        out = pd.DataFrame.from_dict(rows, orient="index")
+        # numbers, NaN where no group ranks (None made object columns)
+        out = pd.DataFrame.from_dict(rows, orient="index").apply(pd.to_numeric)
         out.index.names = ["method"] if by is None else ["method", "pair"]
         return out
 
@@ -257,7 +258,9 @@ class Evaluation:
                 "top1_hit": float((loss <= 0).groupby(by, sort=False).mean().mean()),
                 "top1_loss_pct": float(100 * per_group.median()),
                 "top1_loss_max_pct": float(100 * per_group.max())}
-        return pd.DataFrame.from_dict(rows, orient="index", columns=cols).rename_axis("method")
+        return (pd.DataFrame.from_dict(rows, orient="index", columns=cols)
+                .astype({c: float for c in cols if c not in ("groups", "targets")})
+                .rename_axis("method"))
 
     def _gpu_swaps(self) -> pd.DataFrame:
         """``gpu_choice(by='pair')``."""

@@ -188,7 +188,10 @@ class PredictionSet:
 
     def __repr__(self) -> str:
         n = sum(len(p.df) for p in self.predictions.values())
-        return (f"<PredictionSet {self.source_label} -> {', '.join(self.targets)}: "
+        # a comparison of many GPUs (targets='all'): their number, not a paragraph of ids
+        tg = (", ".join(self.targets) if len(self.targets) <= 4
+              else f"{len(self.targets)} targets ({', '.join(self.targets[:2])}, ...)")
+        return (f"<PredictionSet {self.source_label} -> {tg}: "
                 f"{', '.join(self.predictions) or 'no method'}, {n} predictions, "
                 f"{len(self.skipped)} skipped; .table(), .application(), .to_json()>")
 
@@ -211,11 +214,17 @@ class PredictionSet:
         partial = self.partial_totals()
         if partial:
             parts.append(f"<p>{html.escape(partial)}</p>")
+        parts.append(f"<p><small>{html.escape(self._bands_note(d))}</small></p>")
         lines = self.assumption_lines()
         if lines:
             parts += ["<p>Assumptions (of the methods in brackets):</p><ul>",
                       *(f"<li>{html.escape(ln)}</li>" for ln in lines), "</ul>"]
         return "".join(parts)
+
+    def _bands_note(self, d) -> str:
+        """What the band and interval columns mean, under the tables."""
+        return ("90 % band: how far the method has been off on real cross-GPU data "
+                "(docs/accuracy.md, 'Error bands')" + self._interval_note(d))
 
     def print(self, console) -> None:
         """Rich tables: per kernel and target, then the application totals and assumptions."""
@@ -251,8 +260,7 @@ class PredictionSet:
             for i, row in enumerate(frame.itertuples(index=False)):
                 t.add_row(*map(Text, row), end_section=ends is not None and bool(ends[i]))
             console.print(t)
-        console.print("[dim]90 % band: how far the method has been off on real cross-GPU data "
-                      "(docs/accuracy.md, 'Error bands')" + self._interval_note(d) + "[/dim]")
+        console.print(Text(self._bands_note(d), style="dim"))
         lines = self.assumption_lines()
         if lines:
             if len(self.predictions) == 1:  # one method: its name once, not after every line
