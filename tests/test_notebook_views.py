@@ -220,3 +220,16 @@ def test_frames_hold_numbers_and_reprs_stay_short():
                     targets="all", methods="bandwidth")
     assert len(r.targets) > 50 and f"-> {len(r.targets)} targets (" in repr(r)
     assert len(repr(r)) < 250 and "90 % band: how far the method has been off" in r._repr_html_()
+
+
+def test_an_unknown_model_parameter_names_the_ones_there_are():
+    import pytest
+
+    from gpuproj.errors import GpuprojError
+    from gpuproj.models import get_model
+
+    with pytest.raises(GpuprojError, match=r"^residual has no parameter foo \(it has learner, "):
+        get_model("residual", foo=1)
+    with pytest.raises(GpuprojError, match=r"^hierarchical has no parameter foo \(it has "):
+        predict(load(Path(__file__).parents[1] / "examples" / "rodinia-p100-nvprof.csv"),
+                targets="h200", methods="hierarchical", model_params={"hierarchical": {"foo": 1}})

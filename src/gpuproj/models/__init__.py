@@ -7,6 +7,7 @@ lazily so that listing methods costs nothing.
 from __future__ import annotations
 
 import importlib
+import inspect
 
 from ..errors import GpuprojError
 
@@ -34,6 +35,7 @@ BASELINES = ("same", "bandwidth", "compute", "roofline")
 
 
 def model_class(name: str):
+    """The class of method ``name`` (imported on first use)."""
     if name not in MODELS:
         raise GpuprojError(f"unknown method '{name}' (known: {', '.join(MODELS)})")
     mod, cls = MODELS[name].split(":")
@@ -42,4 +44,11 @@ def model_class(name: str):
 
 def get_model(name: str, **params):
     """An instance of method ``name`` with hyper-parameters ``params``."""
-    return model_class(name)(**params)
+    cls = model_class(name)
+    known = inspect.signature(cls).parameters
+    if not any(p.kind is p.VAR_KEYWORD for p in known.values()):
+        unknown = sorted(set(params) - set(known))
+        if unknown:  # Python's TypeError names one and not the ones there are
+            raise GpuprojError(f"{name} has no parameter {', '.join(unknown)} (it has "
+                               f"{', '.join(known) or 'none'})")
+    return cls(**params)
