@@ -48,22 +48,28 @@ def roofline_figure(raw, gpu=None):
         ax = fig.add_subplot()
         allx = np.concatenate([s["oi"] for s in series.values()])
         x = np.geomspace(allx.min() / 2, allx.max() * 2, 200)
-        for p, s in series.items():
+        # TFLOP/s or GFLOP/s, as every other picture
+        unit, uf = st.rate_unit(np.concatenate([s["flops_per_s"] for s in series.values()]),
+                                "FLOP/s")
+        for i, (p, s) in enumerate(series.items()):
             c = PREC_COLOR.get(p, "#444444")
-            ax.plot(s["oi"], s["flops_per_s"], "o", color=c, label=f"{p} achieved")
+            # a marker shape each, hollow: at low intensity every precision reaches the same
+            # bandwidth and the points lie on each other
+            ax.plot(s["oi"], s["flops_per_s"] / uf, "osD^v"[i % 5], color=c, mfc="none",
+                    mew=1.6, ms=7 + 2 * (i % 3), label=f"{p} achieved")
             roof = s["bw_roof"] * x
             if np.isfinite(s["compute_roof"]):
                 roof = np.minimum(roof, s["compute_roof"])
-            ax.plot(x, roof, "-", color=c, lw=1.2, alpha=0.8, label=f"{p} measured roof")
+            ax.plot(x, roof / uf, "-", color=c, lw=1.2, alpha=0.8, label=f"{p} measured roof")
             if gpu is not None:
                 pk_c, pk_b = gpu.peak(PREC_FIELD.get(p, "")), gpu.peak("dram_bw_bytes_per_s")
                 if np.isfinite(pk_c) and np.isfinite(pk_b):
-                    ax.plot(x, np.minimum(pk_b * x, pk_c), "--", color=c, lw=1.0,
+                    ax.plot(x, np.minimum(pk_b * x, pk_c) / uf, "--", color=c, lw=1.0,
                             label=f"{p} datasheet roof")
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
         ax.set_xlabel("operational intensity (FLOP/byte)")
-        ax.set_ylabel("throughput (FLOP/s)")
+        ax.set_ylabel(f"throughput ({unit})")
         ax.set_title(st.literal(f"Measured roofline: {raw['device']['name']} ({raw['date']})"))
         ax.grid(alpha=0.3, which="both")
         ax.legend(frameon=False, fontsize=8.5)
