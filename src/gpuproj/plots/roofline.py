@@ -283,12 +283,6 @@ def _xrange(c, hw):
     return min(xs) / 6, max(xs) * 6
 
 
-def _interval_label(lo, hi, levels):
-    if levels == 1:  # one memory level only: the interval is a single value
-        return f"projected interval: {st.fmt_rate(lo, 'FLOP/s')} (one level)"
-    return f"projected interval: {st.fmt_rate(lo, 'FLOP/s')} - {st.fmt_rate(hi, 'FLOP/s')}"
-
-
 def _panel(ax, k, side, hw, unit, title, xlim):
     uname, uf = unit
     c = k[side]
@@ -356,8 +350,10 @@ def _panel(ax, k, side, hw, unit, title, xlim):
             lo, hi = min(proj.values()), max(proj.values())
             xo = [c[f"oi_{lvl}_flop_per_byte"] for lvl in proj]
             span = np.geomspace(min(xo) / 2, max(xo) * 2, 20)
-            ax.fill_between(span, lo / uf, hi / uf, color=st.COLORS["dram"], alpha=0.18, lw=0,
-                            label=_interval_label(lo, hi, len(proj)), zorder=1)
+            if len(proj) > 1:  # one level: no interval to shade (the point is the interval)
+                ax.fill_between(span, lo / uf, hi / uf, color=st.COLORS["dram"], alpha=0.18,
+                                lw=0, zorder=1, label=f"projected interval: "
+                                f"{st.fmt_rate(lo, 'FLOP/s')} - {st.fmt_rate(hi, 'FLOP/s')}")
             mean = k["flops"] / k["point_s"]
             ax.plot(span, np.full_like(span, mean / uf), color=st.COLORS["point"], lw=2.2,
                     label=f"projected point (mean time): {st.fmt_rate(mean, 'FLOP/s')}", zorder=4)
