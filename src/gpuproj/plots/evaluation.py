@@ -85,7 +85,8 @@ def scatter_figure(pairs: pd.DataFrame):
                 for e in (f, 1 / f):
                     ax.plot(line, line * e, color="#333333", lw=0.9, ls=ls, zorder=4,
                             label=f"±{round(100 * (f - 1))} %" if e > 1 else None)
-            col = METHOD_COLORS[i % len(METHOD_COLORS)]
+            col = "#0072B2"  # one colour: the panel's title names the method (a black
+            # method colour hid its points on the black diagonal)
             if len(g) > DENSE:
                 hb = ax.hexbin(x, y, xscale="log", yscale="log", gridsize=45, mincnt=1,
                                bins="log", cmap="viridis", extent=np.log10([lo, hi, lo, hi]))
