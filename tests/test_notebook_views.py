@@ -233,3 +233,11 @@ def test_an_unknown_model_parameter_names_the_ones_there_are():
     with pytest.raises(GpuprojError, match=r"^hierarchical has no parameter foo \(it has "):
         predict(load(Path(__file__).parents[1] / "examples" / "rodinia-p100-nvprof.csv"),
                 targets="h200", methods="hierarchical", model_params={"hierarchical": {"foo": 1}})
+
+
+def test_a_row_skipped_from_a_frame_names_its_index():
+    # Skipped(path='', row=None, reason='time_s = 0.0 is not positive'): which row?
+    d = pd.DataFrame({"kernel": ["a", "b"], "config": "c", "time_s": [0.0, 1e-3],
+                      "gpu": "h100-sxm5-80gb"}, index=[10, 11])
+    (s,) = ProfileTable.from_frame(d).skipped
+    assert s.row is None and s.reason == "index 10: time_s = 0.0 is not positive"

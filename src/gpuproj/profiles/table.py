@@ -186,6 +186,8 @@ class ProfileTable:
                 if empty:
                     why = f"{' and '.join(empty)} empty"
                 row = None if r is None or pd.isna(r) else int(r)
+                if row is None:  # a frame built in memory: its index label says which row
+                    why = f"index {i}: {why}"
                 skipped.append(Skipped(origin, row, why))
             df = df.loc[~bad]
         _fill_derived(df)
