@@ -283,3 +283,23 @@ def test_sass_help_has_examples(capsys):
 
     code, out, _ = run_cli(capsys, "sass", "--help")
     assert code == 0 and "Examples:\n    gpuproj sass diff " in out
+
+
+def test_cpp_kernels_show_and_match_as_declared(tmp_path, monkeypatch):
+    # a template kernel was named and matched only as _Z5scaleIfEvPT_S0_i
+    import shutil
+
+    from gpuproj.sass import tools
+    from gpuproj.sass.report import diff_programs
+
+    mangled = "_Z5scaleIfEvPT_S0_i"
+    progs = {a: S.parse_file(_renamed(tmp_path, a, [("sin_f32", mangled)])) for a in (80, 90)}
+    if shutil.which("c++filt"):
+        got = diff_programs(progs, r"scale<float>")
+        assert list(got) == [mangled] and got[mangled]["declared"] == (
+            "void scale<float>(float*, float, int)")
+    # without c++filt the names stay as compiled, and a regex on them still selects
+    monkeypatch.setattr(tools.shutil, "which", lambda name: None)
+    assert tools.demangle([mangled, "plain"]) == {mangled: mangled, "plain": "plain"}
+    got = diff_programs(progs, "scaleIf")
+    assert list(got) == [mangled] and got[mangled]["declared"] == mangled

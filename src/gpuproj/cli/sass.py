@@ -83,7 +83,8 @@ def _print(result, code):
         # kernel and subroutine names are the user's (operator[], a[/b]x, ns::smile::f): rich
         # Text, never read as markup or emoji codes. The heading goes above the table: a
         # table's title wraps at the table's width
-        con.print(Text(f"{name}: instructions per thread (static: loops once, slow paths not "
+        shown = name if r["declared"] == name else f"{r['declared']} ({name})"
+        con.print(Text(f"{shown}: instructions per thread (static: loops once, slow paths not "
                        "taken)"))
         t = Table()
         t.add_column("class")

@@ -38,12 +38,16 @@ def diff_programs(programs: dict[int, Program], kernel_regex: str | None = None)
     lists, for each architecture after the first, the blocks whose FP or memory mix differs
     from their counterpart in the first (``ref_block`` None: the block lies in a region, such
     as a subroutine, that the first architecture's code lacks)."""
+    from .tools import demangle
+
     programs = {arch_label(a): p for a, p in programs.items()}
     archs = list(programs)
     every = list(dict.fromkeys(n for p in programs.values() for n in p.functions))
+    # C++ kernels as they are declared (scale<float>), where c++filt is installed
+    declared = demangle(every)
     if kernel_regex:
         pat = kernel_pattern(kernel_regex)
-        every = [n for n in every if pat.search(n)]
+        every = [n for n in every if pat.search(n) or pat.search(declared[n])]
     names = [n for n in every if all(n in programs[a].functions for a in archs)]
     lacking = {n: [a for a in archs if n not in programs[a].functions]
                for n in every if n not in names}
@@ -89,6 +93,7 @@ def diff_programs(programs: dict[int, Program], kernel_regex: str | None = None)
                         [i.text() for i in cfgs[ref].blocks[s].instructions],
                         "code": [i.text() for i in tb.instructions],
                     })
-        out[name] = {"archs": archs, "mix": mix, "flops_per_thread": flops,
-                     "instructions": ninsn, "blocks": blocks, "notes": notes}
+        out[name] = {"archs": archs, "declared": declared[name], "mix": mix,
+                     "flops_per_thread": flops, "instructions": ninsn, "blocks": blocks,
+                     "notes": notes}
     return out

@@ -216,6 +216,27 @@ def extract_cubins(binary, arch=None) -> list[tuple[int | None, Path]]:
     return found
 
 
+def demangle(names) -> dict[str, str]:
+    """C++ names (``_Z5scaleIfEvPT_S0_i``) -> what they declare (``void scale<float>(float*,
+    float, int)``) by binutils' ``c++filt``, where it is installed; a name it leaves alone, or
+    every name without it, maps to itself."""
+    names = list(names)
+    tool = shutil.which("c++filt")
+    mangled = [n for n in names if n.startswith("_Z")]
+    out = {n: n for n in names}
+    if tool is None or not mangled:
+        return out
+    try:
+        r = subprocess.run([tool], input="\n".join(mangled) + "\n", capture_output=True,
+                           text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return out
+    lines = r.stdout.splitlines()
+    if r.returncode == 0 and len(lines) == len(mangled):
+        out.update(zip(mangled, lines))
+    return out
+
+
 def tool_version(name: str) -> str:
     try:
         out = _run([find_tool(name), "--version"], f"{name} --version")
