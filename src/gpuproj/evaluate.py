@@ -481,7 +481,9 @@ def evaluate(table: ProfileTable, methods=None, sources=None, targets=None, *,
     ``sources``/``targets`` restrict the GPUs (names resolved by the catalog; each must have
     rows in the table). Each of the three may be one name instead of a list; ``methods`` may be
     "all" (every method the table's columns allow, the default). Each source's rows are
-    predicted for all targets in one vectorised call per method.
+    predicted for all targets in one vectorised call per method. A table where no kernel
+    configuration was measured on two of the GPUs selected is an ``InputError``; pairs no
+    method could predict leave an empty evaluation, their reasons in ``skipped``.
     """
     from .models import get_model
 

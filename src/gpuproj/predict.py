@@ -597,6 +597,9 @@ def predict(table: ProfileTable, *, targets, source=None, methods=None,
     the GPUs) the inverse-variance weighted geometric mean of the sources' projections, which
     errs less than one source's (``gpuproj.combine``; docs/accuracy.md, "Several source
     GPUs"). A target that is also a source is predicted from the others.
+
+    No row predicted by any method is a ``GpuprojError`` saying why (an empty result told
+    nothing), rows skipped beside predicted ones are in ``skipped``.
     """
     require_table(table)
     models = [models] if isinstance(models, (str, Path, Model)) else list(models or ())
