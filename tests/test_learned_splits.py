@@ -302,3 +302,18 @@ def test_coverage_interval_resamples_whole_groups():
                           "high_s": 3.0, "fold": ["g1", "g1", "g2", "g2"]})
     s = Evaluation(pairs, []).summary()["m"]
     assert s["coverage"] == 0.5 and s["coverage_ci"] == [0.0, 1.0]
+
+
+
+def test_a_fold_without_a_pair_is_empty_not_an_error():
+    # evaluate() raises where no GPU pair measured a configuration; a held-out kernel that
+    # one GPU alone measured leaves its fold empty and the split goes on
+    from gpuproj.splits import evaluate_split
+
+    rows = [("k", f"n={n}", g, t * n, 1e8 * n) for n in (1, 2, 3)
+            for g, t in (("v100-sxm2-16gb", 2e-3), ("a100-sxm4-40gb", 1e-3))]
+    rows += [("j", f"n={n}", "h100-sxm5-80gb", 1e-3 * n, 1e8 * n) for n in (1, 2)]
+    t = ProfileTable.from_frame(pd.DataFrame(rows, columns=["kernel", "config", "gpu", "time_s",
+                                                            "dram_bytes"]))
+    ev = evaluate_split(t, ["bandwidth"], "kernel")
+    assert len(ev.pairs) == 6 and set(ev.pairs["fold"]) == {"kernel k"}

@@ -21,6 +21,11 @@ from .models.base import has_width
 from .profiles.table import ProfileTable, Skipped, count_causes, require_table
 
 
+class NothingToEvaluate(InputError):
+    """A table (or the GPUs selected of it) without a kernel configuration measured on two GPUs:
+    no pair to predict."""
+
+
 def metrics(pred, true, low=None, high=None, band_low=None, band_high=None,
             groups=None) -> dict:
     """Error metrics of predictions ``pred`` against measurements ``true`` (same units).
@@ -132,6 +137,11 @@ class Evaluation:
 
     pairs: pd.DataFrame
     skipped: list
+
+    @classmethod
+    def empty(cls, skipped=()) -> Evaluation:
+        """An evaluation of no pair, with the columns of one."""
+        return cls(pd.DataFrame(columns=_PAIR_COLUMNS + ["true_s"]), list(skipped))
 
     def summary(self, by: str | None = None) -> dict:
         """Metrics per method (and per ``by``: 'pair', or a column such as 'kernel' or
@@ -526,9 +536,9 @@ def evaluate(table: ProfileTable, methods=None, sources=None, targets=None, *,
         truth_at[s] = at[:, measured]
     true_s = truth.to_numpy(float)
     if not source_rows:
-        raise InputError(f"nothing to evaluate: no kernel configuration was measured on two of "
-                         f"the GPUs selected (the table has {', '.join(gpus) or 'no rows'})",
-                         path=table.origin or None)
+        raise NothingToEvaluate(f"nothing to evaluate: no kernel configuration was measured on "
+                                f"two of the GPUs selected (the table has "
+                                f"{', '.join(gpus) or 'no rows'})", path=table.origin or None)
     frames, skipped = [], list(table.skipped)
     jobs = [(m, s) for m in models for s in srcs if s in source_rows]
     it = progress(jobs) if progress else jobs
@@ -541,11 +551,7 @@ def evaluate(table: ProfileTable, methods=None, sources=None, targets=None, *,
                          d["row"].to_numpy()]
         p = d.loc[at >= 0, _PAIR_COLUMNS]
         frames.append(p.assign(true_s=true_s[at[at >= 0]]))
-    if frames:
-        pairs = _stack_pairs(frames)
-    else:
-        pairs = pd.DataFrame(columns=_PAIR_COLUMNS + ["true_s"])
-    return Evaluation(pairs, skipped)
+    return Evaluation(_stack_pairs(frames), skipped) if frames else Evaluation.empty(skipped)
 
 
 __all__ = ["metrics", "rank_metrics", "shortlist_metrics", "evaluate", "Evaluation", "Skipped",
