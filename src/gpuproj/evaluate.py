@@ -495,13 +495,9 @@ def evaluate(table: ProfileTable, methods=None, sources=None, targets=None, *,
     configuration was measured on two of the GPUs selected is an ``InputError``; pairs no
     method could predict leave an empty evaluation, their reasons in ``skipped``.
     """
-    from .models import get_model
+    from .models import get_model, method_list
 
     require_table(table)
-    # one name is a list of one, not of its letters; a set has no order: sorted
-    methods, sources, targets = ([x] if isinstance(x, str) else
-                                 sorted(x) if isinstance(x, (set, frozenset)) else x
-                                 for x in (methods, sources, targets))
     table.require_unique_configs()
     gpus = table.gpus
     # a GPU named twice (or by two of its names) is one GPU: each pair once
@@ -511,9 +507,9 @@ def evaluate(table: ProfileTable, methods=None, sources=None, targets=None, *,
     if absent:
         raise InputError(f"no rows measured on {', '.join(dict.fromkeys(absent))}: the table has "
                          f"{', '.join(gpus) or 'no rows'}", path=table.origin or None)
-    # a method named twice is one method: its pairs once
-    names = (applicable_methods(table) if not methods or list(methods) == ["all"]
-             else list(dict.fromkeys(methods)))
+    names = method_list(methods or [])
+    if names in ([], ["all"]):
+        names = applicable_methods(table)
     models = [m if not isinstance(m, str) else get_model(m, **(model_params or {}).get(m, {}))
               for m in names]
     truth = truth_index(table)

@@ -29,7 +29,7 @@ from .catalog import GPU, resolve, select
 from .combine import COMBINED, combine_sources
 from .errors import GpuprojError, GpuprojWarning, InputError, InputWarning
 from .kernel_names import short_kernel_names
-from .models import MODELS, get_model, model_class
+from .models import MODELS, get_model, method_list, model_class
 from .models.base import Model, Prediction, has_width
 from .models.common import roofline_times
 from .profiles.table import ProfileTable, Skipped, require_table
@@ -491,13 +491,16 @@ def sass_target_counts(rows: ProfileTable, sass, source, targets) -> dict:
     NVIDIA GPUs keep the source counts."""
     from .sass import load_sass, target_counts
 
-    if source.vendor.upper() != "NVIDIA" or not source.isa.startswith("sm_"):
+    def nvidia(g):
+        return g.vendor.upper() == "NVIDIA" and g.isa.startswith("sm_")
+
+    if not nvidia(source):
         raise GpuprojError(f"--sass compares NVIDIA machine code: the source GPU {source.id} is "
                            f"{source.vendor} ({source.isa})")
     src_prog = load_sass(sass, source.isa)
     out = {}
     for t in targets:
-        if t.vendor.upper() != "NVIDIA" or not t.isa.startswith("sm_"):
+        if not nvidia(t):
             continue
         try:
             tgt_prog = load_sass(sass, t.isa)
@@ -633,11 +636,7 @@ def predict(table: ProfileTable, *, targets, source=None, methods=None,
         usable = {n for r in rows.values() for n in applicable_methods(r, list(MODELS))}
         names = [n for n in MODELS if n in usable]
     else:
-        # a method named twice is one method (each copy would add its sources again); a set
-        # has no order: sorted
-        names = ([methods] if isinstance(methods, str) else
-                 list(dict.fromkeys(sorted(methods) if isinstance(methods, (set, frozenset))
-                                    else methods)))
+        names = method_list(methods)
     for n in names:
         if getattr(model_class(n), "trained", False):
             raise GpuprojError(f"{n} is a learned method: train and save it with `gpuproj "

@@ -94,6 +94,7 @@ def evaluate(tables, methods, sources, targets, fmt, reader_options, as_json, ra
     """
     from ..errors import GpuprojError
     from ..evaluate import evaluate as run
+    from ..models import method_list
     from ..profiles import load
 
     def read(paths):
@@ -107,8 +108,8 @@ def evaluate(tables, methods, sources, targets, fmt, reader_options, as_json, ra
     quiet = as_json
     shortlist = split_lists((shortlist,)) if shortlist else None
     ranking = ranking or bool(shortlist)
-    names, sources, targets = split_lists(methods), split_lists(sources), split_lists(targets)
-    names = list(dict.fromkeys(names))  # a method named twice is evaluated once
+    names = method_list(split_lists(methods))
+    sources, targets = split_lists(sources), split_lists(targets)
     if methods and not names:
         raise GpuprojError("no method named (--method NAME[,NAME], or all)")
     if shortlist is not None and not shortlist:

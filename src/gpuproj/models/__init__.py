@@ -34,6 +34,16 @@ MODELS = {
 BASELINES = ("same", "bandwidth", "compute", "roofline")
 
 
+def method_list(methods) -> list:
+    """Method names (or model objects) as a list: one name is a list of one, a set is sorted
+    (it has no order of its own: results would change order from run to run), and a method
+    named twice is one (each copy would count its pairs or sources again)."""
+    if isinstance(methods, str):
+        return [methods]
+    return list(dict.fromkeys(sorted(methods, key=str) if isinstance(methods, (set, frozenset))
+                              else methods))
+
+
 def model_class(name: str):
     """The class of method ``name`` (imported on first use)."""
     if name not in MODELS:

@@ -648,11 +648,10 @@ class Hierarchical(Model):
         """The target's side of the counts: the target's SASS counts where ``target_counts``
         has them for this target (the source's where a count is missing), else the source's
         own ``rows``; as counts, FP mix, FLOPs, OI per level and FLOP ratio target / source."""
-        if not (self.target_counts and target.id in self.target_counts):
-            return {"counts": df, "mix": rows["mix"], "flops": rows["flops"], "oi": rows["oi"],
-                    "flop_ratio": rows["same_flops"]}
-        over = self.target_counts[target.id].reindex(df["index"])
-        if not np.isfinite(over.to_numpy(float)).any():  # no kernel found in both listings
+        over = (self.target_counts[target.id].reindex(df["index"])
+                if self.target_counts and target.id in self.target_counts else None)
+        # none, or a comparison that found no kernel in both listings
+        if over is None or not np.isfinite(over.to_numpy(float)).any():
             return {"counts": df, "mix": rows["mix"], "flops": rows["flops"], "oi": rows["oi"],
                     "flop_ratio": rows["same_flops"]}
         counts = df.copy()

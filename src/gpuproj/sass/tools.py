@@ -69,8 +69,10 @@ def _run(args, what, path=None, cwd=None) -> str:
         # the compiler's first errors say what is wrong; the source lines and carets it
         # prints under each do not survive being joined on one line
         errors = [ln for ln in lines if re.search(r"\b(error|fatal)\b", ln, re.I)]
-        shown = errors[:4] + ([f"... {len(errors) - 4} more"] if len(errors) > 4 else []) \
-            if errors else lines[-8:]
+        if errors:
+            shown = errors[:4] + ([f"... {len(errors) - 4} more"] if len(errors) > 4 else [])
+        else:
+            shown = lines[-8:]
         raise InputError(f"{what} failed: " + " | ".join(shown), path=path)
     return r.stdout
 
@@ -102,7 +104,8 @@ def compile_cu(source, arch, workdir, extra=()) -> Path:
     """Compile a CUDA source file to a cubin for ``arch`` with ``nvcc -cubin -O3``
     (``sm_90a``: for the architecture-specific features as well)."""
     a = parse_arch(arch)
-    variant = str(arch).strip().lower()[-1] if str(arch).strip().lower()[-1] in "af" else ""
+    s = str(arch).strip().lower()
+    variant = s[-1] if s.endswith(("a", "f")) else ""
     nvcc = find_tool("nvcc")
     supported = nvcc_archs()
     if a not in supported:
