@@ -278,6 +278,18 @@ def test_evaluation_plots(tmp_path):
         evaluation_plots(ev, tmp_path / "file")
 
 
+def test_error_cdf_draws_methods_with_the_same_errors_as_one_curve():
+    """Two methods whose curves coincide share one legend entry; a third keeps its own."""
+    from gpuproj.plots.evaluation import cdf_figure
+
+    d = evaluation().pairs
+    same = d[d["method"] == "a"].assign(method="c")
+    fig = cdf_figure(pd.concat([d, same], ignore_index=True))
+    labels = [x.get_text() for x in fig.axes[0].get_legend().get_texts()]
+    assert labels == ["a = c (median 10.0 %)", "b (median 50.0 %)"]
+    assert len(fig.axes[0].get_lines()) == 2 + 2  # two curves, the 10 % and 25 % marks
+
+
 def test_pair_error_map_of_many_gpus_stays_readable():
     """The cell values of a 20-GPU map: 8 pt, no overlaps (6.5 pt once, above 14 GPUs)."""
     from gpuproj.plots.evaluation import heatmap_figure
