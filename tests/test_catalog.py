@@ -110,6 +110,14 @@ def test_internal_consistency(path):
         assert not math.isnan(l3)
 
 
+def test_a_value_the_schema_lacks_is_a_key_error_not_nan(cat):
+    """A misspelt property must not read as "unknown for this GPU"."""
+    g = cat.resolve("h100-sxm5-80gb")
+    assert g.value("sm_count") == 132
+    with pytest.raises(KeyError, match="'sm_cout' is not a catalog value"):
+        g.value("sm_cout")
+
+
 def test_nvidia_occupancy_limits_by_compute_capability(cat):
     """Spot values of the CUDA Programming Guide table."""
     expect = {  # isa: (max warps, max blocks, smem/SM KB, opt-in KB, reserved B)

@@ -112,7 +112,11 @@ class GPU:
 
     def value(self, name: str) -> float:
         """Property ``name`` (``VALUE_FIELDS``: ``sm_count``, ``l2_size_bytes``, ...); NaN
-        where this GPU's file has none. A list (``LIST_FIELDS``) is in ``values[name]``."""
+        where this GPU's file has none. A list (``LIST_FIELDS``) is in ``values[name]``. A
+        name the schema lacks is a KeyError: a misspelt one would read as "not known"."""
+        if name not in VALUE_FIELDS:
+            raise KeyError(f"{name!r} is not a catalog value; the values are "
+                           f"{', '.join(sorted(VALUE_FIELDS))}")
         e = self.values.get(name)
         return float(e.value) if e is not None and not isinstance(e.value, list) else math.nan
 
