@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from conftest import make_gpu, table
 
+from gpuproj.catalog import Entry
 from gpuproj.models import get_model
 
 SRC = make_gpu(
@@ -564,6 +565,31 @@ def test_quantitative_without_the_targets_integer_rates():
     p = get_model("quantitative").predict(ik, SRC, amd)
     assert p.df.iloc[0]["time_s"] == pytest.approx(6.4e-4)
     assert "amd has no int32_fma_ops_per_s: fp32_fma_flops_per_s / 2 used" in p.assumptions["amd"]
+
+
+def test_quantitative_prices_load_stores_like_the_reference_that_measured_them():
+    """A target without an LD/ST rate, projected from a reference that measured one: its T_ldst
+    is its T_add x the reference's measured T_ldst / T_add, not T_add itself (an LSU rate on one
+    GPU against an add rate 2-5x larger on the other). Reference: add measured 8e12 (peak 5e12),
+    ldst measured 2e12 -> ratio 0.25. Target: T_add derived 10e12 x 8/5 = 16e12, T_ldst = 4e12.
+    The compute-bound row of the hand example (O_krn = 8): W_ldst = 10/4 = 2.5, W_other =
+    10/16 = 0.625, C = (1, 2, 0.875) / 3.2 -> E_instr = 1/3.875, T'_op = 0.8 x 20e12 / 3.875,
+    time = 1.6e9 / T'_op = 3.875e-4 s (T_ldst = T_add would give E_instr 0.4 and 2.5e-4 s)."""
+    ref = replace(SRC, id="ref", measureds={
+        **SRC.measureds,
+        **{k: Entry(v, "measured", "test") for k, v in (("int32_add_ops_per_s", 8e12),
+                                                         ("ldst_inst_per_s", 2e12))}})
+    tgt = replace(TGT, id="tgt-no-ldst",
+                  peaks={k: e for k, e in TGT.peaks.items() if k != "ldst_inst_per_s"})
+    k = table(time_s=[1e-3], fp32_thread_inst=[1e9], fp32_fma_thread_inst=[0.6e9],
+              fp64_thread_inst=[0.0], int_thread_inst=[0.0], warp_inst=[1e8],
+              ldst_thread_inst=[0.8e9], dram_bytes=[0.2e9])
+    p = get_model("quantitative").predict(k, ref, tgt)
+    assert p.df.iloc[0]["time_s"] == pytest.approx(3.875e-4)
+    notes = p.assumptions["tgt-no-ldst"]
+    assert ("tgt-no-ldst ldst_inst_per_s derived: int32_add_ops_per_s x ref measured ldst/add "
+            "= 0.250") in notes
+    assert not any("has no ldst_inst_per_s" in n for n in notes)
 
 
 def test_hierarchical_breakdown_is_unknown_not_zero_where_the_profile_has_no_count():

@@ -132,11 +132,11 @@ class CeilingBook:
         if self.prefer == "peak":
             v = self.gpu.peak(key)
             if np.isnan(v):
-                self._note(CeilingNote(self.gpu.id, "missing", key))
+                self.note(CeilingNote(self.gpu.id, "missing", key))
             return v
         c = self.gpu.ceiling(key, self.reference)
         if c.kind != "measured":
-            self._note(c.note)
+            self.note(c.note)
         return c.value
 
     def relative(self, key: str, base: str) -> float:
@@ -150,12 +150,12 @@ class CeilingBook:
         if ref is not None:
             rk, rb = ref.measured(key), ref.measured(base)
             if not (np.isnan(rk) or np.isnan(rb)) and rb > 0:
-                self._note(f"{self.gpu.id} {key} derived: {base} x {ref.id} measured "
+                self.note(f"{self.gpu.id} {key} derived: {base} x {ref.id} measured "
                            f"{key}/{base} = {rk / rb:.3f}")
                 return self(base) * rk / rb
         p = self.gpu.peak(key)
         if not np.isnan(p):
-            self._note(CeilingNote(self.gpu.id, "peak", key))
+            self.note(CeilingNote(self.gpu.id, "peak", key))
             return p
         self.stand_in(key, base)
         return self(base)
@@ -163,11 +163,17 @@ class CeilingBook:
     def stand_in(self, key: str, base: str) -> None:
         """Record that this GPU's ``base`` ceiling took the place of its missing ``key``: that
         note replaces the one saying ``key`` is missing, which would only repeat it."""
+        self.fill_in(key, CeilingNote(self.gpu.id, "instead", key, base))
+
+    def fill_in(self, key: str, text: str) -> None:
+        """Record how a value took the place of the missing ``key``, in place of the note
+        saying it is missing."""
         self.notes = [n for n in self.notes
                       if not (getattr(n, "kind", None) == "missing" and n.ceiling == key)]
-        self._note(CeilingNote(self.gpu.id, "instead", key, base))
+        self.note(text)
 
-    def _note(self, text):
+    def note(self, text):
+        """Add ``text`` to the assumptions, once."""
         if text not in self.notes:
             self.notes.append(text)
 

@@ -14,9 +14,12 @@ parentheses):
 
 Target parameters (Table 3) from the catalog (measured, else derived, else peak): T_SP, T_DP
 (FMA FLOP/s), T_int (INT32 multiply-add ops/s), T_add (INT32 add), T_ldst (shared load/store
-instructions/s), B_mem (DRAM bandwidth). Where the catalog has no INT32 or shared-memory rate
-(AMD, the B200) T_add is the FP32 add rate, T_ldst is T_add and T_int half the FP32 FMA rate,
-each noted.
+instructions/s), B_mem (DRAM bandwidth). Where the catalog has no INT32 add rate (AMD, the
+B200) T_add is the FP32 add rate; where it has no INT32 multiply-add rate (AMD, the B200, and
+Maxwell and Pascal, whose IMAD is several instructions, so that the stand-in flatters them) T_int
+is half the FP32 FMA rate. Only the H100 and H200 have a measured load/store rate (32 per SM and
+clock); another GPU's T_ldst is its T_add x the reference GPU's measured T_ldst / T_add where
+the reference has both, else T_add. Each stand-in is noted.
 
 - Eq. 10 T_op = T_SP | T_DP | T_int
 - Eqs. 11-13  W_op = T_SP / T_op, W_ldst = (T_SP/2) / T_ldst, W_other = (T_SP/2) / T_add
@@ -88,13 +91,13 @@ class Quantitative(Model):
             t_add = book("fp32_addmul_flops_per_s")
             book.stand_in("int32_add_ops_per_s", "fp32_addmul_flops_per_s")
         if np.isnan(t_ldst):
-            t_ldst = t_add  # LSU issue ~ one per lane per clock
-            book.stand_in("ldst_inst_per_s", "int32_add_ops_per_s")
+            t_ldst = _ldst_from_add(book, t_add)
         t_sp = book("fp32_fma_flops_per_s")
         t_int = book("int32_fma_ops_per_s")
         if np.isnan(t_int):
             # IMAD at half the FP32 FMA rate (64 against 128 per clock and SM on NVIDIA since
-            # Volta; the B200's and MI300X's documents give no INT32 rate)
+            # Volta; the B200's and MI300X's documents give no INT32 rate; on Maxwell and
+            # Pascal IMAD is several XMAD instructions, which this overstates)
             t_int = 0.5 * t_sp
             book.stand_in("int32_fma_ops_per_s", "fp32_fma_flops_per_s / 2")
         return {"T_SP": t_sp, "T_DP": book("fp64_fma_flops_per_s"), "T_int": t_int,
@@ -160,6 +163,24 @@ class Quantitative(Model):
         with np.errstate(invalid="ignore", divide="ignore"):
             breakdown = {"t_compute_s": k["W_comp"] / t_adj, "t_dram_s": k["W_traf"] / d["B_mem"]}
         return Projection(time, limiter=lim, breakdown=breakdown, assumptions=book.notes)
+
+
+def _ldst_from_add(book, t_add: float) -> float:
+    """T_ldst of a GPU without a measured load/store rate: its T_add x the reference GPU's
+    measured T_ldst / T_add where the reference has both, so that both GPUs of a projection
+    price load/store instructions alike (the H100's 32 per SM and clock against an A100 that
+    would otherwise get its add rate, 124 per SM and clock, and run an LD/ST-heavy kernel faster
+    than the H100); else T_add itself, on both GPUs alike."""
+    ref = book.reference
+    if ref is not None:
+        r_ldst, r_add = ref.measured("ldst_inst_per_s"), ref.measured("int32_add_ops_per_s")
+        if np.isfinite(r_ldst) and np.isfinite(r_add) and r_add > 0:
+            book.fill_in("ldst_inst_per_s",
+                         f"{book.gpu.id} ldst_inst_per_s derived: int32_add_ops_per_s x "
+                         f"{ref.id} measured ldst/add = {r_ldst / r_add:.3f}")
+            return t_add * r_ldst / r_add
+    book.stand_in("ldst_inst_per_s", "int32_add_ops_per_s")
+    return t_add
 
 
 class QuantitativeTransfer(Quantitative):
