@@ -123,6 +123,23 @@ def test_target_intensities(sm90_measured, profile):
     assert oi.loc[i, "oi_dram_flop_per_byte"] == pytest.approx(19 / 8)
 
 
+def test_target_intensities_count_shared_bytes_at_l1_as_the_model_does():
+    """Eq. 10's N+ at L1 holds the shared-memory bytes (Eq. 6): FLOP 3e9 over L1 4e9 +
+    shared 1.28e9 bytes = 0.568 FLOP/B, as ``hierarchical`` has it (not 3e9 / 4e9 = 0.75)."""
+    import pandas as pd
+
+    from gpuproj.profiles.table import ProfileTable
+
+    t = ProfileTable.from_frame(pd.DataFrame(dict(
+        kernel=["k"], config=["c"], gpu=["h100-sxm5-80gb"], time_s=[1e-3], flops=[3e9],
+        l1_bytes=[4e9],
+        shared_bytes=[1.28e9], l2_bytes=[2e9], dram_bytes=[1e9])))
+    oi = S.target_intensities(t, pd.DataFrame({"flops": [3e9]}))
+    assert oi.iloc[0].to_dict() == pytest.approx({
+        "oi_l1_flop_per_byte": 3e9 / 5.28e9, "oi_l2_flop_per_byte": 1.5,
+        "oi_dram_flop_per_byte": 3.0})
+
+
 def test_a_comparison_that_found_no_kernel_is_said_and_changes_nothing():
     # the projection said "target FLOP counts from SASS comparison" for kernels that were in
     # neither listing, and dropped the comparison's note saying so

@@ -168,6 +168,34 @@ def _nz(a):
     return np.where(np.isfinite(a), a, 0.0)
 
 
+def level_bytes(df, dram) -> dict:
+    """Bytes served by each level (hits) and traversing it (N+), Eqs. 6-8 and 10, with what
+    the bandwidth ceilings need of them; none of it depends on the GPU. ``dram``: the DRAM
+    bytes per row. ``nplus``: Eq. 10's N+ per level, NaN where the level is unknown (L1: its
+    hits, the shared-memory bytes and all below)."""
+    l1 = df["l1_bytes"].to_numpy(float)
+    l2 = df["l2_bytes"].to_numpy(float)
+    sh = _nz(df["shared_bytes"].to_numpy(float))
+    z_dram = _nz(dram)
+    n_l2 = np.maximum(l2 - z_dram, 0.0)  # NaN where l2 unknown
+    below_l1 = np.where(np.isfinite(l2), l2, z_dram)
+    n_l1 = np.maximum(l1 - below_l1, 0.0)  # NaN where l1 unknown
+    z_l2, z_l1 = _nz(n_l2), _nz(n_l1)
+    return {
+        "l1": n_l1, "l2": n_l2, "dram": dram, "shared": sh,
+        "z_l1": z_l1, "z_l2": z_l2, "z_dram": z_dram,  # unknown as 0
+        # bytes through each level (the numerators of Eqs. 6-8)
+        "sum_l2": z_l2 + z_dram, "sum_l1": z_l1 + sh + z_l2 + z_dram,
+        "nplus": {  # N+ of Eq. 10, NaN where the level is unknown
+            "dram": dram,
+            "l2": np.where(np.isfinite(n_l2), n_l2 + z_dram, np.nan),
+            "l1": np.where(np.isfinite(n_l1), n_l1 + sh + z_l2 + z_dram, np.nan),
+        },
+        "present": {"dram": np.isfinite(dram) & (dram > 0), "l2": np.isfinite(l2),
+                    "l1": np.isfinite(l1)},
+    }
+
+
 def _cost(amount, per_unit):
     """amount x per_unit per row, 0 where the row has none of it even if per_unit is unknown
     (NaN): a ceiling a GPU lacks leaves the rows that do not use it alone (0 x NaN would void
@@ -288,31 +316,6 @@ class Hierarchical(Model):
             geometry = np.where(np.isfinite(b) & (b > 0), fill(gpu_ws) / fill(counted_ws), 1.0)
         return np.minimum(u * geometry, 1.0)
 
-    def _level_bytes(self, df, dram):
-        """Bytes served by each level (hits) and traversing it (N+), Eqs. 6-8 and 10, with what
-        the bandwidth ceilings need of them; none of it depends on the GPU."""
-        l1 = df["l1_bytes"].to_numpy(float)
-        l2 = df["l2_bytes"].to_numpy(float)
-        sh = _nz(df["shared_bytes"].to_numpy(float))
-        z_dram = _nz(dram)
-        n_l2 = np.maximum(l2 - z_dram, 0.0)  # NaN where l2 unknown
-        below_l1 = np.where(np.isfinite(l2), l2, z_dram)
-        n_l1 = np.maximum(l1 - below_l1, 0.0)  # NaN where l1 unknown
-        z_l2, z_l1 = _nz(n_l2), _nz(n_l1)
-        return {
-            "l1": n_l1, "l2": n_l2, "dram": dram, "shared": sh,
-            "z_l1": z_l1, "z_l2": z_l2, "z_dram": z_dram,  # unknown as 0
-            # bytes through each level (the numerators of Eqs. 6-8)
-            "sum_l2": z_l2 + z_dram, "sum_l1": z_l1 + sh + z_l2 + z_dram,
-            "nplus": {  # N+ of Eq. 10, NaN where the level is unknown
-                "dram": dram,
-                "l2": np.where(np.isfinite(n_l2), n_l2 + z_dram, np.nan),
-                "l1": np.where(np.isfinite(n_l1), n_l1 + sh + z_l2 + z_dram, np.nan),
-            },
-            "present": {"dram": np.isfinite(dram) & (dram > 0), "l2": np.isfinite(l2),
-                        "l1": np.isfinite(l1)},
-        }
-
     def _byte_times(self, df, n, book, write_only):
         """Seconds per byte at each level's bandwidth on one GPU (Eq. 4's 1 / BW_mem): ``dram``
         per row (write-only rows at the write bandwidth), ``l2`` and ``l1`` (0 where the profile
@@ -331,7 +334,7 @@ class Hierarchical(Model):
 
     def _bw_ceilings(self, df, n, book, gpu, per_byte):
         """Eqs. 4-8 on one GPU: bandwidth ceiling per level (NaN where the level is absent) and
-        the time of each level; ``n`` from ``_level_bytes``, ``per_byte`` from ``_byte_times``."""
+        the time of each level; ``n`` from ``level_bytes``, ``per_byte`` from ``_byte_times``."""
         t_dram = _cost(n["z_dram"], per_byte["dram"])
         t_l2 = _cost(n["z_l2"], per_byte["l2"])
         t_l1 = _cost(n["z_l1"], per_byte["l1"])
@@ -366,7 +369,7 @@ class Hierarchical(Model):
         t_s = df["time_s"].to_numpy(float)
         flops = df["flops"].to_numpy(float)
         dram = df["dram_bytes"].to_numpy(float)
-        n = self._level_bytes(df, dram)
+        n = level_bytes(df, dram)
         with np.errstate(invalid="ignore", divide="ignore"):
             oi = {lvl: flops / n["nplus"][lvl] for lvl in LEVELS}
             same_bytes = {lvl: n["nplus"][lvl] / n["nplus"][lvl] for lvl in LEVELS}

@@ -275,14 +275,19 @@ def _nan(v) -> bool:
 
 def target_intensities(profiles, counts):
     """Operational intensities (FLOP per byte) at L1, L2 and DRAM for the target: the target
-    FLOPs of ``counts`` (``target_counts``) over the bytes measured on the source (memory
-    traffic kept as measured, Van Lanker et al. Eq. 10). Columns ``oi_l1_flop_per_byte``,
-    ``oi_l2_flop_per_byte``, ``oi_dram_flop_per_byte``."""
+    FLOPs of ``counts`` (``target_counts``) over the bytes through each level as measured on
+    the source (Van Lanker et al. Eq. 10's N+, as ``hierarchical`` takes them: L1's includes
+    the shared-memory bytes). Columns ``oi_l1_flop_per_byte``, ``oi_l2_flop_per_byte``,
+    ``oi_dram_flop_per_byte``; NaN where a level is unknown or moved no byte."""
+    import numpy as np
     import pandas as pd
 
-    df = profiles.df
-    def per_byte(lvl):
-        return counts["flops"] / df[f"{lvl}_bytes"].where(df[f"{lvl}_bytes"] > 0)
+    from ..models.hierarchical import level_bytes
 
-    return pd.DataFrame({f"oi_{lvl}_flop_per_byte": per_byte(lvl) for lvl in ("l1", "l2", "dram")},
-                        index=df.index)
+    df = profiles.df
+    nplus = level_bytes(df, df["dram_bytes"].to_numpy(float))["nplus"]
+    flops = counts["flops"].to_numpy(float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        oi = {f"oi_{lvl}_flop_per_byte": np.where(nplus[lvl] > 0, flops / nplus[lvl], np.nan)
+              for lvl in ("l1", "l2", "dram")}
+    return pd.DataFrame(oi, index=df.index)

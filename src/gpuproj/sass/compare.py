@@ -5,7 +5,9 @@ only the code that implements special functions (division, square root, exp, log
 differs in floating-point work; the blocks that contain them are matched between the source
 and the target code, the source's active-thread counts are carried to the matching target
 blocks, and the target's FLOPs and operational intensities are recomputed from them, with the
-memory traffic kept as measured.
+memory traffic kept as measured. Every block is compared, not only those with special
+functions: a target compiler also contracts plain arithmetic (``FMUL`` + ``FADD`` into ``FFMA``),
+which moves the FP mix and the compute ceiling (docs/sass.md).
 
 Matching (``match_blocks``): regions are paired first (the kernel body with the kernel body, an
 internal subroutine with the one of the same name, e.g. ``__cuda_sm20_div_rn_f32_slowpath``,
