@@ -218,6 +218,23 @@ def test_hierarchical_shared_bank_conflicts_slow_the_l1_ceiling():
     assert t_conf == pytest.approx(2 * t_free)
 
 
+def test_hierarchical_shared_bytes_enter_the_l1_ceiling():
+    """Eq. 6 with shared memory: BW_L1 = (N_L1 + N_shM + N_L2 + N_DRAM) / (t_L1 + t_shM + t_L2
+    + t_DRAM), and N+_L1 of Eq. 10 holds the same bytes, so the L1 roof is FLOP / the summed
+    times while it lies below the compute ceiling (3.75e12 on the source, 7.5e12 on the
+    target). Hits: DRAM 1e9, L2 1e9, L1 2e9 B; shared 1.28e9 B in 2e7 wavefronts of 128 B.
+    Source: 1e9/1e12 + 1e9/4e12 + 2e9/16e12 + 2e7 x 128/16e12 = 1.535e-3 s (roof 1.95e12);
+    target: 1e9/2e12 + 1e9/6e12 + 2e9/20e12 + 2e7 x 128/20e12 = 8.9467e-4 s. The L1 level,
+    the interval's high end: 2e-3 x 8.9467e-4 / 1.535e-3 = 1.1657e-3 s (1.1152e-3 without the
+    shared term)."""
+    k = hier_kernel(shared_bytes=[1.28e9], shared_wavefronts=[2e7], shared_requests=[1e7])
+    row = get_model("hierarchical").predict(k, SRC, TGT).df.iloc[0]
+    t_src = 1e9 / 1e12 + 1e9 / 4e12 + 2e9 / 16e12 + 2e7 * 128 / 16e12
+    t_tgt = 1e9 / 2e12 + 1e9 / 6e12 + 2e9 / 20e12 + 2e7 * 128 / 20e12
+    assert row["high_s"] == pytest.approx(2e-3 * t_tgt / t_src)
+    assert row["high_s"] == pytest.approx(1.1657e-3, rel=1e-4)
+
+
 def test_hierarchical_cache_capacity_extension():
     """Working set 8 MB: it misses the source's 4 MB L2 (f = 1) and fits the target's 40 MB
     (f = 0, floored at 0.02), so the target's DRAM bytes are 1e9 * 0.02 / 1 = 2e7; the other
