@@ -168,17 +168,16 @@ def is_big(table) -> bool:
 
 def bands_without(fmt) -> dict:
     """The analytical error bands fitted without the tables of data source ``fmt``
-    (``without_source`` in the shipped bands file, written by scripts/accuracy.py): outside
-    their training range the hybrids' intervals lean on these, and a held-out GPU of a table
-    must not see that table's errors through them."""
-    from gpuproj.models.bands import load_bands
+    (``gpuproj.models.bands.bands_without_source``, as ``gpuproj evaluate --split`` takes
+    them): outside their training range the hybrids' intervals lean on these, and a held-out
+    GPU of a table must not see that table's errors through them."""
+    from gpuproj.models.bands import bands_without_source
 
-    held = load_bands().get("without_source", {})
-    for name, bands in held.items():
-        if name.startswith(fmt):
-            return bands
-    raise SystemExit(f"no bands fitted without '{fmt}' in the shipped bands file: run "
-                     "scripts/accuracy.py first")
+    bands = bands_without_source(fmt)
+    if bands is None:
+        raise SystemExit(f"no bands fitted without '{fmt}' in the shipped bands file: run "
+                         "scripts/accuracy.py first")
+    return bands
 
 
 def hybrid_params(table, fmt) -> dict:

@@ -9,6 +9,7 @@ from learned_helpers import synthetic_table
 
 from gpuproj.catalog import resolve
 from gpuproj.errors import GpuprojError
+from gpuproj.learned import GradientBoosting
 from gpuproj.learned.conformal import LogConformal
 from gpuproj.learned.features import (
     FeatureSpec,
@@ -161,6 +162,19 @@ def test_table_hash_ignores_row_order(synth):
     changed = synth.df.copy()
     changed.loc[0, "time_s"] *= 2
     assert table_hash(ProfileTable(changed)) != table_hash(synth)
+
+
+def test_a_table_with_other_counters_is_other_training_data(synth):
+    # the hash covered the identity and time columns only: a second fit on a table with the
+    # same times and other counters took the first table's features from the cache
+    other = synth.df.assign(dram_bytes=synth.df["dram_bytes"] * 100)
+    assert table_hash(ProfileTable(other)) != table_hash(synth)
+    a = GradientBoosting(coverage=None).fit(synth)
+    b = GradientBoosting(coverage=None).fit(ProfileTable(other))
+    assert b.train_info_["hash"] != a.train_info_["hash"]
+    rows, src, tgt = synth.on(synth.gpus[0]), synth.gpus[0], synth.gpus[1]
+    assert not np.allclose(b.predict(rows, src, tgt).df["time_s"],
+                           a.predict(rows, src, tgt).df["time_s"])
 
 
 def test_subsample_deterministic():

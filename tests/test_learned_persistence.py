@@ -183,12 +183,26 @@ def _set(path, value):
     (("model", "members", 1, "guard", "t_compute_capability"), [7.0, 9.0, 0.0],
      "model.members[1].guard"),
     (("model", "members", 2, "span"), [1.0, -1.0], "model.members[2].span"),
+    # values that load and then crash or mislead a prediction
+    (("model", "params", "coverage"), None, "model.params.coverage"),  # 100 * None
+    (("model", "params", "members"), ["gb", "residual", "bounded-efficiency", "physics"],
+     "model.members[0].class"),
+    (("model", "params", "members"), ["physics", "residual", "bounded-efficiency", "xx"],
+     "model.params"),
+    (("model", "members", 3, "params", "target"), "foo", "model.members[3].params"),
+    (("conformal", "offset"), -5.0, "conformal.offset"),  # low > point > high
+    (("model", "weights", "*"), [1.0, -1.0, 0.0], "model.weights"),
+    (("model", "weights", "*"), [0.0, 0.0, 0.0], "model.weights"),
+    (("train", "pairs"), True, "train.pairs"),
+    (("model", "members", 3, "learner", "kind"), "zzz", "model.members[3].learner.kind"),
+    (("model", "members", 3, "learner", "baseline"), KeyError,
+     "model.members[3].learner.baseline"),
 ])
 def test_damaged_model_file_stops_at_load_naming_the_field(tmp_path, saved_ensemble, path,
                                                            value, field):
     """A hand-edited or damaged model file stops at load with the field it got wrong, not with
     a traceback from inside a prediction (the ensemble's members: 0 physics, 1 residual,
-    2 gb, ...)."""
+    2 bounded-efficiency, 3 gb)."""
     jpath = _damaged(tmp_path, saved_ensemble, edit_json=_set(path, value))
     with pytest.raises(InputError, match=f"field '{re.escape(field)}'"):
         load_model(jpath)
@@ -241,3 +255,40 @@ def test_learner_arrays_of_the_wrong_shape_stop_at_load(tmp_path, synth, learner
         {f"learner/{key}": a[f"learner/{key}"][..., :-1]}))
     with pytest.raises(InputError, match=f"array '{key}' must be"):
         load_model(jpath)
+
+
+def test_model_arrays_are_refused_before_they_are_read(tmp_path, saved_ensemble, monkeypatch):
+    """An array no learner reads, or arrays that would expand past the cap (a deflated file of
+    zeros: 2 MB on disk took 2 GB), stop at load before anything is read into memory; a file
+    that is not an archive says so (numpy's advice was to unpickle it)."""
+    import gpuproj.learned.persistence as P
+
+    jpath = _damaged(tmp_path, saved_ensemble,
+                     edit_arrays=lambda a: a.update({"m1/learner/zz_extra": np.zeros(3)}))
+    with pytest.raises(InputError, match="array 'm1/learner/zz_extra' is not part of the model"):
+        load_model(jpath)
+    jpath = _damaged(tmp_path, saved_ensemble)
+    monkeypatch.setattr(P, "MAX_ARRAY_BYTES", 1000)
+    with pytest.raises(InputError, match="GiB of memory, more than any model gpuproj trains"):
+        load_model(jpath)
+    monkeypatch.undo()
+    (tmp_path / "m.npz").write_text("garbage")
+    with pytest.raises(InputError, match=r"m\.npz: not an \.npz archive"):
+        load_model(jpath)
+
+
+@pytest.mark.parametrize("learner", ["lasso", "svr"])
+def test_an_intercept_that_is_not_one_value_stops_at_load(tmp_path, synth, learner):
+    m = get_model(learner, learner_params={"max_samples": 200} if learner == "svr" else {}
+                  ).fit(synth)
+    jpath = _damaged(tmp_path, save_model(m, tmp_path / learner),
+                     edit_arrays=lambda a: a.update({"learner/intercept": np.array(1.0)}))
+    with pytest.raises(InputError, match="array 'intercept' must be one finite value"):
+        load_model(jpath)
+
+
+def test_knn_draws_its_training_subsample_with_the_models_seed(synth):
+    fit = [get_model("knn", random_state=seed, learner_params={"max_samples": 50}).fit(synth)
+           for seed in (0, 0, 1)]
+    x = [m.learner_.train_X_ for m in fit]
+    assert np.array_equal(x[0], x[1]) and not np.array_equal(x[0], x[2])

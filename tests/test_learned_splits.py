@@ -1,6 +1,7 @@
 """The three experiments' splits: no test row may influence training; CLI training options."""
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -317,3 +318,46 @@ def test_a_fold_without_a_pair_is_empty_not_an_error():
                                                             "dram_bytes"]))
     ev = evaluate_split(t, ["bandwidth"], "kernel")
     assert len(ev.pairs) == 6 and set(ev.pairs["fold"]) == {"kernel k"}
+
+
+def test_cli_saves_the_learned_model_alone_beside_conformal_wrappers(csv_path, tmp_path):
+    # --coverage wraps bandwidth in a fitted Conformal: saved too, it renamed the one learned
+    # model to PATH-ridge, and --model PATH found nothing
+    out = tmp_path / "m"
+    r = CliRunner().invoke(cli, ["evaluate", str(csv_path), "--format", "measurement",
+                                 "--train", str(csv_path), "-m", "ridge,bandwidth",
+                                 "--coverage", "0.8", "--save-model", str(out), "--json"])
+    assert r.exit_code == 0, r.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.json", "m.npz"]
+    assert json.loads((tmp_path / "m.json").read_text())["method"] == "ridge"
+
+
+def test_a_split_of_a_public_table_widens_to_bands_fitted_without_it(monkeypatch):
+    """The shipped bands were fitted on the public tables, held-out GPUs included: a split of
+    one of them takes the bands fitted without its data source, a table of no public source
+    the shipped ones, and a separate test table its own source's held-out bands."""
+    import gpuproj.splits as sp
+    from gpuproj.evaluate import Evaluation
+    from gpuproj.models.bands import bands_without_source, load_bands
+    from gpuproj.profiles import load
+
+    kt = load(Path(__file__).parent / "data" / "kerneltuner-4gpus-gemm_clblast_4096.csv")
+    held = bands_without_source("kerneltuner")
+    assert held is not None and held != load_bands()["methods"]
+    assert sp.held_out_bands(kt) is held
+    assert sp.held_out_bands(ProfileTable(kt.df)) is None  # no file: no public source
+    seen = []
+
+    def fold_bands(fold, methods, **kw):
+        seen.append(kw["bands"])
+        return Evaluation.empty()
+
+    monkeypatch.setattr(sp, "evaluate_fold", fold_bands)
+    sp.evaluate_split(kt, ["residual"], "gpu")
+    assert seen and all(b is held for b in seen)
+    seen.clear()
+    sp.evaluate_trained(kt, kt, ["residual"])  # in-sample: the shipped bands
+    assert seen == [None]
+    model = sp.make_method("residual", bands=held)
+    assert model.physics_bands is held
+    assert sp.make_method("bandwidth", bands=held).name == "bandwidth"  # analytical: no bands

@@ -27,6 +27,7 @@ config) on a test target, and trained methods are fitted on ``train`` only.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -157,11 +158,30 @@ def folds(table: ProfileTable, split: str, **kw) -> list[Fold]:
     raise GpuprojError(f"unknown split '{split}' (known: {', '.join(SPLITS)})")
 
 
-def make_method(name_or_model, *, coverage=None, cv_groups="gpu", params=None):
+def held_out_bands(table: ProfileTable) -> dict | None:
+    """The analytical error bands fitted without ``table``'s data source, where ``table`` was
+    read from one of the public tables the shipped bands were fitted on (None otherwise).
+    Outside the training GPUs' range a trained model's interval widens to these bands; fitted
+    on the table itself, they would carry the held-out GPU's own errors into its intervals."""
+    from .models.bands import bands_without_source
+    from .profiles import sniff
+
+    origin = Path(table.origin) if table.origin else None
+    if origin is None or not origin.is_file():
+        return None
+    try:
+        return bands_without_source(sniff(origin))
+    except GpuprojError:
+        return None
+
+
+def make_method(name_or_model, *, coverage=None, cv_groups="gpu", params=None, bands=None):
     """A model instance for ``name_or_model``: trained methods get ``coverage`` (None: their
-    default, 90 %; 0: no interval) and the CV grouping of the split; analytical methods are
-    wrapped in ``Conformal`` when ``coverage`` is given, so every method reports a calibrated
-    interval."""
+    default, 90 %; 0: no interval), the CV grouping of the split and ``bands`` (None: the
+    shipped ones) to widen to outside their range; analytical methods are wrapped in
+    ``Conformal`` when ``coverage`` is given, so every method reports a calibrated interval."""
+    from inspect import signature
+
     from .models import get_model, model_class
 
     if not isinstance(name_or_model, str):
@@ -171,8 +191,11 @@ def make_method(name_or_model, *, coverage=None, cv_groups="gpu", params=None):
     if getattr(cls, "trained", False):
         if coverage is not None:
             params.setdefault("coverage", coverage or None)
-        if "cv_groups" in __import__("inspect").signature(cls.__init__).parameters:
+        takes = signature(cls.__init__).parameters
+        if "cv_groups" in takes:
             params.setdefault("cv_groups", cv_groups)
+        if bands is not None and "physics_bands" in takes:
+            params.setdefault("physics_bands", bands)
         return get_model(name_or_model, **params)
     if coverage:
         from .learned.models import Conformal
@@ -182,18 +205,18 @@ def make_method(name_or_model, *, coverage=None, cv_groups="gpu", params=None):
 
 
 def evaluate_fold(fold: Fold, methods, *, coverage=None, cv_groups="gpu", model_params=None,
-                  fitted: list | None = None, progress=None):
+                  fitted: list | None = None, progress=None, bands=None):
     """Fit the trained methods (and conformal wrappers) on ``fold.train``, predict the fold's
     test pairs with every method. Returns an ``Evaluation`` whose pairs carry a ``fold``
     column. ``fitted`` (a list) receives the fitted models; ``progress`` wraps the methods
-    as they are made and trained."""
+    as they are made and trained; ``bands``: see ``make_method``."""
     from .evaluate import Evaluation, NothingToEvaluate, evaluate
 
     models = []
     for m in progress(methods) if progress else methods:
         name = m if isinstance(m, str) else m.name
         model = make_method(m, coverage=coverage, cv_groups=cv_groups,
-                            params=(model_params or {}).get(name))
+                            params=(model_params or {}).get(name), bands=bands)
         if model is m and getattr(m, "trained", False) and hasattr(m, "clone"):
             model = m.clone()  # every fold trains its own, unfitted copy
         if getattr(model, "trained", False) and not hasattr(model, "features_"):
@@ -216,15 +239,18 @@ def evaluate_fold(fold: Fold, methods, *, coverage=None, cv_groups="gpu", model_
 def evaluate_split(table: ProfileTable, methods, split: str, *, coverage=None,
                    model_params=None, progress=None, **kw):
     """Every fold of ``split`` (``gpu``, ``config`` or ``kernel``) with ``methods``; the
-    pairs of all folds in one ``Evaluation`` (the same metrics and JSON as ``evaluate``)."""
+    pairs of all folds in one ``Evaluation`` (the same metrics and JSON as ``evaluate``).
+    The trained methods' intervals widen, outside their range, to the error bands fitted
+    without ``table``'s data source (``held_out_bands``)."""
     from .evaluate import Evaluation
 
     fs = folds(table, split, **kw)
+    bands = held_out_bands(table)
     it = progress(fs) if progress else fs
     frames, skipped = [], []
     for f in it:
         ev = evaluate_fold(f, methods, coverage=coverage, cv_groups=split,
-                           model_params=model_params)
+                           model_params=model_params, bands=bands)
         frames.append(ev.pairs)
         skipped.extend(ev.skipped)
     pairs = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
@@ -254,7 +280,12 @@ def overlap(train: ProfileTable, test: ProfileTable) -> dict:
 
 def evaluate_trained(train: ProfileTable, test: ProfileTable, methods, *, coverage=None,
                      model_params=None, sources=None, targets=None, fitted=None, progress=None):
-    """Fit trained methods on ``train`` and evaluate every method on all pairs of ``test``."""
+    """Fit trained methods on ``train`` and evaluate every method on all pairs of ``test``.
+    A test table read from another file than ``train`` has the intervals, outside the
+    training range, widen to the error bands fitted without its data source
+    (``held_out_bands``); on the training file itself the evaluation is in-sample anyway, and
+    the models keep the shipped bands."""
     fold = Fold("train/test", train, test, sources, targets)
+    bands = held_out_bands(test) if test.origin != train.origin else None
     return evaluate_fold(fold, methods, coverage=coverage, model_params=model_params,
-                         fitted=fitted, progress=progress)
+                         fitted=fitted, progress=progress, bands=bands)

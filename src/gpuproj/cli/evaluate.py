@@ -191,8 +191,12 @@ def evaluate(tables, methods, sources, targets, fmt, reader_options, as_json, ra
         ev = run(table, names, sources, targets, progress=bar)
     if save_model:
         from ..learned.persistence import save_model as save
+        from ..models import model_class
 
-        trained = [m for m in fitted if getattr(m, "trained", False) and hasattr(m, "features_")]
+        # the learned methods named, not the Conformal wrappers of analytical ones (which
+        # --coverage fits beside them, and which saved would rename the one learned model)
+        trained = [m for m in fitted if getattr(model_class(m.name), "trained", False)
+                   and hasattr(m, "features_")]
         for m in trained:
             path = save_model if len(trained) == 1 else f"{save_model}-{m.name}"
             jpath, _ = save(m, path)

@@ -145,6 +145,13 @@ def _need(ok, name: str, what: str) -> None:
         raise ValueError(f"array '{name}' must be {what}")
 
 
+def _one(arrays, name: str) -> float:
+    """The single finite value that array ``name`` holds."""
+    a = np.asarray(arrays[name])
+    _need(_finite(a, (1,)), name, "one finite value")
+    return float(a[0])
+
+
 def _finite(a, shape) -> bool:
     """Numbers of ``shape`` within float32's range (the inputs' range: see
     ``PairFeatures.matrix``); larger ones overflow inside distances and decompositions."""
@@ -162,9 +169,8 @@ class _LinearBase(Learner):
                     "intercept": np.atleast_1d(float(self.est_.intercept_))}
 
     def _import(self, meta, arrays, n):
-        self.coef_np_, self.intercept_np_ = arrays["coef"], float(arrays["intercept"][0])
+        self.coef_np_, self.intercept_np_ = arrays["coef"], _one(arrays, "intercept")
         _need(_finite(self.coef_np_, (n,)), "coef", f"{n} finite values")
-        _need(np.isfinite(self.intercept_np_), "intercept", "finite")
 
     def _numpy_predict(self, Z):
         return Z @ self.coef_np_ + self.intercept_np_
@@ -261,11 +267,10 @@ class SVRLearner(_Subsampled):
     def _import(self, meta, arrays, n):
         self.gamma_ = float(meta["gamma_value"])
         self.sv_, self.dual_ = arrays["support_vectors"], arrays["dual_coef"]
-        self.b_ = float(arrays["intercept"][0])
+        self.b_ = _one(arrays, "intercept")
         m = len(self.dual_) if np.ndim(self.dual_) == 1 else -1
         _need(_finite(self.dual_, (m,)), "dual_coef", "a finite vector")
         _need(_finite(self.sv_, (m, n)), "support_vectors", f"{m} x {n} finite values")
-        _need(np.isfinite(self.b_), "intercept", "finite")
         _need(np.isfinite(self.gamma_) and self.gamma_ > 0, "gamma_value", "positive")
 
     def _numpy_predict(self, Z):

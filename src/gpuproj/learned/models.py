@@ -154,7 +154,7 @@ class LearnedModel(Model):
 
     def _learner_params(self) -> dict:
         p = dict(self.learner_params)
-        if self.learner in ("rf", "gb", "svr"):
+        if self.learner in ("rf", "gb", "svr", "knn"):  # knn and svr: their subsample
             p.setdefault("random_state", self.random_state)
         return p
 

@@ -46,14 +46,14 @@ def make_pairs(table: ProfileTable, *, sources=None, targets=None, exclude=()) -
 
 
 def table_hash(table: ProfileTable) -> str:
-    """SHA-256 of the identity and time columns of ``table`` (order independent), to record
-    which data a model was trained on."""
-    d = table.df[["kernel", "config", "gpu", "time_s"]].copy()
-    d = d.sort_values(["kernel", "config", "gpu", "time_s"], kind="mergesort")
+    """SHA-256 of every column of ``table`` (independent of the row order): which data a model
+    was trained on, and the key of the feature cache (a table with the same times and other
+    counters is other data)."""
+    d = table.df.sort_values(["kernel", "config", "gpu", "time_s"], kind="mergesort")
     h = hashlib.sha256()
-    for c in ("kernel", "config", "gpu"):
-        h.update("\x1f".join(d[c].astype(str)).encode())
-    h.update(np.ascontiguousarray(d["time_s"].to_numpy(float)).tobytes())
+    for c in sorted(d.columns):
+        h.update(f"\x1e{c}\x1f".encode())
+        h.update(pd.util.hash_pandas_object(d[c], index=False).to_numpy().tobytes())
     return h.hexdigest()
 
 

@@ -15,11 +15,12 @@ from __future__ import annotations
 import json
 import platform
 import warnings
+import zipfile
 from pathlib import Path
 
 import numpy as np
 
-from ..errors import GpuprojWarning, InputError
+from ..errors import GpuprojError, GpuprojWarning, InputError
 from ..files import read_text, write_text, writing
 from .conformal import LogConformal
 from .features import FeatureSpec, geomean_members
@@ -232,11 +233,27 @@ def _check_state(st, jpath, where: str) -> None:
          "members", "a list of one model state per member named in params")
     w = st.get("weights")
     need(w is None or (isinstance(w, dict) and "*" in w
-                       and all(_is_nums(v, len(members)) for v in w.values())),
-         "weights", "an object with '*', of one weight per member")
-    need(isinstance(st.get("learner", {}), dict), "learner", "an object")
+                       and all(_is_nums(v, len(members)) and min(v) >= 0 and sum(v) > 0
+                               for v in w.values())),
+         "weights", "an object with '*', of one weight >= 0 per member, not all 0")
+    learner = st.get("learner", {})
+    need(isinstance(learner, dict) and ("learner" not in st or learner.get("kind") in LEARNERS),
+         "learner.kind", f"one of {', '.join(LEARNERS)}")
+    need(isinstance(learner.get("params", {}), dict), "learner.params", "an object")
+    for k in {"gb": ("baseline",), "svr": ("gamma_value",)}.get(learner.get("kind"), ()):
+        need(_is_num(learner.get(k)), f"learner.{k}", "a number")
+    try:  # the values the class itself refuses (a target 'foo', an unknown member)
+        _classes()[st["class"]](**_params(st))
+    except GpuprojError as e:
+        raise InputError(str(e), path=jpath, field=f"{where}.params") from None
     for i, m in enumerate(members):
         _check_state(m, jpath, f"{where}.members[{i}]")
+    if "members" in st["params"]:  # a weight and a role per name: each state of its class
+        from .hybrids import MEMBERS
+
+        for i, (name, m) in enumerate(zip(st["params"]["members"], members)):
+            need(m["class"] == MEMBERS[name].__name__, f"members[{i}].class",
+                 f"{MEMBERS[name].__name__}, the class of member '{name}'")
 
 
 def _check_doc(doc: dict, jpath) -> None:
@@ -247,7 +264,8 @@ def _check_doc(doc: dict, jpath) -> None:
     need(_is_strs(train.get("gpus")), "train.gpus", "a list of GPU names")
     need(_is_strs(train.get("kernel_names", [])), "train.kernel_names", "a list of names")
     for k in ("kernels", "rows", "pairs"):
-        need(isinstance(train.get(k), int), f"train.{k}", "a whole number")
+        need(isinstance(train.get(k), int) and not isinstance(train[k], bool), f"train.{k}",
+             "a whole number")
     need(isinstance(train.get("hash"), str), "train.hash", "a string")
     metrics = doc.get("metrics", {})
     need(isinstance(metrics, dict) and all(v is None or isinstance(v, dict)
@@ -258,21 +276,28 @@ def _check_doc(doc: dict, jpath) -> None:
         need(_is_num(c.get("coverage")) and 0 < c["coverage"] < 1, "conformal.coverage",
              "a number between 0 and 1")
         need(_is_num(c.get("n")), "conformal.n", "a number")
-        need(c.get("offset") is None or _is_num(c["offset"]), "conformal.offset",
-             "null or a number")
+        need(c.get("offset") is None or (_is_num(c["offset"]) and c["offset"] >= 0),
+             "conformal.offset", "null or a number >= 0 (a negative one inverts intervals)")
         for k in ("lo", "hi"):
             need(_is_num(c.get(k)) or c.get(k) in ("inf", "-inf"), f"conformal.{k}",
                  "a number, 'inf' or '-inf'")
         need(_float(c["lo"]) <= _float(c["hi"]), "conformal.hi", "at least conformal.lo")
     _check_state(doc.get("model"), jpath, "model")
+    if c is not None:  # the note a prediction writes reads the coverage the model requested
+        need(doc["model"]["params"].get("coverage") == c["coverage"], "model.params.coverage",
+             f"conformal.coverage ({c['coverage']}), where the file holds an interval")
 
 
-def _build(st: dict, arrays, prefix: str, compiled: bool):
-    cls = _classes()[st["class"]]
+def _params(st: dict) -> dict:
+    """The constructor arguments of a model state."""
     params = dict(st["params"])
     if "members" in params:
         params["members"] = tuple(params["members"])
-    m = cls(**params)
+    return params
+
+
+def _build(st: dict, arrays, prefix: str, compiled: bool):
+    m = _classes()[st["class"]](**_params(st))
     m.spec_ = FeatureSpec.from_dict(st["spec"])
     m.features_ = list(st["features"])
     if "chain" in st:
@@ -298,6 +323,50 @@ def _build(st: dict, arrays, prefix: str, compiled: bool):
         m.members_ = [_build(s, arrays, f"{prefix}m{i}/", compiled)
                       for i, s in enumerate(st["members"])]
     return m
+
+
+# far above what a model gpuproj trains holds (a random forest of 100 trees on 60,000 pairs,
+# at most 40,000 nodes a tree, about 160 MB), and what a small deflated file of zeros expands
+# to before any shape is checked
+MAX_ARRAY_BYTES = 2**30
+# the arrays a learner writes (``Learner.state``), besides its ``tree_*`` node arrays
+LEARNER_ARRAYS = {"median", "mean", "scale", "coef", "intercept", "support_vectors",
+                  "dual_coef", "train_X", "train_y"}
+
+
+def _open_arrays(npath, state: dict):
+    """The model's ``.npz``, refused before anything is read into memory where it is not an
+    archive, holds an array that no learner of ``state`` reads, or would expand past
+    ``MAX_ARRAY_BYTES``."""
+    if not zipfile.is_zipfile(npath):
+        what = "no such file" if not Path(npath).exists() else "not an .npz archive"
+        raise InputError(f"{what} (the arrays that --save-model writes beside the .json)",
+                         path=npath)
+    try:
+        arrays = np.load(npath, allow_pickle=False)
+    except (OSError, ValueError, zipfile.BadZipFile) as e:
+        raise InputError(f"cannot read the model arrays: {e}", path=npath) from None
+    prefixes = set(_learner_prefixes(state, ""))
+    for name in arrays.files:
+        pre, _, own = name.rpartition("/")
+        if f"{pre}/" not in prefixes or not (own in LEARNER_ARRAYS or own.startswith("tree_")):
+            arrays.close()
+            raise InputError(f"array '{name}' is not part of the model", path=npath)
+    size = sum(i.file_size for i in arrays.zip.infolist())
+    if size > MAX_ARRAY_BYTES:
+        arrays.close()
+        raise InputError(f"its arrays would take {size / 2**30:.1f} GiB of memory, more than "
+                         "any model gpuproj trains", path=npath)
+    return arrays
+
+
+def _learner_prefixes(st: dict, prefix: str):
+    """The array-name prefixes of the learners in model state ``st`` (as ``_build`` reads
+    them)."""
+    if "learner" in st:
+        yield f"{prefix}learner/"
+    for i, m in enumerate(st.get("members", [])):
+        yield from _learner_prefixes(m, f"{prefix}m{i}/")
 
 
 def load_model(path):
@@ -328,10 +397,7 @@ def load_model(path):
         what = ", ".join(f"{k} {a} (now {b})" for k, (a, b) in differ.items())
         warnings.warn(f"{jpath}: model trained with {what}; predictions may differ",
                       ModelVersionWarning, stacklevel=2)
-    try:
-        arrays = np.load(npath, allow_pickle=False)
-    except (OSError, ValueError) as e:
-        raise InputError(f"cannot read the model arrays: {e}", path=npath) from None
+    arrays = _open_arrays(npath, doc["model"])
     compiled = saved.get("scikit-learn") == now["scikit-learn"]
     with arrays:
         try:

@@ -166,6 +166,17 @@ def load_bands() -> dict:
     return json.loads(BANDS_FILE.read_text())
 
 
+def bands_without_source(source: str) -> dict | None:
+    """The bands (``{method: {cell: {lo, hi}}}``) fitted without the tables of data source
+    ``source`` (a reader's format: ``amaris``, ``kerneltuner``, ``neusight``, ``seed-report``),
+    for an evaluation on one of those tables that must not see its own errors through them;
+    None where the shipped file has none for it (a table of no public data source)."""
+    for name, bands in load_bands().get("without_source", {}).items():
+        if name.startswith(source):
+            return bands
+    return None
+
+
 def band_quantiles(method: str, source, target) -> tuple[float, float] | None:
     """(lo, hi) quantiles of the score z for ``method`` on this GPU pair (see ``band_of``), or
     None when no band was measured for it."""
