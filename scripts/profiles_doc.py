@@ -29,8 +29,9 @@ zero). Rows a reader had to leave out (an empty or zero time, an empty kernel or
 GPU name) are listed in `table.skipped` (`Skipped(path, row, reason)`) and counted by the CLI; a
 malformed file (text in a number's place, a line cut short) is an error naming file, row and
 column. Rows are named by the file line where they start, as an editor shows it (header = 1).
-A CSV file whose rows have one field more than its header (R's `write.table` puts the row
-names there, without a header name) is read without those row names.
+A CSV file whose rows have one field more than its header is read without it: where that
+field is the last and empty in every row, a separator at the end of each row (a trailing
+comma); otherwise the first, R's row names (`write.table` gives them no header name).
 
 ```python
 from gpuproj.profiles import load

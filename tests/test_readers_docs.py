@@ -19,3 +19,11 @@ def test_ncu_doc_lists_every_metric():
     text = (ROOT / "docs" / "ncu.md").read_text()
     missing = [m for m in metric_names() if f"`{m}`" not in text]
     assert not missing
+
+
+def test_profiles_doc_says_a_table_of_times_needs_its_gpu_named():
+    """A ``kernel,time_s`` table used as a trace needs a ``gpu`` column or ``--source``: the
+    profile's GPU is not taken for it, and the docs did not say so."""
+    text = (ROOT / "docs" / "profiles.md").read_text()
+    trace = text.split("## Times from a trace", 1)[1].split("\n## ", 1)[0]
+    assert "needs a ``gpu`` column, or ``--source NAME``" in trace

@@ -217,6 +217,11 @@ def test_launch_without_a_kernel_name_is_skipped_and_counted(tmp_path):
     (BASE, '"nsecond"', '"byte"', "not a time unit", 7, "gpu__time_duration.sum"),
     (BASE, '"register/thread"', '"furlong/thread"', "unknown unit 'furlong/thread'", 7, None),
     (BASE, '"register/thread",', "", "36 fields, the header has 37", 7, None),
+    # a rate or a per-cycle size is no byte count: it was read as bytes (1e9 x, or as is)
+    (BASE, '"byte","byte","nsecond"', '"Gbyte/second","byte","nsecond"',
+     "unit 'Gbyte/second' is not a byte unit", 7, "dram__bytes_read.sum"),
+    (BASE, '"byte","byte","nsecond"', '"byte/cycle","byte","nsecond"',
+     "unit 'byte/cycle' is not a byte unit", 7, "dram__bytes_read.sum"),
     # the details page prints each value's unit beside it
     (DETAILS, '"gpu__time_duration.sum","usecond"', '"gpu__time_duration.sum","byte"',
      "not a time unit", 10, None),
@@ -230,6 +235,25 @@ def test_wrong_and_unknown_units(tmp_path, source, old, new, match, row, field):
     assert e.value.row == row
     if field is not None:
         assert e.value.field == field
+
+
+def test_byte_units_of_sizes_are_read():
+    # what ncu prints for sizes: bytes with a prefix, shared memory per block
+    for unit, factor in (("byte", 1), ("Kbyte", 1e3), ("Mbyte", 1e6), ("Kbyte/block", 1e3)):
+        assert ncu_csv.to_si("dram__bytes_read.sum", "2", unit, path="p", row=1) == 2 * factor
+
+
+def test_a_launch_printed_twice_is_an_error_not_a_launch_more(tmp_path):
+    """ncu prints each launch once under its own ID; a line repeated (or two raw pages joined
+    without the second's header, whose IDs restart) counted as another launch of the kernel."""
+    lines = BASE.read_text().splitlines(keepends=True)
+    at = next(i for i, ln in enumerate(lines) if ln.startswith('"1",'))
+    with pytest.raises(InputError, match=r"launch ID 1 again \(first on row 9\)") as e:
+        ncu_csv.read(_write(tmp_path, "".join(lines[:at + 1] + lines[at:])))
+    assert (e.value.row, e.value.field) == (10, "ID")
+    body = [ln for ln in lines if ln[:2] in ('"0', '"1', '"2', '"3')]
+    with pytest.raises(InputError, match="launch ID 0 again"):
+        ncu_csv.read(_write(tmp_path, "".join(lines) + "".join(body)))
 
 
 def test_unknown_gpu_and_missing_gpu_name(tmp_path):
@@ -265,12 +289,20 @@ class _Metric:
         return self.u
 
 
+class _IAction:  # ncu_report.IAction's name bases
+    NameBase_FUNCTION, NameBase_DEMANGLED, NameBase_MANGLED = 0, 1, 2
+
+
 class _Action:
     def __init__(self, name, metrics):
         self._name, self._m = name, metrics
 
-    def name(self):
-        return self._name
+    def name(self, base=_IAction.NameBase_FUNCTION):
+        """The demangled signature, or as ncu_report does by default the bare function name
+        ('void ns::k<1>(int)' -> 'k')."""
+        if base == _IAction.NameBase_DEMANGLED:
+            return self._name
+        return self._name.split("(")[0].split("<")[0].split("::")[-1].split(" ")[-1]
 
     def metric_by_name(self, n):
         return self._m.get(n)
@@ -301,6 +333,7 @@ class _Context:
 def _fake_module(ranges):
     mod = types.ModuleType("ncu_report")
     mod.load_report = lambda path: _Context(ranges)
+    mod.IAction = _IAction
     return mod
 
 
@@ -312,7 +345,7 @@ def _action(t_ns, ffma):
          "launch__grid_dim_x": _Metric(4096), "launch__grid_dim_y": _Metric(1),
          "launch__grid_dim_z": _Metric(1), "launch__block_dim_x": _Metric(256),
          "launch__block_dim_y": _Metric(1), "launch__block_dim_z": _Metric(1)}
-    return _Action("saxpy", m)
+    return _Action("saxpy(float, const float *, float *, int)", m)
 
 
 def test_ncu_rep_through_the_report_api(tmp_path, monkeypatch):
@@ -327,6 +360,25 @@ def test_ncu_rep_through_the_report_api(tmp_path, monkeypatch):
     assert v["launches"] == 2 and v["time_s"] == pytest.approx(2e-6)
     assert v["fp32_fma_thread_inst"] == N and v["dram_read_bytes"] == pytest.approx(8388608)
     assert v["config"] == "grid=4096x1x1 block=256x1x1" and v["gpu"] == "h100-sxm5-80gb"
+
+
+def test_ncu_rep_names_kernels_by_their_whole_signature(tmp_path, monkeypatch):
+    """Two instantiations of one template with the same launch configuration stay two kernels,
+    named as the CSV export names them; under the bare function name ncu_report gives by
+    default, they were one row with the mean of their times."""
+    add, exp = (_action(1000, N), _action(9000, N))
+    add._name = "void at::native::elementwise_kernel<128, 4, AddFunctor<float>>(int, T3)"
+    exp._name = "void at::native::elementwise_kernel<128, 4, ExpFunctor<float>>(int, T3)"
+    monkeypatch.setitem(sys.modules, "ncu_report", _fake_module([_Range([add, exp])]))
+    rep = tmp_path / "r.ncu-rep"
+    rep.write_bytes(b"NVR")
+    t = load(rep)
+    assert t.df["kernel"].tolist() == [add._name, exp._name]
+    assert t.df["time_s"].tolist() == pytest.approx([1e-6, 9e-6])
+    assert t.df["launches"].tolist() == [1, 1]
+    del sys.modules["ncu_report"].IAction  # a module without the name bases: said, not guessed
+    with pytest.raises(MissingToolError, match="NameBase_DEMANGLED"):
+        load(rep)
 
 
 def test_ncu_rep_checks_the_source_against_the_device(tmp_path, monkeypatch):
@@ -390,6 +442,10 @@ def test_ncu_rep_real_capture_through_nvidias_module():
     assert sniff(REAL_REP) == "ncu-rep"
     t = ncu_rep.read(REAL_REP)
     assert t.gpus == ["h100-sxm5-80gb"] and len(t) == 3
+    # the same names as the CSV export: whole signatures, not the bare function names
+    assert t.df["kernel"].tolist() == load(REAL_BASE).df["kernel"].tolist() == [
+        "vector_add(const float *, const float *, float *, int)",
+        "saxpy(float, const float *, float *, int)", "reduce_sum(const float *, float *, int)"]
     rep, raw = _real(t), _real(load(REAL_BASE))
     for kernel, counts in REAL_COUNTS.items():
         for col, want in counts.items():
@@ -654,6 +710,33 @@ def test_real_per_kernel_summary():
     assert e.value.field == "CC"
     with pytest.raises(InputError, match="no launches to keep apart"):
         load(REAL_SUMMARY, gpu="jetson-agx-thor", per_launch=True)
+
+
+def test_a_summary_under_a_decimal_comma_locale_counts_its_invocations_alike(tmp_path):
+    """``Invocations`` "1.234" under a decimal comma is 1,234 launches, as "1,234" under a
+    decimal point; it was read as 1.234 launches (the application's total 1000 x too small).
+    A count that is no whole number is an error."""
+    lines = REAL_SUMMARY.read_text().splitlines(keepends=True)
+    # the same file under a German locale: every number in the statistics swapped
+    out = []
+    for ln in lines:
+        if not ln.startswith('"') or ln.startswith('"ID"') or ln.startswith('"Process ID"'):
+            out.append(ln)
+            continue
+        f = next(csv.reader([ln]))
+        f[-3:] = [v.replace(",", "").replace(".", ",") for v in f[-3:]]
+        out.append(",".join(f'"{v}"' for v in f) + "\n")
+    point = "".join(lines).replace('"14"', '"1,234"')
+    comma = "".join(out).replace('"14"', '"1.234"')
+    assert '"1.234"' in comma and '"89,32"' in comma
+    a = load(_write(tmp_path, point, "pt.csv"), gpu="jetson-agx-thor").df
+    b = load(_write(tmp_path, comma, "de.csv"), gpu="jetson-agx-thor").df
+    assert a["launches"].tolist() == b["launches"].tolist() == [1234, 1234]
+    assert b["time_s"].tolist() == pytest.approx(a["time_s"].tolist())
+    with pytest.raises(InputError, match="'1,5' is not a whole number of launches") as e:
+        load(_write(tmp_path, comma.replace('"1.234"', '"1,5"', 1), "frac.csv"),
+             gpu="jetson-agx-thor")
+    assert e.value.field == "Invocations"
 
 
 def test_summaries_of_one_kernel_from_two_processes_weigh_by_their_invocations(tmp_path):

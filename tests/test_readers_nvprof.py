@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from gpuproj.errors import InputError
+from gpuproj.errors import InputError, InputWarning
 from gpuproj.profiles import load, sniff
 from gpuproj.profiles.readers import amaris, nvprof
 
@@ -37,6 +37,48 @@ def test_nvprof_metrics_joined_with_trace():
     assert v["config"] == "grid=4096x1x1 block=256x1x1" and v["regs_per_thread"] == 16
     s = t.df[t.df["kernel"].str.startswith("saxpy")].iloc[0]
     assert s["fp32_flops"] == 2 * N and s["time_s"] == pytest.approx(14.016e-6)
+
+
+def test_nvprof_utilisation_levels_of_metrics_no_column_uses_are_passed_over(tmp_path):
+    """nvprof prints utilisation metrics as levels ("Low (2)"): a file with one was refused as
+    a whole, though no canonical column is made of it. A metric that is used must still be a
+    number."""
+    util = ('"Tesla V100-PCIE-32GB (0)","vec_add(float const *, float const *, float*, int)",2,'
+            '"dram_utilization","Device Memory Utilization","Low (2)","Low (2)","Low (2)"\n')
+    p = tmp_path / "m.csv"
+    p.write_text(METRICS.read_text() + util)
+    pd.testing.assert_frame_equal(load(p, trace=TRACE).df, load(METRICS, trace=TRACE).df)
+    p.write_text(METRICS.read_text() + util.replace("dram_utilization", "flop_count_sp_add"))
+    with pytest.raises(InputError, match="'Low \\(2\\)' is not a number") as e:
+        load(p, trace=TRACE)
+    assert e.value.field == "flop_count_sp_add"
+
+
+def test_nvprof_events_before_the_metrics_are_passed_over_with_a_warning(tmp_path):
+    """``nvprof --events E --metrics M --csv`` prints an Event result section first, with its
+    own header: the file was refused as neither metric nor trace output."""
+    lines = METRICS.read_text().splitlines(keepends=True)
+    at = next(i for i, ln in enumerate(lines) if ln.startswith("==") and "Metric result" in ln)
+    events = ['==5120== Event result:\n',
+              '"Device","Kernel","Invocations","Event Name","Min","Max","Avg","Total"\n',
+              '"Tesla V100-PCIE-32GB (0)","vec_add(float const *, float const *, float*, int)",'
+              '2,"elapsed_cycles_sm",1000,1000,1000,2000\n']
+    p = tmp_path / "ev.csv"
+    p.write_text("".join(lines[:at] + events + lines[at:]))
+    assert sniff(p) == "nvprof"
+    with pytest.warns(InputWarning, match=rf"rows {at + 2}-{at + 3}: the Event result section "
+                                          "is passed over"):
+        t = load(p, trace=TRACE)
+    pd.testing.assert_frame_equal(t.df, load(METRICS, trace=TRACE).df)
+    # events alone: said so, not "neither --metrics nor --print-gpu-trace"
+    p.write_text("".join(lines[:at] + events))
+    assert sniff(p) == "nvprof"
+    with pytest.raises(InputError, match="nvprof --events output holds no metric"):
+        load(p, trace=TRACE)
+    # two outputs one after the other: the second header is not read as a kernel
+    p.write_text(METRICS.read_text() + "".join(lines[at:]))
+    with pytest.raises(InputError, match="the header of row .* again"):
+        load(p, trace=TRACE)
 
 
 def test_nvprof_dram_bytes_counted_once_when_both_forms_were_collected(tmp_path):

@@ -93,6 +93,23 @@ def test_a_plain_table_of_times_by_bare_kernel_name(tmp_path):
         (4, "kernel of the trace not in the profile")]
 
 
+def test_a_trace_without_launch_counts_keeps_the_profiles(tmp_path):
+    """A ``kernel,time_s`` table has no launch counts: the profile's stay (the hand-built page
+    launches vec_add twice). The 1 the table was given for want of a count replaced them, and
+    the application's total lost a launch of vec_add."""
+    profile = DATA / "ncu-handbuilt-h100-raw-base.csv"
+    trace = _times(tmp_path, "kernel,time_s,launches\nvec_add,2e-5,\nsaxpy,3e-5,5\n"
+                             "reduce_sum,1e-5,\n")
+    t = load(profile, trace=trace, gpu="h100-sxm5-80gb").df.set_index("kernel")
+    assert load(profile).df["launches"].tolist() == [2, 1, 1]
+    assert t["launches"].tolist() == [2, 5, 1]  # vec_add's and reduce_sum's from the profile
+    assert t["time_s"].tolist() == [2e-5, 3e-5, 1e-5]
+    assert (t["launches"] * t["time_s"]).sum() == pytest.approx(2 * 2e-5 + 5 * 3e-5 + 1e-5)
+    no_column = _times(tmp_path, "kernel,time_s\nvec_add,2e-5\n")
+    t = load(profile, trace=no_column, gpu="h100-sxm5-80gb").df
+    assert t["launches"].tolist() == [2]
+
+
 def test_two_kernels_of_the_trace_under_one_bare_name_are_not_guessed_between(tmp_path):
     trace = _times(tmp_path, "kernel,time_s,gpu\n"
                              "a::saxpy(int),2.0e-6,h100-sxm5-80gb\n"

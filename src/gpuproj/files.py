@@ -4,6 +4,7 @@ or written is an ``InputError`` naming the file, never a traceback."""
 
 from __future__ import annotations
 
+import codecs
 import gzip
 import io
 import warnings
@@ -12,31 +13,43 @@ from pathlib import Path
 
 from .errors import InputError, InputWarning
 
+# byte-order marks of the encodings a text file may be in besides UTF-8 (Windows PowerShell's
+# `>` writes UTF-16): the file is read in the one its mark names. UTF-32's first, as UTF-32-LE's
+# mark starts with UTF-16-LE's.
+_BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),
+         (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
+
 
 def read_text(path, n: int = -1, *, strict: bool = False) -> str:
     """The text of ``path`` (gunzipped where the name ends in ``.gz``), or its first ``n``
-    characters. Bytes that are not UTF-8 are replaced, with a warning, which keeps a profile
-    with an odd kernel name readable, or with ``strict`` are an error (a YAML or JSON file of
-    ours is UTF-8, and anything else is the wrong file). A file that cannot be opened, or a
-    gzip file that is corrupt or cut short, is an ``InputError``."""
+    characters. A file that starts with a UTF-16 or UTF-32 byte-order mark is read in that
+    encoding, any other as UTF-8. Bytes that are not UTF-8 are replaced, with a warning, which
+    keeps a profile with an odd kernel name readable, or with ``strict`` are an error (a YAML or
+    JSON file of ours is UTF-8, and anything else is the wrong file). A file that cannot be
+    opened, or a gzip file that is corrupt or cut short, is an ``InputError``."""
     path = Path(path)
 
-    def read(errors):
-        if path.suffix == ".gz":
-            f = io.TextIOWrapper(gzip.open(path), encoding="utf-8-sig", errors=errors)
-        else:
-            f = open(path, encoding="utf-8-sig", errors=errors)
-        with f:
+    def raw():
+        return gzip.open(path) if path.suffix == ".gz" else open(path, "rb")
+
+    def read(errors, encoding):
+        with io.TextIOWrapper(raw(), encoding=encoding, errors=errors) as f:
             return f.read(n)
 
     try:
+        with raw() as f:
+            head = f.read(4)
+        encoding = next((e for bom, e in _BOMS if head.startswith(bom)), "utf-8-sig")
         try:
-            return read("strict")
+            return read("strict", encoding)
         except UnicodeDecodeError as e:
             at = f"byte 0x{e.object[e.start]:02x} at offset {e.start}"
+            if encoding != "utf-8-sig":
+                raise InputError(f"not valid {encoding.upper()} text, though it starts with "
+                                 f"that encoding's byte-order mark ({at})", path=path) from None
             if strict:
                 raise InputError(f"not a UTF-8 text file ({at})", path=path) from None
-            text = read("replace")
+            text = read("replace", encoding)
             if n < 0:  # said once, when the whole file is read (not when its head is sniffed)
                 warnings.warn(InputWarning(
                     f"{path}: not UTF-8 ({at}, e.g. a Latin-1 or Windows encoding): "

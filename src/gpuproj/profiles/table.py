@@ -126,7 +126,7 @@ def _fill_derived(df: pd.DataFrame) -> None:
     kinds = df[["fp64_flops", "fp32_flops", "fp16_flops"]]
     fill("flops", kinds.sum(axis=1, min_count=1))
     fill("dram_bytes", df["dram_read_bytes"] + df["dram_write_bytes"])
-    fill("launches", 1.0)
+    fill("launches", 1.0)  # ProfileTable.launches_assumed marks these rows
 
 
 class ProfileTable:
@@ -135,7 +135,9 @@ class ProfileTable:
     ``df`` holds one row per (kernel, config, gpu) (per launch where a reader is asked to:
     ncu's ``per_launch``; ``require_unique_configs`` checks); ``skipped`` lists the input rows
     that were left out with the reason. Build one with ``ProfileTable.from_frame`` or a reader
-    (``gpuproj.profiles.load``).
+    (``gpuproj.profiles.load``). ``launches_assumed`` (one bool per row of ``df``) marks the
+    rows whose ``launches`` is the 1 ``from_frame`` assumed where the input gave no count, so
+    that what combines tables (a trace's times, ``trace_times``) does not take it for a count.
 
     >>> t = ProfileTable.from_frame(pd.DataFrame({"kernel": ["k"], "config": ["n=1"],
     ...     "gpu": ["v100-sxm2-16gb"], "time_s": [1e-3], "flops": [2e9]}))
@@ -143,10 +145,12 @@ class ProfileTable:
     1.0
     """
 
-    def __init__(self, df: pd.DataFrame, skipped=(), origin: str = ""):
+    def __init__(self, df: pd.DataFrame, skipped=(), origin: str = "", launches_assumed=None):
         self.df = df
         self.skipped = list(skipped)
         self.origin = origin
+        self.launches_assumed = (np.zeros(len(df), dtype=bool) if launches_assumed is None
+                                 else np.asarray(launches_assumed, dtype=bool))
 
     # construction -----------------------------------------------------------------------
     @classmethod
@@ -176,6 +180,8 @@ class ProfileTable:
         bad = ~(np.isfinite(df["time_s"]) & (df["time_s"] > 0))
         for c in ("kernel", "config", "gpu"):
             bad |= df[c].isna()
+        # a row of no launch (or fewer) adds nothing to the application's total
+        bad |= (df["launches"] <= 0).to_numpy()
         if bad.any():
             rows = df.index[bad]
             src_rows = df.loc[bad, "_row"] if "_row" in df.columns else [None] * len(rows)
@@ -183,6 +189,8 @@ class ProfileTable:
                 t = df.at[i, "time_s"]
                 empty = [c for c in ("kernel", "config", "gpu") if pd.isna(df.at[i, c])]
                 why = ("time_s is missing" if pd.isna(t) else f"time_s = {t} is not positive")
+                if np.isfinite(t) and t > 0:  # the time is sound: the launch count is not
+                    why = f"launches = {df.at[i, 'launches']:g} (the kernel did not run)"
                 if empty:
                     why = f"{' and '.join(empty)} empty"
                 row = None if r is None or pd.isna(r) else int(r)
@@ -190,9 +198,10 @@ class ProfileTable:
                     why = f"index {i}: {why}"
                 skipped.append(Skipped(origin, row, why))
             df = df.loc[~bad]
+        assumed = df["launches"].isna().to_numpy()
         _fill_derived(df)
         df = df.reset_index(drop=True)
-        return cls(df, skipped, origin)
+        return cls(df, skipped, origin, launches_assumed=assumed)
 
     def require_unique_configs(self) -> None:
         """``InputError`` naming the first row that repeats a kernel configuration on its GPU,
@@ -212,7 +221,8 @@ class ProfileTable:
 
     def concat(self, other: "ProfileTable") -> "ProfileTable":
         df = pd.concat([self.df, other.df], ignore_index=True)
-        return ProfileTable(df, self.skipped + other.skipped, self.origin or other.origin)
+        return ProfileTable(df, self.skipped + other.skipped, self.origin or other.origin,
+                            np.concatenate([self.launches_assumed, other.launches_assumed]))
 
     # views ------------------------------------------------------------------------------
     def __len__(self):
@@ -233,8 +243,9 @@ class ProfileTable:
             from ..catalog import resolve
 
             gpu = resolve(gpu).id
-        return ProfileTable(self.df[self.df["gpu"] == gpu].reset_index(drop=True), self.skipped,
-                            self.origin)
+        mask = (self.df["gpu"] == gpu).to_numpy()
+        return ProfileTable(self.df[mask].reset_index(drop=True), self.skipped, self.origin,
+                            self.launches_assumed[mask])
 
     def select(self, kernel_regex: str | None) -> "ProfileTable":
         """The rows whose kernel name matches ``kernel_regex`` (re.search); an error if none
@@ -249,7 +260,7 @@ class ProfileTable:
             raise InputError(f"no kernel matches --kernel '{kernel_regex}' (kernels: "
                              f"{shown or 'none'})", path=self.origin or None)
         return ProfileTable(self.df[m.to_numpy()].reset_index(drop=True), self.skipped,
-                            self.origin)
+                            self.origin, self.launches_assumed[m.to_numpy()])
 
     def skipped_summary(self) -> dict:
         """Reason -> number of rows skipped for it (``count_causes``)."""

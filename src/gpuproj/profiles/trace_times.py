@@ -6,9 +6,13 @@ per pass, flushes the caches between passes and, by default, locks the clocks; r
 counter collection serialises the dispatches it counts. Their durations are those of a kernel
 run alone. A trace (an Nsight Systems timeline, a PyTorch profiler trace, a rocprofv3 kernel
 trace, a ``kernel,time_s`` table of one's own timings) has the times the application really
-saw, for every launch, not only the profiled ones.
+saw, for every launch, not only the profiled ones. The trace must name its GPU as the profile
+does: such a table needs a ``gpu`` column, or ``--source NAME`` (``gpu=NAME`` in ``load()``),
+which names the GPU of the profile and of the trace alike; the profile's GPU is not taken for
+it.
 ``times_from_trace`` keeps the profile's counts and takes ``time_s``, ``time_s_min`` /
-``time_s_max`` and ``launches`` from the trace. (nvprof's metrics carry no durations at all:
+``time_s_max`` and ``launches`` from the trace; where the trace has no launch count (a table
+without a ``launches`` column), the profile's stays. (nvprof's metrics carry no durations at all:
 its reader takes its own ``--print-gpu-trace`` as ``trace`` and joins it itself.)
 
 Kernel names are matched at the first of four levels that finds one kernel of the trace:
@@ -89,7 +93,8 @@ def _neutral(s: str) -> str:
 def times_from_trace(table: ProfileTable, trace, gpu=None) -> ProfileTable:
     """``table`` (one row per kernel, config and GPU) with the times and launch counts of the
     same kernels in ``trace``; the rows of both files left out are added to its ``skipped``.
-    ``gpu`` replaces the trace's device names, as it does the profile's. ``sm_clock_hz`` is
+    ``gpu`` replaces the trace's device names, as it does the profile's; a trace that names
+    no GPU (a ``kernel,time_s`` table without a ``gpu`` column) needs it. ``sm_clock_hz`` is
     dropped: it is the clock of the profiler's run, not of the trace's."""
     from . import load
 
@@ -151,7 +156,7 @@ def times_from_trace(table: ProfileTable, trace, gpu=None) -> ProfileTable:
                 why[i] = f"the trace's {tdf.at[t, 'kernel']} matches {len(rows)} profile kernels"
             continue
         for c in _TAKEN:  # a table of one's own timings may have no min, max or launches
-            if c in tdf.columns:
+            if c in tdf.columns and not (c == "launches" and tt.launches_assumed[t]):
                 out.at[rows[0], c] = tdf.at[t, c]
     kept = [i for i in df.index if i not in why]
     if not kept and len(df):  # the trace's fault or the pairing's, not the profile's

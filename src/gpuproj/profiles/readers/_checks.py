@@ -18,9 +18,24 @@ import pandas as pd
 
 from ...errors import InputError
 from ..table import Skipped
+from ._io import cell_text
 
 _NA_TEXT = ("", "n/a", "N/A", "-", "nan", "NaN")
 _THOUSANDS = re.compile(r"^[+-]?\d{1,3}(,\d{3})+(\.\d*)?([eE][+-]?\d+)?$")
+# under a decimal comma: dots between thousands, before a decimal comma or two or more of them
+# ("1.234,5", "1.234.567"); a single "1.234" stays what it was read as before, 1.234
+_DOT_THOUSANDS = re.compile(r"^[+-]?\d{1,3}(?:(?:\.\d{3})+,\d*|(?:\.\d{3}){2,})$")
+
+
+def from_decimal_comma(text: str) -> str:
+    """A number written with a decimal comma, rewritten with a decimal point.
+
+    >>> from_decimal_comma("0,0125"), from_decimal_comma("1.234,5")
+    ('0.0125', '1234.5')
+    """
+    if _DOT_THOUSANDS.match(text):
+        text = text.replace(".", "")
+    return text.replace(",", ".")
 
 
 def parse_number(text) -> float:
@@ -50,16 +65,20 @@ def parse_number(text) -> float:
 MAX_VALUE = 1e100
 
 
-def numeric(values: pd.Series, *, path, field: str, rows=None, allow_negative=False) -> pd.Series:
+def numeric(values: pd.Series, *, path, field: str, rows=None, allow_negative=False,
+            decimal_comma=False) -> pd.Series:
     """``values`` as floats; text that is not a number raises ``InputError`` with the row.
 
     ``rows`` holds the 1-based file row of each value (``_row``); ``field`` is the column name as
-    the file spells it.
+    the file spells it. ``decimal_comma``: text is written with decimal commas (a spreadsheet's
+    export under such a locale, ``from_decimal_comma``); an error quotes it as written.
     """
     if pd.api.types.is_numeric_dtype(values):
         out = values.astype(float)
     else:
         text = values.astype(object).where(values.notna(), "").astype(str).str.strip()
+        if decimal_comma:
+            text = text.map(from_decimal_comma)
         out = pd.to_numeric(text.where(~text.isin(_NA_TEXT), None), errors="coerce")
         out = out.astype(float)
         # what to_numeric could not read: thousands separators, else a real error
@@ -72,8 +91,8 @@ def numeric(values: pd.Series, *, path, field: str, rows=None, allow_negative=Fa
     inf = np.flatnonzero(np.isinf(out.to_numpy()))
     if len(inf):
         i = inf[0]
-        raise InputError(f"'{values.iloc[i]}' is not a finite number", path=path,
-                         row=_at(rows, i), field=field)
+        raise InputError(f"'{as_written(values.iloc[i], path, _at(rows, i), field)}' is not a "
+                         "finite number", path=path, row=_at(rows, i), field=field)
     huge = np.flatnonzero((out.abs() > MAX_VALUE).to_numpy())
     if len(huge):
         i = huge[0]
@@ -86,6 +105,21 @@ def numeric(values: pd.Series, *, path, field: str, rows=None, allow_negative=Fa
             raise InputError(f"{values.iloc[i]} is negative", path=path, row=_at(rows, i),
                              field=field)
     return out
+
+
+def as_written(value, path, row, field):
+    """``value`` as the file writes it where pandas has parsed it (an overflow, '1e400', is
+    inf), else as it is."""
+    if isinstance(value, str):
+        return value
+    text = cell_text(path, row, field)
+    for form in (text, None if text is None else from_decimal_comma(text)):
+        try:
+            if form is not None and parse_number(form) == value:
+                return text
+        except ValueError:
+            continue
+    return value
 
 
 def _at(rows, i):

@@ -34,19 +34,21 @@ def read_csv(path, sep: str = ",", text=()) -> pd.DataFrame:
     header = next((r for r in csv.reader(io.StringIO(content), delimiter=sep)
                    if any(f.strip() for f in r)), [])
     check_header(header, path)
-    _check_widths(content, len(header), sep, path)
+    trailing = _check_widths(content, len(header), sep, path) == "trailing"
     try:
+        # index_col=False: pandas drops the empty field a trailing separator leaves, where it
+        # would take the first field for a row name and move every column one to the left
         df = pd.read_csv(io.StringIO(content), sep=sep, decimal="," if sep == ";" else ".",
-                         dtype={c: str for c in text})
+                         dtype={c: str for c in text}, index_col=False if trailing else None)
     except pd.errors.EmptyDataError:
         raise InputError("file is empty", path=path) from None
     except pd.errors.ParserError as e:
         raise InputError(f"not a readable CSV file ({str(e).splitlines()[0]})", path=path) from None
     if df.empty:
         raise InputError("file has a header but no rows", path=path)
-    # rows with one field more than the header (R's write.table; ``_check_widths`` lets
-    # nothing else through): pandas made the first field, the row name, the index; readers
-    # look rows up by a position index
+    # rows with one field more than the header that is not empty in every row (R's
+    # write.table; ``_check_widths`` lets nothing else through): pandas made the first field,
+    # the row name, the index; readers look rows up by a position index
     # copy(): pandas 3 keeps a block per column of a wide file (a rocprof pass prints 149), and
     # adding a column to such a frame warns that it is fragmented
     df = df.reset_index(drop=True).copy()
@@ -76,11 +78,14 @@ def check_header(names, path, row: int = 1) -> None:
         seen.add(n)
 
 
-def _check_widths(text: str, width: int, sep: str, path) -> None:
+def _check_widths(text: str, width: int, sep: str, path) -> str | None:
     """A one-line error naming the first row whose number of fields is not the header's
     ``width``: pandas fills a short row in with empty values, without a word, and stops at a
     long one with its own message; a short last row without a line break after it is a file
-    that ends inside a row. Rows that all have one field more are R's row names."""
+    that ends inside a row. Rows that all have one field more are "trailing" where that field
+    is the last and empty in every row (a separator at the end of each row, as some scripts and
+    spreadsheets write them), else "row names" (R's ``write.table`` puts a row name first,
+    without a header name); None where every row has the header's width."""
     def records():
         """(line, fields) of each record that is not blank, the header first."""
         reader = csv.reader(io.StringIO(text), delimiter=sep)
@@ -91,17 +96,46 @@ def _check_widths(text: str, width: int, sep: str, path) -> None:
             line = reader.line_num + 1
 
     try:
-        widths = [len(r) for _, r in records()][1:]
+        rows = [r for _, r in records()][1:]
     except csv.Error as e:
         raise InputError(f"not a readable CSV file ({e})", path=path) from None
-    if all(n == width for n in widths) or all(n == width + 1 for n in widths):
-        return
+    widths = [len(r) for r in rows]
+    if all(n == width for n in widths):
+        return None
+    if all(n == width + 1 for n in widths):
+        return "trailing" if all(not r[-1].strip() for r in rows) else "row names"
     k = next(k for k, n in enumerate(widths) if n != width)
     line, n = [(line, len(r)) for line, r in records()][k + 1]
     if k == len(widths) - 1 and n < width and not text.endswith("\n"):
         raise InputError(f"the file ends inside a row ({n} of the header's {width} fields): "
                          "cut short?", path=path, row=line)
     raise InputError(f"{n} fields where the header has {width}", path=path, row=line)
+
+
+def cell_text(path, row, field) -> str | None:
+    """The text of column ``field`` in the record that starts on line ``row`` of the CSV file
+    ``path``, as the file writes it, for a message about a value pandas has already parsed
+    (it reads '1e400' as inf); None where it cannot be found (not a CSV file, no such line or
+    column)."""
+    if row is None or str(path).endswith(".parquet"):
+        return None
+    try:
+        lines = read_text(path).splitlines(keepends=True)
+    except InputError:
+        return None
+    first = next((ln for ln in lines if ln.strip()), "")
+    sep = ";" if ";" in first and "," not in first else ","
+    header = next(csv.reader([first], delimiter=sep), [])
+    if field not in header or not 1 <= row <= len(lines):
+        return None
+    try:
+        rec = next(csv.reader(io.StringIO("".join(lines[row - 1:])), delimiter=sep), [])
+    except csv.Error:
+        return None
+    at = header.index(field)
+    if len(rec) == len(header) + 1 and rec[-1].strip():  # R's row name first
+        at += 1
+    return rec[at].strip() if at < len(rec) else None
 
 
 def _record_lines(text: str, n: int, sep: str = ","):

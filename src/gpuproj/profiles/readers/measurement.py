@@ -1,6 +1,8 @@
 """The plain measurement table (CSV or Parquet): one row per (kernel configuration, GPU).
 A CSV file separated by semicolons, as spreadsheets write it under locales with decimal commas,
-is read with decimal commas (``0,0125``).
+is read with decimal commas (``0,0125``, and ``1.234,5`` or ``1.234.567`` with dots between
+thousands; a lone ``1.234`` is read as before, 1.234). ``launches``, where given, is a whole
+number; a row of 0 launches is skipped and counted.
 
 Required columns: ``kernel`` and ``time_s``. ``gpu`` may be left out when ``gpu=``
 (``--source``) names the GPU of every row; ``config`` may be left out when each kernel ran in
@@ -27,12 +29,13 @@ import difflib
 import warnings
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from ...errors import InputError, InputWarning
 from ..schema import COLUMNS, NUMERIC, REQUIRED
 from ..table import ProfileTable
-from ._checks import numeric, split_missing_names, split_unusable_times
+from ._checks import as_written, numeric, split_missing_names, split_unusable_times
 from ._io import head_text, read_csv, resolve_gpus
 
 KEYS = ["kernel", "config", "gpu"]
@@ -80,10 +83,6 @@ def read(path, gpu: str | None = None) -> ProfileTable:
     else:
         sep = _separator(head_text(path).partition("\n")[0])
         df = read_csv(path, sep=sep, text=KEYS)
-        if sep == ";":  # columns that pandas left as text (a typo in one cell) too
-            for c in NUMERIC:
-                if c in df.columns and not pd.api.types.is_numeric_dtype(df[c]):
-                    df[c] = df[c].str.replace(",", ".", regex=False)
     _warn_near_misses(df.columns, path)
     if gpu is not None and "gpu" not in df.columns:
         df["gpu"] = gpu
@@ -97,16 +96,35 @@ def read(path, gpu: str | None = None) -> ProfileTable:
                          "--source NAME (gpu=NAME in load())", path=path)
     # a numeric column with text in it is an error (a typo), not a silently skipped row;
     # an empty cell is a missing value
+    # columns that pandas left as text in a semicolon file (a cell it could not read, "1.234,5"
+    # or a typo) are read with decimal commas too
+    comma = path.suffix != ".parquet" and sep == ";"
     for c in (*NUMERIC, *SPREAD):
         if c in df.columns:
-            df[c] = numeric(df[c], path=path, field=c, rows=df["_row"],
-                            allow_negative=c == "time_s")  # a time <= 0 is a skipped row
+            written = df[c]
+            df[c] = numeric(written, path=path, field=c, rows=df["_row"],
+                            allow_negative=c == "time_s",  # a time <= 0 is a skipped row
+                            decimal_comma=comma)
+            if c == "launches":
+                _check_launches(df[c], written, path, df["_row"])
     df, skipped = split_missing_names(df, path, {c: c for c in ("kernel", "config", "gpu")})
     df, unusable = split_unusable_times(df, path)
     skipped += unusable
     df["config"] = df["config"].astype(str)
     df["gpu"] = resolve_gpus(df["gpu"].astype(str), path, rows=df["_row"])
     return ProfileTable.from_frame(_merge_runs(df, path), skipped=skipped, origin=str(path))
+
+
+def _check_launches(n: pd.Series, written: pd.Series, path, rows) -> None:
+    """A launch count is a whole number: 1.5 launches is a typo or another quantity, and would
+    weigh the kernel's time in the application's total by it. (0, a kernel that did not run, is
+    a row ``ProfileTable.from_frame`` skips and counts.)"""
+    frac = np.flatnonzero((n.notna() & (n % 1 != 0)).to_numpy())
+    if len(frac):
+        i = frac[0]
+        row = int(rows.iloc[i])
+        raise InputError(f"'{as_written(written.iloc[i], path, row, 'launches')}' is not a "
+                         "whole number of launches", path=path, row=row, field="launches")
 
 
 def _near_miss(name: str, present) -> str | None:

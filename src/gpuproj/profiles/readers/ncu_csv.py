@@ -12,8 +12,9 @@ an SM count other than the catalog's ("# SMs": a MIG slice, another part of the 
 an ``InputWarning``. ``ncu --csv --print-summary per-kernel`` prints one row per kernel, launch
 configuration and metric, with the ``Minimum``, ``Maximum`` and ``Average`` over the kernel's
 ``Invocations``: read as one row per kernel and configuration with the averages, ``launches``
-= the invocations and the duration's minimum and maximum as ``time_s_min`` / ``time_s_max``;
-its ``Device`` column is an index, so it needs ``--source``. ``load(..., trace=TIMELINE)``
+= the invocations (a whole number, in the file's locale as the values are) and the duration's
+minimum and maximum as ``time_s_min`` / ``time_s_max``; its ``Device`` column is an index, so it
+needs ``--source``. ``load(..., trace=TIMELINE)``
 (``--trace``) replaces ncu's replayed times with those of the application as it ran
 (``gpuproj.profiles.trace_times``).
 
@@ -133,6 +134,8 @@ TIME_METRICS = ("gpu__time_duration.sum", "gpu__time_duration.avg")
 # metric per row (--print-summary per-kernel)
 _HEADERS = ('"ID","Process ID"', '"Process ID","Process Name"')
 _TIME_UNITS = {"nsecond", "usecond", "msecond", "second", "ns", "us", "ms", "s"}
+# a size: bytes with a decimal or binary prefix, per launch or per block (shared memory)
+_BYTE_UNIT = re.compile(r"(?:[KMGTP]i?)?byte(?:/block)?")
 _IDENTITY = {"ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Kernel Time",
              "Context", "Stream", "Block Size", "Grid Size", "Device", "CC", "Device Name",
              "Section Name", "Metric Name", "Metric Unit", "Metric Value", "Rule Name",
@@ -169,7 +172,7 @@ def to_si(metric: str, text, unit: str, *, path, row, unit_row=None):
     unit = (unit or "").strip()
     if kind == "time" and unit not in _TIME_UNITS:
         raise InputError(f"unit '{unit}' is not a time unit", path=path, row=at, field=metric)
-    if kind == "bytes" and "byte" not in unit:
+    if kind == "bytes" and not _BYTE_UNIT.fullmatch(unit):  # not Gbyte/second, byte/cycle
         raise InputError(f"unit '{unit}' is not a byte unit", path=path, row=at, field=metric)
     if kind == "count" and ("byte" in unit or "second" in unit):
         raise InputError(f"unit '{unit}' does not fit a count", path=path, row=at, field=metric)
@@ -305,11 +308,19 @@ def _per_launch_raw(recs, path) -> pd.DataFrame:
                         for i, v in enumerate(f)]) for line, f in body]
     read = [m for m in header if m in NCU_METRICS or m in TIME_METRICS]  # _launch's metrics
     out = []
+    first = {}  # launch ID -> the row it was first printed on
     for line, fields in body:
         if len(fields) != len(header):
             raise InputError(f"{len(fields)} fields, the header has {len(header)}", path=path,
                              row=line)
         rec = dict(zip(header, fields))
+        # ncu prints each launch once, under its own ID: a repeat is a line copied or two
+        # pages joined, and would count as a launch more
+        if first.setdefault(rec["ID"], line) != line:
+            raise InputError(f"launch ID {rec['ID']} again (first on row {first[rec['ID']]}): "
+                             "ncu prints each launch once, so a line was repeated or two "
+                             "outputs were joined; give each output its own file", path=path,
+                             row=line, field="ID")
         out.append(_launch(rec, {m: (rec[m], units.get(m, ""), line, unit_row) for m in read},
                            line, path))
     return pd.DataFrame(out)
@@ -366,8 +377,10 @@ def _per_kernel_summary(recs, path) -> pd.DataFrame:
                          field=missing[0])
     if not body:
         raise InputError("file has a header but no rows", path=path)
-    name_at, stats_at = header.index("Metric Name"), [header.index(c) for c in
-                                                      ("Minimum", "Maximum", "Average")]
+    # the invocations are written in the same locale as the values ("1.234" = 1,234 under a
+    # decimal comma), and show it where they have thousands separators
+    name_at, stats_at = header.index("Metric Name"), [
+        header.index(c) for c in ("Minimum", "Maximum", "Average", "Invocations") if c in header]
     comma = number_style(((line, f[i]) for line, f in body if len(f) == len(header)
                           and not _is_text(f[name_at]) for i in stats_at), path) == "comma"
     kernels = {}
@@ -390,7 +403,7 @@ def _per_kernel_summary(recs, path) -> pd.DataFrame:
     out = []
     for rec, metrics, spread, line in kernels.values():
         row = _launch(rec, metrics, line, path)
-        row["launches"] = to_si("Invocations", rec["Invocations"], "", path=path, row=line)
+        row["launches"] = _invocations(rec["Invocations"], comma, path, line)
         timed = duration_metric(metrics)
         if timed is not None:
             low, high, unit, at = spread[timed]
@@ -398,6 +411,17 @@ def _per_kernel_summary(recs, path) -> pd.DataFrame:
             row["time_s_max"] = to_si(timed, high, unit, path=path, row=at)
         out.append(row)
     return pd.DataFrame(out)
+
+
+def _invocations(text, comma: bool, path, line) -> float:
+    """The ``Invocations`` of a summary row (``comma``: written with a decimal comma, so "1.234"
+    is 1,234): a whole number of launches, at least 1."""
+    n = to_si("Invocations", _with_decimal_points(text) if comma else text, "", path=path,
+              row=line)
+    if not (n >= 1 and float(n).is_integer()):
+        raise InputError(f"'{text}' is not a whole number of launches", path=path, row=line,
+                         field="Invocations")
+    return n
 
 
 def _launch(rec: dict, metrics: dict, line: int, path) -> dict:

@@ -1,7 +1,10 @@
 """Nsight Compute reports (``.ncu-rep``), read through NVIDIA's ``ncu_report`` Python module
 (``pip install 'gpuproj[ncu]'``, PyPI package ``ncu-report``).
 
-Every profiled kernel launch (an *action* of a *range*) becomes one launch row with the metrics
+Every profiled kernel launch (an *action* of a *range*) becomes one launch row, named by its
+demangled signature as the CSV export prints it (``vector_add(const float *, float *, int)``,
+not the bare function name ``ncu_report`` gives by default, under which the instantiations of a
+template and the overloads of a function would merge into one kernel), with the metrics
 of ``ncu_csv.NCU_METRICS`` (the same table the CSV reader and ``gpuproj profile`` use), converted
 to SI from the unit the report stores with each metric; launches are then grouped exactly as in
 ``ncu_csv`` (``per_launch=True`` keeps them apart), and the source GPU is checked against the
@@ -50,14 +53,25 @@ def _metric(action, name):
     return repr(m.as_double()), m.unit() or ""
 
 
-def _launches(ctx, path) -> pd.DataFrame:
+def _demangled(mod):
+    """The ``NameBase`` that gives an action's whole demangled signature."""
+    base = getattr(getattr(mod, "IAction", None), "NameBase_DEMANGLED", None)
+    if base is None:
+        raise MissingToolError("this ncu_report module gives no demangled kernel names "
+                               "(IAction.NameBase_DEMANGLED): install a current one (pip "
+                               "install --upgrade 'gpuproj[ncu]')")
+    return base
+
+
+def _launches(ctx, path, demangled) -> pd.DataFrame:
     rows, n = [], 0
     for i in range(ctx.num_ranges()):
         rng = ctx.range_by_idx(i)
         for j in range(rng.num_actions()):
             action = rng.action_by_idx(j)
             n += 1
-            if not action.name():
+            kernel = action.name(demangled)
+            if not kernel:
                 # ncu names every launch it profiles; ncu_report reads a report cut short as
                 # far as it goes, and the launch cut through has no name
                 raise InputError("a launch without a kernel name: the report is cut short or "
@@ -68,7 +82,7 @@ def _launches(ctx, path) -> pd.DataFrame:
                 if got is not None:
                     metrics[name] = got
             # "row" in messages: the launch's position in the report (1-based)
-            row = {"_row": n, "launch_id": f"{i}:{j}", "kernel": action.name() or None}
+            row = {"_row": n, "launch_id": f"{i}:{j}", "kernel": kernel}
             dims = [metrics.get(d, (None, ""))[0] for d in _LAUNCH_DIMS]
             if all(d is not None for d in dims):
                 ints = [f"{float(d):.0f}" for d in dims]
@@ -112,4 +126,4 @@ def read(path, gpu: str | None = None, per_launch: bool = False) -> ProfileTable
         ctx = mod.load_report(str(path))
     except (FileNotFoundError, RuntimeError, OSError) as e:
         raise InputError(f"not a readable Nsight Compute report ({e})", path=path) from None
-    return finish(_launches(ctx, path), path, gpu=gpu, per_launch=per_launch)
+    return finish(_launches(ctx, path, _demangled(mod)), path, gpu=gpu, per_launch=per_launch)

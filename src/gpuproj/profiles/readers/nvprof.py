@@ -2,7 +2,11 @@
 
 - ``nvprof --csv --metrics m1,m2,... APP``: one row per (device, kernel, metric) with columns
   ``Device, Kernel, Invocations, Metric Name, Metric Description, Min, Max, Avg``; values may
-  carry a unit (``12.3GB/s``, ``93.5%``). The ``Avg`` over the invocations is used.
+  carry a unit (``12.3GB/s``, ``93.5%``). The ``Avg`` over the invocations is used, of the
+  metrics a canonical column is made of (``NVPROF_METRICS``); the others, utilisation levels
+  such as ``Low (2)`` among them, are passed over. With ``--events``, nvprof prints an
+  ``Event result:`` section before the ``Metric result:`` one: the events are passed over,
+  with a warning.
 - ``nvprof --csv --print-gpu-trace APP``: one row per launch or copy with ``Start, Duration,
   Grid X..Z, Block X..Z, Registers Per Thread, Static SMem, Dynamic SMem, ..., Device, Name``
   and a units row under the header (``us,us,,,...``). Copies and memsets are skipped.
@@ -22,12 +26,13 @@ from __future__ import annotations
 
 import math
 import re
+import warnings
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from ...errors import InputError
+from ...errors import InputError, InputWarning
 from ...files import read_text
 from ...units import unit_factor
 from ..table import ProfileTable, Skipped
@@ -80,10 +85,15 @@ FMA_FROM_TOTAL = {"flop_count_dp": ("fp64", "flop_count_dp_fma", "flop_count_dp_
 _METRIC_HEADER = ["Device", "Kernel", "Invocations", "Metric Name", "Metric Description",
                   "Min", "Max", "Avg"]
 _VALUE = re.compile(r"^\s*([-+0-9.,eE]+)\s*([A-Za-z/%]*)\s*$")
+_SECTION = re.compile(r"^==\d+== (\w+) result:\s*$")
+# the metrics a canonical column is made of: only their values need to be numbers (nvprof prints
+# utilisation metrics as levels, "Low (2)")
+USED_METRICS = {*NVPROF_METRICS, *FMA_FROM_TOTAL}
 
 
 def sniff(path, head: str) -> bool:
     return ('"Device","Kernel","Invocations","Metric Name"' in head
+            or '"Device","Kernel","Invocations","Event Name"' in head  # to say what it lacks
             or '"Start","Duration","Grid X"' in head)
 
 
@@ -91,14 +101,37 @@ def _records(path):
     lines = read_text(path).splitlines()
     if not any(ln.strip() for ln in lines):
         raise InputError("file is empty", path=path)
-    start = next((i for i, ln in enumerate(lines) if ln.startswith('"')), None)
+    # nvprof --events E --metrics M prints an "Event result:" section before the "Metric
+    # result:" one, each with its own header: the metrics are read, the events passed over
+    section, sections = None, []
+    for i, ln in enumerate(lines):
+        m = _SECTION.match(ln)
+        if m:
+            section = m.group(1)
+        sections.append(section)
+    keep = "Metric" if "Metric" in sections else None
+    passed = [i + 1 for i, ln in enumerate(lines)
+              if keep and sections[i] != keep and ln.startswith('"')]
+    if passed:
+        warnings.warn(InputWarning(
+            f"{path}: rows {passed[0]}-{passed[-1]}: the {sections[passed[0] - 1] or 'first'} "
+            "result section is passed over; gpuproj reads the metric result (nvprof --metrics)"),
+            stacklevel=3)
+    start = next((i for i, ln in enumerate(lines)
+                  if ln.startswith('"') and (keep is None or sections[i] == keep)), None)
     if start is None:
         raise InputError("no nvprof CSV header (run nvprof with --csv)", path=path)
     recs = [(i + 1, csv_fields(ln, path, i + 1)) for i, ln in enumerate(lines)
-            if i >= start and ln.strip() and not ln.startswith("==")]
+            if i >= start and ln.strip() and not ln.startswith("==")
+            and (keep is None or sections[i] == keep)]
     check_header(recs[0][1], path, recs[0][0])
     width = len(recs[0][1])
     for line, fields in recs[1:]:
+        if fields == recs[0][1]:
+            # two processes (--profile-child-processes) or two runs: their kernels would merge
+            raise InputError(f"the header of row {recs[0][0]} again: the file holds two nvprof "
+                             "outputs one after the other; give each its own file", path=path,
+                             row=line)
         if len(fields) != width:
             # nvprof prints every field of every row; anything else is a cut or edited line
             raise InputError(f"{len(fields)} fields, the header has {width}", path=path, row=line)
@@ -165,8 +198,9 @@ def _read_metrics(recs, path) -> pd.DataFrame:
         key = (strip_device_index(rec["Device"]), rec["Kernel"])
         entry = kernels.setdefault(key, {"_row": line, "_values": {}, "launches_profiled":
                                          rec.get("Invocations")})
-        entry["_values"][rec["Metric Name"]] = metric_value(rec["Avg"], path=path, row=line,
-                                                             field=rec["Metric Name"])
+        if rec["Metric Name"] in USED_METRICS:
+            entry["_values"][rec["Metric Name"]] = metric_value(
+                rec["Avg"], path=path, row=line, field=rec["Metric Name"])
     if not kernels:
         raise InputError("file has a header but no rows", path=path)
     rows = []
@@ -277,6 +311,10 @@ def read(path, trace=None, gpu: str | None = None) -> ProfileTable:
     elif "Duration" in header:
         metrics, tpath = None, path
         launches, skipped = _read_trace(recs, path)
+    elif header[:4] == [*_METRIC_HEADER[:3], "Event Name"]:
+        raise InputError("nvprof --events output holds no metric gpuproj reads: collect "
+                         "--metrics (flop_count_sp, dram_read_transactions, ...)", path=path,
+                         row=recs[0][0])
     else:
         raise InputError("neither nvprof --metrics nor --print-gpu-trace CSV output", path=path)
     launches, bad = split_unusable_times(launches, tpath, field="Duration")

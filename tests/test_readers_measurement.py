@@ -1,0 +1,114 @@
+"""The plain measurement table and what every CSV reader shares with it (``readers/_io.py``,
+``readers/_checks.py``, ``gpuproj.files.read_text``): a trailing separator, decimal commas,
+launch counts, the text an error quotes, files in UTF-16."""
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from gpuproj.errors import InputError
+from gpuproj.profiles import ProfileTable, load, sniff
+
+DATA = Path(__file__).parent / "data"
+H100 = "h100-sxm5-80gb"
+
+
+def _file(tmp_path, text, name="m.csv"):
+    p = tmp_path / name
+    p.write_text(text)
+    return p
+
+
+def test_a_separator_at_the_end_of_every_row_is_dropped(tmp_path):
+    """Rows ending in a comma have one field more than the header, as R's row names do; they
+    were read as row names, every column moved one to the left (the times took the DRAM
+    bytes, 100 s for 10 ms)."""
+    plain = load(_file(tmp_path, "kernel,time_s,dram_bytes,fp32_flops\nk1,0.01,100,5\n"
+                                 "k2,0.02,200,6\n", "plain.csv"), gpu=H100).df
+    trailing = load(_file(tmp_path, "kernel,time_s,dram_bytes,fp32_flops\nk1,0.01,100,5,\n"
+                                    "k2,0.02,200,6,\n"), gpu=H100).df
+    pd.testing.assert_frame_equal(trailing, plain)
+    assert trailing["kernel"].tolist() == ["k1", "k2"]
+    assert trailing["time_s"].tolist() == [0.01, 0.02]
+    # under a decimal-comma locale, a semicolon at the end
+    semi = load(_file(tmp_path, "kernel;time_s;dram_bytes;fp32_flops\nk1;0,01;100;5;\n"
+                                "k2;0,02;200;6;\n", "semi.csv"), gpu=H100).df
+    pd.testing.assert_frame_equal(semi, plain)
+    # with a gpu column, the GPU is read where it is (it was 'unknown GPU 0.01')
+    t = load(_file(tmp_path, f"kernel,config,gpu,time_s,dram_bytes\nk1,a,{H100},0.01,100,\n"))
+    assert t.df[["gpu", "time_s", "dram_bytes"]].values.tolist() == [[H100, 0.01, 100.0]]
+    # the KernelTuner excerpt, whose last column is never empty, with a comma after each row
+    kt = DATA / "kerneltuner-4gpus-gemm_clblast_4096.csv"
+    head, *rows = kt.read_text().splitlines()
+    p = _file(tmp_path, "\n".join([head] + [r + "," for r in rows]) + "\n",
+              "gemm_clblast_4096_4gpus.csv")
+    pd.testing.assert_frame_equal(load(p, format="kerneltuner").df,
+                                  load(kt, format="kerneltuner").df)
+
+
+def test_r_row_names_are_still_row_names(tmp_path):
+    # a first field that is a row name, the last field not empty: R's write.table
+    t = load(_file(tmp_path, 'kernel,time_s,dram_bytes\n"1",k1,0.01,100\n"2",k2,0.02,\n'),
+             gpu=H100).df
+    assert t["kernel"].tolist() == ["k1", "k2"] and t["time_s"].tolist() == [0.01, 0.02]
+    assert t["dram_bytes"].iloc[0] == 100 and pd.isna(t["dram_bytes"].iloc[1])
+
+
+def test_launch_counts_are_whole_and_a_row_of_none_is_skipped(tmp_path):
+    """1.5 launches weighed a kernel's time by 1.5 in the application's total, and a kernel of
+    0 launches was listed and added nothing, without a word."""
+    with pytest.raises(InputError, match="'1.5' is not a whole number of launches") as e:
+        load(_file(tmp_path, f"kernel,config,gpu,time_s,launches\nk1,a,{H100},0.0125,2\n"
+                             f"k2,a,{H100},0.0125,1.5\n"))
+    assert (e.value.row, e.value.field) == (3, "launches")
+    t = load(_file(tmp_path, f"kernel,config,gpu,time_s,launches\nk1,a,{H100},0.0125,2\n"
+                             f"k2,a,{H100},0.0125,0\nk3,a,{H100},0.0125,\n"))
+    assert t.df["kernel"].tolist() == ["k1", "k3"] and t.df["launches"].tolist() == [2, 1]
+    assert [(s.row, s.reason) for s in t.skipped] == [(3, "launches = 0 (the kernel did not run)")]
+    # a frame built in memory alike
+    f = ProfileTable.from_frame(pd.DataFrame({"kernel": ["a", "b"], "config": ["1", "1"],
+                                              "gpu": [H100, H100], "time_s": [1e-3, 1e-3],
+                                              "launches": [0.0, 3.0]}), origin="nb")
+    assert f.df["kernel"].tolist() == ["b"]
+    assert f.skipped[0].reason == "index 0: launches = 0 (the kernel did not run)"
+
+
+def test_decimal_commas_with_dots_between_thousands(tmp_path):
+    """A German spreadsheet writes 1234.5 as "1.234,5": it was rewritten to "1.234.5" and
+    refused, quoting the rewritten text."""
+    t = load(_file(tmp_path, f"kernel;config;gpu;time_s;dram_bytes\nk1;a;{H100};0,0125;1.234,5\n"
+                             f"k2;a;{H100};0,0125;1.234.567\nk3;a;{H100};0,0125;2,5\n"))
+    assert t.df["dram_bytes"].tolist() == [1234.5, 1234567.0, 2.5]
+    with pytest.raises(InputError, match="'1.234,5x' is not a number") as e:
+        load(_file(tmp_path, f"kernel;config;gpu;time_s;dram_bytes\n"
+                             f"k1;a;{H100};0,0125;1.234,5x\n"))
+    assert (e.value.row, e.value.field) == (2, "dram_bytes")
+
+
+def test_an_overflowing_number_is_quoted_as_the_file_writes_it(tmp_path):
+    # pandas reads 1e400 as inf: the message quoted 'inf', which the file does not hold
+    for cell in ("1e400", "inf"):
+        with pytest.raises(InputError, match=f"'{cell}' is not a finite number") as e:
+            load(_file(tmp_path, f"kernel,config,gpu,time_s,dram_bytes\n"
+                                 f"k0,a,{H100},0.0125,5\nk1,a,{H100},0.0125,{cell}\n"))
+        assert (e.value.row, e.value.field) == (3, "dram_bytes")
+    with pytest.raises(InputError, match="'1e400' is not a finite number"):  # R's row names
+        load(_file(tmp_path, 'kernel,time_s,dram_bytes\n"1",k1,0.01,1e400\n'), gpu=H100)
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-be", "utf-32"])
+def test_a_utf16_file_is_read_by_its_byte_order_mark(tmp_path, encoding):
+    """Windows PowerShell's `>` writes UTF-16 with a byte-order mark: such a file was "of no
+    known format", and with --format every other byte was a NUL."""
+    base = DATA / "ncu-handbuilt-h100-raw-base.csv"
+    p = tmp_path / "utf16.csv"
+    bom = {"utf-16-be": "\ufeff"}.get(encoding, "")  # utf-16 and utf-32 write their own mark
+    p.write_bytes((bom + base.read_text()).encode(encoding))
+    assert sniff(p) == "ncu-csv"
+    pd.testing.assert_frame_equal(load(p).df, load(base).df)
+    # a UTF-16 mark followed by what is no UTF-16 text
+    bad = tmp_path / "bad.csv"
+    bad.write_bytes(b"\xff\xfek\x00,\x00\x00\xd8")
+    with pytest.raises(InputError, match="not valid UTF-16 text"):
+        load(bad, format="measurement")
