@@ -89,6 +89,28 @@ def test_flops_kernel_counts_32_updates_per_iteration():
     assert _feat(cv, "f_mem_access_global_float32") == 2 * groups * 256
 
 
+@pytest.mark.parametrize("insn, ops", [
+    ("out[i] = a[i] + b[i]*c[i]", {"madd": 1}),
+    ("out[i] = a[i] - b[i]*c[i]", {"madd": 1}),  # was an add and a mul
+    ("out[i] = a[i] - 4*b[i]", {"madd": 1}),  # the finite-difference stencil's
+    ("out[i] = a[i] - b[i]*c[i]*a[i]", {"madd": 1, "mul": 1}),
+    ("out[i] = -b[i]*c[i] + a[i]", {"madd": 1}),
+    ("out[i] = a[i]*b[i] - c[i]", {"madd": 1}),
+    ("out[i] = a[i] - b[i]", {"add": 1}),
+    ("out[i] = a[i] - (-b[i])", {"add": 1}),
+    ("out[i] = (a[i] - b[i])*c[i]", {"add": 1, "mul": 1}),
+])
+def test_multiply_adds_are_fused_when_the_product_is_subtracted(insn, ops):
+    """Paper l.340: multiply-add sequences in expression trees count as one fused op; pymbolic
+    reads a - b*c as a + (-1)*(b*c), which hid the product."""
+    knl = lp.make_kernel("{[i]: 0<=i<n}", insn,
+                         [lp.GlobalArg("a,b,c,out", np.float32, shape=("n",)),
+                          lp.ValueArg("n", np.int32)], lang_version=(2018, 2))
+    knl = lp.split_iname(knl, "i", 32, outer_tag="g.0", inner_tag="l.0")
+    cv = count_kernel(knl, SG).evaluate({"n": 32})
+    assert {o.name: v for o, v in cv.ops if v} == ops
+
+
 def test_local_access_and_barrier_kernels():
     mk = K.local_access(m=100, ng=(2, 3))
     cv = count_kernel(mk.program, SG).evaluate(mk.sizes)
@@ -161,6 +183,11 @@ def test_case_study_kernels_count():
         # one tile element per work-item fetched: lsize^2 loads per group
         assert _feat(cv, f"f_mem_access_tag:fd{lsize}_uLD", mk.access_tags) == \
             (224 // t) ** 2 * lsize**2
+        # per point 3 adds and the "- 4*u" as one madd (it was 4 adds and a mul), counted per
+        # sub-group over the whole work-group (loopy's rule): ceil(lsize^2/32) per group
+        sgs = (224 // t) ** 2 * -(-lsize**2 // SG)
+        assert _feat(cv, "f_op_float32_add") == 3 * sgs
+        assert _feat(cv, "f_op_float32_madd") == sgs and _feat(cv, "f_op_float32_mul") == 0
 
 
 # -- CUDA: what CudaRunner compiles and launches (no GPU needed) ---------------------------
@@ -337,6 +364,26 @@ GOOD_MODEL = "output: f_wall_time\nexpression: 'p_a * f_op_float32_add + p_b'\n"
     (GOOD_MODEL + "initial: {p_zz: 1}\n", "field 'initial': ['p_zz'] are not parameters"),
     (GOOD_MODEL + "signed: p_a\n", "field 'signed': expected a list"),
     (GOOD_MODEL + "signed: [p_b, p_zz]\n", "field 'signed': ['p_zz'] are not parameters"),
+    # below: each was accepted, named no file or the wrong field, or came after the timing
+    (GOOD_MODEL + "subgroup_size: true\n", "field 'subgroup_size'"),  # was a sub-group of 1
+    ("output: f_wall_time\nexpression: 'p_a * f_op_float32_mad'\n",
+     "field 'expression': feature 'f_op_float32_mad': unknown op 'mad'"),
+    ("output: wall_time\nexpression: 'p_a * f_thread_groups'\n",
+     "field 'output': feature 'wall_time'"),
+    ("output: 3\nexpression: 'p_a * f_thread_groups'\n", "field 'output': expected text"),
+    ("output: f_wall_time\nexpression: 'p_a * f_thread_groups + p_b * f_wall_time'\n",
+     "field 'expression': f_wall_time is measured, not counted"),
+    (GOOD_MODEL + "measurement: {tag_sets: [[empty_kernel], [empty_kernel, 'foo:16']]}\n",
+     "field 'measurement.tag_sets': entry 2: generator empty_kernel has no argument(s) ['foo']"),
+    (GOOD_MODEL + "measurement: {tag_sets: [[nosuchgen]]}\n",
+     "field 'measurement.tag_sets': entry 1: no generator matches tags ['nosuchgen']"),
+    (GOOD_MODEL + "measurement: {tag_sets: [[empty_kernel, 'ng0:0']]}\n",
+     "field 'measurement.tag_sets': entry 1: generator empty_kernel: ng0:0 is not a positive "
+     "integer"),
+    (GOOD_MODEL + "evaluation: [{name: e1, tags: empty_kernel}]\n",
+     "field 'evaluation': entry 1: tags must be a list"),  # was split into its characters
+    (GOOD_MODEL + "evaluation: [{name: e1, tags: [empty_kernel, 'prefetch:maybe']}]\n",
+     "field 'evaluation': entry 1: generator empty_kernel has no argument(s) ['prefetch']"),
 ])
 def test_cli_reports_bad_model_files(tmp_path, capsys, text, where):
     """Each mistake stops before any kernel runs, in a line naming the file and the field (an
@@ -357,6 +404,31 @@ def test_model_file_starting_values_and_signed_parameters(tmp_path):
     f.write_text(GOOD_MODEL + "initial: {p_a: 2}\nsigned: [p_b]\n")
     spec = load_model_file(f)
     assert spec.initial == {"p_a": 2.0} and spec.signed == ("p_b",) and spec.subgroup_size == 32
+
+
+def test_count_kernel_refuses_a_boolean_subgroup_size():
+    prog = K.empty((16, 1), (2, 1)).program
+    count_kernel(prog, 1)  # cached: True must not find it
+    with pytest.raises(InputError, match="sub-group size must be a positive integer"):
+        count_kernel(prog, True)
+
+
+def test_the_kernel_file_examples_of_modelfile_run(tmp_path):
+    """The module docstring's kernel files, as written (the generator one selected two
+    variants: n has two defaults)."""
+    import textwrap
+
+    from gpuproj.calibrated import modelfile
+
+    doc = modelfile.__doc__
+    blocks = [textwrap.dedent(b.split("\n\n")[0]) for b in doc.split("::\n\n")[1:]]
+    assert [b.split(":")[0] for b in blocks] == ["name", "generator", "domains"]
+    for i, text in enumerate(blocks[1:]):
+        f = tmp_path / f"k{i}.yaml"
+        f.write_text(text)
+        mk = modelfile.load_kernel_file(f)
+        cv = count_kernel(mk.program, SG).evaluate({**mk.sizes, "n": 256})
+        assert _feat(cv, "f_op_float32_madd") * SG == 256**3
 
 
 # -- the whole pipeline on a simulated device ----------------------------------------
@@ -494,3 +566,105 @@ def test_case_studies_run_through_the_cuda_runner_at_gpu_sizes(tmp_path, monkeyp
     assert study["evaluation"]["geomean_rel_error"] in [r["geomean_rel_error"] for r in rounds]
     md = (tmp_path / "calibrated_fake-h100.md").read_text()
     assert "#### Calibrated cost models" in md and "over 2 rounds" in md
+
+
+class _NoRunner:
+    """A device on which no kernel may run: the error must come first."""
+
+    device_name = "none"
+
+    def time(self, mk):
+        raise AssertionError(f"kernel {mk.name} ran")
+
+
+@pytest.mark.parametrize("lines, where", [
+    ("expression: 'p_a * f_thread_groups + p_b * f_size:m'\n",
+     "field 'expression': f_size:m: kernel empty has no size parameter 'm' (it has ng0, ng1)"),
+    ("features: {f_i: f_op_float32_madd / f_mem_access_global_float32}\n"
+     "expression: 'p_a * f_thread_groups + p_b * f_i'\n",
+     "field 'features.f_i': user feature f_i = f_op_float32_madd / f_mem_access_global_float32 "
+     "is not a finite number for kernel empty at sizes {'ng0': 16, 'ng1': 1}: float division "
+     "by zero"),
+])
+def test_a_model_that_fails_on_a_kernel_fails_before_any_runs(tmp_path, monkeypatch, capsys,
+                                                               lines, where):
+    # a ZeroDivisionError traceback, or an error naming no file, after every kernel was timed
+    from conftest import run_cli
+
+    from gpuproj.calibrated import timing as T
+
+    monkeypatch.setattr(T, "make_runner", lambda device, **kw: _NoRunner())
+    model = tmp_path / "m.yaml"
+    model.write_text("output: f_wall_time\n" + lines
+                     + "measurement: {tag_sets: [[empty_kernel, 'ng0:16,64']]}\n")
+    code, out, err = run_cli(capsys, "calibrate", str(model))
+    assert code == 2 and out == "" and err == f"gpuproj: error: {model}, {where}\n"
+
+
+def test_the_default_file_name_is_made_safe(tmp_path, monkeypatch, capsys):
+    # name: "../x/a b" wrote calibrated-../x/a b-<device>.json, outside the working directory
+    from conftest import run_cli
+
+    from gpuproj.calibrated import timing as T
+    from gpuproj.calibrated.modelfile import load_model_file
+
+    work = tmp_path / "work"
+    work.mkdir()
+    model = tmp_path / "m.yaml"
+    model.write_text((DATA / "calibrated-pocl-tiny-model.yaml").read_text()
+                     .replace("name: tiny", "name: '../x/a b'"))
+    spec = load_model_file(model)
+    runner = SimulatedRunner(spec)
+    runner.device_name = "Sim/ulated .. GPU"
+    monkeypatch.setattr(T, "make_runner", lambda device, **kw: runner)
+    monkeypatch.chdir(work)
+    code, out, err = run_cli(capsys, "calibrate", str(model))
+    assert code == 0, err
+    assert out.rstrip().endswith("wrote calibrated-x-a-b-sim-ulated-gpu.json")
+    assert [p.name for p in tmp_path.rglob("*.json")] == ["calibrated-x-a-b-sim-ulated-gpu.json"]
+    assert (work / "calibrated-x-a-b-sim-ulated-gpu.json").is_file()
+
+
+def test_bad_tags_on_the_command_line_name_the_option(tmp_path, monkeypatch, capsys):
+    from conftest import run_cli
+
+    from gpuproj.calibrated import timing as T
+
+    monkeypatch.setattr(T, "make_runner", lambda device, **kw: _NoRunner())
+    code, _, err = run_cli(capsys, "calibrate", str(DATA / "calibrated-pocl-tiny-model.yaml"),
+                           "--tags", "empty_kernel", "--tags", "ng0:0")
+    assert code == 2 and "--tags" in err and "ng0:0 is not a positive integer" in err
+
+
+class _Queue:
+    def finish(self):
+        pass
+
+
+class _Event:
+    profile = types.SimpleNamespace(start=0, end=1000)
+
+    def wait(self):
+        pass
+
+
+@pytest.mark.parametrize("warmup", [0, 2])
+def test_warmup_runs_as_many_untimed_launches_as_asked(monkeypatch, warmup):
+    # --warmup 0 made one untimed launch all the same, on both runners
+    from gpuproj.calibrated.timing import CudaRunner, OpenCLRunner
+
+    r = OpenCLRunner.__new__(OpenCLRunner)
+    r.queue, r.warmup, r.repetitions = _Queue(), warmup, 3
+    launches = []
+
+    def ex(queue, **args):
+        launches.append(args)
+        return _Event(), None
+
+    assert r._samples(ex, {"n": 1}) == pytest.approx([1e-6] * 3)
+    assert len(launches) == warmup + 3
+    fake = _FakeCupy()
+    monkeypatch.setitem(sys.modules, "cupy", fake)
+    t = CudaRunner(warmup=warmup, repetitions=3).time(K.empty((16, 1), (2, 1)))
+    assert len(t.samples_s) == 3
+    assert fake.clock == pytest.approx((warmup + 3) * (5e-6 + 32e-9))  # every launch counted

@@ -3,6 +3,7 @@ No loopy kernel is built here except where marked; all values are derived by han
 
 import json
 import math
+import types
 
 import numpy as np
 import pytest
@@ -284,3 +285,126 @@ def test_user_features_in_a_cycle_are_named_and_unused_ones_left_out():
               user_features={"f_a": "f_b * 2", "f_b": "f_size:n", "f_unused": "f_size:m"})
     assert m.base_features() == ["f_size:n"]
     assert m._expanded()[1] == ["f_b", "f_a"]  # f_b first: f_a uses it
+
+
+# -- audit of the calibrated models: each test failed before its fix --------------------------
+
+
+@pytest.mark.parametrize("name,msg", [
+    ("f_op_float32_mad", "unknown op 'mad'"),  # a typo was a feature that is always 0
+    ("f_op_fma", "unknown op 'fma'"),
+    ("f_op_float32", "expected f_op_<dtype>_<op> or f_op_<op>"),  # was the op "float32"
+])
+def test_unknown_op_names_are_errors(name, msg):
+    with pytest.raises(FeatureError, match=msg):
+        parse_feature(name)
+    with pytest.raises(InputError, match=rf"^m\.yaml, field 'expression': feature '{name}'"):
+        Model("f_wall_time", f"p_a * {name}", path="m.yaml")
+    assert parse_feature("f_op_float32_exp").op == "exp" and parse_feature("f_op_madd").dtype \
+        is None
+
+
+def test_parameters_no_measurement_determines_are_warned():
+    # p_t's feature is 0 in every kernel (a misspelt tag): its value was the start, silently;
+    # p_c's feature is p_a's: only their sum is measured
+    n = 6
+    x = np.arange(1.0, n + 1)
+    feats = {"f_size:a": x, "f_size:z": np.zeros(n), "f_size:c": 2 * x,
+             "f_size:d": np.ones(n)}
+    m = Model("f_wall_time", "p_a * f_size:a + p_t * f_size:z + p_d * f_size:d")
+    cal = calibrate(m, FeatureTable(list("abcdef"), feats, 1e-3 * x + 1e-4))
+    (w,) = cal.warnings
+    assert w.startswith("p_t is not determined by the measurements")
+    m = Model("f_wall_time", "p_a * f_size:a + p_c * f_size:c + p_d * f_size:d")
+    cal = calibrate(m, FeatureTable(list("abcdef"), feats, 1e-3 * x + 1e-4))
+    assert any(w.startswith("p_a, p_c are not told apart") for w in cal.warnings)
+    m = Model("f_wall_time", "p_a * f_size:a + p_d * f_size:d")
+    assert not calibrate(m, FeatureTable(list("abcdef"), feats, 1e-3 * x + 1e-4)).warnings
+
+
+def test_parameter_table_follows_table_3_for_tags_and_barriers():
+    """Paper Table 3: f-gmem (mm-PF-b) 4.8e-12 s WI 8.3e+11 B/s (a tagged access, priced in
+    B/s of the accesses it counts, not access/s); local barrier 1.3e-13 s WG (barriers met
+    by a work-item times work-groups, not WI; through a user feature the MCG was blank)."""
+    from gpuproj.calibrated.model import parameter_table
+
+    m = Model("f_wall_time", "p_pfb * f_mem_access_tag:bLD + p_bar * f_sync_barrier_local"
+              " * f_thread_groups + p_b2 * f_barriers + p_x * f_mixed",
+              user_features={"f_barriers": "f_sync_barrier_local * f_thread_groups",
+                             "f_mixed": "f_mem_access_tag:bLD / 2"})
+    gran = {"f_mem_access_tag:bLD": {"workitem"}, "f_sync_barrier_local": {"workitem"},
+            "f_thread_groups": {"workgroup"}}
+    rows = {r["param"]: r for r in parameter_table(
+        m, {"p_pfb": 4.8e-12, "p_bar": 1.3e-13, "p_b2": 1.3e-13, "p_x": 1e-12}, gran, 32,
+        {"f_mem_access_tag:bLD": {"float32"}})}
+    assert rows["p_pfb"]["rate"] == pytest.approx(8.3e11, rel=0.01)
+    assert rows["p_pfb"]["rate_unit"] == "B/s" and rows["p_pfb"]["granularity"] == "workitem"
+    for p in ("p_bar", "p_b2"):
+        assert rows[p]["granularity"] == "workgroup" and rows[p]["rate"] is None
+    assert rows["p_bar"]["feature"] == "f_sync_barrier_local * f_thread_groups"
+    assert rows["p_x"]["granularity"] is None  # not a product of features: no MCG
+
+
+class _Counts:
+    name = "knl"
+
+
+class _OneKernel:
+    """CountValues of a kernel whose float32 adds are 0 and madds 64."""
+
+    counts, sizes, accesses, afr, syncs = _Counts(), {"n": 8}, [], {}, {}
+    ops = [(types.SimpleNamespace(name="madd", dtype="float32", granularity="subgroup"), 64.0)]
+
+
+def test_a_division_by_a_feature_that_is_zero_is_one_line():
+    # a ZeroDivisionError traceback (predict, user features) or scipy's "array must not
+    # contain infs or NaNs" (calibrate), after every kernel had been timed
+    m = Model("f_wall_time", "p_a * f_ratio", path="m.yaml",
+              user_features={"f_ratio": "f_op_float32_madd / f_op_float32_add"})
+    with pytest.raises(InputError, match=r"^m\.yaml, field 'features\.f_ratio': user feature "
+                       r"f_ratio = f_op_float32_madd / f_op_float32_add is not a finite number "
+                       r"for kernel knl at sizes \{'n': 8\}: float division by zero$"):
+        m.feature_values(_OneKernel())
+    m = Model("f_wall_time", "p_a * f_size:a / f_size:b + p_c * log(f_size:a - 2)",
+              path="m.yaml")
+    feats = {"f_size:a": np.array([1.0, 2.0, 3.0]), "f_size:b": np.array([1.0, 0.0, 1.0])}
+    with pytest.raises(InputError, match=r"^m\.yaml, field 'expression': the expression "
+                                         r"divides by f_size:b, which is 0 for kernel k2$"):
+        calibrate(m, FeatureTable(["k1", "k2", "k3"], feats, np.ones(3)))
+    feats["f_size:b"] = np.ones(3)
+    with pytest.raises(InputError, match=r"^m\.yaml, field 'expression': log\(f_size:a \+ "
+                                         r"-2\) is nan for kernel k1$"):
+        calibrate(m, FeatureTable(["k1", "k2", "k3"], feats, np.ones(3)))
+
+
+def test_a_start_of_zero_stays_zero(monkeypatch):
+    # initial: {p_b: 0} started the fit at p_b = 1 (s), 1e12 times the costs it fits
+    import scipy.optimize
+
+    seen = []
+    real = scipy.optimize.least_squares
+
+    def spy(fun, x0, **kw):
+        seen.append(fun(x0))
+        return real(fun, x0, **kw)
+
+    monkeypatch.setattr(scipy.optimize, "least_squares", spy)
+    m = Model("f_wall_time", "p_a * f_size:a + p_b * f_size:b")
+    a, b = np.array([1.0, 2.0, 3.0]), np.array([2.0, 1.0, 5.0])
+    t = 2e-9 * a + 1e-9 * b
+    cal = calibrate(m, FeatureTable(["x", "y", "z"], {"f_size:a": a, "f_size:b": b}, t),
+                    initial={"p_a": 2e-9, "p_b": 0.0})
+    assert seen[0] == pytest.approx(1 - 2e-9 * a / t)  # the residual at p_a = 2e-9, p_b = 0
+    assert cal.params == pytest.approx({"p_a": 2e-9, "p_b": 1e-9}, rel=1e-6)
+
+
+def test_model_errors_name_the_file_and_field():
+    with pytest.raises(InputError, match=r"^m\.yaml, field 'output': feature 'wall_time'"):
+        Model("wall_time", "p_a * f_thread_groups", path="m.yaml")
+    # the output used as an input: refused when read, not after every kernel was timed
+    with pytest.raises(InputError, match=r"^m\.yaml, field 'expression': f_wall_time is "
+                                         "measured, not counted"):
+        Model("f_wall_time", "p_a * f_thread_groups + p_b * f_wall_time", path="m.yaml")
+    m = Model("f_wall_time", "p_a * f_size:a + p_b", path="m.yaml")
+    with pytest.raises(InputError, match=r"^m\.yaml, field 'measurement': 1 measurements "):
+        calibrate(m, FeatureTable(["x"], {"f_size:a": np.ones(1)}, np.ones(1)))

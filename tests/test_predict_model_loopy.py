@@ -385,6 +385,18 @@ MATMUL = KERNEL.read_text()
      "loopy cannot count the kernel: UnableToDetermineAccessRangeError: unable to determine"),
     ("generator: [matmul_sq]\n", "field 'generator': unknown generator ['matmul_sq']"),
     ("generator: matmul_sq\nargs: [prefetch]\n", "field 'args': expected a mapping"),
+    # below: each named no file, the wrong field, or called bad sizes a domain error
+    (MATMUL + "sizes: {n: abc}\n", "bad.yaml, field 'sizes.n': expected an integer, found 'abc'"),
+    (MATMUL + "sizes: {n: true}\n", "field 'sizes.n': expected an integer, found True"),
+    (MATMUL + "sizes: {n: 128.5}\n", "field 'sizes.n': expected an integer, found 128.5"),
+    ("generator: matmul_sq\nargs: {prefetch: maybe}\n",
+     "bad.yaml, field 'args.prefetch': generator matmul_sq: prefetch:maybe is not true or false"),
+    ("generator: matmul_sq\nargs: {n: 0}\n", "field 'args.n': generator matmul_sq: n:0 is not "
+     "a positive integer"),
+    ("generator: matmul_sq\nargs: {prefetch: true}\n",
+     "field 'args': args select 2 variants; give one value for each of n\n"),
+    ("generator: matmul_sq\nargs: {prefetch: true, n: 100}\n",
+     "field 'args': generator matmul_sq makes no kernel of these argument values"),
 ])
 def test_a_damaged_kernel_file_is_one_line(capsys, two_devices, tmp_path, text, where):
     # each of these was a TypeError, AttributeError, KeyError or loopy traceback
@@ -394,3 +406,44 @@ def test_a_damaged_kernel_file_is_one_line(capsys, two_devices, tmp_path, text, 
     code, out, err = run_main(capsys, "predict", "--loopy", bad, "--params", fast_path,
                               "--sizes", "n=128")
     assert code == 2 and out == "" and err.count("\n") == 1 and where in err, err
+
+
+def test_errors_of_a_prediction_name_the_file(capsys, two_devices, tmp_path):
+    """A kernel file without sizes, a size feature the kernel lacks, a division by a feature
+    that is 0 in the kernel: one line naming the file (and the kernel), exit 2; the last was a
+    ZeroDivisionError traceback."""
+    (fast_path, fast), _ = two_devices
+    code, out, err = run_main(capsys, "predict", "--loopy", KERNEL, "--params", fast_path)
+    assert code == 2 and out == "" and err == (
+        f"gpuproj: error: {KERNEL}, field 'sizes': kernel 'matmul_pf' needs size parameter(s) "
+        "['n']; given []\n")
+    d = json.loads(fast_path.read_text())
+    d["model"]["expression"] = EXPR + " + p_x * f_size:m"
+    d["params"]["p_x"] = 1e-9
+    bad = tmp_path / "sizefeat.json"
+    bad.write_text(json.dumps(d))
+    code, out, err = run_main(capsys, "predict", "--loopy", KERNEL, "--params", bad,
+                              "--sizes", "n=128")
+    assert code == 2 and out == "" and err == (
+        f"gpuproj: error: {bad}, field 'expression': f_size:m: kernel matmul_pf has no size "
+        "parameter 'm' (it has n)\n")
+    d["model"]["expression"] = "p_x * f_op_float32_madd / f_op_float32_add"
+    bad.write_text(json.dumps(d))
+    code, out, err = run_main(capsys, "predict", "--loopy", KERNEL, "--params", bad,
+                              "--sizes", "n=128")
+    assert code == 2 and out == "" and err == (
+        f"gpuproj: error: {bad}, field 'model.expression': the expression p_x * "
+        "f_op_float32_madd / f_op_float32_add is not a finite number for kernel matmul_pf at "
+        "sizes {'n': 128}: float division by zero\n")
+
+
+@pytest.mark.parametrize("n", [1024.7, 1024.0, True, "1024"])
+def test_predict_loopy_refuses_sizes_that_are_not_integers(two_devices, n):
+    # 1024.7 was predicted as 1024 without a word
+    from gpuproj.calibrated import predict_loopy
+
+    (fast_path, _), _ = two_devices
+    with pytest.raises(InputError, match=rf"field 'sizes\.n': expected an integer, found "
+                                         rf"{n!r}"):
+        predict_loopy(KERNEL, fast_path, {"n": n})
+    assert predict_loopy(KERNEL, fast_path, {"n": np.int64(128)})["sizes"] == {"n": 128}

@@ -9,9 +9,9 @@ footprints) on top of loopy 2025.2's statistics module (``lp.get_op_map``,
 * each count carries loopy's *count granularity*: arithmetic and local-memory accesses are counted
   once per sub-group, global accesses once per work-item except uniform ones (``lid(0)`` stride 0,
   once per sub-group); the sub-group size is the only hardware input;
-* loopy does not fuse multiply-adds, so :func:`op_map_with_madd` counts ``a + b*c`` as one
-  ``madd`` (and neither an ``add`` nor a ``mul``), as the paper's feature ``f_op_float32_madd``
-  needs;
+* loopy does not fuse multiply-adds, so :func:`op_map_with_madd` counts ``a + b*c`` (and
+  ``a - b*c``, ``b*c - a``) as one ``madd`` (and neither an ``add`` nor a ``mul``), as the
+  paper's feature ``f_op_float32_madd`` needs;
 * index arithmetic inside subscripts is not counted (the paper's models leave it out);
 * the access-to-footprint ratio (AFR) of an array and direction is its number of element accesses
   per work-item, summed over the grid, divided by the number of distinct elements it touches.
@@ -131,7 +131,23 @@ def _check_sizes(counts, sizes):
     if missing:
         raise InputError(f"kernel {counts.name!r} needs size parameter(s) {missing}; "
                          f"given {sorted(sizes)}", field="sizes")
-    return {k: int(v) for k, v in sizes.items() if k in counts.params}
+    return {k: v for k, v in check_size_values(sizes).items() if k in counts.params}
+
+
+def check_size_values(sizes: dict) -> dict:
+    """``sizes`` with every value an integer (numpy's too), else an ``InputError`` naming the
+    size: ``int()`` would turn 1024.7 into 1024 and ``True`` into 1 without a word."""
+    import operator
+
+    out = {}
+    for k, v in sizes.items():
+        try:
+            if isinstance(v, bool):
+                raise TypeError
+            out[k] = operator.index(v)
+        except TypeError:
+            raise InputError(f"expected an integer, found {v!r}", field=f"sizes.{k}") from None
+    return out
 
 
 def _dtype_name(t) -> str:
@@ -148,17 +164,16 @@ def _tag_names(tags) -> frozenset:
 
 
 def _madd_counter_class():
-    """An ExpressionOpCounter that fuses ``x + y*z`` into one madd (loopy 2025.2 does not)."""
+    """An ExpressionOpCounter that fuses ``x + y*z`` and ``x - y*z`` into one madd (loopy
+    2025.2 does not)."""
     lp = _lp()
     from loopy.statistics import ExpressionOpCounter, Op
-    from pymbolic.primitives import Product
 
     class MaddOpCounter(ExpressionOpCounter):
         def map_sum(self, expr):
             base = super().map_sum(expr)
             # Each product child can absorb one of the len-1 additions of this sum.
-            n_prod = sum(1 for c in expr.children if isinstance(c, Product)
-                         and sum(1 for f in c.children if not _is_minus_one(f)) >= 2)
+            n_prod = sum(1 for c in expr.children if _is_fusable_product(c))
             fused = min(len(expr.children) - 1, n_prod)
             if not fused:
                 return base
@@ -175,6 +190,22 @@ def _madd_counter_class():
 
     del lp
     return MaddOpCounter
+
+
+def _is_fusable_product(x) -> bool:
+    """Whether ``x`` is a product of two or more factors, also under negations: pymbolic
+    parses ``a - b*c`` as ``a + Product((-1, Product((b, c))))``, whose outer product has one
+    factor besides -1, and that is one fused multiply-add as much as ``-b*c + a`` is."""
+    from pymbolic.primitives import Product
+
+    while isinstance(x, Product):
+        factors = [f for f in x.children if not _is_minus_one(f)]
+        if len(factors) >= 2:
+            return True
+        if not factors:
+            return False
+        x = factors[0]
+    return False
 
 
 def _is_minus_one(x):
@@ -221,14 +252,15 @@ def _prepare(program):
     return program, entry
 
 
-@functools.lru_cache(maxsize=512)
+@functools.lru_cache(maxsize=512, typed=True)  # True is no sub-group size of 1
 def count_kernel(program, subgroup_size: int = 32) -> KernelCounts:
     """Symbolic counts of a loopy program (one entrypoint); cached per (program, sub-group size).
     ``count_kernel(prog, 32).evaluate({"n": 512})`` gives the numbers for one size."""
     import warnings
 
     lp = _lp()
-    if not isinstance(subgroup_size, int) or subgroup_size < 1:
+    if isinstance(subgroup_size, bool) or not isinstance(subgroup_size, int) \
+            or subgroup_size < 1:
         raise InputError(f"sub-group size must be a positive integer, got {subgroup_size!r}",
                          field="subgroup_size")
     with warnings.catch_warnings():

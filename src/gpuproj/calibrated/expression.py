@@ -510,11 +510,12 @@ def term_label(term: Expr, width: int = 48) -> str:
     if not names:
         return text[:width - 3] + "..."
     overlapped = " (overlapped)" if any(isinstance(c, Call) and c.fn == "tanh"
-                                        for c in _walk(term)) else ""
+                                        for c in walk(term)) else ""
     return ", ".join(names) + overlapped
 
 
-def _walk(e: Expr):
+def walk(e: Expr):
+    """``e`` and every node below it, parents first."""
     yield e
     for c in e.children():
-        yield from _walk(c)
+        yield from walk(c)

@@ -3,8 +3,10 @@
 A feature maps a kernel and its size parameters to a number. Names start with ``f_``:
 
 ``f_op_<dtype>_<op>``
-    arithmetic operations, e.g. ``f_op_float32_madd``; ``<op>`` is add, mul, madd, div, pow,
-    exp, ... (loopy's op names, ``func:`` dropped). ``f_op_<op>`` matches every data type.
+    arithmetic operations, e.g. ``f_op_float32_madd``; ``<op>`` is one of loopy's op names
+    (add, mul, div, pow, shift, bw, maxmin), madd, or a math function loopy knows (exp, sqrt,
+    ...; ``func:`` dropped), see :data:`ARITHMETIC_OPS` and :data:`FUNCTION_OPS`; any other
+    name is an error. ``f_op_<op>`` matches every data type.
 ``f_mem_access[_tag:<tag>][_<mtype>][_<dtype>][_<direction>][_lstrides:{..}][_gstrides:{..}][_afr:<c>]``
     memory accesses; every field is optional but they come in this order. Stride constraints
     map a thread axis to a constraint: ``lstrides:{0:1;1:>15}`` means lid(0) stride 1 and lid(1)
@@ -43,6 +45,14 @@ DTYPES = ("float16", "float32", "float64", "int8", "int16", "int32", "int64", "u
 MTYPES = ("global", "local")
 DIRECTIONS = ("load", "store")
 SYNC_KINDS = ("barrier_local", "barrier_global", "kernel_launch")
+# The op names loopy 2025.2's statistics give (plus our fused madd), and the math functions its
+# C and OpenCL targets know, which it counts as "func:<name>": a name outside these is a typo
+# that would make a feature that is 0 in every kernel.
+ARITHMETIC_OPS = ("add", "mul", "madd", "div", "pow", "shift", "bw", "maxmin")
+FUNCTION_OPS = ("abs", "acos", "acosh", "asin", "asinh", "atan", "atan2", "atanh", "ceil",
+                "clamp", "conj", "cos", "cosh", "dot", "erf", "erfc", "exp", "fabs", "floor",
+                "fmax", "fmin", "imag", "isnan", "log", "log10", "max", "min", "pow", "real",
+                "rsqrt", "sin", "sinh", "sqrt", "tan", "tanh")
 OUTPUT_PREFIXES = ("f_wall_time", "f_cl_wall_time")
 
 
@@ -121,6 +131,10 @@ class MemAccessFeature(Feature):
     def granularities(self, cv, access_tags=None):
         return {a.granularity for a, v in cv.accesses if v and self.matches(a, cv, access_tags)}
 
+    def dtypes(self, cv, access_tags=None) -> set:
+        """Data types of the accesses counted (a tagged feature's name gives none)."""
+        return {a.dtype for a, v in cv.accesses if v and self.matches(a, cv, access_tags)}
+
 
 @dataclass(frozen=True)
 class SyncFeature(Feature):
@@ -152,7 +166,8 @@ class SizeFeature(Feature):
 
     def evaluate(self, cv, access_tags=None):
         if self.param not in cv.sizes:
-            raise InputError(f"{self.name}: kernel has no size parameter {self.param!r}",
+            raise InputError(f"{self.name}: kernel {cv.counts.name} has no size parameter "
+                             f"{self.param!r} (it has {', '.join(sorted(cv.sizes)) or 'none'})",
                              field="feature")
         return float(cv.sizes[self.param])
 
@@ -364,10 +379,16 @@ def parse_feature(name: str) -> Feature:
         return _parse_mem(name)
     if name.startswith("f_op_"):
         parts = name[5:].split("_")
-        if len(parts) == 1 and parts[0]:
-            return OpFeature(name, None, parts[0])
-        if len(parts) == 2 and parts[0] in DTYPES and parts[1]:
-            return OpFeature(name, parts[0], parts[1])
-        raise FeatureError("expected f_op_<dtype>_<op> (e.g. f_op_float32_madd)", name)
+        if len(parts) == 2 and parts[0] in DTYPES:
+            dtype, op = parts
+        elif len(parts) == 1 and parts[0] not in DTYPES:
+            dtype, op = None, parts[0]
+        else:
+            raise FeatureError("expected f_op_<dtype>_<op> or f_op_<op> (e.g. "
+                               "f_op_float32_madd)", name)
+        if op not in ARITHMETIC_OPS + FUNCTION_OPS:
+            raise FeatureError(f"unknown op {op!r}; one of {', '.join(ARITHMETIC_OPS)} or a "
+                               "math function loopy knows (exp, sqrt, tanh, ...)", name)
+        return OpFeature(name, dtype, op)
     raise FeatureError("unknown feature class; built-in: f_op_, f_mem_access, f_sync_, "
                        "f_thread_groups, f_size:, f_wall_time", name)

@@ -52,7 +52,11 @@ class Arg:
     allowed: object = None  # tuple of values, or int
 
     def parse(self, text: str, gen: str, name: str):
+        """The values of variant tag ``name:text``; a bad one is an ``InputError`` whose field
+        is the argument's name (the caller knows the file and adds where the tag came from)."""
         kind = self.allowed if self.allowed is int else type(self.default[0])
+        what = ("a positive integer" if self.allowed is int
+                else "true or false" if kind is bool else "an integer")
         out = []
         for raw in text.split(","):
             raw = raw.strip()
@@ -68,11 +72,11 @@ class Arg:
                 else:
                     v = raw
             except ValueError:
-                raise InputError(f"generator {gen}: {name}:{raw} is not a valid "
-                                 f"{kind.__name__}", field="tags") from None
+                raise InputError(f"generator {gen}: {name}:{raw} is not {what}",
+                                 field=name) from None
             if isinstance(self.allowed, tuple) and v not in self.allowed:
                 raise InputError(f"generator {gen}: {name}:{raw} not allowed; allowed: "
-                                 f"{', '.join(map(str, self.allowed))}", field="tags")
+                                 f"{', '.join(map(str, self.allowed))}", field=name)
             out.append(v)
         return tuple(dict.fromkeys(out))
 
@@ -85,12 +89,15 @@ class Generator:
     create: object  # callable(**values) -> MeasurementKernel
     valid: object = None  # optional predicate(values) -> bool dropping inconsistent combinations
 
+    def values(self, variant_tags: dict) -> dict:
+        """Each argument's values: those of its variant tag, else its defaults."""
+        return {name: (arg.parse(variant_tags[name], self.name, name)
+                       if name in variant_tags else arg.default)
+                for name, arg in self.args.items()}
+
     def variants(self, variant_tags: dict) -> list:
         """All kernels for the Cartesian product of the (restricted) argument values."""
-        sets = {}
-        for name, arg in self.args.items():
-            sets[name] = (arg.parse(variant_tags[name], self.name, name)
-                          if name in variant_tags else arg.default)
+        sets = self.values(variant_tags)
         out = []
         names = list(sets)
         for combo in itertools.product(*(sets[n] for n in names)):
@@ -113,7 +120,7 @@ def parse_tags(tags) -> tuple[frozenset, dict]:
         if ":" in t:
             k, v = t.split(":", 1)
             if not k or not v:
-                raise InputError(f"variant tag {t!r} needs 'arg:value'", field="tags")
+                raise InputError(f"variant tag {t!r} needs 'arg:value'")
             var[k] = v
         else:
             gen.add(t)
@@ -131,21 +138,30 @@ class KernelCollection:
         gen_tags, _ = parse_tags(tags)
         return [g for g in self.generators if self.match.matches(g.tags, gen_tags)]
 
-    def variants(self, tags) -> list:
+    def _selected(self, tags) -> list:
+        """[(generator, its variant tags)] for ``tags``; raises where they select nothing."""
         gen_tags, var = parse_tags(tags)
         gens = [g for g in self.generators if self.match.matches(g.tags, gen_tags)]
         if not gens:
             raise InputError(f"no generator matches tags {sorted(gen_tags)} "
-                             f"({self.match.value})", field="tags")
+                             f"({self.match.value})")
         out = []
         for g in gens:
             unknown = set(var) - set(g.args)
             if unknown and len(gens) == 1:
                 raise InputError(f"generator {g.name} has no argument(s) {sorted(unknown)}; "
-                                 f"arguments: {', '.join(g.args)}", field="tags")
-            out += g.variants({k: v for k, v in var.items() if k in g.args})
+                                 f"arguments: {', '.join(g.args)}")
+            out.append((g, {k: v for k, v in var.items() if k in g.args}))
         return out
 
+    def check(self, tags) -> None:
+        """Raise the ``InputError`` that :meth:`variants` would, without building kernels (a
+        model file's tag sets are checked when it is read, before any kernel runs)."""
+        for g, var in self._selected(tags):
+            g.values(var)
+
+    def variants(self, tags) -> list:
+        return [mk for g, var in self._selected(tags) for mk in g.variants(var)]
 
 
 # -- the generators -------------------------------------------------------------------------

@@ -12,7 +12,8 @@ nonlinear least squares and its predictions (Stevens & Kloeckner, Secs. 6-7).
   to 1, as the paper describes; for the overlap model it keeps ŝ's argument in seconds, so the
   calibrated ``p_edge`` (1/s) applies unchanged at prediction time;
 * parameters are fitted as p_i = s_i q_i with s_i a starting value, so LM sees numbers near 1
-  although costs are ~1e-12 s;
+  although costs are ~1e-12 s (a start of 0 from ``initial`` keeps q_i = 0, see ``_scale``);
+  parameters the measurements do not determine are warned about by name;
 * :class:`Calibration` reports the residual norm, a parameter table with implied throughputs
   (the paper's Table 3) and flags negative costs as a sign of a bad model; it saves to JSON.
 """
@@ -30,7 +31,7 @@ import numpy as np
 from ..errors import InputError
 from ..files import read_text, write_text
 from . import expression as E
-from .features import MemAccessFeature, OpFeature, parse_feature
+from .features import MemAccessFeature, OpFeature, SyncFeature, parse_feature
 
 PARAMS_FORMAT = "gpuproj-calibrated-params"
 PARAMS_VERSION = 1
@@ -65,7 +66,10 @@ class Model:
                 raise InputError(f"user feature {fname} may not use parameters "
                                  f"{sorted(ue.params())}", path=self.path, field="features")
             self._user[fname] = ue
-        out = parse_feature(self.output)
+        try:
+            out = parse_feature(self.output)
+        except InputError as e:
+            raise InputError(e.message, path=self.path, field="output") from None
         if not out.is_output:
             raise InputError(f"output feature {self.output!r} is not a measured time "
                              "(use f_wall_time)", path=self.path, field="output")
@@ -76,9 +80,12 @@ class Model:
         self.features = sorted(self.expr.features())
         for f in self.base_features():
             try:
-                parse_feature(f)  # raise on bad names now, not mid-calibration
+                feat = parse_feature(f)  # raise on bad names now, not mid-calibration
             except InputError as e:
                 raise InputError(e.message, path=self.path, field="expression") from None
+            if feat.is_output:
+                raise InputError(f"{f} is measured, not counted: it can only be the output",
+                                 path=self.path, field="expression")
 
     def _expanded(self) -> tuple[list, list]:
         """(built-in features the expression needs, the user features it needs in an order
@@ -109,17 +116,40 @@ class Model:
         return self._expanded()[0]
 
     def feature_values(self, cv, access_tags=None) -> dict:
-        """Every feature of the expression (user features included) for one count set."""
+        """Every feature of the expression (user features included) for one count set; a
+        feature the kernel lacks (``f_size:`` of another kernel's size) or a user feature
+        that is not a finite number there (a division by a feature that is 0) is an
+        ``InputError`` naming the model's file and the kernel."""
         base, order = self._expanded()
-        vals = {f: parse_feature(f).evaluate(cv, access_tags) for f in base}
+        try:
+            vals = {f: parse_feature(f).evaluate(cv, access_tags) for f in base}
+        except InputError as e:
+            raise InputError(e.message, path=self.path, field="expression") from None
         for name in order:
-            vals[name] = float(self._user[name].evaluate(vals))
+            vals[name] = self.evaluate_finite(
+                self._user[name], vals, f"user feature {name} = {self.user_features[name]}",
+                f"kernel {cv.counts.name} at sizes {cv.sizes}", field=f"features.{name}")
         return vals
 
     def evaluate(self, params: dict, features: dict):
         env = dict(features)
         env.update(params)
         return self.expr.evaluate(env)
+
+    def evaluate_finite(self, expr, env, what, where, field="expression") -> float:
+        """``expr`` at ``env`` (one kernel's features, as floats), which must be a finite
+        number: Python floats raise on a division by zero, numpy's give inf or nan."""
+        with np.errstate(all="ignore"):
+            try:
+                v = float(expr.evaluate(env))
+            except (ZeroDivisionError, OverflowError) as e:
+                v, why = math.nan, str(e)
+            else:
+                why = f"it is {v}"
+        if not math.isfinite(v):
+            raise InputError(f"{what} is not a finite number for {where}: {why}",
+                             path=self.path, field=field)
+        return v
 
     def to_dict(self):
         return {"name": self.name, "output": self.output, "expression": self.expression,
@@ -134,9 +164,15 @@ class FeatureTable:
     features: dict  # name -> np.ndarray
     output_s: np.ndarray
     granularities: dict = field(default_factory=dict)  # feature -> set of granularities
+    dtypes: dict = field(default_factory=dict)  # memory feature -> dtypes of its accesses
 
     def __len__(self):
         return len(self.labels)
+
+    def set_timings(self, timings):
+        """Set the measured output (s) from :class:`.timing.Timing` s, one per row."""
+        self.output_s = np.array([t.median_s for t in timings], dtype=float)
+        return self
 
 
 def gather_features(model: Model, kernels, timings=None, subgroup_size=32,
@@ -145,20 +181,21 @@ def gather_features(model: Model, kernels, timings=None, subgroup_size=32,
     of :class:`.timing.Timing` aligned with ``kernels`` (None: output left NaN)."""
     from .counting import count_kernel
 
-    rows, labels, gran = [], [], {}
+    rows, labels, gran, dtypes = [], [], {}, {}
     it = kernels if progress is None else progress(kernels)
     for mk in it:
         cv = count_kernel(mk.program, subgroup_size).evaluate(mk.sizes)
         rows.append(model.feature_values(cv, mk.access_tags))
         for f in model.base_features():
-            g = parse_feature(f).granularities(cv, mk.access_tags)
-            gran.setdefault(f, set()).update(g)
+            feat = parse_feature(f)
+            gran.setdefault(f, set()).update(feat.granularities(cv, mk.access_tags))
+            if isinstance(feat, MemAccessFeature):
+                dtypes.setdefault(f, set()).update(feat.dtypes(cv, mk.access_tags))
         labels.append(mk.label())
     names = sorted(rows[0]) if rows else []
     feats = {n: np.array([r[n] for r in rows], dtype=float) for n in names}
-    out = (np.array([t.median_s for t in timings], dtype=float) if timings is not None
-           else np.full(len(rows), np.nan))
-    return FeatureTable(labels, feats, out, gran)
+    table = FeatureTable(labels, feats, np.full(len(rows), np.nan), gran, dtypes)
+    return table if timings is None else table.set_timings(timings)
 
 
 @dataclass
@@ -314,20 +351,26 @@ def calibrate(model: Model, table: FeatureTable, *, scale_by_output=True, initia
     initial = dict(initial or {})
     t = np.asarray(table.output_s, dtype=float)
     if not np.all(np.isfinite(t)) or np.any(t <= 0):
-        raise InputError("every measured output must be a positive time", field="output")
+        raise InputError("every measured output must be a positive time", path=model.path,
+                         field="output")
     npar = len(model.params)
     if len(t) < npar:
         raise InputError(f"{len(t)} measurements cannot determine {npar} parameters; add "
-                         "measurement kernels", field="measurement")
+                         "measurement kernels", path=model.path, field="measurement")
     missing = set(model.features) - set(table.features)
     if missing:
-        raise InputError(f"feature table lacks {sorted(missing)}", field="features")
+        raise InputError(f"feature table lacks {sorted(missing)}", path=model.path,
+                         field="features")
+    _check_finite(model, table)
     start = _start(model, table, initial)
     names = model.params
-    s = np.array([start[p] if start[p] != 0 else 1.0 for p in names])
     jac_exprs = E.jacobian(model.expr, names)
     feats = dict(table.features)
     w = 1.0 / t if scale_by_output else np.ones_like(t)
+    # p = s q with q0 = 1, so LM sees numbers near 1; a start of 0 (from ``initial``) stays
+    # 0 with q0 = 0 and the scale of a p whose term alone would make the kernels' times
+    s = np.array([start[p] or _scale(jac_exprs[p], {**feats, **start}, t) for p in names])
+    q0 = np.array([start[p] / si for p, si in zip(names, s)])
 
     def env(q):
         d = dict(feats)
@@ -345,10 +388,8 @@ def calibrate(model: Model, table: FeatureTable, *, scale_by_output=True, initia
         # r = (t - g) w, p = s q  ->  dr/dq_i = -w dg/dp_i s_i
         return -(np.column_stack(cols) * w[:, None]) * s[None, :]
 
-    q0 = np.ones(npar)
-    method = "lm" if len(t) >= npar else "trf"
     with np.errstate(over="ignore", invalid="ignore"):
-        res = least_squares(resid, q0, jac=jac, method=method, xtol=1e-12, ftol=1e-12,
+        res = least_squares(resid, q0, jac=jac, method="lm", xtol=1e-12, ftol=1e-12,
                             gtol=1e-12, max_nfev=2000 * (npar + 1))
     params = {p: float(v) for p, v in zip(names, s * res.x)}
     g = np.asarray(model.expr.evaluate({**feats, **params}), dtype=float)
@@ -358,54 +399,166 @@ def calibrate(model: Model, table: FeatureTable, *, scale_by_output=True, initia
     warns = [f"{p} = {v:.3g} < 0: a negative cost is a sign of a bad model (or of a "
              "measurement set that does not separate this cost)"
              for p, v in params.items() if v < 0 and p not in signed]
+    with np.errstate(over="ignore", invalid="ignore"):
+        warns += _undetermined(names, jac(res.x), params)
     cal = Calibration(model, params, resid_norm, rel, device, subgroup_size, scale_by_output,
                       len(t), warns, success=bool(res.success), message=str(res.message))
-    cal.table = parameter_table(model, params, table.granularities, subgroup_size)
+    cal.table = parameter_table(model, params, table.granularities, subgroup_size,
+                                table.dtypes)
     return cal
 
 
-def parameter_table(model: Model, params: dict, granularities: dict, subgroup_size=32):
-    """One row per parameter: the feature it multiplies (when the term is ``p * f``), the
-    modelled cost granularity and the implied throughput, as in the paper's Table 3.
+def _check_finite(model: Model, table: FeatureTable):
+    """A part of the expression free of parameters that is not a finite number for a kernel,
+    or 0 for a kernel where the expression divides by it, is an ``InputError`` naming the
+    part and the kernel: the model is inf or nan there whatever the parameters (scipy's
+    error would name neither)."""
+    feats = dict(table.features)
+    with np.errstate(all="ignore"):
+        for e in E.walk(model.expr):
+            if isinstance(e, E.Div) and e.b.features() and not e.b.params():
+                zero = np.broadcast_to(np.asarray(e.b.evaluate(feats)) == 0, (len(table),))
+                if zero.any():
+                    raise InputError(f"the expression divides by {e.b}, which is 0 for kernel "
+                                     f"{table.labels[int(np.argmax(zero))]}", path=model.path,
+                                     field="expression")
+            if e.features() and not e.params():
+                v = np.broadcast_to(np.asarray(e.evaluate(feats), dtype=float), (len(table),))
+                if not np.isfinite(v).all():
+                    k = int(np.argmax(~np.isfinite(v)))
+                    raise InputError(f"{e} is {v[k]} for kernel {table.labels[k]}",
+                                     path=model.path, field="expression")
 
-    Rate: (work-items per counted unit: 1 for work-item, the sub-group size for sub-group
-    granularity) x (flops per op: 2 for madd, else 1; or bytes per access) / p.
+
+def _scale(djac: E.Expr, env: dict, t: np.ndarray) -> float:
+    """The value of a parameter whose term alone would make the median kernel's time (t over
+    its derivative), as the scale of a parameter that starts at 0; 1 where it has no term."""
+    with np.errstate(all="ignore"):
+        d = np.abs(np.broadcast_to(np.asarray(djac.evaluate(env), dtype=float), t.shape))
+    ok = np.isfinite(d) & (d > 0)
+    return float(np.median(t[ok] / d[ok])) if ok.any() else 1.0
+
+
+def _undetermined(names, J, params) -> list:
+    """Warnings for parameters the measurements do not determine at the fit: a Jacobian column
+    that is 0 for every kernel (a feature that is 0 in all of them: a misspelt tag, a missing
+    microbenchmark), or columns in proportion (costs no measurement tells apart)."""
+    out = []
+    norms = np.linalg.norm(J, axis=0)
+    for p, n in zip(names, norms):
+        if n == 0:
+            out.append(f"{p} is not determined by the measurements: it changes no measurement "
+                       f"kernel's time (its features are 0 in all of them?); {params[p]:.3g} "
+                       "is its starting value, not a fit")
+    live = [i for i, n in enumerate(norms) if np.isfinite(n) and n > 0]
+    if len(live) > 1 and np.isfinite(J[:, live]).all():
+        A = J[:, live] / norms[live]
+        _, sv, vt = np.linalg.svd(A, full_matrices=False)
+        if sv[-1] < 1e-10 * sv[0]:
+            tied = [names[live[i]] for i in np.flatnonzero(np.abs(vt[-1]) > 0.1)]
+            out.append(f"{', '.join(tied)} are not told apart by the measurements: their "
+                       "terms change the measurement kernels' times in proportion; add "
+                       "kernels that vary one and not the others")
+    return out
+
+
+def parameter_table(model: Model, params: dict, granularities: dict, subgroup_size=32,
+                    dtypes=None):
+    """One row per parameter: the feature it multiplies (when its term is ``p`` times features,
+    user features that are such products expanded), the modelled cost granularity (MCG) and
+    the implied throughput, as in the paper's Table 3.
+
+    MCG: that of the one feature counted (``granularities``: feature -> the granularities of
+    its counts); a per-work-item synchronization count times ``f_thread_groups``
+    (``p_barrier * f_sync_barrier_local * f_thread_groups``) is per work-group, the paper's
+    "local barrier ... WG". Rate: (work-items per counted unit: 1 for work-item, the sub-group
+    size for sub-group granularity) x (flops per op: 2 for madd, else 1; or bytes per access,
+    from the data type the feature's name gives, else from ``dtypes``: feature -> the data
+    types of the accesses it counted, as for a tagged access) / p.
+
+    >>> m = Model("f_wall_time", "p_b * f_sync_barrier_local * f_thread_groups"
+    ...           " + p_a * f_mem_access_tag:aLD")
+    >>> rows = parameter_table(m, {"p_a": 4e-12, "p_b": 1e-13},
+    ...     {"f_mem_access_tag:aLD": {"workitem"}, "f_sync_barrier_local": {"workitem"},
+    ...      "f_thread_groups": {"workgroup"}}, dtypes={"f_mem_access_tag:aLD": {"float32"}})
+    >>> [(r["param"], r["granularity"], r["rate"], r["rate_unit"]) for r in rows]
+    [('p_a', 'workitem', 1000000000000.0, 'B/s'), ('p_b', 'workgroup', None, None)]
     """
+    dtypes = dtypes or {}
+    products = {}
+    for p, written, feats in _cost_products(model):
+        products.setdefault(p, (written, feats))
     rows = []
-    pairs = {}
-    todo = [model.expr]
-    while todo:  # every p * f product anywhere in the expression (also inside overlap())
-        term = todo.pop(0)
-        todo += list(term.children())
-        if isinstance(term, E.Mul) and isinstance(term.a, E.Sym) and isinstance(term.b, E.Sym):
-            a, b = term.a.name, term.b.name
-            if a.startswith("p_") and b.startswith("f_"):
-                pairs.setdefault(a, b)
-            elif b.startswith("p_") and a.startswith("f_"):
-                pairs.setdefault(b, a)
     for p in model.params:
         v = params[p]
-        f = pairs.get(p)
-        row = {"param": p, "value_s": v, "feature": f, "granularity": None, "rate": None,
-               "rate_unit": None}
-        if f is not None:
-            gs = granularities.get(f, set())
-            g = next(iter(gs)) if len(gs) == 1 else ("mixed" if gs else None)
-            row["granularity"] = g
-            feat = parse_feature(f) if f not in model._user else None
-            per_unit = {"workitem": 1, "subgroup": subgroup_size}.get(g)
-            if per_unit and v > 0 and feat is not None:
-                if isinstance(feat, OpFeature):
-                    row["rate"] = per_unit * (2 if feat.op == "madd" else 1) / v
-                    row["rate_unit"] = "flop/s"
-                elif isinstance(feat, MemAccessFeature) and feat.dtype:
-                    row["rate"] = per_unit * np.dtype(feat.dtype).itemsize / v
+        written, feats = products.get(p, (None, []))
+        row = {"param": p, "value_s": v, "feature": written, "granularity": _mcg(
+            feats, granularities), "rate": None, "rate_unit": None}
+        per_unit = {"workitem": 1, "subgroup": subgroup_size}.get(row["granularity"])
+        feat = parse_feature(feats[0]) if len(feats) == 1 else None
+        if per_unit and v > 0:
+            if isinstance(feat, OpFeature):
+                row["rate"] = per_unit * (2 if feat.op == "madd" else 1) / v
+                row["rate_unit"] = "flop/s"
+            elif isinstance(feat, MemAccessFeature):
+                types = {feat.dtype} if feat.dtype else dtypes.get(feats[0], set())
+                if len(types) == 1:
+                    row["rate"] = per_unit * np.dtype(next(iter(types))).itemsize / v
                     row["rate_unit"] = "B/s"
-                elif isinstance(feat, MemAccessFeature):
+                else:  # no access counted, or of several sizes: no bytes per access
                     row["rate"] = per_unit / v
                     row["rate_unit"] = "access/s"
         rows.append(row)
     return rows
+
+
+def _cost_products(model: Model):
+    """(parameter, the product as written, its built-in features) for every product of one
+    parameter and features anywhere in the expression (also inside ``overlap()``); a user
+    feature that is itself a product of features is replaced by them."""
+
+    def factors(e):
+        return factors(e.a) + factors(e.b) if isinstance(e, E.Mul) else [e]
+
+    def expand(names):
+        out = []
+        for name in names:
+            ue = model._user.get(name)
+            if ue is None:
+                out.append(name)
+                continue
+            fs = factors(ue)
+            if not all(isinstance(f, E.Sym) for f in fs):
+                return []  # a user feature that is no product of features: no granularity
+            out += expand([f.name for f in fs])
+        return out
+
+    todo = [model.expr]
+    while todo:
+        e = todo.pop(0)
+        fs = factors(e)
+        names = [f.name for f in fs if isinstance(f, E.Sym)]
+        ps = [n for n in names if n.startswith("p_")]
+        if len(fs) > 1 and len(names) == len(fs) and len(ps) == 1:
+            feats = [n for n in names if n != ps[0]]
+            yield ps[0], " * ".join(feats), expand(feats)
+        else:
+            todo += list(e.children())
+
+
+def _mcg(feats, granularities):
+    """The modelled cost granularity of a product of built-in features (see
+    :func:`parameter_table`); None where it has none."""
+    if not feats:
+        return None
+    if len(feats) == 1:
+        gs = granularities.get(feats[0], set())
+        return next(iter(gs)) if len(gs) == 1 else ("mixed" if gs else None)
+    rest = [f for f in feats if f != "f_thread_groups"]
+    if len(rest) == len(feats) - 1 and all(isinstance(parse_feature(f), SyncFeature)
+                                           for f in rest):
+        return "workgroup"
+    return None
 
 
 def format_table(rows) -> str:

@@ -18,10 +18,11 @@ Model file::
     evaluation:                       # optional: variants to predict and rank (case studies)
       - {name: prefetch, tags: [matmul_sq, "prefetch:True", "n:128,192"]}
 
-Kernel file (for ``predict_loopy``), either a generator with one value per argument::
+Kernel file (for ``predict_loopy``), either a generator with one value for each argument
+whose defaults have several (``n`` here; ``--sizes n=...`` overrides it)::
 
     generator: matmul_sq
-    args: {prefetch: true}
+    args: {prefetch: true, n: 1024}
 
 or a loopy kernel built from a whitelist of transformations (no code is executed)::
 
@@ -32,8 +33,10 @@ or a loopy kernel built from a whitelist of transformations (no code is executed
       - {name: n, dtype: int32}          # no shape: a size parameter
     transforms:
       - [split_iname, {split_iname: i, inner_length: 16, outer_tag: g.1, inner_tag: l.1}]
+      - [split_iname, {split_iname: j, inner_length: 16, outer_tag: g.0, inner_tag: l.0}]
       - [assume, {assumptions: "n mod 16 = 0"}]
     access_tags: {aLD: [[a, load]]}
+    sizes: {n: 1024}                     # optional: integers, overridden by --sizes
 """
 
 from __future__ import annotations
@@ -45,7 +48,7 @@ from pathlib import Path
 
 from ..errors import InputError
 from ..files import parse_yaml, read_text
-from .generators import MatchCondition
+from .generators import ALL_GENERATORS, KernelCollection, MatchCondition
 from .model import Model
 
 TRANSFORMS = ("split_iname", "tag_inames", "assume", "add_prefetch", "fix_parameters",
@@ -90,15 +93,17 @@ def load_model_file(path) -> ModelSpec:
     for key in ("output", "expression"):
         if key not in d:
             raise InputError("missing key", path=p, field=key)
+        if not isinstance(d[key], str):
+            raise InputError(f"expected text, found {d[key]!r}", path=p, field=key)
     allowed = {"name", "output", "expression", "features", "subgroup_size", "initial",
                "signed", "measurement", "evaluation", "description"}
     unknown = set(d) - allowed
     if unknown:
         raise InputError(f"unknown key(s) {sorted(unknown)}", path=p)
-    model = Model(str(d["output"]), str(d["expression"]), d.get("features") or {},
+    model = Model(d["output"], d["expression"], d.get("features") or {},
                   str(d.get("name") or p.stem), path=p)
     sg = d.get("subgroup_size", 32)
-    if not isinstance(sg, int) or sg < 1:
+    if isinstance(sg, bool) or not isinstance(sg, int) or sg < 1:
         raise InputError("must be a positive integer", path=p, field="subgroup_size")
     meas = d.get("measurement") or {}
     if not isinstance(meas, dict):
@@ -111,12 +116,24 @@ def load_model_file(path) -> ModelSpec:
     tag_sets = meas.get("tag_sets") or []
     if not isinstance(tag_sets, list) or not all(isinstance(t, list) for t in tag_sets):
         raise InputError("expected a list of tag lists", path=p, field="measurement.tag_sets")
+    tag_sets = [[str(t) for t in ts] for ts in tag_sets]
     evaluation = d.get("evaluation") or []
     if not isinstance(evaluation, list):
         raise InputError("expected a list of {name, tags}", path=p, field="evaluation")
     for i, e in enumerate(evaluation):
         if not isinstance(e, dict) or "tags" not in e or "name" not in e:
             raise InputError(f"entry {i + 1} needs name and tags", path=p, field="evaluation")
+        if not isinstance(e["tags"], list):  # a string would be read as its characters
+            raise InputError(f"entry {i + 1}: tags must be a list, found {e['tags']!r}",
+                             path=p, field="evaluation")
+    evaluation = [{"name": str(e["name"]), "tags": [str(t) for t in e["tags"]]}
+                  for e in evaluation]
+    # a tag that selects no kernel is reported now, not after the kernels before it ran
+    coll = KernelCollection(ALL_GENERATORS, match)
+    for field_, i, tags in ([("measurement.tag_sets", i, ts) for i, ts in enumerate(tag_sets)]
+                            + [("evaluation", i, e["tags"]) for i, e in enumerate(evaluation)]):
+        with tag_errors(p, field_, i):
+            coll.check(tags)
     initial = d.get("initial") or {}
     if not isinstance(initial, dict):
         raise InputError("expected a mapping of parameter to starting value", path=p,
@@ -133,8 +150,18 @@ def load_model_file(path) -> ModelSpec:
             raise InputError(f"{sorted(bad)} are not parameters of the expression", path=p,
                              field=key)
     initial = {str(k): float(v) for k, v in initial.items()}
-    return ModelSpec(model, sg, initial, tuple(str(n) for n in signed), match,
-                     [[str(t) for t in ts] for ts in tag_sets], evaluation, p)
+    return ModelSpec(model, sg, initial, tuple(str(n) for n in signed), match, tag_sets,
+                     evaluation, p)
+
+
+@contextlib.contextmanager
+def tag_errors(path, field, index):
+    """Re-raise a generator's ``InputError`` for entry ``index`` (0-based) of a model file's
+    list ``field`` (``measurement.tag_sets`` or ``evaluation``) with the file and the field."""
+    try:
+        yield
+    except InputError as e:
+        raise InputError(f"entry {index + 1}: {e.message}", path=path, field=field) from None
 
 
 def load_kernel_file(path):
@@ -157,11 +184,18 @@ def load_kernel_file(path):
         if unknown:
             raise InputError(f"generator {g.name} has no argument(s) {sorted(unknown)}",
                              path=p, field="args")
+        try:
+            g.values(tags)
+        except InputError as e:
+            raise InputError(e.message, path=p, field=f"args.{e.field}") from None
         kernels = g.variants(tags)
-        if len(kernels) != 1:
+        if not kernels:
+            raise InputError(f"generator {g.name} makes no kernel of these argument values "
+                             "(they do not go together)", path=p, field="args")
+        if len(kernels) > 1:
+            several = [a for a, arg in g.args.items() if a not in tags and len(arg.default) > 1]
             raise InputError(f"args select {len(kernels)} variants; give one value for each "
-                             f"of {', '.join(a for a in g.args if a not in tags)}",
-                             path=p, field="args")
+                             f"of {', '.join(several)}", path=p, field="args")
         return kernels[0]
     return _build_loopy(d, p, MeasurementKernel)
 
@@ -169,7 +203,7 @@ def load_kernel_file(path):
 def _build_loopy(d, p, MeasurementKernel):
     import numpy as np
 
-    from .counting import _lp
+    from .counting import _lp, check_size_values
     from .work_removal import remove_work
 
     lp = _lp()
@@ -228,6 +262,10 @@ def _build_loopy(d, p, MeasurementKernel):
     sizes = d.get("sizes") or {}
     if not isinstance(sizes, dict):
         raise InputError("expected a mapping of size name to integer", path=p, field="sizes")
+    try:
+        sizes = check_size_values(sizes)
+    except InputError as e:
+        raise InputError(e.message, path=p, field=e.field) from None
     tags = {k: [tuple(x) for x in v] for k, v in tags.items()}
     return MeasurementKernel(kernel_name, knl, sizes, access_tags=tags)
 

@@ -7,7 +7,6 @@ predicted time (the paper's criterion for choosing among equivalent variants).
 
 from __future__ import annotations
 
-import math
 import warnings
 from dataclasses import dataclass, field
 
@@ -16,18 +15,22 @@ import numpy as np
 from ..errors import InputError, InputWarning
 from .generators import ALL_GENERATORS, KernelCollection
 from .model import Calibration, calibrate, gather_features, geomean_rel_error_from, load_params
+from .modelfile import tag_errors
 
 
 def measurement_kernels(spec, tags=None, match=None):
-    """Kernels of every tag set of the model file (or of ``tags`` alone)."""
+    """Kernels of every tag set of the model file (or of ``tags`` alone: their errors name
+    no file, as they come from the caller)."""
     coll = KernelCollection(ALL_GENERATORS, match or spec.match)
-    sets = [list(tags)] if tags else spec.tag_sets
-    if not sets:
+    if tags:
+        return coll.variants(list(tags))
+    if not spec.tag_sets:
         raise InputError("no measurement tag sets (model file 'measurement.tag_sets' or "
                          "--tags)", path=spec.path, field="measurement")
     out = []
-    for ts in sets:
-        out += coll.variants(ts)
+    for i, ts in enumerate(spec.tag_sets):
+        with tag_errors(spec.path, "measurement.tag_sets", i):
+            out += coll.variants(ts)
     return out
 
 
@@ -39,10 +42,12 @@ def time_kernels(kernels, runner, progress=None):
 def run_calibration(spec, runner, tags=None, progress=None):
     """(Calibration, kernels, timings) for a :class:`.modelfile.ModelSpec` on ``runner``."""
     kernels = measurement_kernels(spec, tags)
+    # counting first: a feature the model cannot have on a kernel stops it before any runs
+    table = gather_features(spec.model, kernels, None, spec.subgroup_size)
     timings = time_kernels(kernels, runner, progress)
-    table = gather_features(spec.model, kernels, timings, spec.subgroup_size)
-    cal = calibrate(spec.model, table, initial=spec.initial, device=runner.device_name,
-                    subgroup_size=spec.subgroup_size, signed=spec.signed)
+    cal = calibrate(spec.model, table.set_timings(timings), initial=spec.initial,
+                    device=runner.device_name, subgroup_size=spec.subgroup_size,
+                    signed=spec.signed)
     return cal, kernels, timings
 
 
@@ -98,8 +103,9 @@ def evaluate_variants(spec, cal: Calibration, runner, progress=None) -> Evaluati
     coll = KernelCollection(ALL_GENERATORS, spec.match)
     results = []
     by_size = {}
-    for entry in spec.evaluation:
-        kernels = coll.variants(list(entry["tags"]))
+    for i, entry in enumerate(spec.evaluation):
+        with tag_errors(spec.path, "evaluation", i):
+            kernels = coll.variants(list(entry["tags"]))
         timings = time_kernels(kernels, runner, progress)
         pred = predict_kernels(cal, cal.params, kernels, spec.subgroup_size)
         vr = VariantResult(entry["name"], [dict(k.sizes) for k in kernels],
@@ -144,7 +150,7 @@ def predict_loopy(kernel_file, params_file, sizes):
     {term: short name}, "features": {...}, "device"}`` (a list when ``sizes`` is a list).
     """
     from . import expression as E
-    from .counting import count_kernel
+    from .counting import check_size_values, count_kernel
     from .modelfile import load_kernel_file, loopy_error
 
     model, params, record = load_params(params_file)
@@ -170,14 +176,16 @@ def predict_loopy(kernel_file, params_file, sizes):
             raise InputError(f"kernel {kc.name!r} has no size parameter {', '.join(unknown)} "
                              f"(it has {', '.join(sorted(kc.params)) or 'none'})",
                              path=kernel_file, field="sizes")
-        s = {**mk.sizes, **{k: int(v) for k, v in dict(s).items()}}
-        cv = kc.evaluate(s)
+        s = {**mk.sizes, **check_size_values(dict(s))}
+        try:
+            cv = kc.evaluate(s)
+        except InputError as e:  # a size neither the kernel file nor the call gives
+            raise InputError(e.message, path=kernel_file, field=e.field) from None
         feats = model.feature_values(cv, mk.access_tags)
         env = {**feats, **params}
-        t = float(model.expr.evaluate(env))
+        t = model.evaluate_finite(model.expr, env, f"the expression {model.expression}",
+                                  f"kernel {mk.name} at sizes {s}", field="model.expression")
         terms = {str(term): float(term.evaluate(env)) for term in parts}
-        if not math.isfinite(t):
-            raise InputError(f"prediction is not finite for sizes {s}", path=params_file)
         if t <= 0:
             # a fit can give a cost a negative value (docs/calibrated.md); where it outweighs
             # the others the time is no time

@@ -131,9 +131,9 @@ class OpenCLRunner:
         return args
 
     def _samples(self, ex, args) -> list:
-        for _ in range(max(self.warmup, 1)):
-            evt, _ = ex(self.queue, **args)
-        evt.wait()
+        for _ in range(self.warmup):
+            ex(self.queue, **args)
+        self.queue.finish()
         samples = []
         for _ in range(self.repetitions):
             evt, _ = ex(self.queue, **args)
@@ -217,7 +217,7 @@ class CudaRunner:
             kernel = cp.RawModule(code=launch.code, options=()).get_function(launch.name)
             args = tuple(cp.ones(max(n, 1), dtype=dt) if is_array else dt.type(n)
                          for _name, dt, n, is_array in launch.args)
-            for _ in range(max(self.warmup, 1)):
+            for _ in range(self.warmup):
                 kernel(launch.grid, launch.block, args)
             cp.cuda.Device(self.device_id).synchronize()
             samples = []

@@ -12,8 +12,10 @@ import click
 from ._common import emit_json, output_option, progress
 
 
-def _slug(text: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:60] or "device"
+def _slug(text: str, empty: str) -> str:
+    """``text`` made a file name: lower-case letters, digits and '-' (no path separator, no
+    '..'), at most 60 characters; ``empty`` where nothing is left."""
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:60].strip("-") or empty
 
 
 @click.command("calibrate")
@@ -25,12 +27,13 @@ def _slug(text: str) -> str:
               default=None, help="Generator match condition (default: the model file's).")
 @click.option("--device", default=None,
               help="OpenCL device substring (e.g. 'pthread', 'nvidia') or 'cuda[:N]'.")
-@output_option("Parameter file to write (default: calibrated-<model>-<device>.json).",
+@output_option("Parameter file to write (default: calibrated-<model>-<device>.json in the "
+               "working directory, the model's and the device's names made file names).",
                path_type=Path)
 @click.option("--repetitions", default=7, show_default=True, type=click.IntRange(min=1),
               help="Timed runs per kernel.")
 @click.option("--warmup", default=2, show_default=True, type=click.IntRange(min=0),
-              help="Untimed runs per kernel.")
+              help="Untimed runs per kernel before the timed ones (0: none).")
 @click.option("--evaluate", "do_eval", is_flag=True,
               help="Also measure, predict and rank the model file's evaluation variants.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
@@ -47,21 +50,29 @@ def calibrate(model_file, tags, match, device, output, repetitions, warmup, do_e
         time_kernels,
     )
     from ..calibrated.timing import make_runner
+    from ..errors import InputError
 
     spec = load_model_file(model_file)
     if match:
         spec.match = MatchCondition(match)
     runner = make_runner(device, warmup=warmup, repetitions=repetitions)
-    kernels = measurement_kernels(spec, list(tags) or None)
+    try:
+        kernels = measurement_kernels(spec, list(tags) or None)
+    except InputError as e:
+        if not tags:
+            raise
+        raise click.BadParameter(e.message, param_hint="--tags") from None
+    # counting first: a feature the model cannot have on a kernel stops it before any runs
+    table = gather_features(spec.model, kernels, None, spec.subgroup_size,
+                            progress=lambda it: progress(it, total=len(kernels),
+                                                         description="counting"))
     timings = time_kernels(kernels, runner,
                            lambda it: progress(it, total=len(kernels),
                                                description="timing kernels"))
-    table = gather_features(spec.model, kernels, timings, spec.subgroup_size,
-                            progress=lambda it: progress(it, total=len(kernels),
-                                                         description="counting"))
-    cal = fit(spec.model, table, initial=spec.initial, device=runner.device_name,
-              subgroup_size=spec.subgroup_size, signed=spec.signed)
-    out = output or Path(f"calibrated-{spec.model.name}-{_slug(runner.device_name)}.json")
+    cal = fit(spec.model, table.set_timings(timings), initial=spec.initial,
+              device=runner.device_name, subgroup_size=spec.subgroup_size, signed=spec.signed)
+    out = output or Path(f"calibrated-{_slug(spec.model.name, 'model')}-"
+                         f"{_slug(runner.device_name, 'device')}.json")
     cal.save(out)
     result = cal.to_dict()
     result["measurements"] = [t.to_dict() for t in timings]
