@@ -447,3 +447,18 @@ def test_predict_loopy_refuses_sizes_that_are_not_integers(two_devices, n):
                                          rf"{n!r}"):
         predict_loopy(KERNEL, fast_path, {"n": n})
     assert predict_loopy(KERNEL, fast_path, {"n": np.int64(128)})["sizes"] == {"n": 128}
+
+
+def test_sizes_outside_the_kernels_domain_are_named_where_they_come_from(capsys, tmp_path):
+    # the kernel assumes n mod 16 = 0: --sizes n=17 is named as given; the kernel file's own
+    # sizes were named "sizes {}", the empty command-line set
+    pytest.importorskip("loopy")
+    params = {"p_launch": 5e-6, "p_group": 1e-8, "p_madd": 4e-11, "p_g": 2e-11, "p_lmem": 1e-12}
+    path = params_file(tmp_path / "p.json", "dev", params)
+    code, _, err = run_main(capsys, "predict", "--loopy", KERNEL, "--params", path,
+                            "--sizes", "n=17")
+    assert code == 2 and "field 'sizes': sizes {'n': 17} are outside the kernel's domain" in err
+    own = tmp_path / "k17.yaml"
+    own.write_text(KERNEL.read_text() + "sizes: {n: 17}\n")
+    code, _, err = run_main(capsys, "predict", "--loopy", own, "--params", path)
+    assert code == 2 and "field 'sizes': the kernel file's sizes are outside" in err

@@ -222,7 +222,8 @@ def _predict_loopy(kernel_file, params_files, sizes, as_json, as_csv):
             try:
                 p = predict_loopy(kernel_file, pf, s)
             except ValueError as e:  # isl: the sizes break the kernel's assumptions
-                raise InputError(f"sizes {s} are outside the kernel's domain ({e})",
+                given = f"sizes {s}" if s else "the kernel file's sizes"
+                raise InputError(f"{given} are outside the kernel's domain ({e})",
                                  path=kernel_file, field="sizes") from None
             rows.append({"params_file": str(pf), "device": p["device"],
                          "model": record.get("model", {}).get("name", ""),
