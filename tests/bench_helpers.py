@@ -45,12 +45,19 @@ MIX = {"fp32": (4, 2, "fp32_fma"), "fp64": (8, 2, "fp64_fma"), "fp16x2": (4, 4, 
 
 
 class Buffer:
-    """Device memory; ``value``: what every element holds (NaN: never written)."""
+    """Device memory; ``value``: what every element holds (0 where never written, as the
+    stand-in driver's), unless ``data``, the array last uploaded, is there (no kernel has
+    written since)."""
 
     def __init__(self, nbytes):
         self.nbytes = nbytes
-        self.value = math.nan
+        self.value = 0.0
+        self.data = None
 
+
+# what every simulated compute kernel stores (finite, no seed); None: nothing, as on the
+# stand-in driver of tests/data/libcuda_stub.c
+COMPUTE_RESULT = 1.0625
 
 # memory.cl's STREAM kernels on buffers of one value each: (argument written, its new value)
 STREAM_EFFECT = {
@@ -71,7 +78,6 @@ class Module(dict):
 
 class SimulatedBackend(Backend):
     name = "simulated"
-    source_ext = "cl"
 
     def __init__(self):
         self.info = DeviceInfo(
@@ -92,11 +98,14 @@ class SimulatedBackend(Backend):
 
     def upload(self, buf, array):
         assert array.nbytes <= buf.nbytes, "upload larger than the buffer"
+        buf.data = np.array(array)
 
     def free(self, buf):
         self.live.remove(buf)
 
     def download(self, buf, dtype, count):
+        if buf.data is not None:  # uploaded, not written since
+            return buf.data.view(np.uint8)[:count * np.dtype(dtype).itemsize].view(dtype)
         return np.full(count, buf.value, dtype=dtype)
 
     def run_many(self, kernel, blocks, block, arg_sets):
@@ -104,7 +113,20 @@ class SimulatedBackend(Backend):
         for args in arg_sets:
             if kernel in STREAM_EFFECT:
                 out, value = STREAM_EFFECT[kernel](*args)
-                out.value = float(value)
+                out.value, out.data = float(value), None
+            elif kernel in CEILINGS and COMPUTE_RESULT is not None:  # the mean of its chains
+                args[0].value, args[0].data = COMPUTE_RESULT, None
+            elif kernel == "ws_read" and 8 * args[0].value < 0:  # (in, out, mask, 2): 2 float4
+                args[1].value, args[1].data = 8 * args[0].value, None
+            elif kernel == "smem_read" and int(args[2]) == 0:  # stride 0 stores the sum, 0
+                args[0].value, args[0].data = 0.0, None
+            elif kernel == "empty" and int(args[1]) < blocks * block:  # the sentinel work-item
+                args[0].value, args[0].data = 1.0, None
+            elif kernel == "chase":  # (next, out, steps, start): out[0] = the node it ends on
+                j, nxt = int(args[3]), args[0].data
+                for _ in range(int(args[2])):
+                    j = int(nxt[j])
+                args[1].value, args[1].data = j, None
         return [self.duration(kernel, blocks, block, args) for args in arg_sets]
 
     def back_to_back(self, kernel, blocks, block, args, count):

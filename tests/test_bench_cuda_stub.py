@@ -2,7 +2,8 @@
 on here: a stand-in driver library (tests/data/libcuda_stub.c, built with the system C
 compiler) takes its place, so every driver call the backend makes, the whole quick suite and
 `gpuproj bench --backend cuda` up to the catalog file run as they would on an H100. The
-stand-in runs no kernel, so the STREAM result check must fail and say so."""
+stand-in runs no kernel, so every result check must fail, nothing may be timed, and no catalog
+file may be written."""
 
 import json
 import os
@@ -25,51 +26,53 @@ def driver(tmp_path_factory):
     d = tmp_path_factory.mktemp("libcuda")
     subprocess.run([cc, "-shared", "-fPIC", "-O1", "-o", str(d / "libcuda.so.1"), str(STUB)],
                    check=True)
-    from gpuproj.bench.backend import kernel_source
-    from gpuproj.bench.cuda import cubin_key
+    from gpuproj.bench.cuda import cubin_key, cuda_source
     from gpuproj.bench.sizes import QUICK
     from gpuproj.bench.suite import cuda_build_units
 
     cubins = tmp_path_factory.mktemp("cubins")
     for source, extra in cuda_build_units(QUICK):
-        text = kernel_source(source, "cu") + ("\n" + extra + "\n" if extra else "")
-        (cubins / f"{cubin_key(text, 'sm_90')}.cubin").write_bytes(b"stand-in cubin")
+        (cubins / f"{cubin_key(cuda_source(source, extra), 'sm_90')}.cubin").write_bytes(
+            b"stand-in cubin")
+    # an nvidia-smi that says which GPU it was asked about
+    (d / "nvidia-smi").write_text('#!/bin/sh\necho "$1" > "$(dirname "$0")/smi-args"\n'
+                                  'echo "NVIDIA H100 80GB HBM3, 580.1, 1980, 2619, 1980, 2619, '
+                                  '700.00, 40, Enabled, 0x0"\n')
+    (d / "nvidia-smi").chmod(0o755)
     return d, cubins
 
 
 def test_bench_runs_the_cuda_backend_through_the_driver_api(driver, tmp_path):
     lib, cubins = driver
     env = {**os.environ, "LD_LIBRARY_PATH": str(lib), "GPUPROJ_BENCH_CUBIN_DIR": str(cubins),
-           "PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "MPLBACKEND": "Agg"}
+           "PATH": f"{lib}:/usr/bin:/bin", "HOME": str(tmp_path), "MPLBACKEND": "Agg"}
     out = tmp_path / "h100.yaml"
     p = subprocess.run([sys.executable, "-m", "gpuproj.cli.main", "bench", "--backend", "cuda",
                         "--quick", "--out", str(out), "--json", "-q"], env=env,
                        capture_output=True, text=True, timeout=300)
-    assert p.returncode == 0, p.stderr
-    raw = json.loads(out.with_suffix(".json").read_text())
+    # the stand-in runs no kernel: nothing passed its check, so nothing became a catalog value
+    assert p.returncode == 2 and p.stdout == "" and not out.exists()
+    assert p.stderr.startswith("gpuproj: error: no measurement passed its result check")
+    assert p.stderr.count("\n") == 1
+    raw = json.loads(out.with_suffix(".json").read_text())  # the raw result is kept
     dev = raw["device"]
     assert dev["name"] == "NVIDIA H100 80GB HBM3" and dev["isa"] == "sm_90"
     assert dev["compute_units"] == 132 and dev["l2_bytes"] == 52428800
     assert dev["architecture"] == "Hopper" and dev["global_mem_bytes"] == 80 * 2**30
-    names = {m["name"] for m in raw["measurements"]}
-    assert {"fp32_fma", "fp64_fma", "fp16x2_fma", "stream_triad", "l2_read", "smem_read",
-            "launch"} <= names and not raw["skipped"]
-    # every timed launch took the stand-in's 5 ms
-    fma = next(m for m in raw["measurements"] if m["name"] == "fp32_fma")
-    assert set(fma["samples_s"]) == {0.005}
+    # nvidia-smi was asked about the device's PCI bus, not its CUDA ordinal
+    assert (lib / "smi-args").read_text().strip() == "--id=0000:3B:00.0"
+    assert raw["clocks_before"]["clocks.max.sm"] == "1980"
+    assert dev["driver_version"] == "580.1" and dev["extra"]["pci_bus_id"] == "0000:3B:00.0"
+    # the cubins were the prebuilt stand-ins, which no nvcc of this machine built
+    assert raw["tool"]["runtime"] == "CUDA driver API 13.0"
+    assert set(dev["extra"]["cubins"]) == {"compute", "memory", "mixbench", "hold"}
+    assert all(v.startswith(f"prebuilt: {cubins}") for v in dev["extra"]["cubins"].values())
+    assert raw["measurements"] == []
+    checks = {c["name"]: c for c in raw["checks"]}
+    assert {"fp32_fma", "fp64_fma", "fp16x2_fma", "int32_add", "stream",
+            "latency_dram"} <= set(checks) and not any(c["ok"] for c in checks.values())
     # nothing ran, not even the fills, so every array is still the zeros it was allocated as
-    (check,) = raw["checks"]
-    assert not check["ok"]
-    assert check["wrong"] == {f"set {i} {a}": 0.0 for i in (0, 1) for a in "abc"}
-    summary = json.loads(p.stdout)
-    assert summary["id"] == "h100-sxm5-80gb"
-    assert any(f["problem"] == "wrong_results" for f in summary["flags"])
-    # scripts/bench_on_gpu.sh then rebuilds the table from the raw file
-    q = subprocess.run([sys.executable, "-m", "gpuproj.cli.main", "bench", "--from-raw",
-                        str(out.with_suffix(".json")), "--out", str(tmp_path / "again.yaml")],
-                       env=env, capture_output=True, text=True, timeout=120)
-    assert q.returncode == 0, q.stderr
-    assert "stream: the kernels left wrong values" in q.stdout + q.stderr
+    assert checks["stream"]["wrong"] == {f"set {i} {a}": 0.0 for i in (0, 1) for a in "abc"}
 
 
 HOLD_CHECK = """

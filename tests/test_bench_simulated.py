@@ -56,24 +56,77 @@ def test_the_suite_gives_back_every_ceiling(result):
     assert not backend.live  # every buffer freed
 
 
-def test_stream_results_are_checked(result, monkeypatch):
-    """Correct first: the arrays hold what the STREAM kernels must leave (the simulated device
-    computes them); a device whose triad is wrong gets a flag that names the arrays."""
+def test_results_are_checked_before_timing(result, monkeypatch):
+    """Correct first: every compute kernel, the STREAM sequence and every pointer chase is
+    checked (the simulated device computes them) before it is timed; a device whose triad is
+    wrong gets a failed check naming the arrays, and no STREAM kernel is timed."""
     import bench_helpers
 
     from gpuproj.bench.entry import check
 
     raw, _ = result
-    (c,) = raw["checks"]
-    assert c["name"] == "stream" and c["ok"] and c["expected"] == {"a": 1.25, "b": 0.5, "c": 1.5}
+    checks = {c["name"]: c for c in raw["checks"]}
+    assert set(checks) == {*bench_helpers.CEILINGS.keys() & {m["name"] for m in
+                                                              raw["measurements"]},
+                           "stream", "cache", "shared", "overhead", "latency_l1",
+                           "latency_l2", "latency_dram"}
+    assert all(c["ok"] for c in checks.values())
+    assert checks["stream"]["expected"] == {"a": 1.25, "b": 0.5, "c": 1.5}
     assert not [f for f in check(raw) if f["problem"] == "wrong_results"]
     monkeypatch.setitem(bench_helpers.STREAM_EFFECT, "stream_triad",
                         lambda a, b, c, s: (a, b.value + c.value))  # forgets the scalar
     bad = run_suite(SimulatedBackend(), QUICK, only=["stream"])
     (c,) = bad["checks"]
     assert not c["ok"] and c["wrong"] == {"set 0 a": 2.0, "set 1 a": 2.0}
-    (flag,) = [f for f in check(bad) if f["problem"] == "wrong_results"]
-    assert flag["name"] == "stream_results" and "set 0 a" in flag["text"]
+    assert bad["measurements"] == []
+    assert bad["skipped"] == [{"name": "stream", "reason": "its result check failed: not timed"}]
+
+
+def test_kernels_that_never_ran_are_not_timed():
+    """On a device that runs no kernel (the stand-in driver's), every check fails and nothing
+    is timed; only the intensity sweep, which feeds no catalog field, is left."""
+    class Idle(SimulatedBackend):
+        def run_many(self, kernel, blocks, block, arg_sets):
+            return [self.duration(kernel, blocks, block, a) for a in arg_sets]
+
+    raw = run_suite(Idle(), QUICK)
+    assert raw["measurements"] == []
+    assert len(raw["checks"]) == 17 and not any(c["ok"] for c in raw["checks"])
+    assert {s["name"] for s in raw["skipped"]} == {c["name"] for c in raw["checks"]}
+
+
+def test_a_failed_check_keeps_its_fields_out_of_the_catalog(result, tmp_path, capsys):
+    """An older result timed the STREAM kernels before checking them: --from-raw leaves every
+    STREAM field out of the catalog entry, flags the STREAM rows and names the fields."""
+    def failed(raw):
+        raw["checks"] = [{"name": "stream", "ok": False, "wrong": {"set 0 a": 0.0}}]
+
+    path = _raw_file(result, tmp_path, failed)
+    out = tmp_path / "x.yaml"
+    code, stdout, err = run_cli(capsys, "bench", "--from-raw", str(path), "-o", str(out))
+    assert code == 0, err
+    gpu = read_gpu_file(out)
+    assert "dram_bw_bytes_per_s" not in gpu.measureds
+    assert "fp32_fma_flops_per_s" in gpu.measureds
+    rows = {r.split()[0]: r for r in stdout.splitlines()}
+    assert rows["stream_triad"].endswith("wrong_results")
+    assert not rows["fp32_fma"].endswith("wrong_results")
+    assert ("stream: the kernels left wrong values ({'set 0 a': 0.0}): dram_bw_bytes_per_s, "
+            "dram_read_bw_bytes_per_s, dram_write_bw_bytes_per_s left out of the catalog entry"
+            ) in err
+
+
+def test_no_catalog_file_when_every_check_failed(result, tmp_path, capsys):
+    def failed(raw):
+        raw["checks"] = [{"name": g, "ok": False} for g in
+                         {m["group"] for m in raw["measurements"]}]
+
+    path = _raw_file(result, tmp_path, failed)
+    out = tmp_path / "x.yaml"
+    code, _, err = run_cli(capsys, "bench", "--from-raw", str(path), "-o", str(out))
+    assert code == 2 and err.startswith("gpuproj: error: no measurement passed its result "
+                                        "check") and err.count("\n") == 1
+    assert not out.exists()
 
 
 def test_sweeps_follow_the_simulated_caches_and_roofs(result):
@@ -152,7 +205,16 @@ def _edit(raw, dotted, value):
     ("measurements[0].value", float("nan"), "expected positive number, found nan"),
     ("device.global_mem_bytes", -1, "field 'device.global_mem_bytes': expected positive whole"),
     ("format_version", 99, "field 'format_version': format_version 99: this gpuproj reads 1"),
-    ("device.l2_bytes", 4.5, "expected whole number or null, found number"),
+    ("device.l2_bytes", 4.5, "expected non-negative whole number or null, found number"),
+    # negative sizes would reach the catalog writer, whose error names the file not yet written
+    ("device.local_mem_bytes", -1, "field 'device.local_mem_bytes': expected non-negative "
+                                   "whole number, found -1"),
+    ("device.warp_size", -32, "field 'device.warp_size': expected positive whole number or "
+                              "null, found -32"),
+    # what host_timed and the shared-memory bandwidth read
+    ("measurements[20].params", "x", "field 'measurements[20].params': expected object, "
+                                     "found text"),
+    ("measurements[18].rates", {}, "field 'measurements[18].rates.bytes': missing"),
     ("sweeps.mixbench[0].flops_per_s", None, "expected positive number, found null"),
     ("sizes.spread_limit", True, "expected number, found true/false"),
     ("sweeps.working_set", {"points": []}, "field 'sweeps.working_set': expected list, "
@@ -269,8 +331,9 @@ def test_from_raw_says_absurd_values_and_failed_checks_in_few_words(result, tmp_
     assert row[5] == "1.49e+288%"
     assert ("gpuproj: warning: fp32_fma_flops_per_s = 1e+300 is 1.49e+288% of the datasheet "
             "peak 6.7e+13") in err
-    assert ("gpuproj: warning: stream: the kernels left wrong values: do not trust its "
-            "measurements\n") in err and "None" not in err
+    assert ("gpuproj: warning: stream: the kernels left wrong values: dram_bw_bytes_per_s, "
+            "dram_read_bw_bytes_per_s, dram_write_bw_bytes_per_s left out of the catalog "
+            "entry\n") in err and "None" not in err
 
 
 def test_plots_without_the_sweep_groups_stop_before_measuring(tmp_path, capsys):
@@ -280,3 +343,92 @@ def test_plots_without_the_sweep_groups_stop_before_measuring(tmp_path, capsys):
     assert code == 2 and ("Error: --plots draws the sweeps of the mixbench and cache groups: "
                           "add them to --only") in err
     assert not out.exists()
+
+
+@pytest.mark.parametrize("args, message", [
+    # -o NAME.json: the raw result would overwrite the catalog file, which was then deleted
+    (["-o", "{d}/res.json"], "-o {d}/res.json and the raw result's default name"),
+    (["-o", "{d}/r.yaml", "--raw", "{d}/r.yaml"], "-o {d}/r.yaml and --raw name the same file"),
+    (["-o", "{raw}"], "-o {raw} would overwrite the --from-raw input"),
+    (["-o", "{d}/x.yaml", "--raw", "{raw}"], "--raw {raw} would overwrite the --from-raw input"),
+])
+def test_outputs_never_overwrite_an_input_or_each_other(raw_file, tmp_path, capsys, args,
+                                                        message, monkeypatch):
+    from gpuproj import bench
+
+    monkeypatch.setattr(bench, "open_backend", lambda *a: pytest.fail("measured"))
+    before = raw_file.read_bytes()
+    fill = {"d": tmp_path, "raw": raw_file}
+    # a measuring run is refused before the backend is opened
+    from_raw = [] if args[1].endswith(("res.json", "r.yaml")) else ["--from-raw", str(raw_file)]
+    code, _, err = run_cli(capsys, "bench", *from_raw, *[a.format(**fill) for a in args])
+    assert code == 2 and message.format(**fill) in err
+    assert raw_file.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == [raw_file.name]
+
+
+def test_gpu_is_resolved_before_measuring(tmp_path, capsys, monkeypatch):
+    """An ambiguous --gpu stops before a backend is opened, not after minutes of measuring."""
+    from gpuproj import bench
+
+    monkeypatch.setattr(bench, "open_backend", lambda *a: pytest.fail("measured"))
+    code, _, err = run_cli(capsys, "bench", "--gpu", "H100", "-o", str(tmp_path / "a.yaml"))
+    assert code == 2 and "ambiguous" in err
+
+
+def test_the_raw_result_is_written_before_the_catalog_file(tmp_path, capsys, monkeypatch):
+    """A catalog file that cannot be written leaves the samples in the raw result."""
+    from gpuproj import bench
+
+    monkeypatch.setattr(bench, "open_backend", lambda *a: SimulatedBackend())
+    (tmp_path / "file").write_text("")
+    raw = tmp_path / "keep.json"
+    code, _, err = run_cli(capsys, "bench", "--quick", "--only", "compute", "-q",
+                           "-o", str(tmp_path / "file" / "x.yaml"), "--raw", str(raw))
+    assert code == 2 and "x.yaml" in err and "Traceback" not in err
+    assert json.loads(raw.read_text())["measurements"]
+
+
+def test_an_ambiguous_device_name_needs_gpu(result, tmp_path, capsys):
+    """'NVIDIA H100' is three catalog GPUs: an error without --gpu, a warning that says
+    ambiguous (not unknown) with it."""
+    path = _raw_file(result, tmp_path, lambda raw: raw["device"].update(name="NVIDIA H100"))
+    code, _, err = run_cli(capsys, "bench", "--from-raw", str(path), "-o", str(tmp_path / "a.yaml"))
+    assert code == 2 and "is ambiguous: it matches" in err and "name it with --gpu" in err
+    assert not (tmp_path / "a.yaml").exists()
+    code, _, err = run_cli(capsys, "bench", "--from-raw", str(path), "--gpu", "h100-sxm5-80gb",
+                           "-o", str(tmp_path / "b.yaml"))
+    assert code == 0 and ("the device reports 'NVIDIA H100', which several catalog GPUs "
+                          "answer to: check that the measurements are h100-sxm5-80gb's") in err
+
+
+def test_a_new_gpu_file_does_not_take_another_gpus_name(result, tmp_path, capsys, monkeypatch):
+    """--gpu 'My GPU' on a device the catalog knows: the file must not answer to the device's
+    name, which would then be ambiguous in every command."""
+    path = _raw_file(result, tmp_path,
+                     lambda raw: raw["device"].update(name="NVIDIA H100 80GB HBM3"))
+    out = tmp_path / "gpus" / "my-gpu.yaml"
+    out.parent.mkdir()
+    code, _, err = run_cli(capsys, "bench", "--from-raw", str(path), "--gpu", "My GPU",
+                           "-o", str(out))
+    assert code == 0 and "a name of the catalog" not in err
+    assert "which the catalog knows as h100-sxm5-80gb: the new GPU file does not take it" in err
+    assert "aliases" not in out.read_text()
+    monkeypatch.setenv("GPUPROJ_GPU_PATH", str(out.parent))
+    code, stdout, err = run_cli(capsys, "gpus", "show", "NVIDIA H100 80GB HBM3")
+    assert code == 0, err
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--list-devices", "--json"], "--list-devices only lists the devices: --json does not "
+                                   "apply with it"),
+    (["--list-devices", "--backend", "cuda", "--quick"], "--backend, --quick do not apply"),
+    (["--only", ""], "--only: no group given"),
+    (["--only", " , "], "--only: no group given"),
+])
+def test_options_that_would_be_ignored_are_refused(capsys, monkeypatch, args, message):
+    from gpuproj import bench
+
+    monkeypatch.setattr(bench, "open_backend", lambda *a: pytest.fail("measured"))
+    code, _, err = run_cli(capsys, "bench", *args)
+    assert code == 2 and message in err

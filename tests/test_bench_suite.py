@@ -58,7 +58,8 @@ def test_result_file_loads_into_the_catalog(run):
         assert e.value > 0
     assert gpu.value("sm_count") == raw["device"]["compute_units"]
     assert gpu.values["sm_count"].kind == "measurement"
-    assert [c["ok"] for c in raw["checks"]] == [True]  # the STREAM kernels computed right
+    # every checked kernel computed right before it was timed
+    assert raw["checks"] and all(c["ok"] for c in raw["checks"])
 
 
 def test_catalog_path_and_ceilings(run, monkeypatch):
@@ -241,7 +242,7 @@ def test_cuda_suite_reaches_datasheet_fractions(tmp_path):
     gpu = load_catalog().resolve(raw["device"]["name"])
     ms = by_name(raw)
     assert raw["elapsed_s"] < 180
-    assert [c["ok"] for c in raw["checks"]] == [True]  # the STREAM kernels computed right
+    assert all(c["ok"] for c in raw["checks"])  # every checked kernel computed right
     assert ms["stream_triad"]["value"] >= 0.85 * gpu.peak("dram_bw_bytes_per_s")
     assert ms["fp32_fma"]["value"] >= 0.90 * gpu.peak("fp32_fma_flops_per_s")
     assert ms["smem_read_conflict"]["value"] < ms["smem_read"]["value"] / 8

@@ -26,7 +26,7 @@ from gpuproj.bench.suite import (
     mix_extra,
     vector_defines,
 )
-from gpuproj.errors import GpuprojError, InputError
+from gpuproj.errors import GpuprojError, InputError, MissingToolError
 from tests.conftest import load_script, make_gpu
 
 GPU_BENCHES = Path(__file__).resolve().parents[2] / "shared" / "data" / "external" / "gpu-benches"
@@ -37,7 +37,6 @@ def test_summary_by_hand():
     # sorted 1 2 3 4: median 2.5; 25th percentile at position 0.75 -> 1.75; 75th at 2.25 -> 3.25
     assert (s.median, s.q1, s.q3, s.min, s.max, s.n) == (2.5, 1.75, 3.25, 1.0, 4.0, 4)
     assert s.spread == pytest.approx(1.5 / 2.5)
-    assert stats.rate(10.0, [1.0, 2.0, 4.0]) == 5.0
     with pytest.raises(ValueError):
         stats.summarize([])
 
@@ -88,7 +87,8 @@ def test_half2_bits_and_mix_extra():
 def _raw(values, spreads=None, n=20):
     ms = []
     for name, v in values.items():
-        ms.append({"name": name, "value": v, "work": v * 1e-3, "rates": {"bytes": 4 * v},
+        ms.append({"name": name, "group": "g", "params": {}, "value": v, "work": v * 1e-3,
+                   "rates": {"bytes": 4 * v},
                    "summary": {"n": n, "spread": (spreads or {}).get(name, 0.01),
                                "median": 1e-3, "min": 1e-3}})
     return {"measurements": ms, "date": "2026-01-02", "sizes": {"spread_limit": 0.05,
@@ -277,13 +277,29 @@ def test_no_device_message(monkeypatch):
     from gpuproj.bench import backend, cuda, opencl
 
     def no_cuda(*a, **k):
-        raise GpuprojError("no NVIDIA driver (libcuda) found")
+        raise MissingToolError("no NVIDIA driver (libcuda) found")
     monkeypatch.setattr(cuda, "CudaBackend", no_cuda)
     monkeypatch.setattr(opencl, "list_devices", list)
-    with pytest.raises(GpuprojError, match="no device to benchmark.*pip install"):
+    with pytest.raises(MissingToolError, match="no device to benchmark.*pip install"):
         backend.open_backend("auto")
     with pytest.raises(GpuprojError, match="no OpenCL device found"):
         backend.open_backend("opencl")
+
+
+def test_a_backend_that_is_there_but_fails_gets_no_install_advice(monkeypatch):
+    """A bad --device (or a compiler failure) on an installed OpenCL is said as it is, not as
+    'install pyopencl'."""
+    from gpuproj.bench import backend, cuda, opencl
+
+    def no_cuda(*a, **k):
+        raise MissingToolError("no NVIDIA driver (libcuda) found")
+    monkeypatch.setattr(cuda, "CudaBackend", no_cuda)
+    monkeypatch.setattr(opencl, "_import_cl", lambda: None)
+    monkeypatch.setattr(opencl, "list_devices", lambda: [_Dev("PoCL", "pthread-CPU", 2)])
+    with pytest.raises(GpuprojError) as e:
+        backend.open_backend("auto", "7")
+    assert not isinstance(e.value, MissingToolError) and "pip install" not in str(e.value)
+    assert "OpenCL: OpenCL device 7 does not exist (there are 1)" in str(e.value)
 
 
 class _Dev:
@@ -396,3 +412,27 @@ def test_an_opencl_cpu_measures_at_the_widest_vector_width_that_builds(monkeypat
     monkeypatch.setattr(subprocess, "run", child)
     assert b._widest_vector(16) == 4 and tried == [16, 8, 4]
     assert b._widest_vector(1) == 1 and tried == [16, 8, 4]  # width 1 needs no probe
+
+
+def test_the_cubin_prebuild_helper_says_bad_input_in_one_line(tmp_path, capsys, monkeypatch):
+    from gpuproj.bench import cuda
+
+    with pytest.raises(SystemExit) as e:
+        cuda.main(["--sizes", "fast", "--out", str(tmp_path)])
+    assert e.value.code == 2 and "invalid choice: 'fast'" in capsys.readouterr().err
+    monkeypatch.setenv("GPUPROJ_NVCC", str(tmp_path / "nvcc"))
+    monkeypatch.setattr(cuda, "CACHE_DIR", tmp_path / "cache")
+    (tmp_path / "nvcc").write_text("#!/bin/sh\necho \"nvcc fatal : Unsupported gpu "
+                                   "architecture 'sm_999'\" >&2\nexit 1\n")
+    (tmp_path / "nvcc").chmod(0o755)
+    with pytest.raises(SystemExit) as e:
+        cuda.main(["--arch", "sm_999", "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert e.value.code == 2 and err == ("gpuproj: error: nvcc failed for sm_999: nvcc fatal : "
+                                         "Unsupported gpu architecture 'sm_999'\n")
+
+
+def test_compare_refuses_a_folder_without_gpu_benches_files(tmp_path):
+    raw = {"measurements": [{"name": "stream_triad", "value": 450e9}], "sweeps": {}}
+    with pytest.raises(InputError, match="no gpu-benches file for 'h200' here"):
+        compare(raw, tmp_path, "h200")

@@ -55,6 +55,14 @@ CUresult cuDeviceGetAttribute(int *v, int attr, CUdevice d)
     return OK;
 }
 
+/* a bus id unlike the CUDA ordinal, as nvidia-smi --id takes it */
+CUresult cuDeviceGetPCIBusId(char *buf, int len, CUdevice d)
+{
+    if (d != 0 || len < 13) return INVALID_VALUE;
+    strncpy(buf, "0000:3B:00.0", (size_t)len);
+    return OK;
+}
+
 CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice d) { (void)d; *bytes = (size_t)80 << 30; return OK; }
 CUresult cuDevicePrimaryCtxRetain(CUcontext *c, CUdevice d) { (void)d; *c = (CUcontext)&clock_ms; return OK; }
 CUresult cuDevicePrimaryCtxRelease_v2(CUdevice d) { (void)d; return OK; }

@@ -63,7 +63,6 @@ class Backend:
     """Interface; see the module docstring. Subclasses set ``info`` and implement the methods."""
 
     name = "base"
-    source_ext = ""
     info: DeviceInfo
 
     # work-items of OpenCL CPU devices run the compute chains as vectors of this width (VW in
@@ -116,30 +115,28 @@ def open_backend(kind: str = "auto", device: str | None = None) -> Backend:
 
     ``auto`` takes CUDA where an NVIDIA driver and device are present, else the first OpenCL GPU,
     else any OpenCL device (PoCL's CPU device). Raises ``MissingToolError`` with what to install
-    when no device is found.
+    when no backend is there; a backend that is there but fails (no such ``device``, a compiler
+    that refuses the kernels) raises its own error, without install advice.
     """
-    errors = []
-    if kind in ("auto", "cuda"):
-        from .cuda import CudaBackend
-
-        try:
-            return CudaBackend(device)
-        except GpuprojError as e:
-            if kind == "cuda":
-                raise
-            errors.append(f"CUDA: {e}")
-    if kind in ("auto", "opencl"):
-        from .opencl import OpenCLBackend
-
-        try:
-            return OpenCLBackend(device)
-        except GpuprojError as e:
-            if kind == "opencl":
-                raise
-            errors.append(f"OpenCL: {e}")
     if kind not in ("auto", "cuda", "opencl"):
         raise GpuprojError(f"unknown backend '{kind}' (known: auto, cuda, opencl)")
+    missing, failed = [], []
+    for name, label in (("cuda", "CUDA"), ("opencl", "OpenCL")):
+        if kind not in ("auto", name):
+            continue
+        if name == "cuda":
+            from .cuda import CudaBackend as make
+        else:
+            from .opencl import OpenCLBackend as make
+        try:
+            return make(device)
+        except GpuprojError as e:
+            if kind == name:
+                raise
+            (missing if isinstance(e, MissingToolError) else failed).append(f"{label}: {e}")
+    if failed:
+        raise GpuprojError("no device to benchmark: " + "; ".join(failed + missing))
     raise MissingToolError(
-        "no device to benchmark: " + "; ".join(errors) + ". Install an NVIDIA driver and the CUDA "
-        "toolkit (nvcc) for the CUDA backend, or `pip install 'gpuproj[calibrate]'` for OpenCL "
-        "(pyopencl, and PoCL, which runs the benchmarks on the CPU).")
+        "no device to benchmark: " + "; ".join(missing) + ". Install an NVIDIA driver and the "
+        "CUDA toolkit (nvcc) for the CUDA backend, or `pip install 'gpuproj[calibrate]'` for "
+        "OpenCL (pyopencl, and PoCL, which runs the benchmarks on the CPU).")

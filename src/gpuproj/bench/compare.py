@@ -89,9 +89,17 @@ def _closest(rows, size):
     return min(rows, key=lambda r: abs(r[0] - size))
 
 
+FOLDERS = ("gpu-stream", "gpu-l2-cache", "gpu-cache", "gpu-roofline")
+
+
 def compare(raw, root, stem: str) -> list:
-    """Rows {metric, ours, theirs, ratio, theirs_source} for every figure both sides have."""
+    """Rows {metric, ours, theirs, ratio, theirs_source} for every figure both sides have;
+    ``InputError`` where ``root`` holds none of gpu-benches' files for ``stem`` (a wrong folder
+    would give an empty table)."""
     root = Path(root)
+    if not any((root / d / f"{stem}.txt").is_file() for d in FOLDERS):
+        raise InputError(f"no gpu-benches file for '{stem}' here (looked for "
+                         f"{', '.join(f'{d}/{stem}.txt' for d in FOLDERS)})", path=root)
     ours = {m["name"]: m for m in raw["measurements"]}
     rows = []
 

@@ -62,7 +62,7 @@ class _Driver:
             except OSError:
                 continue
         if self.lib is None:
-            raise GpuprojError("no NVIDIA driver (libcuda) found")
+            raise MissingToolError("no NVIDIA driver (libcuda) found")
 
     def has(self, name):
         return hasattr(self.lib, name)
@@ -104,13 +104,23 @@ def cubin_key(source_text: str, arch: str) -> str:
     return hashlib.sha256(f"{arch}\n{source_text}".encode()).hexdigest()[:24]
 
 
-def compile_cubin(source_text: str, arch: str, nvcc: str | None = None) -> bytes:
-    """Compile CUDA C++ text to a cubin for ``arch`` (``sm_90``) with nvcc (argument list, no
-    shell). Results are cached by (arch, source) hash."""
+def cuda_source(source: str, extra: str = "", defines: dict | None = None) -> str:
+    """The CUDA C++ text the backend compiles for ``kernels/<source>.cu``: ``defines`` as
+    ``#define`` lines, the file, ``extra`` appended. Its hash names the cubin, so a prebuilt
+    cubin is found only for exactly this text."""
+    text = "".join(f"#define {k} {v}\n" for k, v in sorted((defines or {}).items()))
+    return text + kernel_source(source, "cu") + ("\n" + extra + "\n" if extra else "")
+
+
+def compile_cubin(source_text: str, arch: str, nvcc: str | None = None) -> tuple[bytes, str]:
+    """(cubin for ``arch`` (``sm_90``), where it came from) of CUDA C++ text: a prebuilt one in
+    ``$GPUPROJ_BENCH_CUBIN_DIR``, a cached one, or nvcc's (argument list, no shell), then
+    cached by (arch, source) hash. The origin goes into the raw result: a cubin found on disk
+    was built by whatever nvcc built it, not necessarily this machine's."""
     key = cubin_key(source_text, arch)
-    for d in (os.environ.get("GPUPROJ_BENCH_CUBIN_DIR"), CACHE_DIR):
+    for d, how in ((os.environ.get("GPUPROJ_BENCH_CUBIN_DIR"), "prebuilt"), (CACHE_DIR, "cached")):
         if d and (Path(d) / f"{key}.cubin").is_file():
-            return (Path(d) / f"{key}.cubin").read_bytes()
+            return (Path(d) / f"{key}.cubin").read_bytes(), f"{how}: {Path(d) / f'{key}.cubin'}"
     nvcc = nvcc or find_nvcc()
     if nvcc is None:
         raise MissingToolError(
@@ -129,7 +139,7 @@ def compile_cubin(source_text: str, arch: str, nvcc: str | None = None) -> bytes
         (CACHE_DIR / f"{key}.cubin").write_bytes(data)
     except OSError:
         pass  # a read-only home only costs a recompilation next time
-    return data
+    return data, f"compiled: {nvcc_version(nvcc)}"
 
 
 def nvcc_version(nvcc: str | None = None) -> str:
@@ -141,15 +151,17 @@ def nvcc_version(nvcc: str | None = None) -> str:
     return out.strip().splitlines()[-1] if out.strip() else "unknown"
 
 
-def nvidia_smi(index: int = 0) -> dict:
-    """Clocks (MHz), power limit (W), temperature (C) and driver from nvidia-smi; {} without it."""
+def nvidia_smi(pci_bus_id: str) -> dict:
+    """Clocks (MHz), power limit (W), temperature (C) and driver from nvidia-smi of the GPU at
+    ``pci_bus_id``; {} without it. Never by CUDA ordinal: CUDA orders devices fastest first and
+    after CUDA_VISIBLE_DEVICES, nvidia-smi by PCI bus, so the same number can be two GPUs."""
     exe = shutil.which("nvidia-smi")
     if not exe:
         return {}
     q = ["name", "driver_version", "clocks.sm", "clocks.mem", "clocks.max.sm", "clocks.max.mem",
          "power.limit", "temperature.gpu", "persistence_mode", "clocks_event_reasons.active"]
     try:
-        proc = subprocess.run([exe, f"--id={index}", f"--query-gpu={','.join(q)}",
+        proc = subprocess.run([exe, f"--id={pci_bus_id}", f"--query-gpu={','.join(q)}",
                                "--format=csv,noheader,nounits"], capture_output=True, text=True,
                               timeout=20, check=False)
     except (OSError, subprocess.TimeoutExpired):
@@ -162,7 +174,6 @@ def nvidia_smi(index: int = 0) -> dict:
 
 class CudaBackend(Backend):
     name = "cuda"
-    source_ext = "cu"
 
     def __init__(self, device=None):
         self.drv = drv = _Driver()
@@ -170,10 +181,13 @@ class CudaBackend(Backend):
         n = ctypes.c_int()
         drv.cuDeviceGetCount(ctypes.byref(n))
         if n.value == 0:
-            raise GpuprojError("the NVIDIA driver reports no CUDA device")
+            raise MissingToolError("the NVIDIA driver reports no CUDA device")
         self.index = self._pick(device, n.value)
         self.dev = ctypes.c_int()
         drv.cuDeviceGet(ctypes.byref(self.dev), self.index)
+        bus = ctypes.create_string_buffer(64)
+        drv.cuDeviceGetPCIBusId(bus, 64, self.dev)
+        self.pci_bus_id = bus.value.decode()
         self.ctx = ctypes.c_void_p()
         drv.cuDevicePrimaryCtxRetain(ctypes.byref(self.ctx), self.dev)
         drv.cuCtxSetCurrent(self.ctx)
@@ -221,7 +235,7 @@ class CudaBackend(Backend):
         self.drv.cuDeviceTotalMem_v2(ctypes.byref(mem), self.dev)
         ver = ctypes.c_int()
         self.drv.cuDriverGetVersion(ctypes.byref(ver))
-        smi = nvidia_smi(self.index)
+        smi = nvidia_smi(self.pci_bus_id)
         clock_khz = self.attr("clock_khz", 0)
         return DeviceInfo(
             backend="cuda", name=self._name(self.index), vendor="NVIDIA", device_type="GPU",
@@ -232,9 +246,10 @@ class CudaBackend(Backend):
             clock_hz=clock_khz * 1e3 if clock_khz > 0 else None, isa=self.arch,
             architecture=ARCH_NAMES.get(cc, "unknown"), fp64=True, fp16=cc >= (6, 0),
             driver_version=smi.get("driver_version", ""),
-            runtime_version=f"CUDA driver API {ver.value // 1000}.{ver.value % 1000 // 10}; "
-                            f"{nvcc_version()}",
-            extra={"compute_capability": f"{cc[0]}.{cc[1]}",
+            runtime_version=f"CUDA driver API {ver.value // 1000}.{ver.value % 1000 // 10}",
+            # source -> the cubin's origin (``compile_cubin``), filled in as modules are built
+            extra={"compute_capability": f"{cc[0]}.{cc[1]}", "pci_bus_id": self.pci_bus_id,
+                   "cubins": {},
                    "mem_clock_hz": self.attr("mem_clock_khz", 0) * 1e3 or None,
                    "mem_bus_bits": self.attr("mem_bus_bits", 0) or None,
                    "max_threads_per_sm": self.attr("max_threads_per_sm"),
@@ -244,9 +259,8 @@ class CudaBackend(Backend):
     def build(self, source, extra="", defines=None):
         key = (source, extra, tuple(sorted((defines or {}).items())))
         if key not in self._modules:
-            text = "".join(f"#define {k} {v}\n" for k, v in sorted((defines or {}).items()))
-            text += kernel_source(source, "cu") + ("\n" + extra + "\n" if extra else "")
-            image = compile_cubin(text, self.arch)
+            image, origin = compile_cubin(cuda_source(source, extra, defines), self.arch)
+            self.info.extra["cubins"][source] = origin
             mod = ctypes.c_void_p()
             self.drv.cuModuleLoadData(ctypes.byref(mod), ctypes.c_char_p(image))
             self._modules[key] = _Module(self.drv, mod)
@@ -362,7 +376,7 @@ class CudaBackend(Backend):
         return ms.value * 1e-3
 
     def clocks(self):
-        return nvidia_smi(self.index)
+        return nvidia_smi(self.pci_bus_id)
 
     def close(self):
         for m in self._modules.values():
@@ -395,20 +409,33 @@ def prebuild(arch: str, out_dir, sizes_name: str = "full") -> list:
     out.mkdir(parents=True, exist_ok=True)
     written = []
     for source, extra in cuda_build_units(PRESETS[sizes_name]):
-        text = kernel_source(source, "cu") + ("\n" + extra + "\n" if extra else "")
+        text = cuda_source(source, extra)
         p = out / f"{cubin_key(text, arch)}.cubin"
-        p.write_bytes(compile_cubin(text, arch))
+        p.write_bytes(compile_cubin(text, arch)[0])
         written.append(p)
     return written
 
 
-if __name__ == "__main__":  # pragma: no cover - a build helper for GPU machines without nvcc
+def main(argv=None) -> None:
+    """``python -m gpuproj.bench.cuda``: a build helper for GPU machines without nvcc; a
+    ``GpuprojError`` (nvcc missing or failing) is one line and exit code 2, as in the CLI."""
     import argparse
+
+    from .sizes import PRESETS
 
     ap = argparse.ArgumentParser(description="Prebuild the benchmark cubins for one GPU arch.")
     ap.add_argument("--arch", default="sm_90")
     ap.add_argument("--out", required=True)
-    ap.add_argument("--sizes", default="full")
-    ns = ap.parse_args()
-    for p in prebuild(ns.arch, ns.out, ns.sizes):
+    ap.add_argument("--sizes", default="full", choices=PRESETS)
+    ns = ap.parse_args(argv)
+    try:
+        written = prebuild(ns.arch, ns.out, ns.sizes)
+    except GpuprojError as e:
+        print(f"gpuproj: error: {e}", file=sys.stderr)
+        sys.exit(2)
+    for p in written:
         print(p)
+
+
+if __name__ == "__main__":
+    main()

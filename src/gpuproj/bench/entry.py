@@ -70,13 +70,17 @@ RESULT_FIELDS = {
     "device.name": "text", "device.vendor": "text", "device.backend": "text",
     "device.device_type": "text", "device.architecture": "text or null",
     "device.isa": "text or null", "device.compute_units": "positive whole number",
-    "device.warp_size": "whole number or null", "device.max_block_size": "whole number",
-    "device.local_mem_bytes": "whole number", "device.global_mem_bytes": "positive whole number",
-    "device.l2_bytes": "whole number or null", "device.clock_hz": "positive number or null",
+    "device.warp_size": "positive whole number or null",
+    "device.max_block_size": "positive whole number",
+    "device.local_mem_bytes": "non-negative whole number",
+    "device.global_mem_bytes": "positive whole number",
+    "device.l2_bytes": "non-negative whole number or null",
+    "device.clock_hz": "positive number or null",
     "measurements": "list",
 }
-MEASUREMENT_FIELDS = {"name": "text", "unit": "text", "value": "positive number",
-                      "work": "positive number", "rates": "object",
+MEASUREMENT_FIELDS = {"name": "text", "group": "text", "unit": "text",
+                      "value": "positive number", "work": "positive number", "rates": "object",
+                      "params": "object",
                       "summary.n": "positive whole number",
                       "summary.spread": "non-negative number", "summary.min": "positive number"}
 SWEEP_FIELDS = {
@@ -86,6 +90,9 @@ SWEEP_FIELDS = {
                     "bytes_per_s": "positive number"},
 }
 CHECK_FIELDS = {"name": "text"}
+# benchmark -> the count whose rate a catalog field reads (``FIELD_MAP``'s "rate:<count>")
+RATE_FIELDS = {names[0]: how.split(":", 1)[1] for names, how in FIELD_MAP.values()
+               if how.startswith("rate:")}
 KINDS = {"text": str, "number": (int, float), "whole number": int, "list": list,
          "object": dict, "null": type(None)}
 # A kind's bound: a rate, a time, a size or a count (what the catalog file would refuse, a
@@ -150,8 +157,10 @@ def _check_measurements(ms, path):
     first = {}
     for i, m in enumerate(ms):
         _check_fields(m, MEASUREMENT_FIELDS, f"measurements[{i}].", path)
-        _check_fields(m["rates"], dict.fromkeys(m["rates"], "positive number"),
-                      f"measurements[{i}].rates.", path)
+        rates = {**dict.fromkeys(m["rates"], "positive number"),
+                 **({RATE_FIELDS[m["name"]]: "positive number"} if m["name"] in RATE_FIELDS
+                    else {})}
+        _check_fields(m["rates"], rates, f"measurements[{i}].rates.", path)
         if m["name"] in first:
             raise InputError(f"benchmark '{m['name']}' is measured twice (also "
                              f"measurements[{first[m['name']]}]): keep one", path=path,
@@ -221,13 +230,27 @@ def host_timed(m) -> bool:
     """Whether ``m`` is a ``launch`` timed on the host (``gpuproj bench`` until 2026-11-24): the
     pace at which the driver took launches from Python (7.5 us on the H100 machine), no
     property of the GPU."""
-    return m["name"] == "launch" and (m.get("params") or {}).get("timer") == "host perf_counter"
+    return m["name"] == "launch" and m["params"].get("timer") == "host perf_counter"
+
+
+def failed_checks(raw) -> list:
+    """The result checks that failed; each ``name`` is a benchmark or a group."""
+    return [c for c in raw.get("checks") or [] if c.get("ok") is False]
+
+
+def unchecked(m, failed) -> bool:
+    """Whether measurement ``m`` is covered by one of the ``failed`` checks (by its name or its
+    group): gpuproj since 2026-12 does not time such kernels, older results timed them first."""
+    return any(c["name"] in (m["name"], m["group"]) for c in failed)
 
 
 def measured_values(raw) -> dict:
-    """field -> {"value", "benchmarks", "n", "spread"} for every field the result has (not a
-    host-timed ``launch``: ``check`` says it was left out)."""
-    ms = {n: m for n, m in _by_name(raw).items() if not host_timed(m)}
+    """field -> {"value", "benchmarks", "n", "spread"} for every field the result has, but not
+    from a host-timed ``launch`` or from a benchmark whose result check failed (``check`` says
+    each was left out): a catalog ``measured`` value wins over the datasheet peak in every
+    projection."""
+    failed = failed_checks(raw)
+    ms = {n: m for n, m in _by_name(raw).items() if not host_timed(m) and not unchecked(m, failed)}
     out = {}
     for fld, (names, how) in FIELD_MAP.items():
         got = [ms[n] for n in names if n in ms]
@@ -303,11 +326,13 @@ def check(raw, gpu=None) -> list:
                         "text": f"mixbench {p}: throughput falls {percent(c['drop'])} below an "
                                 "earlier point as intensity grows (noise, clocks or a wrong "
                                 "count)"})
-    for c in raw.get("checks") or []:
-        if c.get("ok") is False:
-            out.append({"name": f"{c['name']}_results", "problem": "wrong_results",
-                        "text": f"{c['name']}: the kernels left wrong values{_wrong(c)}: do "
-                                "not trust its measurements"})
+    for c in failed_checks(raw):
+        names = {m["name"] for m in raw["measurements"] if unchecked(m, [c])} | {c["name"]}
+        fields = [f for f, (benches, _) in FIELD_MAP.items() if names & set(benches)]
+        out.append({"name": c["name"], "problem": "wrong_results", "fields": fields,
+                    "text": f"{c['name']}: the kernels left wrong values{_wrong(c)}: "
+                            + (f"{', '.join(fields)} left out of the catalog entry" if fields
+                               else "not timed")})
     for m in raw["measurements"]:
         if host_timed(m):
             out.append({"name": m["name"], "problem": "host_timed",
@@ -364,10 +389,13 @@ def _values_from_device(raw) -> dict:
             for k, (v, q) in rows.items() if v}
 
 
-def gpu_file(raw, gpu=None, name: str | None = None, gpu_id: str | None = None) -> dict:
+def gpu_file(raw, gpu=None, name: str | None = None, gpu_id: str | None = None,
+             device_alias: bool = True) -> dict:
     """The YAML content of the catalog file: ``gpu``'s own file with its ``measured`` section
     updated (fields not measured now are kept), or, for a device the catalog does not know, a
-    complete minimal file (identity from the runtime, values from its device queries)."""
+    complete minimal file (identity from the runtime, values from its device queries) that
+    answers to the device's name too where ``device_alias`` (not where the name is another
+    catalog GPU's: it would become ambiguous)."""
     measured = measured_section(raw)
     if gpu is not None:
         if gpu.path is not None and Path(gpu.path).is_file():
@@ -380,7 +408,7 @@ def gpu_file(raw, gpu=None, name: str | None = None, gpu_id: str | None = None) 
     name = name or d["name"]
     data = {
         "schema_version": SCHEMA_VERSION, "id": gpu_id or slug(name), "vendor": d["vendor"],
-        "name": name, "aliases": sorted({d["name"]} - {name}),
+        "name": name, "aliases": sorted({d["name"]} - {name}) if device_alias else [],
         "architecture": d["architecture"] or "unknown", "isa": d["isa"] or "unknown",
         "notes": (f"written by gpuproj bench {raw['date']} ({d['backend']} backend, "
                   f"{d['device_type']} device, {raw['sizes']['name']} sizes); no datasheet "

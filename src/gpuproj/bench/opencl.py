@@ -53,7 +53,7 @@ def pick_device(devs, device=None):
     substring of "<platform> <device>" ('pthread', 'nvidia'); by default the first device that
     is not a simulator (a simulator runs only when named)."""
     if not devs:
-        raise GpuprojError("no OpenCL device found (install pocl-binary-distribution)")
+        raise MissingToolError("no OpenCL device found (install pocl-binary-distribution)")
     if device is None or device == "":
         real = [d for d in devs if not is_simulator(d)]
         if not real:
@@ -105,7 +105,6 @@ def probe_width(index: int, width: int):
 
 class OpenCLBackend(Backend):
     name = "opencl"
-    source_ext = "cl"
 
     def __init__(self, device=None):
         cl = self.cl = _import_cl()

@@ -38,11 +38,6 @@ def summarize(samples) -> Summary:
     return Summary(int(x.size), med, q1, q3, float(x.min()), float(x.max()), spread)
 
 
-def rate(work: float, samples_s) -> float:
-    """Work per second at the median duration (``work`` units per run)."""
-    return float(work) / summarize(samples_s).median
-
-
 def linear_fit(x, y) -> tuple:
     """Least-squares ``y = a + b x``; returns ``(a, b)``.
 

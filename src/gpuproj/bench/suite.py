@@ -204,18 +204,22 @@ class Runner:
                 b, c = _arg(dt, bv), _arg(dt, cv)
                 # distinct start values per lane (the kernels read them as their seeds)
                 if dt == np.uint32:
-                    self.b.upload(out, (idx * 2654435761).astype(np.uint32))
+                    seeds = (idx * 2654435761).astype(np.uint32)
                 elif dt == "half2":
-                    self.b.upload(out, (1 + (idx % 16) * 0.01).astype(np.float16).repeat(2))
+                    seeds = (1 + (idx % 16) * 0.01).astype(np.float16).repeat(2)
                 else:
-                    self.b.upload(out, (1 + (idx % 256) * 0.001).astype(dt))
+                    seeds = (1 + (idx % 256) * 0.001).astype(dt)
+                self.b.upload(out, seeds)
+                w = lane_width(dt, vw)
+                n_out = threads * w * (2 if dt == "half2" else 1)  # a half2 is two float16
+                if not self.check_compute(name, k, (out, np.uint32(1), b, c), seeds[:n_out]):
+                    continue
 
                 def once(it, k=k, b=b, c=c):
                     return self.b.run(k, self.grid, self.block, (out, np.uint32(it), b, c))
                 iters = self.calibrate(once, 16)
                 samples = self.timed(k, self.grid, self.block,
                                      [(out, np.uint32(iters), b, c)])
-                w = lane_width(dt, vw)
                 inst = float(threads) * w * iters * UNROLL * CHAINS * per_step
                 self.add(Measurement(name, "compute", unit, inst * flop, samples,
                                      params={"blocks": self.grid, "block": self.block,
@@ -226,6 +230,28 @@ class Runner:
                                      counts={"instructions": inst}))
         finally:
             self.b.free(out)
+
+    def check_compute(self, name, k, args, seeds) -> bool:
+        """Correct first, before ``name`` is timed: one launch of one iteration (``args``) must
+        replace the ``seeds`` in its output with finite values. The CUDA and OpenCL kernels
+        combine their chains differently, so only this much is common to both; it catches a
+        kernel that never ran or a compiler that dropped its store."""
+        self.b.run(k, self.grid, self.block, args)
+        got = self.b.download(args[0], seeds.dtype, seeds.size)
+        finite = np.isfinite(got).all() if got.dtype.kind == "f" else True
+        ok = bool(finite and (got != seeds).any())
+        return self.verdict(name, ok, expected="finite values other than the seeds",
+                            wrong={} if ok else {"first values": got[:4].tolist()})
+
+    def verdict(self, name, ok: bool, **detail) -> bool:
+        """Record the result check of ``name`` (a benchmark or a group) in ``checks``; one that
+        failed is not timed (``skipped``): a rate of kernels that compute the wrong thing is no
+        ceiling, and ``entry.measured_values`` leaves it out of the catalog file."""
+        self.checks.append({"name": name, "ok": ok, **detail})
+        self.log(f"{name} results: " + ("right" if ok else f"WRONG {detail.get('wrong')}"))
+        if not ok:
+            self.skip(name, "its result check failed: not timed")
+        return ok
 
     def _stream_elems(self):
         # STREAM's rule: each array at least 4x the cache, or it measures the cache (a CPU's
@@ -257,6 +283,13 @@ class Runner:
                     "scale": lambda a, b, c: (a, b, f(0.5)),
                     "add": lambda a, b, c: (a, b, c),
                     "triad": lambda a, b, c: (a, b, c, f(0.5))}
+            # correct first: the sequence once, untimed, then its results (each kernel leaves
+            # the same values when the timed runs repeat it)
+            for name in STREAM:
+                for bufs in arrays:
+                    self.b.run(mod[f"stream_{name}"], blocks, self.block, args[name](*bufs))
+            if not self.check_stream(arrays, min(4 * n, 65536)):
+                return
             for name, (nr, nw) in STREAM.items():
                 samples = self.timed(mod[f"stream_{name}"], blocks, self.block,
                                      [args[name](*s) for s in arrays])
@@ -265,16 +298,15 @@ class Runner:
                                      params={"array_bytes": nbytes, "arrays_read": nr,
                                              "arrays_written": nw, "buffer_sets": sets,
                                              "blocks": blocks, "block": self.block}))
-            self.check_stream(arrays, min(4 * n, 65536))
         finally:
             for s in arrays:
                 for buf in s:
                     self.b.free(buf)
 
-    def check_stream(self, arrays, count: int):
-        """Correct first: the first ``count`` floats of every STREAM array hold what the
-        kernels must have left there (``STREAM_RESULT``); a kernel that wrote nothing, or the
-        wrong thing, makes its bandwidth meaningless. Recorded in ``checks``."""
+    def check_stream(self, arrays, count: int) -> bool:
+        """The first ``count`` floats of every STREAM array hold what the kernels must have
+        left there (``STREAM_RESULT``); a kernel that wrote nothing, or the wrong thing, makes
+        every STREAM bandwidth meaningless (``verdict``)."""
         wrong = {}
         for i, bufs in enumerate(arrays):
             for (name, want), buf in zip(STREAM_RESULT.items(), bufs):
@@ -282,9 +314,8 @@ class Runner:
                 bad = got != np.float32(want)
                 if bad.any():
                     wrong[f"set {i} {name}"] = float(got[np.argmax(bad)])
-        self.checks.append({"name": "stream", "ok": not wrong, "expected": STREAM_RESULT,
-                            "wrong": wrong, "floats_checked": count})
-        self.log("stream results: " + ("right" if not wrong else f"WRONG {wrong}"))
+        return self.verdict("stream", not wrong, expected=STREAM_RESULT, wrong=wrong,
+                            floats_checked=count)
 
     def _ws_read(self, mod, buf, out, ws_bytes):
         """(samples, bytes per run, iters) of ws_read over ``ws_bytes`` (a power of two)."""
@@ -310,6 +341,16 @@ class Runner:
         buf = self.b.alloc(top)
         out = self.b.alloc(self.grid * self.block * 4)
         try:
+            # correct first: on data of -1, one loop iteration reads two float4 per work-item
+            # and stores their sum, -8 (data >= 0, as timed, store nothing)
+            self.b.run(mod["stream_init"], top // 16 // self.block, self.block,
+                       (buf, np.float32(-1.0)))
+            self.b.run(mod["ws_read"], self.grid, self.block,
+                       (buf, out, np.uint32(l1 // 16 - 1), np.uint32(2)))
+            got = self.b.download(out, np.float32, self.grid * self.block)
+            if not self.verdict("cache", bool((got == -8).all()), expected=-8.0,
+                                wrong={} if (got == -8).all() else {"out": float(got.min())}):
+                return
             self.b.run(mod["stream_init"], top // 16 // self.block, self.block,
                        (buf, np.float32(1.0)))
             for name, ws in (("l1_read", l1), ("l2_read", l2)):
@@ -338,6 +379,13 @@ class Runner:
         block = self.block
         out = self.b.alloc(self.grid * block * 4)
         try:
+            # correct first: at stride 0 every load reads a 0 and every work-item stores the sum
+            self.b.upload(out, np.full(self.grid * block, -1.0, dtype=np.float32))
+            self.b.run(k, self.grid, block, (out, np.uint32(1), np.uint32(0)))
+            got = self.b.download(out, np.float32, self.grid * block)
+            if not self.verdict("shared", bool((got == 0).all()), expected=0.0,
+                                wrong={} if (got == 0).all() else {"out": float(got.min())}):
+                return
             for name, stride in (("smem_read", 1), ("smem_read_conflict", 32)):
                 def once(it, stride=stride):
                     return self.b.run(k, self.grid, block, (out, np.uint32(it), np.uint32(stride)))
@@ -404,6 +452,13 @@ class Runner:
         sentinel = np.uint32(0xFFFFFFFF)
         try:
             block = min(32, self.block)
+            # correct first: the work-item whose id is the sentinel stores 1
+            self.b.upload(out, np.zeros(1, dtype=np.float32))
+            self.b.run(k, 1, block, (out, np.uint32(0)))
+            got = float(self.b.download(out, np.float32, 1)[0])
+            if not self.verdict("overhead", got == 1.0, expected=1.0,
+                                wrong={} if got == 1.0 else {"out": got}):
+                return
             for _ in range(self.s.warmup):
                 self.b.back_to_back(k, 1, block, (out, sentinel), self.s.launch_count)
             samples = [self.b.back_to_back(k, 1, block, (out, sentinel), self.s.launch_count)
@@ -451,6 +506,13 @@ class Runner:
                 try:
                     self.b.upload(buf, nxt)
                     steps = np.uint32(self.s.chase_steps)
+                    # correct first: from the first node the chase ends `steps` nodes on
+                    self.b.run(k, 1, 1, (buf, out, steps, np.uint32(nodes[0])))
+                    got = int(self.b.download(out, np.uint32, 1)[0])
+                    want = int(nodes[self.s.chase_steps % len(nodes)])
+                    if not self.verdict(f"latency_{level}", got == want, expected=want,
+                                        wrong={} if got == want else {"end node": got}):
+                        continue
                     samples = self.timed(k, 1, 1, [(buf, out, steps, np.uint32(j)) for j in starts],
                                          reps=reps, warmup=1)
                 finally:

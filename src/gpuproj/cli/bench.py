@@ -31,31 +31,48 @@ UNIT_TEXT = {"flops_per_s": "FLOP/s", "ops_per_s": "op/s", "bytes_per_s": "B/s",
              "inst_per_s": "inst/s", "s": "s"}
 
 
-def _resolve_gpu(name, device_name):
-    """(catalog GPU or None, warning or None)."""
+def _resolve_name(name):
+    """The catalog GPU ``--gpu`` names, or None for a name the catalog does not know (a new
+    GPU); a name several GPUs share is an error: a new entry would take it over. Resolved
+    before anything is measured."""
     from ..catalog import load_catalog
 
-    cat = load_catalog()
-    if name:
-        try:
-            gpu = cat.resolve(name)
-        except AmbiguousGPUError:
-            raise  # a new entry would take over a name that several GPUs answer to
-        except UnknownGPUError:
-            return None, None
-        try:
-            dev = cat.resolve(device_name)
-        except UnknownGPUError:
-            return gpu, (f"the device reports '{device_name}', which the catalog does not "
-                         f"know: check that the measurements are {gpu.id}'s")
-        if dev.id != gpu.id:
-            return gpu, (f"the device reports '{device_name}', which the catalog knows as "
-                         f"{dev.id}, not {gpu.id}")
-        return gpu, None
     try:
-        return cat.resolve(device_name), None
+        return load_catalog().resolve(name)
+    except AmbiguousGPUError:
+        raise
     except UnknownGPUError:
-        return None, None
+        return None
+
+
+def _resolve_device(gpu, gpu_name, device_name):
+    """(catalog GPU, warning or None, whether a new GPU file may take ``device_name`` as an
+    alias) for a device that reports ``device_name``, ``gpu`` being what ``--gpu gpu_name``
+    resolved to. Without ``--gpu``, a name several catalog GPUs share is an error listing them:
+    the measurements are one GPU's, and only the user knows which."""
+    from ..catalog import load_catalog
+
+    try:
+        dev = load_catalog().resolve(device_name)
+        known = f"which the catalog knows as {dev.id}"
+    except AmbiguousGPUError as e:
+        if gpu_name is None:
+            raise GpuprojError(f"{e}: name it with --gpu") from None
+        dev, known = None, "which several catalog GPUs answer to"
+    except UnknownGPUError:
+        dev, known = None, None
+    if gpu_name is None:
+        return dev, None, True
+    if gpu is None:  # a new GPU file: another GPU's name would become ambiguous everywhere
+        if known is None:
+            return None, None, True
+        return None, (f"the device reports '{device_name}', {known}: the new GPU file does "
+                      "not take it as an alias"), False
+    if dev is not None and dev.id == gpu.id:
+        return gpu, None, False
+    return gpu, (f"the device reports '{device_name}', "
+                 f"{known or 'which the catalog does not know'}: check that the measurements "
+                 f"are {gpu.id}'s"), False
 
 
 def _table(raw, gpu, flags):
@@ -74,7 +91,9 @@ def _table(raw, gpu, flags):
         peak = gpu.peak(fld) if (gpu is not None and fld) else float("nan")
         val = m["value"]
         pct = percent(val / peak) if fld and not math.isnan(peak) and peak > 0 else "-"
-        probs = flagged.get(m["name"], []) + (flagged.get(fld, []) if fld else [])
+        # a failed result check names a benchmark or its group
+        probs = (flagged.get(m["name"], []) + flagged.get(m["group"], [])
+                 + (flagged.get(fld, []) if fld else []))
         rows.append((m["name"], fmt_si(val, UNIT_TEXT.get(m["unit"], m["unit"])),
                      fmt_si(peak, UNIT_TEXT.get(m["unit"], "")), pct,
                      percent(m["summary"]["spread"], 1), ",".join(sorted(set(probs)))))
@@ -113,7 +132,7 @@ def bench(gpu_name, output, raw_out, backend, device, quick, only, reps, plots_d
 
     \b
     Examples:
-      gpuproj bench --gpu h100-sxm5-80gb -o h100.yaml          # CUDA, full sizes (~2 min)
+      gpuproj bench --gpu h100-sxm5-80gb -o h100.yaml          # CUDA, full sizes (seconds)
       gpuproj bench --backend opencl --quick -o cpu.yaml
       gpuproj bench --from-raw h100.json --gpu h100-sxm5-80gb -o h100.yaml --plots plots/
     """
@@ -124,48 +143,71 @@ def bench(gpu_name, output, raw_out, backend, device, quick, only, reps, plots_d
         check_plottable,
         dump_yaml,
         gpu_file,
+        measured_values,
         read_result,
         slug,
     )
     from ..bench.sizes import with_overrides
 
     if list_devices:
+        given = _options_given(exclude="list_devices")
+        if given:
+            raise click.UsageError(f"--list-devices only lists the devices: {', '.join(given)} "
+                                   f"{'does' if len(given) == 1 else 'do'} not apply with it")
         _list_devices()
         return
     log = (lambda msg: None) if quiet else (lambda msg: click.echo(f"bench: {msg}", err=True))
+    # everything that can be refused is refused before minutes of measuring
+    gpu = _resolve_name(gpu_name) if gpu_name else None
+    if output:  # the default name waits for the GPU's id
+        _refuse_same_paths(Path(output), Path(raw_out or from_raw or Path(output).with_suffix(
+            ".json")), from_raw, raw_out)
     if from_raw:
         given = _measuring_options_given()
         if given:
             raise click.UsageError(f"--from-raw measures nothing: {', '.join(given)} "
                                    f"{'does' if len(given) == 1 else 'do'} not apply with it")
         raw = read_result(from_raw)
+        device_name = raw["device"]["name"]
     else:
-        groups = [g.strip() for g in only.split(",") if g.strip()] if only else None
+        groups = [g.strip() for g in only.split(",") if g.strip()] if only is not None else None
+        if groups == []:
+            raise click.UsageError("--only: no group given")
         lacking = [g for g in PLOTTED_SWEEPS.values() if g not in groups] if groups else []
-        if plots_dir and lacking:  # known before minutes of measuring
+        if plots_dir and lacking:
             raise click.UsageError(f"--plots draws the sweeps of the {' and '.join(lacking)} "
                                    "groups: add them to --only")
         sizes = with_overrides(PRESETS["quick" if quick else "full"], reps=reps)
         b = open_backend(backend, device)
-        log(f"{b.info.name} ({b.name}, {b.info.compute_units} compute units), "
-            f"{sizes.name} sizes")
-        try:
+        device_name = b.info.name
+    try:
+        gpu, warn, alias = _resolve_device(gpu, gpu_name, device_name)
+        file_id = gpu.id if gpu is not None else slug(gpu_name or device_name)
+        out_path = Path(output) if output else Path(f"{file_id}.yaml")
+        raw_path = Path(raw_out or from_raw or out_path.with_suffix(".json"))
+        _refuse_same_paths(out_path, raw_path, from_raw, raw_out)
+        if not from_raw:
+            log(f"{b.info.name} ({b.name}, {b.info.compute_units} compute units), "
+                f"{sizes.name} sizes")
             raw = run_suite(b, sizes, only=groups, log=log)
-        finally:
+    finally:
+        if not from_raw:
             b.close()
     if plots_dir:  # before anything is written
         check_plottable(raw, from_raw)
-    gpu, warn = _resolve_gpu(gpu_name, raw["device"]["name"])
     if warn:
         click.echo(f"gpuproj: warning: {warn}", err=True)
     flags = check(raw, gpu)
     raw["flags"] = flags
-    data = gpu_file(raw, gpu, name=gpu_name)
-    out_path = Path(output) if output else Path(f"{data['id']}.yaml")
-    raw_path = Path(raw_out or from_raw or out_path.with_suffix(".json"))
-    write_text(out_path, dump_yaml(data))
-    if not from_raw or raw_out:
+    wrote_raw = not from_raw or raw_out
+    if wrote_raw:  # first: the samples outlive a catalog file that cannot be written
         write_text(raw_path, json.dumps(raw, indent=1))
+    if not measured_values(raw):
+        kept = f"; the samples are in {raw_path}" if wrote_raw else ""
+        raise GpuprojError("no measurement passed its result check, nothing to write to "
+                           f"{out_path}: {'; '.join(f['text'] for f in flags)}{kept}")
+    data = gpu_file(raw, gpu, name=gpu_name, device_alias=alias)
+    write_text(out_path, dump_yaml(data))
     from ..catalog import read_gpu_file
 
     try:
@@ -178,8 +220,8 @@ def bench(gpu_name, output, raw_out, backend, device, quick, only, reps, plots_d
     if plots_dir:
         plots = _plots(raw, gpu, read_gpu_file(out_path), Path(plots_dir))
     if gpu is None and gpu_name is None:
-        click.echo(f"(the catalog does not know '{raw['device']['name']}'; the file is a new GPU "
-                   f"with id {slug(raw['device']['name'])})", err=True)
+        click.echo(f"(the catalog does not know '{device_name}'; the file is a new GPU "
+                   f"with id {data['id']})", err=True)
     if as_json:
         emit_json({"gpu_file": str(out_path), "raw": str(raw_path), "id": data["id"],
                    "measured": data["measured"], "flags": flags,
@@ -192,20 +234,43 @@ def bench(gpu_name, output, raw_out, backend, device, quick, only, reps, plots_d
         click.echo("  ".join(str(c).ljust(w) for c, w in zip(r, widths)).rstrip())
     for f in flags:
         click.echo(f"gpuproj: warning: {f['text']}", err=True)
-    wrote_raw = f" and {raw_path}" if not from_raw or raw_out else ""
+    also = f" and {raw_path}" if wrote_raw else ""
     click.echo(f"wrote {out_path} ({data['id']}, {len(data['measured'])} measured values)"
-               f"{wrote_raw}; suite took {raw['elapsed_s']:.1f} s")
+               f"{also}; suite took {raw['elapsed_s']:.1f} s")
     for p in plots:
         click.echo(f"wrote {p}")
 
 
+def _refuse_same_paths(out_path: Path, raw_path: Path, from_raw, raw_out) -> None:
+    """Usage error where the catalog file would overwrite the raw result it is written with,
+    or either would overwrite the ``--from-raw`` input."""
+    def same(a, b):
+        return Path(a).resolve() == Path(b).resolve()
+
+    if from_raw and same(out_path, from_raw):
+        raise click.UsageError(f"-o {out_path} would overwrite the --from-raw input")
+    if from_raw and raw_out and same(raw_out, from_raw):
+        raise click.UsageError(f"--raw {raw_out} would overwrite the --from-raw input")
+    if (not from_raw or raw_out) and same(out_path, raw_path):
+        how = "--raw" if raw_out else "the raw result's default name (-o with .json)"
+        raise click.UsageError(f"-o {out_path} and {how} name the same file: give the catalog "
+                               "file a .yaml name or --raw another file")
+
+
 def _measuring_options_given() -> list[str]:
     """The options of the command line that choose what a run measures."""
+    return [o for o in _options_given() if o in ("--backend", "--device", "--quick", "--only",
+                                                  "--reps")]
+
+
+def _options_given(exclude: str = "") -> list[str]:
+    """The options given on the command line, as ``--name`` (but ``exclude``)."""
     from click.core import ParameterSource
 
     ctx = click.get_current_context()
-    return [f"--{n}" for n in ("backend", "device", "quick", "only", "reps")
-            if ctx.get_parameter_source(n) is ParameterSource.COMMANDLINE]
+    return [max(param.opts, key=len) for param in ctx.command.params
+            if param.name != exclude
+            and ctx.get_parameter_source(param.name) is ParameterSource.COMMANDLINE]
 
 
 def _plots(raw, gpu, measured_gpu, d: Path):

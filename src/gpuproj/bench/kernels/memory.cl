@@ -97,7 +97,9 @@ __kernel void smem_read(__global float* out, uint iters, uint stride)
         s6 += vb[base + 6 * SMEM_OFF]; s7 += vb[base + 7 * SMEM_OFF];
     }
     float r = s0 + s1 + s2 + s3 + s4 + s5 + s6 + s7;
-    if (r < 0.0f) out[get_global_id(0)] = r;
+    /* never stored in a timed run; stride 0 (every load word 0 mod 64, r = 0) is the host's
+       result check */
+    if (r < 0.0f || stride == 0u) out[get_global_id(0)] = r;
 }
 
 __kernel void chase(__global const uint* next, __global uint* out, uint steps, uint start)

@@ -85,7 +85,9 @@ extern "C" __global__ void smem_read(float* out, unsigned iters, unsigned stride
         s6 += vb[base + 6 * SMEM_OFF]; s7 += vb[base + 7 * SMEM_OFF];
     }
     float r = s0 + s1 + s2 + s3 + s4 + s5 + s6 + s7;
-    if (r < 0.0f) out[gid1()] = r;
+    // never stored in a timed run; stride 0 (every load word 0 mod 64, r = 0) is the host's
+    // result check
+    if (r < 0.0f || stride == 0u) out[gid1()] = r;
 }
 
 extern "C" __global__ void chase(const unsigned* next, unsigned* out, unsigned steps,
