@@ -10,7 +10,6 @@ Markdown table for docs/bench.md.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
@@ -18,6 +17,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 from gpuproj.bench.compare import GPU_BENCHES_NAMES, compare, markdown
+from gpuproj.bench.entry import read_result
 from gpuproj.catalog import load_catalog
 from gpuproj.errors import GpuprojError
 
@@ -30,7 +30,10 @@ def main(argv=None):
     ap.add_argument("--gpu", help="the GPU, as the catalog resolves it (default: the device name)")
     ap.add_argument("--out", help="write the Markdown table here")
     ns = ap.parse_args(argv)
-    raw = json.loads(Path(ns.raw).read_text())
+    try:
+        raw = read_result(ns.raw)
+    except GpuprojError as e:
+        sys.exit(f"compare: {e}")
     try:
         gid = load_catalog().resolve(ns.gpu or raw["device"]["name"]).id
     except GpuprojError as e:
@@ -39,7 +42,10 @@ def main(argv=None):
         sys.exit(f"compare: gpu-benches has no data for {gid} (known: "
                  f"{', '.join(sorted(GPU_BENCHES_NAMES))})")
     stem, caveat = GPU_BENCHES_NAMES[gid]
-    rows = compare(raw, ns.gpu_benches, stem)
+    try:
+        rows = compare(raw, ns.gpu_benches, stem)
+    except GpuprojError as e:  # e.g. a --gpu-benches folder without the GPU's files
+        sys.exit(f"compare: {e}")
     text = markdown(rows, f"{raw['device']['name']} ({raw['date']}) against gpu-benches {stem}",
                     caveat)
     print(text)

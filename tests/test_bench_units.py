@@ -3,7 +3,6 @@ quadrant-split view, the CUDA backend's argument packing, and the CUDA sources c
 for sm_90 (skipped without nvcc)."""
 
 import ctypes
-import json
 import re
 import shutil
 import subprocess
@@ -30,6 +29,7 @@ from gpuproj.errors import GpuprojError, InputError, MissingToolError
 from tests.conftest import load_script, make_gpu
 
 GPU_BENCHES = Path(__file__).resolve().parents[2] / "shared" / "data" / "external" / "gpu-benches"
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_summary_by_hand():
@@ -198,20 +198,26 @@ def test_compare_with_the_real_h200_files():
 
 @pytest.mark.skipif(not GPU_BENCHES.is_dir(), reason="shared gpu-benches data not present")
 def test_compare_script_writes_the_table(tmp_path, capsys):
-    # what scripts/bench_on_gpu.sh runs after `gpuproj bench` on the GPU machine
-    raw = tmp_path / "h200.json"
-    raw.write_text(json.dumps({"device": {"name": "NVIDIA H200"}, "date": "2026-11-23",
-                               "measurements": [{"name": "stream_triad", "value": 3.5e12}],
-                               "sweeps": {}}))
+    # what scripts/bench_on_gpu.sh runs after `gpuproj bench` on the GPU machine, on the
+    # H200's raw result in data/bench
+    raw = ROOT / "data" / "bench" / "h200-sxm-141gb" / "h200-sxm-141gb.json"
     out = tmp_path / "compare.md"
-    load_script("compare_gpu_benches").main([str(raw), "--gpu-benches", str(GPU_BENCHES),
-                                             "--out", str(out)])
+    script = load_script("compare_gpu_benches")
+    script.main([str(raw), "--gpu-benches", str(GPU_BENCHES), "--out", str(out)])
     text = out.read_text()
     assert text in capsys.readouterr().out
-    assert text.startswith("### NVIDIA H200 (2026-11-23) against gpu-benches h200")
-    assert "| stream_triad | 3.5e+12 | 3.534e+12 | 0.990 | gpu-stream/h200.txt best triad |" in text
+    assert text.startswith("### NVIDIA H200 (2026-11-24) against gpu-benches h200")
+    assert "| stream_triad | 4.369e+12 | 3.534e+12 | 1.236 | gpu-stream/h200.txt best triad |" \
+        in text
     with pytest.raises(SystemExit, match="gpu-benches has no data for tesla-t4"):
-        load_script("compare_gpu_benches").main([str(raw), "--gpu", "t4"])
+        script.main([str(raw), "--gpu", "t4"])
+    # bad input: one line, not a traceback
+    with pytest.raises(SystemExit, match="compare: .*no gpu-benches file for 'h200' here"):
+        script.main([str(raw), "--gpu-benches", str(tmp_path)])
+    bad = tmp_path / "raw.json"
+    bad.write_text("{}")
+    with pytest.raises(SystemExit, match="compare: .*raw.json"):
+        script.main([str(bad)])
 
 
 def test_parse_rejects_other_files(tmp_path):
