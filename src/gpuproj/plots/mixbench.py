@@ -8,11 +8,11 @@ import math
 
 import numpy as np
 
+from ..bench.checks import MIX_FMA_BENCH
 from ..errors import GpuprojError
 
 PREC_FIELD = {"fp32": "fp32_fma_flops_per_s", "fp64": "fp64_fma_flops_per_s",
               "fp16x2": "fp16_fma_flops_per_s"}
-PREC_BENCH = {"fp32": "fp32_fma", "fp64": "fp64_fma", "fp16x2": "fp16x2_fma"}
 PREC_COLOR = {"fp32": "#0072B2", "fp64": "#D55E00", "fp16x2": "#009E73"}
 
 
@@ -20,7 +20,8 @@ def roofline_series(raw) -> dict:
     """precision -> {"oi", "flops_per_s", "bw_roof", "compute_roof"} from the mixbench sweep.
 
     ``bw_roof`` is the sweep's own memory ceiling (its highest bytes/s, reached at low
-    intensity), ``compute_roof`` the precision's FMA measurement (nan where not measured).
+    intensity), ``compute_roof`` the precision's FMA measurement, the catalog's value (nan where
+    not measured).
     """
     pts = (raw.get("sweeps") or {}).get("mixbench") or []
     if not pts:
@@ -29,7 +30,7 @@ def roofline_series(raw) -> dict:
     out = {}
     for p in dict.fromkeys(q["precision"] for q in pts):
         qs = sorted((q for q in pts if q["precision"] == p), key=lambda q: q["flop_per_byte"])
-        bench = ms.get(PREC_BENCH.get(p, ""))
+        bench = ms.get(MIX_FMA_BENCH.get(p, ""))
         out[p] = {"oi": np.array([q["flop_per_byte"] for q in qs]),
                   "flops_per_s": np.array([q["flops_per_s"] for q in qs]),
                   "bw_roof": max(q["bytes_per_s"] for q in qs),
