@@ -163,7 +163,14 @@ def test_band_coverage_in_the_metrics():
                 band_low=np.array([0.5, 0.5, np.nan]), band_high=np.array([2.5, 1.5, np.nan]))
     # the third pair has no band; of the other two the first is inside
     assert m["band_coverage"] == 0.5 and m["band_width"] == pytest.approx(1.5)
+    assert m["band_n"] == 2  # of n = 3: the coverage says of how many pairs it is
     assert metrics(np.ones(2), np.ones(2))["band_coverage"] is None
+
+
+def test_within_counts_an_error_of_exactly_the_threshold_either_way():
+    # 1.1 against 1.0 is 10.000000000000009 % off in binary: it was outside, 0.9 inside
+    m = metrics(np.array([1.1, 0.9, 2.2]), np.array([1.0, 1.0, 2.0]))
+    assert m["within_10"] == 1.0
 
 
 def test_interval_coverage_only_where_there_is_an_interval():

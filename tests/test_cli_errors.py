@@ -950,7 +950,9 @@ def test_options_that_would_be_ignored_or_run_everything(tmp_path, capsys):
                        (["--shortlist", ","], "no method named for --shortlist"),
                        (["--shortlist", "nonsense"], "unknown method 'nonsense'"),
                        (["-m", "same", "--shortlist", "same,bandwidth"],
-                        "--shortlist bandwidth: not among the methods evaluated")):
+                        "--shortlist bandwidth: not among the methods evaluated"),
+                       (["--shortlist", "same,gb"],
+                        "--shortlist gb: gb must be trained: add --train TABLE")):
         code, _, err = run(capsys, "evaluate", t, *opts)
         assert code == 2 and says in one_error(err), err
     code, _, err = run(capsys, "quadrant", "-g", "h200", "--intensity", "1", "-k", "foo",

@@ -99,6 +99,23 @@ def test_cli_combine_sources(capsys):
     assert code == 2 and "--gpu-choice" in err and "Traceback" not in err
 
 
+def test_cli_combine_sources_says_which_gpus_and_draws_one_row(capsys, tmp_path):
+    # the title named the table's 4 GPUs and "all other GPUs" where one source was given; the
+    # pair map was a 5 x 5 grid, empty but for its "combined" row
+    table = DATA / "kerneltuner-4gpus-convolution.csv"
+    code, out, _ = run_cli(capsys, "evaluate", str(table), "-m", "bandwidth", "--source",
+                           "titan-rtx", "--target", "rtx-3090", "--combine-sources",
+                           "--plots", str(tmp_path))
+    assert code == 0
+    assert "predictions by 1 method(s) over 2 GPUs (each from the --source GPUs, combined)" in out
+    from gpuproj.plots.evaluation import heatmap_figure
+
+    ev = evaluate(load(table), ["bandwidth"]).combined()
+    ax = heatmap_figure(ev.pairs, "bandwidth").axes[0]
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["combined"]
+    assert len(ax.get_xticklabels()) == 4
+
+
 # --- predict from several sources --------------------------------------------------------
 
 def _nine():
@@ -229,3 +246,15 @@ def test_cli_report_takes_one_source(capsys):
     code, _, err = run_cli(capsys, "report", str(DATA / "amaris-9gpus-bpnn_adjust_weights.csv"),
                            "--source", "gtx-980,tesla-k40", "-t", "h100-pcie-80gb", "-o", "x.html")
     assert code == 2 and "a report draws one source's profile" in err
+
+
+def test_an_unbounded_interval_stays_unbounded_when_combined():
+    # conformal intervals from too few calibration scores end at inf: the combined interval
+    # became NaN, "no interval", where it is one without an upper end
+    d = pd.DataFrame({"method": "m", "kernel": "k", "config": "c", "target": "t",
+                      "source": ["a", "b"], "time_s": [1.0, 4.0], "true_s": 2.0,
+                      "source_time_s": [1.0, 1.0], "low_s": [0.5, 0.0],
+                      "high_s": [2.0, np.inf]})
+    out = combine_sources(d, weighted=False)
+    assert out["time_s"].iloc[0] == pytest.approx(2.0)
+    assert out["high_s"].iloc[0] == np.inf and out["low_s"].iloc[0] == 0.0

@@ -106,3 +106,26 @@ def test_cli_gpu_choice(capsys):
     pairs = ev.gpu_choice(by="pair").loc["bandwidth"]
     a, b = pairs["wrong"].idxmax()
     assert f"{a} / {b}" in out
+
+
+def test_a_method_without_the_fastest_configuration_loses_against_it():
+    """A method that could not predict the fastest measured configuration (a) and picks b
+    loses 100 %, as one that predicts a slower and picks b; its loss was measured against the
+    fastest configuration it predicted (0 %, a perfect score). A ranking the prediction
+    leaves all tied orders nothing: rho 0 in the mean, not left out of it."""
+    true = {"a": 1.0, "b": 2.0, "c": 3.0, "d": 4.0}
+    full = pd.DataFrame({"method": "full", "kernel": "k", "config": list("abcd"),
+                         "time_s": [3.0, 1.0, 2.0, 4.0], "true_s": list(true.values())})
+    partial = full[full["config"] != "a"].assign(method="partial")
+    from gpuproj.evaluate import Evaluation
+
+    ev = Evaluation(pd.concat([full, partial], ignore_index=True).assign(
+        source="s", target="t", limiter="dram"), [])
+    r = ev.ranking()
+    assert r.loc["partial", "top1_loss_pct"] == r.loc["full", "top1_loss_pct"] == 100.0
+    assert r.loc["partial", "top1_hit"] == 0.0
+    assert ev.shortlist(["partial"], top=1)["loss_pct"] == 100.0
+    tied = pd.DataFrame({"kernel": ["x"] * 3 + ["y"] * 3, "time_s": [1.0, 2, 3] + [5.0] * 3,
+                         "true_s": [1.0, 2, 3] * 2})
+    m = rank_metrics(tied, ["kernel"])
+    assert m["groups"] == 2 and m["rank_corr"] == 0.5

@@ -39,10 +39,14 @@ KEYS = ("method", "kernel", "config", "target", "fold")
 BOUNDS = ("low_s", "high_s", "band_low_s", "band_high_s")
 
 
-def _log(x: pd.Series) -> np.ndarray:
+def _log(x: pd.Series, bound: bool = False) -> np.ndarray:
+    """ln x, NaN where x is no positive finite number; a ``bound`` keeps an interval's open
+    ends, 0 and inf, as -inf and inf, so that a source without a finite interval leaves the
+    combination without one, not without an interval."""
     v = x.to_numpy(float)
+    keep = (v >= 0) if bound else (np.isfinite(v) & (v > 0))
     with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(np.isfinite(v) & (v > 0), np.log(v), np.nan)
+        return np.where(keep, np.log(v), np.nan)
 
 
 def _spread(pairs: pd.DataFrame) -> np.ndarray:
@@ -76,11 +80,13 @@ def combine_sources(pairs: pd.DataFrame, weighted: bool = True) -> pd.DataFrame:
     w = np.where(~ok, 0.0, np.where(equal, 1.0, w))
     cols = {"_w": w, "_n": ok.astype(int)}
     logs = {"time_s": lt, "source_time_s": _log(d["source_time_s"])}
-    logs.update({b: _log(d[b]) for b in BOUNDS if b in d.columns})
+    logs.update({b: _log(d[b], bound=True) for b in BOUNDS if b in d.columns})
     for c, v in logs.items():
         # a bound missing for one source leaves the combination without it (NaN)
-        cols[f"_s_{c}"] = np.where(ok, w * np.nan_to_num(v, nan=0.0), 0.0)
-        cols[f"_m_{c}"] = (ok & ~np.isfinite(v)).astype(int)
+        with np.errstate(invalid="ignore"):  # 0 x inf where the row does not count
+            cols[f"_s_{c}"] = np.where(ok & ~np.isnan(v), w * np.where(np.isnan(v), 0.0, v),
+                                       0.0)
+        cols[f"_m_{c}"] = (ok & np.isnan(v)).astype(int)
     work = d[keys].assign(**cols)
     g = work.groupby(keys, sort=False, dropna=False)
     sums = g.sum()

@@ -35,7 +35,9 @@ def metrics(pred, true, low=None, high=None, band_low=None, band_high=None,
     interval_width (median of (high-low)/pred), both None where every interval is a point (a
     method without one: a coverage of 0 would read as a failed interval); band_coverage and
     band_width the same for the measured error band [band_low, band_high] (``models.bands``),
-    over the pairs that have one.
+    over the band_n pairs that have one (a pair of architectures the band was never measured
+    on has none). gmre floors each error at 1e-6 (0.0001 %): one exact prediction would send
+    the log to -inf, and even so pulls the mean of a few pairs far down.
     With ``groups`` (the fold of each pair, e.g. its held-out GPU) and two or more groups,
     coverage_ci is a 90 % bootstrap interval of the coverage over those groups
     (``coverage_interval``), else None.
@@ -47,7 +49,7 @@ def metrics(pred, true, low=None, high=None, band_low=None, band_high=None,
         return {"n": 0, "mape": None, "median_ape": None, "gmre": None, "median_ratio": None,
                 "within_10": None, "within_25": None, "within_50": None, "coverage": None,
                 "interval_width": None, "coverage_ci": None, "band_coverage": None,
-                "band_width": None}
+                "band_width": None, "band_n": 0}
     ape = np.abs(pred - true) / true
     out = {
         "n": int(n),
@@ -56,9 +58,8 @@ def metrics(pred, true, low=None, high=None, band_low=None, band_high=None,
         # APE of exactly 0 would send the log to -inf; floor at 1e-6 (0.0001 %)
         "gmre": float(100 * np.exp(np.log(np.maximum(ape, 1e-6)).mean())),
         "median_ratio": float(np.median(pred / true)),
-        "within_10": float((ape <= 0.10).mean()),
-        "within_25": float((ape <= 0.25).mean()),
-        "within_50": float((ape <= 0.50).mean()),
+        # + 1e-12: 1.1 against 1.0 is 10 % off in decimal, 10.000000000000009 % in binary
+        **{f"within_{p}": float((ape <= p / 100 + 1e-12).mean()) for p in (10, 25, 50)},
     }
     if low is not None and high is not None and has_width(low, high).any():
         low, high = np.asarray(low, float), np.asarray(high, float)
@@ -69,9 +70,11 @@ def metrics(pred, true, low=None, high=None, band_low=None, band_high=None,
     else:
         out["coverage"] = out["interval_width"] = out["coverage_ci"] = None
     out["band_coverage"] = out["band_width"] = None
+    out["band_n"] = 0
     if band_low is not None and band_high is not None:
         bl, bh = np.asarray(band_low, float), np.asarray(band_high, float)
         has = np.isfinite(bl) & np.isfinite(bh)
+        out["band_n"] = int(has.sum())
         if has.any():
             out["band_coverage"] = float(((true[has] >= bl[has]) & (true[has] <= bh[has])).mean())
             out["band_width"] = float(np.median((bh[has] - bl[has]) / pred[has]))
@@ -107,13 +110,16 @@ def coverage_interval(inside, groups, level: float = 0.9, n_boot: int = 2000,
 # what each number of ``to_json`` measures: the error metrics keep their names from the
 # literature (MAPE is a percentage), so the JSON says their units once instead
 UNITS = {
-    "n": "pairs", "mape": "%", "median_ape": "%", "gmre": "%",
+    "n": "pairs", "mape": "%", "median_ape": "%",
+    "gmre": "% (geometric mean of |predicted - measured| / measured, each floored at 1e-6)",
     "median_ratio": "predicted / measured",
     **{f"within_{p}": f"fraction of pairs within {p} %" for p in (10, 25, 50)},
     "coverage": "fraction of pairs inside the method's own interval",
     "coverage_ci": "fraction, 90 % bootstrap interval over held-out groups",
-    "interval_width": "median (high - low) / predicted",
-    "band_coverage": "fraction of pairs inside the 90 % error band",
+    "interval_width": "median (high - low) / predicted; null where there is no interval or "
+                      "the median one is unbounded (JSON has no infinity)",
+    "band_coverage": "fraction of the band_n pairs with a band inside the 90 % error band",
+    "band_n": "pairs with a measured error band",
     "band_width": "median (band high - band low) / predicted",
     "groups": "rankings", "configs": "configurations", "targets": "GPUs per ranking",
     "rank_corr": "Spearman's rho", "top1_hit": "fraction of rankings",
@@ -204,13 +210,14 @@ class Evaluation:
             raise ValueError(f"ranking(by={by!r}): by is None or 'pair'")
         d = self.pairs
         keys = self._rank_groups()
+        fastest = d.groupby(keys, sort=False)["true_s"].min()
         rows = {}
         for m, g in d.groupby("method", sort=False):
             if by is None:
-                rows[m] = rank_metrics(g, keys, top)
+                rows[m] = rank_metrics(g, keys, top, fastest)
             else:
                 for pair, h in g.groupby(g["source"] + "->" + g["target"], sort=True):
-                    rows[(m, pair)] = rank_metrics(h, keys, top)
+                    rows[(m, pair)] = rank_metrics(h, keys, top, fastest)
         # numbers, NaN where no group ranks (None made object columns)
         out = pd.DataFrame.from_dict(rows, orient="index").apply(pd.to_numeric)
         out.index.names = ["method"] if by is None else ["method", "pair"]
@@ -253,8 +260,9 @@ class Evaluation:
         cols = ["groups", "targets", "rank_corr", "top1_hit", "top1_loss_pct",
                 "top1_loss_max_pct"]
         rows = {}
+        fastest = self.pairs.groupby(CHOICE_KEYS, sort=False)["true_s"].min()
         for m, g in self.pairs.groupby("method", sort=False):
-            r = rank_metrics(g, CHOICE_KEYS, top=1)
+            r = rank_metrics(g, CHOICE_KEYS, top=1, fastest=fastest)
             if r["rank_corr"] is not None:
                 rows[m] = {**r, "targets": _spread(g, CHOICE_KEYS)}
         truth = _rankable(self.pairs.drop_duplicates(CHOICE_KEYS + ["target"]), CHOICE_KEYS)
@@ -346,13 +354,16 @@ def _spread(pairs: pd.DataFrame, keys) -> str:
     return "0" if n.empty else str(n.min()) if n.min() == n.max() else f"{n.min()}-{n.max()}"
 
 
-def rank_metrics(pairs: pd.DataFrame, keys, top: int = TOP_K) -> dict:
+def rank_metrics(pairs: pd.DataFrame, keys, top: int = TOP_K, fastest=None) -> dict:
     """Ranking quality of ``pairs`` (one method's rows; ``time_s`` predicted, ``true_s``
     measured), over the groups of ``keys`` (kernel, source, target) that have at least
-    MIN_CONFIGS configurations.
+    MIN_CONFIGS configurations. ``fastest`` (a Series over the groups of ``keys``): the fastest
+    measured time of each group among all the pairs evaluated, where this method may lack the
+    row (a configuration it could not predict: its loss is still against that one).
 
     groups: how many; rank_corr: Spearman's rank correlation of predicted and measured times,
-    mean over groups; top1_loss_pct: how much longer, measured on the target, the configuration
+    mean over groups (a group the prediction leaves all tied counts as 0: it orders nothing);
+    top1_loss_pct: how much longer, measured on the target, the configuration
     predicted fastest takes than the fastest measured one, in % (median over groups;
     top1_loss_max_pct the worst group), top1_hit the fraction of groups where it is the fastest
     measured (or as fast); topk_loss_pct / topk_loss_max_pct the same for the best
@@ -383,13 +394,20 @@ def rank_metrics(pairs: pd.DataFrame, keys, top: int = TOP_K) -> dict:
     cov = (rp * rt).groupby(by, sort=False).sum()
     var = (rp * rp).groupby(by, sort=False).sum() * (rt * rt).groupby(by, sort=False).sum()
     rho = cov / np.sqrt(var.where(var > 0))  # undefined where a ranking is all ties
+    # a prediction of all ties orders nothing (0); measured ties leave rho undefined
+    tied = (rp * rp).groupby(by, sort=False).sum() == 0
+    measured = (rt * rt).groupby(by, sort=False).sum() > 0
+    ranks = rho.where(~(tied & measured), 0.0)
     order = _order(d, by)
     best = g["true_s"].transform("min")
+    if fastest is not None:
+        known = d[keys].merge(fastest.rename("_best").reset_index(), on=keys, how="left")
+        best = np.fmin(best, known["_best"].to_numpy())
     loss = d["true_s"] / best - 1
     top1 = loss[order == 1]
     topk = loss[order <= top].groupby(by, sort=False).min()
     return {"groups": int(g.ngroups), "configs": int(len(d)),
-            "rank_corr": None if rho.isna().all() else float(rho.mean()),
+            "rank_corr": None if rho.isna().all() else float(ranks.mean()),
             "top1_loss_pct": float(100 * top1.median()),
             "top1_loss_max_pct": float(100 * top1.max()), "top1_hit": float((top1 <= 0).mean()),
             "topk": int(top),
@@ -431,6 +449,8 @@ def shortlist_metrics(pairs: pd.DataFrame, methods, keys, top: int = TOP_K) -> d
     d = pairs[pairs["method"].isin(list(methods))]
     best = _rankable(d.drop_duplicates(keys + ["config"]), keys).groupby(
         keys, sort=False)["true_s"].min()
+    # the fastest measured among all the pairs, where the methods shortlisted lack its row
+    best = np.fmin(best, pairs.groupby(keys, sort=False)["true_s"].min().reindex(best.index))
     empty = {"groups": 0, "topk": top, "loss_pct": None, "loss_max_pct": None}
     if best.empty:
         return empty

@@ -156,8 +156,10 @@ def evaluate(tables, methods, sources, targets, fmt, reader_options, as_json, ra
     if shortlist:
         from ..models import model_class
 
-        for m in shortlist:
-            model_class(m)  # an unknown name: the error lists the known ones
+        for m in shortlist:  # an unknown name: model_class's error lists the known ones
+            if getattr(model_class(m), "trained", False) and not training:
+                raise GpuprojError(f"--shortlist {m}: {m} must be trained: add --train TABLE "
+                                   "or --split gpu|config|kernel")
         absent = [m for m in shortlist if names and m not in names]
         if absent:
             raise GpuprojError(f"--shortlist {', '.join(absent)}: not among the methods "
@@ -203,6 +205,8 @@ def evaluate(tables, methods, sources, targets, fmt, reader_options, as_json, ra
             if not quiet:
                 click.echo(f"gpuproj: saved {m.name} to {jpath} (+ .npz)", err=True)
     report_skipped(ev.skipped, quiet=quiet)
+    # the GPUs the pairs predicted from and to (the table may hold more than --source/--target)
+    n_gpus = len(set(ev.pairs["source"]) | set(ev.pairs["target"])) if len(ev.pairs) else 0
     if combine and len(ev.pairs):
         ev = ev.combined()
     if len(ev.pairs) == 0:
@@ -232,10 +236,11 @@ def evaluate(tables, methods, sources, targets, fmt, reader_options, as_json, ra
         return
     from rich.table import Table
 
-    how = " (each from all other GPUs, combined)" if combine else ""
+    how = ((" (each from the --source GPUs, combined)" if sources
+            else " (each from all other GPUs, combined)") if combine else "")
     summary = ev.summary()
     t = Table(title=f"{len(ev.pairs)} predictions by {len(summary)} method(s) over "
-                    f"{table.df['gpu'].nunique()} GPUs{how}",
+                    f"{n_gpus} GPUs{how}",
               caption="interval: the method's own (hierarchical: its spread over memory "
                       "levels, not a probability; learned and --coverage: split-conformal); "
                       "band: its measured 90 % error band (docs/accuracy.md)",
@@ -250,7 +255,7 @@ def evaluate(tables, methods, sources, targets, fmt, reader_options, as_json, ra
     # lowest MAPE first (0 % too); a method without one last
     order = sorted(summary, key=lambda m: (summary[m]["mape"] is None, summary[m]["mape"] or 0))
     for m in order:
-        t.add_row(m, *[_cell(c, summary[m][c]) for c in cols])
+        t.add_row(m, *[_cell(c, summary[m][c], summary[m]) for c in cols])
     console().print(t)
     per_fold = ev.per_fold()
     if per_fold:
@@ -424,11 +429,14 @@ HEADERS = {"n": "pairs", "mape": "MAPE", "median_ape": "median APE", "gmre": "GM
            "band_width": "band width"}
 
 
-def _cell(name, v):
+def _cell(name, v, row=None):
     if v is None:
         return "-"
     if name == "n":
         return str(v)
+    if name == "band_coverage" and row and row["band_n"] != row["n"]:
+        # the band of a pair of architectures none was measured on is missing: say of how many
+        return f"{100 * v:.1f} % of {row['band_n']}"
     if name == "coverage_ci":
         return f"{100 * v[0]:.0f}-{100 * v[1]:.0f} %"
     if name.startswith("within") or name.endswith("coverage"):

@@ -171,18 +171,22 @@ def heatmap_figure(g: pd.DataFrame, method: str):
     from matplotlib.colors import LogNorm
 
     tab = pair_errors(g)
-    gpus = sorted(set(tab.index) | set(tab.columns))
-    tab = tab.reindex(index=gpus, columns=gpus)
-    n = len(gpus)
+    # square over every GPU, where the sources are GPUs; one row where they were combined
+    square = bool(set(tab.index) & set(tab.columns))
+    rows = sorted(set(tab.index) | set(tab.columns)) if square else sorted(tab.index)
+    cols = rows if square else sorted(tab.columns)
+    tab = tab.reindex(index=rows, columns=cols)
+    n = max(len(rows), len(cols))
     v = tab.to_numpy(float)
     fin = v[np.isfinite(v)]
     with st.rc():
         size = min(max(5.5, 0.62 * n + 3.2), 20)
-        fig = st.figure(size + 1.4, size)
+        fig = st.figure(size + 1.4, size if square else max(3.0, 0.62 * len(rows) + 2.6))
         ax = fig.subplots()
         norm = LogNorm(vmin=max(min(fin.min(), 5), 0.5), vmax=max(fin.max(), 50))
         im = ax.imshow(np.ma.masked_invalid(v), cmap="magma_r", norm=norm)
-        cb = fig.colorbar(im, ax=ax, label="median absolute percentage error (%)", shrink=0.85)
+        cb = fig.colorbar(im, ax=ax, shrink=0.85, label="median absolute percentage error (%)"
+                          if square else "median APE (%)")  # a row's bar is short
         ticks = [t for t in (0.5, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000)
                  if norm.vmin <= t <= norm.vmax]
         cb.set_ticks(ticks, labels=[f"{t:g}" for t in ticks])
@@ -190,15 +194,15 @@ def heatmap_figure(g: pd.DataFrame, method: str):
         # the figure grows with n, so a cell holds an 8-pt number up to about 40 GPUs; beyond,
         # the colour alone tells (the size stops at 20 in)
         fs = 10 if n <= 8 else 8
-        written = [(r, c) for r in range(n) for c in range(n) if np.isfinite(v[r, c])
-                   and n <= 40]
+        written = [(r, c) for r in range(len(rows)) for c in range(len(cols))
+                   if np.isfinite(v[r, c]) and n <= 40]
         for r, c in written:
             ax.text(c, r, f"{v[r, c]:.0f}" if v[r, c] >= 10 else f"{v[r, c]:.1f}",
                     ha="center", va="center", fontsize=fs,
                     color="white" if norm(v[r, c]) > 0.45 else "black")
-        labels = [st.literal(st.short(x, 22)) for x in gpus]
-        ax.set_xticks(range(n), labels, rotation=45, ha="right", rotation_mode="anchor")
-        ax.set_yticks(range(n), labels)
+        ax.set_xticks(range(len(cols)), [st.literal(st.short(x, 22)) for x in cols],
+                      rotation=45, ha="right", rotation_mode="anchor")
+        ax.set_yticks(range(len(rows)), [st.literal(st.short(x, 22)) for x in rows])
         ax.set_xlabel("target GPU (predicted)")
         ax.set_ylabel("source GPU (measured)")
         ax.set_title(st.literal(method) + ": median APE per GPU pair (%)")
