@@ -2,6 +2,7 @@
 consistent with each other, names resolve, ceilings fall back as documented."""
 
 import math
+import re
 from pathlib import Path
 
 import pytest
@@ -372,9 +373,10 @@ def test_a_path_that_is_no_gpu_file_says_so(tmp_path):
         resolve("/nonexistent.yaml")
     with pytest.raises(UnknownGPUError, match=f"^{tmp_path}: not a GPU file"):
         resolve(str(tmp_path))
-    # a name with a / may be a GPU's too (an OpenGL renderer string): the catalog's hint stays
-    with pytest.raises(UnknownGPUError, match="^RTX 3080/PCIe: no such file; unknown GPU "
-                                              "'RTX 3080/PCIe'; did you mean .*rtx-3080"):
+    # a name with a / may be a GPU's too (an OpenGL renderer string, ROCm's "AMD Instinct
+    # MI250X / MI250"): no file is meant, and the catalog's hint is all there is to say
+    with pytest.raises(UnknownGPUError, match="^unknown GPU 'RTX 3080/PCIe'; did you mean "
+                                              ".*rtx-3080"):
         resolve("RTX 3080/PCIe")
 
 
@@ -438,3 +440,50 @@ def test_readme_counts_the_bundled_gpus():
     readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
     n = len(list(BUNDLED_DIR.glob("*.yaml")))
     assert f"catalog of {n} GPUs" in readme
+
+
+@pytest.mark.parametrize("name,says", [
+    # the Turing card nvidia-smi calls so: "quadro" was dropped and {rtx, 6000} matched the Ada
+    ("Quadro RTX 6000", "unknown GPU 'Quadro RTX 6000'"),
+    # the chip of both cards, as ROCm names either; ROCm's name of the MI250 and MI250X device
+    ("Fiji", "ambiguous: it matches r9-fury .*r9-nano"),
+    ("AMD Instinct MI250X / MI250", "ambiguous: it matches mi250 .*mi250x"),
+])
+def test_names_that_mean_no_single_catalog_gpu(name, says):
+    with pytest.raises(UnknownGPUError, match=says):
+        resolve(name)
+
+
+def test_isa_with_target_features_as_rocm_prints_it(cat):
+    assert cat.resolve("gfx908:sramecc+:xnack-").id == "mi100"
+    assert cat.resolve("Quadro K5200").id == "quadro-k5200"  # a product line its name has
+
+
+@pytest.mark.parametrize("edit,field,says", [
+    # a unit beside the value was dropped: 80 GB read as 80 bytes
+    ("  memory_size_bytes: {value: 80, unit: GB, kind: user, source: me}\n",
+     "values.memory_size_bytes.unit", "unknown field"),
+    ("peak:\n  dram_bw_bytes_per_s: {value: 2.0e12, kind: measurement, source: me}\n",
+     "peak.dram_bw_bytes_per_s", "not 'measurement'"),
+    ("measured:\n  dram_bw_bytes_per_s: {value: 2.0e12, kind: datasheet, source: me}\n",
+     "measured.dram_bw_bytes_per_s", "needs kind 'measurement'"),
+])
+def test_entries_say_what_they_are(tmp_path, edit, field, says):
+    p = tmp_path / "x.yaml"
+    head = "schema_version: 1\nid: x\nvendor: X\nname: X\narchitecture: A\nisa: i\n"
+    p.write_text(head + ("values:\n" + edit if edit.startswith("  ") else edit))
+    with pytest.raises(InputError, match=f"field '{re.escape(field)}': .*{says}"):
+        read_gpu_file(p)
+
+
+def test_user_files_may_not_claim_every_name_or_one_id_twice(tmp_path):
+    head = "schema_version: 1\nvendor: X\nname: X\narchitecture: A\nisa: i\n"
+    p = tmp_path / "x.yaml"
+    p.write_text(head + "id: x\naliases: [NVIDIA GPU]\n")  # "" once vendor words are dropped
+    with pytest.raises(InputError, match=r"field 'aliases\[0\]': 'NVIDIA GPU' names no GPU"):
+        read_gpu_file(p)
+    a, b = tmp_path / "a.yaml", tmp_path / "b.yaml"
+    a.write_text(head + "id: dup\n")
+    b.write_text(head + "id: dup\n")
+    with pytest.raises(InputError, match="GPU id 'dup' is also given by"):
+        load_catalog(extra=[a, b])

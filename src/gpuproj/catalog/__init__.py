@@ -188,10 +188,21 @@ def _entry(raw, path, section, name, is_list=False) -> Entry:
     missing = [k for k in ("kind", "source") if not raw.get(k)]
     if missing:
         raise InputError(f"lacks {' and '.join(missing)}", path=path, field=where)
+    for k in raw:  # a 'unit: GB' beside the value would otherwise be dropped without a word
+        if k not in ("value", "kind", "source"):
+            raise InputError("unknown field (an entry is {value, kind, source}; the unit is "
+                             "in the field's name)", path=path, field=f"{where}.{k}")
     source = _as_text(raw["source"], path, f"{where}.source")
     if not isinstance(raw["kind"], str) or raw["kind"] not in SOURCE_KINDS:
         raise InputError(f"kind {raw['kind']!r} is not one of {sorted(SOURCE_KINDS)}",
                          path=path, field=where)
+    # peak and measured values are never mixed: a measured one is a measurement, and a
+    # measurement is no peak
+    if (section == "measured") != (raw["kind"] == "measurement") and section != "values":
+        want = ("kind 'measurement'" if section == "measured"
+                else "a datasheet, derived or other kind, not 'measurement' (that is measured:)")
+        raise InputError(f"kind {raw['kind']!r} in {section}: needs {want}", path=path,
+                         field=where)
     v = raw["value"]
     if is_list and not isinstance(v, list):
         raise InputError("value must be a list of numbers", path=path, field=where)
@@ -271,6 +282,10 @@ def parse_gpu(data: dict, path=None) -> GPU:
         raise InputError("expected a list of names", path=path, field="aliases")
     aliases = tuple(_as_text(a, path, f"aliases[{i}]")
                     for i, a in enumerate(data.get("aliases") or ()))
+    for i, a in enumerate(aliases):
+        if not normalize_name(a):  # it would answer to every name of vendor words alone
+            raise InputError(f"{a!r} names no GPU once vendor and product-line words are "
+                             "dropped", path=path, field=f"aliases[{i}]")
     required = {k: _as_text(data[k], path, k) for k in ("id", "vendor", "name", "architecture",
                                                           "isa")}
     values, peaks, measureds = {}, {}, {}
@@ -301,6 +316,9 @@ def read_gpu_file(path) -> GPU:
 
 _DROP = {"nvidia", "amd", "ati", "intel", "geforce", "tesla", "quadro", "radeon", "instinct",
          "graphics", "gpu", "accelerator", "data", "center"}
+# dropped words that name a product line: a query that has one matches by its other words only
+# a GPU whose names have it too ("Quadro RTX 6000", the Turing card, is not the RTX 6000 Ada)
+_LINES = {"geforce", "tesla", "quadro", "radeon", "instinct"}
 
 
 def normalize_name(name: str) -> str:
@@ -358,13 +376,16 @@ class Catalog:
                                   f"list '{raw}'` lists the GPUs it matches)")
         key = normalize_name(raw)
         ids = self._names.get(key) or self._names.get(key.replace(" ", ""))
-        if not ids:
-            ids = {g.id for g in self.gpus.values() if g.isa.lower() == raw.lower()}
+        if not ids:  # an ISA, also with the target features ROCm prints (gfx908:sramecc+)
+            isa = raw.lower().split(":")[0]
+            ids = {g.id for g in self.gpus.values() if g.isa.lower() == isa}
         if not ids and key:
             # every word of the query appears in a GPU's name or an alias
             words = set(key.split())
+            lines = set(re.findall(r"[a-z]+", raw.lower())) & _LINES
             ids = {g.id for g in self.gpus.values()
-                   for n in (g.id, g.name, *g.aliases) if words <= set(normalize_name(n).split())}
+                   for n in (g.id, g.name, *g.aliases) if words <= set(normalize_name(n).split())
+                   and lines <= set(re.findall(r"[a-z]+", " ".join((g.name, *g.aliases)).lower()))}
         if len(ids) == 1:
             return self.gpus[next(iter(ids))]
         if ids:
@@ -408,6 +429,10 @@ def _load(extra: tuple, user_dirs: tuple) -> Catalog:
             gpus[g.id] = g
     for p in extra:
         g = read_gpu_file(p)
+        if g.id in users and users[g.id] != Path(p).resolve():
+            raise InputError(f"GPU id '{g.id}' is also given by {users[g.id]}: keep one of the "
+                             "two files", path=p, field="id")
+        users[g.id] = Path(p).resolve()
         gpus[g.id] = g
     return Catalog(gpus.values())
 
@@ -435,7 +460,7 @@ def resolve(name) -> GPU:
     except AmbiguousGPUError:
         raise
     except UnknownGPUError as e:
-        if not (_is_yaml(name) or "/" in str(name)):
+        if not (_is_yaml(name) or Path(str(name)).exists()):
             raise
         why = "not a GPU file (.yaml or .yml)" if Path(name).exists() else "no such file"
         # still an UnknownGPUError: a profile's GPU column names GPUs by paths too, and a

@@ -24,7 +24,8 @@ A GPU file is YAML (read with ``yaml.safe_load``) with these top-level keys::
 Every number is a mapping with its ``value``, the ``kind`` of source (``SOURCE_KINDS``) and the
 ``source`` text: document and section, dataset and what was measured, or how it was derived.
 Peak (datasheet) and measured (sustained) values live side by side in their own sections and are
-never merged. Units are SI and decimal, and they are part of every field name. A value is a
+never merged. Units are SI and decimal, and they are part of every field name, but for memory
+sizes, which are binary as vendors state them ("80 GB" = 80 x 2^30 B). A value is a
 finite number above 0 (0 only in ``ZERO_ALLOWED``; an unknown value is left out), and a whole
 number where it counts things (``WHOLE_FIELDS``).
 """
@@ -58,7 +59,7 @@ IDENTITY_FIELDS = {
 # Scalar properties of the part. Each: description (unit is in the name).
 VALUE_FIELDS = {
     # identity that is a number
-    "memory_size_bytes": "device memory size (decimal bytes)",
+    "memory_size_bytes": "device memory size (bytes; a vendor's '80 GB' is 80 x 2^30)",
     "memory_bus_bits": "memory interface width",
     # execution
     "sm_count": "streaming multiprocessors (NVIDIA), compute units (AMD), Xe cores (Intel) "
