@@ -487,3 +487,13 @@ def test_user_files_may_not_claim_every_name_or_one_id_twice(tmp_path):
     b.write_text(head + "id: dup\n")
     with pytest.raises(InputError, match="GPU id 'dup' is also given by"):
         load_catalog(extra=[a, b])
+
+
+def test_a_user_alias_that_takes_a_bundled_gpus_name_is_said_at_load(tmp_path):
+    # it broke the resolution of every profile of that GPU, said only when one was read
+    p = tmp_path / "mine.yaml"
+    p.write_text("schema_version: 1\nid: mine\nvendor: X\nname: My GPU\narchitecture: A\n"
+                 "isa: i\naliases: [NVIDIA H100 80GB HBM3]\n")
+    with pytest.warns(InputWarning, match=r"mine.yaml, field 'aliases\[0\]': 'NVIDIA H100 80GB "
+                                          r"HBM3' is also a name of h100-sxm5-80gb"):
+        load_catalog(extra=[p])

@@ -344,6 +344,15 @@ class Catalog:
             for n in (g.id, g.name, *g.aliases):
                 for key in (normalize_name(n), normalize_name(n).replace(" ", "")):
                     self._names.setdefault(key, set()).add(g.id)
+        for g in self.gpus.values():  # said at load, not at the first profile that names it
+            if g.path is not None and g.path.parent != BUNDLED_DIR:
+                for field_, n in [("name", g.name)] + [(f"aliases[{i}]", a)
+                                                       for i, a in enumerate(g.aliases)]:
+                    others = sorted(self._names[normalize_name(n)] - {g.id})
+                    if others:
+                        warnings.warn(InputWarning(
+                            f"{g.path}, field '{field_}': {n!r} is also a name of "
+                            f"{', '.join(others)}: it now names no one GPU"), stacklevel=2)
 
     def __iter__(self):
         return iter(sorted(self.gpus.values(), key=lambda g: (g.vendor, g.release_year or 0, g.id)))
