@@ -466,7 +466,7 @@ def test_isa_with_target_features_as_rocm_prints_it(cat):
     ("peak:\n  dram_bw_bytes_per_s: {value: 2.0e12, kind: measurement, source: me}\n",
      "peak.dram_bw_bytes_per_s", "not 'measurement'"),
     ("measured:\n  dram_bw_bytes_per_s: {value: 2.0e12, kind: datasheet, source: me}\n",
-     "measured.dram_bw_bytes_per_s", "needs kind 'measurement'"),
+     "measured.dram_bw_bytes_per_s", "needs kind 'measurement' or 'user'"),
 ])
 def test_entries_say_what_they_are(tmp_path, edit, field, says):
     p = tmp_path / "x.yaml"

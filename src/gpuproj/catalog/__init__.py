@@ -196,10 +196,11 @@ def _entry(raw, path, section, name, is_list=False) -> Entry:
     if not isinstance(raw["kind"], str) or raw["kind"] not in SOURCE_KINDS:
         raise InputError(f"kind {raw['kind']!r} is not one of {sorted(SOURCE_KINDS)}",
                          path=path, field=where)
-    # peak and measured values are never mixed: a measured one is a measurement, and a
-    # measurement is no peak
-    if (section == "measured") != (raw["kind"] == "measurement") and section != "values":
-        want = ("kind 'measurement'" if section == "measured"
+    # peak and measured values are never mixed: a measured one is a measurement (or the
+    # user's own), and a measurement is no peak
+    if (section == "measured" and raw["kind"] not in ("measurement", "user")
+            or section == "peak" and raw["kind"] == "measurement"):
+        want = ("kind 'measurement' or 'user'" if section == "measured"
                 else "a datasheet, derived or other kind, not 'measurement' (that is measured:)")
         raise InputError(f"kind {raw['kind']!r} in {section}: needs {want}", path=path,
                          field=where)
