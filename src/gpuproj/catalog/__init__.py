@@ -470,7 +470,11 @@ def resolve(name) -> GPU:
     except AmbiguousGPUError:
         raise
     except UnknownGPUError as e:
-        if not (_is_yaml(name) or Path(str(name)).exists()):
+        # a path: a GPU file's name, one that exists, or one written as a path (./gpus/x);
+        # a name with a / inside ('AMD Instinct MI250X / MI250', a renderer's 'RTX 3080/PCIe')
+        # is no file
+        text = str(name)
+        if not (_is_yaml(text) or Path(text).exists() or text.startswith(("/", "./", "../", "~"))):
             raise
         why = "not a GPU file (.yaml or .yml)" if Path(name).exists() else "no such file"
         # still an UnknownGPUError: a profile's GPU column names GPUs by paths too, and a
