@@ -200,6 +200,40 @@ def test_kernel_features_by_hand():
     assert f["x_tile"][0] == 8.0
 
 
+def test_an_unknown_fma_count_is_unknown_not_none():
+    # fma_share read a missing FMA count as no FMA (0), which no learner imputes
+    df = pd.DataFrame({"kernel": "k", "config": ["a", "b", "c"], "gpu": "titan-v",
+                       "time_s": 1e-3, "fp32_flops": 1e9,
+                       "fp32_fma_thread_inst": [np.nan, 4e8, 0.0]})
+    f = kernel_features(ProfileTable.from_frame(df).df)
+    assert np.isnan(f["fma_share"][0]) and f["fma_share"][1:].tolist() == [0.8, 0.0]
+
+
+def test_gpu_features_are_in_the_units_their_names_say():
+    from gpuproj.learned.features import gpu_vector
+
+    g = resolve("a100-sxm4-80gb")
+    v = gpu_vector(g)
+    assert v["meas_launch_overhead_s"] == g.measured("launch_overhead_s")  # seconds, not us
+    assert v["meas_dram_bw_bytes_per_s"] == pytest.approx(
+        math.log10(1 + g.measured("dram_bw_bytes_per_s")))
+
+
+def test_a_target_without_a_guarded_descriptor_is_outside_the_training_range(synth):
+    # an AMD GPU has no compute capability: read as inside, a model trained on NVIDIA GPUs
+    # applied its full correction to it
+    from gpuproj.learned.features import PairFeatures
+    from gpuproj.learned.hybrids import ResidualHybrid
+    from gpuproj.learned.physics import guard_weight
+
+    model = ResidualHybrid(learner_params={"max_iter": 20}, coverage=None).fit(synth)
+    src = synth.on("titan-v").df
+    pairs = src.assign(source="titan-v", target="rx-6900-xt", src_row=np.arange(len(src)))
+    data = PairFeatures(pairs, model.spec_)
+    assert np.isnan(data.column("t_compute_capability")).all()
+    assert (guard_weight(data, model.guard_) == 0).all()
+
+
 def test_a_value_no_learner_can_hold_is_missing(synth):
     # a tuning parameter of 1e300 (a damaged table) became inf in the trees' float32 input
     # and stopped the fit with a ValueError traceback

@@ -6,9 +6,10 @@ Three groups, all numeric, NaN where unknown (learners impute):
   level), arithmetic intensities per level, instruction mix fractions, launch geometry, and the
   table's extra numeric columns (tuning parameters such as tile and block sizes, problem sizes).
 - GPU (``GPU_FEATURES``), once for the source (``s_``) and once for the target (``t_``):
-  datasheet peaks and measured ceilings (log10), SM count, clocks, caches, occupancy limits,
-  compute capability; and dimensionless target/source log10 ratios (``r_``) of the throughputs,
-  which carry over to GPUs outside the training set better than absolute values.
+  datasheet peaks and measured ceilings (log10; the launch overhead in seconds), SM count,
+  clocks, caches, occupancy limits, compute capability; and dimensionless target/source log10
+  ratios (``r_``) of the throughputs, which carry over to GPUs outside the training set better
+  than absolute values.
 - pair (``PAIR_FEATURES``): the source's measured time, its efficiency against each roofline
   level on the source, the roofline time on both GPUs, theoretical occupancy and waves on both.
 
@@ -145,10 +146,14 @@ def kernel_features(df: pd.DataFrame, extras=(), counted_warp_size=32.0) -> dict
     f["mix_fp64"] = _ratio(_col(df, "fp64_thread_inst"), ti)
     f["mix_int"] = _ratio(_col(df, "int_thread_inst"), ti)
     f["mix_ldst"] = _ratio(_col(df, "ldst_thread_inst"), ti)
-    fma = np.nan_to_num(_col(df, "fp32_fma_thread_inst")) + np.nan_to_num(
-        _col(df, "fp64_fma_thread_inst"))
-    fpf = np.nan_to_num(_col(df, "fp32_flops")) + np.nan_to_num(_col(df, "fp64_flops"))
-    f["fma_share"] = np.where(fpf > 0, _ratio(2 * fma, fpf), np.nan)
+    # NaN where the FLOPs of a precision are known but its FMA count is not: an unknown count
+    # is no "no FMA", and the learner imputes NaN with its training median
+    f32, f64 = _col(df, "fp32_flops"), _col(df, "fp64_flops")
+    m32, m64 = _col(df, "fp32_fma_thread_inst"), _col(df, "fp64_fma_thread_inst")
+    unknown = ((f32 > 0) & ~np.isfinite(m32)) | ((f64 > 0) & ~np.isfinite(m64))
+    fma = np.nan_to_num(m32) + np.nan_to_num(m64)
+    fpf = np.nan_to_num(f32) + np.nan_to_num(f64)
+    f["fma_share"] = np.where((fpf > 0) & ~unknown, _ratio(2 * fma, fpf), np.nan)
     f["warp_efficiency"] = _ratio(ti, counted_warp_size * _col(df, "warp_inst"))
     f["bank_conflict_ratio"] = _ratio(_col(df, "shared_wavefronts"), _col(df, "shared_requests"))
     f["dram_write_share"] = _ratio(_col(df, "dram_write_bytes"), dram)
@@ -178,7 +183,8 @@ def _gpu_vector(g: GPU) -> dict:
     v = {f"peak_{k}": _log10(g.peak(k)).item() for k in GPU_PEAKS}
     for k in GPU_MEASURED:
         m = g.measured(k)
-        v[f"meas_{k}"] = (m * 1e6 if k == "launch_overhead_s" else _log10(m).item())
+        # the launch overhead in seconds as it is (it spans 2-8 us, no decades to log)
+        v[f"meas_{k}"] = m if k == "launch_overhead_s" else _log10(m).item()
     for k in GPU_VALUES:
         v[f"val_{k}"] = g.value(k)
     v["compute_capability"] = _cc(g.isa)

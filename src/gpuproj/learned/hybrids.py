@@ -130,7 +130,10 @@ class ResidualHybrid(_PhysicsBased):
 class EfficiencyHybrid(_PhysicsBased):
     """Learner predicts the fraction e in (0, 1] of the target's roofline the kernel reaches;
     t = t_roof,t / e. Pairs without a roofline (no FLOPs and no bytes) use the analytical
-    chain."""
+    chain. The point calibration and the range guard then move t towards that chain, which no
+    roofline bounds, so a prediction may lie below t_roof,t: the roofline of catalog ceilings
+    is no hard bound either (24 of the 88 pairs of the NeuSight conv excerpt in tests/data ran
+    faster than it)."""
 
     name = "bounded-efficiency"
     summary = "learned fraction of the target roofline, clipped to (0, 1] (NeuSight-style hybrid)"
@@ -227,11 +230,12 @@ class Ensemble(LearnedModel):
         kw = dict(coverage=None, max_pairs=None, cv_folds=self.cv_folds,
                   cv_groups=self.cv_groups, random_state=self.random_state)
         cls = MEMBERS[name]
+        # every member trains on the ensemble's features (``_fit_data`` shares one
+        # PairFeatures), a pure learner too, so without the absolute GPU features it has
+        # alone; each keeps its own kind and defaults (``learner`` and ``learner_params`` are
+        # the hybrid members')
         if issubclass(cls, PureLearner):
-            # a pure learner is its own kind with its defaults (``learner`` and
-            # ``learner_params`` are the hybrid members'), on absolute GPU features as in the
-            # report's set-up
-            return cls(**kw, gpu_features=True)
+            return cls(**kw, gpu_features=self.gpu_features)
         return cls(learner=self.learner, learner_params=self.learner_params, **kw,
                    gpu_features=self.gpu_features)
 

@@ -59,15 +59,18 @@ def guard_fit(data: PairFeatures) -> dict:
 def guard_weight(data: PairFeatures, guard: dict | None) -> np.ndarray:
     """Trust in a learned correction per pair: 1 inside the training range of every GUARD
     descriptor, falling linearly to 0 at one training range (at least its floor) outside,
-    so that for GPUs unlike any seen in training the physics carries the prediction."""
+    so that for GPUs unlike any seen in training the physics carries the prediction. A pair
+    without a descriptor the training range has (an AMD GPU's compute capability, a peak its
+    catalog file lacks) counts as outside: nothing says it is like the training GPUs."""
     n = len(data)
     if not guard:
         return np.ones(n)
     d = np.zeros(n)
     for k, (lo, hi, scale) in guard.items():
         v = data.column(k)
-        ex = np.where(np.isfinite(v), np.maximum(np.maximum(v - hi, lo - v), 0.0), 0.0) / scale
-        d = np.maximum(d, ex)
+        with np.errstate(invalid="ignore"):
+            ex = np.maximum(np.maximum(v - hi, lo - v), 0.0) / scale
+        d = np.maximum(d, np.where(np.isfinite(v), ex, 1.0))
     return np.clip(1.0 - d, 0.0, 1.0)
 
 
