@@ -2,7 +2,7 @@
 # Collect the suite's data on a GPU machine in one go: build, SASS, result checks and timed
 # runs, ncu profiles with gpuproj's metric list, machine description, manifest; pack it all.
 #
-#   suite/collect.sh [--budget-s 510] [--out DIR] [--quick] [--no-ncu] [--no-build]
+#   suite/collect.sh [--budget-s 510] [--out DIR] [--quick] [--no-ncu] [--no-build] [--seed N]
 #
 # --budget-s  wall-clock seconds the whole script may take (default 510, for a 600 s call);
 #             ncu steps are skipped once the budget runs low, the packing always happens
@@ -10,6 +10,8 @@
 # --quick     smallest size of each family only (a smoke test of the whole pipeline)
 # --no-ncu    timed runs and SASS only
 # --no-build  use the binaries already in suite/build
+# --seed      input seed of every driver run, timed and ncu (default 20261124, the same on
+#             every GPU, so that "the same (kernel, config)" is the same work everywhere)
 #
 # Results: DIR/suite-<gpu>.tar.gz holding data/suite/<gpu>/ (unpack it in the repository
 # root), plus DIR/summary-<gpu>.txt, DIR/measurements-<gpu>.csv and DIR/collect-<gpu>.log
@@ -23,6 +25,7 @@ OUTDIR="${OUT:-}"
 QUICK=0
 NCU_ON=1
 BUILD=1
+SEED=20261124  # one fixed seed for the whole collection, on every GPU (docs/suite.md)
 while [ $# -gt 0 ]; do
   case "$1" in
     --budget-s) BUDGET="$2"; shift 2 ;;
@@ -30,7 +33,8 @@ while [ $# -gt 0 ]; do
     --quick) QUICK=1; shift ;;
     --no-ncu) NCU_ON=0; shift ;;
     --no-build) BUILD=0; shift ;;
-    -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
+    --seed) SEED="$2"; shift 2 ;;
+    -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
     *) echo "collect.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -114,6 +118,11 @@ env_capture() {
   nvidia-smi -q > "$D/env/nvidia-smi-q.txt" 2>&1
   nvcc --version > "$D/env/nvcc.txt" 2>&1 || /usr/local/cuda/bin/nvcc --version > "$D/env/nvcc.txt" 2>&1
   (cd "$REPO" && git rev-parse HEAD 2>/dev/null) > "$D/env/git.txt" || echo "unknown" > "$D/env/git.txt"
+  # whether the sources that run differ from that commit: describe --dirty, and the changed
+  # files (an empty git-status.txt is a clean tree; absent when git or .git is missing)
+  (cd "$REPO" && git describe --always --dirty 2>/dev/null) > "$D/env/git-describe.txt" || rm -f "$D/env/git-describe.txt"
+  (cd "$REPO" && git status --porcelain 2>/dev/null) > "$D/env/git-status.txt" || rm -f "$D/env/git-status.txt"
+  echo "$SEED" > "$D/env/seed.txt"
   echo "sm_90" > "$D/env/archs.txt"
   return 0
 }
@@ -166,7 +175,6 @@ if [ "$QUICK" = 1 ]; then
   TSIZES=([srivastava]="small" [polybench]="under" [hydro1d]="small" [stencil]="small"
           [special]="small" [divergent]="p5,lanes8")
 fi
-SEED="$(date +%s)"
 DMON_PID=""
 if nvidia-smi dmon -h >/dev/null 2>&1; then
   nvidia-smi dmon -s pc -d 1 > "$D/env/dmon-timing.txt" 2>&1 &
@@ -220,7 +228,7 @@ profile_cmd() {  # OUTCSV BINARY ARGS... : gpuproj profile, else ncu with gpupro
 }
 ncu_chunk() {  # FAMILY SIZES
   local f="$1" s="$2" tag="$1-${2//,/_}"
-  timeout "$(( $(left) - 45 ))" bash -c 'profile_cmd "$@"' _ "$D/ncu/$tag.csv" "$BIN/$f" --profile --sizes "$s" \
+  timeout "$(( $(left) - 45 ))" bash -c 'profile_cmd "$@"' _ "$D/ncu/$tag.csv" "$BIN/$f" --profile --sizes "$s" --seed "$SEED" \
     > "$D/ncu/$tag.jsonl" 2> "$D/logs/ncu-$tag.stderr.txt"
   local rc=$?
   "$PY" "$SUITE/to_table.py" --ncu-map "$D/ncu/$tag.jsonl" -o "$D/ncu/$tag.map.csv" || true
@@ -242,7 +250,7 @@ done
 # per-instruction SASS counts (Van Lanker Sec. 4.2) for the special-function kernels
 source_counters() {
   timeout "$(( $(left) - 45 ))" "$NCU" --section SourceCounters --kernel-name "regex:$KFILTER" \
-    -o "$WORK/special-src" -f "$BIN/special" --profile --sizes small > "$D/ncu/special-small-src.jsonl" || return 1
+    -o "$WORK/special-src" -f "$BIN/special" --profile --sizes small --seed "$SEED" > "$D/ncu/special-small-src.jsonl" || return 1
   "$NCU" --import "$WORK/special-src.ncu-rep" --page source --csv --print-source sass \
     > "$D/ncu/special-small.source.csv" 2> "$D/logs/ncu-source.stderr.txt"
   local rc=$?

@@ -63,6 +63,18 @@ __global__ void aux_fill_int(int* x, size_t n, uint64_t seed, int lo, int hi) {
     x[i] = lo + (int)(mix64(seed ^ mix64(i)) % (uint64_t)(hi - lo + 1));
 }
 
+// Keeps the GPU busy for `ns` nanoseconds of its global timer (one thread). time_once queues
+// it ahead of the start event, so that the event gets its timestamp only after the host has
+// queued the measured launch behind it: the host's launch submission stays outside the timed
+// interval (without it, a warm run records ev0 on an idle GPU and times the submission too).
+__global__ void aux_spin(unsigned long long ns) {
+  unsigned long long t0, t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+  do {
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  } while (t - t0 < ns);
+}
+
 namespace suite {
 
 // ---------------------------------------------------------------- options
@@ -75,7 +87,8 @@ struct Options {
   bool profile = false;              // one launch per config, no warm-up, no flush (for ncu)
   bool flush = true;                 // overwrite L2 before each timed launch (cold cache)
   bool list = false;                 // print kernel/config names and exit (no GPU needed)
-  int warmup = 3;                    // untimed launches before the timed ones
+  int warmup = 3;                    // fewest untimed launches after the sizing launch
+  double warmup_s = 0.05;            // and warm up for at least this many wall-clock seconds
   int min_reps = 5;                  // fewest timed launches (3 for launches over 50 ms)
   int max_reps = 50;                 // most timed launches
   double target_s = 0.2;             // aim for this much timed GPU time per config
@@ -101,8 +114,8 @@ inline bool contains(const std::vector<std::string>& v, const std::string& x) {
 inline void usage(const char* prog, const std::vector<std::string>& sizes) {
   std::fprintf(stderr,
                "usage: %s [--sizes a,b] [--kernels k1,k2] [--no-check | --check-only]\n"
-               "          [--profile] [--no-flush] [--warmup N] [--min-reps N] [--max-reps N]\n"
-               "          [--target-s S] [--seed N] [--list]\nsizes:",
+               "          [--profile] [--no-flush] [--warmup N] [--warmup-s S] [--min-reps N]\n"
+               "          [--max-reps N] [--target-s S] [--seed N] [--list]\nsizes:",
                prog);
   for (auto& s : sizes) std::fprintf(stderr, " %s", s.c_str());
   std::fprintf(stderr, "\n");
@@ -127,6 +140,7 @@ inline Options parse_options(int argc, char** argv, const std::vector<std::strin
     else if (a == "--no-flush") o.flush = false;
     else if (a == "--list") o.list = true;
     else if (a == "--warmup") o.warmup = std::atoi(next().c_str());
+    else if (a == "--warmup-s") o.warmup_s = std::atof(next().c_str());
     else if (a == "--min-reps") o.min_reps = std::atoi(next().c_str());
     else if (a == "--max-reps") o.max_reps = std::atoi(next().c_str());
     else if (a == "--target-s") o.target_s = std::atof(next().c_str());
@@ -362,7 +376,13 @@ struct Ctx {
     report_check(kernel, config, (double)mismatches, 0.0);
   }
 
+  // One repetition: [spin] [L2 flush] ev0 run() ev1. The spin (SPIN_NS of GPU time, longer
+  // than the host needs to queue ev0, run()'s launches and ev1) makes ev0 wait on a busy GPU,
+  // so the interval ev0..ev1 holds the kernels' GPU time and the gaps between launches of
+  // one run(), not the host's submission of the first launch.
+  static constexpr unsigned long long SPIN_NS = 50000;
   double time_once(const std::function<void()>& run) {
+    launch_aux(aux_spin, dim3(1), dim3(1), 0, SPIN_NS);
     if (opt.flush) CK(cudaMemsetAsync(flush_buf, (int)(launch_counter() & 0xFF), flush_bytes));
     CK(cudaEventRecord(ev0));
     run();
@@ -373,9 +393,29 @@ struct Ctx {
     return ms * 1e-3;
   }
 
-  // Times run() (which launches rec.launches kernels) and prints the "time" line:
-  // warm-up launches, then reps timed launches, each between two events after an L2 flush;
-  // time_s = median / launches. Under --profile it launches once and prints "profile".
+  // Largest relative step between the medians before and after one split point of the
+  // repetitions (at least 5 on each side; 0 with fewer than 10 reps): a level shift inside one
+  // config (two modes) shows here, with the median in one mode or the other.
+  static double level_shift(const std::vector<double>& t) {
+    auto median = [](std::vector<double> v) {
+      std::sort(v.begin(), v.end());
+      size_t m = v.size();
+      return m % 2 ? v[m / 2] : 0.5 * (v[m / 2 - 1] + v[m / 2]);
+    };
+    double best = 0, all = t.size() >= 10 ? median(t) : 0;
+    for (size_t k = 5; all > 0 && k + 5 <= t.size(); ++k) {
+      double a = median({t.begin(), t.begin() + k}), b = median({t.begin() + k, t.end()});
+      best = std::max(best, std::fabs(a - b) / all);
+    }
+    return best;
+  }
+
+  // Times run() (which launches rec.launches kernels) and prints the "time" line: one sizing
+  // launch, then warm-up launches (at least opt.warmup of them and at least opt.warmup_s
+  // seconds of wall clock; none when the sizing launch took over 50 ms), then reps timed
+  // launches sized by the last warm-up's time, each between two events (after an L2 flush
+  // unless --no-flush); time_s = median / launches. Under --profile it launches once and
+  // prints "profile".
   void measure(const Rec& rec, const std::function<void()>& run) {
     Json j;
     j.str("family", family).str("kernel", rec.kernel).str("config", rec.config)
@@ -399,9 +439,20 @@ struct Ctx {
       j.print();
       return;
     }
-    double t0 = time_once(run);  // first launch: module load etc.; also sizes the rep count
-    int warm = t0 > 0.05 ? 0 : opt.warmup;
-    for (int w = 1; w < warm; ++w) t0 = time_once(run);
+    // sizing launch (module load etc.), then the warm-up: the committed 2026-11-24 data showed
+    // 8-16 % level shifts after a few tens of launches with 2 warm-ups, so warm up by time too
+    auto wall0 = std::chrono::steady_clock::now();
+    auto wall = [&] {
+      return std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+    };
+    double t0 = time_once(run);
+    int warm = 0;
+    if (t0 <= 0.05)
+      while (warm < opt.warmup || wall() < opt.warmup_s) {
+        t0 = time_once(run);
+        ++warm;
+      }
+    double warm_wall = wall();
     int lo = t0 > 0.05 ? std::min(3, opt.min_reps) : opt.min_reps;
     int reps = (int)std::clamp(opt.target_s / std::max(t0, 1e-7), (double)lo, (double)opt.max_reps);
     std::vector<double> t(reps);
@@ -415,7 +466,8 @@ struct Ctx {
     j.raw("type", "\"time\"");
     j.num("time_s", med / rec.launches).num("time_min_s", s.front() / rec.launches)
         .num("time_max_s", s.back() / rec.launches).num("time_mean_s", mean / rec.launches)
-        .integer("reps", reps).integer("warmup", std::max(warm, 1)).boolean("l2_flush", opt.flush)
+        .integer("reps", reps).integer("warmup", warm).num("warmup_s", warm_wall)
+        .num("level_shift", level_shift(t)).boolean("l2_flush", opt.flush)
         .nums("times_s", t);
     j.print();
   }

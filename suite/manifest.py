@@ -57,6 +57,28 @@ def read_text(path: Path) -> str | None:
         return None
 
 
+def _int_or_none(text: str | None) -> int | None:
+    try:
+        return int(text) if text else None
+    except ValueError:
+        return None
+
+
+def git_state(env: Path) -> dict:
+    """Whether the tree that ran differed from ``git_commit``: ``git_describe`` (``git describe
+    --always --dirty``), ``git_dirty`` (true when ``git status --porcelain`` listed anything,
+    null when it was not recorded) and ``git_changed`` (its lines, the changed paths)."""
+    status = env / "git-status.txt"
+    changed = None
+    if status.is_file():
+        text = status.read_text(encoding="utf-8", errors="replace")
+        changed = [line for line in text.splitlines() if line.strip()]
+    describe = read_text(env / "git-describe.txt")
+    dirty = bool(changed) if changed is not None else (
+        describe.endswith("-dirty") if describe else None)
+    return {"git_describe": describe, "git_dirty": dirty, "git_changed": changed}
+
+
 def smi_query(path: Path) -> list[dict]:
     """Rows of an ``nvidia-smi --query-gpu=... --format=csv`` output (values as text)."""
     text = read_text(path)
@@ -165,7 +187,8 @@ def build(folder: Path, suite_dir: Path | None = None) -> dict:
         "date_utc": read_text(env / "date.txt"),
         "host": read_text(env / "uname.txt"),
         "build": {"archs": read_text(env / "archs.txt"), "git_commit": read_text(env / "git.txt"),
-                  "suite_sources_sha256": src},
+                  **git_state(env), "suite_sources_sha256": src},
+        "seed": _int_or_none(read_text(env / "seed.txt")),
         "steps": steps(folder / "steps.tsv"),
         "checks": checks(folder / "measurements.jsonl"),
         "files": files,

@@ -2,6 +2,8 @@
 // and prints one JSON line per case ({"case": name, "values": [...]}). No CUDA needed:
 //   g++ -std=c++17 -O1 -o selftest selftest.cpp && ./selftest
 // tests/test_suite_build.py compares the values with hand-computed ones.
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -42,7 +44,30 @@ int main() {
   cube[13] = 3;
   out("stencil3d7_centre", {ref::stencil3d7(cube, 3, 3, 3, 0.5, 0.125)[13]});
   out("special_one_step", ref::special(V{0.5}, ref::SF_DIV, 1));
-  out("special_fixed_points", {ref::special(V{1.0}, ref::SF_SQRT, 200)[0], ref::special(V{0.5}, ref::SF_EXP, 200)[0]});
+  out("special_checksum", ref::special(V{0.5}, ref::SF_DIV, 2));
+  out("special_fixed_points", {ref::special_last(ref::SF_SQRT, 1.0, 200), ref::special_last(ref::SF_EXP, 0.5, 200)});
+  {
+    // how far the check's output (the checksum of 32 iterates, 4096 inputs in [0, 1)) is from
+    // what a wrong kernel writes: the smallest relative L2 error over (a) the best constant
+    // and (b) the checksum of 1..31 iterates, per function; the check passes below 1e-5 (FP32)
+    V x0(4096), power;
+    for (size_t i = 0; i < x0.size(); ++i) x0[i] = (i + 0.5) / x0.size();
+    for (int op = 0; op < ref::SF_COUNT; ++op) {
+      V want = ref::special(x0, op, 32);
+      double mean = 0, den = 0, num = 0;
+      for (double v : want) mean += v / want.size();
+      for (double v : want) num += (v - mean) * (v - mean), den += v * v;
+      double worst = std::sqrt(num / den);
+      for (int it = 1; it < 32; ++it) {
+        V got = ref::special(x0, op, it);
+        double e = 0;
+        for (size_t i = 0; i < got.size(); ++i) e += (got[i] - want[i]) * (got[i] - want[i]);
+        worst = std::min(worst, std::sqrt(e / den));
+      }
+      power.push_back(worst);
+    }
+    out("special_check_power", power);
+  }
   out("gemm", ref::gemm(V{1, 2, 3, 4}, V{1, 0, 0, 1}, &a, 2, 2, 2, 2.0, 0.5));
   out("matvec", ref::matvec(V{1, 2, 3, 4, 5, 6}, V{1, 1, 1}, 2, 3));
   out("matvec_t", ref::matvec_t(V{1, 2, 3, 4, 5, 6}, V{1, 1}, 2, 3));

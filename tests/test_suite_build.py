@@ -68,6 +68,7 @@ HAND = {
     "stencil2d5": [1, 1, 1, 1, 1.5, 1, 1, 1, 1],          # 0.5*2 + 0.125*4
     "stencil3d7_centre": [2.25],                          # 0.5*3 + 0.125*6
     "special_one_step": [0.625],                          # 1.25 / (0.5 + 1.5)
+    "special_checksum": [0.625 + 1.25 / 2.125],           # x1 + x2, the kernels' checksum
     # sqrt(x+1)=x; exp(-x)=x (omega)
     "special_fixed_points": [(1 + 5 ** 0.5) / 2, 0.5671432904097838],
     "gemm": [2.5, 5, 7.5, 10],                            # 2*A*I + 0.5*[1,2,3,4]
@@ -95,7 +96,8 @@ HAND = {
     "c_histogram": [0, 4000 + 2048, 4000 + 1024],
     "c_stencil2d5": [6 * 2 * 3, 2 * 8 * 20, 2 * 8 * 20],  # 6 flops x interior (2x3)
     "c_stencil3d7": [8 * 1 * 2 * 3, 2 * 4 * 60, 2 * 4 * 60],
-    "c_special": [100 * 32 * 2, 1600, 1600],              # sin + add per step, FP64 in + out
+    "c_special": [100 * 32 * 3, 1600, 1600],              # sin + add + checksum add per step,
+                                                          # FP64 in + out
 }
 
 
@@ -105,7 +107,47 @@ def test_reference_hand_values(selftest, case):
 
 
 def test_every_selftest_case_is_checked(selftest):
-    assert set(selftest) - set(HAND) == {"hash32"}
+    assert set(selftest) - set(HAND) == {"hash32", "special_check_power"}
+
+
+def test_special_check_tells_32_iterations_from_fewer_or_a_constant(selftest):
+    """The maps contract to a fixed point, so the kernels write the checksum of the 32
+    iterates: a constant, or the checksum of 1..31 iterates, is off by far more than the
+    FP32 tolerance (1e-5) for every function (the last x alone was within 1e-5 after 12)."""
+    power = selftest["special_check_power"]
+    assert len(power) == 5 and min(power) > 100 * 1e-5
+
+
+def _source(name):
+    return (SUITE / name).read_text()
+
+
+def test_analytic_flop_counts_follow_the_source():
+    """9 flops per walk step (two u01 multiplies), 11 per hydro1d_update cell (CFL*dtmin/dx),
+    18 / 54 per PolyBench conv point (an FMA per term): the counts ncu confirmed."""
+    assert "constexpr int MC_FLOPS_PER_STEP = 9;" in _source("ref.h")
+    assert "case 7: return {11 * n," in _source("hydro1d.cu")
+    assert "(three ? 54.0 : 18.0) * interior" in _source("polybench.cu")
+
+
+def test_checks_and_timing_guard_the_audited_defects():
+    """Source-level guards of what only a GPU can run: hydro1d checks the measured stage on
+    poisoned outputs; divergent pre-runs an aux_ copy; reduce checks at a size with a partial
+    block; gramschmidt normalises q's column k; the spin kernel precedes the start event."""
+    hydro = _source("hydro1d.cu")
+    assert "poison_outputs(stage);\n    launch_stage(stage, false);" in hydro
+    assert "cmp(s.mom2, r.mom2)" in hydro.split("default:\n        // the ghost cells")[1]
+    div = _source("divergent.cu")
+    assert "launch_aux(aux_mc_walk," in div and "__global__ void aux_mc_walk(" in div
+    sriv = _source("srivastava.cu")
+    assert "REDUCE_CHECK_N = 100003;" in sriv and 100003 % 256
+    assert "cudaMemcpy2D(q.p + k" in _source("polybench.cu")
+    common = _source("common.cuh")
+    spin = common.index("launch_aux(aux_spin")
+    assert spin < common.index("CK(cudaEventRecord(ev0));", spin)
+    collect = _source("collect.sh")
+    assert "SEED=20261124" in collect and 'date +%s' not in collect
+    assert collect.count('--seed "$SEED"') >= 4  # timed, warm, ncu chunks, source counters
 
 
 def test_counts_match_srivastava_report_data():
@@ -331,6 +373,17 @@ def test_manifest_lists_files_checks_and_machine(tmp_path):
     assert files["measurements.csv"]["sha256"] == hashlib.sha256(data).hexdigest()
     assert files["measurements.csv"]["bytes"] == len(data)
     assert "srivastava.cu" in m["build"]["suite_sources_sha256"]
+    assert m["build"]["git_dirty"] is None and m["seed"] is None  # not recorded here
+    (d / "env" / "git-status.txt").write_text(" M suite/hydro1d.cu\n")
+    (d / "env" / "git-describe.txt").write_text("2e8eb49-dirty\n")
+    (d / "env" / "seed.txt").write_text("20261124\n")
+    assert manifest.main([str(d)]) == 0
+    m = json.loads((d / "manifest.json").read_text())
+    assert m["build"]["git_dirty"] is True and m["build"]["git_describe"] == "2e8eb49-dirty"
+    assert m["build"]["git_changed"] == [" M suite/hydro1d.cu"] and m["seed"] == 20261124
+    (d / "env" / "git-status.txt").write_text("")
+    assert manifest.main([str(d)]) == 0
+    assert json.loads((d / "manifest.json").read_text())["build"]["git_dirty"] is False
 
 
 # ---------------------------------------------------------------- on a GPU
