@@ -343,6 +343,13 @@ def test_parameter_table_follows_table_3_for_tags_and_barriers():
         assert rows[p]["granularity"] == "workgroup" and rows[p]["rate"] is None
     assert rows["p_bar"]["feature"] == "f_sync_barrier_local * f_thread_groups"
     assert rows["p_x"]["granularity"] is None  # not a product of features: no MCG
+    # nor is a product holding, one level down, a user feature that is a sum
+    nested = Model("f_wall_time", "p_a * f_op_float32_add * f_u1",
+                   user_features={"f_u1": "f_op_float32_mul * f_u2",
+                                  "f_u2": "f_op_float32_add + f_op_float32_mul"})
+    (row,) = parameter_table(nested, {"p_a": 1e-12}, {"f_op_float32_add": {"subgroup"},
+                                                      "f_op_float32_mul": {"subgroup"}}, 32)
+    assert row["granularity"] is None and row["rate"] is None
 
 
 class _Counts:

@@ -194,6 +194,8 @@ def _set(path, value):
     (("model", "weights", "*"), [1.0, -1.0, 0.0], "model.weights"),
     (("model", "weights", "*"), [0.0, 0.0, 0.0], "model.weights"),
     (("train", "pairs"), True, "train.pairs"),
+    # format 1 took the launch overhead in microseconds and a missing FMA count as 0
+    (("format_version",), 1, "format_version"),
     (("model", "members", 3, "learner", "kind"), "zzz", "model.members[3].learner.kind"),
     (("model", "members", 3, "learner", "baseline"), KeyError,
      "model.members[3].learner.baseline"),

@@ -395,6 +395,9 @@ MATMUL = KERNEL.read_text()
      "a positive integer"),
     ("generator: matmul_sq\nargs: {prefetch: true}\n",
      "field 'args': args select 2 variants; give one value for each of n\n"),
+    # several values given in args name that argument too (the list was empty)
+    ("generator: matmul_sq\nargs: {prefetch: true, n: '128,192'}\n",
+     "field 'args': args select 2 variants; give one value for each of n\n"),
     ("generator: matmul_sq\nargs: {prefetch: true, n: 100}\n",
      "field 'args': generator matmul_sq makes no kernel of these argument values"),
 ])

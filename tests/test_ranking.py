@@ -129,3 +129,5 @@ def test_a_method_without_the_fastest_configuration_loses_against_it():
                          "true_s": [1.0, 2, 3] * 2})
     m = rank_metrics(tied, ["kernel"])
     assert m["groups"] == 2 and m["rank_corr"] == 0.5
+    # a prediction that ties every group cannot rank at all: no correlation to report
+    assert rank_metrics(tied[tied["kernel"] == "y"], ["kernel"])["rank_corr"] is None

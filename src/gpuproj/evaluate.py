@@ -362,7 +362,8 @@ def rank_metrics(pairs: pd.DataFrame, keys, top: int = TOP_K, fastest=None) -> d
     row (a configuration it could not predict: its loss is still against that one).
 
     groups: how many; rank_corr: Spearman's rank correlation of predicted and measured times,
-    mean over groups (a group the prediction leaves all tied counts as 0: it orders nothing);
+    mean over groups (a group the prediction leaves all tied counts as 0: it orders nothing;
+    None where it leaves every group tied, a method that cannot rank);
     top1_loss_pct: how much longer, measured on the target, the configuration
     predicted fastest takes than the fastest measured one, in % (median over groups;
     top1_loss_max_pct the worst group), top1_hit the fraction of groups where it is the fastest

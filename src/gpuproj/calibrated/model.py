@@ -521,6 +521,8 @@ def _cost_products(model: Model):
         return factors(e.a) + factors(e.b) if isinstance(e, E.Mul) else [e]
 
     def expand(names):
+        """The built-in features of a product of ``names``; [] where one of them, at any
+        depth, is a user feature that is no product of features (no granularity then)."""
         out = []
         for name in names:
             ue = model._user.get(name)
@@ -528,9 +530,10 @@ def _cost_products(model: Model):
                 out.append(name)
                 continue
             fs = factors(ue)
-            if not all(isinstance(f, E.Sym) for f in fs):
-                return []  # a user feature that is no product of features: no granularity
-            out += expand([f.name for f in fs])
+            inner = expand([f.name for f in fs]) if all(isinstance(f, E.Sym) for f in fs) else []
+            if not inner:
+                return []
+            out += inner
         return out
 
     todo = [model.expr]

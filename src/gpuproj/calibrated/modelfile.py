@@ -193,7 +193,7 @@ def load_kernel_file(path):
             raise InputError(f"generator {g.name} makes no kernel of these argument values "
                              "(they do not go together)", path=p, field="args")
         if len(kernels) > 1:
-            several = [a for a, arg in g.args.items() if a not in tags and len(arg.default) > 1]
+            several = [a for a, vs in g.values(tags).items() if len(vs) > 1]
             raise InputError(f"args select {len(kernels)} variants; give one value for each "
                              f"of {', '.join(several)}", path=p, field="args")
         return kernels[0]

@@ -28,7 +28,9 @@ from .learners import LEARNERS, Learner
 from .physics import GUARD
 
 FORMAT = "gpuproj-learned-model"
-FORMAT_VERSION = 1
+# 2: meas_launch_overhead_s in seconds (it held microseconds) and fma_share unknown, not 0,
+# where an FMA count is missing; a model of format 1 would read its inputs 10^6 off
+FORMAT_VERSION = 2
 
 
 class ModelVersionWarning(GpuprojWarning):
