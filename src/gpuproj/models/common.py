@@ -139,38 +139,38 @@ class CeilingBook:
             self.note(c.note)
         return c.value
 
-    def relative(self, key: str, base: str) -> float:
-        """``key`` where known (measured or peak); else this GPU's ``base`` ceiling x the
-        reference GPU's ``key``/``base`` ratio of sustained values (e.g. the write bandwidth from
-        the DRAM bandwidth and the source GPU's STREAM init/triad ratio); else ``base``."""
+    def relative(self, key: str, base: str, base_value: float | None = None) -> float:
+        """``key`` where known (measured or peak); else this GPU's ``base`` ceiling (or
+        ``base_value``, where the caller has one in its place) x the reference GPU's
+        ``key``/``base`` ratio of sustained values (e.g. the write bandwidth from the DRAM
+        bandwidth and the source GPU's STREAM init/triad ratio); else ``base``."""
         m = self.gpu.measured(key)
         if not np.isnan(m):
             return m
+
+        def b():
+            return self(base) if base_value is None else base_value
+
         ref = self.reference
         if ref is not None:
             rk, rb = ref.measured(key), ref.measured(base)
             if not (np.isnan(rk) or np.isnan(rb)) and rb > 0:
                 self.note(f"{self.gpu.id} {key} derived: {base} x {ref.id} measured "
-                           f"{key}/{base} = {rk / rb:.3f}")
-                return self(base) * rk / rb
+                          f"{key}/{base} = {rk / rb:.3f}")
+                return b() * rk / rb
         p = self.gpu.peak(key)
         if not np.isnan(p):
             self.note(CeilingNote(self.gpu.id, "peak", key))
             return p
         self.stand_in(key, base)
-        return self(base)
+        return b()
 
     def stand_in(self, key: str, base: str) -> None:
         """Record that this GPU's ``base`` ceiling took the place of its missing ``key``: that
         note replaces the one saying ``key`` is missing, which would only repeat it."""
-        self.fill_in(key, CeilingNote(self.gpu.id, "instead", key, base))
-
-    def fill_in(self, key: str, text: str) -> None:
-        """Record how a value took the place of the missing ``key``, in place of the note
-        saying it is missing."""
         self.notes = [n for n in self.notes
                       if not (getattr(n, "kind", None) == "missing" and n.ceiling == key)]
-        self.note(text)
+        self.note(CeilingNote(self.gpu.id, "instead", key, base))
 
     def note(self, text):
         """Add ``text`` to the assumptions, once."""

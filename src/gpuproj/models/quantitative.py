@@ -83,15 +83,18 @@ class Quantitative(Model):
     @staticmethod
     def device_parameters(book) -> dict:
         """Table 3 of the paper from the catalog (rates in per second)."""
-        t_ldst = book("ldst_inst_per_s")
         t_add = book("int32_add_ops_per_s")
         if np.isnan(t_add):
             # one INT32 add per FP32 lane and clock, the FP32 add rate (CDNA, Hopper; GA10x's
             # FP32-only half of the lanes would make it half that)
             t_add = book("fp32_addmul_flops_per_s")
             book.stand_in("int32_add_ops_per_s", "fp32_addmul_flops_per_s")
-        if np.isnan(t_ldst):
-            t_ldst = _ldst_from_add(book, t_add)
+        # LD/ST: measured on the H100 and H200 only (32 per SM and clock); another GPU takes
+        # its T_add x the reference's measured LD/ST/add ratio, so that both GPUs of a
+        # projection price load/stores alike (the H100's LSU rate against an A100's add rate,
+        # 124 per SM and clock, would make an LD/ST-heavy kernel faster on the A100); else
+        # T_add
+        t_ldst = book.relative("ldst_inst_per_s", "int32_add_ops_per_s", base_value=t_add)
         t_sp = book("fp32_fma_flops_per_s")
         t_int = book("int32_fma_ops_per_s")
         if np.isnan(t_int):
@@ -163,24 +166,6 @@ class Quantitative(Model):
         with np.errstate(invalid="ignore", divide="ignore"):
             breakdown = {"t_compute_s": k["W_comp"] / t_adj, "t_dram_s": k["W_traf"] / d["B_mem"]}
         return Projection(time, limiter=lim, breakdown=breakdown, assumptions=book.notes)
-
-
-def _ldst_from_add(book, t_add: float) -> float:
-    """T_ldst of a GPU without a measured load/store rate: its T_add x the reference GPU's
-    measured T_ldst / T_add where the reference has both, so that both GPUs of a projection
-    price load/store instructions alike (the H100's 32 per SM and clock against an A100 that
-    would otherwise get its add rate, 124 per SM and clock, and run an LD/ST-heavy kernel faster
-    than the H100); else T_add itself, on both GPUs alike."""
-    ref = book.reference
-    if ref is not None:
-        r_ldst, r_add = ref.measured("ldst_inst_per_s"), ref.measured("int32_add_ops_per_s")
-        if np.isfinite(r_ldst) and np.isfinite(r_add) and r_add > 0:
-            book.fill_in("ldst_inst_per_s",
-                         f"{book.gpu.id} ldst_inst_per_s derived: int32_add_ops_per_s x "
-                         f"{ref.id} measured ldst/add = {r_ldst / r_add:.3f}")
-            return t_add * r_ldst / r_add
-    book.stand_in("ldst_inst_per_s", "int32_add_ops_per_s")
-    return t_add
 
 
 class QuantitativeTransfer(Quantitative):

@@ -112,6 +112,12 @@ def _check_widths(text: str, width: int, sep: str, path) -> str | None:
     raise InputError(f"{n} fields where the header has {width}", path=path, row=line)
 
 
+def separator(first: str) -> str:
+    """";" for a header line without a comma but with semicolons: the CSV a spreadsheet writes
+    under a locale with decimal commas (German, French), whose numbers are then read with them."""
+    return ";" if ";" in first and "," not in first else ","
+
+
 def cell_text(path, row, field) -> str | None:
     """The text of column ``field`` in the record that starts on line ``row`` of the CSV file
     ``path``, as the file writes it, for a message about a value pandas has already parsed
@@ -124,7 +130,7 @@ def cell_text(path, row, field) -> str | None:
     except InputError:
         return None
     first = next((ln for ln in lines if ln.strip()), "")
-    sep = ";" if ";" in first and "," not in first else ","
+    sep = separator(first)
     header = next(csv.reader([first], delimiter=sep), [])
     if field not in header or not 1 <= row <= len(lines):
         return None

@@ -36,7 +36,7 @@ from ...errors import InputError, InputWarning
 from ..schema import COLUMNS, NUMERIC, REQUIRED
 from ..table import ProfileTable
 from ._checks import as_written, numeric, split_missing_names, split_unusable_times
-from ._io import head_text, read_csv, resolve_gpus
+from ._io import head_text, read_csv, resolve_gpus, separator
 
 KEYS = ["kernel", "config", "gpu"]
 # what the file itself must have: the GPU may come from gpu=, a missing config is "default"
@@ -46,15 +46,9 @@ NEEDS = ("kernel", "time_s")
 SPREAD = ("runs", "time_s_min", "time_s_max")
 
 
-def _separator(first: str) -> str:
-    """";" for a header line without a comma but with semicolons: the CSV a spreadsheet writes
-    under a locale with decimal commas (German, French), whose numbers are then read with them."""
-    return ";" if ";" in first and "," not in first else ","
-
-
 def _header(head: str) -> set:
     first = head.splitlines()[0] if head else ""
-    return {c.strip().strip('"') for c in first.split(_separator(first))}
+    return {c.strip().strip('"') for c in first.split(separator(first))}
 
 
 def sniff(path, head: str) -> bool:
@@ -81,7 +75,7 @@ def read(path, gpu: str | None = None) -> ProfileTable:
             raise InputError(f"not a readable Parquet file ({e})", path=path) from None
         df["_row"] = range(1, len(df) + 1)
     else:
-        sep = _separator(head_text(path).partition("\n")[0])
+        sep = separator(head_text(path).partition("\n")[0])
         df = read_csv(path, sep=sep, text=KEYS)
     _warn_near_misses(df.columns, path)
     if gpu is not None and "gpu" not in df.columns:
