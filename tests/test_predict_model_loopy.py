@@ -355,7 +355,8 @@ def test_parameters_of_a_model_for_other_kernels_warn(tmp_path):
     (lambda d: d["params"].update(p_g=None), "field 'params.p_g': expected a finite number"),
     (lambda d: d["params"].update(p_g=10**400), "field 'params.p_g': expected a finite number"),
     (lambda d: d["params"].pop("p_g"), "field 'params': parameters ['p_g'] missing"),
-    (lambda d: d.update(subgroup_size=[]), "field 'subgroup_size': must be a positive integer"),
+    (lambda d: d.update(subgroup_size=[]),
+     "field 'subgroup_size': sub-group size must be a positive integer"),
 ])
 def test_a_damaged_params_file_is_one_line(capsys, two_devices, tmp_path, edit, where):
     # each of these was a KeyError, TypeError or AttributeError traceback

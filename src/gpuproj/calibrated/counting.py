@@ -252,6 +252,15 @@ def _prepare(program):
     return program, entry
 
 
+def check_subgroup_size(value, path=None) -> int:
+    """``value`` where it is a positive integer (not a bool: YAML's true is no size of 1), else
+    an ``InputError`` naming ``path``'s field ``subgroup_size``."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise InputError(f"sub-group size must be a positive integer, found {value!r}",
+                         path=path, field="subgroup_size")
+    return value
+
+
 @functools.lru_cache(maxsize=512, typed=True)  # True is no sub-group size of 1
 def count_kernel(program, subgroup_size: int = 32) -> KernelCounts:
     """Symbolic counts of a loopy program (one entrypoint); cached per (program, sub-group size).
@@ -259,10 +268,7 @@ def count_kernel(program, subgroup_size: int = 32) -> KernelCounts:
     import warnings
 
     lp = _lp()
-    if isinstance(subgroup_size, bool) or not isinstance(subgroup_size, int) \
-            or subgroup_size < 1:
-        raise InputError(f"sub-group size must be a positive integer, got {subgroup_size!r}",
-                         field="subgroup_size")
+    check_subgroup_size(subgroup_size)
     with warnings.catch_warnings():
         # loopy warns for every sub-group-granularity count that it uses the work-group size
         # upper bound; that is exactly the counting rule we want.

@@ -31,6 +31,7 @@ import numpy as np
 from ..errors import InputError
 from ..files import read_text, write_text
 from . import expression as E
+from .counting import check_subgroup_size
 from .features import MemAccessFeature, OpFeature, SyncFeature, parse_feature
 
 PARAMS_FORMAT = "gpuproj-calibrated-params"
@@ -277,9 +278,7 @@ def load_params(path) -> tuple[Model, dict, dict]:
     if not isinstance(d.get("params"), dict):
         raise InputError("expected a mapping of parameter to value", path=p, field="params")
     params = {k: _finite(v, p, f"params.{k}") for k, v in d["params"].items()}
-    sg = d.get("subgroup_size", 32)
-    if isinstance(sg, bool) or not isinstance(sg, int) or sg < 1:
-        raise InputError("must be a positive integer", path=p, field="subgroup_size")
+    check_subgroup_size(d.get("subgroup_size", 32), p)
     missing = set(model.params) - set(params)
     if missing:
         raise InputError(f"parameters {sorted(missing)} missing", path=p, field="params")

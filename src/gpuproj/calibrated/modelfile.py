@@ -48,6 +48,7 @@ from pathlib import Path
 
 from ..errors import InputError
 from ..files import parse_yaml, read_text
+from .counting import check_subgroup_size
 from .generators import ALL_GENERATORS, KernelCollection, MatchCondition
 from .model import Model
 
@@ -102,9 +103,7 @@ def load_model_file(path) -> ModelSpec:
         raise InputError(f"unknown key(s) {sorted(unknown)}", path=p)
     model = Model(d["output"], d["expression"], d.get("features") or {},
                   str(d.get("name") or p.stem), path=p)
-    sg = d.get("subgroup_size", 32)
-    if isinstance(sg, bool) or not isinstance(sg, int) or sg < 1:
-        raise InputError("must be a positive integer", path=p, field="subgroup_size")
+    sg = check_subgroup_size(d.get("subgroup_size", 32), p)
     meas = d.get("measurement") or {}
     if not isinstance(meas, dict):
         raise InputError("expected a mapping", path=p, field="measurement")
