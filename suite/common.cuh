@@ -439,13 +439,13 @@ struct Ctx {
       j.print();
       return;
     }
-    // sizing launch (module load etc.), then the warm-up: the committed 2026-11-24 data showed
-    // 8-16 % level shifts after a few tens of launches with 2 warm-ups, so warm up by time too
+    // sizing launch (module load etc.), then the warm-up, by count and by time: with 2
+    // warm-ups the 2026-11-24 data showed 8-16 % level shifts after a few tens of launches
+    double t0 = time_once(run);
     auto wall0 = std::chrono::steady_clock::now();
     auto wall = [&] {
       return std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
     };
-    double t0 = time_once(run);
     int warm = 0;
     if (t0 <= 0.05)
       while (warm < opt.warmup || wall() < opt.warmup_s) {
@@ -466,7 +466,7 @@ struct Ctx {
     j.raw("type", "\"time\"");
     j.num("time_s", med / rec.launches).num("time_min_s", s.front() / rec.launches)
         .num("time_max_s", s.back() / rec.launches).num("time_mean_s", mean / rec.launches)
-        .integer("reps", reps).integer("warmup", warm).num("warmup_s", warm_wall)
+        .integer("reps", reps).integer("warmup", warm).num("warmup_wall_s", warm_wall)
         .num("level_shift", level_shift(t)).boolean("l2_flush", opt.flush)
         .nums("times_s", t);
     j.print();

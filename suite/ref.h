@@ -203,7 +203,7 @@ inline Counts c_stencil3d7(double nz, double ny, double nx, double word) {
 // Every map contracts to a fixed point (after 32 steps x is one constant for every x0), so the
 // kernels return a per-element checksum, the sum of the iterates x_1 + ... + x_iters, which
 // the result check can tell from a constant or from fewer iterations (one step less changes
-// it by about 1/iters). The chain x <- f(x) that the timing is about stays as it was.
+// it by about 1/iters). The timed chain is x <- f(x); the sum only makes it checkable.
 enum SpecialOp { SF_DIV = 0, SF_SQRT, SF_EXP, SF_LOG, SF_SIN, SF_COUNT };
 inline const char* special_name(int op) {
   static const char* n[] = {"div", "sqrt", "exp", "log", "sin"};

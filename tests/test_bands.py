@@ -168,7 +168,7 @@ def test_band_coverage_in_the_metrics():
 
 
 def test_within_counts_an_error_of_exactly_the_threshold_either_way():
-    # 1.1 against 1.0 is 10.000000000000009 % off in binary: it was outside, 0.9 inside
+    # 1.1 against 1.0 is 10.000000000000009 % off in binary, 0.9 exactly 10 %: both within
     m = metrics(np.array([1.1, 0.9, 2.2]), np.array([1.0, 1.0, 2.0]))
     assert m["within_10"] == 1.0
 

@@ -91,7 +91,7 @@ def test_flops_kernel_counts_32_updates_per_iteration():
 
 @pytest.mark.parametrize("insn, ops", [
     ("out[i] = a[i] + b[i]*c[i]", {"madd": 1}),
-    ("out[i] = a[i] - b[i]*c[i]", {"madd": 1}),  # was an add and a mul
+    ("out[i] = a[i] - b[i]*c[i]", {"madd": 1}),  # one FFMA on the GPU, as a + b*c
     ("out[i] = a[i] - 4*b[i]", {"madd": 1}),  # the finite-difference stencil's
     ("out[i] = a[i] - b[i]*c[i]*a[i]", {"madd": 1, "mul": 1}),
     ("out[i] = -b[i]*c[i] + a[i]", {"madd": 1}),
@@ -183,7 +183,7 @@ def test_case_study_kernels_count():
         # one tile element per work-item fetched: lsize^2 loads per group
         assert _feat(cv, f"f_mem_access_tag:fd{lsize}_uLD", mk.access_tags) == \
             (224 // t) ** 2 * lsize**2
-        # per point 3 adds and the "- 4*u" as one madd (it was 4 adds and a mul), counted per
+        # per point 3 adds and the "- 4*u" as one madd (one FFMA on the GPU), counted per
         # sub-group over the whole work-group (loopy's rule): ceil(lsize^2/32) per group
         sgs = (224 // t) ** 2 * -(-lsize**2 // SG)
         assert _feat(cv, "f_op_float32_add") == 3 * sgs

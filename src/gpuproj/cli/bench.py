@@ -112,7 +112,7 @@ def _table(raw, gpu, flags):
               show_default=True, help="auto: CUDA if an NVIDIA driver is present, else OpenCL.")
 @click.option("--device", metavar="N|TEXT", help="Device index or part of its name.")
 @click.option("--quick", is_flag=True,
-              help="Small sizes and few repetitions (CI, CPU devices): seconds, not minutes.")
+              help="Small sizes and few repetitions (CI, CPU devices).")
 @click.option("--only", metavar="GROUPS",
               help="Comma-separated groups: compute, stream, cache, shared, mixbench, overhead, "
                    "latency (default: all).")
