@@ -243,6 +243,13 @@ class Runner:
         return self.verdict(name, ok, expected="finite values other than the seeds",
                             wrong={} if ok else {"first values": got[:4].tolist()})
 
+    def expect(self, name, got, want, label: str = "out") -> bool:
+        """``verdict`` of a check that every value of ``got`` is ``want``, naming the first
+        that is not as ``label``."""
+        bad = np.atleast_1d(got) != want
+        return self.verdict(name, not bad.any(), expected=want,
+                            wrong={label: np.atleast_1d(got)[bad][0].item()} if bad.any() else {})
+
     def verdict(self, name, ok: bool, **detail) -> bool:
         """Record the result check of ``name`` (a benchmark or a group) in ``checks``; one that
         failed is not timed (``skipped``): a rate of kernels that compute the wrong thing is no
@@ -348,8 +355,7 @@ class Runner:
             self.b.run(mod["ws_read"], self.grid, self.block,
                        (buf, out, np.uint32(l1 // 16 - 1), np.uint32(2)))
             got = self.b.download(out, np.float32, self.grid * self.block)
-            if not self.verdict("cache", bool((got == -8).all()), expected=-8.0,
-                                wrong={} if (got == -8).all() else {"out": float(got.min())}):
+            if not self.expect("cache", got, -8.0):
                 return
             self.b.run(mod["stream_init"], top // 16 // self.block, self.block,
                        (buf, np.float32(1.0)))
@@ -383,8 +389,7 @@ class Runner:
             self.b.upload(out, np.full(self.grid * block, -1.0, dtype=np.float32))
             self.b.run(k, self.grid, block, (out, np.uint32(1), np.uint32(0)))
             got = self.b.download(out, np.float32, self.grid * block)
-            if not self.verdict("shared", bool((got == 0).all()), expected=0.0,
-                                wrong={} if (got == 0).all() else {"out": float(got.min())}):
+            if not self.expect("shared", got, 0.0):
                 return
             for name, stride in (("smem_read", 1), ("smem_read_conflict", 32)):
                 def once(it, stride=stride):
@@ -456,8 +461,7 @@ class Runner:
             self.b.upload(out, np.zeros(1, dtype=np.float32))
             self.b.run(k, 1, block, (out, np.uint32(0)))
             got = float(self.b.download(out, np.float32, 1)[0])
-            if not self.verdict("overhead", got == 1.0, expected=1.0,
-                                wrong={} if got == 1.0 else {"out": got}):
+            if not self.expect("overhead", got, 1.0):
                 return
             for _ in range(self.s.warmup):
                 self.b.back_to_back(k, 1, block, (out, sentinel), self.s.launch_count)
@@ -510,8 +514,7 @@ class Runner:
                     self.b.run(k, 1, 1, (buf, out, steps, np.uint32(nodes[0])))
                     got = int(self.b.download(out, np.uint32, 1)[0])
                     want = int(nodes[self.s.chase_steps % len(nodes)])
-                    if not self.verdict(f"latency_{level}", got == want, expected=want,
-                                        wrong={} if got == want else {"end node": got}):
+                    if not self.expect(f"latency_{level}", got, want, "end node"):
                         continue
                     samples = self.timed(k, 1, 1, [(buf, out, steps, np.uint32(j)) for j in starts],
                                          reps=reps, warmup=1)
