@@ -159,7 +159,7 @@ def test_the_reports_gpus_predict_ours_with_one_gpu_collected(sc, tmp_path, caps
     assert sc.main(["--data", str(data), "--md", str(md), "--json", str(js), "--no-learned",
                     "--external", str(ext)]) == 0
     text = md.read_text()
-    assert "## The report's four GPUs -> ours" in text and "back to back" in text
+    assert "## The report's four GPUs -> ours" in text and "no L2 flush (docs/suite.md)" in text
     assert "## Our suite" not in text and "needs two" in capsys.readouterr().err
     assert json.loads(js.read_text())["report"]["info"]["matched_configs"] == 6
 
