@@ -348,8 +348,12 @@ def test_parameters_of_a_model_for_other_kernels_warn(tmp_path):
     (lambda d: d.update(model=[1, 2]), "field 'model': expected a mapping"),
     (lambda d: d["model"].pop("expression"), "field 'model.expression': expected text"),
     (lambda d: d["model"].update(output={"a": 1}), "field 'model.output': expected text"),
-    (lambda d: d["model"].update(features=-1), "field 'features': expected a mapping"),
-    (lambda d: d["model"].update(features={"f_x": [1]}), "field 'features': expected an expr"),
+    (lambda d: d["model"].update(features=-1), "field 'model.features': expected a mapping"),
+    (lambda d: d["model"].update(features={"f_x": [1]}),
+     "field 'model.features': expected an expr"),
+    # the model's own checks name its keys as the parameter file has them, under model.
+    (lambda d: d["model"].update(output="f_op_float32_add"),
+     "field 'model.output': output feature 'f_op_float32_add' is not a measured time"),
     (lambda d: d.pop("params"), "field 'params': expected a mapping"),
     (lambda d: d["params"].update(p_g="x"), "field 'params.p_g': expected a finite number"),
     (lambda d: d["params"].update(p_g=None), "field 'params.p_g': expected a finite number"),
@@ -368,6 +372,23 @@ def test_a_damaged_params_file_is_one_line(capsys, two_devices, tmp_path, edit, 
     code, out, err = run_main(capsys, "predict", "--loopy", KERNEL, "--params", bad,
                               "--sizes", "n=128")
     assert code == 2 and out == "" and err.count("\n") == 1 and where in err, err
+
+
+@pytest.mark.parametrize("model, where", [
+    ({"expression": "p_g * (f_x"}, "field 'model.expression': expected ')'"),
+    ({"features": {"f_x": "1 +"}}, "field 'model.features.f_x': expected a number"),
+])
+def test_a_params_file_expression_error_names_its_key(capsys, two_devices, tmp_path, model,
+                                                      where):
+    # a parse error points at the token (message, expression, caret: three lines)
+    (fast_path, _), _ = two_devices
+    d = json.loads(fast_path.read_text())
+    d["model"].update(model)
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(d))
+    code, out, err = run_main(capsys, "predict", "--loopy", KERNEL, "--params", bad,
+                              "--sizes", "n=128")
+    assert code == 2 and out == "" and where in err.splitlines()[0], err
 
 
 MATMUL = KERNEL.read_text()
@@ -429,7 +450,7 @@ def test_errors_of_a_prediction_name_the_file(capsys, two_devices, tmp_path):
     code, out, err = run_main(capsys, "predict", "--loopy", KERNEL, "--params", bad,
                               "--sizes", "n=128")
     assert code == 2 and out == "" and err == (
-        f"gpuproj: error: {bad}, field 'expression': f_size:m: kernel matmul_pf has no size "
+        f"gpuproj: error: {bad}, field 'model.expression': f_size:m: kernel matmul_pf has no size "
         "parameter 'm' (it has n)\n")
     d["model"]["expression"] = "p_x * f_op_float32_madd / f_op_float32_add"
     bad.write_text(json.dumps(d))

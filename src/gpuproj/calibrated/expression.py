@@ -281,7 +281,7 @@ class Token:
 _OPS = "+-*/^(),"
 
 
-def tokenize(text: str, *, path=None) -> list[Token]:
+def tokenize(text: str, *, path=None, field="expression") -> list[Token]:
     toks, i, n = [], 0, len(text)
     while i < n:
         c = text[i]
@@ -308,7 +308,8 @@ def tokenize(text: str, *, path=None) -> list[Token]:
             try:
                 float(text[i:j])
             except ValueError:
-                raise ExpressionError(f"bad number {text[i:j]!r}", text, i, path=path) from None
+                raise ExpressionError(f"bad number {text[i:j]!r}", text, i, path=path,
+                                      field=field) from None
             toks.append(Token("num", text[i:j], i))
             i = j
         elif c.isalpha() or c == "_":
@@ -324,27 +325,30 @@ def tokenize(text: str, *, path=None) -> list[Token]:
                     elif ch == "}":
                         depth -= 1
                         if depth < 0:
-                            raise ExpressionError("unbalanced '}'", text, j, path=path)
+                            raise ExpressionError("unbalanced '}'", text, j, path=path,
+                                                  field=field)
                     elif depth == 0 and (ch.isspace() or ch in _OPS):
                         break
                     j += 1
                 if depth:
-                    raise ExpressionError("unclosed '{' in feature name", text, i, path=path)
+                    raise ExpressionError("unclosed '{' in feature name", text, i, path=path,
+                                          field=field)
             else:
                 while j < n and (text[j].isalnum() or text[j] == "_"):
                     j += 1
             toks.append(Token("name", text[i:j], i))
             i = j
         else:
-            raise ExpressionError(f"unexpected character {c!r}", text, i, path=path)
+            raise ExpressionError(f"unexpected character {c!r}", text, i, path=path,
+                                  field=field)
     toks.append(Token("end", "", n))
     return toks
 
 
 class _Parser:
-    def __init__(self, text, path):
-        self.text, self.path = text, path
-        self.toks = tokenize(text, path=path)
+    def __init__(self, text, path, field):
+        self.text, self.path, self.field = text, path, field
+        self.toks = tokenize(text, path=path, field=field)
         self.i = 0
 
     def peek(self):
@@ -357,7 +361,8 @@ class _Parser:
 
     def error(self, msg, tok):
         desc = "end of expression" if tok.kind == "end" else repr(tok.text)
-        raise ExpressionError(f"{msg}, found {desc}", self.text, tok.pos, path=self.path)
+        raise ExpressionError(f"{msg}, found {desc}", self.text, tok.pos, path=self.path,
+                              field=self.field)
 
     def expect(self, text):
         t = self.take()
@@ -443,11 +448,12 @@ class _Parser:
         self.error("expected a number, identifier or '('", t)
 
 
-def parse(text: str, *, path=None) -> Expr:
-    """Parse a model expression; raise :class:`ExpressionError` pointing at the bad token."""
+def parse(text: str, *, path=None, field="expression") -> Expr:
+    """Parse a model expression; raise :class:`ExpressionError` pointing at the bad token and
+    naming ``field``, the expression's key in its file."""
     if not isinstance(text, str):
-        raise InputError("the expression must be a string", path=path, field="expression")
-    return _Parser(text, path).parse()
+        raise InputError("the expression must be a string", path=path, field=field)
+    return _Parser(text, path, field).parse()
 
 
 def is_linear_in(expr: Expr, params) -> bool:

@@ -47,46 +47,53 @@ class Model:
     user_features: dict = field(default_factory=dict)
     name: str = ""
     path: object = None
+    # where the model's keys sit in its file: "" in a model file, "model." in a parameter file
+    keys: str = ""
+
+    def key(self, name: str) -> str:
+        """The field an error names for the model's key ``name``."""
+        return self.keys + name
 
     def __post_init__(self):
-        self.expr = E.parse(self.expression, path=self.path)
+        self.expr = E.parse(self.expression, path=self.path, field=self.key("expression"))
         self._user = {}
         if not isinstance(self.user_features, dict):
             raise InputError("expected a mapping of feature name to expression",
-                             path=self.path, field="features")
+                             path=self.path, field=self.key("features"))
         for fname, text in self.user_features.items():
             if not isinstance(fname, str) or not isinstance(text, str | int | float):
                 raise InputError(f"expected an expression for a feature name, found "
-                                 f"{fname!r}: {text!r}", path=self.path, field="features")
+                                 f"{fname!r}: {text!r}", path=self.path, field=self.key("features"))
             text = str(text)
             if not fname.startswith("f_"):
                 raise InputError(f"user feature names start with 'f_': {fname!r}",
-                                 path=self.path, field="features")
-            ue = E.parse(text, path=self.path)
+                                 path=self.path, field=self.key("features"))
+            ue = E.parse(text, path=self.path, field=self.key(f"features.{fname}"))
             if ue.params():
                 raise InputError(f"user feature {fname} may not use parameters "
-                                 f"{sorted(ue.params())}", path=self.path, field="features")
+                                 f"{sorted(ue.params())}", path=self.path,
+                                 field=self.key("features"))
             self._user[fname] = ue
         try:
             out = parse_feature(self.output)
         except InputError as e:
-            raise InputError(e.message, path=self.path, field="output") from None
+            raise InputError(e.message, path=self.path, field=self.key("output")) from None
         if not out.is_output:
             raise InputError(f"output feature {self.output!r} is not a measured time "
-                             "(use f_wall_time)", path=self.path, field="output")
+                             "(use f_wall_time)", path=self.path, field=self.key("output"))
         self.params = sorted(self.expr.params())
         if not self.params:
             raise InputError("the expression has no parameters (p_...)", path=self.path,
-                             field="expression")
+                             field=self.key("expression"))
         self.features = sorted(self.expr.features())
         for f in self.base_features():
             try:
                 feat = parse_feature(f)  # raise on bad names now, not mid-calibration
             except InputError as e:
-                raise InputError(e.message, path=self.path, field="expression") from None
+                raise InputError(e.message, path=self.path, field=self.key("expression")) from None
             if feat.is_output:
                 raise InputError(f"{f} is measured, not counted: it can only be the output",
-                                 path=self.path, field="expression")
+                                 path=self.path, field=self.key("expression"))
 
     def _expanded(self) -> tuple[list, list]:
         """(built-in features the expression needs, the user features it needs in an order
@@ -100,7 +107,7 @@ class Model:
             elif state.get(f) == "open":
                 raise InputError(f"user features refer to each other in a cycle: "
                                  f"{' -> '.join([*chain[chain.index(f):], f])}",
-                                 path=self.path, field="features")
+                                 path=self.path, field=self.key("features"))
             elif f not in state:
                 state[f] = "open"
                 for g in sorted(self._user[f].features()):
@@ -125,11 +132,11 @@ class Model:
         try:
             vals = {f: parse_feature(f).evaluate(cv, access_tags) for f in base}
         except InputError as e:
-            raise InputError(e.message, path=self.path, field="expression") from None
+            raise InputError(e.message, path=self.path, field=self.key("expression")) from None
         for name in order:
             vals[name] = self.evaluate_finite(
                 self._user[name], vals, f"user feature {name} = {self.user_features[name]}",
-                f"kernel {cv.counts.name} at sizes {cv.sizes}", field=f"features.{name}")
+                f"kernel {cv.counts.name} at sizes {cv.sizes}", field=self.key(f"features.{name}"))
         return vals
 
     def evaluate(self, params: dict, features: dict):
@@ -137,7 +144,7 @@ class Model:
         env.update(params)
         return self.expr.evaluate(env)
 
-    def evaluate_finite(self, expr, env, what, where, field="expression") -> float:
+    def evaluate_finite(self, expr, env, what, where, field) -> float:
         """``expr`` at ``env`` (one kernel's features, as floats), which must be a finite
         number: Python floats raise on a division by zero, numpy's give inf or nan."""
         with np.errstate(all="ignore"):
@@ -274,7 +281,7 @@ def load_params(path) -> tuple[Model, dict, dict]:
         if not isinstance(m.get(key), str):
             raise InputError(f"expected text, found {m.get(key)!r}", path=p, field=f"model.{key}")
     model = Model(m["output"], m["expression"], m.get("features") or {}, str(m.get("name", "")),
-                  path=p)
+                  path=p, keys="model.")
     if not isinstance(d.get("params"), dict):
         raise InputError("expected a mapping of parameter to value", path=p, field="params")
     params = {k: _finite(v, p, f"params.{k}") for k, v in d["params"].items()}
@@ -351,7 +358,7 @@ def calibrate(model: Model, table: FeatureTable, *, scale_by_output=True, initia
     t = np.asarray(table.output_s, dtype=float)
     if not np.all(np.isfinite(t)) or np.any(t <= 0):
         raise InputError("every measured output must be a positive time", path=model.path,
-                         field="output")
+                         field=model.key("output"))
     npar = len(model.params)
     if len(t) < npar:
         raise InputError(f"{len(t)} measurements cannot determine {npar} parameters; add "
@@ -359,7 +366,7 @@ def calibrate(model: Model, table: FeatureTable, *, scale_by_output=True, initia
     missing = set(model.features) - set(table.features)
     if missing:
         raise InputError(f"feature table lacks {sorted(missing)}", path=model.path,
-                         field="features")
+                         field=model.key("features"))
     _check_finite(model, table)
     start = _start(model, table, initial)
     names = model.params
@@ -420,13 +427,13 @@ def _check_finite(model: Model, table: FeatureTable):
                 if zero.any():
                     raise InputError(f"the expression divides by {e.b}, which is 0 for kernel "
                                      f"{table.labels[int(np.argmax(zero))]}", path=model.path,
-                                     field="expression")
+                                     field=model.key("expression"))
             if e.features() and not e.params():
                 v = np.broadcast_to(np.asarray(e.evaluate(feats), dtype=float), (len(table),))
                 if not np.isfinite(v).all():
                     k = int(np.argmax(~np.isfinite(v)))
                     raise InputError(f"{e} is {v[k]} for kernel {table.labels[k]}",
-                                     path=model.path, field="expression")
+                                     path=model.path, field=model.key("expression"))
 
 
 def _scale(djac: E.Expr, env: dict, t: np.ndarray) -> float:

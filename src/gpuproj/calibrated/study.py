@@ -184,7 +184,7 @@ def predict_loopy(kernel_file, params_file, sizes):
         feats = model.feature_values(cv, mk.access_tags)
         env = {**feats, **params}
         t = model.evaluate_finite(model.expr, env, f"the expression {model.expression}",
-                                  f"kernel {mk.name} at sizes {s}", field="model.expression")
+                                  f"kernel {mk.name} at sizes {s}", field=model.key("expression"))
         terms = {str(term): float(term.evaluate(env)) for term in parts}
         if t <= 0:
             # a fit can give a cost a negative value (docs/calibrated.md); where it outweighs
