@@ -716,7 +716,7 @@ def test_empty_source_missing_trace_and_absurd_times(tmp_path, capsys):
     huge.write_text("kernel,time_s\na,1e-3\na,1e308\nb,1e-3\n")
     code, _, err = run(capsys, "predict", str(huge), *A100)
     assert code == 2 and one_error(err) == (
-        f"gpuproj: error: {huge}, row 3, field 'time_s': '1e+308' is beyond any count, size or "
+        f"gpuproj: error: {huge}, row 3, field 'time_s': '1e308' is beyond any count, size or "
         "time (over 1e+100)")
 
 

@@ -96,14 +96,15 @@ def numeric(values: pd.Series, *, path, field: str, rows=None, allow_negative=Fa
     huge = np.flatnonzero((out.abs() > MAX_VALUE).to_numpy())
     if len(huge):
         i = huge[0]
-        raise InputError(f"'{values.iloc[i]}' is beyond any count, size or time (over "
-                         f"{MAX_VALUE:g})", path=path, row=_at(rows, i), field=field)
+        raise InputError(f"'{as_written(values.iloc[i], path, _at(rows, i), field)}' is beyond "
+                         f"any count, size or time (over {MAX_VALUE:g})", path=path,
+                         row=_at(rows, i), field=field)
     if not allow_negative:
         neg = np.flatnonzero((out < 0).to_numpy())
         if len(neg):
             i = neg[0]
-            raise InputError(f"{values.iloc[i]} is negative", path=path, row=_at(rows, i),
-                             field=field)
+            raise InputError(f"{as_written(values.iloc[i], path, _at(rows, i), field)} is "
+                             "negative", path=path, row=_at(rows, i), field=field)
     return out
 
 
