@@ -462,6 +462,20 @@ def test_a_measurement_table_from_a_spreadsheet_with_decimal_commas(tmp_path, ca
     assert code == 2 and "bad.csv, row 3, field 'flops': 'many' is not a number" in one_error(err)
 
 
+def test_a_spreadsheet_table_with_decimal_commas_and_points_is_refused(tmp_path, capsys):
+    """A time of "0,5" can only be written with a decimal comma and one of "0.25" only with a
+    decimal point: no reading of the file is right, so it is a one-line error naming a row of
+    each."""
+    path = tmp_path / "mixed.csv"
+    path.write_text("kernel;config;gpu;time_s;dram_bytes\n"
+                    "k1;a;a100-sxm4-40gb;0,5;1.234\nk2;a;a100-sxm4-40gb;0.25;2\n")
+    code, _, err = run(capsys, "predict", str(path), "--target", "h200")
+    assert code == 2 and one_error(err) == (
+        f"gpuproj: error: {path}, row 3: numbers written with a decimal comma ('0,5', row 2, "
+        "field 'time_s') and with a decimal point ('0.25', row 3, field 'time_s'): export the "
+        "file again under one locale"), err
+
+
 def test_repeated_runs_in_a_measurement_table_become_one_row(tmp_path, capsys):
     """Three timings of one configuration (one under the GPU's marketing name) are one source
     row with their median time and spread, so it is predicted once, not three times; repeated

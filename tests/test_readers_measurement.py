@@ -86,6 +86,80 @@ def test_decimal_commas_with_dots_between_thousands(tmp_path):
     assert (e.value.row, e.value.field) == (2, "dram_bytes")
 
 
+_SEMI = "kernel;config;gpu;time_s;dram_bytes;tile\n"
+
+
+def _semicolon(tmp_path, *rows):
+    """A semicolon-separated table of (kernel, time_s, dram_bytes, tile) rows on an H100."""
+    return load(_file(tmp_path, _SEMI + "".join(f"{k};a{i};{H100};{t};{b};{n}\n"
+                                                for i, (k, t, b, n) in enumerate(rows))))
+
+
+def test_a_semicolon_table_that_shows_decimal_commas_has_dots_between_thousands(tmp_path):
+    """A time of "0,5" can only be written with a decimal comma, so the file's "1.234" is 1234:
+    it was read as 1.234, 1000x too small. The tuning parameter, whose "1.024" is 1024 too, stays a
+    number; a kernel name and a configuration stay text as written."""
+    t = _semicolon(tmp_path, ("k1", "0,5", "1.234", "1.024"), ("k1.234", "0,25", "1.234.567", "8"))
+    assert t.df["time_s"].tolist() == [0.5, 0.25]
+    assert t.df["dram_bytes"].tolist() == [1234.0, 1234567.0]
+    assert t.df["tile"].tolist() == [1024, 8] and pd.api.types.is_numeric_dtype(t.df["tile"])
+    assert t.df["kernel"].tolist() == ["k1", "k1.234"] and t.df["config"].tolist() == ["a0", "a1"]
+    # the tuning parameter alone shows the style: it takes part
+    t = _semicolon(tmp_path, ("k1", "1", "1.234", "0,5"))
+    assert (t.df["dram_bytes"].tolist(), t.df["tile"].tolist()) == ([1234.0], [0.5])
+
+
+def test_a_semicolon_table_that_shows_decimal_points_has_commas_between_thousands(tmp_path):
+    t = _semicolon(tmp_path, ("k1", "0.5", "1,234", "1,024"), ("k2", "0.001", "2", "8"))
+    assert t.df["time_s"].tolist() == [0.5, 0.001]
+    assert t.df["dram_bytes"].tolist() == [1234.0, 2.0] and t.df["tile"].tolist() == [1024, 8]
+
+
+def test_a_semicolon_table_that_shows_no_style_is_read_with_decimal_commas(tmp_path):
+    """No number shows how the file writes decimals: "1,234" and a lone "1.234" are 1.234, as
+    they were read before the style was detected."""
+    t = _semicolon(tmp_path, ("k1", "1,234", "1.234", "8"), ("k2", "2", "1e9", "16"))
+    assert t.df["time_s"].tolist() == [1.234, 2.0]
+    assert t.df["dram_bytes"].tolist() == [1.234, 1e9]
+    assert t.df["tile"].tolist() == [8, 16] and t.df["tile"].dtype == "int64"
+
+
+def test_a_semicolon_table_with_both_styles_is_refused_naming_a_row_of_each(tmp_path):
+    with pytest.raises(InputError, match=r"m.csv, row 3: numbers written with a decimal comma "
+                                         r"\('0,5', row 3, field 'tile'\) and with a decimal "
+                                         r"point \('0.5', row 2, field 'time_s'\)") as e:
+        _semicolon(tmp_path, ("k1", "0.5", "2", "8"), ("k2", "1", "2", "0,5"))
+    assert e.value.row == 3
+
+
+def test_text_columns_of_a_semicolon_table_take_no_part_in_its_style(tmp_path):
+    """A kernel named "1.5" and a column of text with "0.5" in it are no numbers with a decimal
+    point: the file's "0,5" still makes "1.234" 1234, and they stay text as written."""
+    t = load(_file(tmp_path, "kernel;config;gpu;time_s;dram_bytes;note\n"
+                             f"1.5;0.5;{H100};0,5;1.234;fast\n"
+                             f"k2;a;{H100};0,5;1;0.5\n"))
+    assert t.df["kernel"].tolist() == ["1.5", "k2"] and t.df["config"].tolist() == ["0.5", "a"]
+    assert t.df["note"].tolist() == ["fast", "0.5"]
+    assert t.df["dram_bytes"].tolist() == [1234.0, 1.0]
+
+
+def test_a_flag_of_a_semicolon_table_is_a_boolean_as_in_a_comma_separated_one(tmp_path):
+    # read as text for its numbers' style, it stayed text; learned models use numeric columns
+    for sep in ";,":
+        t = load(_file(tmp_path, sep.join(("kernel", "gpu", "time_s", "flag")) + "\n"
+                                 + sep.join(("k1", H100, "1", "True")) + "\n"
+                                 + sep.join(("k2", H100, "2", "false")) + "\n"))
+        assert t.df["flag"].tolist() == [True, False] and t.df["flag"].dtype == bool, sep
+
+
+def test_a_comma_separated_table_reads_as_before(tmp_path):
+    """The style is a semicolon file's question: a comma-separated table's "1.234" is 1.234,
+    as pandas reads it."""
+    t = load(_file(tmp_path, f"kernel,config,gpu,time_s,dram_bytes,tile\n"
+                             f"k1,a,{H100},0.5,1.234,8\n"))
+    assert (t.df["dram_bytes"].tolist(), t.df["tile"].tolist()) == ([1.234], [8])
+
+
 def test_an_overflowing_number_is_quoted_as_the_file_writes_it(tmp_path):
     # pandas reads 1e400 as inf: the message quoted 'inf', which the file does not hold
     for cell in ("1e400", "inf"):

@@ -637,9 +637,46 @@ def test_numbers_written_with_a_decimal_comma(tmp_path):
     assert v["time_s"] == pytest.approx(117.344e-9) and v["dram_read_bytes"] == 27595520
     # both in one file: no reading of it is right
     rows[2] = rows[2].replace("65.77", "65,77")
-    with pytest.raises(InputError, match=r"row 4: numbers written with a decimal comma \(row 4\) "
-                       r"and with a decimal point \(row 3\)"):
+    with pytest.raises(InputError, match=r"row 4: numbers written with a decimal comma \('65,77', "
+                       r"row 4, field 'sm__warps_active.avg.pct_of_peak_sustained_active'\) "
+                       r"and with a decimal point \('27,595,520', row 3, field "
+                       r"'dram__bytes_read.sum'\)"):
         ncu_csv.read(_details(tmp_path, rows))
+
+
+def test_a_zero_before_one_separator_shows_the_decimal_separator(tmp_path):
+    """Groups of thousands never start with 0: "0,125" can only have a decimal comma and
+    "0.001" a decimal point. "0,125" % was read as 125 % in a file whose other numbers did not
+    show the style, and "117.344" ns as 117.344 ns; "0.001" in a file with decimal commas was
+    read as 1."""
+    rows = ['"Command line profiler metrics","gpu__time_duration.sum","ns","117.344",',
+            '"Command line profiler metrics",'
+            '"sm__warps_active.avg.pct_of_peak_sustained_active","%","0,125",',
+            '"Command line profiler metrics","device__attribute_display_name","",'
+            '"NVIDIA H100 80GB HBM3",']
+    v = ncu_csv.read(_details(tmp_path, rows)).df.iloc[0]
+    assert v["time_s"] == pytest.approx(117344e-9)
+    assert v["achieved_occupancy"] == pytest.approx(0.00125)
+    rows[1] = rows[1].replace("0,125", "0.001")
+    v = ncu_csv.read(_details(tmp_path, rows)).df.iloc[0]
+    assert v["time_s"] == pytest.approx(117.344e-9)
+    assert v["achieved_occupancy"] == pytest.approx(0.00001)
+    rows.append('"Command line profiler metrics","dram__bytes_read.sum","byte","27.595.520",')
+    with pytest.raises(InputError, match=r"row 5: numbers written with a decimal comma "
+                       r"\('27.595.520', row 5, field 'dram__bytes_read.sum'\) and with a "
+                       r"decimal point \('0.001', row 3, field 'sm__warps_active"):
+        ncu_csv.read(_details(tmp_path, rows))
+
+
+@pytest.mark.parametrize("text, style", [
+    ("65,77", "comma"), ("27.595.520", "comma"), ("1.234,5", "comma"), ("0,125", "comma"),
+    ("-0,5", "comma"), ("+0,5", "comma"), ("117.34", "point"), ("1,234,567", "point"),
+    ("4.0e-05", "point"), ("0.001", "point"), ("-0.5", "point"), ("117.344", None),
+    ("1,234", None), ("64", None), ("535.104.05", None), ("fast", None)])
+def test_the_style_a_number_shows(text, style):
+    from gpuproj.profiles.readers._checks import _separator_style
+
+    assert _separator_style(text) == style
 
 
 def test_the_raw_page_under_a_decimal_comma_locale_reads_as_under_a_decimal_point_one(tmp_path):

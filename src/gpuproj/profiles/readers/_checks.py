@@ -7,6 +7,15 @@ durations. One policy for all formats:
   prints one);
 - an empty, NaN or zero duration makes the row unusable for timing: it is skipped and counted
   as a ``Skipped(path, row, reason)``; so does an empty kernel or GPU name.
+
+Numbers that a locale wrote (ncu's output, a spreadsheet's semicolon-separated export) have one
+rule, ``number_style``: a file is read with decimal commas and dots between thousands where some
+number in it can only be written so (``"65,77"``, ``"0,125"``, ``"27.595.520"``, ``"1.234,5"``),
+then ``"1.234"`` is 1234; with decimal points and commas between thousands where some number can
+only be written so (``"117.34"``, ``"0.001"``, ``"1,234,567"``, ``"4.0e-05"``), then ``"1,234"`` is
+1234; numbers of both styles in one file are an error quoting one of each (row, field). A file with
+neither (only numbers such as ``"1,234"``, ``"1.234"``, ``"64"``) is read as its reader says: ncu's
+with decimal points, a spreadsheet's with decimal commas, a lone ``"1.234"`` being 1.234 there.
 """
 
 from __future__ import annotations
@@ -22,20 +31,88 @@ from ._io import cell_text
 
 _NA_TEXT = ("", "n/a", "N/A", "-", "nan", "NaN")
 _THOUSANDS = re.compile(r"^[+-]?\d{1,3}(,\d{3})+(\.\d*)?([eE][+-]?\d+)?$")
-# under a decimal comma: dots between thousands, before a decimal comma or two or more of them
-# ("1.234,5", "1.234.567"); a single "1.234" stays what it was read as before, 1.234
+
+
+def _written(decimal: str, thousands: str) -> re.Pattern:
+    """A number written with ``decimal`` and ``thousands`` separators: groups of three digits
+    after a first group of one to three that does not start with 0 (so "0,125" and "0.001"
+    have a decimal separator), or digits without groups, an exponent maybe ("4.0e-05"), or
+    inf (pandas reads it as a number, so a column of tuning parameters with it stays one)."""
+    d, t = re.escape(decimal), re.escape(thousands)
+    return re.compile(rf"[+-]?(?:[1-9]\d{{0,2}}(?:{t}\d{{3}})+(?:{d}\d*)?"
+                      rf"|\d+(?:{d}\d*)?(?:[eE][+-]?\d+)?|inf(?:inity)?)", re.IGNORECASE)
+
+
+# style -> (decimal separator, thousands separator, what a number so written looks like)
+_STYLES = {style: (d, t, _written(d, t)) for style, d, t in (("point", ".", ","),
+                                                            ("comma", ",", "."))}
+# a file of no determined style, as a spreadsheet's export with decimal commas: dots are
+# between thousands only where they must be, before a decimal comma or two or more of them
+# ("1.234,5", "1.234.567"); a lone "1.234" is 1.234
 _DOT_THOUSANDS = re.compile(r"^[+-]?\d{1,3}(?:(?:\.\d{3})+,\d*|(?:\.\d{3}){2,})$")
 
 
-def from_decimal_comma(text: str) -> str:
-    """A number written with a decimal comma, rewritten with a decimal point.
+def _reading(text: str, style: str) -> str | None:
+    """``text`` as a number written in ``style`` ("point", "comma"), rewritten with a decimal
+    point and no thousands separators; None where that style cannot write it."""
+    decimal, thousands, written = _STYLES[style]
+    t = text.strip()
+    return t.replace(thousands, "").replace(decimal, ".") if written.fullmatch(t) else None
 
-    >>> from_decimal_comma("0,0125"), from_decimal_comma("1.234,5")
-    ('0.0125', '1234.5')
+
+def is_number(text: str) -> bool:
+    """Whether ``text`` is a number written in one of the styles ("1.234,5", "12", not "v1.2"
+    or "535.104.05", a version)."""
+    return any(_reading(text, style) is not None for style in _STYLES)
+
+
+def _separator_style(text: str) -> str | None:
+    """"comma" where ``text`` can only be a number written with a decimal comma ("65,77",
+    "0,125", "27.595.520", "1.234,5"), "point" where only with a decimal point ("117.34",
+    "0.001", "1,234,567", "4.0e-05"), None where it could be either ("117.344", "1,234", "64")
+    or neither (text)."""
+    styles = [style for style in _STYLES if _reading(text, style) is not None]
+    return styles[0] if len(styles) == 1 else None
+
+
+def number_style(values, path, default: str = "point") -> str:
+    """"comma" or "point": how the (file row, field, text) ``values`` of one file write decimals
+    (the module docstring); ``default`` where no value shows it. Both styles in one file is an
+    ``InputError`` quoting a value of each with its row and field."""
+    first, seen = {}, {}
+    for row, fld, text in values:
+        # a profile repeats its values (each launch of a kernel), and most have no separator
+        style = seen.get(text, 0)
+        if style == 0:
+            style = seen[text] = _separator_style(text) if "," in text or "." in text else None
+        if style and style not in first:
+            first[style] = (row, fld, text)
+            if len(first) == 2:
+                break
+    if len(first) == 2:
+        (rc, fc, tc), (rp, fp, tp) = first["comma"], first["point"]
+        raise InputError(f"numbers written with a decimal comma ('{tc}', row {rc}, field "
+                         f"'{fc}') and with a decimal point ('{tp}', row {rp}, field '{fp}'): "
+                         "export the file again under one locale", path=path, row=max(rc, rp))
+    return next(iter(first), default)
+
+
+def with_decimal_points(text: str, style: str) -> str:
+    """``text``, a number of a file of ``style`` (``number_style``), rewritten with a decimal
+    point and no thousands separators; text that is no number in that style as it is, for the
+    error that quotes it. "undetermined": a file with decimal commas whose numbers do not show
+    what their dots are.
+
+    >>> [with_decimal_points(t, "comma") for t in ("0,0125", "1.234,5", "1.234")]
+    ['0.0125', '1234.5', '1234']
+    >>> with_decimal_points("1,234", "point"), with_decimal_points("1.234", "undetermined")
+    ('1234', '1.234')
     """
-    if _DOT_THOUSANDS.match(text):
-        text = text.replace(".", "")
-    return text.replace(",", ".")
+    if style == "undetermined":
+        t = text.strip()
+        return (t.replace(".", "") if _DOT_THOUSANDS.match(t) else t).replace(",", ".")
+    reading = _reading(text, style)
+    return text if reading is None else reading
 
 
 def parse_number(text) -> float:
@@ -66,19 +143,19 @@ MAX_VALUE = 1e100
 
 
 def numeric(values: pd.Series, *, path, field: str, rows=None, allow_negative=False,
-            decimal_comma=False) -> pd.Series:
+            style=None) -> pd.Series:
     """``values`` as floats; text that is not a number raises ``InputError`` with the row.
 
     ``rows`` holds the 1-based file row of each value (``_row``); ``field`` is the column name as
-    the file spells it. ``decimal_comma``: text is written with decimal commas (a spreadsheet's
-    export under such a locale, ``from_decimal_comma``); an error quotes it as written.
+    the file spells it. ``style``: how the file writes decimals (``number_style``), for text to
+    be rewritten with ``with_decimal_points``; an error quotes it as written.
     """
     if pd.api.types.is_numeric_dtype(values):
         out = values.astype(float)
     else:
         text = values.astype(object).where(values.notna(), "").astype(str).str.strip()
-        if decimal_comma:
-            text = text.map(from_decimal_comma)
+        if style is not None:
+            text = text.map(lambda t: with_decimal_points(t, style))
         out = pd.to_numeric(text.where(~text.isin(_NA_TEXT), None), errors="coerce")
         out = out.astype(float)
         # what to_numeric could not read: thousands separators, else a real error
@@ -114,12 +191,11 @@ def as_written(value, path, row, field):
     if isinstance(value, str):
         return value
     text = cell_text(path, row, field)
-    for form in (text, None if text is None else from_decimal_comma(text)):
-        try:
-            if form is not None and parse_number(form) == value:
-                return text
-        except ValueError:
-            continue
+    try:
+        if text is not None and parse_number(text) == value:
+            return text
+    except ValueError:
+        pass
     return value
 
 

@@ -27,9 +27,11 @@ def head_text(path, n: int = 8192) -> str:
 def read_csv(path, sep: str = ",", text=()) -> pd.DataFrame:
     """``pandas.read_csv`` with a ``_row`` column (the file line where the row starts, 1-based,
     header = 1, counted past blank lines and line breaks inside quotes) and a one-line error on
-    malformed files. ``sep=";"``: a spreadsheet's export under a locale that writes decimal
-    commas, read with them. ``text``: columns kept as written (a configuration "1024" stays
-    "1024", not "1024.0" where an empty cell made the column floats; "0.10" stays "0.10")."""
+    malformed files. ``text``: columns kept as written (a configuration "1024" stays "1024",
+    not "1024.0" where an empty cell made the column floats; "0.10" stays "0.10"). ``sep=";"``:
+    a spreadsheet's export under a locale that may write decimal commas, every column kept as
+    written, for the reader to convert its numbers by the file's style (``_checks.number_style``):
+    pandas would read "0,5" with a decimal comma and leave "1.234" as text, or the reverse."""
     content = read_text(path)
     header = next((r for r in csv.reader(io.StringIO(content), delimiter=sep)
                    if any(f.strip() for f in r)), [])
@@ -38,8 +40,9 @@ def read_csv(path, sep: str = ",", text=()) -> pd.DataFrame:
     try:
         # index_col=False: pandas drops the empty field a trailing separator leaves, where it
         # would take the first field for a row name and move every column one to the left
-        df = pd.read_csv(io.StringIO(content), sep=sep, decimal="," if sep == ";" else ".",
-                         dtype={c: str for c in text}, index_col=False if trailing else None)
+        df = pd.read_csv(io.StringIO(content), sep=sep,
+                         dtype=str if sep == ";" else {c: str for c in text},
+                         index_col=False if trailing else None)
     except pd.errors.EmptyDataError:
         raise InputError("file is empty", path=path) from None
     except pd.errors.ParserError as e:
@@ -114,7 +117,7 @@ def _check_widths(text: str, width: int, sep: str, path) -> str | None:
 
 def separator(first: str) -> str:
     """";" for a header line without a comma but with semicolons: the CSV a spreadsheet writes
-    under a locale with decimal commas (German, French), whose numbers are then read with them."""
+    under a locale with decimal commas (German, French)."""
     return ";" if ";" in first and "," not in first else ","
 
 

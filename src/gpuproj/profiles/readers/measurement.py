@@ -1,8 +1,14 @@
 """The plain measurement table (CSV or Parquet): one row per (kernel configuration, GPU).
-A CSV file separated by semicolons, as spreadsheets write it under locales with decimal commas,
-is read with decimal commas (``0,0125``, and ``1.234,5`` or ``1.234.567`` with dots between
-thousands; a lone ``1.234`` is read as before, 1.234). ``launches``, where given, is a whole
-number; a row of 0 launches is skipped and counted.
+A CSV file separated by semicolons, as spreadsheets write it under locales with decimal commas, has
+its numbers read in the style they show: with decimal commas and dots between thousands where some
+number can only be so written (``0,5``, ``1.234,5``, ``1.234.567``; ``1.234`` is then 1234), with
+decimal points and commas between thousands where some number can only be so written (``0.5``,
+``1,234,567``; ``1,234`` is then 1234), and a file with both is an error quoting one of each (row,
+field); one where no number shows its style is read with decimal commas, a lone ``1.234`` being
+1.234. Its numbers are those of the canonical numeric columns and of the other columns that hold
+only numbers (tuning parameters, kept as numbers); text columns (``kernel``, ``config``, ``gpu``)
+stay as written. ``launches``, where given, is a whole number; a row of 0 launches is skipped and
+counted.
 
 Required columns: ``kernel`` and ``time_s``. ``gpu`` may be left out when ``gpu=``
 (``--source``) names the GPU of every row; ``config`` may be left out when each kernel ran in
@@ -35,7 +41,15 @@ import pandas as pd
 from ...errors import InputError, InputWarning
 from ..schema import COLUMNS, NUMERIC, REQUIRED
 from ..table import ProfileTable
-from ._checks import as_written, numeric, split_missing_names, split_unusable_times
+from ._checks import (
+    as_written,
+    is_number,
+    number_style,
+    numeric,
+    split_missing_names,
+    split_unusable_times,
+    with_decimal_points,
+)
 from ._io import head_text, read_csv, resolve_gpus, separator
 
 KEYS = ["kernel", "config", "gpu"]
@@ -65,6 +79,7 @@ def missing_columns(head: str) -> list:
 
 def read(path, gpu: str | None = None) -> ProfileTable:
     path = Path(path)
+    style = None  # Parquet and comma-separated files: numbers as pandas reads them
     if path.suffix == ".parquet":
         try:
             df = pd.read_parquet(path)
@@ -77,6 +92,8 @@ def read(path, gpu: str | None = None) -> ProfileTable:
     else:
         sep = separator(head_text(path).partition("\n")[0])
         df = read_csv(path, sep=sep, text=KEYS)
+        if sep == ";":
+            style = _semicolon_numbers(df, path)
     _warn_near_misses(df.columns, path)
     if gpu is not None and "gpu" not in df.columns:
         df["gpu"] = gpu
@@ -90,15 +107,12 @@ def read(path, gpu: str | None = None) -> ProfileTable:
                          "--source NAME (gpu=NAME in load())", path=path)
     # a numeric column with text in it is an error (a typo), not a silently skipped row;
     # an empty cell is a missing value
-    # columns that pandas left as text in a semicolon file (a cell it could not read, "1.234,5"
-    # or a typo) are read with decimal commas too
-    comma = path.suffix != ".parquet" and sep == ";"
     for c in (*NUMERIC, *SPREAD):
         if c in df.columns:
             written = df[c]
             df[c] = numeric(written, path=path, field=c, rows=df["_row"],
                             allow_negative=c == "time_s",  # a time <= 0 is a skipped row
-                            decimal_comma=comma)
+                            style=style)
             if c == "launches":
                 _check_launches(df[c], written, path, df["_row"])
     df, skipped = split_missing_names(df, path, {c: c for c in ("kernel", "config", "gpu")})
@@ -107,6 +121,37 @@ def read(path, gpu: str | None = None) -> ProfileTable:
     df["config"] = df["config"].astype(str)
     df["gpu"] = resolve_gpus(df["gpu"].astype(str), path, rows=df["_row"])
     return ProfileTable.from_frame(_merge_runs(df, path), skipped=skipped, origin=str(path))
+
+
+# the truth values pandas reads from a comma-separated file
+_TRUTH = {t: v for v in (True, False) for t in (str(v), str(v).upper(), str(v).lower())}
+
+
+def _semicolon_numbers(df: pd.DataFrame, path) -> str:
+    """The style of the numbers of a semicolon-separated file read as text (``number_style``;
+    "undetermined" where none shows it), for ``numeric`` to read its canonical columns with.
+    The style is that of every column read as numbers: the canonical numeric ones and the other
+    columns that hold only numbers (tuning parameters), which are converted here, to numbers as
+    pandas makes those of a comma-separated file; text columns take no part."""
+    canonical = [c for c in (*NUMERIC, *SPREAD) if c in df.columns]
+    others = [c for c in df.columns if c not in (*COLUMNS, *SPREAD, "_row")
+              and df[c].dropna().map(is_number).all()]
+    names = [*canonical, *others]
+    cells = df[["_row", *names]].itertuples(index=False)
+    style = number_style(((row, name, text) for row, *texts in cells
+                          for name, text in zip(names, texts) if isinstance(text, str)),
+                         path, default="undetermined")
+    for c in others:
+        df[c] = pd.to_numeric(df[c].map(lambda t: with_decimal_points(t, style),
+                                        na_action="ignore"))
+    # and columns of truth values (a flag among the tuning parameters) as booleans, as pandas
+    # reads them from a comma-separated file
+    for c in df.columns:
+        if c not in COLUMNS and c not in others and df[c].notna().all() and df[c].isin(
+                _TRUTH).all():
+            df[c] = df[c].map(_TRUTH).astype(bool)
+    return style
+
 
 
 def _check_launches(n: pd.Series, written: pd.Series, path, rows) -> None:

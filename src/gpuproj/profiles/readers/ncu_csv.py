@@ -20,10 +20,13 @@ needs ``--source``. ``load(..., trace=TIMELINE)``
 
 Both ``--print-units base`` (``nsecond``, ``byte``) and the default auto-scaled units
 (``usecond``, ``Kbyte``, ``Gbyte/second``) are converted to SI with ``gpuproj.units``; values may
-carry thousands separators (``"1,234"``). ncu writes numbers in the system's locale, so a
-profile taken under a German or French one has decimal commas (``"65,77"`` %,
-``"27.595.520"`` bytes, and ``"117.344"`` ns for 117,344 ns): ``number_style`` tells the two
-apart from the values that only one of them can have, and a file with both is an error.
+carry thousands separators (``"1,234"``). ncu writes numbers in the system's locale, so a profile
+taken under a German or French one has decimal commas (``"65,77"`` %, ``"27.595.520"`` bytes, and
+``"117.344"`` ns for 117,344 ns). Its numbers are read in the style they show: with decimal commas
+and dots between thousands where some value can only be so written (``"65,77"``, ``"0,125"``,
+``"27.595.520"``), with decimal points and commas between thousands where some value can only be so
+written (``"117.34"``, ``"0.001"``, ``"1,234,567"``), and a file with both is an error quoting one
+of each (row, field); one where no value shows its style is read with decimal points, ncu's default.
 
 Launches of the same kernel with the same launch configuration on the same GPU become one row:
 ``launches`` = their number, every count and ``time_s`` = the mean per launch (``time_s_min`` /
@@ -51,7 +54,14 @@ from ...errors import InputError, InputWarning
 from ...files import read_text
 from ...units import unit_factor
 from ..table import ProfileTable
-from ._checks import MAX_VALUE, parse_number, split_missing_names, split_unusable_times
+from ._checks import (
+    MAX_VALUE,
+    number_style,
+    parse_number,
+    split_missing_names,
+    split_unusable_times,
+    with_decimal_points,
+)
 from ._io import check_header, csv_fields, group_launches, resolve_gpus
 
 # metric -> (canonical column, kind). Kinds: time, bytes, count, frequency, pct (0-100 -> 0-1),
@@ -205,62 +215,9 @@ def _dims(text) -> str | None:
 
 
 # ---- reading the two CSV layouts into one per-launch frame ----------------------------------
-_NUMBER = re.compile(r"[+-]?\d+((?:[.,]\d+)*)(?:[eE][+-]?\d+)?")
-
-
-def _separator_style(text: str) -> str | None:
-    """"comma" where ``text`` can only be a number written with a decimal comma ("65,77",
-    "27.595.520", "1.234,5"), "point" where only with a decimal point ("117.34", "1,234,567",
-    "4.0e-05"), None where it could be either ("117.344", "1,234") or has no separator."""
-    m = _NUMBER.fullmatch(text.strip())
-    if not m or not m.group(1):
-        return None
-    seps = [c for c in m.group(1) if c in ".,"]
-    groups = re.split(r"[.,]", m.group(1))[1:]
-    if len(set(seps)) == 2:  # both: the last is the decimal separator
-        decimal, thousands = seps[-1], groups[:-1]
-    elif len(seps) >= 2:  # one kind, repeated: thousands separators
-        decimal, thousands = ("," if seps[0] == "." else "."), groups
-    elif len(groups[0]) != 3 or "e" in text.lower():  # one, not a group of three digits
-        decimal, thousands = seps[0], []
-    else:
-        return None
-    if any(len(g) != 3 for g in thousands):  # not a number ("535.104.05", a version)
-        return None
-    return "comma" if decimal == "," else "point"
-
-
-def number_style(values, path) -> str:
-    """"comma" or "point": how the (file row, text) ``values`` of one file write decimals; a
-    file without a value that only one style can have is read with points (ncu's own
-    default). Both styles in one file is an ``InputError`` naming a row of each."""
-    first, seen = {}, {}
-    for row, text in values:
-        # a profile repeats its values (each launch of a kernel), and most have no separator
-        style = seen.get(text, 0)
-        if style == 0:
-            style = seen[text] = _separator_style(text) if "," in text or "." in text else None
-        if style and style not in first:
-            first[style] = row
-            if len(first) == 2:
-                break
-    if len(first) == 2:
-        raise InputError(f"numbers written with a decimal comma (row {first['comma']}) and with "
-                         f"a decimal point (row {first['point']}): export the file again under "
-                         "one locale", path=path, row=max(first.values()))
-    return "comma" if "comma" in first else "point"
-
-
 def _is_text(metric: str) -> bool:
     """A metric whose value is text (the device's name), never a number to rewrite."""
     return NCU_METRICS.get(metric, (None, ""))[1] == "string"
-
-
-def _with_decimal_points(text: str) -> str:
-    """A number written with a decimal comma and dots between thousands, rewritten with a
-    decimal point and no thousands separators ("27.595.520" -> "27595520", "65,77" ->
-    "65.77")."""
-    return text.replace(".", "").replace(",", ".")
 
 
 def _csv_records(path):
@@ -302,9 +259,9 @@ def _per_launch_raw(recs, path) -> pd.DataFrame:
     if not body:
         raise InputError("file has a header but no rows", path=path)
     metric_cols = {i for i, m in enumerate(header) if m not in _IDENTITY and not _is_text(m)}
-    if number_style(((line, f[i]) for line, f in body for i in metric_cols if i < len(f)),
-                    path) == "comma":
-        body = [(line, [_with_decimal_points(v) if i in metric_cols else v
+    if number_style(((line, header[i], f[i]) for line, f in body for i in metric_cols
+                     if i < len(f)), path) == "comma":
+        body = [(line, [with_decimal_points(v, "comma") if i in metric_cols else v
                         for i, v in enumerate(f)]) for line, f in body]
     read = [m for m in header if m in NCU_METRICS or m in TIME_METRICS]  # _launch's metrics
     out = []
@@ -334,7 +291,7 @@ def _per_launch_details(recs, path) -> pd.DataFrame:
     # header (Rule Name ... Estimated Speedup) are filled only on the rows of rule results
     name_at, value_at = header.index("Metric Name"), header.index("Metric Value")
     need = value_at + 1
-    comma = number_style(((line, f[value_at]) for line, f in body
+    comma = number_style(((line, f[name_at], f[value_at]) for line, f in body
                           if len(f) >= need and not _is_text(f[name_at])), path) == "comma"
     launches = {}
     named = {}  # (launch ID, metric) -> (value, unit, row) of the metrics printed by name
@@ -350,7 +307,7 @@ def _per_launch_details(recs, path) -> pd.DataFrame:
         if name and (name == rec["Metric Name"] or name not in entry[1]):
             value = rec["Metric Value"]
             if comma and not _is_text(name):
-                value = _with_decimal_points(value)
+                value = with_decimal_points(value, "comma")
             unit = rec.get("Metric Unit", "")
             if name == rec["Metric Name"] and (name in NCU_METRICS or name in TIME_METRICS):
                 before = named.setdefault((rec["ID"], name), (value, unit, line))
@@ -381,8 +338,9 @@ def _per_kernel_summary(recs, path) -> pd.DataFrame:
     # decimal comma), and show it where they have thousands separators
     name_at, stats_at = header.index("Metric Name"), [
         header.index(c) for c in ("Minimum", "Maximum", "Average", "Invocations") if c in header]
-    comma = number_style(((line, f[i]) for line, f in body if len(f) == len(header)
-                          and not _is_text(f[name_at]) for i in stats_at), path) == "comma"
+    comma = number_style(((line, f"{f[name_at]} {header[i]}", f[i]) for line, f in body
+                          if len(f) == len(header) and not _is_text(f[name_at])
+                          for i in stats_at), path) == "comma"
     kernels = {}
     for line, fields in body:
         if len(fields) != len(header):
@@ -390,8 +348,8 @@ def _per_kernel_summary(recs, path) -> pd.DataFrame:
                              row=line)
         rec = dict(zip(header, fields))
         if comma:
-            rec.update({c: _with_decimal_points(rec[c]) for c in ("Minimum", "Maximum",
-                                                                   "Average")})
+            rec.update({c: with_decimal_points(rec[c], "comma")
+                        for c in ("Minimum", "Maximum", "Average")})
         key = tuple(rec.get(c) for c in ("Process ID", "Kernel Name", "Block Size", "Grid Size",
                                          "Device"))
         _, metrics, spread, _ = kernels.setdefault(key, (rec, {}, {}, line))
@@ -416,8 +374,8 @@ def _per_kernel_summary(recs, path) -> pd.DataFrame:
 def _invocations(text, comma: bool, path, line) -> float:
     """The ``Invocations`` of a summary row (``comma``: written with a decimal comma, so "1.234"
     is 1,234): a whole number of launches, at least 1."""
-    n = to_si("Invocations", _with_decimal_points(text) if comma else text, "", path=path,
-              row=line)
+    n = to_si("Invocations", with_decimal_points(text, "comma") if comma else text, "",
+              path=path, row=line)
     if not (n >= 1 and float(n).is_integer()):
         raise InputError(f"'{text}' is not a whole number of launches", path=path, row=line,
                          field="Invocations")
