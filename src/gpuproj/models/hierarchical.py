@@ -114,8 +114,8 @@ switchable):
   left as measured. Only the compute ceilings move (the bandwidth ceilings are measured or
   taken at their datasheet values), and the target is taken at its boost clock. Off in
   ``hierarchical-ext`` too: on the one data set with clocks (Rodinia, where the targets ran
-  below their boost clocks as well) it changed only bpnn_adjust_weights, 48.8 -> 48.5 % MAPE
-  but 30.4 -> 32.2 % median APE (docs/accuracy_analysis.md). It is for profiles taken at a
+  below their boost clocks as well) it changes only bpnn_adjust_weights, 48.4 -> 48.1 % MAPE
+  but 30.3 -> 32.7 % median APE (docs/accuracy_analysis.md). It is for profiles taken at a
   locked clock, such as an ncu export with the default ``--clock-control base``
   (``gpuproj profile`` does not lock). Without it, the notes say when a profile's clock lies
   more than 5 % from the boost clock.
@@ -597,8 +597,8 @@ class Hierarchical(Model):
         below 10 % of the DRAM ceiling, 1.15x at 30-50 %, 1.33x above 90 %, where Eq. 9 gave
         every row 1.43x; `hierarchical-ext` went from 14.7 to 4.1 % MAPE there. Across designs
         the SMs' latencies and issue limits differ and nothing here prices them: scaling the
-        rest by the SMs' clock there took Rodinia bpnn_layerforward from 9.9 to 39.4 % MAPE and
-        calculate_temp from 38.5 to 57.7 % (docs/accuracy_analysis.md)."""
+        rest by the SMs' clock there takes Rodinia bpnn_layerforward from 10.2 to 41.4 % MAPE and
+        calculate_temp from 39.4 to 58.2 % (docs/accuracy_analysis.md)."""
         n = rows["n"]
         with np.errstate(invalid="ignore", divide="ignore"):
             bound = [np.where(rows["has_flops"], rows["flops"] / perf_s, np.nan)]
@@ -1001,7 +1001,7 @@ class Hierarchical(Model):
         blocks per SM: on the source from the profile's achieved occupancy where it has one,
         else the occupancy calculator's (``calc_s``); on the target as many, within its
         calculator's limit (``calc_t``). On the gpu-benches stream sweep (two blocks per SM)
-        this took `hierarchical-ext` from 30.4 / 12.4 to 19.2 / 10.5 % MAPE / median APE; no row
+        this takes `hierarchical-ext` from 34.5 / 14.2 to 20.3 / 11.6 % MAPE / median APE; no row
         of the other tables qualifies (docs/accuracy_analysis.md). Each test alone flags rows it
         should not: the share alone, Rodinia's latency-bound kernels at full occupancy (far
         slower than their waves); Little's time alone, the seed report's bandwidth-bound kernels
