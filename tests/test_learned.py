@@ -287,7 +287,15 @@ def test_learned_models_follow_the_contract(name, synth):
     assert (d["high_s"] >= d["time_s"] * (1 - 1e-12)).all()
     notes = " ".join(pred.assumptions["rtx-4070"])
     assert "not in the training data" in notes and "split-conformal" in notes
-    assert model.cv_metrics_["n"] > 0
+    # out of fold: every (kernel, config) of the three training GPUs' is validated once per
+    # held-out GPU that its fold count reaches (three of three GPUs; the ensemble's 2 folds,
+    # two), each time as the target of the two other GPUs
+    configs = train.df[["kernel", "config"]].drop_duplicates()
+    assert len(configs) == 3 * 16 and len(train.gpus) == 3
+    held_out = min(model.cv_folds, 3)
+    assert held_out == (2 if name == "ensemble" else 3)
+    assert model.cv_metrics_["n"] == len(configs) * 2 * held_out
+    assert model.cv_metrics_["n_missing"] == len(configs) * 2 * (3 - held_out)
 
 
 def test_residual_hybrid_learns_the_correction(synth):
@@ -374,6 +382,8 @@ def test_conformal_wrapper_around_analytical(synth):
     src = synth.on("titan-v").df["time_s"].to_numpy(float)
     dist = m.conformal_.offset + np.abs(np.log(d["time_s"].to_numpy(float) / src))
     np.testing.assert_allclose(d["high_s"], d["time_s"] * np.exp(max(m.conformal_.hi_, 0) * dist))
+    np.testing.assert_allclose(d["low_s"], d["time_s"] * np.exp(min(m.conformal_.lo_, 0) * dist))
+    assert m.conformal_.lo_ < 0 < m.conformal_.hi_  # both ends move: neither is the point
 
 
 def test_interval_outside_the_training_range_leans_on_the_physics_band(synth):

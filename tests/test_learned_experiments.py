@@ -41,6 +41,10 @@ def test_validated_error_of_a_trained_model_is_out_of_fold(le):
     m = get_model("ridge", coverage=0.9, cv_groups="gpu").fit(train)
     mape, n = le.validated_mape(train, m)
     assert (mape, n) == (m.cv_metrics_["mape"], m.cv_metrics_["n"])
+    # every one of the 3 x 10 configurations of the four GPUs validated once per held-out GPU
+    # (four folds), as the target of the three others (learned.pairs.cv_masks, tested in
+    # test_learned_splits.py)
+    assert len(train.gpus) == 4 and n == 3 * 10 * 4 * 3
     # out of fold: each pair predicted by a copy trained without its target GPU, which errs
     # more than the model that saw every pair
     assert mape > m.train_metrics_["mape"]

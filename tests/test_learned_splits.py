@@ -198,6 +198,13 @@ def test_cli_learned_intervals_are_90_percent_unless_told(csv_path):
     assert off["linear"]["coverage"] is None
     # the interval changes nothing else
     assert off["linear"]["mape"] == default["linear"]["mape"]
+    # the default is --coverage 0.9 exactly; 0.8 takes nearer quantiles of the same
+    # out-of-fold errors: narrower intervals, which cover no more of the held-out times
+    ninety, eighty = run("--coverage", "0.9"), run("--coverage", "0.8")
+    assert ninety["linear"] == default["linear"]
+    assert eighty["linear"]["interval_width"] < default["linear"]["interval_width"]
+    assert eighty["linear"]["coverage"] <= default["linear"]["coverage"]
+    assert eighty["linear"]["mape"] == default["linear"]["mape"]
     from gpuproj.models import get_model
     assert get_model("residual").coverage == 0.9 and get_model("rf").coverage == 0.9
 
@@ -304,6 +311,51 @@ def test_coverage_interval_resamples_whole_groups():
     s = Evaluation(pairs, []).summary()["m"]
     assert s["coverage"] == 0.5 and s["coverage_ci"] == [0.0, 1.0]
 
+
+
+def test_cv_masks_leave_each_gpu_out_entirely():
+    """The learned models' out-of-fold splits (``learned.pairs.cv_masks``): a fold of GPU g
+    validates the pairs whose target is g and trains on the pairs that touch g on neither
+    side, so that no validated prediction saw g's times as a source or as a target."""
+    from gpuproj.learned.pairs import cv_masks
+
+    gpus = ["a", "b", "c"]
+    pairs = pd.DataFrame([(s, t, "k", "n=1") for s in gpus for t in gpus if s != t],
+                         columns=["source", "target", "kernel", "config"])
+
+    def rows(mask):
+        return set(zip(pairs["source"][mask], pairs["target"][mask]))
+
+    folds = list(cv_masks(pairs, "gpu", 8, 0))
+    assert len(folds) == 3  # one per GPU, in order a, b, c
+    (tr, va), *_ = folds
+    assert rows(va) == {("b", "a"), ("c", "a")} and rows(tr) == {("b", "c"), ("c", "b")}
+    assert [rows(va) for _, va in folds] == [{(x, g) for x in gpus if x != g} for g in gpus]
+    assert [rows(tr) for tr, _ in folds] == [
+        {(x, y) for x in gpus for y in gpus if len({x, y, g}) == 3} for g in gpus]
+
+    # five GPUs, three folds (three of the GPUs, drawn): each fold's validation rows are the
+    # pairs into one GPU, which no training row of that fold has on either side
+    gpus = ["a", "b", "c", "d", "e"]
+    pairs = pd.DataFrame([(s, t, k, "n=1") for s in gpus for t in gpus if s != t
+                          for k in ("k1", "k2")], columns=["source", "target", "kernel", "config"])
+    held = []
+    for tr, va in cv_masks(pairs, "gpu", 3, 0):
+        (g,) = set(pairs["target"][va])
+        held.append(g)
+        assert va.sum() == 4 * 2 and not (pairs["source"][va] == g).any()
+        assert tr.sum() == 4 * 3 * 2  # every pair among the four other GPUs
+        assert not (pairs["source"][tr] == g).any() and not (pairs["target"][tr] == g).any()
+    assert len(held) == len(set(held)) == 3
+    # fewer than three GPUs: leaving one out leaves nothing to train on, so no fold
+    two = pairs[pairs["source"].isin(["a", "b"]) & pairs["target"].isin(["a", "b"])]
+    assert list(cv_masks(two, "gpu", 8, 0)) == []
+    # by kernel: each fold validates whole kernels that its training rows do not have
+    seen = np.zeros(len(pairs), int)
+    for tr, va in cv_masks(pairs, "kernel", 8, 0):
+        assert not set(pairs["kernel"][va]) & set(pairs["kernel"][tr]) and (tr | va).all()
+        seen += va
+    assert (seen == 1).all()
 
 
 def test_a_fold_without_a_pair_is_empty_not_an_error():

@@ -68,7 +68,21 @@ def test_hierarchical_hand_example():
     assert pred["time_s"] == pytest.approx(np.mean(times), rel=1e-12)
     assert pred["low_s"] == pytest.approx(min(times), rel=1e-12)
     assert pred["high_s"] == pytest.approx(max(times), rel=1e-12)
-    assert pred["limiter"] in ("dram", "l2", "l1", "fp32")
+    # the target's time per resource (the breakdown): compute 3e9 FLOP at its Perf_ceil
+    # 7.5e12 = 4e-4; DRAM 1e9 B / 2e12 = 5e-4; L2 hits 1e9 B / 6e12; L1 hits 2e9 B / 20e12 =
+    # 1e-4; no shared bytes in the profile: unknown, not 0. DRAM's is the longest
+    assert pred["t_compute_s"] == pytest.approx(3e9 / 7.5e12, rel=1e-12)
+    assert pred["t_dram_s"] == pytest.approx(1e9 / 2e12, rel=1e-12)
+    assert pred["t_l2_s"] == pytest.approx(1e9 / 6e12, rel=1e-12)
+    assert pred["t_l1_s"] == pytest.approx(2e9 / 20e12, rel=1e-12)
+    assert np.isnan(pred["t_shared_s"])
+    assert pred["limiter"] == "dram"
+    # where compute takes the longest, the limiter is the kernel's dtype
+    fast = get_model("hierarchical").predict(hier_kernel(dram_bytes=[1e8], dram_read_bytes=[
+        0.5e8], dram_write_bytes=[0.5e8]), SRC, TGT).df.iloc[0]
+    assert fast["t_dram_s"] == pytest.approx(1e8 / 2e12)
+    assert fast["t_dram_s"] < fast["t_compute_s"] == pytest.approx(4e-4)
+    assert fast["limiter"] == "fp32"
 
 
 def test_warp_usage_counts_the_warps_of_the_profiled_gpu():
@@ -290,10 +304,36 @@ def test_cache_capacity_two_caches_of_one_design_and_size_hold_the_same_sets():
               gpu=["h100-sxm5-80gb"])
     m = get_model("hierarchical", cache_capacity=True)
     h100, h200 = resolve("h100-sxm5-80gb"), resolve("h200-sxm-141gb")
+    a100 = resolve("a100-sxm4-80gb")
+    assert h100.value("l2_size_bytes") == h200.value("l2_size_bytes") == 50 * 2**20
+    # the L2 hits are l2 - dram = 0 bytes: both levels' ceilings are the DRAM bandwidth, and
+    # a row without FLOPs scales by the ceilings' ratio. The H100's and H200's DRAM bandwidths
+    # were measured by one benchmark (gpuproj bench): the measured values
+    suite = {g.id: g.measureds["dram_bw_bytes_per_s"].source.split()[0]
+             for g in (h100, h200, a100)}
+    assert suite == {"h100-sxm5-80gb": "gpuproj", "h200-sxm-141gb": "gpuproj",
+                     "a100-sxm4-80gb": "gpu-benches"}
     same = m.predict(k, h100, h200).df.iloc[0]
-    assert same["low_s"] == pytest.approx(same["time_s"]) == pytest.approx(same["high_s"])
-    other = m.predict(k, h100, resolve("a100-sxm4-80gb")).df.iloc[0]
-    assert other["high_s"] / other["low_s"] > 2
+    point = 25e-6 * h100.measured("dram_bw_bytes_per_s") / h200.measured("dram_bw_bytes_per_s")
+    assert same["time_s"] == pytest.approx(point, rel=1e-9)
+    assert same["low_s"] == pytest.approx(point, rel=1e-9)
+    assert same["high_s"] == pytest.approx(point, rel=1e-9)
+    # the A100's DRAM bandwidth was measured by gpu-benches, another benchmark: both GPUs take
+    # their peaks; its L2 has no peak: its measured bandwidth. Its 40 MB L2: the step says it
+    # misses the 50 MB set, which the H100 held, so r = f_t / max(f_s, 0.02) = 50, capped by
+    # l2 / dram bytes = 1: all the DRAM bytes stay at DRAM (the point, and the high end). The
+    # low end: the A100 holds it and the H100 misses, r = 0.02 / 1 = 0.02 of the bytes at
+    # DRAM and 0.98 at the A100's L2
+    assert a100.value("l2_size_bytes") == 40 * 2**20
+    assert np.isnan(a100.peak("l2_bw_bytes_per_s"))
+    other = m.predict(k, h100, a100).df.iloc[0]
+    dram_h100, dram_a100 = h100.peak("dram_bw_bytes_per_s"), a100.peak("dram_bw_bytes_per_s")
+    high = 25e-6 * dram_h100 / dram_a100
+    low = 25e-6 * dram_h100 * (0.02 / dram_a100 + 0.98 / a100.measured("l2_bw_bytes_per_s"))
+    assert other["time_s"] == pytest.approx(high, rel=1e-9)
+    assert other["high_s"] == pytest.approx(high, rel=1e-9)
+    assert other["low_s"] == pytest.approx(low, rel=1e-9)
+    assert high / low > 2  # 41.1 against 16.0 us
 
 
 def test_bytes_no_level_can_price_fall_back_to_the_dram_ratio():

@@ -118,8 +118,23 @@ def test_roofline_data_measured_target_row():
     assert k["measured_target_flops"] == pytest.approx(1.5 * base["flops"][0])
     assert k["measured_target_oi"]["dram"] == pytest.approx(4.5)
     # each ceiling says whether it is a peak, measured or derived
+    # SRC's DRAM bandwidth is measured (by the benchmark of TGT's too); its L2, L1 and FP32
+    # ceilings are peaks, and TGT measured none of them to derive from; no FP64 or FP16 value
     kinds = d["hardware"][SRC.id]["kinds"]
-    assert kinds["dram_bw_bytes_per_s"] in ("peak", "measured", "derived")
+    assert kinds == {"dram_bw_bytes_per_s": "measured", "l2_bw_bytes_per_s": "peak",
+                     "l1_bw_bytes_per_s": "peak", "fp32_fma_flops_per_s": "peak",
+                     "fp32_addmul_flops_per_s": "peak", "fp64_fma_flops_per_s": "missing",
+                     "fp64_addmul_flops_per_s": "missing", "fp16_fma_flops_per_s": "missing",
+                     "fp16_addmul_flops_per_s": "missing"}
+    assert d["hardware"][SRC.id]["shared_bw_kind"] == "peak"
+    # a source whose L2 was measured makes the target's peak a derived ceiling:
+    # 6e12 x (3.2e12 / 4e12) = 4.8e12
+    src_l2 = make_gpu("src2", peak={k: e.value for k, e in SRC.peaks.items()},
+                      measured={"dram_bw_bytes_per_s": 1e12, "l2_bw_bytes_per_s": 3.2e12})
+    t2 = ProfileTable.from_frame(pd.concat([base.assign(gpu="src2"), other], ignore_index=True))
+    d2 = roofline_data(t2, src_l2, TGT)
+    assert d2["hardware"]["tgt"]["kinds"]["l2_bw_bytes_per_s"] == "derived"
+    assert TGT.ceiling("l2_bw_bytes_per_s", src_l2).value == pytest.approx(4.8e12)
 
 
 # the pictures ------------------------------------------------------------------------------

@@ -431,7 +431,9 @@ def test_ncu_rep_real_module_on_garbage(tmp_path):
     pytest.importorskip("ncu_report")
     rep = tmp_path / "garbage.ncu-rep"
     rep.write_bytes(b"not a report")
-    with pytest.raises(InputError):
+    # NVIDIA's module reads no kernel from it (no error of its own): the first bytes say why
+    with pytest.raises(InputError, match=r"garbage.ncu-rep: not an Nsight Compute report "
+                                         r"\(those start with 'NVR'\)"):
         ncu_rep.read(rep)
 
 

@@ -157,7 +157,12 @@ def test_counters_of_an_isa_without_known_formulas_are_left_out(tmp_path):
     with pytest.warns(InputWarning, match="gfx1100: times and launch sizes only"):
         t = load(d, gpu="rx-7900-xtx")
     assert t.df[["dram_bytes", "l2_bytes", "warp_inst"]].isna().all(axis=None)
-    assert t.df["time_s"].iloc[0] > 0
+    # the times and the launch are read as on the MI100 (pmc_perf_0.csv: 24160, 18720 and
+    # 18880 ns)
+    r = t.df.iloc[0]
+    assert r["time_s"] == pytest.approx((24160 + 18720 + 18880) / 3 * 1e-9, rel=1e-12)
+    assert r["launches"] == 3 and r["gpu"] == "rx-7900-xtx"
+    assert r["config"] == "grid=4096 block=256" and r["block_threads"] == 256
 
 
 def test_a_folder_that_is_no_omniperf_workload_is_an_error():

@@ -22,6 +22,72 @@ need = pytest.mark.skipif
 
 
 # ---- seed report -----------------------------------------------------------------------------
+# the report's columns (runs_*_final.csv), for files written here: the tests that run without
+# shared/data/external (CI) read these, the real tables' tests below only where it is present
+SEED_HEAD = ("kernel,regs,shmem,mean_ms,std_ms,N,rows,cols,iters,block,grid_blocks,size_kind,"
+             "FLOPs,BYTES,arithmetic_intensity,working_set_bytes,shared_bytes,mem_pattern,"
+             "gpu_device_name,gpu_cc_major,gpu_sms,T1_model_ms,speedup_model")
+SEED_ROWS = [  # made-up values in the report's format, one GPU of its four per row
+    "atomic_hotspot,7,0,0.25,0.02,262144,0,0,50,256,1024,N,0,2097152,0,4,0,atomics_hotspot,"
+    "NVIDIA GeForce RTX 4070,89,46,0.149,0.41",
+    "conv2d_3x3,30,0,0.5,0.001,0,512,512,,256,1024,rows_cols,4718592,2097152,2.25,2097152,0,"
+    "stencil_3x3,NVIDIA TITAN V,70,80,0.1,5.0",
+    "vector_add,10,0,0.125,0.003,1048576,,,,256,4096,N,1048576,12582912,0.083,12582912,0,"
+    "coalesced,NVIDIA GeForce RTX 2080 Ti,75,68,0.02,6.25",
+]
+
+
+def seed_file(path, rows=SEED_ROWS):
+    """A seed-report table of ``rows`` (CSV lines under ``SEED_HEAD``) at ``path``."""
+    path.write_text("\n".join([SEED_HEAD, *rows]) + "\n")
+    return path
+
+
+def test_seed_report_hand_values(tmp_path):
+    p = seed_file(tmp_path / "runs_mixed_final.csv")
+    assert sniff(p) == "seed-report"
+    t = load(p)
+    assert len(t) == 3 and not t.skipped
+    d = t.df
+    # mean_ms and std_ms are milliseconds: 0.25 ms = 2.5e-4 s
+    assert list(d["time_s"]) == pytest.approx([0.25e-3, 0.5e-3, 0.125e-3], rel=1e-12)
+    assert list(d["time_s_std"]) == pytest.approx([0.02e-3, 0.001e-3, 0.003e-3], rel=1e-12)
+    # FLOPs -> flops, BYTES -> dram_bytes, as written (analytic counts, not counter readings)
+    assert list(d["flops"]) == [0, 4718592, 1048576]
+    assert list(d["dram_bytes"]) == [2097152, 2097152, 12582912]
+    # the size fields that are set: empty and 0 both mean "not used by this kernel"
+    assert list(d["config"]) == ["N=262144,iters=50", "rows=512,cols=512", "N=1048576"]
+    assert list(d["gpu"]) == ["rtx-4070", "titan-v", "rtx-2080-ti"]
+    assert list(d["regs_per_thread"]) == [7, 30, 10] and list(d["block_threads"]) == [256] * 3
+    assert list(d["grid_blocks"]) == [1024, 1024, 4096]
+    assert list(d["working_set_bytes"]) == [4, 2097152, 12582912]
+    assert list(d["mem_pattern"]) == ["atomics_hotspot", "stencil_3x3", "coalesced"]
+    # the GPU's description and the report's own model outputs are dropped
+    assert not {"T1_model_ms", "speedup_model", "gpu_sms", "gpu_cc_major"} & set(d.columns)
+    # gpu= replaces the file's device names
+    assert set(seed_report.read(p, gpu="titan-v").df["gpu"]) == {"titan-v"}
+
+
+def test_seed_report_bad_rows_written_here(tmp_path):
+    def with_time(v):
+        f = SEED_ROWS[0].split(",")
+        f[SEED_HEAD.split(",").index("mean_ms")] = v
+        return seed_file(tmp_path / "s.csv", [",".join(f)] + SEED_ROWS[1:])
+
+    with pytest.raises(InputError) as e:
+        seed_report.read(with_time("abc"))
+    assert e.value.row == 2 and e.value.field == "mean_ms"
+    with pytest.raises(InputError, match="negative") as e:
+        seed_report.read(with_time("-1"))
+    assert e.value.row == 2 and e.value.field == "mean_ms"
+    t = seed_report.read(with_time(""))
+    assert len(t) == 2 and t.skipped_summary() == {"mean_ms has no value": 1}
+    assert t.skipped[0].row == 2 and list(t.df["kernel"]) == ["conv2d_3x3", "vector_add"]
+    t = seed_report.read(with_time("0"))
+    assert len(t) == 2 and [s.row for s in t.skipped] == [2]
+    assert t.skipped_summary() == {"mean_ms = 0 is not positive": 1}
+
+
 @need(not SEED.is_dir(), reason="shared/data/external not present")
 def test_seed_report_all_four_gpus():
     files = sorted(SEED.glob("runs_*_final.csv"))
@@ -243,6 +309,16 @@ def test_gpu_benches_bad_input(tmp_path):
     t = load(p)
     assert sniff(p) == "gpu-benches" and len(t) == 1 and t.gpus == ["h200-sxm-141gb"]
     assert t.skipped_summary() == {"Eff. bw = 0 is not positive": 1}
+    # the docstring's values: 100 000 blocks of 1024 threads each sum one 512 kB chunk, so the
+    # launch moves 512 x 1024 x 1e5 B, at the printed 13526.6 GB/s (1e9 B/s); no counter
+    # columns (all 0 GB/s): no DRAM bytes
+    r = t.df.iloc[0]
+    assert r["kernel"] == "gpu-l2-cache sumKernel"
+    assert r["config"] == "chunk=512kB,data_set=1536kB"
+    assert r["time_s"] == pytest.approx(512 * 1024 * 100_000 / 13526.6e9, rel=1e-12)
+    assert r["l2_bytes"] == 512 * 1024 * 100_000 and r["working_set_bytes"] == 1536 * 1024
+    assert r["grid_blocks"] == 100_000 and r["block_threads"] == 1024
+    assert pd.isna(r["dram_bytes"])
     assert gpu_benches.read(p, gpu="H100 SXM").gpus == ["h100-sxm5-80gb"]
     q = tmp_path / "mybox.txt"
     q.write_text("\n".join(lines) + "\n")
@@ -298,6 +374,24 @@ def test_gpu_benches_small_kernels_bad_input(tmp_path):
                                     "n=4341,block=512", "n=4601,block=512"]
     assert t.df["kernel"].iloc[0] == "gpu-small-kernels scale (persistent, grid sync)"
     assert t.skipped_summary() == {"bandwidth = 0 is not positive": 1}
+    # "4096  64kB  26": 16 bytes per element (one double read, one written) at 26 GB/s; one
+    # FP64 multiply per element; a persistent kernel has no grid the file gives
+    r = t.df.iloc[0]
+    assert r["time_s"] == pytest.approx(16 * 4096 / 26e9, rel=1e-12)
+    assert r["l2_bytes"] == r["working_set_bytes"] == 16 * 4096 == 65536
+    assert r["fp64_mul_thread_inst"] == 4096 and r["fp64_fma_thread_inst"] == 0
+    assert r["flops"] == r["fp64_flops"] == 4096 and r["dtype"] == "fp64"
+    assert r["block_threads"] == 512 and pd.isna(r["grid_blocks"])
+    r = t.df.iloc[2]  # "4341  67kB  27": block 512
+    assert r["time_s"] == pytest.approx(16 * 4341 / 27e9, rel=1e-12)
+    assert r["flops"] == 4341 and r["l2_bytes"] == 16 * 4341
+    # one launch per repetition (no suffix): grid = n / block + 1 blocks
+    q = tmp_path / "mybox.txt"
+    q.write_text("\n".join(lines) + "\n")
+    plain = gpu_benches.read(q, gpu="H200").df
+    assert plain["kernel"].iloc[0] == "gpu-small-kernels scale"
+    assert list(plain["grid_blocks"]) == [4096 // 512 + 1, 4096 // 1024 + 1, 4341 // 512 + 1,
+                                          4601 // 512 + 1] == [9, 5, 9, 9]
     assert gpu_benches_error(p, lines + ["4877  76kB     31    fast"], gpu="H200").row == 4
     gpu_benches_error(p, ["4096  64kB" + "  26" * 12], "12 bandwidth columns", gpu="H200")
     # a line with more columns than the first, or fewer before the last, would shift the block
@@ -362,6 +456,25 @@ def test_gpu_benches_roofline_bad_input(tmp_path):
     assert list(t.df["config"]) == ["its=0", "its=8"]
     assert t.skipped_summary() == {"GB/s and GF/s = 0 is not positive": 1}
     assert t.skipped[0].row == 6
+    re_ = gpu_benches.ROOF_ELEMENTS  # the work every row is scaled to (elements per array)
+    d = t.df.set_index("config")
+    # its=0, Fl/B 0.25 = (2 + 0) / (2 x 4): 4-byte elements, two arrays of them; 3759 and 3700
+    # GB/s have more digits than 940 GF/s, so the time is the bytes at the bandwidth, the median
+    # of the two devices (of two values: their mean); 2 FLOP per element (a - b, the sum)
+    r = d.loc["its=0"]
+    assert r["kernel"] == "gpu-roofline testfun (fp32)" and r["dtype"] == "fp32"
+    assert r["time_s"] == pytest.approx((8 * re_ / 3759e9 + 8 * re_ / 3700e9) / 2, rel=1e-12)
+    assert r["dram_bytes"] == r["l2_bytes"] == r["working_set_bytes"] == 8 * re_
+    assert r["sm_clock_hz"] == 1980e6 and r["block_threads"] == 256
+    assert r["flops"] == 2 * re_ and r["fp32_fma_thread_inst"] == 0
+    assert r["fp32_add_thread_inst"] == 2 * re_
+    # its=8, Fl/B 2.25 = (2 + 16) / (2 x 4); 8459 GF/s has more digits than 3760 GB/s, so the
+    # time is the 2 + 2 x 8 = 18 FLOP per element at the FLOP rate
+    r = d.loc["its=8"]
+    assert r["time_s"] == pytest.approx(18 * re_ / 8459e9, rel=1e-12)
+    assert r["dram_bytes"] == 8 * re_ and r["sm_clock_hz"] == 1980e6
+    assert r["flops"] == 18 * re_ and r["fp32_fma_thread_inst"] == 8 * re_
+    assert r["fp32_add_thread_inst"] == 2 * re_ and r["fp32_mul_thread_inst"] == 0
     # 8-byte elements: half the FLOP per byte, an fp64 kernel of 16 bytes per element
     p.write_text(line(flb="0.125") + "\n")
     r = gpu_benches.read(p, gpu="H200").df.iloc[0]
@@ -423,6 +536,29 @@ def test_gpu_benches_stream_bad_input(tmp_path):
     t = gpu_benches.read(p, gpu="H200")
     assert len(t) == 11 and t.skipped_summary() == {"GB/s = 0 is not positive": 1}
     assert t.skipped[0].row == 3
+    # gpu-stream/main.cu: max_buffer_size = 128 Mi + 2 doubles per array
+    se = 128 * 1024 * 1024 + 2
+    assert gpu_benches.STREAM_ELEMENTS == se
+    d = t.df.set_index(["kernel", "config"])
+    # block=32: "GB/s: 297 123 240 334 222 218" (init read scale triad 3pt 5pt); triad streams
+    # three arrays of 8-byte elements and runs one FMA per element
+    r = d.loc[("gpu-stream triad", "block=32")]
+    assert r["time_s"] == pytest.approx(3 * 8 * se / 334e9, rel=1e-12)
+    assert r["dram_bytes"] == r["l2_bytes"] == r["working_set_bytes"] == 3 * 8 * se
+    assert r["fp64_fma_thread_inst"] == se and r["flops"] == 2 * se and r["dtype"] == "fp64"
+    assert r["block_threads"] == 32 and r["grid_blocks"] == se // 32 + 1 == 4194305
+    # 5pt: two arrays, five multiplies and four adds per element
+    r = d.loc[("gpu-stream 5pt", "block=32")]
+    assert r["time_s"] == pytest.approx(2 * 8 * se / 218e9, rel=1e-12)
+    assert r["dram_bytes"] == 2 * 8 * se and r["flops"] == 9 * se
+    assert (r["fp64_mul_thread_inst"], r["fp64_add_thread_inst"]) == (5 * se, 4 * se)
+    r = d.loc[("gpu-stream init", "block=32")]
+    assert r["flops"] == 0 and r["dram_bytes"] == 8 * se
+    assert r["time_s"] == pytest.approx(8 * se / 297e9, rel=1e-12)
+    # scale at block=64 is the skipped cell; its triad is there, of the other grid
+    r = d.loc[("gpu-stream triad", "block=64")]
+    assert r["grid_blocks"] == se // 64 + 1 == 2097153
+    assert ("gpu-stream scale", "block=64") not in d.index
     for bad, match, row in (
             ([ST_HEAD, line.format(b=32, t=4224, s=240) + "  99"], "7 bandwidths for", 2),
             ([ST_HEAD, line.format(b=32, t=4224, s="fast")], "not a gpu-stream line", 2),

@@ -86,6 +86,15 @@ def test_static_ratio_scales_measured_values(sm90):
     out = S.target_counts(pt, sm90, S.parse_file(listing(100)), trips=7)
     assert out.loc[0, "fp32_fma_thread_inst"] == pytest.approx(1000.0)
     assert np.isnan(out.loc[0, "fp64_fma_thread_inst"])   # nothing measured, nothing to scale
+    # a kernel whose static counts differ: sin_f32's FFMAs in the listings, every block once
+    # (its loop, the large-argument reduction, has none), predicated ones included: sm_90 at
+    # 0x120 0x130 0x140 0x8e0 0x900 0x910 0x920 0x940 0x960 (9), sm_100 at 0x110 0x120 0x130
+    # 0x7b0 0x820 0x840 0x850 0x860 (8); FMUL 3 on both (0xe0 0x810 0x860; 0xd0 0x160 0x770)
+    df = pd.DataFrame([dict(kernel="sin_f32", config="x", gpu="g", time_s=1.0,
+                            fp32_fma_thread_inst=900.0, fp32_mul_thread_inst=30.0)])
+    out = S.target_counts(ProfileTable.from_frame(df), sm90, S.parse_file(listing(100)), trips=7)
+    assert out.loc[0, "fp32_fma_thread_inst"] == pytest.approx(900.0 * 8 / 9)
+    assert out.loc[0, "fp32_mul_thread_inst"] == pytest.approx(30.0)
 
 
 def test_unknown_kernel_is_nan_with_note(sm90):

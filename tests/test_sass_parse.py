@@ -165,7 +165,15 @@ def test_slowpath_static_fraction():
     c0 = static_counts(f).canonical()
     c1 = static_counts(f, slowpath_calls=1.0).canonical()
     assert c0["fp32_flops"] == 7          # MUFU.RSQ + 2 FMUL + 2 FFMA
-    assert c1["fp32_flops"] > c0["fp32_flops"]
+    # the slow path __cuda_sm20_sqrt_rn_f32_slowpath (0x1b0-0x310), its predicated
+    # instructions counted as executed: FADD 0x220 0x2a0, FFMA 0x250 0x2b0 0x2c0, MUFU.RSQ
+    # 0x260, FMUL 0x270 0x280 0x2d0 -> 2 + 3 x 2 + 1 + 3 = 12 FLOP per call entering it
+    assert c1["fp32_flops"] == 7 + 12 == 19
+    assert (c1["fp32_fma_thread_inst"], c1["fp32_mul_thread_inst"], c1["fp32_add_thread_inst"],
+            c1["fp32_special_thread_inst"]) == (2 + 3, 2 + 3, 2, 1 + 1)
+    half = static_counts(f, slowpath_calls=0.5).canonical()
+    assert half["fp32_flops"] == 7 + 0.5 * 12 == 13
+    assert half["fp32_fma_thread_inst"] == 2 + 0.5 * 3
 
 
 NCU = '''"Kernel Name","k"
