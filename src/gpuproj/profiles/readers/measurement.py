@@ -132,7 +132,8 @@ def _semicolon_numbers(df: pd.DataFrame, path) -> str:
     "undetermined" where none shows it), for ``numeric`` to read its canonical columns with.
     The style is that of every column read as numbers: the canonical numeric ones and the other
     columns that hold only numbers (tuning parameters), which are converted here, to numbers as
-    pandas makes those of a comma-separated file; text columns take no part."""
+    pandas makes those of a comma-separated file, as are columns of truth values (booleans);
+    text columns take no part."""
     canonical = [c for c in (*NUMERIC, *SPREAD) if c in df.columns]
     others = [c for c in df.columns if c not in (*COLUMNS, *SPREAD, "_row")
               and df[c].dropna().map(is_number).all()]
@@ -151,7 +152,6 @@ def _semicolon_numbers(df: pd.DataFrame, path) -> str:
                 _TRUTH).all():
             df[c] = df[c].map(_TRUTH).astype(bool)
     return style
-
 
 
 def _check_launches(n: pd.Series, written: pd.Series, path, rows) -> None:
