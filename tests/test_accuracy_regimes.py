@@ -177,6 +177,34 @@ def test_intensity_notes_split_pairs_by_ridge_point():
     assert acc.intensity_notes(evaluate(no_bytes, ["same"]), no_bytes, ("same",)) == ""
 
 
+
+def test_verdict_compares_on_the_pairs_both_methods_predict():
+    # hierarchical skips pair k3, where bandwidth errs 50 %: on all their pairs hierarchical
+    # (10 %) would beat bandwidth (20 %), on the two pairs both predict it loses (10 against 5 %)
+    import pandas as pd
+
+    from gpuproj.evaluate import Evaluation
+
+    acc = load_script("accuracy")
+    rows = [("hierarchical", "k1", 1.1), ("hierarchical", "k2", 1.1), ("bandwidth", "k1", 1.05),
+            ("bandwidth", "k2", 0.95), ("bandwidth", "k3", 1.5)]
+    pairs = pd.DataFrame([{"method": m, "kernel": k, "config": "c", "source": "a", "target": "b",
+                           "time_s": t, "true_s": 1.0, **dict.fromkeys(
+                               ("low_s", "high_s", "band_low_s", "band_high_s"), float("nan"))}
+                          for m, k, t in rows])
+    ev = Evaluation(pairs, [])
+    summary = ev.summary()
+    assert summary["hierarchical"]["mape"] < summary["bandwidth"]["mape"]
+    line = acc.verdict_line(ev, summary, "hierarchical", "bandwidth")
+    assert line == ("Best gpuproj method `hierarchical` (10.0 % MAPE) does NOT beat the best "
+                    "baseline `bandwidth` (20.0 %); they predict 2 and 3 pairs, and on the 2 both "
+                    "predict `hierarchical` errs 10.0 %, `bandwidth` 5.0 %.")
+    same_pairs = ev.pairs[ev.pairs["kernel"] != "k3"]
+    ev2 = Evaluation(same_pairs, [])
+    assert acc.verdict_line(ev2, ev2.summary(), "hierarchical", "bandwidth") == (
+        "Best gpuproj method `hierarchical` (10.0 % MAPE) does NOT beat the best baseline "
+        "`bandwidth` (5.0 %).")
+
 EXTERNAL = Path(__file__).resolve().parents[2] / "shared" / "data" / "external"
 
 
