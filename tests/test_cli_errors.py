@@ -599,6 +599,31 @@ def test_a_repeated_line_in_a_cross_gpu_table_is_named_where_gpus_are_matched(tm
     assert code == 0 and len(json.loads(out)["predictions"]) == 6
 
 
+def test_a_table_of_several_files_names_the_file_each_row_came_from(tmp_path, capsys):
+    """Files read together (one per GPU, as the seed report's) kept the first file's name for
+    every row: a repeated line in the second was reported at the first file's row 3, and a
+    model's skips of the second GPU's rows named the first file."""
+    from gpuproj.evaluate import evaluate
+    from gpuproj.profiles import load
+
+    head = "kernel,config,gpu,time_s,flops,dram_bytes,shared_bytes,working_set_bytes\n"
+    a, b = tmp_path / "a.csv", tmp_path / "b.csv"
+    a.write_text(head + "k,1,rtx-2080-ti,1e-3,1e6,1e6,0,1e6\nj,1,rtx-2080-ti,1e-6,0,0,4096,4096\n")
+    b.write_text(head + "k,1,titan-v,1e-3,1e6,1e6,0,1e6\nj,1,titan-v,1e-6,0,0,4096,4096\n")
+    t = load(a).concat(load(b))
+    assert t.origin == f"{a}, {b}"
+    assert t.on("titan-v").origin == str(b) and t.on("rtx-2080-ti").origin == str(a)
+    assert t.select("k").origin == t.origin
+    assert t.subset(t.df["gpu"] == "titan-v").origin == str(b)
+    # j has shared-memory bytes alone, which hierarchical-ext cannot time without L2 ceilings
+    ev = evaluate(t, ["hierarchical-ext"])
+    assert sorted((Path(s.path).name, s.what) for s in ev.skipped) == [
+        ("a.csv", "j [1] rtx-2080-ti -> titan-v"), ("b.csv", "j [1] titan-v -> rtx-2080-ti")]
+    # a configuration of a's GPU again in b: a reader merges repeats within its file only
+    b.write_text(head + "k,1,titan-v,1e-3,1e6,1e6,0,1e6\nk,1,rtx-2080-ti,2e-3,1e6,1e6,0,1e6\n")
+    code, _, err = run(capsys, "evaluate", str(a), str(b))
+    assert code == 2 and f"error: {b}, row 3: rtx-2080-ti has several rows" in one_error(err)
+
 @pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs Linux's /dev/full")
 @pytest.mark.parametrize("fmt", ["--json", "--csv", None])
 def test_a_full_disk_under_the_output_is_one_line(fmt):
@@ -811,9 +836,9 @@ def test_rows_a_model_skips_for_one_missing_ceiling_are_one_line(tmp_path, capsy
     cause = ("hierarchical-ext gave no finite positive time (no l2_bw_bytes_per_s on "
              "gtx-titan-x, rtx-2080-ti, titan-v)")
     assert [ln for ln in err.splitlines() if "skipped" in ln] == [
-        f"gpuproj: skipped 6 row(s) (k [a] -> rtx-2080-ti, k [a] -> titan-v, "
-        f"k [a] -> gtx-titan-x): {cause}"]
-    assert code == 2 and f"({cause}: 6 rows)" in one_error(err.splitlines()[-1])
+        f"gpuproj: skipped 6 projection(s) (k [a] gtx-titan-x -> rtx-2080-ti, "
+        f"k [a] gtx-titan-x -> titan-v, k [a] rtx-2080-ti -> gtx-titan-x, ...): {cause}"]
+    assert code == 2 and f"({cause}: 6 projections)" in one_error(err.splitlines()[-1])
 
 
 def test_a_gpu_named_twice_is_one_gpu_in_evaluate(capsys):

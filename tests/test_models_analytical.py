@@ -1074,5 +1074,5 @@ def test_a_row_no_time_can_be_given_says_which_values_the_gpu_lacks():
     got = get_model("hierarchical").predict(hier_kernel(), SRC, no_addmul)
     assert got.df.empty
     assert [s.reason for s in got.skipped] == [
-        "k0 [c] -> tgt: hierarchical gave no finite positive time (tgt has no "
+        "k0 [c] src -> tgt: hierarchical gave no finite positive time (tgt has no "
         "fp32_addmul_flops_per_s)"]

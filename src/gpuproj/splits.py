@@ -56,11 +56,6 @@ class Fold:
     test_keys: set = field(default_factory=set)
 
 
-def _sub(table, mask) -> ProfileTable:
-    return ProfileTable(table.df[np.asarray(mask)].reset_index(drop=True), table.skipped,
-                        table.origin)
-
-
 def _keys(df, columns=("kernel", "config")) -> pd.MultiIndex:
     """(kernel, config) of each row, or the labels of other ``columns``."""
     return pd.MultiIndex.from_arrays([df[c].astype(str) for c in columns])
@@ -77,7 +72,7 @@ def gpu_folds(table: ProfileTable, gpus=None) -> list[Fold]:
         if g not in table.gpus:
             raise GpuprojError(f"GPU {g} is not in the table (GPUs: {', '.join(table.gpus)})")
         on_g = table.df["gpu"] == g
-        train = _sub(table, ~on_g)
+        train = table.subset(~on_g)
         others = [x for x in table.gpus if x != g]
         keys = set(_keys(table.df[on_g]))
         out.append(Fold(f"target {g}", train, table, others, [g], keys))
@@ -123,7 +118,7 @@ def config_folds(table: ProfileTable) -> list[Fold]:
         raise GpuprojError("the config split needs kernels measured at two or more sizes on "
                            "two or more GPUs")
     in_test = keys.isin(test)
-    return [Fold("largest size", _sub(table, ~in_test), _sub(table, in_test), None, None, test)]
+    return [Fold("largest size", table.subset(~in_test), table.subset(in_test), None, None, test)]
 
 
 def kernel_folds(table: ProfileTable, test_kernels=None) -> list[Fold]:
@@ -143,7 +138,7 @@ def kernel_folds(table: ProfileTable, test_kernels=None) -> list[Fold]:
             raise GpuprojError(f"kernel(s) {', '.join(missing)} not in the table")
         m = d["kernel"].astype(str).isin(grp).to_numpy()
         name = "report test kernels" if tuple(grp) == REPORT_TEST_KERNELS else f"kernel {grp[0]}"
-        out.append(Fold(name, _sub(table, ~m), _sub(table, m), None, None,
+        out.append(Fold(name, table.subset(~m), table.subset(m), None, None,
                         set(_keys(d[m]))))
     return out
 
@@ -267,7 +262,7 @@ def overlap(train: ProfileTable, test: ProfileTable) -> dict:
     >>> import pandas as pd
     >>> t = ProfileTable.from_frame(pd.DataFrame({"kernel": ["k", "k", "j"], "config": "a",
     ...     "gpu": ["titan-v", "rtx-2080-ti", "titan-v"], "time_s": [1.0, 2, 3]}))
-    >>> overlap(t, t)["shared_rows"], overlap(_sub(t, t.df["kernel"] == "k"), t)
+    >>> overlap(t, t)["shared_rows"], overlap(t.subset(t.df["kernel"] == "k"), t)
     (3, {'shared_rows': 2, 'test_rows': 3, 'new_kernels': ['j'], 'new_gpus': []})
     """
     row = ("kernel", "config", "gpu")

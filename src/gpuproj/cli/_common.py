@@ -65,10 +65,11 @@ def _default(o):
 
 
 def report_skipped(skipped, *, quiet: bool = False) -> None:
-    """One stderr line per reason: how many rows were skipped and why."""
+    """One stderr line per reason: how many rows (or projections of a row to a target) were
+    skipped and why."""
     if not skipped or quiet:
         return
-    from ..profiles.table import group_causes
+    from ..profiles.table import group_causes, skip_noun
 
     rows = group_causes(skipped)
     for reason, items in sorted(rows.items(), key=lambda kv: -len(kv[1])):
@@ -77,7 +78,8 @@ def report_skipped(skipped, *, quiet: bool = False) -> None:
         if not where:  # a model's skip names the kernel (and target) before its cause
             where = list(dict.fromkeys(s.what for s in items if s.what))
         at = f" ({', '.join(where[:3])}{', ...' if len(where) > 3 else ''})" if where else ""
-        click.echo(f"gpuproj: skipped {len(items)} row(s){at}: {reason}", err=True)
+        click.echo(f"gpuproj: skipped {len(items)} {skip_noun(items)}(s){at}: {reason}",
+                   err=True)
 
 
 def progress(iterable, total=None, description="", enabled=None):

@@ -221,7 +221,8 @@ class Model:
             for kern, conf, tgt in zip(*(pred[c].to_numpy(object)[bad]
                                          for c in ("kernel", "config", "target"))):
                 skipped.append(Skipped(profiles.origin, None,
-                                       f"{kern} [{conf}] -> {tgt}: {why[tgt]}", lacks[tgt]))
+                                       f"{kern} [{conf}] {src.id} -> {tgt}: {why[tgt]}",
+                                       lacks[tgt]))
             pred = pred[~bad].reset_index(drop=True)
         return Prediction(pred, assumptions, skipped, list(cautions))
 

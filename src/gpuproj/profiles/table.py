@@ -46,9 +46,15 @@ class Skipped:
 
     @property
     def what(self) -> str:
-        """The ``kernel [config]`` (and ``-> target``) a model puts before the cause, '' where
-        the reason has none."""
+        """The ``kernel [config]`` (and ``source -> target``) a model puts before the cause, ''
+        where the reason has none."""
         return self.reason.split(": ", 1)[0] if ": " in self.reason else ""
+
+
+def skip_noun(skipped) -> str:
+    """'row', or 'projection' where each of ``skipped`` is one row's projection to one target
+    (a model that could not time a row on a GPU pair skips it once per pair)."""
+    return "projection" if skipped and all(" -> " in s.what for s in skipped) else "row"
 
 
 def group_causes(skipped) -> dict:
@@ -82,15 +88,16 @@ def top_cause(skipped, besides=()) -> str | None:
     """'<the most frequent cause>: N rows' over ``skipped`` (and how many other causes there
     are), for an error that says why nothing could be predicted; None when nothing was
     skipped. ``besides`` (a table's own skips, reported apart) are left out. A method skips a
-    row once, whatever the number of targets."""
+    row it cannot use once, whatever the number of targets, and a row it cannot time on a GPU
+    pair once per pair (``skip_noun``)."""
     read = {id(s) for s in besides}
-    causes = count_causes(s for s in skipped if id(s) not in read)
+    causes = group_causes(s for s in skipped if id(s) not in read)
     if not causes:
         return None
-    top = max(causes, key=causes.get)
+    top = max(causes, key=lambda c: len(causes[c]))
     others = len(causes) - 1
-    n = causes[top]
-    return (f"{top}: {n} row{'s' if n > 1 else ''}"
+    n = len(causes[top])
+    return (f"{top}: {n} {skip_noun(causes[top])}{'s' if n > 1 else ''}"
             + (f"; {others} other cause{'s' if others > 1 else ''}" if others else ""))
 
 
@@ -127,6 +134,13 @@ def _fill_derived(df: pd.DataFrame) -> None:
     fill("flops", kinds.sum(axis=1, min_count=1))
     fill("dram_bytes", df["dram_read_bytes"] + df["dram_write_bytes"])
     fill("launches", 1.0)  # ProfileTable.launches_assumed marks these rows
+
+
+def _origin_of(df: pd.DataFrame, origin: str) -> str:
+    """The files ``df``'s rows came from, comma-separated (``origin`` for rows of one file)."""
+    if "_path" not in df:
+        return origin
+    return ", ".join(p for p in pd.unique(df["_path"]) if p)
 
 
 class ProfileTable:
@@ -216,13 +230,28 @@ class ProfileTable:
             raise InputError(f"{r['gpu']} has several rows of kernel {r['kernel']} with config "
                              f"{r['config']}: configurations are matched across GPUs, so each "
                              "must be one row (a line repeated, a column lost, or an ncu "
-                             "profile read with per_launch?)", path=self.origin or None,
-                             row=None if row is None or pd.isna(row) else int(row))
+                             "profile read with per_launch?)", path=r.get("_path", self.origin)
+                             or None, row=None if row is None or pd.isna(row) else int(row))
 
     def concat(self, other: "ProfileTable") -> "ProfileTable":
-        df = pd.concat([self.df, other.df], ignore_index=True)
-        return ProfileTable(df, self.skipped + other.skipped, self.origin or other.origin,
+        """The rows of both tables. Tables read from different files keep each row's file in
+        ``_path``, as they keep its file row in ``_row``, so that a message about a row names
+        the file it came from; ``origin`` then lists every file."""
+        parts = [self.df, other.df]
+        if self.origin != other.origin or any("_path" in d for d in parts):
+            parts = [d if "_path" in d else d.assign(_path=t.origin)
+                     for d, t in zip(parts, (self, other))]
+        df = pd.concat(parts, ignore_index=True)
+        return ProfileTable(df, self.skipped + other.skipped, _origin_of(df, self.origin),
                             np.concatenate([self.launches_assumed, other.launches_assumed]))
+
+    def subset(self, mask) -> "ProfileTable":
+        """The rows where ``mask`` (booleans, one per row) holds, with their files and launch
+        counts' provenance."""
+        mask = np.asarray(mask, dtype=bool)
+        df = self.df[mask].reset_index(drop=True)
+        return ProfileTable(df, self.skipped, _origin_of(df, self.origin),
+                            self.launches_assumed[mask])
 
     # views ------------------------------------------------------------------------------
     def __len__(self):
@@ -243,9 +272,7 @@ class ProfileTable:
             from ..catalog import resolve
 
             gpu = resolve(gpu).id
-        mask = (self.df["gpu"] == gpu).to_numpy()
-        return ProfileTable(self.df[mask].reset_index(drop=True), self.skipped, self.origin,
-                            self.launches_assumed[mask])
+        return self.subset(self.df["gpu"] == gpu)
 
     def select(self, kernel_regex: str | None) -> "ProfileTable":
         """The rows whose kernel name matches ``kernel_regex`` (re.search); an error if none
@@ -259,8 +286,7 @@ class ProfileTable:
             shown = ", ".join(names[:8]) + (f" and {len(names) - 8} more" if len(names) > 8 else "")
             raise InputError(f"no kernel matches --kernel '{kernel_regex}' (kernels: "
                              f"{shown or 'none'})", path=self.origin or None)
-        return ProfileTable(self.df[m.to_numpy()].reset_index(drop=True), self.skipped,
-                            self.origin, self.launches_assumed[m.to_numpy()])
+        return self.subset(m)
 
     def skipped_summary(self) -> dict:
         """Reason -> number of rows skipped for it (``count_causes``)."""
