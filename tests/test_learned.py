@@ -162,6 +162,14 @@ def test_table_hash_ignores_row_order(synth):
     changed = synth.df.copy()
     changed.loc[0, "time_s"] *= 2
     assert table_hash(ProfileTable(changed)) != table_hash(synth)
+    # nor where its files lie: the same rows read from two files elsewhere are the same data
+    first = synth.df["gpu"] == synth.gpus[0]
+    a, b = synth.subset(first), synth.subset(~first)
+    a.origin, b.origin = "/here/a.csv", "/here/b.csv"
+    moved = a.concat(b)
+    a.origin, b.origin = "/there/a.csv", "/there/b.csv"
+    assert "_path" in moved.df and table_hash(a.concat(b)) == table_hash(moved)
+    assert table_hash(moved) == table_hash(ProfileTable(moved.df.drop(columns="_path")))
 
 
 def test_a_table_with_other_counters_is_other_training_data(synth):

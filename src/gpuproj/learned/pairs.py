@@ -48,10 +48,11 @@ def make_pairs(table: ProfileTable, *, sources=None, targets=None, exclude=()) -
 def table_hash(table: ProfileTable) -> str:
     """SHA-256 of every column of ``table`` (independent of the row order): which data a model
     was trained on, and the key of the feature cache (a table with the same times and other
-    counters is other data)."""
+    counters is other data). Where the files lie (``_path``, a table read from several) is no
+    part of the data."""
     d = table.df.sort_values(["kernel", "config", "gpu", "time_s"], kind="mergesort")
     h = hashlib.sha256()
-    for c in sorted(d.columns):
+    for c in sorted(d.columns.drop("_path", errors="ignore")):
         h.update(f"\x1e{c}\x1f".encode())
         h.update(pd.util.hash_pandas_object(d[c], index=False).to_numpy().tobytes())
     return h.hexdigest()
