@@ -285,3 +285,17 @@ def test_report_says_when_rows_beat_the_roofline(tmp_path):
     run_cli(["report", str(p), "-t", "h200", "-o", str(out)])
     assert re.search(r'class="note warning">1 of 2 rows measured on h100-sxm5-80gb ran faster '
                      r"than its datasheet roofline allows", out.read_text(encoding="utf-8"))
+
+
+def test_report_counts_skipped_projections_and_rows(tmp_path):
+    # a row no method can use is one row; a row hierarchical-ext cannot time on a GPU pair (its
+    # shared-memory bytes alone, without an L2 ceiling) is one projection per target
+    p = tmp_path / "x.csv"
+    p.write_text("kernel,config,gpu,time_s,flops,dram_bytes,shared_bytes,working_set_bytes\n"
+                 "k,c,rtx-2080-ti,1e-3,1e6,1e6,0,1e6\nj,c,rtx-2080-ti,1e-6,0,0,4096,4096\n"
+                 "i,c,rtx-2080-ti,1e-6,,,,\n")
+    out = tmp_path / "x.html"
+    run_cli(["report", str(p), "-t", "titan-v,gtx-titan-x", "-m", "hierarchical-ext",
+             "-o", str(out)])
+    items = re.findall(r"<li>(\d+ (?:row|projection)\(s\)): ", out.read_text(encoding="utf-8"))
+    assert sorted(items) == ["1 row(s)", "2 projection(s)"]

@@ -23,7 +23,7 @@ from .catalog.schema import THROUGHPUT_FIELDS
 from .errors import GpuprojError, InputError
 from .files import write_text
 from .plots import MAX_PANELS
-from .profiles.table import ProfileTable, count_causes
+from .profiles.table import ProfileTable, group_causes, skip_noun
 from .units import fmt_time, readable
 
 # identity numbers shown beside the throughputs (field, how to print it)
@@ -229,9 +229,10 @@ def _assumptions(result) -> str:
 def _skipped(result) -> str:
     if not result.skipped:
         return "<p>None.</p>"
-    counts = count_causes(result.skipped)
-    return "<ul>" + "".join(f"<li>{n} row(s): {_e(r)}</li>"
-                            for r, n in sorted(counts.items(), key=lambda kv: -kv[1])) + "</ul>"
+    causes = group_causes(result.skipped)
+    return "<ul>" + "".join(f"<li>{len(items)} {skip_noun(items)}(s): {_e(r)}</li>"
+                            for r, items in sorted(causes.items(), key=lambda kv: -len(kv[1]))
+                            ) + "</ul>"
 
 
 # pictures ------------------------------------------------------------------------------
