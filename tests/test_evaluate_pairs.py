@@ -56,3 +56,20 @@ def test_stacked_pairs_equal_their_concatenation():
     pd.testing.assert_frame_equal(got, want)
     assert got["m"].isna().tolist() == [False, True, False, False, False]
     assert np.array_equal(got["t"], [1, 2, 3, 4, 5])
+
+
+def test_projections_skipped_are_counted_only_where_the_target_measured_the_row():
+    # hierarchical-ext cannot time j (shared-memory bytes alone, no L2 ceiling on these GPUs):
+    # its projections between the two GPUs that measured j lose two pairs, and its projections
+    # to gtx-titan-x, which did not measure j, lose none and are not reported (9 were, for 6)
+    g, t, x = "rtx-2080-ti", "titan-v", "gtx-titan-x"
+    rows = [("k", g, 1e-3, 1e6, 0), ("k", t, 1e-3, 1e6, 0), ("k", x, 1e-3, 1e6, 0),
+            ("j", g, 1e-6, 0, 4096), ("j", t, 1e-6, 0, 4096)]
+    tab = table(kernel=[r[0] for r in rows], config="c", gpu=[r[1] for r in rows],
+                time_s=[r[2] for r in rows], flops=[r[3] for r in rows],
+                dram_bytes=[r[3] for r in rows], shared_bytes=[r[4] for r in rows],
+                working_set_bytes=[max(r[3], r[4]) for r in rows])
+    ev = evaluate(tab, ["same", "hierarchical-ext"])
+    n = ev.summary()
+    assert n["same"]["n"] == 8 and n["hierarchical-ext"]["n"] == 6
+    assert sorted(s.projection for s in ev.skipped) == [("j", "c", g), ("j", "c", t)]

@@ -561,7 +561,8 @@ def evaluate(table: ProfileTable, methods=None, sources=None, targets=None, *,
     it = progress(jobs) if progress else jobs
     for model, s in it:
         pred = model.predict(source_rows[s], s, source_targets[s])
-        skipped.extend(pred.skipped)
+        # a projection left out to a target that did not measure the row loses no pair
+        skipped.extend(k for k in pred.skipped if not k.projection or k.projection in truth.index)
         d = pred.df
         target = d["target"].array  # a categorical (Model.predict), its categories the targets
         at = truth_at[s][pd.Index(source_targets[s]).get_indexer(target.categories)[target.codes],

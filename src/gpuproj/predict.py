@@ -820,7 +820,8 @@ def _unmeasured_elsewhere(rows: dict, targets: list) -> list:
         for k, c in own.df[["kernel", "config"]].drop_duplicates().itertuples(index=False):
             if (k, c) not in elsewhere:
                 out.append(Skipped(own.origin, None, f"{k} [{c}] -> {t.id}: no other source "
-                                                     "GPU measured it (the target is a source)"))
+                                   "GPU measured it (the target is a source)",
+                                   projection=(k, c, t.id)))
     return out
 
 

@@ -222,7 +222,7 @@ class Model:
                                          for c in ("kernel", "config", "target"))):
                 skipped.append(Skipped(profiles.origin, None,
                                        f"{kern} [{conf}] {src.id} -> {tgt}: {why[tgt]}",
-                                       lacks[tgt]))
+                                       lacks[tgt], (kern, conf, tgt)))
             pred = pred[~bad].reset_index(drop=True)
         return Prediction(pred, assumptions, skipped, list(cautions))
 

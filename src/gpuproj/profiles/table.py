@@ -37,6 +37,9 @@ class Skipped:
     # the catalog ceilings (``CeilingNote`` of kind ``missing``) a model lacked for the row,
     # so that the skips of many GPU pairs can be told as one cause (``group_causes``)
     lacks: tuple = field(default=(), compare=False)
+    # (kernel, config, target) where one row's projection to one target was left out, so that
+    # an evaluation counts only those the target measured
+    projection: tuple = field(default=(), compare=False)
 
     @property
     def cause(self) -> str:
@@ -54,7 +57,7 @@ class Skipped:
 def skip_noun(skipped) -> str:
     """'row', or 'projection' where each of ``skipped`` is one row's projection to one target
     (a model that could not time a row on a GPU pair skips it once per pair)."""
-    return "projection" if skipped and all(" -> " in s.what for s in skipped) else "row"
+    return "projection" if skipped and all(s.projection for s in skipped) else "row"
 
 
 def group_causes(skipped) -> dict:
