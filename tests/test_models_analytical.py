@@ -1057,9 +1057,13 @@ def test_roof_floor_keeps_a_projection_above_the_targets_own_roofline():
     # an L2-bound row (3.9e9 L2 hits / 4e12 B/s = 0.975 ms of 1 ms) is projected from DRAM
     # alone, and the notes say so
     l2_bound = table(time_s=[1e-3], dram_bytes=[1e8], l2_bytes=[4e9], kernel=["gather(int*)"])
-    said = get_model("hierarchical").predict(l2_bound, SRC, no_caches).assumptions["tgt"]
+    lost = get_model("hierarchical").predict(l2_bound, SRC, no_caches)
     assert "tgt lacks the ceiling of what bounds 1 row(s) (l2: gather) on src (its longest " \
-        "resource time there): projected from the other levels alone" in said
+        "resource time there): projected from the other levels alone" in lost.assumptions["tgt"]
+    # and its limiter is unknown, not the DRAM the projection was left with; the shared-bound
+    # rows, timed on both GPUs, keep theirs
+    assert list(lost.df["limiter"].astype(str)) == ["unknown"]
+    assert set(floored.df["limiter"].astype(str)) == {"shared"}
     # a projection already above the target's roofline is left alone
     both = get_model("hierarchical", roof_floor=True).predict(hier_kernel(), SRC, TGT).df
     assert both["time_s"].iloc[0] == pytest.approx(

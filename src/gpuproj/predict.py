@@ -96,8 +96,10 @@ class PredictionSet:
         """One row per kernel, configuration, target and method: ``time_s`` predicted,
         ``source_time_s``, ``speedup`` (one source), ``measured_s`` (where the profile has
         the same kernel and configuration measured on the target; NaN elsewhere), the interval
-        ``low_s``/``high_s``, the error band ``band_low_s``/``band_high_s``, ``limiter`` and
-        ``launches``; empty, with these columns, where every row was skipped."""
+        ``low_s``/``high_s``, the error band ``band_low_s``/``band_high_s``, ``limiter`` (one
+        of ``models.base.LIMITERS``: ``unknown`` where the target lacks the ceiling of what
+        limits the row on the source) and ``launches``; empty, with these columns, where every
+        row was skipped."""
         d = _stacked([p.df.drop(columns=["row"]) for p in self.predictions.values()])
         if "time_s" not in d:  # (no method at all: no columns)
             return d

@@ -28,9 +28,10 @@ def has_width(low, high) -> np.ndarray:
     return np.asarray(high, float) > np.asarray(low, float) * (1 + 1e-9)
 
 
-# Limiting resources a model may name.
+# Limiting resources a model may name; "unknown" where the target lacks the ceiling of what
+# limits the row on the source.
 LIMITERS = ("dram", "l2", "l1", "shared", "fp64", "fp32", "fp16", "int", "sfu", "ldst",
-            "parallelism", "latency", "launch", "measured")
+            "parallelism", "latency", "launch", "measured", "unknown")
 
 
 @dataclass

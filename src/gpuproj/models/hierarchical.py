@@ -545,7 +545,7 @@ class Hierarchical(Model):
             t_comp_s = np.where(has_flops, flops_s / perf_s, 0.0)
         res_s = {"t_compute_s": t_comp_s, **floor_s}
         res_t = {"t_compute_s": t_comp, **times_t}
-        lost = self._bound_lost(df, res_s, res_t)
+        lost, unbounded = self._bound_lost(df, res_s, res_t)
         if lost:
             notes.append(f"{target.id} lacks the ceiling of what bounds {lost} on "
                          f"{source.id} (its longest resource time there): projected from the "
@@ -568,7 +568,7 @@ class Hierarchical(Model):
             times_t = {**times_t, "t_dram_s": np.where(unpriced, through * per_t["dram"],
                                                         times_t["t_dram_s"])}
         breakdown, limiter = self._breakdown(df, n, {"t_compute_s": t_comp, **times_t},
-                                             unpriced, underfilled, held)
+                                             unpriced, underfilled, held, unbounded)
         notes = bs.notes + bt.notes + notes
         return Projection(point, low, high, limiter, breakdown, notes)
 
@@ -609,17 +609,19 @@ class Hierarchical(Model):
                             np.minimum(t_roof / t_body, 1.0), 1.0)
 
     @staticmethod
-    def _bound_lost(df, times_s, times_t) -> str:
+    def _bound_lost(df, times_s, times_t) -> tuple:
         """The rows whose longest resource time on the source (``times_*``: the breakdown's
         times per resource) has no counterpart on the target, a ceiling the target's
-        description lacks, as "N row(s) (resource: kernel, ...)"; "" where there is none."""
+        description lacks: as "N row(s) (resource: kernel, ...)" ("" where there is none), and
+        as a mask of the rows."""
         keys = list(times_s)
         s = np.column_stack([_nz(times_s[k]) for k in keys])
         t = np.column_stack([times_t[k] for k in keys])
         top = np.argmax(s, axis=1)
-        rows = np.flatnonzero((s.max(axis=1) > 0) & np.isnan(t[np.arange(len(t)), top]))
+        mask = (s.max(axis=1) > 0) & np.isnan(t[np.arange(len(t)), top])
+        rows = np.flatnonzero(mask)
         if not len(rows):
-            return ""
+            return "", mask
         # whole columns: a table of 100000 rows may lose them all (an L2-bound sweep to a GPU
         # without an L2 bandwidth)
         lost = pd.DataFrame({"resource": np.asarray(keys, object)[top[rows]],
@@ -629,7 +631,7 @@ class Hierarchical(Model):
             ks = list(dict.fromkeys(map(without_arguments, ks.unique())))
             more = f" and {len(ks) - 4} more" if len(ks) > 4 else ""
             parts.append(f"{r[2:-2]}: {', '.join(ks[:4])}{more}")
-        return f"{len(rows)} row(s) ({'; '.join(parts)})"
+        return f"{len(rows)} row(s) ({'; '.join(parts)})", mask
 
     @staticmethod
     def _roof_floor(times_s, times_t, t_body):
@@ -700,13 +702,17 @@ class Hierarchical(Model):
                        for a, b in zip(f_s, f_t)]
 
     @staticmethod
-    def _breakdown(df, n, times, at_dram, underfilled=None, latency=None):
+    def _breakdown(df, n, times, at_dram, underfilled=None, latency=None, unbounded=None):
         """The target's time per resource (``times``: compute and per level) as the
         projection's breakdown, and the limiter: the kernel's dtype where compute takes the
         longest, else that level; ``parallelism`` where that mask says so (grids that leave
         most of the target's SMs idle, ``UNDERFILL``), and ``latency`` where that one does
-        (rows held by the loads their threads keep in flight, ``_concurrency``). ``at_dram``:
-        rows whose bytes were priced at DRAM bandwidth, their DRAM time counted."""
+        (rows held by the loads their threads keep in flight, ``_concurrency``); else
+        ``unknown`` where ``unbounded`` says the target lacks the ceiling of what bounds the
+        row on the source (``_bound_lost``) and the row's bytes were not priced at DRAM
+        bandwidth instead: the longest time left would name a resource the projection could
+        not weigh against it. ``at_dram``: rows whose bytes were priced at DRAM bandwidth,
+        their DRAM time counted."""
         # NaN, not 0, where the profile does not count a quantity: "unknown" is not "no time"
         counted = {"t_compute_s": np.isfinite(df["flops"].to_numpy(float)),
                    "t_dram_s": np.isfinite(n["dram"]) | at_dram,
@@ -719,11 +725,14 @@ class Hierarchical(Model):
                                  ("t_compute_s", "t_dram_s", "t_l2_s", "t_l1_s", "t_shared_s")])
         largest = np.argmax(stack, axis=1)
         codes = np.where(largest == 0, df["_dtype"].to_numpy(), len(DTYPES) + largest - 1)
-        for code, mask in ((len(DTYPES) + 4, underfilled), (len(DTYPES) + 5, latency)):
+        if unbounded is not None:
+            unbounded = unbounded & ~at_dram
+        for code, mask in ((len(DTYPES) + 6, unbounded), (len(DTYPES) + 4, underfilled),
+                           (len(DTYPES) + 5, latency)):
             if mask is not None:
                 codes = np.where(mask, code, codes)
         limiter = labels(codes, DTYPES + ("dram", "l2", "l1", "shared", "parallelism",
-                                          "latency"))
+                                          "latency", "unknown"))
         return breakdown, limiter
 
     # the ceilings, for pictures and reports -----------------------------------------------
