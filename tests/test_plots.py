@@ -332,6 +332,30 @@ def test_evaluation_scatter_becomes_density_for_many_pairs():
     assert any(isinstance(c, PolyCollection) for c in fig.axes[0].collections)
 
 
+
+@pytest.mark.parametrize("methods,n", [(1, 300), (2, 300), (3, 300), (2, 150000)])
+def test_evaluation_scatter_keeps_its_titles_and_labels_inside(tmp_path, methods, n):
+    # square panels in a figure 4.4 in high per row pushed the two-line titles and the x
+    # labels of 2 or 3 panels against the edges, and a title ran under its colour bar
+    from PIL import Image
+
+    from gpuproj.plots._style import save
+    from gpuproj.plots.evaluation import scatter_figure
+
+    rng = np.random.default_rng(1)
+    true = 10 ** rng.uniform(-5, -2, n)
+    d = pd.concat([pd.DataFrame({"method": f"method-{i}", "source": "g1", "target": "g2",
+                                 "true_s": true, "time_s": true * np.exp(rng.normal(0, 0.2, n))})
+                   for i in range(methods)])
+    fig = scatter_figure(d)
+    im = np.asarray(Image.open(save(fig, tmp_path / "s.png")).convert("L"))
+    assert all((edge < 128).sum() == 0 for edge in (im[0], im[-1], im[:, 0], im[:, -1]))
+    fig.canvas.draw()
+    r = fig.canvas.get_renderer()
+    for ax in fig.axes[:methods]:  # the panels (the colour bars come after them)
+        title = ax.title.get_window_extent(r)
+        assert not any(title.overlaps(c.get_window_extent(r)) for c in fig.axes[methods:])
+
 # the commands ------------------------------------------------------------------------------
 PROFILE = """kernel,config,gpu,time_s,fp32_fma_thread_inst,fp32_add_thread_inst,\
 fp32_mul_thread_inst,warp_inst,thread_inst,dram_bytes,dram_read_bytes,dram_write_bytes,\

@@ -66,8 +66,11 @@ def scatter_figure(pairs: pd.DataFrame):
     allv = np.concatenate([pairs["time_s"], pairs["true_s"]])
     uname, uf = st.time_unit(allv)
     lo, hi = allv.min() / uf / 1.6, allv.max() / uf * 1.6
+    # square panels need their width in height plus room for the two-line title and the
+    # x label, and a colour bar its own width beside the panel
+    bar = any((pairs["method"] == m).sum() > DENSE for m in methods)
     with st.rc():
-        fig = st.figure(4.6 * ncol + 0.6, 4.4 * nrow + 0.6)
+        fig = st.figure((5.6 if bar else 4.6) * ncol + 0.6, 5.3 * nrow + 0.2)
         axes = fig.subplots(nrow, ncol, squeeze=False)
         line = np.geomspace(lo, hi, 50)
         for i, ax in enumerate(axes.flat):
