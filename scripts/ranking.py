@@ -121,7 +121,7 @@ def run_table(data, fmt, files) -> dict:
 
 def _plain(row) -> dict:
     """A ranking row as JSON values: counts as int, missing as None."""
-    counts = ("groups", "configs", "topk")
+    counts = ("groups", "predictions", "topk")
     return {k: None if v != v else (int(v) if k in counts else float(v)) for k, v in row.items()}
 
 

@@ -82,10 +82,35 @@ def test_a_measurement_table_short_of_a_column(tmp_path, capsys):
     q = tmp_path / "m.csv"
     q.write_text("name,gpu,time_s\nk,h100-sxm5-80gb,1e-3\n")
     code, _, err = run(capsys, "predict", str(q), "-t", "h200")
-    assert code == 2 and "missing 'kernel'" in one_error(err)
+    assert code == 2 and "m.csv: missing required column 'kernel'" in one_error(err)
+    # one column of a measurement table, or a near miss of one, is enough to tell which column
+    # is missing (it was "cannot tell the format of this file"), in evaluate as in predict
+    for head, missing, near in [("kernel,time_ms,dram_bytes", "time_s", "time_ms"),
+                                ("kernel,time", "time_s", None), ("name,time_s", "kernel", None),
+                                ("kernel,tme_s", "time_s", "tme_s")]:
+        q.write_text(f"{head}\nk,1.0,1e9\n")
+        for cmd in (["predict", str(q), "-t", "h200", "-s", "a100-sxm4-80gb"],
+                    ["evaluate", str(q)]):
+            code, _, err = run(capsys, *cmd)
+            assert code == 2 and err.strip().splitlines()[-1] == (
+                f"gpuproj: error: {q}: missing required column '{missing}'"), err
+            assert ("did you mean 'time_s'?" in err) == (near is not None)
+            # time_ms holds milliseconds: renamed alone it would be read as seconds
+            assert ("It is in seconds: convert the values, not the name alone" in err) == (
+                near == "time_ms")
     q.write_text("kernel,time_s\nk,1e-3\n")  # no GPU in the file, none on the command line
     code, _, err = run(capsys, "predict", str(q), "-t", "h200")
     assert code == 2 and "no 'gpu' column" in one_error(err) and "--source" in one_error(err)
+    # evaluate's --source picks among the GPUs the files name: it cannot name one (it was the
+    # advice evaluate gave); the file can, and so can Python, where a format cannot
+    code, _, err = run(capsys, "evaluate", str(q), "--source", "a100-sxm4-80gb")
+    assert code == 2 and one_error(err) == (
+        f"gpuproj: error: {q}: no 'gpu' column: add one naming each row's GPU; evaluate reads "
+        "each row's GPU from its file (its --source only picks among them)")
+    ncu = DATA / "ncu-sm100-superbench-cublaslt-details.csv"  # names no GPU
+    code, _, err = run(capsys, "evaluate", str(ncu), str(ncu))
+    assert code == 2 and "in Python, load(PATH, gpu=NAME) each file" in one_error(err)
+    assert "pass --source" not in err
     q.write_text("name,value\nk,1\n")  # nothing of a measurement table: no guess
     code, _, err = run(capsys, "predict", str(q), "-t", "h200")
     assert code == 2 and "cannot tell the format of this file" in one_error(err)
@@ -121,7 +146,12 @@ def test_nothing_evaluated_says_why(tmp_path, capsys):
     p.write_bytes((DATA / "kerneltuner-4gpus-gemm_clblast_4096.csv").read_bytes())
     code, out, err = run(capsys, "evaluate", str(p), "-m", "roofline", "--json")
     assert code == 2 and out == ""
-    assert "no pair could be predicted (roofline needs flops or dram_bytes" in one_error(err)
+    warning, error = err.strip().splitlines()  # the reader says why, and the fix
+    assert "no pair could be predicted (roofline needs flops or dram_bytes" in one_error(error)
+    assert warning == (f"gpuproj: warning: {p}: a CLBlast GEMM whose size the file name does "
+                       "not give (as gemm_clblast_4096.csv does): its FLOPs and grid are "
+                       "unknown; give the size with --reader-option gemm_size=N (gemm_size=N "
+                       "in load())")
     q = tmp_path / "one.csv"
     q.write_text("kernel,config,gpu,time_s\nk,a,h100-sxm5-80gb,1e-3\nk,b,h200,1e-3\n")
     code, _, err = run(capsys, "evaluate", str(q))
@@ -139,7 +169,7 @@ def test_reader_options(tmp_path, capsys):
     code, _, err = run(capsys, *args, "--reader-option", "gemm_size")
     assert code == 2 and "'gemm_size' is not KEY=VALUE" in err
     code, _, err = run(capsys, *args, "--reader-option", "gpu=h100-sxm5-80gb")
-    assert code == 2 and "the GPU is given with --source" in err
+    assert code == 2 and "the GPU is no reader option: `predict` takes it with --source" in err
 
 
 def test_nothing_predicted_says_why(capsys, tmp_path):

@@ -26,7 +26,7 @@ def test_rank_metrics_by_hand():
     })
     assert MIN_CONFIGS == 3
     m = rank_metrics(p, ["kernel"], top=2)
-    assert m["groups"] == 2 and m["configs"] == 7
+    assert m["groups"] == 2 and m["predictions"] == 7
     # a: rho = -1; b: ranks (1, 2.5, 2.5) against (1, 2, 3), centred (-1, .5, .5) and
     # (-1, 0, 1): rho = 1.5 / sqrt(1.5 x 2) = sqrt(3) / 2
     assert m["rank_corr"] == pytest.approx((-1 + np.sqrt(3) / 2) / 2)
@@ -51,7 +51,7 @@ def test_same_ranks_as_tuning_on_the_source():
         chosen = both[g][both[s].idxmin()]
         assert row["top1_loss_pct"] == pytest.approx(100 * (chosen / both[g].min() - 1))
         assert row["rank_corr"] == pytest.approx(both[s].corr(both[g], method="spearman"))
-        assert row["configs"] == len(both)
+        assert row["predictions"] == len(both)
 
 
 def test_cli_ranking(capsys):
@@ -131,3 +131,64 @@ def test_a_method_without_the_fastest_configuration_loses_against_it():
     assert m["groups"] == 2 and m["rank_corr"] == 0.5
     # a prediction that ties every group cannot rank at all: no correlation to report
     assert rank_metrics(tied[tied["kernel"] == "y"], ["kernel"])["rank_corr"] is None
+
+
+NEUSIGHT = DATA / "neusight-5gpus-bmm.csv"
+
+
+def test_problem_sizes_are_not_ranked_as_variants(capsys):
+    """Each NeuSight shape is a problem of its own (the reader's ``problem``): its
+    configurations were ranked as the variants of one kernel, a rank correlation over
+    different matrix sizes, and ``predict --shortlist`` listed the smallest shapes as the
+    configurations to measure."""
+    t = load(NEUSIGHT)
+    assert (t.df["problem"] == t.df["config"]).all()
+    ev = evaluate(t, ["same", "bandwidth"])
+    assert (ev.ranking()["groups"] == 0).all() and ev.shortlist(["same"])["groups"] == 0
+    assert (ev.combined().ranking()["groups"] == 0).all()  # combined, the problems stay
+    why = ev.why_no_ranking()
+    assert why.startswith("no kernel has 3 or more configurations of one problem measured on "
+                          "a source and a target: the configurations are problem sizes")
+    # as one kernel's configurations, as a table without problems ranks them, they would rank
+    from gpuproj.evaluate import Evaluation
+
+    as_one = Evaluation(ev.pairs.drop(columns="problem"), [])
+    assert (as_one.ranking()["groups"] > 0).all() and as_one.why_no_ranking() is None
+    code, out, err = run_cli(capsys, "evaluate", str(NEUSIGHT), "-m", "bandwidth", "--ranking")
+    assert code == 0 and f"ranking: {why}\n" in err and "Ranking the variants" not in out
+    code, out, err = run_cli(capsys, "predict", str(NEUSIGHT), "-s", "v100-pcie-32gb", "-t",
+                             "a100-pcie-40gb", "-m", "bandwidth", "--shortlist", "5")
+    assert code == 2 and out == "" and err.strip().splitlines() == [
+        "gpuproj: error: nothing to shortlist: no kernel has 3 or more configurations of one "
+        "problem predicted for a target: the configurations are problem sizes or shapes, each "
+        "its own problem (the profile's problem column), not tuning variants of one, which a "
+        "shortlist chooses among"]
+
+
+def test_a_table_ranks_the_variants_of_each_problem(tmp_path, capsys):
+    """A measurement table's problem column splits a kernel's configurations into the
+    variants of each problem; without it, all of a kernel's rank together, as before."""
+    rows = [("k", c, p, g, t * (2 if g == "h200" else 1))
+            for g in ("h100-sxm5-80gb", "h200")
+            for c, p, t in [("a", "n=1", 1e-3), ("b", "n=1", 2e-3), ("c", "n=1", 3e-3),
+                            ("d", "n=2", 4e-3), ("e", "n=2", 5e-3)]]
+    with_problem = tmp_path / "variants.csv"
+    with_problem.write_text("kernel,config,problem,gpu,time_s\n"
+                            + "".join(f"{k},{c},{p},{g},{t}\n" for k, c, p, g, t in rows))
+    without = tmp_path / "plain.csv"
+    without.write_text("kernel,config,gpu,time_s\n"
+                       + "".join(f"{k},{c},{g},{t}\n" for k, c, _, g, t in rows))
+    r = evaluate(load(with_problem), ["same"]).ranking().loc["same"]
+    assert (r["groups"], r["predictions"]) == (2, 6)  # n=1 on each of the two pairs
+    r = evaluate(load(without), ["same"]).ranking().loc["same"]
+    assert (r["groups"], r["predictions"]) == (2, 10)  # a..e on each pair
+    h200 = "h200-sxm-141gb"
+    args = ["-s", "h100-sxm5-80gb", "-t", "h200", "-m", "same", "--shortlist", "2", "--csv"]
+    code, out, _ = run_cli(capsys, "predict", str(with_problem), *args)
+    assert code == 0 and [ln.split(",")[:5] for ln in out.splitlines()] == [
+        ["kernel", "problem", "target", "rank", "config"], ["k", "n=1", h200, "1", "a"],
+        ["k", "n=1", h200, "2", "b"], ["k", "n=2", h200, "1", "d"],
+        ["k", "n=2", h200, "2", "e"]]
+    code, out, _ = run_cli(capsys, "predict", str(without), *args)
+    assert code == 0 and [ln.split(",")[:4] for ln in out.splitlines()] == [
+        ["kernel", "target", "rank", "config"], ["k", h200, "1", "a"], ["k", h200, "2", "b"]]

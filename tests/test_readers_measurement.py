@@ -2,12 +2,13 @@
 ``readers/_checks.py``, ``gpuproj.files.read_text``): a trailing separator, decimal commas,
 launch counts, the text an error quotes, files in UTF-16."""
 
+import warnings
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
-from gpuproj.errors import InputError
+from gpuproj.errors import InputError, InputWarning
 from gpuproj.profiles import ProfileTable, load, sniff
 
 DATA = Path(__file__).parent / "data"
@@ -186,3 +187,66 @@ def test_a_utf16_file_is_read_by_its_byte_order_mark(tmp_path, encoding):
     bad.write_bytes(b"\xff\xfek\x00,\x00\x00\xd8")
     with pytest.raises(InputError, match="not valid UTF-16 text"):
         load(bad, format="measurement")
+
+
+@pytest.mark.parametrize("header, missing", [("kernel,time_ms,dram_bytes", "time_s"),
+                                             ("kernel,time", "time_s"), ("name,time_s", "kernel"),
+                                             ("kernel,tme_s", "time_s"),
+                                             ("Kernel,duration", "kernel")])
+def test_a_hand_made_table_short_of_a_column_says_which(tmp_path, header, missing):
+    """A CSV that no reader claims and that names a column of a measurement table, or a near
+    miss of one, is read as one, whose reader names the missing column: it was "cannot tell
+    the format of this file" unless two of kernel, config, gpu and time_s were there."""
+    p = _file(tmp_path, f"{header}\nk1,1.0,1e9\n")
+    assert sniff(p) == "measurement"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", InputWarning)  # the near miss: tested in test_cli_errors
+        with pytest.raises(InputError, match=f"^{p}: missing required column '{missing}'$"):
+            load(p, gpu=H100)
+    with pytest.raises(InputError, match="cannot tell the format"):  # nothing of one: no guess
+        sniff(_file(tmp_path, "name,value\nk1,1.0\n"))
+
+
+SEED = Path(__file__).resolve().parents[2] / "shared" / "data" / "external" / "seed-report-4gpus"
+GPU_BENCHES = SEED.parent / "gpu-benches"
+
+
+def test_files_of_other_formats_are_not_taken_for_hand_made_tables():
+    """Every captured file of another format sniffs as its own, not as a measurement table
+    short of a column (the seed report and gpu-benches are read from shared/data/external
+    where it is present)."""
+    by_format = {"amaris": ["amaris-2gpus-calculate_temp.csv",
+                            "amaris-9gpus-bpnn_adjust_weights.csv"],
+                 "kerneltuner": ["kerneltuner-4gpus-convolution.csv",
+                                 "kerneltuner-4gpus-gemm_clblast_4096.csv"],
+                 "neusight": ["neusight-5gpus-bmm.csv", "neusight-5gpus-conv.csv"],
+                 "nvprof": ["nvprof-v100-pcie-32gb-metrics.csv", "nvprof-v100-pcie-32gb-trace.csv"],
+                 "ncu-rep": ["ncu-h100-sxm5-80gb.ncu-rep"],
+                 "ncu-csv": [p.name for p in DATA.glob("ncu-*.csv")],
+                 "nsys": [f"nsys/{p.name}" for p in (DATA / "nsys").glob("vernier-*")],
+                 "pytorch": ["pytorch/rmsnorm-v100-pcie-16gb.pt.trace.json"],
+                 "rocprof": ["rocprof/enccs-mini-nbody/results.csv",
+                             "rocprof/omniperf-axes2-mi100/timestamps.csv",
+                             "rocprof/omniperf-vcopy-mi100/pmc_perf_0.csv"],
+                 "rocprofv3": ["rocprof/rocprofv3-jacobi-mi300a/omp_kernel_trace.csv",
+                               "rocprof/rocprofv3-sdk-docs/counter_collection.csv",
+                               "rocprof/rocprofv3-sdk-docs/kernel_trace.csv"]}
+    files = {DATA / name: fmt for fmt, names in by_format.items() for name in names}
+    files.update({p: "seed-report" for p in SEED.glob("runs_*_final.csv")})
+    files.update({p: "gpu-benches" for sweep in ("l2-cache", "roofline", "small-kernels", "stream")
+                  for p in (GPU_BENCHES / f"gpu-{sweep}").glob("*.txt")})
+    assert len(files) >= 25 and {p: sniff(p) for p in files} == files
+
+
+def test_a_problem_is_one_per_configuration_on_every_gpu(tmp_path):
+    """``problem`` groups a kernel's configurations into variants: a configuration that
+    solved one problem on one GPU and another (or none) on a second would be ranked among
+    other variants on each."""
+    head = "kernel,config,problem,gpu,time_s\n"
+    t = load(_file(tmp_path, head + f"k,a,1024,{H100},1e-3\nk,b,1024,{H100},2e-3\n"
+                                    "k,a,1024,h200,1e-3\n"))
+    assert list(t.df["problem"]) == ["1024"] * 3  # text as written, not the number 1024.0
+    with pytest.raises(InputError, match="kernel k with config a has problem none here and "
+                                         "'1024' in row 2: a configuration solves one") as e:
+        load(_file(tmp_path, head + f"k,a,1024,{H100},1e-3\nk,a,,h200,1e-3\n"))
+    assert (e.value.row, e.value.field) == (3, "problem")

@@ -47,10 +47,20 @@ def test_a_gpu_the_catalog_lacks_is_an_error_naming_it_unless_one_is_given():
         load(ADA)
     assert "'NVIDIA RTX 5000 Ada Generation Laptop GPU'" in str(e.value)
     assert (e.value.row, e.value.field) == (4, "Device")  # its first kernel launch
-    # --source replaces the Device column (the user's own GPU file, or a stand-in)
+    # --source names a GPU the catalog does not know (the user's own GPU file, or a stand-in)
     row = load(ADA, gpu="rtx-4090").df.iloc[0]
     assert row["gpu"] == "rtx-4090" and row["launches"] == 4
     assert row["time_s"] == pytest.approx((7072 + 6945 + 6816 + 6592) / 4 * 1e-9, rel=1e-12)
+
+
+def test_a_gpu_given_must_be_the_one_the_device_column_names():
+    """--source used to replace a Device column the catalog knows without a word: a Thor
+    timeline projected from an RTX 4090's peaks."""
+    assert set(load(THOR, gpu="NVIDIA Thor").df["gpu"]) == {"jetson-agx-thor"}
+    with pytest.raises(InputError, match=r"measured on 'NVIDIA Thor' \(jetson-agx-thor\), not "
+                                         "on rtx-4090") as e:
+        load(THOR, gpu="rtx-4090")
+    assert (e.value.row, e.value.field) == (4, "Device")
 
 
 def test_a_kernel_summary_needs_the_gpu_named():

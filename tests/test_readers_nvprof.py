@@ -24,6 +24,17 @@ AMARIS = EXT / "amaris-rodinia-nvprof"
 N = 2**20
 
 
+def test_a_gpu_given_must_be_the_one_the_device_column_names():
+    """gpu= (--source) used to replace the Device column without a word: a V100 32 GB's
+    profile projected from the 16 GB part's catalog entry, or from any other GPU's."""
+    assert load(METRICS, trace=TRACE, gpu="Tesla V100-PCIE-32GB").gpus == ["v100-pcie-32gb"]
+    with pytest.raises(InputError, match=r"measured on 'Tesla V100-PCIE-32GB' "
+                                         r"\(v100-pcie-32gb\), not on v100-pcie-16gb") as e:
+        load(METRICS, trace=TRACE, gpu="v100-pcie-16gb")
+    # the row and the file of the trace, whose Device column names the GPU
+    assert (e.value.path, e.value.field) == (TRACE, "Device") and e.value.row > 1
+
+
 def test_nvprof_metrics_joined_with_trace():
     assert sniff(METRICS) == "nvprof" and sniff(TRACE) == "nvprof"
     t = load(METRICS, trace=TRACE)
@@ -174,6 +185,7 @@ def test_amaris_excerpt_hand_values():
     assert len(t) == 18 and len(t.gpus) == 9 and not t.skipped
     v = t.df[(t.df["gpu"] == "gtx-680") & (t.df["input.size.1"] == 8192)].iloc[0]
     assert v["config"] == "size=8192x0 grid=1x512 block=16x16"
+    assert v["problem"] == "size=8192x0"  # one launch per size: no variants to rank
     assert v["time_s"] == pytest.approx(4.6208e-05)
     # flop_count_dp_fma is derived: (flop_count_dp - add - mul) / 2
     assert v["fp64_fma_thread_inst"] == (1179760 - 131088 - 524320) / 2

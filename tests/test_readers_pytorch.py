@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
+from conftest import run_cli
 
 from gpuproj.cli.main import main
 from gpuproj.errors import InputError
@@ -97,8 +98,20 @@ def test_a_trace_without_device_properties_needs_the_gpu_named(tmp_path):
     assert (e.value.row, e.value.field) == (_line(path.read_text(), '"cat": "kernel"') - 1,
                                             "device")
     assert set(load(path, gpu="v100-pcie-16gb").df["gpu"]) == {"v100-pcie-16gb"}
-    # a GPU given replaces the trace's own
-    assert set(load(TRACE, gpu="v100-pcie-32gb").df["gpu"]) == {"v100-pcie-32gb"}
+
+
+def test_a_gpu_given_must_be_the_one_the_trace_names(capsys):
+    """--source used to replace the trace's own GPU without a word: a V100 trace projected
+    from an A100's peaks."""
+    assert set(load(TRACE, gpu="Tesla V100-PCIE-16GB").df["gpu"]) == {"v100-pcie-16gb"}
+    with pytest.raises(InputError, match="measured on 'Tesla V100-PCIE-16GB' "
+                                         r"\(v100-pcie-16gb\), not on v100-pcie-32gb") as e:
+        load(TRACE, gpu="v100-pcie-32gb")
+    assert (e.value.row, e.value.field) == (_line(TEXT, '"cat": "kernel"') - 1, "device")
+    code, _, err = run_cli(capsys, "predict", str(TRACE), "-s", "a100-sxm4-80gb", "-t", "h200")
+    assert code == 2 and "Traceback" not in err and ("field 'device': measured on 'Tesla "
+                                                     "V100-PCIE-16GB' (v100-pcie-16gb), not on "
+                                                     "a100-sxm4-80gb") in err
 
 
 def test_a_gpu_the_catalog_lacks_is_an_error_naming_it(tmp_path):
@@ -106,6 +119,8 @@ def test_a_gpu_the_catalog_lacks_is_an_error_naming_it(tmp_path):
     with pytest.raises(InputError, match="'Tesla Z9'") as e:
         load(path)
     assert e.value.field == "device"
+    # unless the GPU is given: the trace's name for it is not the catalog's
+    assert set(load(path, gpu="v100-pcie-32gb").df["gpu"]) == {"v100-pcie-32gb"}
 
 
 @pytest.mark.parametrize("old, new, field, message", [

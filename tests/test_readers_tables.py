@@ -4,12 +4,14 @@ Excerpts of the MIT datasets live in tests/data (README there); the seed-report 
 licence and are read from shared/data/external only (skipped when absent), like the full tables.
 """
 
+import warnings
 from pathlib import Path
 
 import pandas as pd
 import pytest
+from conftest import run_cli
 
-from gpuproj.errors import InputError
+from gpuproj.errors import InputError, InputWarning
 from gpuproj.profiles import load, sniff
 from gpuproj.profiles.readers import kerneltuner, neusight, seed_report
 
@@ -57,6 +59,7 @@ def test_seed_report_hand_values(tmp_path):
     assert list(d["dram_bytes"]) == [2097152, 2097152, 12582912]
     # the size fields that are set: empty and 0 both mean "not used by this kernel"
     assert list(d["config"]) == ["N=262144,iters=50", "rows=512,cols=512", "N=1048576"]
+    assert list(d["problem"]) == list(d["config"])  # each size its own problem
     assert list(d["gpu"]) == ["rtx-4070", "titan-v", "rtx-2080-ti"]
     assert list(d["regs_per_thread"]) == [7, 30, 10] and list(d["block_threads"]) == [256] * 3
     assert list(d["grid_blocks"]) == [1024, 1024, 4096]
@@ -64,8 +67,34 @@ def test_seed_report_hand_values(tmp_path):
     assert list(d["mem_pattern"]) == ["atomics_hotspot", "stencil_3x3", "coalesced"]
     # the GPU's description and the report's own model outputs are dropped
     assert not {"T1_model_ms", "speedup_model", "gpu_sms", "gpu_cc_major"} & set(d.columns)
-    # gpu= replaces the file's device names
-    assert set(seed_report.read(p, gpu="titan-v").df["gpu"]) == {"titan-v"}
+
+
+
+def test_seed_report_gpu_given_must_be_the_one_a_row_names(tmp_path, capsys):
+    """gpu= (--source) used to replace every row's device name without a word: an RTX 4070's
+    runs projected from an RTX 3090's peaks. It names the GPU only where a row names none."""
+    one = seed_file(tmp_path / "runs_4070_final.csv", SEED_ROWS[:1])
+    assert set(seed_report.read(one, gpu="rtx-4070").df["gpu"]) == {"rtx-4070"}
+    with pytest.raises(InputError, match="measured on 'NVIDIA GeForce RTX 4070' "
+                                         r"\(rtx-4070\), not on rtx-3090") as e:
+        seed_report.read(one, gpu="rtx-3090")
+    assert (e.value.row, e.value.field) == (2, "gpu_device_name")
+    mixed = seed_file(tmp_path / "mixed.csv")  # the first row that names another GPU
+    with pytest.raises(InputError) as e:
+        seed_report.read(mixed, gpu="rtx-4070")
+    assert e.value.row == 3 and "'NVIDIA TITAN V' (titan-v), not on rtx-4070" in str(e.value)
+    code, _, err = run_cli(capsys, "predict", str(one), "-s", "rtx-3090", "-t", "h200")
+    err = err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and "row 2, field 'gpu_device_name': measured" in err[0]
+    # a row that names no GPU, or one the catalog does not know, takes the one given
+    unnamed = seed_file(tmp_path / "unnamed.csv",
+                        [SEED_ROWS[0].replace("NVIDIA GeForce RTX 4070", ""),
+                         SEED_ROWS[0].replace("NVIDIA GeForce RTX 4070", "Voodoo 5")])
+    assert list(seed_report.read(unnamed, gpu="rtx-4070").df["gpu"]) == ["rtx-4070"] * 2
+    with pytest.raises(InputError, match="no GPU named: name it in gpu_device_name, or pass "
+                                         "--source NAME") as e:
+        seed_report.read(unnamed)
+    assert (e.value.row, e.value.field) == (2, "gpu_device_name")
 
 
 def test_seed_report_bad_rows_written_here(tmp_path):
@@ -157,6 +186,8 @@ def test_kerneltuner_gemm_excerpt():
     assert r["config"].startswith("MWG=16,NWG=16,KWG=32,MDIMC=8,NDIMC=8")
     assert r["block_threads"] == 64 and r["grid_blocks"] == (4096 / 16) ** 2
     assert r["MWG"] == 16  # tuning parameters kept as columns
+    # one problem per cache, the variants of which rankings order
+    assert set(t.df["problem"]) == {"M=N=K=4096,PRECISION=32"}
 
 
 def test_reader_options_by_name_and_type(tmp_path):
@@ -164,8 +195,14 @@ def test_reader_options_by_name_and_type(tmp_path):
     # the command line, is converted to the type the reader's signature gives
     p = tmp_path / "cache.csv"
     p.write_bytes((DATA / "kerneltuner-4gpus-gemm_clblast_4096.csv").read_bytes())
-    assert load(p).df["flops"].isna().all()
-    assert (load(p, gemm_size="512").df["flops"] == 2 * 512**3).all()
+    # said where it happens, with the fix: it showed only as a profile of times without counts
+    with pytest.warns(InputWarning, match=r"cache.csv: a CLBlast GEMM whose size the file name "
+                                          r"does not give .* --reader-option gemm_size=N"):
+        assert load(p).df["flops"].isna().all()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", InputWarning)  # none where the size is known
+        assert (load(p, gemm_size="512").df["flops"] == 2 * 512**3).all()
+        assert len(load(DATA / "kerneltuner-4gpus-gemm_clblast_4096.csv"))
     assert (load(p, gemm_size=512.0).df["grid_blocks"].iloc[0] == (512 / 16) ** 2)
     with pytest.raises(InputError, match=r"kerneltuner reader has no option 'gemm' \(its "
                                          r"options: gemm_size, image_size\)"):
@@ -186,6 +223,7 @@ def test_kerneltuner_convolution_excerpt():
     r = t.df.iloc[0]
     assert r["flops"] == 2 * 4096 * 4096 * 15 * 15
     assert r["block_threads"] == r["block_size_x"] * r["block_size_y"]
+    assert set(t.df["problem"]) == {"image=4096x4096,filter=15x15"}
 
 
 def test_kerneltuner_bad_input(tmp_path):
@@ -218,6 +256,7 @@ def test_neusight_excerpts_hand_values():
     r = b.df.iloc[0]
     assert r["config"] == "B=6,M=27,N=21,K=390" and r["flops"] == 2 * 6 * 27 * 21 * 390
     assert r["kernel"] == "bmm" and r["kernel_name"] == "ampere_sgemm_128x128_nn"
+    assert (b.df["problem"] == b.df["config"]).all()  # each shape its own problem
     assert r["time_s"] == pytest.approx(0.03578666721781095e-3)
     assert r["grid_blocks"] == 4 * 1 * 6 and r["block_threads"] == 256
     c = load(DATA / "neusight-5gpus-conv.csv")

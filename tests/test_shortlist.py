@@ -100,8 +100,10 @@ def test_cli_predict_shortlist(capsys):
     assert first["method"] == "same"
     assert first["source_time_s"] == pytest.approx(src["time_ms__RTX_Titan"].min() / 1e3)
     code, out, _ = run_cli(capsys, *args, "--csv")
+    # the GEMM's problem (its size) beside the kernel: what the variants are variants of
     assert code == 0 and out.splitlines()[0] == \
-        "kernel,target,rank,config,method,time_s,source_time_s" and len(out.splitlines()) == 7
+        "kernel,problem,target,rank,config,method,time_s,source_time_s"
+    assert len(out.splitlines()) == 7
     code, out, _ = run_cli(capsys, *args)
     assert code == 0 and "Configurations to measure on rtx-3090" in out and "proposed by" in out
     code, _, err = run_cli(capsys, *args[:-1], "0")

@@ -97,7 +97,8 @@ def combine_sources(pairs: pd.DataFrame, weighted: bool = True) -> pd.DataFrame:
             out[c] = v.where((sums[f"_m_{c}"] == 0) & (sums["_w"] > 0))
     out["sources"] = sums["_n"]
     heaviest = d.loc[g["_w"].idxmax().to_numpy()].set_index(keys)
-    for c in ("limiter", "launches", "true_s"):
+    # the problem, a configuration's on every source, keeps the rankings' groups
+    for c in ("limiter", "launches", "true_s", "problem"):
         if c in d.columns:
             out[c] = heaviest[c]
     out = out.reset_index()

@@ -26,6 +26,19 @@ class InputError(GpuprojError):
         super().__init__(f"{': '.join([', '.join(where), message]) if where else message}")
 
 
+class GPUNotNamedError(InputError):
+    """A file that does not name the GPU of its rows (or of some), where none was given
+    (``gpu=``). ``reason`` says what the file lacks and ``in_file``, where the file itself can
+    name it, how (a measurement table's ``gpu`` column). The message adds ``--source``, which
+    names it for ``predict``; ``evaluate``, which reads each row's GPU from its file, says what
+    works there instead."""
+
+    def __init__(self, reason, *, in_file=None, path=None, row=None, field=None):
+        self.reason, self.in_file = reason, in_file
+        super().__init__(f"{reason}: {f'{in_file}, or ' if in_file else ''}pass --source NAME "
+                         "(gpu=NAME in load())", path=path, row=row, field=field)
+
+
 class UnknownGPUError(GpuprojError):
     """A GPU name that the catalog cannot resolve (unknown or ambiguous)."""
 

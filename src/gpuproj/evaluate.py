@@ -121,7 +121,10 @@ UNITS = {
     "band_coverage": "fraction of the band_n pairs with a band inside the 90 % error band",
     "band_n": "pairs with a measured error band",
     "band_width": "median (band high - band low) / predicted",
-    "groups": "rankings", "configs": "configurations", "targets": "GPUs per ranking",
+    "groups": "rankings",
+    "predictions": "predictions ranked, one per configuration, source and target (per pair: "
+                   "the configurations ranked)",
+    "targets": "GPUs per ranking",
     "rank_corr": "Spearman's rho", "top1_hit": "fraction of rankings",
     "topk": "configurations", "*_pct": "%",
 }
@@ -205,10 +208,12 @@ class Evaluation:
     def ranking(self, by: str | None = None, top: int = TOP_K) -> pd.DataFrame:
         """How well each method ranks the configurations of a kernel on a target: the question
         of an autotuner that would run only the predicted best on a GPU it has not tuned on.
+        Only configurations of one problem are ranked together (``_rank_groups``); where
+        none ranks, ``why_no_ranking`` says why.
         ``by='pair'`` gives one row per method and source -> target pair (``rank_metrics``)."""
         if by not in (None, "pair"):
             raise ValueError(f"ranking(by={by!r}): by is None or 'pair'")
-        d = self.pairs
+        d = self._ranked_pairs()
         keys = self._rank_groups()
         fastest = d.groupby(keys, sort=False)["true_s"].min()
         rows = {}
@@ -231,7 +236,13 @@ class Evaluation:
         missing = [m for m in methods if m not in set(self.pairs["method"])]
         if missing:
             raise ValueError(f"shortlist: no pairs of {', '.join(missing)}")
-        return shortlist_metrics(self.pairs, methods, self._rank_groups(), top)
+        return shortlist_metrics(self._ranked_pairs(), methods, self._rank_groups(), top)
+
+    def why_no_ranking(self) -> str | None:
+        """Why no method ranks a group of ``ranking()``, None where one does
+        (``why_no_variants``)."""
+        return why_no_variants(self._ranked_pairs(), ["method", *self._rank_groups()],
+                               "measured on a source and a target", "a ranking orders")
 
     def gpu_choice(self, by: str | None = None) -> pd.DataFrame:
         """How well each method orders the target GPUs, the question of a centre choosing one:
@@ -316,9 +327,21 @@ class Evaluation:
         return out.sort_index()  # sorted, so that .loc[method] does not warn
 
     def _rank_groups(self) -> list:
-        """The columns whose groups a ranking orders within: kernel, source and target (and a
-        split's fold)."""
-        return ["kernel", "source", "target"] + (["fold"] if "fold" in self.pairs else [])
+        """The columns whose groups a ranking orders within: kernel, problem (where the pairs
+        carry it: only the configurations of one problem are variants to rank; the problem
+        sizes of a NeuSight or Rodinia table are not), source and target (and a split's
+        fold)."""
+        return (["kernel", *(["problem"] if "problem" in self.pairs else []), "source",
+                 "target"] + (["fold"] if "fold" in self.pairs else []))
+
+    def _ranked_pairs(self) -> pd.DataFrame:
+        """``pairs``, where they carry a problem, with "" for a configuration of none: the
+        configurations of a kernel whose problem is not known rank together, as a table
+        without the column does (a missing label would drop them from every group)."""
+        if "problem" not in self.pairs:
+            return self.pairs
+        return self.pairs.assign(problem=self.pairs["problem"].astype(object).where(
+            self.pairs["problem"].notna(), ""))
 
     def to_json(self, ranking: bool = False, gpu_choice: bool = False) -> dict:
         """Metrics as plain data, with ``units`` (``UNITS``); a split adds ``per_fold()``,
@@ -341,6 +364,26 @@ def records(frame: pd.DataFrame) -> dict:
     return r.where(r.notna(), None).to_dict(orient="index")
 
 
+def why_no_variants(rows: pd.DataFrame, keys, where: str, use: str) -> str | None:
+    """Why no group of ``keys`` (method, kernel, problem, ...: ``rows`` has one row per
+    configuration of a group) has MIN_CONFIGS configurations, None where one has. Where the
+    groups of a kernel without its problem would have them, the configurations are problems
+    of their own (the ``problem`` column: sizes, shapes, as a NeuSight or Rodinia table's), not
+    tuning variants of one problem, which ``use`` needs ("a ranking orders"); ``where``: on
+    what the configurations were measured or predicted."""
+    def ranks(by):
+        return len(rows) and rows.groupby(by, sort=False, observed=True).size().max() >= MIN_CONFIGS
+
+    keys = list(keys)
+    if ranks(keys):
+        return None
+    if "problem" in keys and ranks([k for k in keys if k != "problem"]):
+        return (f"no kernel has {MIN_CONFIGS} or more configurations of one problem {where}: "
+                "the configurations are problem sizes or shapes, each its own problem (the "
+                f"profile's problem column), not tuning variants of one, which {use}")
+    return f"no kernel has {MIN_CONFIGS} or more configurations {where}"
+
+
 def _rankable(pairs: pd.DataFrame, keys) -> pd.DataFrame:
     """The rows of ``pairs`` in groups of ``keys`` with at least MIN_CONFIGS rows, the groups
     that make a ranking."""
@@ -356,12 +399,14 @@ def _spread(pairs: pd.DataFrame, keys) -> str:
 
 def rank_metrics(pairs: pd.DataFrame, keys, top: int = TOP_K, fastest=None) -> dict:
     """Ranking quality of ``pairs`` (one method's rows; ``time_s`` predicted, ``true_s``
-    measured), over the groups of ``keys`` (kernel, source, target) that have at least
+    measured), over the groups of ``keys`` (kernel, problem, source, target) that have at least
     MIN_CONFIGS configurations. ``fastest`` (a Series over the groups of ``keys``): the fastest
     measured time of each group among all the pairs evaluated, where this method may lack the
     row (a configuration it could not predict: its loss is still against that one).
 
-    groups: how many; rank_corr: Spearman's rank correlation of predicted and measured times,
+    groups: how many; predictions: the rows ranked (one per configuration and group: over
+    several source -> target pairs, many more than the configurations);
+    rank_corr: Spearman's rank correlation of predicted and measured times,
     mean over groups (a group the prediction leaves all tied counts as 0: it orders nothing;
     None where it leaves every group tied, a method that cannot rank);
     top1_loss_pct: how much longer, measured on the target, the configuration
@@ -381,7 +426,7 @@ def rank_metrics(pairs: pd.DataFrame, keys, top: int = TOP_K, fastest=None) -> d
     """
     d = _rankable(pairs, keys)[keys + ["time_s", "true_s"]
                                + (["source_time_s"] if "source_time_s" in pairs else [])]
-    empty = {"groups": 0, "configs": 0, "rank_corr": None, "top1_loss_pct": None,
+    empty = {"groups": 0, "predictions": 0, "rank_corr": None, "top1_loss_pct": None,
              "top1_loss_max_pct": None, "top1_hit": None, "topk": top, "topk_loss_pct": None,
              "topk_loss_max_pct": None}
     if d.empty:
@@ -407,7 +452,7 @@ def rank_metrics(pairs: pd.DataFrame, keys, top: int = TOP_K, fastest=None) -> d
     loss = d["true_s"] / best - 1
     top1 = loss[order == 1]
     topk = loss[order <= top].groupby(by, sort=False).min()
-    return {"groups": int(g.ngroups), "configs": int(len(d)),
+    return {"groups": int(g.ngroups), "predictions": int(len(d)),
             "rank_corr": None if rho.isna().all() else float(ranks.mean()),
             "top1_loss_pct": float(100 * top1.median()),
             "top1_loss_max_pct": float(100 * top1.max()), "top1_hit": float((top1 <= 0).mean()),
@@ -567,7 +612,8 @@ def evaluate(table: ProfileTable, methods=None, sources=None, targets=None, *,
         target = d["target"].array  # a categorical (Model.predict), its categories the targets
         at = truth_at[s][pd.Index(source_targets[s]).get_indexer(target.categories)[target.codes],
                          d["row"].to_numpy()]
-        p = d.loc[at >= 0, _PAIR_COLUMNS]
+        p = d.loc[at >= 0, _PAIR_COLUMNS].assign(  # rankings group by it (_rank_groups)
+            problem=source_rows[s].df["problem"].to_numpy(object)[d.loc[at >= 0, "row"]])
         frames.append(p.assign(true_s=true_s[at[at >= 0]]))
     return Evaluation(_stack_pairs(frames), skipped) if frames else Evaluation.empty(skipped)
 

@@ -51,6 +51,9 @@ class PredictionSet:
     # kernel, config, target, measured_s: the profile's own times on a target, where it has
     # rows of that GPU (``_measured_on_targets``)
     measured: pd.DataFrame | None = None
+    # kernel, config, problem: the problem each configuration solves, where the profile names
+    # it (``_problems``), so that a shortlist chooses among the variants of one problem
+    problems: pd.DataFrame | None = None
 
     def _interval_note(self, d: pd.DataFrame) -> str:
         """What the interval column of ``d`` holds, for the methods that give it a width: a
@@ -149,15 +152,35 @@ class PredictionSet:
         """The ``k`` configurations of each kernel to measure on each target, taken in turn
         from the methods' predicted orders, fastest first, in the order the methods were given
         (``gpuproj.shortlist``): ``rank``, ``config``, ``method`` (the one that proposed it),
-        its predicted ``time_s`` and the source's time (combined: the number of sources)."""
+        its predicted ``time_s`` and the source's time (combined: the number of sources).
+        Where the profile names the configurations' problems, each kernel's ``problem`` has
+        its own shortlist, and one where no kernel has MIN_CONFIGS configurations of one
+        problem is a ``GpuprojError`` (``evaluate.why_no_variants``): the configurations are
+        then problem sizes, not variants to choose among."""
         from .shortlist import shortlist
 
-        cols = ["kernel", "target", "rank", "config", "method", "time_s",
+        keys = ["kernel", "target"] if self.problems is None else ["kernel", "problem", "target"]
+        cols = [*keys, "rank", "config", "method", "time_s",
                 "sources" if self.combined else "source_time_s"]
-        d = self.table()
+        d = self._with_problems(self.table())
         if d.empty:  # nothing predicted: no rows, the same columns
             return pd.DataFrame(columns=cols)
-        return shortlist(d, list(self.predictions), k, ["kernel", "target"])[cols]
+        if self.problems is not None:
+            from .evaluate import why_no_variants
+
+            why = why_no_variants(d, ["method", *keys], "predicted for a target",
+                                  "a shortlist chooses among")
+            if why:
+                raise GpuprojError(f"nothing to shortlist: {why}")
+        return shortlist(d, list(self.predictions), k, keys)[cols]
+
+    def _with_problems(self, d: pd.DataFrame) -> pd.DataFrame:
+        """``d`` (rows of ``table()``) with each configuration's ``problem`` ("" where the
+        profile names none), where the profile names problems; else ``d`` as it is."""
+        if self.problems is None:
+            return d
+        got = d[["kernel", "config"]].astype(str).merge(self.problems, how="left")
+        return d.assign(problem=got["problem"].fillna("").to_numpy(object))
 
     def to_json(self, shortlist: int | None = None) -> dict:
         """Everything as plain data; with ``shortlist`` (k) also ``shortlist(k)``."""
@@ -233,7 +256,7 @@ class PredictionSet:
         from rich.table import Table
         from rich.text import Text
 
-        d = self.table()
+        d = self._with_problems(self.table())
         if d.empty:
             console.print("no predictions (see the skipped rows above)")
             return
@@ -275,7 +298,10 @@ class PredictionSet:
         partial = self.partial_totals()
         if partial:
             console.print(partial, style="dim", markup=False)
-        configs = d.groupby(["kernel", "target", "method"])["config"].nunique()
+        # variants of one problem, where the profile names the problems: a kernel measured at
+        # many sizes is no tuned kernel
+        keys = ["kernel", "target", "method", *(["problem"] if "problem" in d else [])]
+        configs = d.groupby(keys)["config"].nunique()
         many = configs.groupby(level="kernel").max()
         many = many[many >= MANY_CONFIGS]
         if len(many):
@@ -313,12 +339,14 @@ class PredictionSet:
             t = Table(title=f"Configurations to measure on {target} (shortlist of {k}, from "
                             f"{', '.join(self.predictions)} in turn)")
             last = "sources" if self.combined else "source"
-            for c in ("kernel", "rank", "config", "proposed by", "its prediction", last):
+            problem = ("problem",) if "problem" in d else ()
+            for c in ("kernel", *problem, "rank", "config", "proposed by", "its prediction",
+                      last):
                 t.add_column(c, justify="right" if c in ("rank", "its prediction", last)
                              else "left")
             for r in g.itertuples(index=False):
-                t.add_row(Text(r.kernel), str(r.rank), Text(r.config), r.method,
-                          fmt_time(r.time_s),
+                t.add_row(Text(r.kernel), *(Text(r.problem) for _ in problem), str(r.rank),
+                          Text(r.config), r.method, fmt_time(r.time_s),
                           str(r.sources) if self.combined else fmt_time(r.source_time_s))
             console.print(t)
 
@@ -694,7 +722,7 @@ def predict(table: ProfileTable, *, targets, source=None, methods=None,
     provenance = {label: _provenance(*saved) for label, saved in fitted if saved is not None}
     return PredictionSet([s.id for s in srcs], [t.id for t in tgts], preds, skipped,
                          provenance, {g.id: g for g in (*srcs, *tgts)},
-                         _measured_on_targets(table, tgts, kernel))
+                         _measured_on_targets(table, tgts, kernel), _problems(table))
 
 
 def _nothing_predicted(table: ProfileTable, skipped: list, methods) -> None:
@@ -708,6 +736,13 @@ def _nothing_predicted(table: ProfileTable, skipped: list, methods) -> None:
     hint = ("" if methods == "all" or not can
             else f"; the profile's columns suit the methods {','.join(can)}")
     raise GpuprojError("no kernel could be predicted" + (f" ({why})" if why else "") + hint)
+
+
+def _problems(table: ProfileTable) -> pd.DataFrame | None:
+    """kernel, config, problem of ``table``'s configurations whose problem it names (one per
+    configuration, on every GPU); None where it names none."""
+    d = table.df[["kernel", "config", "problem"]].dropna(subset=["problem"])
+    return None if d.empty else d.astype(str).drop_duplicates(["kernel", "config"])
 
 
 def _measured_on_targets(table: ProfileTable, targets: list, kernel: str | None):

@@ -124,7 +124,9 @@ def reader_option():
             if not eq or not key:
                 raise click.BadParameter(f"{item!r} is not KEY=VALUE", ctx, param)
             if key == "gpu":
-                raise click.BadParameter("the GPU is given with --source", ctx, param)
+                raise click.BadParameter("the GPU is no reader option: `predict` takes it "
+                                         "with --source, `evaluate` reads it from each file",
+                                         ctx, param)
             if key == "trace":
                 raise click.BadParameter("a trace is given with --trace (of predict, report "
                                          "and roofline)", ctx, param)

@@ -32,7 +32,9 @@ from ._common import (
               "fractions ('units' says each).")
 @click.option("--ranking", is_flag=True,
               help="Also say how well each method ranks the configurations of a kernel on a "
-                   "target (autotuning variants): Spearman's rank correlation, and how much "
+                   "target that solve one problem (autotuning variants; a table's problem "
+                   "column, where it has one, says which: configurations that are problem "
+                   "sizes are not ranked): Spearman's rank correlation, and how much "
                    "longer the configuration predicted fastest (the best of the 5 predicted "
                    "fastest) takes than the fastest; JSON key 'ranking', losses in %.")
 @click.option("--shortlist", "shortlist", metavar="METHODS",
@@ -92,7 +94,7 @@ def evaluate(tables, methods, sources, targets, fmt, reader_options, as_json, ra
       gpuproj evaluate gemm_clblast_4096_4gpus.csv.gz --split gpu -m gb,residual --coverage 0.8
       gpuproj evaluate test.csv --train train.csv -m residual --save-model models/residual
     """
-    from ..errors import GpuprojError
+    from ..errors import GPUNotNamedError, GpuprojError, InputError
     from ..evaluate import evaluate as run
     from ..models import method_list
     from ..profiles import load
@@ -100,7 +102,16 @@ def evaluate(tables, methods, sources, targets, fmt, reader_options, as_json, ra
     def read(paths):
         table = None
         for path in paths:
-            t = load(path, format=fmt, **reader_options)
+            try:
+                t = load(path, format=fmt, **reader_options)
+            except GPUNotNamedError as e:
+                # its advice, --source, is predict's: here --source picks among the GPUs the
+                # files name, and no option names the GPU of one file
+                fix = e.in_file or ("in Python, load(PATH, gpu=NAME) each file and evaluate() "
+                                    "the tables joined with concat()")
+                raise InputError(f"{e.reason}: {fix}; evaluate reads each row's GPU from its "
+                                 "file (its --source only picks among them)", path=e.path,
+                                 row=e.row, field=e.field) from None
             table = t if table is None else table.concat(t)
         return table
 
@@ -330,15 +341,16 @@ def _print_ranking(ev, short=None) -> None:
 
     r = ev.ranking()
     if not r["groups"].any():
-        click.echo("ranking: no kernel has 3 or more configurations measured on a source and "
-                   "a target", err=True)
+        click.echo(f"ranking: {ev.why_no_ranking()}", err=True)
         return
     k = int(r["topk"].iloc[0])
-    t = Table(title=f"Ranking the configurations of each kernel on each target "
-                    f"({int(r['groups'].max())} kernel x source x target groups)",
-              caption="loss: how much longer (measured on the target) the configuration "
-                      f"predicted fastest, or the best of the {k} predicted fastest, takes than "
-                      "the fastest; median over groups / the worst group")
+    t = Table(title=f"Ranking the variants of each kernel on each target "
+                    f"({int(r['groups'].max())} kernel x problem x source x target groups)",
+              caption="variants: the configurations of one kernel and problem (all of a "
+                      "kernel's where the table names no problem); loss: how much longer "
+                      "(measured on the target) the configuration predicted fastest, or the "
+                      f"best of the {k} predicted fastest, takes than the fastest; median over "
+                      "groups / the worst group")
     t.add_column("method")
     for c in ("rank corr.", "top-1 loss", f"best-of-{k} loss"):
         t.add_column(c, justify="right")

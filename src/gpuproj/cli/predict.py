@@ -65,7 +65,8 @@ LOOPY_ONLY = ("params_files", "sizes")
               help="With --loopy: size parameters, e.g. n=1024,m=512; repeat for several "
                    "sets (default: the sizes in the kernel file).")
 @click.option("--shortlist", type=click.IntRange(min=1), metavar="K",
-              help="For a table of tuned variants (one kernel, many configurations): show "
+              help="For a table of tuned variants (one kernel, many configurations of one "
+                   "problem; a profile's problem column, where it has one, says which): show "
                    "instead the K configurations of each kernel to measure on each target, "
                    "taken in turn from each method's predicted order (fastest first; methods "
                    "in the order given, --model ones last); --json adds key 'shortlist'.")
@@ -157,6 +158,8 @@ def _predict_profile(profile, source, target, method, model_paths, kernel, fmt, 
     if methods == "all" and not as_json:
         _report_left_out(table, result)
     report_skipped(result.skipped, quiet=as_json)
+    if shortlist:
+        result.shortlist(shortlist)  # a profile of no variants to choose among: before a plot
     if plot and len(result.targets) > MAX_PANELS:
         from ..plots.targets import targets_chart
 

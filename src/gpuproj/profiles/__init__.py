@@ -97,14 +97,11 @@ def sniff(path) -> str:
         mod = _reader(fmt)
         if mod.sniff(path, head):
             return fmt
-    from .readers.measurement import NEEDS, missing_columns
+    from .readers.measurement import looks_hand_made
 
-    missing = missing_columns(head)
-    if missing:
-        # most hand-made tables are measurement tables short of a column: say which
-        raise InputError(f"a measurement table needs the columns {' and '.join(NEEDS)}; "
-                         f"missing {', '.join(repr(c) for c in missing)} (or pass --format: "
-                         f"{', '.join(FORMATS)})", path=path)
+    if looks_hand_made(head):
+        # most hand-made tables are measurement tables short of a column: its reader says which
+        return "measurement"
     raise InputError("cannot tell the format of this file; pass --format "
                      f"({', '.join(FORMATS)})", path=path)
 

@@ -19,6 +19,10 @@ COLUMNS = {
     # identity
     "kernel": ("str", "", "kernel name (what is compared across GPUs together with config)"),
     "config": ("str", "", "problem configuration; equal kernel+config on two GPUs = same work"),
+    "problem": ("str", "", "the problem a configuration solves (a size, a shape), where known: "
+                "the configurations of one kernel and problem are tuning variants, which "
+                "rankings and shortlists order (``evaluate --ranking``, ``predict "
+                "--shortlist``); a kernel's configurations of no problem are ranked together"),
     "gpu": ("str", "", "catalog id of the GPU the row was measured on"),
     "dtype": ("str", "", "dominant compute type: fp16, bf16, fp32, fp64, int32"),
     "launches": ("float", "", "launches this row stands for (application totals multiply by it)"),

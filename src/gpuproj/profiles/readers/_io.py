@@ -9,7 +9,7 @@ import re
 
 import pandas as pd
 
-from ...errors import InputError, UnknownGPUError
+from ...errors import GPUNotNamedError, InputError, UnknownGPUError
 from ...files import read_text
 
 
@@ -182,6 +182,37 @@ def resolve_gpus(names: pd.Series, path, rows: pd.Series | None = None,
             row = None if rows is None else int(rows[names == n].iloc[0])
             raise InputError(str(e), path=path, row=row, field=field) from None
     return names.map(ids)
+
+
+def named_or_given_gpus(names: pd.Series, gpu, path, rows: pd.Series,
+                        field: str) -> pd.Series:
+    """Catalog ids of each row's GPU where the file names it (``names``, as ``resolve_gpus``)
+    and ``gpu`` (``--source``) may name it too: ``gpu`` applies where the file names none (an
+    empty ``names`` entry) or one the catalog cannot resolve; a file name that resolves to a
+    GPU other than ``gpu`` is an error naming the first row with it and both GPUs. ``gpu`` used
+    to replace the file's name, so a profile of an RTX 4070 projected from the RTX 3090's
+    peaks without a word; the readers whose files name a GPU per row refuse another one so
+    (``predict``, for those that ignore ``gpu``: "no rows measured on")."""
+    if gpu is None:
+        if names.isna().any():
+            raise GPUNotNamedError("no GPU named", in_file=f"name it in {field}", path=path,
+                                   row=int(rows[names.isna()].iloc[0]), field=field)
+        return resolve_gpus(names, path, rows=rows, field=field)
+    from ...catalog import resolve
+
+    given = resolve(gpu).id
+    ids = {}
+    for n in names.dropna().unique():
+        try:
+            ids[n] = resolve(str(n)).id
+        except UnknownGPUError:
+            continue  # a name the catalog does not know (or several parts share): gpu says which
+        if ids[n] != given:
+            raise InputError(f"measured on '{n}' ({ids[n]}), not on {given} as --source "
+                             "(gpu= in load()) says: name the GPU the profile was measured on, "
+                             "or leave --source out", path=path,
+                             row=int(rows[names == n].iloc[0]), field=field)
+    return names.map(ids).astype(object).fillna(given)
 
 
 def strip_device_index(name) -> str:

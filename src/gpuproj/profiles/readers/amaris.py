@@ -10,7 +10,9 @@ GPU as a short name in ``gpu_name``.
 
 What the reader does:
 
-- configuration = input sizes + grid + block; the rows of one (kernel, configuration, GPU) are
+- configuration = input sizes + grid + block, ``problem`` = the input sizes (one launch per
+  size in these tables: each configuration is a problem of its own, not a tuning variant of
+  another); the rows of one (kernel, configuration, GPU) are
   runs of the same work and become one row: median ``time_s`` and median counts,
   ``launches = 1``, ``runs`` = the number of rows. (For ``calculate_temp`` the run count is
   ``input.size.2 / 2``, so these are probably the successive launches of one hotspot run;
@@ -145,6 +147,7 @@ def read(path, gpu: str | None = None) -> ProfileTable:
     fmt = [s.map("{:.0f}".format) for s in sizes]
     out["config"] = ("size=" + fmt[0] + "x" + fmt[1] + " grid=" + fmt[2] + "x" + fmt[3]
                      + " block=" + fmt[4] + "x" + fmt[5])
+    out["problem"] = "size=" + fmt[0] + "x" + fmt[1]
     out["grid_blocks"] = sizes[2] * sizes[3]
     out["block_threads"] = sizes[4] * sizes[5]
     if "registers.per.thread" in num:
@@ -183,6 +186,7 @@ def read(path, gpu: str | None = None) -> ProfileTable:
         mb = agg["dram_write_bytes"] > MAX_DRAM_TO_L2_WRITES * agg.pop("_l2_write_bytes")
         agg.loc[mb, "dram_write_bytes"] /= 1000  # the runs printed MB/s (module docstring)
     agg["_row"] = g["_row"].min()
+    agg["problem"] = g["problem"].first()  # the configuration's sizes, one per configuration
     agg["runs"] = g.size().astype(float)
     agg["launches"] = 1.0
     agg["dram_write_from_throughput"] = "dram_write_bytes" in out.columns

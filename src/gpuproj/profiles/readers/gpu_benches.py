@@ -99,7 +99,7 @@ import numpy as np
 import pandas as pd
 
 from ...catalog import resolve
-from ...errors import InputError
+from ...errors import GPUNotNamedError, InputError
 from ...files import read_text
 from ..table import ProfileTable, Skipped
 from ._checks import split_unusable_times
@@ -184,9 +184,8 @@ def _gpu_of(path, stem, gpu):
     if gpu is not None:
         return gpu
     if stem not in GPU_FILES:
-        raise InputError(f"the file does not name its GPU and '{stem}' is not a known "
-                         "gpu-benches file name; pass --source NAME (gpu=NAME in load())",
-                         path=path)
+        raise GPUNotNamedError(f"the file does not name its GPU and '{stem}' is not a known "
+                               "gpu-benches file name", path=path)
     return GPU_FILES[stem][0]
 
 

@@ -7,10 +7,15 @@ configuration does not compile or launch on that GPU: such cells are skipped wit
 
 The output is long: one row per (configuration, GPU), ``config`` = the tuning parameters joined
 (``MWG=16,NWG=16,...``), the parameters also kept as their own columns for learned models.
+``problem``: what the configurations solve, one problem per file and kernel (a cache tunes one),
+so that rankings order the tuning variants of it: ``M=N=K=4096,PRECISION=32`` for a GEMM,
+``image=4096x4096,filter=15x15`` for a convolution, the file name for another kernel.
 Analytic work per launch, where the problem is recognised from its parameters:
 
 - CLBlast GEMM (parameters MWG, NWG, KWG, MDIMC, NDIMC, ...): ``flops = 2 M N K`` with
-  M = N = K = the size in the file name (``gemm_clblast_4096...``) or ``gemm_size=``;
+  M = N = K = the size in the file name (``gemm_clblast_4096...``) or ``gemm_size=``
+  (``--reader-option gemm_size=4096``); without either, the FLOPs and grid are left empty, with
+  an ``InputWarning`` saying how to give the size;
   ``block_threads = MDIMC x NDIMC``, ``grid_blocks = (M / MWG) x (N / NWG)`` (CLBlast xgemm:
   local size MDIMC x NDIMC, global size M MDIMC / MWG x N NDIMC / NWG).
 - KernelTuner 2-D convolution (block_size_x/y, tile_size_x/y, filter_width/height):
@@ -23,12 +28,13 @@ Analytic work per launch, where the problem is recognised from its parameters:
 from __future__ import annotations
 
 import re
+import warnings
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from ...errors import InputError
+from ...errors import InputError, InputWarning
 from ..table import ProfileTable
 from ._checks import numeric, split_unusable_times
 from ._io import read_csv, resolve_gpus
@@ -53,24 +59,39 @@ def _problem(params, path, gemm_size, image_size, p):
         if gemm_size is None:
             m = re.search(r"gemm\D*?(\d+)", Path(path).name)
             gemm_size = int(m.group(1)) if m else None
+        if gemm_size is None:
+            # said here: downstream it shows only as a profile without counts
+            warnings.warn(InputWarning(
+                f"{path}: a CLBlast GEMM whose size the file name does not give (as "
+                "gemm_clblast_4096.csv does): its FLOPs and grid are unknown; give the size "
+                "with --reader-option gemm_size=N (gemm_size=N in load())"), stacklevel=4)
         size = float(gemm_size) if gemm_size else np.nan
         dtype = "fp32"
         if "PRECISION" in p and (p["PRECISION"] == 64).all():
             dtype = "fp64"
+        problem = pd.Series(f"M=N=K={size:.0f}" if gemm_size else "M=N=K=unknown",
+                            index=nan.index)
+        if "PRECISION" in p:
+            problem = problem + ",PRECISION=" + p["PRECISION"].map("{:.0f}".format)
         return "clblast_xgemm", dtype, {
+            "problem": problem,
             "flops": pd.Series(2.0 * size**3, index=nan.index),
             "block_threads": p["MDIMC"] * p["NDIMC"],
             "grid_blocks": (size / p["MWG"]) * (size / p["NWG"]),
         }
     if _CONV <= set(params):
         w = h = float(image_size)
+        filters = p["filter_width"].map("{:.0f}".format) + "x" + p["filter_height"].map(
+            "{:.0f}".format)
         return "convolution_kernel", "fp32", {
+            "problem": f"image={w:.0f}x{h:.0f},filter=" + filters,
             "flops": 2.0 * w * h * p["filter_width"] * p["filter_height"],
             "block_threads": p["block_size_x"] * p["block_size_y"],
             "grid_blocks": (np.ceil(w / (p["block_size_x"] * p["tile_size_x"]))
                             * np.ceil(h / (p["block_size_y"] * p["tile_size_y"]))),
         }
-    return Path(path).name.split(".")[0], None, {}
+    return Path(path).name.split(".")[0], None, {
+        "problem": pd.Series(Path(path).name, index=nan.index)}
 
 
 def read(path, gpu: str | None = None, gemm_size: int | None = None,

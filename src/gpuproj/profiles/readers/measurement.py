@@ -6,19 +6,23 @@ decimal points and commas between thousands where some number can only be so wri
 ``1,234,567``; ``1,234`` is then 1234), and a file with both is an error quoting one of each (row,
 field); one where no number shows its style is read with decimal commas, a lone ``1.234`` being
 1.234. Its numbers are those of the canonical numeric columns and of the other columns that hold
-only numbers (tuning parameters, kept as numbers); text columns (``kernel``, ``config``, ``gpu``)
-stay as written. ``launches``, where given, is a whole number; a row of 0 launches is skipped and
-counted.
+only numbers (tuning parameters, kept as numbers); text columns (``kernel``, ``config``, ``gpu``,
+``problem``) stay as written. ``launches``, where given, is a whole number; a row of 0 launches
+is skipped and counted.
 
 Required columns: ``kernel`` and ``time_s``. ``gpu`` may be left out when ``gpu=``
 (``--source``) names the GPU of every row; ``config`` may be left out when each kernel ran in
 one configuration (it becomes ``default``): ``kernel,time_s,fp32_flops,dram_bytes`` with
-``--source`` is a whole profile. Any other canonical column of ``profiles.schema.COLUMNS`` may
-be present (``docs/profiles.md``). Columns that are not canonical
-are kept as they are (e.g. tuning parameters, useful to learned models); one whose name is a
-canonical column's with its words reordered or a letter off (``flops_fp32``, ``dram_byte``) is
-kept too, with an ``InputWarning`` naming the column meant, since the models would not use it.
-Rows that repeat a
+``--source`` is a whole profile. A CSV file that no other reader claims is read as this table
+where its header names ``kernel``, ``config``, ``gpu`` or ``time_s``, or a near miss of one
+(``time_ms``, ``Kernel``), so that the error names the column missing. Any other canonical
+column of ``profiles.schema.COLUMNS`` may be present (``docs/profiles.md``): ``problem`` says
+which configurations of a kernel solve the same problem (tuning variants, which rankings
+order), and must be the same for a kernel and config on every GPU. Columns that are not
+canonical are kept as they are (e.g. tuning parameters, useful to learned models); one
+whose name is a canonical column's with its words reordered or a letter off (``flops_fp32``,
+``dram_byte``) is kept too, with an ``InputWarning`` naming the column meant, since the models
+would not use it. Rows that repeat a
 (kernel, config, GPU) are repeated runs of the same work and become one row: median ``time_s``
 and median counts, ``runs`` = the number of runs, ``time_s_min`` / ``time_s_max`` the spread (a
 row that already stands for several runs, as gpuproj's own tables do, counts with its ``runs``
@@ -38,7 +42,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ...errors import InputError, InputWarning
+from ...errors import GPUNotNamedError, InputError, InputWarning
 from ..schema import COLUMNS, NUMERIC, REQUIRED
 from ..table import ProfileTable
 from ._checks import (
@@ -69,12 +73,13 @@ def sniff(path, head: str) -> bool:
     return Path(path).suffix == ".parquet" or set(NEEDS) <= _header(head)
 
 
-def missing_columns(head: str) -> list:
-    """The columns of ``NEEDS`` a CSV header lacks, when it has at least two of ``REQUIRED`` (a
-    measurement table short of a column rather than another format); [] otherwise."""
+def looks_hand_made(head: str) -> bool:
+    """Whether a CSV header that no reader claims looks like a hand-made measurement table short
+    of a column: it names a column of ``REQUIRED``, or a near miss of one (``time_ms``,
+    ``tme_s``, ``Kernel``). ``read`` then names the missing column (and the near miss), which
+    helps more than "cannot tell the format"."""
     cols = _header(head)
-    have = [c for c in REQUIRED if c in cols]
-    return [c for c in NEEDS if c not in cols] if len(have) >= 2 else []
+    return any(c in REQUIRED or _near_miss(c, cols) in REQUIRED for c in cols)
 
 
 def read(path, gpu: str | None = None) -> ProfileTable:
@@ -91,7 +96,7 @@ def read(path, gpu: str | None = None) -> ProfileTable:
         df["_row"] = range(1, len(df) + 1)
     else:
         sep = separator(head_text(path).partition("\n")[0])
-        df = read_csv(path, sep=sep, text=KEYS)
+        df = read_csv(path, sep=sep, text=(*KEYS, "problem"))
         if sep == ";":
             style = _semicolon_numbers(df, path)
     _warn_near_misses(df.columns, path)
@@ -103,8 +108,8 @@ def read(path, gpu: str | None = None) -> ProfileTable:
         if c not in df.columns:
             raise InputError(f"missing required column '{c}'", path=path)
     if "gpu" not in df.columns:
-        raise InputError("no 'gpu' column: add one, or name the GPU of every row with "
-                         "--source NAME (gpu=NAME in load())", path=path)
+        raise GPUNotNamedError("no 'gpu' column", in_file="add one naming each row's GPU",
+                               path=path)
     # a numeric column with text in it is an error (a typo), not a silently skipped row;
     # an empty cell is a missing value
     for c in (*NUMERIC, *SPREAD):
@@ -120,7 +125,26 @@ def read(path, gpu: str | None = None) -> ProfileTable:
     skipped += unusable
     df["config"] = df["config"].astype(str)
     df["gpu"] = resolve_gpus(df["gpu"].astype(str), path, rows=df["_row"])
+    if "problem" in df.columns:
+        _check_problems(df, path)
     return ProfileTable.from_frame(_merge_runs(df, path), skipped=skipped, origin=str(path))
+
+
+def _check_problems(df: pd.DataFrame, path) -> None:
+    """A kernel configuration solves one problem on every GPU: two rows that give it two
+    (an empty cell is none) would put it among other variants on one GPU than on another."""
+    problem = df["problem"].astype(object).where(df["problem"].notna(), "")
+    first = problem.groupby([df["kernel"], df["config"]], sort=False).transform("first")
+    differ = (problem != first).to_numpy()
+    if differ.any():
+        r = df[differ].iloc[0]
+        same = (df["kernel"] == r["kernel"]) & (df["config"] == r["config"])
+        here, there = (f"'{v}'" if v else "none" for v in (problem[differ].iloc[0],
+                                                           first[differ].iloc[0]))
+        raise InputError(f"kernel {r['kernel']} with config {r['config']} has problem {here} "
+                         f"here and {there} in row {int(df.loc[same, '_row'].iloc[0])}: a "
+                         "configuration solves one problem on every GPU", path=path,
+                         row=int(r["_row"]), field="problem")
 
 
 # the truth values pandas reads from a comma-separated file
@@ -178,12 +202,23 @@ def _near_miss(name: str, present) -> str | None:
     return close[0] if close else None
 
 
+# unit suffixes of column names written by hand, and how a message names them
+_UNITS = {"s": "seconds", "ms": "ms", "us": "us", "ns": "ns", "bytes": "bytes", "kb": "kB",
+          "mb": "MB", "gb": "GB", "kib": "KiB", "mib": "MiB", "gib": "GiB"}
+
+
 def _warn_near_misses(columns, path) -> None:
     for c in columns:
         meant = None if c in COLUMNS or c in (*SPREAD, "_row") else _near_miss(c, columns)
         if meant:
-            warnings.warn(InputWarning(f"{path}: column '{c}' is not a canonical column and no "
-                                       f"model reads it; did you mean '{meant}'?"), stacklevel=3)
+            stem, _, unit = meant.rpartition("_")
+            c_stem, _, c_unit = c.lower().rpartition("_")
+            # time_ms for time_s: a rename alone would read milliseconds as seconds
+            other_unit = c_stem == stem and c_unit != unit and c_unit in _UNITS
+            warnings.warn(InputWarning(
+                f"{path}: column '{c}' is not a canonical column and no model reads it; did you "
+                f"mean '{meant}'?" + (f" It is in {_UNITS.get(unit, unit)}: convert the values, "
+                                      "not the name alone" if other_unit else "")), stacklevel=3)
 
 
 def _merge_runs(df: pd.DataFrame, path) -> pd.DataFrame:

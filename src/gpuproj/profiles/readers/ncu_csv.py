@@ -50,7 +50,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ...errors import InputError, InputWarning
+from ...errors import GPUNotNamedError, InputError, InputWarning
 from ...files import read_text
 from ...units import unit_factor
 from ..table import ProfileTable
@@ -438,9 +438,8 @@ def finish(launches: pd.DataFrame, path, *, gpu=None, per_launch=False) -> Profi
         if c in df.columns and df[c].notna().any():
             names = df[c] if names is None else names.fillna(df[c])
     if names is None or names.isna().any():
-        raise InputError("the file does not name the GPU (no device__attribute_display_name "
-                         "column): pass --source NAME (gpu=NAME in load())", path=path,
-                         field="gpu")
+        raise GPUNotNamedError("the file does not name the GPU (no "
+                               "device__attribute_display_name column)", path=path, field="gpu")
     df["gpu"] = resolve_gpus(names.astype(object), path)
     if "_cc" in df.columns:
         _check_compute_capability(df, path)

@@ -4,7 +4,8 @@ row per (PyTorch 2.1 FP32 operator call, GPU) with ``OPName``, ``Latency`` (mill
 ``Device``, the main CUDA kernel (``Kernel Name``, ``Grid x/y/z``, ``Block x/y/z``,
 ``Warps per SM``, ``Blocks per SM``) and the operator's shape.
 
-``kernel`` = ``OPName``; ``config`` = the shape parameters joined; ``Kernel Name`` and the
+``kernel`` = ``OPName``; ``config`` = the shape parameters joined, and ``problem`` too: each
+shape is a problem of its own, not a tuning variant of another; ``Kernel Name`` and the
 per-SM figures are kept as extra columns (``kernel_name``, ``warps_per_sm``,
 ``blocks_per_sm``) for learned models. Work per call (analytic, FMA = 2 FLOP):
 
@@ -62,6 +63,7 @@ def read(path, gpu: str | None = None) -> ProfileTable:
         config = part if config is None else config + "," + part
         out[short] = v
     out["config"] = config
+    out["problem"] = config
     if shape is CONV_SHAPE:
         side = np.floor((s["size"] + 2 * s["pad"] - s["k"]) / s["stride"]) + 1
         out["flops"] = 2.0 * s["B"] * s["Cout"] * side**2 * s["Cin"] * s["k"] ** 2

@@ -22,7 +22,9 @@ its ``Processing [...]`` and ``NOTICE`` lines, one or several reports: a trace i
 there is one, else the kernel summary; other reports (API calls, memory operations) hold no
 kernel times and are not read.
 
-The GPU: the trace's ``Device`` column, or ``gpu=`` (``--source``), which replaces it.
+The GPU: the trace's ``Device`` column; ``gpu=`` (``--source``) names it where the column names
+none or one the catalog does not know (a kernel summary names none), and is an error where it
+names another.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ...errors import InputError
+from ...errors import GPUNotNamedError, InputError
 from ...files import read_text
 from ...units import unit_factor
 from ..table import ProfileTable, Skipped
@@ -43,6 +45,7 @@ from ._io import (
     csv_fields,
     group_launches,
     launch_config,
+    named_or_given_gpus,
     resolve_gpus,
     strip_device_index,
 )
@@ -79,8 +82,8 @@ def sniff(path, head: str) -> bool:
 
 
 def read(path, gpu: str | None = None) -> ProfileTable:
-    """Read an ``nsys stats`` CSV (see the module docstring); ``gpu`` names the GPU, in place
-    of the trace's ``Device`` column and where a kernel summary names none."""
+    """Read an ``nsys stats`` CSV (see the module docstring); ``gpu`` names the GPU where
+    the trace's ``Device`` column does not, and where a kernel summary names none."""
     path = Path(path)
     sections, skipped_reports = _sections(path)
     traces = [s for s in sections if s[0] == _TRACE]
@@ -103,12 +106,12 @@ def read(path, gpu: str | None = None) -> ProfileTable:
     df, bad = split_missing_names(df, path, {"kernel": "Name"})
     skipped += bad
     if traces:
-        names = df["_device"] if gpu is None else pd.Series(gpu, index=df.index, dtype=object)
-        if names.isna().any():
-            raise InputError("the trace does not name the device of this launch: pass "
-                             "--source NAME (gpu=NAME in load())", path=path,
-                             row=int(df.loc[names.isna(), "_row"].iloc[0]), field="Device")
-        df["gpu"] = resolve_gpus(names.astype(object), path, rows=df["_row"], field="Device")
+        names = df["_device"].astype(object)
+        if gpu is None and names.isna().any():
+            raise GPUNotNamedError("the trace does not name the device of this launch",
+                                   path=path, row=int(df.loc[names.isna(), "_row"].iloc[0]),
+                                   field="Device")
+        df["gpu"] = named_or_given_gpus(names, gpu, path, df["_row"], "Device")
         df = df.drop(columns=["_device"])
     else:
         df["gpu"] = resolve_gpus(pd.Series(gpu, index=df.index, dtype=object), path)
@@ -213,9 +216,9 @@ def _summary(recs, path, gpu):
     """One row per kernel (and launch configuration) of a cuda_gpu_kern_sum table."""
     df, units, shown, header_row = _frame(recs)
     if gpu is None:
-        raise InputError("a kernel summary (cuda_gpu_kern_sum) does not name the GPU: pass "
-                         "--source NAME (gpu=NAME in load()), or read the cuda_gpu_trace "
-                         "report, whose Device column does", path=path)
+        raise GPUNotNamedError("a kernel summary (cuda_gpu_kern_sum) does not name the GPU",
+                               in_file="read the cuda_gpu_trace report, whose Device column "
+                               "does", path=path)
     rows = df["_row"]
     out = pd.DataFrame({"kernel": df["Name"], "_row": rows})
     for col, name in (("time_s", "Avg"), ("time_s_min", "Min"), ("time_s_max", "Max")):

@@ -32,12 +32,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ...errors import InputError, InputWarning
+from ...errors import GPUNotNamedError, InputError, InputWarning
 from ...files import read_text
 from ...units import unit_factor
 from ..table import ProfileTable, Skipped
 from ._checks import numeric, parse_number, split_unusable_times
-from ._io import check_header, csv_fields, launch_config, resolve_gpus, strip_device_index
+from ._io import check_header, csv_fields, launch_config, named_or_given_gpus, strip_device_index
 
 SECTOR_BYTES = 32  # bytes per DRAM / L2 transaction (Profiler User's Guide, dram_read_throughput)
 
@@ -295,7 +295,8 @@ def _is_unit_row(fields):
 
 def read(path, trace=None, gpu: str | None = None) -> ProfileTable:
     """Read nvprof CSV output: a metrics file with ``trace=`` the gpu-trace file of the same
-    run, or a gpu-trace file alone. ``gpu`` replaces the device names in the files."""
+    run, or a gpu-trace file alone. ``gpu`` names the GPU where the files' device names do not
+    (``_io.named_or_given_gpus``)."""
     path = Path(path)
     recs = _records(path)
     header = recs[0][1]
@@ -335,11 +336,10 @@ def read(path, trace=None, gpu: str | None = None) -> ProfileTable:
             skipped.append(Skipped(str(path), int(r), "kernel has metrics but no launch in "
                                    "the trace"))
         df = df.merge(metrics.drop(columns=["_row"]), on=["_device", "_key"], how="left")
-    names = df["_device"] if gpu is None else pd.Series(gpu, index=df.index)
-    if names.isna().any():
-        raise InputError("the file does not name the device: pass --source NAME (gpu=NAME in "
-                         "load())", path=path,
-                         field="Device")
-    df["gpu"] = resolve_gpus(names.astype(object), path, rows=df["_row"], field="Device")
+    names = df["_device"].astype(object)
+    if gpu is None and names.isna().any():
+        raise GPUNotNamedError("the file does not name the device", path=path, field="Device")
+    # the rows are the trace's, whose Device column names the GPU
+    df["gpu"] = named_or_given_gpus(names, gpu, tpath, df["_row"], "Device")
     df = df.drop(columns=["_device", "_key"])
     return ProfileTable.from_frame(df, skipped=skipped, origin=str(path))

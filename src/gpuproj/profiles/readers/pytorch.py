@@ -22,7 +22,8 @@ bytes take them from an Nsight Compute profile, which can take its times from th
   microsecond.
 
 The GPU: the trace's ``deviceProperties`` entry for the event's ``device`` (its ``name`` as
-CUDA reports it, ``Tesla V100-PCIE-16GB``), or ``gpu=`` (``--source``), which replaces it.
+CUDA reports it, ``Tesla V100-PCIE-16GB``); ``gpu=`` (``--source``) names it where the trace
+names none or one the catalog does not know, and is an error where the trace names another.
 PyTorch on ROCm writes the same layout; no trace of an AMD GPU has been read yet.
 
 To trace the part of a program to project (a few steps after the warm-up)::
@@ -43,11 +44,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from ...errors import InputError
+from ...errors import GPUNotNamedError, InputError
 from ...files import read_text
 from ..table import ProfileTable, Skipped
 from ._checks import split_missing_names, split_unusable_times
-from ._io import group_launches, launch_config, resolve_gpus
+from ._io import group_launches, launch_config, named_or_given_gpus
 
 _SPACE = re.compile(r"[ \t\n\r]*")
 _NEXT = re.compile(r"[ \t\n\r]*([,\]])[ \t\n\r]*")
@@ -61,8 +62,8 @@ def sniff(path, head: str) -> bool:
 
 
 def read(path, gpu: str | None = None) -> ProfileTable:
-    """Read a PyTorch profiler trace (see the module docstring); ``gpu`` names the GPU, in
-    place of the trace's ``deviceProperties``."""
+    """Read a PyTorch profiler trace (see the module docstring); ``gpu`` names the GPU where
+    the trace's ``deviceProperties`` do not."""
     path = Path(path)
     text = read_text(path)
     doc = _parse(text, path)
@@ -118,10 +119,8 @@ def _launch(ev: dict, where: _Event) -> dict:
 
 
 def _gpus(df, doc, gpu, path) -> pd.Series:
-    """Catalog ids of each launch's GPU: ``gpu`` for all, else the ``deviceProperties`` name
-    of its ``device``."""
-    if gpu is not None:
-        return resolve_gpus(pd.Series(gpu, index=df.index, dtype=object), path)
+    """Catalog ids of each launch's GPU: the ``deviceProperties`` name of its ``device``, or
+    ``gpu`` where there is none (``_io.named_or_given_gpus``)."""
     props = doc.get("deviceProperties")
     named = {p["id"]: p.get("name") for p in props
              if isinstance(p, dict) and isinstance(p.get("id"), int)} \
@@ -129,13 +128,12 @@ def _gpus(df, doc, gpu, path) -> pd.Series:
     names = df["_device"].map(
         lambda d: named.get(d) if isinstance(d, int) and not isinstance(d, bool) else None)
     names = names.where(names.map(lambda n: isinstance(n, str) and n.strip() != ""), None)
-    if names.isna().any():
+    if gpu is None and names.isna().any():
         first = df.loc[names.isna()].iloc[0]
-        raise InputError(f"the trace names no GPU for device {first['_device']} (no "
-                         "deviceProperties entry with its id and a name): pass --source NAME "
-                         "(gpu=NAME in load())", path=path, row=int(first["_row"]),
-                         field="device")
-    return resolve_gpus(names.astype(object), path, rows=df["_row"], field="device")
+        raise GPUNotNamedError(f"the trace names no GPU for device {first['_device']} (no "
+                               "deviceProperties entry with its id and a name)", path=path,
+                               row=int(first["_row"]), field="device")
+    return named_or_given_gpus(names.astype(object), gpu, path, df["_row"], "device")
 
 
 class _Lines:

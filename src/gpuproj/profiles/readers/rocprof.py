@@ -68,7 +68,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ...errors import InputError, InputWarning
+from ...errors import GPUNotNamedError, InputError, InputWarning
 from ..table import ProfileTable
 from ._checks import numeric, split_missing_names, split_unusable_times
 from ._io import group_launches, read_csv
@@ -187,8 +187,8 @@ def _gpu(gpu, sysinfo: Path, path):
 
     if not sysinfo.is_file():
         if gpu is None:
-            raise InputError("the file does not name the GPU (no sysinfo.csv beside it): pass "
-                             "--source NAME (gpu=NAME in load())", path=path, field="gpu")
+            raise GPUNotNamedError("the file does not name the GPU (no sysinfo.csv beside it)",
+                                   path=path, field="gpu")
         return resolve(gpu)
     info = read_csv(sysinfo)
     for c in ("gpu_soc", "numCU"):

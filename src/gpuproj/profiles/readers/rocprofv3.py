@@ -36,7 +36,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ...errors import InputError
+from ...errors import GPUNotNamedError, InputError
 from ..table import ProfileTable, Skipped
 from ._checks import numeric
 from ._io import group_launches, read_csv
@@ -151,9 +151,8 @@ def _agents(path: Path, gpu, df: pd.DataFrame) -> dict:
     info_path = _agent_file(path)
     if info_path is None:
         if gpu is None:
-            raise InputError("the file does not name the GPU (no agent_info.csv of its run "
-                             "beside it): pass --source NAME (gpu=NAME in load())", path=path,
-                             field="Agent_Id")
+            raise GPUNotNamedError("the file does not name the GPU (no agent_info.csv of its "
+                                   "run beside it)", path=path, field="Agent_Id")
         g = resolve(gpu)
         return {a: (g, None) for a in df["agent"].unique()}
     info = read_csv(info_path)

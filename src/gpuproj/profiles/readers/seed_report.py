@@ -7,7 +7,8 @@ One row per (kernel, size, GPU): ``mean_ms`` (and ``std_ms``) of repeated timing
 ``iters`` for kernels that loop) and the report's *analytic* counts: ``FLOPs`` -> ``flops``,
 ``BYTES`` -> ``dram_bytes`` (bytes the kernel must move, not a counter reading),
 ``shared_bytes``, ``working_set_bytes``. ``config`` = the size fields that are set
-(``N=1048576,iters=50``; empty and 0 both mean "not used by this kernel", as the files differ).
+(``N=1048576,iters=50``; empty and 0 both mean "not used by this kernel", as the files differ),
+and ``problem`` too: each size is a problem of its own, not a tuning variant of another.
 Descriptive columns the report's learned models use are kept:
 ``mem_pattern``, ``size_kind``, ``has_branch_divergence``, ``atomic_ops_count``,
 ``arithmetic_intensity``. The GPU description columns (``gpu_*``, ``peak_*``, ``calibrated_*``)
@@ -24,7 +25,7 @@ import pandas as pd
 
 from ..table import ProfileTable
 from ._checks import numeric, require_columns, split_unusable_times
-from ._io import read_csv, resolve_gpus
+from ._io import named_or_given_gpus, read_csv
 
 SIZE_FIELDS = ("N", "rows", "cols", "iters")
 RENAME = {"FLOPs": "flops", "BYTES": "dram_bytes", "shared_bytes": "shared_bytes",
@@ -41,7 +42,9 @@ def sniff(path, head: str) -> bool:
 
 
 def read(path, gpu: str | None = None) -> ProfileTable:
-    """Read one ``runs_*_final.csv``. ``gpu`` replaces ``gpu_device_name`` when given."""
+    """Read one ``runs_*_final.csv``. ``gpu`` names the GPU of the rows whose
+    ``gpu_device_name`` is empty, absent or unknown to the catalog; one that names another GPU
+    is an error (``_io.named_or_given_gpus``)."""
     path = Path(path)
     df = read_csv(path)
     require_columns(df, ["kernel", "mean_ms"] + ([] if gpu else ["gpu_device_name"]), path)
@@ -60,6 +63,7 @@ def read(path, gpu: str | None = None) -> ProfileTable:
     config = (pd.concat(parts, axis=1).apply(lambda r: ",".join(x for x in r if x), axis=1)
               if parts else pd.Series("", index=df.index))
     out["config"] = config.where(config != "", "default")
+    out["problem"] = out["config"]
     for src, dst in RENAME.items():
         if src in df.columns:
             out[dst] = numeric(df[src], path=path, field=src, rows=rows)
@@ -67,7 +71,7 @@ def read(path, gpu: str | None = None) -> ProfileTable:
         if c in df.columns:
             out[c] = df[c]
     out, skipped = split_unusable_times(out, path, field="mean_ms")
-    names = (pd.Series(gpu, index=out.index) if gpu
-             else df.loc[out.index, "gpu_device_name"].astype(str))
-    out["gpu"] = resolve_gpus(names, path, rows=out["_row"], field="gpu_device_name")
+    names = (df.loc[out.index, "gpu_device_name"] if "gpu_device_name" in df.columns
+             else pd.Series(None, index=out.index, dtype=object))
+    out["gpu"] = named_or_given_gpus(names, gpu, path, out["_row"], "gpu_device_name")
     return ProfileTable.from_frame(out, skipped=skipped, origin=str(path))
