@@ -101,11 +101,25 @@ def test_cli_predict_shortlist(capsys):
     assert first["source_time_s"] == pytest.approx(src["time_ms__RTX_Titan"].min() / 1e3)
     code, out, _ = run_cli(capsys, *args, "--csv")
     # the GEMM's problem (its size) beside the kernel: what the variants are variants of
+    # and, the table holding the targets' times, what each pick takes there
     assert code == 0 and out.splitlines()[0] == \
-        "kernel,problem,target,rank,config,method,time_s,source_time_s"
+        "kernel,problem,target,rank,config,method,time_s,source_time_s,measured_s"
     assert len(out.splitlines()) == 7
+    on_3090 = src.dropna(subset=["time_ms__RTX_3090"])
+    cfg = on_3090.filter(regex=r"^[A-Z]+$").astype(int).astype(str)
+    measured = dict(zip(cfg.apply(lambda r: ",".join(f"{k}={v}" for k, v in r.items()), axis=1),
+                        on_3090["time_ms__RTX_3090"] / 1e3))
+    picks = got[got["target"] == "rtx-3090"]
+    assert picks["measured_s"].tolist() == pytest.approx([measured[c] for c in picks["config"]])
     code, out, _ = run_cli(capsys, *args)
     assert code == 0 and "Configurations to measure on rtx-3090" in out and "proposed by" in out
+    best, fastest = picks["measured_s"].min(), min(measured.values())
+    assert (f"the shortlist's best measured {best * 1e3:.3g} ms, the fastest of the "
+            f"{len(measured)} configurations measured {fastest * 1e3:.3g} ms "
+            f"(+{100 * (best / fastest - 1):.1f} %)") in " ".join(out.split())
+    # a target the table did not measure has no such column
+    code, out, _ = run_cli(capsys, *args[:5], "h100-sxm5-80gb", *args[6:], "--csv")
+    assert code == 0 and out.splitlines()[0].endswith(",source_time_s")
     code, _, err = run_cli(capsys, *args[:-1], "0")
     assert code == 2 and "--shortlist" in err
 

@@ -152,11 +152,12 @@ class PredictionSet:
         """The ``k`` configurations of each kernel to measure on each target, taken in turn
         from the methods' predicted orders, fastest first, in the order the methods were given
         (``gpuproj.shortlist``): ``rank``, ``config``, ``method`` (the one that proposed it),
-        its predicted ``time_s`` and the source's time (combined: the number of sources).
-        Where the profile names the configurations' problems, each kernel's ``problem`` has
-        its own shortlist, and one where no kernel has MIN_CONFIGS configurations of one
-        problem is a ``GpuprojError`` (``evaluate.why_no_variants``): the configurations are
-        then problem sizes, not variants to choose among."""
+        its predicted ``time_s``, the source's time (combined: the number of sources) and,
+        where the profile holds the target's times, ``measured_s``. Where the profile names
+        the configurations' problems, each kernel's ``problem`` has its own shortlist, and one
+        where no kernel has MIN_CONFIGS configurations of one problem is a ``GpuprojError``
+        (``evaluate.why_no_variants``): the configurations are then problem sizes, not
+        variants to choose among."""
         from .shortlist import shortlist
 
         keys = ["kernel", "target"] if self.problems is None else ["kernel", "problem", "target"]
@@ -172,6 +173,8 @@ class PredictionSet:
                                   "a shortlist chooses among")
             if why:
                 raise GpuprojError(f"nothing to shortlist: {why}")
+        # a table that holds the target's times shows how the picks fare there
+        cols += ["measured_s"] if "measured_s" in d else []
         return shortlist(d, list(self.predictions), k, keys)[cols]
 
     def _with_problems(self, d: pd.DataFrame) -> pd.DataFrame:
@@ -337,18 +340,43 @@ class PredictionSet:
         d = self.shortlist(k)
         for target, g in d.groupby("target", sort=False):
             t = Table(title=f"Configurations to measure on {target} (shortlist of {k}, from "
-                            f"{', '.join(self.predictions)} in turn)")
+                            f"{', '.join(self.predictions)} in turn)",
+                      caption=self._fastest_measured(g, target))
             last = "sources" if self.combined else "source"
             problem = ("problem",) if "problem" in d else ()
+            measured = ("measured",) if "measured_s" in g and g["measured_s"].notna().any() \
+                else ()
             for c in ("kernel", *problem, "rank", "config", "proposed by", "its prediction",
-                      last):
-                t.add_column(c, justify="right" if c in ("rank", "its prediction", last)
-                             else "left")
+                      last, *measured):
+                t.add_column(c, justify="right" if c in ("rank", "its prediction", last,
+                                                        "measured") else "left")
             for r in g.itertuples(index=False):
                 t.add_row(Text(r.kernel), *(Text(r.problem) for _ in problem), str(r.rank),
                           Text(r.config), r.method, fmt_time(r.time_s),
-                          str(r.sources) if self.combined else fmt_time(r.source_time_s))
+                          str(r.sources) if self.combined else fmt_time(r.source_time_s),
+                          *(fmt_time(r.measured_s) if r.measured_s == r.measured_s else "-"
+                            for _ in measured))
             console.print(t)
+
+    def _fastest_measured(self, short: pd.DataFrame, target: str) -> str | None:
+        """What the shortlist ``short`` of ``target`` would lose there, where the profile holds
+        the target's times: per kernel (and problem), the fastest configuration measured on
+        it against the best of the shortlist's."""
+        if "measured_s" not in short or self.measured is None:
+            return None
+        m = self._with_problems(self.measured[self.measured["target"] == target])
+        keys = [c for c in ("kernel", "problem") if c in short]
+        lines = []
+        for key, g in short.groupby(keys, sort=False):
+            on = m[(m[keys] == pd.Series(key if isinstance(key, tuple) else (key,),
+                                         index=keys)).all(axis=1)]
+            best, picked = on["measured_s"].min(), g["measured_s"].min()
+            if best == best and picked == picked:
+                lines.append(f"{' '.join(map(str, g[keys].iloc[0]))}: the shortlist's best "
+                             f"measured {fmt_time(picked)}, the fastest of the {len(on)} "
+                             f"configurations measured {fmt_time(best)} "
+                             f"(+{100 * (picked / best - 1):.1f} %)")
+        return "\n".join(lines) or None
 
     def assumption_lines(self) -> list[str]:
         """Each assumption once, with the methods that made it (a catalog value used for every
