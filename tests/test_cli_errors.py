@@ -615,8 +615,9 @@ def test_a_repeated_line_in_a_cross_gpu_table_is_named_where_gpus_are_matched(tm
     path = tmp_path / "bmm.csv"
     path.write_text("".join(lines[:16] + [lines[15]] + lines[16:]))
     said = ("bmm.csv, row 17: tesla-p4 has several rows of kernel bmm with config "
-            "B=6,M=19,N=24,K=13: configurations are matched across GPUs, so each must be one "
-            "row (a line repeated, a column lost, or an ncu profile read with per_launch?)")
+            "B=6,M=19,N=24,K=13 (the first: row 16): configurations are matched across GPUs, "
+            "so each must be one row (a line repeated, a file read twice, a column lost, or an "
+            "ncu profile read with per_launch?)")
     for args in (["evaluate", str(path), "--gpu-choice"],
                  ["evaluate", str(path), "--split", "gpu", "-m", "ridge", "--coverage", "0"],
                  ["predict", str(path), "--source", "all", "-t", "h100-sxm5-80gb"]):
@@ -652,7 +653,8 @@ def test_a_table_of_several_files_names_the_file_each_row_came_from(tmp_path, ca
     # a configuration of a's GPU again in b: a reader merges repeats within its file only
     b.write_text(head + "k,1,titan-v,1e-3,1e6,1e6,0,1e6\nk,1,rtx-2080-ti,2e-3,1e6,1e6,0,1e6\n")
     code, _, err = run(capsys, "evaluate", str(a), str(b))
-    assert code == 2 and f"error: {b}, row 3: rtx-2080-ti has several rows" in one_error(err)
+    assert code == 2 and (f"error: {b}, row 3: rtx-2080-ti has several rows of kernel k with "
+                          f"config 1 (the first: row 2 of {a}): ") in one_error(err)
 
 @pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs Linux's /dev/full")
 @pytest.mark.parametrize("fmt", ["--json", "--csv", None])

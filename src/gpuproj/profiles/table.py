@@ -226,15 +226,27 @@ class ProfileTable:
         combined sources). Readers merge repeated runs; a repeat left is a damaged file (a line
         repeated, a column of the configuration lost) or one row per launch (ncu's
         ``per_launch``)."""
-        dup = self.df.duplicated(["kernel", "config", "gpu"])
+        keys = ["kernel", "config", "gpu"]
+        dup = self.df.duplicated(keys)
         if dup.any():
             r = self.df.loc[dup.idxmax()]
-            row = r.get("_row")
+            first = self.df.loc[(self.df[keys] == r[keys]).all(axis=1).idxmax()]
+
+            def row(x):
+                n = x.get("_row")
+                return None if n is None or pd.isna(n) else int(n)
+
+            path = r.get("_path", self.origin)
+            # the same file read twice, or one GPU's rows in two files, shows in the first row
+            where = [f"row {row(first)}"] if row(first) is not None else []
+            if first.get("_path", path) != path:
+                where.append(f"of {first['_path']}")
+            also = f" (the first: {' '.join(where)})" if where else ""
             raise InputError(f"{r['gpu']} has several rows of kernel {r['kernel']} with config "
-                             f"{r['config']}: configurations are matched across GPUs, so each "
-                             "must be one row (a line repeated, a column lost, or an ncu "
-                             "profile read with per_launch?)", path=r.get("_path", self.origin)
-                             or None, row=None if row is None or pd.isna(row) else int(row))
+                             f"{r['config']}{also}: configurations are matched across GPUs, so "
+                             "each must be one row (a line repeated, a file read twice, a column "
+                             "lost, or an ncu profile read with per_launch?)", path=path or None,
+                             row=row(r))
 
     def concat(self, other: "ProfileTable") -> "ProfileTable":
         """The rows of both tables. Tables read from different files keep each row's file in
