@@ -5,7 +5,9 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
+from gpuproj.errors import InputError
 from gpuproj.evaluate import evaluate
 from gpuproj.predict import predict
 from gpuproj.profiles import load
@@ -241,3 +243,23 @@ def test_a_row_skipped_from_a_frame_names_its_index():
                       "gpu": "h100-sxm5-80gb"}, index=[10, 11])
     (s,) = ProfileTable.from_frame(d).skipped
     assert s.row is None and s.reason == "index 10: time_s = 0.0 is not positive"
+
+
+def test_a_frame_is_checked_as_a_file_is():
+    # text in a count became NaN (the row then projected by the bandwidth baseline, "times but
+    # no counts"), a negative count or an infinite one passed, and `config` was required
+    # where a measurement table may leave it out
+    d = pd.DataFrame({"kernel": ["a", "b"], "time_s": [1e-3, 2e-3], "gpu": "h100-sxm5-80gb",
+                      "dram_bytes": [1e9, 2e9]}, index=[10, 11])
+    assert list(ProfileTable.from_frame(d).df["config"]) == ["default"] * 2
+    for column, value, says in (("dram_bytes", "lots", "'lots' is not a number"),
+                                ("dram_bytes", -5e9, "-5000000000.0 is negative"),
+                                ("fp32_flops", float("inf"), "'inf' is not a finite number"),
+                                ("time_s", "fast", "'fast' is not a number")):
+        bad = d.assign(**{column: [1e9, value]})
+        with pytest.raises(InputError) as e:
+            ProfileTable.from_frame(bad, origin="nb")
+        assert str(e.value) == f"nb, field '{column}': index 11: {says}"
+    # a file's row, where a reader gives it
+    with pytest.raises(InputError, match=r"^nb, row 3, field 'dram_bytes': 'lots' is not"):
+        ProfileTable.from_frame(d.assign(dram_bytes=[1e9, "lots"], _row=[2, 3]), origin="nb")

@@ -146,6 +146,28 @@ def _origin_of(df: pd.DataFrame, origin: str) -> str:
     return ", ".join(p for p in pd.unique(df["_path"]) if p)
 
 
+def _numbers(df: pd.DataFrame, column: str, origin: str) -> pd.Series:
+    """``df[column]`` as floats, checked as a reader checks a file's (``readers._checks.numeric``:
+    the time may be negative, a skipped row); the error of a frame built in memory names the
+    index label of the value, which has no file row."""
+    from .readers._checks import numeric
+
+    negative = column == "time_s"
+    if "_row" in df.columns:
+        return numeric(df[column], path=origin or None, field=column, rows=df["_row"],
+                       allow_negative=negative)
+    try:
+        return numeric(df[column], path=origin or None, field=column, allow_negative=negative)
+    except InputError as e:
+        for label, v in df[column].items():  # which one: an error is rare, the loop cheap then
+            try:
+                numeric(pd.Series([v]), path=None, field=column, allow_negative=negative)
+            except InputError:
+                raise InputError(f"index {label}: {e.message}", path=origin or None,
+                                 field=column) from None
+        raise
+
+
 class ProfileTable:
     """Kernel profiles in canonical form (see ``profiles.schema.COLUMNS``).
 
@@ -177,9 +199,15 @@ class ProfileTable:
 
         Extra columns are kept (readers keep e.g. tuning parameters for learned models). A
         ``gpu`` that names one catalog GPU becomes its id (``NVIDIA A100-SXM4-80GB`` ->
-        ``a100-sxm4-80gb``), as the readers do; other names stay as they are.
+        ``a100-sxm4-80gb``), as the readers do; other names stay as they are. A missing
+        ``config`` is ``default``, as in a measurement table. Numbers are checked as the
+        readers check a file's: text that is no number, an infinite or a negative count is an
+        ``InputError`` naming the column and the row (a frame built in memory: its index
+        label); a time that is not positive is a skipped row.
         """
         df = frame.copy()
+        if "config" not in df.columns:  # each kernel ran in one configuration
+            df["config"] = "default"
         missing = [c for c in REQUIRED if c not in df.columns]
         if missing:
             raise InputError(f"missing required column(s) {', '.join(missing)}",
@@ -188,7 +216,7 @@ class ProfileTable:
             if c not in df.columns:
                 df[c] = np.nan if c in NUMERIC else None
         for c in NUMERIC:
-            df[c] = pd.to_numeric(df[c], errors="coerce").astype(float)
+            df[c] = _numbers(df, c, origin)
         for c in STRINGS:
             df[c] = df[c].astype(object).where(df[c].notna(), None)
             df[c] = df[c].map(lambda v: v if v is None else str(v))
