@@ -225,3 +225,30 @@ def test_profile_checks_what_ncu_would_only_report_in_its_log(tmp_path, monkeypa
         with pytest.raises(SystemExit) as e:
             main(["profile", *args, "--", "./app"])
         assert e.value.code == 2 and says in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("log,rc,says", [
+    ("==PROF== Connected to process 1 (./app)\n==ERROR== ERR_NVGPUCTRPERM - The user does not "
+     "have permission to access NVIDIA GPU Performance Counters on the target device 0.\n", 0,
+     "ncu reported an error: ==ERROR== ERR_NVGPUCTRPERM - The user does not have permission"),
+    ("==ERROR== The application returned an error code (1).\n", 1,
+     "ncu exited with status 1: ==ERROR== The application returned an error code (1). (its "
+     "messages are in p.csv)"),
+    ("==PROF== Connected to process 1 (./app)\n==WARNING== No kernels were profiled.\n", 0,
+     "ncu wrote no results to p.csv: ==WARNING== No kernels were profiled.")])
+def test_profile_says_what_ncu_said(tmp_path, monkeypatch, capsys, log, rc, says):
+    """ncu can exit 0 after an error (no permission to the performance counters), and a run
+    that profiled no kernel writes a log of warnings: the message was the CSV reader's "no
+    Nsight Compute CSV header", whose advice repeats the flags gpuproj gave ncu."""
+    _stand_in(tmp_path, monkeypatch, "ncu", f"""
+import sys
+args = sys.argv[1:]
+if "--query-metrics" in args:
+    sys.exit(1)
+open(args[args.index("--log-file") + 1], "w").write({log!r})
+sys.exit({rc})
+""")
+    with pytest.raises(SystemExit) as e:
+        main(["profile", "--out", "p.csv", "--", "./app"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert e.value.code == 2 and len(err) == 1 and says in err[0], err

@@ -190,15 +190,28 @@ def profile(output, timeline, metrics_file, kernel, launch_count, ncu_path, nsys
             proc = _run(command(metrics), "ncu")
     if metrics_file:
         write_text(metrics_file, "\n".join(metrics) + "\n")
-    if proc.returncode != 0:
+    said = _said(output) or []
+    errors = [ln for ln in said if ln.startswith("==ERROR==")]
+    if proc.returncode != 0 or errors:
+        # ncu can exit 0 after an error (no permission to the counters: ERR_NVGPUCTRPERM), and
+        # its own words say more than the CSV reader would of a log without results
+        what = (f"exited with status {proc.returncode}" if proc.returncode != 0
+                else "reported an error")
         where = (f"its messages are in {output}" if output.exists()
                  and output.stat().st_size else "it wrote nothing")
-        raise GpuprojError(f"ncu exited with status {proc.returncode} ({where})")
+        raise GpuprojError(f"ncu {what}" + (f": {errors[0]}" if errors else "") + f" ({where})")
     if not output.exists() or output.stat().st_size == 0:
         raise GpuprojError(f"ncu wrote no results to {output} (was any kernel launched?)")
     from ..profiles.readers import ncu_csv
 
-    table = ncu_csv.read(output)
+    try:
+        table = ncu_csv.read(output)
+    except InputError:
+        warned = [ln for ln in said if ln.startswith("==WARNING==")]
+        if not warned:
+            raise
+        # "No kernels were profiled": a log without results, which ncu says why it is
+        raise GpuprojError(f"ncu wrote no results to {output}: {warned[0]}") from None
     click.echo(f"gpuproj: wrote {output}: {len(table)} kernel configuration(s) on "
                f"{', '.join(table.gpus)}, {int(table.df['launches'].sum())} launch(es)", err=True)
 
@@ -245,12 +258,19 @@ def _run(cmd, name):
 
 def _failed(proc, output: Path) -> bool:
     """ncu failed: a non-zero status, or an error line in its log (it can exit 0 after one)."""
-    if proc.returncode != 0:
-        return True
+    said = _said(output)
+    return (proc.returncode != 0 or said is None  # no log at all
+            or any(ln.startswith("==ERROR==") for ln in said))
+
+
+def _said(output: Path) -> list[str] | None:
+    """ncu's own error and warning lines in its log (``==ERROR==``, ``==WARNING==``); None
+    where there is no log to read."""
     try:
-        return any(ln.startswith("==ERROR==") for ln in read_text(output).splitlines())
-    except InputError:  # no log at all
-        return True
+        lines = read_text(output).splitlines()
+    except InputError:
+        return None
+    return [ln.strip() for ln in lines if ln.startswith(("==ERROR==", "==WARNING=="))]
 
 
 def _quote(arg: str) -> str:
