@@ -25,7 +25,8 @@ from ._common import (
               "interval.")
 @click.option("--kernel", "-k", help="Only kernels whose name matches this regular expression.")
 @click.option("--max-kernels", type=click.IntRange(1, 50), default=4, show_default=True,
-              help="Draw at most this many kernel rows (the longest-running).")
+              help="Draw at most this many kernel rows (the longest-running); --json gives "
+                   "every row, and with -o the rows drawn under 'shown'.")
 @format_option()
 @reader_option()
 @trace_option()
