@@ -219,7 +219,10 @@ def _assumptions(result) -> str:
         "launches and sum over kernels.</li>"
         "<li>The hierarchical method projects each memory level separately (Van Lanker et al., "
         "Eq. 9); the interval is [min, max] over the levels the profile has and the point is "
-        "their mean. The other methods' intervals are described in <code>docs/</code>.</li>"
+        "their mean; <code>hierarchical-ext</code>'s also spans the alternatives of its "
+        "extensions (a spread of the model, not a probability). A learned model's interval is "
+        "split-conformal (docs/learned.md). The 90 % band is how far the method has been off "
+        "on real cross-GPU data (docs/accuracy.md, 'Error bands').</li>"
         "<li>Ceilings: measured where the catalog has a measurement; otherwise the GPU's peak "
         "scaled by the other GPU's measured/peak ratio (derived: the target's against the "
         "source, the source's against each target); otherwise the peak.</li>")
