@@ -7,7 +7,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from gpuproj.errors import InputError
+from gpuproj.errors import InputError, InputWarning
 from gpuproj.evaluate import evaluate
 from gpuproj.predict import predict
 from gpuproj.profiles import load
@@ -260,6 +260,11 @@ def test_a_frame_is_checked_as_a_file_is():
         with pytest.raises(InputError) as e:
             ProfileTable.from_frame(bad, origin="nb")
         assert str(e.value) == f"nb, field '{column}': index 11: {says}"
+    # a column named nearly as a canonical one, which no model would read, is said
+    with pytest.warns(InputWarning, match="the frame: column 'dram_byte' is not a canonical "
+                                          "column and no model reads it; did you mean "
+                                          "'dram_bytes'"):
+        ProfileTable.from_frame(d.rename(columns={"dram_bytes": "dram_byte"}))
     # a file's row, where a reader gives it
     with pytest.raises(InputError, match=r"^nb, row 3, field 'dram_bytes': 'lots' is not"):
         ProfileTable.from_frame(d.assign(dram_bytes=[1e9, "lots"], _row=[2, 3]), origin="nb")

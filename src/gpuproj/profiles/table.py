@@ -200,12 +200,18 @@ class ProfileTable:
         Extra columns are kept (readers keep e.g. tuning parameters for learned models). A
         ``gpu`` that names one catalog GPU becomes its id (``NVIDIA A100-SXM4-80GB`` ->
         ``a100-sxm4-80gb``), as the readers do; other names stay as they are. A missing
-        ``config`` is ``default``, as in a measurement table. Numbers are checked as the
+        ``config`` is ``default``, as in a measurement table, and a column named nearly as a
+        canonical one is warned of (``dram_byte``). Numbers are checked as the
         readers check a file's: text that is no number, an infinite or a negative count is an
         ``InputError`` naming the column and the row (a frame built in memory: its index
         label); a time that is not positive is a skipped row.
         """
         df = frame.copy()
+        if "_row" not in df.columns:
+            # a frame built in memory: its columns were named by hand, as a measurement table's
+            from .readers.measurement import warn_near_misses
+
+            warn_near_misses(df.columns, origin or "the frame")
         if "config" not in df.columns:  # each kernel ran in one configuration
             df["config"] = "default"
         missing = [c for c in REQUIRED if c not in df.columns]

@@ -99,7 +99,7 @@ def read(path, gpu: str | None = None) -> ProfileTable:
         df = read_csv(path, sep=sep, text=(*KEYS, "problem"))
         if sep == ";":
             style = _semicolon_numbers(df, path)
-    _warn_near_misses(df.columns, path)
+    warn_near_misses(df.columns, path)
     if gpu is not None and "gpu" not in df.columns:
         df["gpu"] = gpu
     if "config" not in df.columns:
@@ -207,7 +207,9 @@ _UNITS = {"s": "seconds", "ms": "ms", "us": "us", "ns": "ns", "bytes": "bytes", 
           "mb": "MB", "gb": "GB", "kib": "KiB", "mib": "MiB", "gib": "GiB"}
 
 
-def _warn_near_misses(columns, path) -> None:
+def warn_near_misses(columns, path) -> None:
+    """An ``InputWarning`` for each column that is no canonical one but nearly is (``_near_miss``):
+    no model would read it."""
     for c in columns:
         meant = None if c in COLUMNS or c in (*SPREAD, "_row") else _near_miss(c, columns)
         if meant:
