@@ -325,7 +325,8 @@ def _entry(value, kind="user"):
     ({"aliases": 5}, "field 'aliases': expected a list"),
     ({"values": {"warp_size": _entry(0)}}, "field 'values.warp_size': value 0: leave"),
     ({"peak": {"dram_bw_bytes_per_s": _entry(0)}}, "field 'peak.dram_bw_bytes_per_s': value 0"),
-    ({"values": {"warp_size": _entry(1e308)}}, "field 'values.warp_size': value 1e+308 is not"),
+    ({"values": {"warp_size": _entry(1e308)}},
+     "field 'values.warp_size': value 1e+308 is outside the plausible range 1 to 4096"),
     ({"values": {"sm_count": _entry(10.5)}}, "field 'values.sm_count': value 10.5 is not a whole"),
 ])
 def test_values_no_model_can_use_name_the_field(edit, where):
@@ -351,8 +352,8 @@ def test_values_no_model_can_use_name_the_field(edit, where):
     ({"values": {"sm_count": {"value": 1, "kind": "user", "source": [1]}}},
      "field 'values.sm_count.source': expected text, found a list"),
     # byte counts are whole and not negative, each number of a list too
-    ({"values": {"smem_carveouts_bytes": _entry([0, 1.5])}},
-     "field 'values.smem_carveouts_bytes': value 1.5 is not a whole number"),
+    ({"values": {"smem_carveouts_bytes": _entry([0, 8192.5])}},
+     "field 'values.smem_carveouts_bytes': value 8192.5 is not a whole number"),
     ({"values": {"smem_carveouts_bytes": _entry([0, -0.0])}},
      "field 'values.smem_carveouts_bytes': value -0.0 is not a finite non-negative number"),
 ])
@@ -499,3 +500,88 @@ def test_a_user_alias_that_takes_a_bundled_gpus_name_is_said_at_load(tmp_path):
     with pytest.warns(InputWarning, match=r"mine.yaml, field 'aliases\[0\]': 'NVIDIA H100 80GB "
                                           r"HBM3' is also a name of h100-sxm5-80gb"):
         load_catalog(extra=[p])
+
+
+def test_a_user_file_that_replaces_a_bundled_gpu_is_said_once_and_keeps_its_names(
+        tmp_path, monkeypatch, capsys):
+    """A user file of a bundled GPU's id replaced it without a word, and an ncu profile's
+    'NVIDIA H100 80GB HBM3' (a bundled alias the file lacks) became unknown."""
+    import warnings
+
+    from conftest import run_cli
+
+    p = tmp_path / "mine.yaml"
+    p.write_text("schema_version: 1\nid: h100-sxm5-80gb\nvendor: NVIDIA\nname: My Future GPU\n"
+                 "architecture: Hopper\nisa: sm_90x\n"
+                 "peak:\n  dram_bw_bytes_per_s: {value: 10.0e12, kind: user, source: guess}\n")
+    monkeypatch.setenv("GPUPROJ_GPU_PATH", str(tmp_path))
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        cat = load_catalog()
+        for _ in range(3):  # said when the catalog loads, not on every resolve
+            assert resolve("NVIDIA H100 80GB HBM3").name == "My Future GPU"
+            load_catalog()
+    said = [str(w.message) for w in seen if issubclass(w.category, InputWarning)]
+    assert said == [f"{p.resolve()}, field 'id': 'h100-sxm5-80gb' is the id of the bundled H100 "
+                    "SXM5 80GB: this file replaces it, and the bundled GPU's names now name "
+                    "this file's (give the file another id if it describes another GPU)"]
+    assert cat.resolve("H100 SXM5 80GB").peak("dram_bw_bytes_per_s") == 10.0e12
+    assert cat.resolve("my future gpu").id == "h100-sxm5-80gb"
+    # the command line: one warning line, then the answer
+    again = tmp_path / "again"  # another path: a catalog not loaded yet
+    again.mkdir()
+    (again / "mine.yaml").write_text(p.read_text())
+    monkeypatch.setenv("GPUPROJ_GPU_PATH", str(again))
+    code, out, err = run_cli(capsys, "gpus", "resolve", "NVIDIA H100 80GB HBM3")
+    assert (code, out) == (0, "h100-sxm5-80gb\n")
+    assert err.startswith(f"gpuproj: warning: {again.resolve()}/mine.yaml, field 'id': ")
+    assert err.count("\n") == 1
+    # a file given by path (load_catalog(extra=...)) is said alike; another user GPU's id is no
+    # bundled one
+    monkeypatch.delenv("GPUPROJ_GPU_PATH")
+    with pytest.warns(InputWarning, match="is the id of the bundled H100 SXM5 80GB"):
+        load_catalog(extra=[p])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        load_catalog(extra=[tmp_path / "mine.yaml"]).resolve("h200")
+
+
+def test_a_throughput_or_value_the_schema_lacks_is_a_key_error_in_every_accessor(cat):
+    """``ceiling``, ``peak`` and ``measured`` gave NaN for a misspelt name (``dram_bw``), where
+    ``value`` raised; a real field a GPU lacks is still NaN."""
+    g = cat.resolve("h200")
+    a100 = cat.resolve("a100-sxm4-80gb")
+    for get in (g.peak, g.measured, g.ceiling, lambda n: g.ceiling(n, a100)):
+        with pytest.raises(KeyError, match="'dram_bw' is not a catalog throughput; the "
+                                           "throughputs are .*dram_bw_bytes_per_s"):
+            get("dram_bw")
+    with pytest.raises(KeyError, match="'sm_cnt' is not a catalog value"):
+        g.value("sm_cnt")
+    # a field no bundled file has (the hierarchical models ask for it with each precision's
+    # FMA rate) and one this GPU lacks
+    for name in ("fp16_addmul_flops_per_s", "tensor_int8_ops_per_s"):
+        assert name in THROUGHPUT_FIELDS
+    assert math.isnan(g.peak("fp16_addmul_flops_per_s"))
+    assert math.isnan(g.measured("tensor_fp64_flops_per_s"))
+    c = g.ceiling("fp16_addmul_flops_per_s")
+    assert c.kind == "missing" and math.isnan(c.value)
+
+
+def test_every_name_the_code_asks_a_gpu_for_is_a_field():
+    """Every constant name src/ passes to ``value``, ``peak``, ``measured``, ``ceiling`` or a
+    ceiling book: none relies on an unknown name reading as NaN."""
+    import ast
+
+    fields = set(VALUE_FIELDS) | set(THROUGHPUT_FIELDS)
+    asked = []
+    for path in (Path(__file__).resolve().parents[1] / "src" / "gpuproj").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if (isinstance(node, ast.Call) and node.args
+                    and isinstance(node.args[0], ast.Constant)
+                    and isinstance(node.args[0].value, str)
+                    and (isinstance(node.func, ast.Attribute) and node.func.attr in (
+                        "value", "peak", "measured", "ceiling", "relative")
+                         or isinstance(node.func, ast.Name) and node.func.id == "book")):
+                asked.append((path.name, node.args[0].value))
+    assert len(asked) > 30
+    assert [a for a in asked if a[1] not in fields] == []

@@ -9,7 +9,8 @@
 
 Files come from the package (``catalog/gpus/*.yaml``), then from the directories in
 ``$GPUPROJ_GPU_PATH`` (``:``-separated) and ``~/.config/gpuproj/gpus``; a user file with the id of a
-bundled one replaces it. ``load_catalog(extra=[path])`` adds single files.
+bundled one replaces it, with a warning, and the bundled GPU's names then name it.
+``load_catalog(extra=[path])`` adds single files.
 """
 
 from __future__ import annotations
@@ -29,12 +30,14 @@ from ..files import parse_yaml, read_text
 from .schema import (
     IDENTITY_FIELDS,
     LIST_FIELDS,
+    PLAUSIBLE,
     SCHEMA_VERSION,
     SOURCE_KINDS,
     THROUGHPUT_FIELDS,
     VALUE_FIELDS,
     WHOLE_FIELDS,
     ZERO_ALLOWED,
+    unit_of,
 )
 
 BUNDLED_DIR = Path(__file__).parent / "gpus"
@@ -113,24 +116,20 @@ class GPU:
     def value(self, name: str) -> float:
         """Property ``name`` (``VALUE_FIELDS``: ``sm_count``, ``l2_size_bytes``, ...); NaN
         where this GPU's file has none. A list (``LIST_FIELDS``) is in ``values[name]``. A
-        name the schema lacks is a KeyError: a misspelt one would read as "not known"."""
-        if name not in VALUE_FIELDS:
-            raise KeyError(f"{name!r} is not a catalog value; the values are "
-                           f"{', '.join(sorted(VALUE_FIELDS))}")
-        e = self.values.get(name)
+        name the schema lacks is a KeyError (``_field``)."""
+        e = self.values.get(_field(name, VALUE_FIELDS, "value"))
         return float(e.value) if e is not None and not isinstance(e.value, list) else math.nan
 
     def peak(self, name: str) -> float:
-        """Datasheet throughput ``name`` (``THROUGHPUT_FIELDS``); NaN where none is known,
-        and for a name the schema lacks: the models ask for every precision's rates
-        (``fp16_addmul_flops_per_s``), which no GPU file can have."""
-        e = self.peaks.get(name)
+        """Datasheet throughput ``name`` (``THROUGHPUT_FIELDS``); NaN where none is known. A
+        name the schema lacks is a KeyError (``_field``)."""
+        e = self.peaks.get(_field(name, THROUGHPUT_FIELDS, "throughput"))
         return float(e.value) if e is not None else math.nan
 
     def measured(self, name: str) -> float:
         """Measured (sustained) throughput ``name`` (``THROUGHPUT_FIELDS``); NaN where none
-        was measured."""
-        e = self.measureds.get(name)
+        was measured. A name the schema lacks is a KeyError (``_field``)."""
+        e = self.measureds.get(_field(name, THROUGHPUT_FIELDS, "throughput"))
         return float(e.value) if e is not None else math.nan
 
     def ceiling(self, name: str, reference: "GPU | None" = None) -> Ceiling:
@@ -142,7 +141,8 @@ class GPU:
         source: ``gpu-benches``, ``seed-report-4gpus``, ``gpuproj``), the peak instead: each
         benchmark moves its bytes its own way (the seed report a ``cudaMemcpy``, gpu-benches
         STREAM kernels, ours a triad over all SMs) and reaches its own share of the peak, so
-        each GPU of the pair falls back alike.
+        each GPU of the pair falls back alike. A name the schema lacks is a KeyError, as in
+        ``measured``.
         """
         m = self.measured(name)
         p = self.peak(name)
@@ -174,6 +174,16 @@ class GPU:
             "runtime_device": self.runtime_device, "notes": self.notes,
             "values": sec(self.values), "peak": sec(self.peaks), "measured": sec(self.measureds),
         }
+
+
+def _field(name: str, fields, what: str) -> str:
+    """``name``, where it is one of the schema's ``fields``; else a KeyError listing them: a
+    misspelt name (``dram_bw`` for ``dram_bw_bytes_per_s``) would read as a number this GPU's
+    file lacks, NaN, and a model would go on without the ceiling instead of failing."""
+    if name not in fields:
+        raise KeyError(f"{name!r} is not a catalog {what}; the {what}s are "
+                       f"{', '.join(sorted(fields))}")
+    return name
 
 
 def _suite(e: Entry) -> str:
@@ -217,11 +227,31 @@ def _entry(raw, path, section, name, is_list=False) -> Entry:
     if not is_list and vals[0] == 0 and name not in ZERO_ALLOWED:
         raise InputError("value 0: leave the field out where it is unknown", path=path,
                          field=where)
+    for x in vals:
+        if x != 0:  # a 0 was refused above where it may not be
+            _check_plausible(x, name, path, where)
     if section == "values" and name in WHOLE_FIELDS:
         for x in vals:
             if x != int(x) or x > 2**53:
                 raise InputError(f"value {x!r} is not a whole number", path=path, field=where)
     return Entry(vals if is_list else float(vals[0]), raw["kind"], source)
+
+
+def _check_plausible(x, name, path, where):
+    """Refuse a value of field ``name`` outside ``PLAUSIBLE``, naming the multiples of its unit
+    that it would fit as. An error, not a warning: the ranges hold every device gpuproj models
+    with room to spare, so a value outside was written in another unit (10 for 10 TB/s), and
+    every projection from it would be off by that factor (a saxpy of 69.9 us became 23400333
+    s), which a warning above the results would not stop."""
+    lo, hi = PLAUSIBLE[name]
+    if lo <= x <= hi:
+        return
+    unit, multiples = unit_of(name)
+    fits = [m for m, f in multiples if lo <= x * f <= hi]
+    hint = ("; it would fit as " + ", ".join(fits[:-1]) + (" or " if len(fits) > 1 else "")
+            + f"{fits[-1]} (the field takes {unit})" if fits else "")
+    raise InputError(f"value {x:g} is outside the plausible range {lo:g} to {hi:g}"
+                     f"{' ' + unit if unit else ''}{hint}", path=path, field=where)
 
 
 def _as_text(v, path, where) -> str:
@@ -338,10 +368,13 @@ def normalize_name(name: str) -> str:
 class Catalog:
     """All known GPUs, resolvable by id, name, alias or ISA."""
 
-    def __init__(self, gpus):
+    def __init__(self, gpus, replaced=()):
+        """``replaced``: bundled GPUs that a user file of the same id replaced; their names and
+        aliases name the replacement, as what a profile prints for that GPU (a correction of
+        its values keeps its names)."""
         self.gpus = {g.id: g for g in gpus}
         self._names = {}  # normalized name -> set of ids
-        for g in self.gpus.values():
+        for g in [*self.gpus.values(), *replaced]:
             for n in (g.id, g.name, *g.aliases):
                 for key in (normalize_name(n), normalize_name(n).replace(" ", "")):
                     self._names.setdefault(key, set()).add(g.id)
@@ -421,6 +454,7 @@ def _load(extra: tuple, user_dirs: tuple) -> Catalog:
     # user_dirs is part of the cache key: a notebook that changes $GPUPROJ_GPU_PATH (or the
     # working directory, for a relative entry) gets the GPUs of the new path
     gpus, users = {}, {}  # users: id -> the user file that gave it
+    replaced = []  # bundled GPUs a user file replaced
     for d in [BUNDLED_DIR, *map(Path, user_dirs)]:
         if not d.is_dir():
             if str(d) != str(USER_DIR.resolve()):  # the default folder need not exist
@@ -436,6 +470,7 @@ def _load(extra: tuple, user_dirs: tuple) -> Catalog:
                     raise InputError(f"GPU id '{g.id}' is also given by {users[g.id]}: "
                                      "keep one of the two files", path=p, field="id")
                 users[g.id] = p.resolve()
+                _replace_bundled(gpus, g, replaced)
             gpus[g.id] = g
     for p in extra:
         g = read_gpu_file(p)
@@ -443,8 +478,24 @@ def _load(extra: tuple, user_dirs: tuple) -> Catalog:
             raise InputError(f"GPU id '{g.id}' is also given by {users[g.id]}: keep one of the "
                              "two files", path=p, field="id")
         users[g.id] = Path(p).resolve()
+        _replace_bundled(gpus, g, replaced)
         gpus[g.id] = g
-    return Catalog(gpus.values())
+    return Catalog(gpus.values(), replaced)
+
+
+def _replace_bundled(gpus, g, replaced):
+    """Say that user GPU ``g`` replaces the bundled GPU of its id, if there is one, and note it
+    in ``replaced``. Said once per process: ``_load`` is cached, and resolving reads its
+    result. A file that corrects a bundled GPU's values means to replace it; one that gives
+    another GPU a bundled id by mistake would take that GPU's profiles without a word."""
+    old = gpus.get(g.id)
+    if old is None or old.path is None or old.path.parent != BUNDLED_DIR:
+        return
+    replaced.append(old)
+    warnings.warn(InputWarning(
+        f"{g.path}, field 'id': '{g.id}' is the id of the bundled {old.name}: this file "
+        f"replaces it, and the bundled GPU's names now name this file's (give the file "
+        f"another id if it describes another GPU)"), stacklevel=4)
 
 
 def bundled_catalog() -> Catalog:
@@ -470,16 +521,20 @@ def resolve(name) -> GPU:
     except AmbiguousGPUError:
         raise
     except UnknownGPUError as e:
-        # a path: a GPU file's name, one that exists, or one written as a path (./gpus/x);
-        # a name with a / inside ('AMD Instinct MI250X / MI250', a renderer's 'RTX 3080/PCIe')
-        # is no file
-        text = str(name)
-        if not (_is_yaml(text) or Path(text).exists() or text.startswith(("/", "./", "../", "~"))):
+        if not names_a_file(name):
             raise
         why = "not a GPU file (.yaml or .yml)" if Path(name).exists() else "no such file"
         # still an UnknownGPUError: a profile's GPU column names GPUs by paths too, and a
         # renderer string ('GeForce RTX 3080/PCIe/SSE2') keeps the catalog's suggestions
         raise UnknownGPUError(f"{name}: {why}" + ("" if _is_yaml(name) else f"; {e}")) from None
+
+
+def names_a_file(name) -> bool:
+    """Whether ``name``, which the catalog does not know, means a file: a GPU file's name, one
+    that exists, or one written as a path (./gpus/x). A name with a / inside ('AMD Instinct
+    MI250X / MI250', a renderer's 'RTX 3080/PCIe') is no file."""
+    text = str(name)
+    return _is_yaml(text) or Path(text).exists() or text.startswith(("/", "./", "../", "~"))
 
 
 def _is_yaml(name) -> bool:
