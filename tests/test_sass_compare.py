@@ -231,6 +231,20 @@ def test_cli_diff_json():
     assert notes and all(n.startswith(("sm_80: ", "sm_90: ")) for n in notes)
 
 
+def test_cli_diff_labels_listings_with_the_architecture_names_given(capsys):
+    """A listing cannot tell sm_90a from sm_90: the names given head the columns, suffix and
+    all, and two targets of one compute capability are two architectures."""
+    from conftest import run_cli
+
+    code, out, err = run_cli(capsys, "sass", "diff", str(listing(90)), str(listing(90)),
+                             "--arch", "sm_90a,sm_90", "--kernel", "sin_f32", "--json")
+    assert code == 0, err
+    assert json.loads(out)["sin_f32"]["archs"] == ["sm_90a", "sm_90"]
+    code, _, err = run_cli(capsys, "sass", "diff", str(listing(90)), str(listing(90)),
+                           "--arch", "sm_90a,9.0a")
+    assert code == 2 and "sm_90a again" in err
+
+
 def test_cli_diff_text_and_errors():
     from gpuproj.cli.main import cli
 

@@ -1,6 +1,7 @@
 """Getting SASS with NVIDIA's tools. The integration tests compile and disassemble for real and
 are skipped where nvcc or nvdisasm is absent."""
 
+import json
 import shutil
 
 import pytest
@@ -29,6 +30,14 @@ def test_parse_arch():
     assert tools.parse_arch("sm_90a") == 90 and tools.parse_arch(" 120 ") == 120
     with pytest.raises(InputError):
         tools.parse_arch("volta")
+
+
+def test_arch_name_keeps_the_architecture_and_family_suffix():
+    # sm_90a was named sm_90: it is another target (wgmma, setmaxnreg), with code of its own
+    assert [tools.arch_name(a) for a in ("sm_90a", "90A", "9.0a", "compute_100f", 80, "8.6")] \
+        == ["sm_90a", "sm_90a", "sm_90a", "sm_100f", "sm_80", "sm_86"]
+    with pytest.raises(InputError, match="'sm_90x' is not a GPU architecture"):
+        tools.arch_name("sm_90x")
 
 
 def test_missing_tool_says_what_to_install(monkeypatch):
@@ -135,6 +144,51 @@ def test_a_tool_named_in_the_environment_must_exist(monkeypatch, tmp_path):
 def test_architectures_named_twice_are_an_error():
     with pytest.raises(InputError, match="sm_90 named twice"):
         S.load_sass_archs(DATA / "src" / "fixture_kernels.cu", "sm_90,90")
+    with pytest.raises(InputError, match="^sm_90a named twice"):
+        S.load_sass_archs(DATA / "src" / "fixture_kernels.cu", "sm_90a,9.0a")
+
+
+@needs_tools
+def test_an_architecture_specific_target_keeps_its_name(tmp_path, capsys):
+    """`sass diff K.cu --arch sm_90a,sm_90` was refused as sm_90 named twice, and sm_90a,sm_100a
+    compiled for both but headed its columns sm_90 and sm_100."""
+    from conftest import run_cli
+
+    src = tmp_path / "k.cu"
+    shutil.copy(DATA / "src" / "fixture_kernels.cu", src)
+    progs = S.load_sass_archs(src, "sm_90a,sm_90")
+    assert list(progs) == ["sm_90a", "sm_90"] and {p.arch for p in progs.values()} == {90}
+    code, out, err = run_cli(capsys, "sass", "diff", str(src), "--arch", "sm_90a,sm_100a",
+                             "--kernel", "div_f32", "--json")
+    assert code == 0, err
+    d = json.loads(out)["div_f32"]
+    assert d["archs"] == ["sm_90a", "sm_100a"] and d["instructions"].keys() == {"sm_90a",
+                                                                               "sm_100a"}
+    code, out, err = run_cli(capsys, "sass", "diff", str(src), "--arch", "sm_90a,sm_90",
+                             "--kernel", "div_f32")
+    assert code == 0, err
+    assert "sm_90a" in out.splitlines()[2]  # the table's header
+
+
+@needs_tools
+@pytest.mark.slow
+def test_a_binary_with_sm_90_and_sm_90a_cubins_tells_them_apart(tmp_path):
+    # the ELF headers of the two are alike: both were read as sm_90, their kernels merged
+    if not _have("cuobjdump"):
+        pytest.skip("cuobjdump not installed")
+    import subprocess
+
+    fatbin = tmp_path / "k.fatbin"
+    subprocess.run([tools.find_tool("nvcc"), "-fatbin", "-gencode", "arch=compute_90,code=sm_90",
+                    "-gencode", "arch=compute_90a,code=sm_90a", "-o", str(fatbin),
+                    str(DATA / "src" / "fixture_kernels.cu")], check=True)
+    with pytest.raises(InputError, match="holds cubins for sm_90, sm_90a; pass --arch"):
+        S.load_sass(fatbin)
+    for arch in ("sm_90", "sm_90a"):
+        assert [a for a, _ in tools.extract_cubins(fatbin, arch)] == [arch]
+        assert "sin_f32" in S.load_sass(fatbin, arch).functions
+    with pytest.raises(InputError, match="no cubin for sm_100a embedded"):
+        tools.extract_cubins(fatbin, "sm_100a")
 
 
 @needs_tools

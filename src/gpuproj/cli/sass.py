@@ -21,9 +21,9 @@ def sass():
 @sass.command()
 @click.argument("inputs", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
 @click.option("--arch", "archs", default=None,
-              help="Architectures, comma separated (sm_80,sm_90,...). Needed for a .cu file, a "
-                   "binary or a listing of several architectures; other listings carry their "
-                   "own.")
+              help="Architectures, comma separated (sm_80,sm_90a,...; sm_90a and sm_100f are "
+                   "targets of their own). Needed for a .cu file, a binary or a listing of "
+                   "several architectures; other listings carry their own.")
 @click.option("--kernel", "kernel_regex", default=None, help="Only kernels matching this regex.")
 @click.option("--code/--no-code", default=False, help="Print the instructions of differing blocks.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
@@ -40,8 +40,8 @@ def diff(inputs, archs, kernel_regex, code, as_json):
       gpuproj sass diff app.sm_70.sass app.sm_90.sass
     """
     from ..errors import InputError
-    from ..sass import load_sass, load_sass_archs
-    from ..sass.report import diff_programs
+    from ..sass import arch_name, load_sass, load_sass_archs
+    from ..sass.report import arch_label, diff_programs
 
     if len(inputs) == 1 and archs:
         programs = load_sass_archs(inputs[0], archs)
@@ -52,9 +52,12 @@ def diff(inputs, archs, kernel_regex, code, as_json):
         programs = {}
         for k, path in enumerate(inputs):
             p = load_sass(path, arch_list[k] if arch_list else None)
-            key = p.arch if p.arch is not None else f"input{k + 1}"
+            # the name given (sm_90a, as the listing cannot tell it from sm_90), else the
+            # listing's own
+            key = (arch_name(arch_list[k]) if arch_list else
+                   arch_label(p.arch) if p.arch is not None else f"input{k + 1}")
             if key in programs:
-                raise InputError(f"sm_{key} again: {programs[key].origin} is for it too "
+                raise InputError(f"{key} again: {programs[key].origin} is for it too "
                                  "(one input per architecture)", path=path)
             programs[key] = p
     if len(programs) < 2:

@@ -22,7 +22,7 @@ from .counts import CANONICAL, Counts, canonical_counts, measured_counts, static
 from .opcodes import MIX_COLUMNS, OpClass, classify
 from .parse import parse_file, parse_json, parse_ncu_source_csv, parse_text, sniff
 from .program import Function, Instruction, Program, canonical_callee
-from .tools import parse_arch
+from .tools import arch_name, parse_arch
 
 __all__ = [
     "CANONICAL",
@@ -35,6 +35,7 @@ __all__ = [
     "Matching",
     "OpClass",
     "Program",
+    "arch_name",
     "build_cfg",
     "canonical_callee",
     "canonical_counts",
@@ -109,12 +110,12 @@ def load_sass(path, arch=None, *, nvcc_options=()) -> Program:
             return _from_cubin(p, arch)
         cubins = [(a, c) for a, c in extract_cubins(p, arch) if has_code(c.read_bytes())]
         if not cubins:
-            raise InputError("no embedded cubin " + (f"for sm_{parse_arch(arch)} " if arch else "")
+            raise InputError("no embedded cubin " + (f"for {arch_name(arch)} " if arch else "")
                              + "holds the code of a kernel", path=str(p))
-        archs = sorted({a for a, _ in cubins if a is not None})
+        archs = sorted({a for a, _ in cubins if a is not None}, key=lambda a: (parse_arch(a), a))
         if len(archs) > 1:
-            raise InputError(f"holds cubins for {', '.join(f'sm_{a}' for a in archs)}; pass "
-                             "--arch to pick one", path=str(p))
+            raise InputError(f"holds cubins for {', '.join(archs)}; pass --arch to pick one",
+                             path=str(p))
         progs = [_from_cubin(c, arch) for _, c in cubins]
         prog = progs[0]
         for other in progs[1:]:
@@ -129,15 +130,16 @@ def load_sass(path, arch=None, *, nvcc_options=()) -> Program:
     return prog
 
 
-def load_sass_archs(path, archs, *, nvcc_options=()) -> dict[int, Program]:
-    """``load_sass`` for each architecture in ``archs`` (a list or 'sm_80,sm_90')."""
+def load_sass_archs(path, archs, *, nvcc_options=()) -> dict[str, Program]:
+    """``load_sass`` for each architecture in ``archs`` (a list or 'sm_80,sm_90a'), keyed by
+    its ``arch_name``: 'sm_90a' stays apart from 'sm_90', whose code it is not."""
     if isinstance(archs, str):
         archs = [a for a in archs.split(",") if a.strip()]
-    codes = [parse_arch(a) for a in archs]
-    twice = sorted({f"sm_{c}" for c in codes if codes.count(c) > 1})
+    names = [arch_name(a) for a in archs]
+    twice = sorted({n for n in names if names.count(n) > 1})
     if twice:
         raise InputError(f"{', '.join(twice)} named twice among the architectures")
-    return {c: load_sass(path, a, nvcc_options=nvcc_options) for c, a in zip(codes, archs)}
+    return {n: load_sass(path, a, nvcc_options=nvcc_options) for n, a in zip(names, archs)}
 
 
 def _base_name(kernel: str) -> str:

@@ -27,14 +27,17 @@ def _block_mix(b) -> Counter:
 
 
 def arch_label(arch) -> str:
-    """'sm_80' for architecture 80; an input without one keeps its own label ('input2')."""
-    return f"sm_{arch}" if isinstance(arch, int) else str(arch)
+    """'sm_80' for architecture 80; a label (``load_sass_archs``' 'sm_90a', or 'input2' for an
+    input without an architecture) as it is."""
+    from .tools import arch_name
+
+    return arch_name(arch) if isinstance(arch, int) else str(arch)
 
 
-def diff_programs(programs: dict[int, Program], kernel_regex: str | None = None) -> dict:
+def diff_programs(programs: dict[int | str, Program], kernel_regex: str | None = None) -> dict:
     """``{kernel: {"archs", "mix": {col: {arch: n}}, "flops_per_thread": {arch: {...}},
     "instructions": {arch: n}, "blocks": [...], "notes": [...]}}`` for every kernel present in
-    all ``programs`` (arch -> Program), each arch as its ``arch_label`` ('sm_80'). ``blocks``
+    all ``programs`` (arch or label -> Program), each arch as its ``arch_label``. ``blocks``
     lists, for each architecture after the first, the blocks whose FP or memory mix differs
     from their counterpart in the first (``ref_block`` None: the block lies in a region, such
     as a subroutine, that the first architecture's code lacks)."""

@@ -77,20 +77,42 @@ def _run(args, what, path=None, cwd=None) -> str:
     return r.stdout
 
 
-def parse_arch(arch) -> int:
-    """``'sm_80'``, ``'80'``, ``'8.0'``, ``80`` -> 80.
+_ARCH = re.compile(r"(?:sm_|compute_)?(\d+)(?:\.(\d))?([af])?")
 
-    >>> parse_arch("sm_90"), parse_arch("8.6"), parse_arch(120)
-    (90, 86, 120)
-    """
+
+def _arch_parts(arch) -> tuple[int, str]:
+    """(compute capability code, ``'a'``, ``'f'`` or ``''``) of an architecture as written."""
     if isinstance(arch, int):
-        return arch
-    s = str(arch).strip().lower()
-    m = re.fullmatch(r"(?:sm_|compute_)?(\d+)(?:\.(\d))?[af]?", s)
+        return arch, ""
+    m = _ARCH.fullmatch(str(arch).strip().lower())
     if not m:
         raise InputError(f"'{arch}' is not a GPU architecture (expected e.g. sm_80)",
                          field="arch")
-    return int(m.group(1)) * 10 + int(m.group(2)) if m.group(2) else int(m.group(1))
+    code = int(m.group(1)) * 10 + int(m.group(2)) if m.group(2) else int(m.group(1))
+    return code, m.group(3) or ""
+
+
+def parse_arch(arch) -> int:
+    """``'sm_80'``, ``'80'``, ``'8.0'``, ``80`` -> 80: the compute capability alone, for what
+    depends on it (which nvcc or nvdisasm supports it, a cubin's ELF header); ``arch_name``
+    keeps an ``a`` or ``f`` suffix.
+
+    >>> parse_arch("sm_90"), parse_arch("8.6"), parse_arch(120), parse_arch("sm_90a")
+    (90, 86, 120, 90)
+    """
+    return _arch_parts(arch)[0]
+
+
+def arch_name(arch) -> str:
+    """The target as nvcc names it, with the suffix given: ``sm_90a`` (architecture-specific:
+    wgmma, setmaxnreg) and ``sm_100f`` (family-specific) are other targets than ``sm_90`` and
+    ``sm_100``, with code of their own.
+
+    >>> arch_name("9.0a"), arch_name("compute_100F"), arch_name(80)
+    ('sm_90a', 'sm_100f', 'sm_80')
+    """
+    code, variant = _arch_parts(arch)
+    return f"sm_{code}{variant}"
 
 
 @cache
@@ -103,20 +125,18 @@ def nvcc_archs() -> tuple[int, ...]:
 def compile_cu(source, arch, workdir, extra=()) -> Path:
     """Compile a CUDA source file to a cubin for ``arch`` with ``nvcc -cubin -O3``
     (``sm_90a``: for the architecture-specific features as well)."""
-    a = parse_arch(arch)
-    s = str(arch).strip().lower()
-    variant = s[-1] if s.endswith(("a", "f")) else ""
+    a, name = parse_arch(arch), arch_name(arch)
     nvcc = find_tool("nvcc")
-    supported = nvcc_archs()
+    supported = nvcc_archs()  # bare codes: nvcc --list-gpu-code names no suffixed target
     if a not in supported:
         raise InputError(f"this nvcc cannot compile for sm_{a} (it supports "
                          f"{', '.join(f'sm_{x}' for x in supported)}); compile on a machine whose "
                          f"CUDA supports sm_{a} and pass the SASS (cuobjdump -sass) or the binary",
                          path=str(source))
-    out = Path(workdir) / f"{Path(source).stem}.sm_{a}.cubin"
+    out = Path(workdir) / f"{Path(source).stem}.{name}.cubin"
     # an absolute path: a file named -x.cu is no option
-    _run([nvcc, "-cubin", "-O3", f"-arch=sm_{a}{variant}", *extra, "-o", str(out.resolve()),
-          str(Path(source).resolve())], f"nvcc for sm_{a}{variant}", path=str(source))
+    _run([nvcc, "-cubin", "-O3", f"-arch={name}", *extra, "-o", str(out.resolve()),
+          str(Path(source).resolve())], f"nvcc for {name}", path=str(source))
     return out
 
 
@@ -199,21 +219,29 @@ def cubin_arch(data: bytes) -> int | None:
     return hi if data[7] == 0x41 and data[8] >= 8 and hi else lo
 
 
-def extract_cubins(binary, arch=None) -> list[tuple[int | None, Path]]:
+def extract_cubins(binary, arch=None) -> list[tuple[str | None, Path]]:
     """Cubins embedded in a fatbin, object, library or executable (``cuobjdump -xelf all``),
-    optionally only those for ``arch``; files live in a temporary directory kept until exit."""
+    each with its ``arch_name`` (None where neither the cubin nor its file name tells it),
+    optionally only those for ``arch``; files live in a temporary directory kept until exit.
+
+    The ELF header of an ``sm_90a`` cubin is that of an ``sm_90`` one, but cuobjdump names the
+    file ``<stem>.<k>.sm_90a.cubin``: that name tells the two apart. A family-specific cubin
+    (``sm_100f``) it names as the plain one, so ``sm_100f`` picks the cubins named ``sm_100``.
+    """
     tmp = Path(tempfile.mkdtemp(prefix="gpuproj-cubins-"))
     _run([find_tool("cuobjdump"), "-xelf", "all", str(Path(binary).resolve())],
          "cuobjdump -xelf", path=str(binary), cwd=tmp)
+    want = None if arch is None else arch_name(arch).removesuffix("f")
     found = []
     for p in sorted(tmp.glob("*.cubin")):
         a = cubin_arch(p.read_bytes())
-        m = re.search(r"sm_(\d+)", p.name)
+        m = re.search(r"sm_(\d+)(a?)", p.name)
         a = a or (int(m.group(1)) if m else None)
-        if arch is None or a == parse_arch(arch):
-            found.append((a, p))
+        name = None if a is None else f"sm_{a}" + (m.group(2) if m else "")
+        if want is None or name == want:
+            found.append((name, p))
     if not found:
-        raise InputError("no cubin " + (f"for sm_{parse_arch(arch)} " if arch else "") +
+        raise InputError("no cubin " + (f"for {arch_name(arch)} " if arch else "") +
                          "embedded (cuobjdump -lelf lists what is there; PTX-only binaries must "
                          "be compiled for the GPU first)", path=str(binary))
     return found
