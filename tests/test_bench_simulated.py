@@ -145,6 +145,19 @@ def test_sweeps_follow_the_simulated_caches_and_roofs(result):
         assert c["drop"] == 0 and c["over_roof"] == pytest.approx(1.0)
 
 
+def test_the_suite_writes_each_benchmark_in_its_group_and_unit(result):
+    """suite.BENCHMARKS, which --from-raw holds a result to, is what the suite writes; each
+    unit is the end of the name of the catalog field the benchmark gives."""
+    from gpuproj.bench.entry import FIELD_MAP
+    from gpuproj.bench.suite import BENCHMARKS
+
+    assert {m["name"]: (m["group"], m["unit"]) for m in result[0]["measurements"]} == BENCHMARKS
+    for fld, (names, how) in FIELD_MAP.items():
+        units = {how.split(":")[1] + "_per_s"} if how.startswith("rate:") else \
+            {BENCHMARKS[n][1] for n in names}
+        assert [fld.endswith(f"_{u}") for u in units] == [True], fld
+
+
 def test_catalog_fields_from_the_benchmarks(result):
     """entry.FIELD_MAP: the ADD/MUL ceiling is the lower of the two, the shared bandwidth the
     load rate x 4 bytes."""
@@ -233,6 +246,19 @@ def _edit(raw, dotted, value):
                                             "positive number, found 0"),
     ("sweeps.working_set[1].bytes_per_s", float("inf"), "expected positive number, found inf"),
     ("checks[0].name", KeyError, "field 'checks[0].name': missing"),
+    # a hand edit of the unit was never read: 213.1 GFLOP/s became 213.1 FLOP/s
+    ("measurements[0].unit", "GFLOP/s", "field 'measurements[0].unit': expected 'flops_per_s' "
+                                        "(fp32_fma's unit: a value is in the unit its catalog "
+                                        "field's name ends in, never converted), found "
+                                        "'GFLOP/s'"),
+    # a renamed benchmark was left out of the catalog file without a word
+    ("measurements[0].name", "fp32_fmaa", "field 'measurements[0].name': unknown benchmark "
+                                          "'fp32_fmaa' (did you mean fp32_fma?)"),
+    ("measurements[0].name", "peak", "unknown benchmark 'peak' (gpuproj bench measures "
+                                     "fp32_fma, fp32_add, "),
+    # a failed check of the group would not have covered it
+    ("measurements[0].group", "stream", "field 'measurements[0].group': expected 'compute' "
+                                        "(fp32_fma's group), found 'stream'"),
 ])
 def test_from_raw_names_the_field_of_a_malformed_result(result, tmp_path, capsys, field, value,
                                                         message):
@@ -284,9 +310,11 @@ def test_from_raw_refuses_a_benchmark_measured_twice(result, tmp_path, capsys):
     (lambda raw: [q.update(flop_per_byte=0) for q in raw["sweeps"]["mixbench"]],
      "field 'sweeps.mixbench[0].flop_per_byte': expected positive number, found 0"),
     (lambda raw: raw.pop("sweeps"),
-     "field 'sweeps.mixbench': missing: --plots draws it (run the 'mixbench' group)"),
+     "field 'sweeps.mixbench': missing: --plots draws roofline.png from it (run the 'mixbench' "
+     "group)"),
     (lambda raw: raw["sweeps"].pop("working_set"),
-     "field 'sweeps.working_set': missing: --plots draws it (run the 'cache' group)"),
+     "field 'sweeps.working_set': missing: --plots draws working_set.png from it (run the "
+     "'cache' group)"),
 ])
 def test_from_raw_plots_check_the_sweeps_before_writing(result, tmp_path, capsys, edit, message):
     path = _raw_file(result, tmp_path, edit)
@@ -317,10 +345,11 @@ def test_from_raw_refuses_options_that_choose_what_to_measure(raw_file, tmp_path
 
 
 def test_from_raw_says_absurd_values_and_failed_checks_in_few_words(result, tmp_path, capsys):
-    """A broken timer's 1e300 FLOP/s is 1.49e+288 % of the peak, not a 300-digit number; a
-    failed result check without its values says so without 'None'."""
+    """A broken timer's 1e17 FLOP/s is 1.49e+05 % of the peak, not a 6-digit number; a
+    failed result check without its values says so without 'None'. (1e300 FLOP/s, which would
+    print 300 digits, is now outside the catalog's plausible range: no catalog file.)"""
     def broken(raw):
-        raw["measurements"][0]["value"] = 1e300
+        raw["measurements"][0]["value"] = 1e17
         raw["checks"] = [{"name": "stream", "ok": False}]
 
     path = _raw_file(result, tmp_path, broken)
@@ -328,21 +357,52 @@ def test_from_raw_says_absurd_values_and_failed_checks_in_few_words(result, tmp_
                                 "h100-sxm5-80gb", "--out", str(tmp_path / "h100.yaml"))
     assert code == 0, err
     row = next(r.split() for r in stdout.splitlines() if r.startswith("fp32_fma "))
-    assert row[5] == "1.49e+288%"
-    assert ("gpuproj: warning: fp32_fma_flops_per_s = 1e+300 is 1.49e+288% of the datasheet "
+    assert row[5] == "1.49e+05%"
+    assert ("gpuproj: warning: fp32_fma_flops_per_s = 1e+17 is 1.49e+05% of the datasheet "
             "peak 6.7e+13") in err
     assert ("gpuproj: warning: stream: the kernels left wrong values: dram_bw_bytes_per_s, "
             "dram_read_bw_bytes_per_s, dram_write_bw_bytes_per_s left out of the catalog "
             "entry\n") in err and "None" not in err
 
 
-def test_plots_without_the_sweep_groups_stop_before_measuring(tmp_path, capsys):
+@pytest.mark.parametrize("only, message", [
+    ("compute", "--plots draws roofline.png from the mixbench group and working_set.png from "
+                "the cache group: add mixbench,cache to --only"),
+    # the working-set picture is the cache group's, which the refusal did not say
+    ("compute,mixbench", "--plots draws working_set.png from the cache group: add cache to "
+                         "--only"),
+])
+def test_plots_without_the_sweep_groups_stop_before_measuring(tmp_path, capsys, only, message):
     out = tmp_path / "x.yaml"
-    code, _, err = run_cli(capsys, "bench", "--only", "compute", "--plots", str(tmp_path / "p"),
+    code, _, err = run_cli(capsys, "bench", "--only", only, "--plots", str(tmp_path / "p"),
                            "-o", str(out))
-    assert code == 2 and ("Error: --plots draws the sweeps of the mixbench and cache groups: "
-                          "add them to --only") in err
+    assert code == 2 and f"Error: {message}\n" in err
     assert not out.exists()
+
+
+def test_plots_say_why_the_quadrant_is_not_drawn(result, tmp_path, capsys):
+    """Without the compute group a new GPU has no FP32 rate to place in the quadrant: the
+    picture was left out without a word; now one line says which and why."""
+    def no_compute(raw):
+        raw["measurements"] = [m for m in raw["measurements"] if m["group"] != "compute"]
+
+    path = _raw_file(result, tmp_path, no_compute)
+    plots = tmp_path / "plots"
+    code, stdout, err = run_cli(capsys, "bench", "--from-raw", str(path), "-o",
+                                str(tmp_path / "x.yaml"), "--plots", str(plots), "--json")
+    assert code == 0, err
+    assert json.loads(stdout)["plots"] == [str(plots / "roofline.png"),
+                                           str(plots / "working_set.png")]
+    assert sorted(p.name for p in plots.iterdir()) == ["roofline.png", "working_set.png"]
+    assert ("gpuproj: warning: quadrant.png not drawn: Simulated GPU (simulated-gpu): the "
+            "catalog has no fp32_fma_flops_per_s (the compute group measures "
+            "fp32_fma_flops_per_s, the stream group measures dram_bw_bytes_per_s)\n") in err
+    # a catalog GPU is placed by its datasheet without measurements
+    code, stdout, err = run_cli(capsys, "bench", "--from-raw", str(path), "--gpu",
+                                "h100-sxm5-80gb", "-o", str(tmp_path / "h.yaml"), "--plots",
+                                str(tmp_path / "h"), "--json")
+    assert code == 0 and "quadrant.png not drawn" not in err
+    assert (tmp_path / "h" / "quadrant.png").exists()
 
 
 @pytest.mark.parametrize("args, message", [
@@ -365,6 +425,75 @@ def test_outputs_never_overwrite_an_input_or_each_other(raw_file, tmp_path, caps
     assert code == 2 and message.format(**fill) in err
     assert raw_file.read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == [raw_file.name]
+
+
+def _only(result, tmp_path, group, name):
+    """A result file of ``result``'s measurements of ``group`` only."""
+    raw = json.loads(json.dumps(result[0]))
+    raw["measurements"] = [m for m in raw["measurements"] if m["group"] == group]
+    path = tmp_path / name
+    path.write_text(json.dumps(raw))
+    return path
+
+
+def test_a_gpu_file_named_by_its_path_is_updated_as_its_id_is(result, tmp_path, capsys,
+                                                               monkeypatch):
+    """--gpu ./gpus/sim.yaml was a new GPU named './gpus/sim.yaml' (id '.-gpus-sim.yaml'),
+    without the file's values; now the file's entry gets the new measurements, as it does
+    where its id names it, and a path that is no file is an error."""
+    monkeypatch.chdir(tmp_path)
+    compute, stream = (_only(result, tmp_path, g, f"{g}.json") for g in ("compute", "stream"))
+    code, _, err = run_cli(capsys, "bench", "--from-raw", str(compute), "-o", "gpus/sim.yaml")
+    assert code == 0, err
+    code, stdout, err = run_cli(capsys, "bench", "--from-raw", str(stream), "--gpu",
+                                "./gpus/sim.yaml", "-o", "by-path.yaml")
+    assert code == 0, err
+    # the file answers to the device's name: no "check that the measurements are ..."
+    assert "warning: the device" not in err and "(the catalog does not know" not in err
+    gpu = read_gpu_file("by-path.yaml")
+    assert (gpu.id, gpu.name) == ("simulated-gpu", "Simulated GPU")
+    assert gpu.measured("fp32_fma_flops_per_s") == CEILINGS["fp32_fma"]  # the file's
+    assert gpu.measured("dram_bw_bytes_per_s") == CEILINGS["dram"]  # measured now
+    assert stdout.splitlines()[-1].startswith("wrote by-path.yaml (simulated-gpu, 11 measured")
+    monkeypatch.setenv("GPUPROJ_GPU_PATH", "gpus")
+    code, _, err = run_cli(capsys, "bench", "--from-raw", str(stream), "--gpu", "simulated-gpu",
+                           "-o", "by-id.yaml")
+    assert code == 0, err
+    assert (tmp_path / "by-id.yaml").read_text() == (tmp_path / "by-path.yaml").read_text()
+    for missing in ("./gpus/none.yaml", "none.yaml"):
+        code, _, err = run_cli(capsys, "bench", "--from-raw", str(stream), "--gpu", missing,
+                               "-o", "x.yaml")
+        assert (code, err) == (2, f"gpuproj: error: {missing}: no such file\n")
+        assert not (tmp_path / "x.yaml").exists()
+
+
+def test_a_gpu_file_updated_in_place_is_kept_if_the_update_would_not_load(
+        raw_file, tmp_path, capsys, monkeypatch):
+    """-o naming the GPU's own file (by its id on GPUPROJ_GPU_PATH, or by its path) updates
+    it; a catalog file that would not load was written, read back and deleted, which deleted
+    the user's GPU file with it."""
+    from gpuproj.bench import entry
+
+    monkeypatch.chdir(tmp_path)
+    code, _, err = run_cli(capsys, "bench", "--from-raw", str(raw_file), "-o", "sim.yaml")
+    assert code == 0, err
+    before = (tmp_path / "sim.yaml").read_text()
+    good = entry.gpu_file
+    monkeypatch.setattr(entry, "gpu_file", lambda *a, **k: {"schema_version": 1, "id": "x"})
+    with monkeypatch.context() as m:
+        m.setenv("GPUPROJ_GPU_PATH", str(tmp_path))
+        code, _, err = run_cli(capsys, "bench", "--from-raw", str(raw_file), "--gpu",
+                               "simulated-gpu", "-o", "sim.yaml")
+    assert (code, err) == (2, "gpuproj: error: sim.yaml, field 'vendor': is required\n")
+    assert (tmp_path / "sim.yaml").read_text() == before
+    code, _, err = run_cli(capsys, "bench", "--from-raw", str(raw_file), "--gpu", "./sim.yaml",
+                           "-o", "sim.yaml")
+    assert code == 2 and (tmp_path / "sim.yaml").read_text() == before
+    monkeypatch.setattr(entry, "gpu_file", good)
+    code, _, err = run_cli(capsys, "bench", "--from-raw", str(raw_file), "--gpu", "./sim.yaml",
+                           "-o", "sim.yaml")
+    assert code == 0, err
+    assert read_gpu_file("sim.yaml").id == "simulated-gpu"
 
 
 def test_gpu_is_resolved_before_measuring(tmp_path, capsys, monkeypatch):

@@ -522,6 +522,34 @@ def test_cli_calibration_gives_back_a_simulated_devices_parameters(tmp_path, mon
     assert "ranking right" in stdout and stdout.rstrip().endswith(f"wrote {out}")
 
 
+def test_cli_calibrate_warns_as_every_command_does(tmp_path, monkeypatch, capsys):
+    """A parameter no measurement determines was said as 'warning: ...', the one command
+    without the 'gpuproj: ' of the others' warnings; --help had no examples, unlike the
+    others (tests/test_docs_examples.py runs them)."""
+    from conftest import run_cli
+
+    from gpuproj.calibrated import timing as T
+    from gpuproj.calibrated.modelfile import load_model_file
+
+    tiny = DATA / "calibrated-pocl-tiny-model.yaml"
+    monkeypatch.setattr(T, "make_runner", lambda device, **kw: SimulatedRunner(
+        load_model_file(tiny)))
+    # no measurement kernel does FP64 multiply-adds
+    model = tmp_path / "m.yaml"
+    model.write_text(tiny.read_text().replace("+ p_g * f_mem_access_global_float32", (
+        "+ p_g * f_mem_access_global_float32 + p_x * f_op_float64_madd")))
+    code, stdout, err = run_cli(capsys, "calibrate", str(model), "--out",
+                                str(tmp_path / "p.json"))
+    assert code == 0, err
+    assert err.startswith("gpuproj: warning: p_x is not determined by the measurements")
+    assert all(line.startswith("gpuproj: ") for line in err.splitlines())
+    code, stdout, _ = run_cli(capsys, "calibrate", "--help")
+    assert code == 0
+    examples = stdout.split("Examples:\n")[1].split("\n\n")[0].splitlines()
+    assert len(examples) == 3 and all(e.strip().startswith("gpuproj calibrate ")
+                                      for e in examples)
+
+
 class _FakeCupy:
     """The part of CuPy that CudaRunner uses, for a machine without a GPU: kernels compile to
     nothing and run in a time that grows with their grid (5 us + 1 ns per work-item)."""

@@ -28,6 +28,7 @@ dram_latency_s              latency_dram (pointer chase through >= 4 x the L2)
 
 from __future__ import annotations
 
+import difflib
 import math
 import re
 from pathlib import Path
@@ -98,8 +99,10 @@ KINDS = {"text": str, "number": (int, float), "whole number": int, "list": list,
 # A kind's bound: a rate, a time, a size or a count (what the catalog file would refuse, a
 # divisor, a point on a log axis); NaN fails both
 BOUNDS = {"positive": lambda v: v > 0, "non-negative": lambda v: v >= 0}
-# the sweeps that --plots draws, with the group of the suite that measures each
-PLOTTED_SWEEPS = {"mixbench": "mixbench", "working_set": "cache"}
+# the sweeps that --plots draws: sweep -> (its picture, the group of the suite that measures
+# it); the third picture, quadrant.png, needs no sweep
+PLOTTED_SWEEPS = {"mixbench": ("roofline.png", "mixbench"),
+                  "working_set": ("working_set.png", "cache")}
 
 
 def read_result(path) -> dict:
@@ -149,14 +152,31 @@ def read_result(path) -> dict:
 
 
 def _check_measurements(ms, path):
-    """Each measurement's fields and rates; each benchmark once (a second would replace the
-    first without a word); at least one (none would write the catalog GPU's file unchanged)."""
+    """Each measurement's fields and rates; a benchmark of the suite, in the group and the unit
+    the suite gives it (``suite.BENCHMARKS``: an unknown one would be left out of the catalog
+    file without a word, a value in GFLOP/s written as FLOP/s); each benchmark once (a second
+    would replace the first without a word); at least one (none would write the catalog GPU's
+    file unchanged)."""
+    from .suite import BENCHMARKS
+
     if not ms:
         raise InputError("no measurements: the result holds nothing to write", path=path,
                          field="measurements")
     first = {}
     for i, m in enumerate(ms):
         _check_fields(m, MEASUREMENT_FIELDS, f"measurements[{i}].", path)
+        if m["name"] not in BENCHMARKS:
+            close = difflib.get_close_matches(m["name"], BENCHMARKS, n=1)
+            raise InputError(f"unknown benchmark '{m['name']}' ("
+                             + (f"did you mean {close[0]}?" if close else
+                                f"gpuproj bench measures {', '.join(BENCHMARKS)}") + ")",
+                             path=path, field=f"measurements[{i}].name")
+        for key, want in zip(("group", "unit"), BENCHMARKS[m["name"]]):
+            if m[key] != want:
+                why = (": a value is in the unit its catalog field's name ends in, never "
+                       "converted" if key == "unit" else "")
+                raise InputError(f"expected '{want}' ({m['name']}'s {key}{why}), found "
+                                 f"'{m[key]}'", path=path, field=f"measurements[{i}].{key}")
         rates = {**dict.fromkeys(m["rates"], "positive number"),
                  **({RATE_FIELDS[m["name"]]: "positive number"} if m["name"] in RATE_FIELDS
                     else {})}
@@ -171,10 +191,10 @@ def _check_measurements(ms, path):
 def check_plottable(raw, path=None) -> None:
     """``InputError`` naming the first sweep that the pictures draw and ``raw`` lacks, so that
     ``--plots`` stops before anything is written."""
-    for sweep, group in PLOTTED_SWEEPS.items():
+    for sweep, (picture, group) in PLOTTED_SWEEPS.items():
         if not (raw.get("sweeps") or {}).get(sweep):
-            raise InputError(f"missing: --plots draws it (run the '{group}' group)", path=path,
-                             field=f"sweeps.{sweep}")
+            raise InputError(f"missing: --plots draws {picture} from it (run the '{group}' "
+                             "group)", path=path, field=f"sweeps.{sweep}")
 
 
 def _check_fields(obj, spec, prefix, path):
@@ -269,6 +289,17 @@ def measured_values(raw) -> dict:
                     "spread": max(g["summary"]["spread"] for g in got),
                     "chosen": m["name"]}
     return out
+
+
+def group_of(fld) -> str:
+    """The group of the suite whose benchmarks give catalog field ``fld``.
+
+    >>> group_of("dram_bw_bytes_per_s")
+    'stream'
+    """
+    from .suite import BENCHMARKS
+
+    return BENCHMARKS[FIELD_MAP[fld][0][0]][0]
 
 
 def source_text(raw, fld, mv) -> str:

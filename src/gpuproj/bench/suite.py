@@ -65,6 +65,20 @@ STREAM_RESULT = {"a": 1.25, "b": 0.5, "c": 1.5}
 MIX_PRECISIONS = {"fp32": (np.float32, 4, 2, None), "fp64": (np.float64, 8, 2, "fp64"),
                   "fp16x2": ("half2", 4, 4, "fp16")}  # dtype, bytes/element, FLOP per FMA, needs
 
+# every benchmark a result holds: name -> (group, unit of its value). A unit is how the name of
+# the benchmark's catalog field ends (``entry.FIELD_MAP``: smem_read, ``inst_per_s``, gives
+# ``ldst_inst_per_s``), and a result holds no other: ``entry.read_result`` refuses a name or a
+# unit not listed here, which a hand edit would otherwise carry into the catalog file unread
+# (GFLOP/s written as FLOP/s, a renamed benchmark left out)
+BENCHMARKS = {
+    **{name: ("compute", spec[3]) for name, spec in COMPUTE.items()},
+    **{f"stream_{name}": ("stream", "bytes_per_s") for name in STREAM},
+    "l1_read": ("cache", "bytes_per_s"), "l2_read": ("cache", "bytes_per_s"),
+    "smem_read": ("shared", "inst_per_s"), "smem_read_conflict": ("shared", "inst_per_s"),
+    "launch": ("overhead", "s"),
+    **{f"latency_{level}": ("latency", "s") for level in ("l1", "l2", "dram")},
+}
+
 
 def half2_bits(x: float) -> np.uint32:
     """The 32 bits of a half2 holding ``x`` twice (how paired-FP16 arguments are passed)."""
@@ -104,7 +118,8 @@ def cuda_build_units(sizes: Sizes) -> list:
 
 @dataclass
 class Measurement:
-    """One benchmark: ``reps`` event-timed durations of a run doing ``work`` units.
+    """One benchmark of ``BENCHMARKS``: ``reps`` event-timed durations of a run doing ``work``
+    units.
 
     ``value`` is ``work / median(samples_s)`` (a rate, in ``unit``), or for ``per_item`` ones
     ``median(samples_s) / work`` (seconds per item: launch overhead, latency). ``counts`` holds
@@ -112,13 +127,19 @@ class Measurement:
     """
 
     name: str
-    group: str
-    unit: str
     work: float
     samples_s: list
     params: dict = field(default_factory=dict)
     counts: dict = field(default_factory=dict)
     per_item: bool = False
+
+    @property
+    def group(self) -> str:
+        return BENCHMARKS[self.name][0]
+
+    @property
+    def unit(self) -> str:
+        return BENCHMARKS[self.name][1]
 
     @property
     def summary(self):
@@ -196,7 +217,7 @@ class Runner:
         out = self.b.alloc(lanes * 8)
         idx = np.arange(lanes)
         try:
-            for name, (dt, per_step, flop, unit, need, (bv, cv)) in COMPUTE.items():
+            for name, (dt, per_step, flop, _, need, (bv, cv)) in COMPUTE.items():
                 if not self.has(need):
                     self.skip(name, f"the device has no {need} support")
                     continue
@@ -221,7 +242,7 @@ class Runner:
                 samples = self.timed(k, self.grid, self.block,
                                      [(out, np.uint32(iters), b, c)])
                 inst = float(threads) * w * iters * UNROLL * CHAINS * per_step
-                self.add(Measurement(name, "compute", unit, inst * flop, samples,
+                self.add(Measurement(name, inst * flop, samples,
                                      params={"blocks": self.grid, "block": self.block,
                                              "vector_width": w, "iters": iters,
                                              "chains": CHAINS, "unroll": UNROLL,
@@ -300,8 +321,7 @@ class Runner:
             for name, (nr, nw) in STREAM.items():
                 samples = self.timed(mod[f"stream_{name}"], blocks, self.block,
                                      [args[name](*s) for s in arrays])
-                self.add(Measurement(f"stream_{name}", "stream", "bytes_per_s",
-                                     float(nbytes) * (nr + nw), samples,
+                self.add(Measurement(f"stream_{name}", float(nbytes) * (nr + nw), samples,
                                      params={"array_bytes": nbytes, "arrays_read": nr,
                                              "arrays_written": nw, "buffer_sets": sets,
                                              "blocks": blocks, "block": self.block}))
@@ -361,7 +381,7 @@ class Runner:
                        (buf, np.float32(1.0)))
             for name, ws in (("l1_read", l1), ("l2_read", l2)):
                 samples, work, iters = self._ws_read(mod, buf, out, ws)
-                self.add(Measurement(name, "cache", "bytes_per_s", work, samples,
+                self.add(Measurement(name, work, samples,
                                      params={"working_set_bytes": ws, "iters": iters,
                                              "blocks": self.grid, "block": self.block,
                                              "l2_bytes_assumed": self.l2}))
@@ -398,7 +418,7 @@ class Runner:
                 samples = self.timed(k, self.grid, block, [(out, np.uint32(iters),
                                                             np.uint32(stride))])
                 loads = float(self.grid) * block * iters * 8
-                self.add(Measurement(name, "shared", "inst_per_s", loads, samples,
+                self.add(Measurement(name, loads, samples,
                                      params={"stride_words": stride, "iters": iters,
                                              "blocks": self.grid, "block": block,
                                              "bytes_per_load": 4},
@@ -467,7 +487,7 @@ class Runner:
                 self.b.back_to_back(k, 1, block, (out, sentinel), self.s.launch_count)
             samples = [self.b.back_to_back(k, 1, block, (out, sentinel), self.s.launch_count)
                        for _ in range(self.s.reps)]
-            self.add(Measurement("launch", "overhead", "s", float(self.s.launch_count), samples,
+            self.add(Measurement("launch", float(self.s.launch_count), samples,
                                  per_item=True, params={"launches_per_sample":
                                                         self.s.launch_count,
                                                         "blocks": 1, "block": block,
@@ -520,8 +540,8 @@ class Runner:
                                          reps=reps, warmup=1)
                 finally:
                     self.b.free(buf)
-                m = Measurement(f"latency_{level}", "latency", "s", float(self.s.chase_steps),
-                                samples, per_item=True,
+                m = Measurement(f"latency_{level}", float(self.s.chase_steps), samples,
+                                per_item=True,
                                 params={"working_set_bytes": nbytes, "line_bytes": 64})
                 self.add(m)
                 pts.append({"level": level, "working_set_bytes": nbytes, "latency_s": m.value})

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from ..errors import AmbiguousGPUError, GpuprojError, InputError, UnknownGPUError
+from ..errors import AmbiguousGPUError, GpuprojError, UnknownGPUError
 from ..files import write_text
 from ._common import WrittenPath, emit_json, output_option
 
@@ -32,16 +32,20 @@ UNIT_TEXT = {"flops_per_s": "FLOP/s", "ops_per_s": "op/s", "bytes_per_s": "B/s",
 
 
 def _resolve_name(name):
-    """The catalog GPU ``--gpu`` names, or None for a name the catalog does not know (a new
-    GPU); a name several GPUs share is an error: a new entry would take it over. Resolved
-    before anything is measured."""
-    from ..catalog import load_catalog
+    """The GPU ``--gpu`` names: a catalog GPU, or the GPU file ``name`` is the path of
+    (docs/catalog.md), whose entry the measurements update as a catalog GPU's; None for a
+    name the catalog does not know (a new GPU). A name several GPUs share is an error (a new
+    entry would take it over), and so is a path that is no GPU file. Resolved before anything
+    is measured."""
+    from ..catalog import names_a_file, resolve
 
     try:
-        return load_catalog().resolve(name)
+        return resolve(name)
     except AmbiguousGPUError:
         raise
     except UnknownGPUError:
+        if names_a_file(name):  # no such file, or not a GPU file: no name for a new GPU
+            raise
         return None
 
 
@@ -50,7 +54,7 @@ def _resolve_device(gpu, gpu_name, device_name):
     alias) for a device that reports ``device_name``, ``gpu`` being what ``--gpu gpu_name``
     resolved to. Without ``--gpu``, a name several catalog GPUs share is an error listing them:
     the measurements are one GPU's, and only the user knows which."""
-    from ..catalog import load_catalog
+    from ..catalog import Catalog, load_catalog
 
     try:
         dev = load_catalog().resolve(device_name)
@@ -68,7 +72,9 @@ def _resolve_device(gpu, gpu_name, device_name):
             return None, None, True
         return None, (f"the device reports '{device_name}', {known}: the new GPU file does "
                       "not take it as an alias"), False
-    if dev is not None and dev.id == gpu.id:
+    # a GPU file named by its path answers to names the catalog need not know
+    if (dev is not None and dev.id == gpu.id) or (known is None
+                                                  and device_name in Catalog([gpu])):
         return gpu, None, False
     return gpu, (f"the device reports '{device_name}', "
                  f"{known or 'which the catalog does not know'}: check that the measurements "
@@ -102,8 +108,9 @@ def _table(raw, gpu, flags):
 
 @click.command("bench")
 @click.option("--gpu", "gpu_name", metavar="NAME",
-              help="The catalog GPU this device is (id, name or alias). A name the catalog does "
-                   "not know starts a new GPU file with that name. Default: the device's name.")
+              help="The catalog GPU this device is (id, name or alias), or a GPU file's path: "
+                   "its entry is written with the new measurements. A name the catalog does not "
+                   "know starts a new GPU file with that name. Default: the device's name.")
 @output_option("Catalog YAML file to write (default: <id>.yaml here). Load it with "
                "GPUPROJ_GPU_PATH=<its folder> or `--target FILE`.")
 @click.option("--raw", "raw_out", type=WrittenPath(dir_okay=False), metavar="FILE",
@@ -173,10 +180,11 @@ def bench(gpu_name, output, raw_out, backend, device, quick, only, reps, plots_d
         groups = [g.strip() for g in only.split(",") if g.strip()] if only is not None else None
         if groups == []:
             raise click.UsageError("--only: no group given")
-        lacking = [g for g in PLOTTED_SWEEPS.values() if g not in groups] if groups else []
+        lacking = [(p, g) for p, g in PLOTTED_SWEEPS.values() if g not in groups] if groups else []
         if plots_dir and lacking:
-            raise click.UsageError(f"--plots draws the sweeps of the {' and '.join(lacking)} "
-                                   "groups: add them to --only")
+            raise click.UsageError(
+                "--plots draws " + " and ".join(f"{p} from the {g} group" for p, g in lacking)
+                + f": add {','.join(g for _, g in lacking)} to --only")
         sizes = with_overrides(PRESETS["quick" if quick else "full"], reps=reps)
         b = open_backend(backend, device)
         device_name = b.info.name
@@ -207,18 +215,17 @@ def bench(gpu_name, output, raw_out, backend, device, quick, only, reps, plots_d
         raise GpuprojError("no measurement passed its result check, nothing to write to "
                            f"{out_path}: {'; '.join(f['text'] for f in flags)}{kept}")
     data = gpu_file(raw, gpu, name=gpu_name, device_alias=alias)
-    write_text(out_path, dump_yaml(data))
-    from ..catalog import read_gpu_file
+    text = dump_yaml(data)
+    from ..catalog import parse_gpu
+    from ..files import parse_yaml
 
-    try:
-        read_gpu_file(out_path)  # what we wrote must load
-    except InputError:
-        # a file that does not load would stop every command once on the GPU path
-        out_path.unlink()
-        raise
+    # what is written must load, checked before: a file that does not load would stop every
+    # command once on the GPU path, and -o may name the --gpu file, updated in place
+    written = parse_gpu(parse_yaml(text, out_path), out_path)
+    write_text(out_path, text)
     plots = []
     if plots_dir:
-        plots = _plots(raw, gpu, read_gpu_file(out_path), Path(plots_dir))
+        plots = _plots(raw, gpu, written, Path(plots_dir))
     if gpu is None and gpu_name is None:
         click.echo(f"(the catalog does not know '{device_name}'; the file is a new GPU "
                    f"with id {data['id']})", err=True)
@@ -274,6 +281,7 @@ def _options_given(exclude: str = "") -> list[str]:
 
 
 def _plots(raw, gpu, measured_gpu, d: Path):
+    from ..bench.entry import group_of
     from ..plots.mixbench import plot_roofline, plot_working_set
     from ..plots.quadrant import MAX_KERNELS, plot_quadrant, points_from_gpus
 
@@ -281,17 +289,23 @@ def _plots(raw, gpu, measured_gpu, d: Path):
     out = [plot_roofline(raw, d / "roofline.png", gpu=gpu),
            plot_working_set(raw, d / "working_set.png")]
     # what was measured, beside the datasheet's (one call would draw the one GPU id once)
-    pts = points_from_gpus([measured_gpu], precision="fp32", which="measured")[0]
+    pts, lacking = points_from_gpus([measured_gpu], precision="fp32", which="measured")
     if gpu is not None:
         pts += points_from_gpus([gpu], precision="fp32")[0]
+    if not pts:
+        # a new GPU's file has only what was measured; a catalog GPU has its datasheet's
+        fields = ("fp32_fma_flops_per_s", "dram_bw_bytes_per_s")  # those points_from_gpus reads
+        click.echo(f"gpuproj: warning: quadrant.png not drawn: {'; '.join(lacking)} ("
+                   + ", ".join(f"the {group_of(f)} group measures {f}" for f in fields) + ")",
+                   err=True)
+        return out
     kernels = sorted({(f"mix K={p['k']}", p["flop_per_byte"])
                       for p in raw["sweeps"]["mixbench"] if p["precision"] == "fp32"},
                      key=lambda kv: kv[1])
     # the picture tells MAX_KERNELS lines apart: spread over the intensities, not the lowest
     step = max(1, -(-len(kernels) // MAX_KERNELS))
     kernels = kernels[::step]
-    if pts:
-        out.append(plot_quadrant(pts, kernels, d / "quadrant.png"))
+    out.append(plot_quadrant(pts, kernels, d / "quadrant.png"))
     return out
 
 

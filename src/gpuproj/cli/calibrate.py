@@ -5,10 +5,12 @@ with ``--device cuda``, an NVIDIA GPU through CuPy. Writes the parameters as JSO
 from __future__ import annotations
 
 import re
+import warnings
 from pathlib import Path
 
 import click
 
+from ..errors import GpuprojWarning
 from ._common import emit_json, output_option, progress
 
 
@@ -38,7 +40,14 @@ def _slug(text: str, empty: str) -> str:
               help="Also measure, predict and rank the model file's evaluation variants.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 def calibrate(model_file, tags, match, device, output, repetitions, warmup, do_eval, as_json):
-    """Calibrate MODEL_FILE (YAML or TOML) on this machine's device."""
+    """Calibrate MODEL_FILE (YAML or TOML) on this machine's device.
+
+    \b
+    Examples:
+      gpuproj calibrate tests/data/calibrated-pocl-tiny-model.yaml --device pthread  # PoCL, seconds
+      gpuproj calibrate src/gpuproj/calibrated/models/matmul.yaml --evaluate  # first OpenCL GPU
+      gpuproj calibrate src/gpuproj/calibrated/models/matmul.yaml --device cuda  # CuPy
+    """
     from ..calibrated.generators import MatchCondition
     from ..calibrated.model import calibrate as fit
     from ..calibrated.model import format_table
@@ -87,8 +96,8 @@ def calibrate(model_file, tags, match, device, output, repetitions, warmup, do_e
     click.echo(f"residual {cal.residual:.4g} ({'relative' if cal.scaled else 'absolute'}), "
                f"geometric-mean relative error {result['geomean_rel_error_calibration']:.1%} "
                "on the measurement kernels")
-    for w in cal.warnings:
-        click.echo(f"warning: {w}", err=True)
+    for w in cal.warnings:  # in the JSON too, under "warnings"
+        warnings.warn(GpuprojWarning(w))
     if "evaluation" in result:
         ev = result["evaluation"]
         click.echo(f"evaluation: geometric-mean relative error {ev['geomean_rel_error']:.1%}, "
