@@ -484,7 +484,8 @@ def test_a_gpu_file_updated_in_place_is_kept_if_the_update_would_not_load(
         m.setenv("GPUPROJ_GPU_PATH", str(tmp_path))
         code, _, err = run_cli(capsys, "bench", "--from-raw", str(raw_file), "--gpu",
                                "simulated-gpu", "-o", "sim.yaml")
-    assert (code, err) == (2, "gpuproj: error: sim.yaml, field 'vendor': is required\n")
+    assert (code, err) == (2, "gpuproj: error: sim.yaml, field 'vendor': is required (nothing "
+                           "written to it)\n")
     assert (tmp_path / "sim.yaml").read_text() == before
     code, _, err = run_cli(capsys, "bench", "--from-raw", str(raw_file), "--gpu", "./sim.yaml",
                            "-o", "sim.yaml")
@@ -561,3 +562,19 @@ def test_options_that_would_be_ignored_are_refused(capsys, monkeypatch, args, me
     monkeypatch.setattr(bench, "open_backend", lambda *a: pytest.fail("measured"))
     code, _, err = run_cli(capsys, "bench", *args)
     assert code == 2 and message in err
+
+
+def test_a_value_no_gpu_can_have_writes_no_catalog_file_and_says_so(result, tmp_path, capsys):
+    # a broken timer's 1e300 FLOP/s is outside the catalog's plausible range: the error named
+    # the catalog file, which was not written, and not the raw result, which was
+    def broken(raw):
+        raw["measurements"][0]["value"] = 1e300
+
+    path = _raw_file(result, tmp_path, broken)
+    out, raw_out = tmp_path / "h100.yaml", tmp_path / "again.json"
+    code, _, err = run_cli(capsys, "bench", "--from-raw", str(path), "--gpu", "h100-sxm5-80gb",
+                           "--out", str(out), "--raw", str(raw_out))
+    assert code == 2 and not out.exists() and raw_out.exists()
+    assert (f"gpuproj: error: {out}, field 'measured.fp32_fma_flops_per_s': value 1e+300 is "
+            "outside the plausible range 1e+08 to 1e+18 FLOP/s (nothing written to it; the "
+            f"samples are in {raw_out})") in err

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from ..errors import AmbiguousGPUError, GpuprojError, UnknownGPUError
+from ..errors import AmbiguousGPUError, GpuprojError, InputError, UnknownGPUError
 from ..files import write_text
 from ._common import WrittenPath, emit_json, output_option
 
@@ -221,7 +221,12 @@ def bench(gpu_name, output, raw_out, backend, device, quick, only, reps, plots_d
 
     # what is written must load, checked before: a file that does not load would stop every
     # command once on the GPU path, and -o may name the --gpu file, updated in place
-    written = parse_gpu(parse_yaml(text, out_path), out_path)
+    try:
+        written = parse_gpu(parse_yaml(text, out_path), out_path)
+    except InputError as e:
+        # a value outside its plausible range (a broken timer): said of the file not written
+        kept = f"; the samples are in {raw_path}" if wrote_raw else ""
+        raise GpuprojError(f"{e} (nothing written to it{kept})") from None
     write_text(out_path, text)
     plots = []
     if plots_dir:
