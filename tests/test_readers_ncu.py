@@ -260,7 +260,9 @@ def test_unknown_gpu_and_missing_gpu_name(tmp_path):
     p = _edit_base(tmp_path, "NVIDIA H100 80GB HBM3", "NVIDIA Imaginary 9000", 4)
     with pytest.raises(InputError, match="Imaginary") as e:
         ncu_csv.read(p)
-    assert e.value.field == "gpu"
+    assert e.value.field == "device__attribute_display_name"
+    # a name the catalog does not know takes the GPU given
+    assert ncu_csv.read(p, gpu="h100-sxm5-80gb").gpus == ["h100-sxm5-80gb"]
     p = _edit_base(tmp_path, '"NVIDIA H100 80GB HBM3"', '""', 4)
     with pytest.raises(InputError, match="pass --source NAME"):
         ncu_csv.read(p)
@@ -792,16 +794,17 @@ def test_summaries_of_one_kernel_from_two_processes_weigh_by_their_invocations(t
     assert row["achieved_occupancy"] == pytest.approx(0.7634)  # the same in both
 
 
-def test_the_source_named_replaces_the_files_device_name():
-    """``gpu=`` (``--source``) names the part where the device name is ambiguous or wrong, as in
-    the nsys and PyTorch readers; it was silently ignored where the file named a GPU. One of
-    another ISA is still refused by the compute capability ncu printed."""
+def test_the_source_named_must_be_the_files_device():
+    """``gpu=`` (``--source``) names the GPU where the device name is missing, ambiguous or
+    unknown to the catalog; one that is another GPU than the file names is refused, as in the
+    other readers (it replaced the name, and the compute capability cannot tell an H100 SXM
+    from an H100 NVL or an H200)."""
     assert load(REAL_BASE).gpus == ["h100-sxm5-80gb"]
-    assert load(REAL_BASE, gpu="h100-nvl-94gb").gpus == ["h100-nvl-94gb"]  # sm_90, 132 SMs
-    with pytest.raises(InputError, match="compute capability 9.0 GPU .sm_90., but "
-                       "a100-sxm4-80gb is sm_80") as e:
-        load(REAL_BASE, gpu="a100-sxm4-80gb")
-    assert e.value.field == "CC"
+    for other in ("h100-nvl-94gb", "a100-sxm4-80gb"):
+        with pytest.raises(InputError, match=f"measured on 'NVIDIA H100 80GB HBM3' "
+                                             rf"\(h100-sxm5-80gb\), not on {other}") as e:
+            load(REAL_BASE, gpu=other)
+        assert e.value.field == "device__attribute_display_name"
 
 
 def test_a_launch_without_a_value_of_a_metric_the_others_have_is_said(tmp_path):
@@ -835,3 +838,17 @@ def test_a_launch_without_a_value_of_a_metric_the_others_have_is_said(tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # the whole file: no warning
         ncu_csv.read(BASE)
+
+
+def test_a_gpu_given_must_be_the_one_the_profile_names():
+    # gpu= (--source) replaced the file's device name: an H100 profile read as an H200's, which
+    # the compute-capability check cannot tell apart
+    from gpuproj.errors import InputError
+    from gpuproj.profiles import load
+
+    path = Path(__file__).parent / "data" / "ncu-h100-sxm5-80gb-raw-base.csv"
+    assert load(path, gpu="h100-sxm5-80gb").gpus == ["h100-sxm5-80gb"]
+    with pytest.raises(InputError, match=r"field 'device__attribute_display_name': measured on "
+                                         r"'NVIDIA H100 80GB HBM3' \(h100-sxm5-80gb\), not on "
+                                         "h200-sxm-141gb"):
+        load(path, gpu="h200")

@@ -4,6 +4,7 @@ Excerpts of the MIT datasets live in tests/data (README there); the seed-report 
 licence and are read from shared/data/external only (skipped when absent), like the full tables.
 """
 
+import json
 import warnings
 from pathlib import Path
 
@@ -79,10 +80,16 @@ def test_seed_report_gpu_given_must_be_the_one_a_row_names(tmp_path, capsys):
                                          r"\(rtx-4070\), not on rtx-3090") as e:
         seed_report.read(one, gpu="rtx-3090")
     assert (e.value.row, e.value.field) == (2, "gpu_device_name")
-    mixed = seed_file(tmp_path / "mixed.csv")  # the first row that names another GPU
-    with pytest.raises(InputError) as e:
-        seed_report.read(mixed, gpu="rtx-4070")
-    assert e.value.row == 3 and "'NVIDIA TITAN V' (titan-v), not on rtx-4070" in str(e.value)
+    # a file of several GPUs keeps them, the one given among them: --source picks its rows
+    mixed = seed_file(tmp_path / "mixed.csv")
+    assert list(seed_report.read(mixed, gpu="titan-v").df["gpu"]) == [
+        "rtx-4070", "titan-v", "rtx-2080-ti"]
+    code, out, _ = run_cli(capsys, "predict", str(mixed), "-s", "titan-v", "-t", "h200",
+                           "-m", "bandwidth", "--json")
+    assert code == 0 and [p["kernel"] for p in json.loads(out)["predictions"]] == ["conv2d_3x3"]
+    with pytest.raises(InputError) as e:  # none of them the one given: the first row says
+        seed_report.read(mixed, gpu="rtx-3090")
+    assert e.value.row == 2 and "(rtx-4070), not on rtx-3090" in str(e.value)
     code, _, err = run_cli(capsys, "predict", str(one), "-s", "rtx-3090", "-t", "h200")
     err = err.strip().splitlines()
     assert code == 2 and len(err) == 1 and "row 2, field 'gpu_device_name': measured" in err[0]

@@ -93,8 +93,9 @@ def _neutral(s: str) -> str:
 def times_from_trace(table: ProfileTable, trace, gpu=None) -> ProfileTable:
     """``table`` (one row per kernel, config and GPU) with the times and launch counts of the
     same kernels in ``trace``; the rows of both files left out are added to its ``skipped``.
-    ``gpu`` replaces the trace's device names, as it does the profile's; a trace that names
-    no GPU (a ``kernel,time_s`` table without a ``gpu`` column) needs it. ``sm_clock_hz`` is
+    ``gpu`` names the trace's GPU as it does the profile's (where the trace names none, or one
+    the catalog does not know); a trace that names no GPU (a ``kernel,time_s`` table without a
+    ``gpu`` column) needs it. ``sm_clock_hz`` is
     dropped: it is the clock of the profiler's run, not of the trace's."""
     from . import load
 

@@ -188,11 +188,11 @@ def named_or_given_gpus(names: pd.Series, gpu, path, rows: pd.Series,
                         field: str) -> pd.Series:
     """Catalog ids of each row's GPU where the file names it (``names``, as ``resolve_gpus``)
     and ``gpu`` (``--source``) may name it too: ``gpu`` applies where the file names none (an
-    empty ``names`` entry) or one the catalog cannot resolve; a file name that resolves to a
-    GPU other than ``gpu`` is an error naming the first row with it and both GPUs. ``gpu`` used
-    to replace the file's name, so a profile of an RTX 4070 projected from the RTX 3090's
-    peaks without a word; the readers whose files name a GPU per row refuse another one so
-    (``predict``, for those that ignore ``gpu``: "no rows measured on")."""
+    empty ``names`` entry) or one the catalog cannot resolve. A file whose rows name GPUs and
+    none of them ``gpu`` is an error naming the first row and both GPUs: ``gpu`` used to
+    replace the file's names, so a profile of an RTX 4070 projected from the RTX 3090's peaks
+    without a word. A file of several GPUs keeps them all, ``gpu`` among them: ``--source``
+    then picks its rows (``ProfileTable.on``)."""
     if gpu is None:
         if names.isna().any():
             raise GPUNotNamedError("no GPU named", in_file=f"name it in {field}", path=path,
@@ -207,11 +207,12 @@ def named_or_given_gpus(names: pd.Series, gpu, path, rows: pd.Series,
             ids[n] = resolve(str(n)).id
         except UnknownGPUError:
             continue  # a name the catalog does not know (or several parts share): gpu says which
-        if ids[n] != given:
-            raise InputError(f"measured on '{n}' ({ids[n]}), not on {given} as --source "
-                             "(gpu= in load()) says: name the GPU the profile was measured on, "
-                             "or leave --source out", path=path,
-                             row=int(rows[names == n].iloc[0]), field=field)
+    if ids and given not in ids.values():
+        n, other = next(iter(ids.items()))
+        raise InputError(f"measured on '{n}' ({other}), not on {given} as --source (gpu= in "
+                         "load()) says: name the GPU the profile was measured on, or leave "
+                         "--source out", path=path, row=int(rows[names == n].iloc[0]),
+                         field=field)
     return names.map(ids).astype(object).fillna(given)
 
 

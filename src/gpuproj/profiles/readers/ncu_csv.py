@@ -6,8 +6,9 @@ their metrics under display labels ("Duration", "Registers Per Thread"): ``SECTI
 reads those that name a metric below. Such a profile has times and launch sizes but no FLOP or
 byte counts, which suits the baselines only (``gpuproj predict --method all`` says what the
 other methods lack); ``gpuproj profile`` collects the counts. A GPU named with ``gpu``
-(``--source``) replaces the file's device name and must have the ISA of the compute capability
-ncu printed (``CC`` 9.0 = sm_90);
+(``--source``) names the GPU where the file's device name is missing, ambiguous or unknown to
+the catalog, and must then have the ISA of the compute capability ncu printed (``CC`` 9.0 =
+sm_90); where the file names a GPU, one given is the same GPU or an error;
 an SM count other than the catalog's ("# SMs": a MIG slice, another part of the same name) is
 an ``InputWarning``. ``ncu --csv --print-summary per-kernel`` prints one row per kernel, launch
 configuration and metric, with the ``Minimum``, ``Maximum`` and ``Average`` over the kernel's
@@ -62,7 +63,7 @@ from ._checks import (
     split_unusable_times,
     with_decimal_points,
 )
-from ._io import check_header, csv_fields, group_launches, resolve_gpus
+from ._io import check_header, csv_fields, group_launches, named_or_given_gpus
 
 # metric -> (canonical column, kind). Kinds: time, bytes, count, frequency, pct (0-100 -> 0-1),
 # string.
@@ -431,16 +432,19 @@ def finish(launches: pd.DataFrame, path, *, gpu=None, per_launch=False) -> Profi
                          field=TIME_METRICS[0])
     if df["kernel"].isna().all():
         raise InputError("missing required column 'Kernel Name'", path=path, field="Kernel Name")
-    # ``gpu`` replaces the file's names, as in the other readers: the compute capability check
-    # below still refuses a GPU of another ISA
-    names = None if gpu is None else pd.Series(gpu, index=df.index, dtype=object)
-    for c in ("_display_name", "_device_name") if gpu is None else ():
-        if c in df.columns and df[c].notna().any():
-            names = df[c] if names is None else names.fillna(df[c])
-    if names is None or names.isna().any():
+    names = pd.Series(None, index=df.index, dtype=object)
+    for c in ("_display_name", "_device_name"):
+        if c in df.columns:
+            names = names.fillna(df[c])
+    if gpu is None and names.isna().any():
         raise GPUNotNamedError("the file does not name the GPU (no "
                                "device__attribute_display_name column)", path=path, field="gpu")
-    df["gpu"] = resolve_gpus(names.astype(object), path)
+    # ``gpu`` names the GPU where the file does not, and must be one the file names where it
+    # does (the compute capability check below cannot tell an H100 from an H200)
+    rows = df["_row"] if "_row" in df.columns else pd.Series(range(1, len(df) + 1),
+                                                             index=df.index)
+    df["gpu"] = named_or_given_gpus(names.astype(object), gpu, path, rows,
+                                    "device__attribute_display_name")
     if "_cc" in df.columns:
         _check_compute_capability(df, path)
     if "_sm_count" in df.columns:
