@@ -634,8 +634,12 @@ def test_a_table_of_several_files_names_the_file_each_row_came_from(tmp_path, ca
     """Files read together (one per GPU, as the seed report's) kept the first file's name for
     every row: a repeated line in the second was reported at the first file's row 3, and a
     model's skips of the second GPU's rows named the first file."""
+    import pandas as pd
+
     from gpuproj.evaluate import evaluate
+    from gpuproj.predict import predict
     from gpuproj.profiles import load
+    from gpuproj.profiles.table import ProfileTable
 
     head = "kernel,config,gpu,time_s,flops,dram_bytes,shared_bytes,working_set_bytes\n"
     a, b = tmp_path / "a.csv", tmp_path / "b.csv"
@@ -646,6 +650,15 @@ def test_a_table_of_several_files_names_the_file_each_row_came_from(tmp_path, ca
     assert t.on("titan-v").origin == str(b) and t.on("rtx-2080-ti").origin == str(a)
     assert t.select("k").origin == t.origin
     assert t.subset(t.df["gpu"] == "titan-v").origin == str(b)
+    assert t.subset(t.df["gpu"] == "none").origin == t.origin  # no row: the table's files
+    # rows joined by hand, one without a file
+    by_hand = ProfileTable(pd.concat([t.df, load(a).df], ignore_index=True), [], "mine")
+    assert by_hand.on("rtx-2080-ti").origin == str(a)
+    # a table built without the canonical problem column evaluates and predicts as one of
+    # no problems
+    bare = ProfileTable(t.df.drop(columns="problem"), [], t.origin)
+    assert evaluate(bare, ["same"]).summary()["same"]["n"] == 4
+    assert len(predict(bare.on("titan-v"), targets=["h200"], methods="same").table()) == 2
     # j has shared-memory bytes alone, which hierarchical-ext cannot time without L2 ceilings
     ev = evaluate(t, ["hierarchical-ext"])
     assert sorted((Path(s.path).name, s.what) for s in ev.skipped) == [

@@ -612,8 +612,12 @@ def evaluate(table: ProfileTable, methods=None, sources=None, targets=None, *,
         target = d["target"].array  # a categorical (Model.predict), its categories the targets
         at = truth_at[s][pd.Index(source_targets[s]).get_indexer(target.categories)[target.codes],
                          d["row"].to_numpy()]
-        p = d.loc[at >= 0, _PAIR_COLUMNS].assign(  # rankings group by it (_rank_groups)
-            problem=source_rows[s].df["problem"].to_numpy(object)[d.loc[at >= 0, "row"]])
+        # rankings group by the problem (_rank_groups); a table built without the column has
+        # none
+        problem = source_rows[s].df.get("problem")
+        p = d.loc[at >= 0, _PAIR_COLUMNS].assign(
+            problem=None if problem is None
+            else problem.to_numpy(object)[d.loc[at >= 0, "row"]])
         frames.append(p.assign(true_s=true_s[at[at >= 0]]))
     return Evaluation(_stack_pairs(frames), skipped) if frames else Evaluation.empty(skipped)
 

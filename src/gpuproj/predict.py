@@ -366,16 +366,14 @@ class PredictionSet:
             return None
         m = self._with_problems(self.measured[self.measured["target"] == target])
         keys = [c for c in ("kernel", "problem") if c in short]
-        lines = []
-        for key, g in short.groupby(keys, sort=False):
-            on = m[(m[keys] == pd.Series(key if isinstance(key, tuple) else (key,),
-                                         index=keys)).all(axis=1)]
-            best, picked = on["measured_s"].min(), g["measured_s"].min()
-            if best == best and picked == picked:
-                lines.append(f"{' '.join(map(str, g[keys].iloc[0]))}: the shortlist's best "
-                             f"measured {fmt_time(picked)}, the fastest of the {len(on)} "
-                             f"configurations measured {fmt_time(best)} "
-                             f"(+{100 * (picked / best - 1):.1f} %)")
+        fastest = m.groupby(keys, sort=False)["measured_s"].agg(fastest="min", n="size")
+        picked = short.groupby(keys, sort=False)["measured_s"].min().rename("picked")
+        both = pd.concat([picked, fastest], axis=1, join="inner").dropna()
+        lines = [f"{' '.join(map(str, k if isinstance(k, tuple) else (k,)))}: the shortlist's "
+                 f"best measured {fmt_time(r['picked'])}, the fastest of the {int(r['n'])} "
+                 f"configurations measured {fmt_time(r['fastest'])} "
+                 f"(+{100 * (r['picked'] / r['fastest'] - 1):.1f} %)"
+                 for k, r in both.iterrows()]
         return "\n".join(lines) or None
 
     def assumption_lines(self) -> list[str]:
@@ -769,6 +767,8 @@ def _nothing_predicted(table: ProfileTable, skipped: list, methods) -> None:
 def _problems(table: ProfileTable) -> pd.DataFrame | None:
     """kernel, config, problem of ``table``'s configurations whose problem it names (one per
     configuration, on every GPU); None where it names none."""
+    if "problem" not in table.df:  # a table built without the canonical columns
+        return None
     d = table.df[["kernel", "config", "problem"]].dropna(subset=["problem"])
     return None if d.empty else d.astype(str).drop_duplicates(["kernel", "config"])
 

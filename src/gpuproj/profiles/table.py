@@ -143,7 +143,8 @@ def _origin_of(df: pd.DataFrame, origin: str) -> str:
     """The files ``df``'s rows came from, comma-separated (``origin`` for rows of one file)."""
     if "_path" not in df:
         return origin
-    return ", ".join(p for p in pd.unique(df["_path"]) if p)
+    # none left (an empty subset), or rows joined by hand without one: the table's own
+    return ", ".join(p for p in pd.unique(df["_path"]) if isinstance(p, str) and p) or origin
 
 
 def _numbers(df: pd.DataFrame, column: str, origin: str) -> pd.Series:
