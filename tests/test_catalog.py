@@ -544,6 +544,14 @@ def test_a_user_file_that_replaces_a_bundled_gpu_is_said_once_and_keeps_its_name
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         load_catalog(extra=[tmp_path / "mine.yaml"]).resolve("h200")
+    # a file of the bundled GPU's name corrects its values (`gpuproj bench --gpu ID` writes
+    # one): every command would repeat the warning
+    same = tmp_path / "same.yaml"
+    same.write_text(p.read_text().replace("My Future GPU", "H100 SXM5 80GB"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert load_catalog(extra=[same]).resolve("NVIDIA H100 80GB HBM3").peak(
+            "dram_bw_bytes_per_s") == 10.0e12
 
 
 def test_a_throughput_or_value_the_schema_lacks_is_a_key_error_in_every_accessor(cat):

@@ -486,12 +486,15 @@ def _load(extra: tuple, user_dirs: tuple) -> Catalog:
 def _replace_bundled(gpus, g, replaced):
     """Say that user GPU ``g`` replaces the bundled GPU of its id, if there is one, and note it
     in ``replaced``. Said once per process: ``_load`` is cached, and resolving reads its
-    result. A file that corrects a bundled GPU's values means to replace it; one that gives
-    another GPU a bundled id by mistake would take that GPU's profiles without a word."""
+    result. A file of the bundled GPU's name corrects its values (``gpuproj bench --gpu ID``
+    writes one), and is not warned of: every command would repeat it. One of another name
+    may give another GPU a bundled id by mistake, which would take that GPU's profiles."""
     old = gpus.get(g.id)
     if old is None or old.path is None or old.path.parent != BUNDLED_DIR:
         return
     replaced.append(old)
+    if normalize_name(g.name) == normalize_name(old.name):
+        return
     warnings.warn(InputWarning(
         f"{g.path}, field 'id': '{g.id}' is the id of the bundled {old.name}: this file "
         f"replaces it, and the bundled GPU's names now name this file's (give the file "
