@@ -171,10 +171,10 @@ def verdict_line(ev, summary, ours: str, base: str) -> str:
     n_a, n_b = summary[ours]["n"], summary[base]["n"]
     line = (f"Best gpuproj method `{ours}` ({summary[ours]['mape']:.1f} % MAPE) {{}} the best "
             f"baseline `{base}` ({summary[base]['mape']:.1f} %)")
-    if n_a == n_b:
+    both = a[key].merge(b[key])
+    if len(both) == n_a == n_b:
         mape_a, mape_b = summary[ours]["mape"], summary[base]["mape"]
     else:
-        both = a[key].merge(b[key])
         mape_a, mape_b = (metrics(*(d.merge(both)[c] for c in ("time_s", "true_s")))["mape"]
                           for d in (a, b))
         line += (f"; they predict {n_a} and {n_b} pairs, and on the {len(both)} both predict "

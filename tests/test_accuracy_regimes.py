@@ -199,6 +199,12 @@ def test_verdict_compares_on_the_pairs_both_methods_predict():
     assert line == ("Best gpuproj method `hierarchical` (10.0 % MAPE) does NOT beat the best "
                     "baseline `bandwidth` (20.0 %); they predict 2 and 3 pairs, and on the 2 both "
                     "predict `hierarchical` errs 10.0 %, `bandwidth` 5.0 %.")
+    # as many pairs, other ones: compared on the pairs both predict (k1 alone)
+    other = Evaluation(ev.pairs[~((ev.pairs["method"] == "bandwidth")
+                                 & (ev.pairs["kernel"] == "k2"))], [])
+    assert acc.verdict_line(other, other.summary(), "hierarchical", "bandwidth").endswith(
+        "they predict 2 and 2 pairs, and on the 1 both predict `hierarchical` errs 10.0 %, "
+        "`bandwidth` 5.0 %.")
     same_pairs = ev.pairs[ev.pairs["kernel"] != "k3"]
     ev2 = Evaluation(same_pairs, [])
     assert acc.verdict_line(ev2, ev2.summary(), "hierarchical", "bandwidth") == (
