@@ -217,3 +217,29 @@ def test_an_architecture_specific_target_compiles_for_its_features(tmp_path):
     assert S.load_sass(src, "sm_90a").arch == 90
     with pytest.raises(InputError, match="nvcc for sm_90 failed: .*setmaxnreg"):
         S.load_sass(src, "sm_90")
+
+
+def test_cubins_are_picked_by_their_file_names_without_the_tools(tmp_path, monkeypatch):
+    """cuobjdump names an sm_90a cubin k.2.sm_90a.cubin; its ELF header is an sm_90 one. A
+    binary built for sm_90a alone serves the catalog's sm_90 GPUs (predict --sass asks for the
+    GPU's isa, sm_90: it failed with "no cubin for sm_90"), and a binary without the
+    architecture says what it holds. cuobjdump stood in for: this runs without a toolkit."""
+    from pathlib import Path
+
+    def held(*names):
+        def run(args, what, path=None, cwd=None):
+            for n in names:  # not ELF: the file name is all that tells the architecture
+                (Path(cwd) / n).write_bytes(b"not an ELF file")
+            return ""
+        monkeypatch.setattr(tools, "_run", run)
+
+    monkeypatch.setattr(tools, "find_tool", lambda name: name)
+    held("app.1.sm_90a.cubin")
+    assert [a for a, _ in tools.extract_cubins("app", "sm_90")] == ["sm_90a"]
+    assert [a for a, _ in tools.extract_cubins("app", "sm_90a")] == ["sm_90a"]
+    held("app.1.sm_90.cubin", "app.2.sm_90a.cubin")
+    assert [a for a, _ in tools.extract_cubins("app", "sm_90")] == ["sm_90"]
+    assert [a for a, _ in tools.extract_cubins("app")] == ["sm_90", "sm_90a"]
+    with pytest.raises(InputError, match=r"no cubin for sm_80 embedded \(it holds sm_90, "
+                                         r"sm_90a\)"):
+        tools.extract_cubins("app", "sm_80")

@@ -232,18 +232,23 @@ def extract_cubins(binary, arch=None) -> list[tuple[str | None, Path]]:
     _run([find_tool("cuobjdump"), "-xelf", "all", str(Path(binary).resolve())],
          "cuobjdump -xelf", path=str(binary), cwd=tmp)
     want = None if arch is None else arch_name(arch).removesuffix("f")
-    found = []
+    cubins = []
     for p in sorted(tmp.glob("*.cubin")):
         a = cubin_arch(p.read_bytes())
         m = re.search(r"sm_(\d+)(a?)", p.name)
         a = a or (int(m.group(1)) if m else None)
-        name = None if a is None else f"sm_{a}" + (m.group(2) if m else "")
-        if want is None or name == want:
-            found.append((name, p))
+        cubins.append((None if a is None else f"sm_{a}" + (m.group(2) if m else ""), p))
+    found = [c for c in cubins if want is None or c[0] == want]
+    if not found and want is not None and want[-1].isdigit():
+        # a binary built for the architecture-specific target only (sm_90a) runs on the GPUs
+        # of the plain one, which is what the catalog names (a GPU's isa is sm_90)
+        found = [c for c in cubins if c[0] == want + "a"]
     if not found:
-        raise InputError("no cubin " + (f"for {arch_name(arch)} " if arch else "") +
-                         "embedded (cuobjdump -lelf lists what is there; PTX-only binaries must "
-                         "be compiled for the GPU first)", path=str(binary))
+        held = sorted({n for n, _ in cubins if n})
+        raise InputError("no cubin " + (f"for {arch_name(arch)} " if arch else "") + "embedded ("
+                         + (f"it holds {', '.join(held)}" if held else "cuobjdump -lelf lists "
+                            "what is there; PTX-only binaries must be compiled for the GPU first")
+                         + ")", path=str(binary))
     return found
 
 
