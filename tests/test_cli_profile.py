@@ -252,3 +252,22 @@ sys.exit({rc})
         main(["profile", "--out", "p.csv", "--", "./app"])
     err = capsys.readouterr().err.strip().splitlines()
     assert e.value.code == 2 and len(err) == 1 and says in err[0], err
+
+
+def test_profile_keeps_the_results_ncu_wrote_beside_an_error(tmp_path, monkeypatch, capsys):
+    # ncu says of a kernel it could not profile with an error line and goes on: the other
+    # kernels' results were thrown away with the run
+    _stand_in(tmp_path, monkeypatch, "ncu", f"""
+import sys
+args = sys.argv[1:]
+if "--query-metrics" in args:
+    sys.exit(1)
+text = open({str(FIXTURE)!r}).read()
+open(args[args.index("--log-file") + 1], "w").write(
+    text + "==ERROR== Failed to profile kernel \\"other\\" in process 1\\n")
+""")
+    main(["profile", "--out", "p.csv", "--", "./app"])
+    err = capsys.readouterr().err
+    assert ('gpuproj: warning: ncu reported ==ERROR== Failed to profile kernel "other" in '
+            "process 1; p.csv has the kernels it profiled") in err
+    assert "3 kernel configuration(s) on h100-sxm5-80gb" in err

@@ -192,14 +192,11 @@ def profile(output, timeline, metrics_file, kernel, launch_count, ncu_path, nsys
         write_text(metrics_file, "\n".join(metrics) + "\n")
     said = _said(output) or []
     errors = [ln for ln in said if ln.startswith("==ERROR==")]
-    if proc.returncode != 0 or errors:
-        # ncu can exit 0 after an error (no permission to the counters: ERR_NVGPUCTRPERM), and
-        # its own words say more than the CSV reader would of a log without results
-        what = (f"exited with status {proc.returncode}" if proc.returncode != 0
-                else "reported an error")
-        where = (f"its messages are in {output}" if output.exists()
-                 and output.stat().st_size else "it wrote nothing")
-        raise GpuprojError(f"ncu {what}" + (f": {errors[0]}" if errors else "") + f" ({where})")
+    where = (f"its messages are in {output}" if output.exists() and output.stat().st_size
+             else "it wrote nothing")
+    if proc.returncode != 0:
+        raise GpuprojError(f"ncu exited with status {proc.returncode}"
+                           + (f": {errors[0]}" if errors else "") + f" ({where})")
     if not output.exists() or output.stat().st_size == 0:
         raise GpuprojError(f"ncu wrote no results to {output} (was any kernel launched?)")
     from ..profiles.readers import ncu_csv
@@ -207,11 +204,18 @@ def profile(output, timeline, metrics_file, kernel, launch_count, ncu_path, nsys
     try:
         table = ncu_csv.read(output)
     except InputError:
+        # ncu can exit 0 after an error (no permission to the counters: ERR_NVGPUCTRPERM) or
+        # having profiled nothing: its own words say more than the CSV reader's of its log
+        if errors:
+            raise GpuprojError(f"ncu reported an error: {errors[0]} ({where})") from None
         warned = [ln for ln in said if ln.startswith("==WARNING==")]
         if not warned:
             raise
-        # "No kernels were profiled": a log without results, which ncu says why it is
         raise GpuprojError(f"ncu wrote no results to {output}: {warned[0]}") from None
+    if errors:  # a kernel it could not profile: the others' results stand
+        more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+        click.echo(f"gpuproj: warning: ncu reported {errors[0]}{more}; {output} has the "
+                   "kernels it profiled", err=True)
     click.echo(f"gpuproj: wrote {output}: {len(table)} kernel configuration(s) on "
                f"{', '.join(table.gpus)}, {int(table.df['launches'].sum())} launch(es)", err=True)
 
