@@ -92,8 +92,9 @@ def test_a_measurement_table_short_of_a_column(tmp_path, capsys):
         for cmd in (["predict", str(q), "-t", "h200", "-s", "a100-sxm4-80gb"],
                     ["evaluate", str(q)]):
             code, _, err = run(capsys, *cmd)
-            assert code == 2 and err.strip().splitlines()[-1] == (
-                f"gpuproj: error: {q}: missing required column '{missing}'"), err
+            assert code == 2 and err.strip().splitlines()[-1].startswith(
+                f"gpuproj: error: {q}: missing required column '{missing}' of a measurement "
+                "table (or pass --format: "), err
             assert ("did you mean 'time_s'?" in err) == (near is not None)
             # time_ms holds milliseconds: renamed alone it would be read as seconds
             assert ("It is in seconds: convert the values, not the name alone" in err) == (

@@ -97,11 +97,14 @@ def sniff(path) -> str:
         mod = _reader(fmt)
         if mod.sniff(path, head):
             return fmt
-    from .readers.measurement import looks_hand_made
+    from .readers.measurement import short_of
 
-    if looks_hand_made(head):
-        # most hand-made tables are measurement tables short of a column: its reader says which
-        return "measurement"
+    missing = short_of(head, path)
+    if missing:
+        # most hand-made tables are measurement tables short of a column: say which, and that
+        # the file may be of another format
+        raise InputError(f"missing required column '{missing}' of a measurement table (or "
+                         f"pass --format: {', '.join(FORMATS)})", path=path)
     raise InputError("cannot tell the format of this file; pass --format "
                      f"({', '.join(FORMATS)})", path=path)
 

@@ -13,9 +13,9 @@ is skipped and counted.
 Required columns: ``kernel`` and ``time_s``. ``gpu`` may be left out when ``gpu=``
 (``--source``) names the GPU of every row; ``config`` may be left out when each kernel ran in
 one configuration (it becomes ``default``): ``kernel,time_s,fp32_flops,dram_bytes`` with
-``--source`` is a whole profile. A CSV file that no other reader claims is read as this table
-where its header names ``kernel``, ``config``, ``gpu`` or ``time_s``, or a near miss of one
-(``time_ms``, ``Kernel``), so that the error names the column missing. Any other canonical
+``--source`` is a whole profile. A CSV file that no reader claims, whose header names
+``kernel``, ``config``, ``gpu`` or ``time_s`` or a near miss of one (``time_ms``, ``Kernel``),
+is taken for this table short of a column: the error names the column missing. Any other canonical
 column of ``profiles.schema.COLUMNS`` may be present (``docs/profiles.md``): ``problem`` says
 which configurations of a kernel solve the same problem (tuning variants, which rankings
 order), and must be the same for a kernel and config on every GPU. Columns that are not
@@ -73,13 +73,17 @@ def sniff(path, head: str) -> bool:
     return Path(path).suffix == ".parquet" or set(NEEDS) <= _header(head)
 
 
-def looks_hand_made(head: str) -> bool:
-    """Whether a CSV header that no reader claims looks like a hand-made measurement table short
-    of a column: it names a column of ``REQUIRED``, or a near miss of one (``time_ms``,
-    ``tme_s``, ``Kernel``). ``read`` then names the missing column (and the near miss), which
-    helps more than "cannot tell the format"."""
+def short_of(head: str, path) -> str | None:
+    """The column of ``NEEDS`` that a CSV header no reader claims lacks, where the header
+    looks like a hand-made measurement table's: it names a column of ``REQUIRED``, or a near
+    miss of one (``time_ms``, ``tme_s``, ``Kernel``), which is warned of
+    (``warn_near_misses``); None where it does not. Naming the column helps more than "cannot
+    tell the format"."""
     cols = _header(head)
-    return any(c in REQUIRED or _near_miss(c, cols) in REQUIRED for c in cols)
+    if not any(c in REQUIRED or _near_miss(c, cols) in REQUIRED for c in cols):
+        return None
+    warn_near_misses(cols, path)
+    return next(c for c in NEEDS if c not in cols)
 
 
 def read(path, gpu: str | None = None) -> ProfileTable:
