@@ -664,6 +664,14 @@ def test_a_table_of_several_files_names_the_file_each_row_came_from(tmp_path, ca
     ev = evaluate(t, ["hierarchical-ext"])
     assert sorted((Path(s.path).name, s.what) for s in ev.skipped) == [
         ("a.csv", "j [1] rtx-2080-ti -> titan-v"), ("b.csv", "j [1] titan-v -> rtx-2080-ti")]
+    # a configuration of one problem in a and of another in b (each file alone is sound)
+    pa, pb = tmp_path / "pa.csv", tmp_path / "pb.csv"
+    pa.write_text("kernel,config,problem,gpu,time_s\nk,1,n=8,rtx-2080-ti,1e-3\n")
+    pb.write_text("kernel,config,problem,gpu,time_s\nk,1,n=9,titan-v,1e-3\n")
+    code, _, err = run(capsys, "evaluate", str(pa), str(pb))
+    assert code == 2 and (f"error: {pb}, row 2, field 'problem': kernel k with config 1 has "
+                          f"problem 'n=9' here and 'n=8' in row 2 of {pa}: a configuration "
+                          "solves one problem on every GPU") in one_error(err)
     # a configuration of a's GPU again in b: a reader merges repeats within its file only
     b.write_text(head + "k,1,titan-v,1e-3,1e6,1e6,0,1e6\nk,1,rtx-2080-ti,2e-3,1e6,1e6,0,1e6\n")
     code, _, err = run(capsys, "evaluate", str(a), str(b))

@@ -139,6 +139,43 @@ def _fill_derived(df: pd.DataFrame) -> None:
     fill("launches", 1.0)  # ProfileTable.launches_assumed marks these rows
 
 
+def require_one_problem(df: pd.DataFrame, origin: str) -> None:
+    """A kernel configuration solves one problem (``problem``) on every GPU: two rows that
+    give it two (an empty cell is none) would rank it among other variants on one GPU than on
+    another. The error names the row and its file (``_path``, ``_row``) and where the first
+    row of the configuration is."""
+    if "problem" not in df:
+        return
+    problem = df["problem"].astype(object).where(df["problem"].notna(), "")
+    first = problem.groupby([df["kernel"], df["config"]], sort=False).transform("first")
+    differ = (problem != first).to_numpy()
+    if not differ.any():
+        return
+    r = df[differ].iloc[0]
+    f = df[(df["kernel"] == r["kernel"]) & (df["config"] == r["config"])].iloc[0]
+    here, there = (f"'{v}'" if v else "none" for v in (problem[differ].iloc[0],
+                                                       first[differ].iloc[0]))
+    path = r.get("_path", origin)
+    raise InputError(f"kernel {r['kernel']} with config {r['config']} has problem {here} here "
+                     f"and {there} in {_where(f, path) or 'another row'}: a configuration "
+                     "solves one problem on every GPU", path=path or None, row=_row(r),
+                     field="problem")
+
+
+def _row(r: pd.Series) -> int | None:
+    """The file row of table row ``r`` (``_row``), None where it has none."""
+    n = r.get("_row")
+    return None if n is None or pd.isna(n) else int(n)
+
+
+def _where(r: pd.Series, path) -> str:
+    """Where table row ``r`` is, for a message about a row of file ``path``: "row 2", "row 2
+    of a.csv" where ``r`` came from another file; "" where it has no file row."""
+    if _row(r) is None:
+        return ""
+    return f"row {_row(r)}" + (f" of {r['_path']}" if r.get("_path", path) != path else "")
+
+
 def _origin_of(df: pd.DataFrame, origin: str) -> str:
     """The files ``df``'s rows came from, comma-separated (``origin`` for rows of one file)."""
     if "_path" not in df:
@@ -257,31 +294,25 @@ class ProfileTable:
 
     def require_unique_configs(self) -> None:
         """``InputError`` naming the first row that repeats a kernel configuration on its GPU,
-        for what matches configurations across GPUs (evaluation, learned models' pairs,
-        combined sources). Readers merge repeated runs; a repeat left is a damaged file (a line
-        repeated, a column of the configuration lost) or one row per launch (ncu's
-        ``per_launch``)."""
+        or that gives a configuration another problem than its other rows
+        (``require_one_problem``: tables read from several files), for what matches
+        configurations across GPUs (evaluation, learned models' pairs, combined sources).
+        Readers merge repeated runs; a repeat left is a damaged file (a line repeated, a column
+        of the configuration lost) or one row per launch (ncu's ``per_launch``)."""
         keys = ["kernel", "config", "gpu"]
         dup = self.df.duplicated(keys)
         if dup.any():
             r = self.df.loc[dup.idxmax()]
             first = self.df.loc[(self.df[keys] == r[keys]).all(axis=1).idxmax()]
-
-            def row(x):
-                n = x.get("_row")
-                return None if n is None or pd.isna(n) else int(n)
-
             path = r.get("_path", self.origin)
             # the same file read twice, or one GPU's rows in two files, shows in the first row
-            where = [f"row {row(first)}"] if row(first) is not None else []
-            if first.get("_path", path) != path:
-                where.append(f"of {first['_path']}")
-            also = f" (the first: {' '.join(where)})" if where else ""
+            where = _where(first, path)
             raise InputError(f"{r['gpu']} has several rows of kernel {r['kernel']} with config "
-                             f"{r['config']}{also}: configurations are matched across GPUs, so "
-                             "each must be one row (a line repeated, a file read twice, a column "
-                             "lost, or an ncu profile read with per_launch?)", path=path or None,
-                             row=row(r))
+                             f"{r['config']}{f' (the first: {where})' if where else ''}: "
+                             "configurations are matched across GPUs, so each must be one row "
+                             "(a line repeated, a file read twice, a column lost, or an ncu "
+                             "profile read with per_launch?)", path=path or None, row=_row(r))
+        require_one_problem(self.df, self.origin)
 
     def concat(self, other: "ProfileTable") -> "ProfileTable":
         """The rows of both tables. Tables read from different files keep each row's file in

@@ -44,7 +44,7 @@ import pandas as pd
 
 from ...errors import GPUNotNamedError, InputError, InputWarning
 from ..schema import COLUMNS, NUMERIC, REQUIRED
-from ..table import ProfileTable
+from ..table import ProfileTable, require_one_problem
 from ._checks import (
     as_written,
     is_number,
@@ -130,25 +130,8 @@ def read(path, gpu: str | None = None) -> ProfileTable:
     df["config"] = df["config"].astype(str)
     df["gpu"] = resolve_gpus(df["gpu"].astype(str), path, rows=df["_row"])
     if "problem" in df.columns:
-        _check_problems(df, path)
+        require_one_problem(df, str(path))
     return ProfileTable.from_frame(_merge_runs(df, path), skipped=skipped, origin=str(path))
-
-
-def _check_problems(df: pd.DataFrame, path) -> None:
-    """A kernel configuration solves one problem on every GPU: two rows that give it two
-    (an empty cell is none) would put it among other variants on one GPU than on another."""
-    problem = df["problem"].astype(object).where(df["problem"].notna(), "")
-    first = problem.groupby([df["kernel"], df["config"]], sort=False).transform("first")
-    differ = (problem != first).to_numpy()
-    if differ.any():
-        r = df[differ].iloc[0]
-        same = (df["kernel"] == r["kernel"]) & (df["config"] == r["config"])
-        here, there = (f"'{v}'" if v else "none" for v in (problem[differ].iloc[0],
-                                                           first[differ].iloc[0]))
-        raise InputError(f"kernel {r['kernel']} with config {r['config']} has problem {here} "
-                         f"here and {there} in row {int(df.loc[same, '_row'].iloc[0])}: a "
-                         "configuration solves one problem on every GPU", path=path,
-                         row=int(r["_row"]), field="problem")
 
 
 # the truth values pandas reads from a comma-separated file
