@@ -18,7 +18,7 @@ import pandas as pd
 from .catalog import select
 from .errors import InputError
 from .models.base import has_width
-from .profiles.table import ProfileTable, Skipped, count_causes, require_table
+from .profiles.table import ProfileTable, Skipped, count_causes, problem_labels, require_table
 
 
 class NothingToEvaluate(InputError):
@@ -141,8 +141,9 @@ _PAIR_COLUMNS = ["method", "kernel", "config", "source", "target", "source_time_
 class Evaluation:
     """All pairs of one evaluation: ``pairs`` has one row per (method, kernel, config, source,
     target) with ``source_time_s``, ``time_s`` (predicted), ``low_s``, ``high_s``,
-    ``band_low_s``, ``band_high_s``, ``true_s``; ``skipped`` lists what could not be predicted
-    and why."""
+    ``band_low_s``, ``band_high_s``, ``true_s`` and, from a table of the canonical columns,
+    ``problem`` (what rankings group by); ``skipped`` lists what could not be predicted and
+    why."""
 
     pairs: pd.DataFrame
     skipped: list
@@ -335,13 +336,10 @@ class Evaluation:
                  "target"] + (["fold"] if "fold" in self.pairs else []))
 
     def _ranked_pairs(self) -> pd.DataFrame:
-        """``pairs``, where they carry a problem, with "" for a configuration of none: the
-        configurations of a kernel whose problem is not known rank together, as a table
-        without the column does (a missing label would drop them from every group)."""
+        """``pairs``, their problems labelled (``problem_labels``) where they carry them."""
         if "problem" not in self.pairs:
             return self.pairs
-        return self.pairs.assign(problem=self.pairs["problem"].astype(object).where(
-            self.pairs["problem"].notna(), ""))
+        return self.pairs.assign(problem=problem_labels(self.pairs["problem"]))
 
     def to_json(self, ranking: bool = False, gpu_choice: bool = False) -> dict:
         """Metrics as plain data, with ``units`` (``UNITS``); a split adds ``per_fold()``,
@@ -606,8 +604,13 @@ def evaluate(table: ProfileTable, methods=None, sources=None, targets=None, *,
     it = progress(jobs) if progress else jobs
     for model, s in it:
         pred = model.predict(source_rows[s], s, source_targets[s])
-        # a projection left out to a target that did not measure the row loses no pair
-        skipped.extend(k for k in pred.skipped if not k.projection or k.projection in truth.index)
+        # a projection left out to a target that did not measure the row loses no pair (looked
+        # up at once: a whole table may be left out on a pair)
+        lost = [k for k in pred.skipped if k.projection]
+        measured = (truth.index.get_indexer(pd.MultiIndex.from_tuples(
+            [k.projection for k in lost], names=truth.index.names)) >= 0) if lost else []
+        skipped.extend([k for k in pred.skipped if not k.projection]
+                       + [k for k, m in zip(lost, measured) if m])
         d = pred.df
         target = d["target"].array  # a categorical (Model.predict), its categories the targets
         at = truth_at[s][pd.Index(source_targets[s]).get_indexer(target.categories)[target.codes],

@@ -32,7 +32,7 @@ from .kernel_names import short_kernel_names
 from .models import MODELS, get_model, method_list, model_class
 from .models.base import Model, Prediction, has_width
 from .models.common import roofline_times
-from .profiles.table import ProfileTable, Skipped, require_table
+from .profiles.table import ProfileTable, Skipped, problem_labels, require_table
 from .units import fmt_time
 
 
@@ -178,12 +178,12 @@ class PredictionSet:
         return shortlist(d, list(self.predictions), k, keys)[cols]
 
     def _with_problems(self, d: pd.DataFrame) -> pd.DataFrame:
-        """``d`` (rows of ``table()``) with each configuration's ``problem`` ("" where the
-        profile names none), where the profile names problems; else ``d`` as it is."""
+        """``d`` (rows of ``table()``) with each configuration's ``problem``
+        (``problem_labels``), where the profile names problems; else ``d`` as it is."""
         if self.problems is None:
             return d
         got = d[["kernel", "config"]].astype(str).merge(self.problems, how="left")
-        return d.assign(problem=got["problem"].fillna("").to_numpy(object))
+        return d.assign(problem=problem_labels(got["problem"]).to_numpy(object))
 
     def to_json(self, shortlist: int | None = None) -> dict:
         """Everything as plain data; with ``shortlist`` (k) also ``shortlist(k)``."""

@@ -139,6 +139,13 @@ def _fill_derived(df: pd.DataFrame) -> None:
     fill("launches", 1.0)  # ProfileTable.launches_assumed marks these rows
 
 
+def problem_labels(problem: pd.Series) -> pd.Series:
+    """``problem`` with "" for a configuration of no known problem: the configurations of a
+    kernel whose problem is not known are one group, as in a table without the column (a
+    missing label would leave them out of every group)."""
+    return problem.astype(object).where(problem.notna(), "")
+
+
 def require_one_problem(df: pd.DataFrame, origin: str) -> None:
     """A kernel configuration solves one problem (``problem``) on every GPU: two rows that
     give it two (an empty cell is none) would rank it among other variants on one GPU than on
@@ -146,7 +153,7 @@ def require_one_problem(df: pd.DataFrame, origin: str) -> None:
     row of the configuration is."""
     if "problem" not in df:
         return
-    problem = df["problem"].astype(object).where(df["problem"].notna(), "")
+    problem = problem_labels(df["problem"])
     first = problem.groupby([df["kernel"], df["config"]], sort=False).transform("first")
     differ = (problem != first).to_numpy()
     if not differ.any():
