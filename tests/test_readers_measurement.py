@@ -249,7 +249,14 @@ def test_a_problem_is_one_per_configuration_on_every_gpu(tmp_path):
     t = load(_file(tmp_path, head + f"k,a,1024,{H100},1e-3\nk,b,1024,{H100},2e-3\n"
                                     "k,a,1024,h200,1e-3\n"))
     assert list(t.df["problem"]) == ["1024"] * 3  # text as written, not the number 1024.0
-    with pytest.raises(InputError, match="kernel k with config a has problem none here and "
+    with pytest.raises(InputError, match="kernel k with config a has problem '2048' here and "
                                          "'1024' in row 2: a configuration solves one") as e:
-        load(_file(tmp_path, head + f"k,a,1024,{H100},1e-3\nk,a,,h200,1e-3\n"))
+        load(_file(tmp_path, head + f"k,a,1024,{H100},1e-3\nk,a,2048,h200,1e-3\n"))
     assert (e.value.row, e.value.field) == (3, "problem")
+    # a row of no problem takes the one its configuration has on another GPU: three sizes
+    # named on the H100 are no variants to rank from the H200's rows either
+    t = load(_file(tmp_path, head + "".join(f"k,{c},n={c},{H100},{c}e-3\n" for c in (1, 2, 3))
+                   + "".join(f"k,{c},,h200,{c}e-3\n" for c in (1, 2, 3))))
+    from gpuproj.evaluate import evaluate
+
+    assert evaluate(t, ["same"]).ranking().loc["same", "groups"] == 0

@@ -147,26 +147,39 @@ def problem_labels(problem: pd.Series) -> pd.Series:
 
 
 def require_one_problem(df: pd.DataFrame, origin: str) -> None:
-    """A kernel configuration solves one problem (``problem``) on every GPU: two rows that
-    give it two (an empty cell is none) would rank it among other variants on one GPU than on
-    another. The error names the row and its file (``_path``, ``_row``) and where the first
-    row of the configuration is."""
+    """A kernel configuration solves one problem (``problem``) on every GPU that names it: two
+    rows that name two would rank it among other variants on one GPU than on another. A row
+    of no problem (a file without the column, an empty cell) takes the one named elsewhere
+    (``known_problems``). The error names the row and its file (``_path``, ``_row``) and where
+    the first row naming the other problem is."""
     if "problem" not in df:
         return
-    problem = problem_labels(df["problem"])
-    first = problem.groupby([df["kernel"], df["config"]], sort=False).transform("first")
-    differ = (problem != first).to_numpy()
+    named = df[df["problem"].notna()]
+    first = named["problem"].groupby([named["kernel"], named["config"]],
+                                     sort=False).transform("first")
+    differ = (named["problem"] != first).to_numpy()
     if not differ.any():
         return
-    r = df[differ].iloc[0]
-    f = df[(df["kernel"] == r["kernel"]) & (df["config"] == r["config"])].iloc[0]
-    here, there = (f"'{v}'" if v else "none" for v in (problem[differ].iloc[0],
-                                                       first[differ].iloc[0]))
+    r = named[differ].iloc[0]
+    f = named[(named["kernel"] == r["kernel"]) & (named["config"] == r["config"])].iloc[0]
     path = r.get("_path", origin)
-    raise InputError(f"kernel {r['kernel']} with config {r['config']} has problem {here} here "
-                     f"and {there} in {_where(f, path) or 'another row'}: a configuration "
-                     "solves one problem on every GPU", path=path or None, row=_row(r),
-                     field="problem")
+    raise InputError(f"kernel {r['kernel']} with config {r['config']} has problem "
+                     f"'{r['problem']}' here and '{f['problem']}' in "
+                     f"{_where(f, path) or 'another row'}: a configuration solves one problem "
+                     "on every GPU", path=path or None, row=_row(r), field="problem")
+
+
+def known_problems(df: pd.DataFrame) -> pd.Series | None:
+    """Each row's problem: its own, else the one another row of its kernel configuration
+    names (a GPU's file without the column, joined with one that has it); None where no row
+    names one."""
+    if "problem" not in df or df["problem"].isna().all():
+        return None
+    named = df.dropna(subset=["problem"]).drop_duplicates(["kernel", "config"])
+    of = pd.Series(named["problem"].to_numpy(object),
+                   index=pd.MultiIndex.from_frame(named[["kernel", "config"]].astype(object)))
+    keys = pd.MultiIndex.from_frame(df[["kernel", "config"]].astype(object))
+    return pd.Series(of.reindex(keys).to_numpy(object), index=df.index)
 
 
 def _row(r: pd.Series) -> int | None:
