@@ -91,17 +91,23 @@ def test_compile_and_disassemble_matches_fixture(tmp_path):
     assert "$__internal_0_$__cuda_sm20_sqrt_rn_f32_slowpath" in p["sqrt_f32"].symbols
 
 
+def _fatbin(tmp_path, *archs):
+    """The fixture kernels compiled into a fatbin with a cubin for each of ``archs`` ("90a")."""
+    import subprocess
+
+    fatbin = tmp_path / "k.fatbin"
+    codes = [x for a in archs for x in ("-gencode", f"arch=compute_{a},code=sm_{a}")]
+    subprocess.run([tools.find_tool("nvcc"), "-fatbin", *codes, "-o", str(fatbin),
+                    str(DATA / "src" / "fixture_kernels.cu")], check=True)
+    return fatbin
+
+
 @needs_tools
 @pytest.mark.slow
 def test_fatbin_extraction(tmp_path):
     if not _have("cuobjdump"):
         pytest.skip("cuobjdump not installed")
-    import subprocess
-
-    fatbin = tmp_path / "k.fatbin"
-    subprocess.run([tools.find_tool("nvcc"), "-fatbin", "-gencode", "arch=compute_80,code=sm_80",
-                    "-gencode", "arch=compute_90,code=sm_90", "-o", str(fatbin),
-                    str(DATA / "src" / "fixture_kernels.cu")], check=True)
+    fatbin = _fatbin(tmp_path, "80", "90")
     with pytest.raises(InputError, match="pass --arch"):
         S.load_sass(fatbin)
     p = S.load_sass(fatbin, "sm_90")
@@ -176,12 +182,7 @@ def test_a_binary_with_sm_90_and_sm_90a_cubins_tells_them_apart(tmp_path):
     # the ELF headers of the two are alike: both were read as sm_90, their kernels merged
     if not _have("cuobjdump"):
         pytest.skip("cuobjdump not installed")
-    import subprocess
-
-    fatbin = tmp_path / "k.fatbin"
-    subprocess.run([tools.find_tool("nvcc"), "-fatbin", "-gencode", "arch=compute_90,code=sm_90",
-                    "-gencode", "arch=compute_90a,code=sm_90a", "-o", str(fatbin),
-                    str(DATA / "src" / "fixture_kernels.cu")], check=True)
+    fatbin = _fatbin(tmp_path, "90", "90a")
     with pytest.raises(InputError, match="holds cubins for sm_90, sm_90a; pass --arch"):
         S.load_sass(fatbin)
     for arch in ("sm_90", "sm_90a"):
