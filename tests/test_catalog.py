@@ -593,3 +593,10 @@ def test_every_name_the_code_asks_a_gpu_for_is_a_field():
                 asked.append((path.name, node.args[0].value))
     assert len(asked) > 30
     assert [a for a in asked if a[1] not in fields] == []
+
+
+def test_an_id_cut_short_suggests_the_gpus_it_begins(cat):
+    # spelling distance put mi100 first and left the user to see that mi300 is no id
+    with pytest.raises(UnknownGPUError, match=r"unknown GPU 'mi300'; did you mean mi300a, "
+                                              r"mi300x\?"):
+        cat.resolve("mi300")

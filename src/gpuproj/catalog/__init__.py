@@ -434,11 +434,12 @@ class Catalog:
         if ids:
             cands = ", ".join(f"{i} ({self.gpus[i].name})" for i in sorted(ids))
             raise AmbiguousGPUError(f"GPU name '{raw}' is ambiguous: it matches {cands}")
-        close = difflib.get_close_matches(key, list(self._names), n=4, cutoff=0.6)
-        hint = ""
-        if close:
-            ids = sorted({i for c in close for i in self._names[c]})
-            hint = "; did you mean " + ", ".join(ids) + "?"
+        # an id cut short names the GPUs it begins ('mi300': mi300a, mi300x), which spelling
+        # distance ranks below others ('mi100')
+        ids = sorted(i for i in self.gpus if i.startswith(raw.lower())) or sorted(
+            {i for c in difflib.get_close_matches(key, list(self._names), n=4, cutoff=0.6)
+             for i in self._names[c]})
+        hint = "; did you mean " + ", ".join(ids[:6]) + "?" if ids else ""
         raise UnknownGPUError(f"unknown GPU '{raw}'{hint} (see `gpuproj gpus list`; add your own "
                               f"GPU as a YAML file in {USER_DIR})")
 
