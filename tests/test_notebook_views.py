@@ -129,10 +129,6 @@ def test_a_method_that_predicts_nothing_alone_is_an_error_beside_others_a_warnin
 
 
 def test_evaluation_without_pairs_and_gpus_it_lacks():
-    import pytest
-
-    from gpuproj.errors import InputError
-
     # every row skipped (no instruction counts): an empty frame with the metrics' columns,
     # shown without error
     tuned = load(Path(__file__).parent / "data" / "kerneltuner-4gpus-gemm_clblast_4096.csv")

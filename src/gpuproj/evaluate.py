@@ -22,8 +22,9 @@ from .profiles.table import (
     ProfileTable,
     Skipped,
     count_causes,
-    known_problems,
     problem_labels,
+    problem_per_row,
+    problems_of,
     require_table,
 )
 
@@ -584,10 +585,10 @@ def evaluate(table: ProfileTable, methods=None, sources=None, targets=None, *,
     models = [m if not isinstance(m, str) else get_model(m, **(model_params or {}).get(m, {}))
               for m in names]
     truth = truth_index(table)
-    named = known_problems(table.df)
-    if named is not None:  # a configuration's problem, where any GPU's row names it
-        table = ProfileTable(table.df.assign(problem=named), table.skipped, table.origin,
-                             table.launches_assumed)
+    problems = problems_of(table.df)
+    if problems is not None:  # a configuration's problem, where any GPU's row names it
+        table = ProfileTable(table.df.assign(problem=problem_per_row(table.df, problems)),
+                             table.skipped, table.origin, table.launches_assumed)
     source_targets, source_rows, truth_at = {}, {}, {}
     for s in srcs:
         ts = [t for t in tgts if t != s and t in gpus]

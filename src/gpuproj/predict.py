@@ -32,7 +32,14 @@ from .kernel_names import short_kernel_names
 from .models import MODELS, get_model, method_list, model_class
 from .models.base import Model, Prediction, has_width
 from .models.common import roofline_times
-from .profiles.table import ProfileTable, Skipped, problem_labels, require_table
+from .profiles.table import (
+    ProfileTable,
+    Skipped,
+    problem_labels,
+    problem_per_row,
+    problems_of,
+    require_table,
+)
 from .units import fmt_time
 
 
@@ -51,9 +58,9 @@ class PredictionSet:
     # kernel, config, target, measured_s: the profile's own times on a target, where it has
     # rows of that GPU (``_measured_on_targets``)
     measured: pd.DataFrame | None = None
-    # kernel, config, problem: the problem each configuration solves, where the profile names
-    # it (``_problems``), so that a shortlist chooses among the variants of one problem
-    problems: pd.DataFrame | None = None
+    # (kernel, config) -> the problem each configuration solves, where the profile names it
+    # (``profiles.table.problems_of``), so that a shortlist chooses among the variants of one
+    problems: pd.Series | None = None
 
     def _interval_note(self, d: pd.DataFrame) -> str:
         """What the interval column of ``d`` holds, for the methods that give it a width: a
@@ -182,8 +189,7 @@ class PredictionSet:
         (``problem_labels``), where the profile names problems; else ``d`` as it is."""
         if self.problems is None:
             return d
-        got = d[["kernel", "config"]].astype(str).merge(self.problems, how="left")
-        return d.assign(problem=problem_labels(got["problem"]).to_numpy(object))
+        return d.assign(problem=problem_labels(problem_per_row(d, self.problems)))
 
     def to_json(self, shortlist: int | None = None) -> dict:
         """Everything as plain data; with ``shortlist`` (k) also ``shortlist(k)``."""
@@ -748,7 +754,7 @@ def predict(table: ProfileTable, *, targets, source=None, methods=None,
     provenance = {label: _provenance(*saved) for label, saved in fitted if saved is not None}
     return PredictionSet([s.id for s in srcs], [t.id for t in tgts], preds, skipped,
                          provenance, {g.id: g for g in (*srcs, *tgts)},
-                         _measured_on_targets(table, tgts, kernel), _problems(table))
+                         _measured_on_targets(table, tgts, kernel), problems_of(table.df))
 
 
 def _nothing_predicted(table: ProfileTable, skipped: list, methods) -> None:
@@ -762,15 +768,6 @@ def _nothing_predicted(table: ProfileTable, skipped: list, methods) -> None:
     hint = ("" if methods == "all" or not can
             else f"; the profile's columns suit the methods {','.join(can)}")
     raise GpuprojError("no kernel could be predicted" + (f" ({why})" if why else "") + hint)
-
-
-def _problems(table: ProfileTable) -> pd.DataFrame | None:
-    """kernel, config, problem of ``table``'s configurations whose problem it names (one per
-    configuration, on every GPU); None where it names none."""
-    if "problem" not in table.df:  # a table built without the canonical columns
-        return None
-    d = table.df[["kernel", "config", "problem"]].dropna(subset=["problem"])
-    return None if d.empty else d.astype(str).drop_duplicates(["kernel", "config"])
 
 
 def _measured_on_targets(table: ProfileTable, targets: list, kernel: str | None):

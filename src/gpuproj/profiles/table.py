@@ -150,7 +150,7 @@ def require_one_problem(df: pd.DataFrame, origin: str) -> None:
     """A kernel configuration solves one problem (``problem``) on every GPU that names it: two
     rows that name two would rank it among other variants on one GPU than on another. A row
     of no problem (a file without the column, an empty cell) takes the one named elsewhere
-    (``known_problems``). The error names the row and its file (``_path``, ``_row``) and where
+    (``problem_per_row``). The error names the row and its file (``_path``, ``_row``) and where
     the first row naming the other problem is."""
     if "problem" not in df:
         return
@@ -169,17 +169,22 @@ def require_one_problem(df: pd.DataFrame, origin: str) -> None:
                      "on every GPU", path=path or None, row=_row(r), field="problem")
 
 
-def known_problems(df: pd.DataFrame) -> pd.Series | None:
-    """Each row's problem: its own, else the one another row of its kernel configuration
-    names (a GPU's file without the column, joined with one that has it); None where no row
-    names one."""
+def problems_of(df: pd.DataFrame) -> pd.Series | None:
+    """(kernel, config) -> the problem the configuration's rows name (the first: they agree,
+    ``require_one_problem``); None where no row names one."""
     if "problem" not in df or df["problem"].isna().all():
         return None
     named = df.dropna(subset=["problem"]).drop_duplicates(["kernel", "config"])
-    of = pd.Series(named["problem"].to_numpy(object),
-                   index=pd.MultiIndex.from_frame(named[["kernel", "config"]].astype(object)))
+    return pd.Series(named["problem"].to_numpy(object),
+                     index=pd.MultiIndex.from_frame(named[["kernel", "config"]].astype(object)))
+
+
+def problem_per_row(df: pd.DataFrame, problems: pd.Series) -> pd.Series:
+    """Each row's problem from ``problems`` (``problems_of``), its kernel configuration's
+    wherever a row names it (a GPU's file without the column, joined with one that has it);
+    NaN where none does."""
     keys = pd.MultiIndex.from_frame(df[["kernel", "config"]].astype(object))
-    return pd.Series(of.reindex(keys).to_numpy(object), index=df.index)
+    return pd.Series(problems.reindex(keys).to_numpy(object), index=df.index)
 
 
 def _row(r: pd.Series) -> int | None:
