@@ -53,7 +53,7 @@ def ncu_source_csv(program, kernels, n: int, iters: int = 1, paths=SM90_PATHS) -
                     "Instructions Executed", "Thread Instructions Executed",
                     "Predicated-On Thread Instructions Executed", "Address Space"])
         fadd_k = 0
-        for b in cfg.ordered():
+        for b in sorted(cfg.blocks.values(), key=lambda b: b.start):
             per = blocks.get(b.start, 0)
             per = iters if per == "iters" else per
             for i in b.instructions:

@@ -3,6 +3,7 @@ quadrant-split view, the CUDA backend's argument packing, and the CUDA sources c
 for sm_90 (skipped without nvcc)."""
 
 import ctypes
+import os
 import re
 import shutil
 import subprocess
@@ -63,6 +64,25 @@ def test_mixbench_checks_by_hand():
     assert c["over_roof"] == pytest.approx(1.0)
     # the best point is 18x the first; the last falls to half of it
     assert c["rise"] == pytest.approx(18) and c["drop"] == pytest.approx(0.5)
+
+
+def test_mixbench_checks_and_the_plot_read_the_sweep_alike():
+    """One reading of the sweep: a precision without an FMA benchmark has the bandwidth roof
+    alone in both (the checks stopped on a KeyError where the plot went on)."""
+    from gpuproj.plots.mixbench import roofline_series
+
+    raw = {"measurements": [{"name": "fp32_fma", "value": 0.25e12, "work": 1e9,
+                             "summary": {"n": 3, "median": 4e-3, "min": 1e-3}}],
+           "sweeps": {"mixbench": [
+               {"precision": p, "flop_per_byte": i, "flops_per_s": f, "bytes_per_s": f / i}
+               for p in ("fp32", "bf16") for i, f in [(10, 0.5e12), (1, 0.5e11)]]}}
+    c = checks.mixbench_checks(raw)
+    assert c["bf16"]["over_roof"] == pytest.approx(1.0) and c["bf16"]["rise"] == 10
+    s = roofline_series(raw)
+    assert list(s) == ["fp32", "bf16"] and list(s["bf16"]["oi"]) == [1, 10]
+    # the plot draws the catalog's value, the checks the fastest run (1e12)
+    assert s["fp32"]["compute_roof"] == 0.25e12 and np.isnan(s["bf16"]["compute_roof"])
+    assert c["fp32"]["over_roof"] == pytest.approx(1.0)
 
 
 def test_vector_lanes_per_element_type():
@@ -197,6 +217,15 @@ def test_compare_with_the_real_h200_files():
 
 
 @pytest.mark.skipif(not GPU_BENCHES.is_dir(), reason="shared gpu-benches data not present")
+def test_compare_names_the_l1_sweep_size_in_kb():
+    raw = {"measurements": [{"name": "l1_read", "value": 2e13,
+                             "params": {"working_set_bytes": 64e3}}], "sweeps": {}}
+    [row] = compare(raw, GPU_BENCHES, "h100_pcie")
+    assert row["metric"] == "l1_read" and row["theirs"] == 25204.7e9
+    assert row["theirs_source"] == "gpu-cache/h100_pcie.txt at 64 kB"
+
+
+@pytest.mark.skipif(not GPU_BENCHES.is_dir(), reason="shared gpu-benches data not present")
 def test_compare_script_writes_the_table(tmp_path, capsys):
     # what scripts/bench_on_gpu.sh runs after `gpuproj bench` on the GPU machine, on the
     # H200's raw result in data/bench
@@ -262,14 +291,14 @@ def test_quadrant_split_geometry(tmp_path):
 
     rows = table(time_s=[1e-3, 1e-3], flops=[4e9, 1e9], dram_bytes=[2e8, 0.0])
     assert quadrant.kernels_from_rows(rows)[0] == [("k0 [c]", 20.0)]
-    fig = quadrant.quadrant_figure([a, b], rows)
+    fig = quadrant.data_figure(quadrant.quadrant_data([a, b], rows))
     from gpuproj.plots import _style
 
     assert _style.save(fig, tmp_path / "q.png").stat().st_size > 5000
     with pytest.raises(GpuprojError, match=r"no GPU has both a DRAM bandwidth and a fp32 "
                                            r"compute throughput \(C \(c\): the catalog has no "
                                            r"dram_bw_bytes_per_s and no fp32_fma_flops_per_s\)"):
-        quadrant.quadrant_figure([make_gpu("c")], rows)
+        quadrant.quadrant_data([make_gpu("c")], rows)
 
 
 def test_cuda_argument_packing():
@@ -440,6 +469,24 @@ def test_the_cubin_prebuild_helper_says_bad_input_in_one_line(tmp_path, capsys, 
     err = capsys.readouterr().err
     assert e.value.code == 2 and err == ("gpuproj: error: nvcc failed for sm_999: nvcc fatal : "
                                          "Unsupported gpu architecture 'sm_999'\n")
+
+
+def test_an_nvcc_named_in_the_environment_that_does_not_exist_is_an_error(tmp_path,
+                                                                          monkeypatch):
+    """A typo in $GPUPROJ_NVCC once compiled with the nvcc on PATH instead, without a word."""
+    from gpuproj.bench import cuda
+
+    path_nvcc = tmp_path / "bin" / "nvcc"
+    path_nvcc.parent.mkdir()
+    path_nvcc.write_text('#!/bin/sh\n[ "$1" = --version ] && exit 0\n'
+                         'for a; do out=$b; b=$a; done; echo cubin > "$out"\n')
+    path_nvcc.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{path_nvcc.parent}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("GPUPROJ_NVCC", str(tmp_path / "nvvc"))
+    monkeypatch.delenv("GPUPROJ_BENCH_CUBIN_DIR", raising=False)
+    monkeypatch.setattr(cuda, "CACHE_DIR", tmp_path / "cache")
+    with pytest.raises(MissingToolError, match=r"GPUPROJ_NVCC=.*nvvc is not an executable"):
+        cuda.compile_cubin("__global__ void k() {}", "sm_90")
 
 
 def test_compare_refuses_a_folder_without_gpu_benches_files(tmp_path):

@@ -522,6 +522,29 @@ def test_cli_calibration_gives_back_a_simulated_devices_parameters(tmp_path, mon
     assert "ranking right" in stdout and stdout.rstrip().endswith(f"wrote {out}")
 
 
+def test_cli_calibrate_shows_the_progress_of_counting_and_timing(tmp_path, monkeypatch,
+                                                                  capsys):
+    from conftest import run_cli
+
+    import gpuproj.cli.calibrate as C
+    from gpuproj.calibrated import timing as T
+    from gpuproj.calibrated.modelfile import load_model_file
+
+    model = DATA / "calibrated-pocl-tiny-model.yaml"
+    monkeypatch.setattr(T, "make_runner", lambda device, **kw: SimulatedRunner(
+        load_model_file(model)))
+    shown = []
+
+    def progress(items, description=""):
+        shown.append((description, len(items)))
+        return items
+
+    monkeypatch.setattr(C, "progress", progress)
+    code, _, err = run_cli(capsys, "calibrate", str(model), "--out", str(tmp_path / "p.json"))
+    assert code == 0, err
+    assert shown == [("counting", 16), ("timing kernels", 16)]
+
+
 def test_cli_calibrate_warns_as_every_command_does(tmp_path, monkeypatch, capsys):
     """A parameter no measurement determines was said as 'warning: ...', the one command
     without the 'gpuproj: ' of the others' warnings; --help had no examples, unlike the

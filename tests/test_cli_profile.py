@@ -138,6 +138,19 @@ def test_profile_ncu_failure(tmp_path, monkeypatch, capsys):
     assert e.value.code == 2 and "status 1 (it wrote nothing)" in capsys.readouterr().err
 
 
+def test_debug_is_a_global_option_not_the_applications(tmp_path, capsys):
+    """``--debug`` after the command name, past ``--``, is the profiled application's own: the
+    error stays one line; before the command name it is gpuproj's and shows the traceback."""
+    from gpuproj.errors import GpuprojError
+
+    args = ["profile", "--ncu", "/bin/false", "--out", str(tmp_path / "q.csv"), "--", "./app"]
+    with pytest.raises(SystemExit) as e:
+        main(args + ["--debug"])
+    assert e.value.code == 2 and "gpuproj: error:" in capsys.readouterr().err
+    with pytest.raises(GpuprojError):
+        main(["--debug"] + args)
+
+
 def test_profile_dry_run(capsys):
     main(["profile", "--dry-run", "--kernel", "saxpy", "--", "./app", "a b"])
     line = capsys.readouterr().out.strip()

@@ -123,6 +123,21 @@ def test_waves(cat):
     assert np.isinf(waves(10, a100, 0))
 
 
+def test_fill_fractions_count_waves_and_leave_unknowns_unknown(cat):
+    import pandas as pd
+
+    from gpuproj.models.common import fill_fractions
+
+    a100 = cat.resolve("a100-sxm4-80gb")
+    # 108 SMs: 54 blocks fill half of them; 433 blocks at 4 per SM take 2 waves of 432 slots
+    df = pd.DataFrame({"grid_blocks": [54, 433, 433, 0, np.nan]})
+    by_sm, by_slot = fill_fractions(df, a100, np.array([4, 4, 0, 4, 4]))
+    assert by_sm[:2] == pytest.approx([0.5, 433 / 540]) and np.isnan(by_sm[3:]).all()
+    assert by_slot[:2] == pytest.approx([54 / 432, 433 / 864]) and np.isnan(by_slot[2:]).all()
+    no_sms = make_gpu("x", {"max_warps_per_sm": 64})
+    assert all(np.isnan(f).all() for f in fill_fractions(df, no_sms, np.full(5, 4.0)))
+
+
 def test_amd_mi210_vgpr_granules_and_lds(cat):
     # gfx90a: 4 SIMDs x 8 waves; 512 unified VGPRs/lane/SIMD, granule 8.
     # 256 work-items = 4 waves; 96 VGPRs -> 96*64 = 6144 regs/wave (multiple of 512);

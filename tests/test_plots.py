@@ -481,10 +481,10 @@ def test_quadrant_note_clear_of_points_and_arrows():
     through the old note in the compute-bound corner)."""
     from matplotlib.patches import FancyArrowPatch
 
-    from gpuproj.plots.quadrant import quadrant_figure
+    from gpuproj.plots.quadrant import data_figure, quadrant_data
 
     gpus = ["tesla-p100-pcie-16gb", "l40", "a100-sxm4-80gb", "h100-sxm5-80gb", "h200-sxm-141gb"]
-    fig = quadrant_figure(gpus, kernels=[("low", 0.6), ("mid", 7.5)])
+    fig = data_figure(quadrant_data(gpus, kernels=[("low", 0.6), ("mid", 7.5)]))
     assert_readable(fig)
     ax = fig.axes[0]
     r = fig.canvas.get_renderer()

@@ -15,6 +15,7 @@ import pytest
 from gpuproj.errors import InputError, InputWarning
 from gpuproj.profiles import load, sniff
 from gpuproj.profiles.readers import amaris, nvprof
+from gpuproj.profiles.table import count_causes
 
 DATA = Path(__file__).parent / "data"
 METRICS = DATA / "nvprof-v100-pcie-32gb-metrics.csv"
@@ -39,7 +40,7 @@ def test_nvprof_metrics_joined_with_trace():
     assert sniff(METRICS) == "nvprof" and sniff(TRACE) == "nvprof"
     t = load(METRICS, trace=TRACE)
     assert len(t) == 2 and t.gpus == ["v100-pcie-32gb"]
-    assert t.skipped_summary() == {"not a kernel launch (memory copy or set)": 2}
+    assert count_causes(t.skipped) == {"not a kernel launch (memory copy or set)": 2}
     v = t.df[t.df["kernel"].str.startswith("vec_add")].iloc[0]
     assert v["launches"] == 2 and v["time_s"] == pytest.approx(12.5e-6)   # (12.352+12.648)/2 us
     assert v["dram_read_bytes"] == 262144 * 32 and v["dram_write_bytes"] == 131072 * 32
@@ -148,7 +149,7 @@ def test_nvprof_bad_trace(tmp_path):
     with pytest.raises(InputError, match="not a time unit"):
         nvprof.read(bad)
     bad.write_text(text.replace("12.352000", ""))
-    assert nvprof.read(bad).skipped_summary()["Duration has no value"] == 1
+    assert count_causes(nvprof.read(bad).skipped)["Duration has no value"] == 1
     bad.write_text(text.replace("Tesla V100-PCIE-32GB", "Tesla Q999"))
     with pytest.raises(InputError, match="Q999"):
         nvprof.read(bad)

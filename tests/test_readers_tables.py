@@ -15,6 +15,7 @@ from conftest import run_cli
 from gpuproj.errors import InputError, InputWarning
 from gpuproj.profiles import load, sniff
 from gpuproj.profiles.readers import kerneltuner, neusight, seed_report
+from gpuproj.profiles.table import count_causes
 
 DATA = Path(__file__).parent / "data"
 EXT = Path(__file__).resolve().parents[2] / "shared" / "data" / "external"
@@ -117,11 +118,11 @@ def test_seed_report_bad_rows_written_here(tmp_path):
         seed_report.read(with_time("-1"))
     assert e.value.row == 2 and e.value.field == "mean_ms"
     t = seed_report.read(with_time(""))
-    assert len(t) == 2 and t.skipped_summary() == {"mean_ms has no value": 1}
+    assert len(t) == 2 and count_causes(t.skipped) == {"mean_ms has no value": 1}
     assert t.skipped[0].row == 2 and list(t.df["kernel"]) == ["conv2d_3x3", "vector_add"]
     t = seed_report.read(with_time("0"))
     assert len(t) == 2 and [s.row for s in t.skipped] == [2]
-    assert t.skipped_summary() == {"mean_ms = 0 is not positive": 1}
+    assert count_causes(t.skipped) == {"mean_ms = 0 is not positive": 1}
 
 
 @need(not SEED.is_dir(), reason="shared/data/external not present")
@@ -161,7 +162,7 @@ def test_seed_report_bad_rows(tmp_path):
     with pytest.raises(InputError, match="negative"):
         seed_report.read(with_time("-1"))
     t = seed_report.read(with_time(""))
-    assert len(t) == 2 and t.skipped_summary() == {"mean_ms has no value": 1}
+    assert len(t) == 2 and count_causes(t.skipped) == {"mean_ms has no value": 1}
     t = seed_report.read(with_time("0"))
     assert t.skipped[0].row == 2
 
@@ -180,7 +181,7 @@ def test_kerneltuner_gemm_excerpt():
            "RTX_3090": "rtx-3090", "RTX_Titan": "titan-rtx"}
     blank = {f"config invalid on {ids[c.removeprefix('time_ms__')]}": int(raw[c].isna().sum())
              for c in times}
-    assert t.skipped_summary() == {k: n for k, n in blank.items() if n}
+    assert count_causes(t.skipped) == {k: n for k, n in blank.items() if n}
     assert sorted(t.gpus) == ["rtx-2080-ti", "rtx-3060-laptop", "rtx-3090", "titan-rtx"]
     r = t.df[t.df["gpu"] == "rtx-3090"].iloc[0]
     assert r["flops"] == 2 * 4096**3
@@ -354,7 +355,7 @@ def test_gpu_benches_bad_input(tmp_path):
     p.write_text("\n".join(lines) + "\n")
     t = load(p)
     assert sniff(p) == "gpu-benches" and len(t) == 1 and t.gpus == ["h200-sxm-141gb"]
-    assert t.skipped_summary() == {"Eff. bw = 0 is not positive": 1}
+    assert count_causes(t.skipped) == {"Eff. bw = 0 is not positive": 1}
     # the docstring's values: 100 000 blocks of 1024 threads each sum one 512 kB chunk, so the
     # launch moves 512 x 1024 x 1e5 B, at the printed 13526.6 GB/s (1e9 B/s); no counter
     # columns (all 0 GB/s): no DRAM bytes
@@ -419,7 +420,7 @@ def test_gpu_benches_small_kernels_bad_input(tmp_path):
     assert list(t.df["config"]) == ["n=4096,block=512", "n=4096,block=1024",
                                     "n=4341,block=512", "n=4601,block=512"]
     assert t.df["kernel"].iloc[0] == "gpu-small-kernels scale (persistent, grid sync)"
-    assert t.skipped_summary() == {"bandwidth = 0 is not positive": 1}
+    assert count_causes(t.skipped) == {"bandwidth = 0 is not positive": 1}
     # "4096  64kB  26": 16 bytes per element (one double read, one written) at 26 GB/s; one
     # FP64 multiply per element; a persistent kernel has no grid the file gives
     r = t.df.iloc[0]
@@ -500,7 +501,7 @@ def test_gpu_benches_roofline_bad_input(tmp_path):
     assert sniff(p) == "gpu-benches"
     t = gpu_benches.read(p, gpu="H200")
     assert list(t.df["config"]) == ["its=0", "its=8"]
-    assert t.skipped_summary() == {"GB/s and GF/s = 0 is not positive": 1}
+    assert count_causes(t.skipped) == {"GB/s and GF/s = 0 is not positive": 1}
     assert t.skipped[0].row == 6
     re_ = gpu_benches.ROOF_ELEMENTS  # the work every row is scaled to (elements per array)
     d = t.df.set_index("config")
@@ -580,7 +581,7 @@ def test_gpu_benches_stream_bad_input(tmp_path):
     gpu_benches_error(p, lines, "pass --source NAME")  # the file names no GPU
     assert sniff(p) == "gpu-benches"
     t = gpu_benches.read(p, gpu="H200")
-    assert len(t) == 11 and t.skipped_summary() == {"GB/s = 0 is not positive": 1}
+    assert len(t) == 11 and count_causes(t.skipped) == {"GB/s = 0 is not positive": 1}
     assert t.skipped[0].row == 3
     # gpu-stream/main.cu: max_buffer_size = 128 Mi + 2 doubles per array
     se = 128 * 1024 * 1024 + 2

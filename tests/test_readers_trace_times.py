@@ -15,6 +15,7 @@ import pytest
 from gpuproj.cli.main import main
 from gpuproj.errors import InputError
 from gpuproj.profiles import load
+from gpuproj.profiles.table import count_causes
 from gpuproj.profiles.trace_times import name_keys
 
 DATA = Path(__file__).parent / "data"
@@ -48,7 +49,7 @@ def test_ncu_counts_take_the_nsys_times_of_the_same_kernel_and_configuration():
     assert row["regs_per_thread"] == before["regs_per_thread"]
     assert before["sm_clock_hz"] > 0 and row["sm_clock_hz"] != row["sm_clock_hz"]
     # the configuration nsys never launched is skipped with its ncu row; the trace's copies too
-    causes = t.skipped_summary()
+    causes = count_causes(t.skipped)
     assert causes["not a kernel launch (memory copy or set)"] == 12
     lost = [s for s in t.skipped if s.path == str(NCU_THOR)]
     assert len(lost) == 1 and "grid=1048576x1x1 block=1x1x1" in lost[0].reason
@@ -245,7 +246,7 @@ def test_a_trace_without_min_and_max_times_leaves_them_unknown():
     row = t.df.iloc[0]
     assert list(t.df["kernel"]) == ["calculate_temp"] and row["time_s"] == amaris["time_s"].iat[0]
     assert row[["time_s_min", "time_s_max"]].isna().all()
-    assert t.skipped_summary()["no kernel of this name in the trace "
+    assert count_causes(t.skipped)["no kernel of this name in the trace "
                                f"{DATA / 'amaris-2gpus-calculate_temp.csv'}"] == 2
 
 

@@ -1,5 +1,5 @@
 """Cross-architecture comparison: block matching, carried counts and target FLOPs checked
-against counts derived by hand from the fixture kernels (gpuproj.sass.handcount)."""
+against counts derived by hand from the fixture kernels (tests/sass_handcount.py)."""
 
 import json
 
@@ -7,11 +7,11 @@ import numpy as np
 import pandas as pd
 import pytest
 from click.testing import CliRunner
+from sass_handcount import KERNELS, fixture_counts
 from sass_helpers import DATA, listing, ncu_source_csv
 
 import gpuproj.sass as S
 from gpuproj.profiles.table import ProfileTable
-from gpuproj.sass.handcount import KERNELS, fixture_counts
 
 N, ITERS = 256 * 1024, 100
 TRIPS = {"fma_loop_f32": ITERS, "fma_loop_f64": ITERS}

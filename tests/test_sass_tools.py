@@ -8,6 +8,7 @@ import pytest
 from sass_helpers import DATA, listing
 
 import gpuproj.sass as S
+from gpuproj import nvidia_tools
 from gpuproj.errors import InputError, MissingToolError
 from gpuproj.sass import tools
 
@@ -41,18 +42,14 @@ def test_arch_name_keeps_the_architecture_and_family_suffix():
 
 
 def test_missing_tool_says_what_to_install(monkeypatch):
-    tools.find_tool.cache_clear()
-    monkeypatch.setattr(tools.importlib.util, "find_spec", lambda name: None)
-    monkeypatch.setattr(tools.shutil, "which", lambda name: None)
+    monkeypatch.setattr(nvidia_tools.importlib.util, "find_spec", lambda name: None)
+    monkeypatch.setattr(nvidia_tools.shutil, "which", lambda name: None)
     monkeypatch.setenv("CUDA_HOME", "/nonexistent")
-    monkeypatch.setattr(tools.Path, "is_file", lambda self: False)
-    try:
-        with pytest.raises(MissingToolError, match=r"gpuproj\[sass\].*nvidia-cuda-nvdisasm"):
-            tools.find_tool("nvdisasm")
-        with pytest.raises(MissingToolError, match="CUDA toolkit"):
-            tools.find_tool("nvcc")
-    finally:
-        tools.find_tool.cache_clear()
+    monkeypatch.setattr(nvidia_tools.Path, "is_file", lambda self: False)
+    with pytest.raises(MissingToolError, match=r"gpuproj\[sass\].*nvidia-cuda-nvdisasm"):
+        tools.find_tool("nvdisasm")
+    with pytest.raises(MissingToolError, match="CUDA toolkit"):
+        tools.find_tool("nvcc")
 
 
 def test_cu_needs_arch():
@@ -138,13 +135,9 @@ def test_executable_with_a_cubin_without_kernels(tmp_path):
 
 def test_a_tool_named_in_the_environment_must_exist(monkeypatch, tmp_path):
     # GPUPROJ_NVCC pointing at nothing quietly ran the nvcc on PATH instead
-    tools.find_tool.cache_clear()
     monkeypatch.setenv("GPUPROJ_NVCC", str(tmp_path / "nvcc"))
-    try:
-        with pytest.raises(MissingToolError, match=r"GPUPROJ_NVCC=.*nvcc is not an executable"):
-            tools.find_tool("nvcc")
-    finally:
-        tools.find_tool.cache_clear()
+    with pytest.raises(MissingToolError, match=r"GPUPROJ_NVCC=.*nvcc is not an executable"):
+        tools.find_tool("nvcc")
 
 
 def test_architectures_named_twice_are_an_error():

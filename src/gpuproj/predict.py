@@ -40,7 +40,7 @@ from .profiles.table import (
     problems_of,
     require_table,
 )
-from .units import fmt_time
+from .units import first_of, fmt_time
 
 
 @dataclass
@@ -332,10 +332,9 @@ class PredictionSet:
                  for (m, t), r in rows.items() if len(r) < len(every)]
         if not short:
             return None
-        if len(short) > 6:  # a comparison of many targets: the first ones say what happened
-            short = short[:5] + [f"{len(short) - 5} more"]
+        # a comparison of many targets: the first ones say what happened
         return (f"application totals add {len(every)} kernel rows, those of "
-                f"{', '.join(short)} (rows skipped): compare such a total with the "
+                f"{first_of(short, 6)} (rows skipped): compare such a total with the "
                 "source's on the same rows, not with the other totals")
 
     def print_shortlist(self, console, k: int) -> None:

@@ -274,7 +274,7 @@ def overlap(train: ProfileTable, test: ProfileTable) -> dict:
 
 
 def evaluate_trained(train: ProfileTable, test: ProfileTable, methods, *, coverage=None,
-                     model_params=None, sources=None, targets=None, fitted=None, progress=None):
+                     sources=None, targets=None, fitted=None, progress=None):
     """Fit trained methods on ``train`` and evaluate every method on all pairs of ``test``.
     A test table read from another file than ``train`` has the intervals, outside the
     training range, widen to the error bands fitted without its data source
@@ -282,5 +282,5 @@ def evaluate_trained(train: ProfileTable, test: ProfileTable, methods, *, covera
     the models keep the shipped bands."""
     fold = Fold("train/test", train, test, sources, targets)
     bands = held_out_bands(test) if test.origin != train.origin else None
-    return evaluate_fold(fold, methods, coverage=coverage, model_params=model_params,
-                         fitted=fitted, progress=progress, bands=bands)
+    return evaluate_fold(fold, methods, coverage=coverage, fitted=fitted, progress=progress,
+                         bands=bands)

@@ -1,14 +1,8 @@
-"""SI units and the converters from the units that profilers and spreadsheets print.
+"""SI units and the converters from the units that profilers and spreadsheets print; the
+helpers that write values (and lists of names) for people to read.
 
 All quantities inside gpuproj are SI and decimal: seconds, bytes, bytes per second, operations
 per second. Names carry the unit (``time_s``, ``dram_bw_bytes_per_s``).
-
->>> to_si(1.5, "Kbyte")
-1500.0
->>> to_si(2, "usecond")
-2e-06
->>> to_si(1, "Gbyte/second")
-1000000000.0
 """
 
 import math
@@ -43,10 +37,10 @@ def unit_factor(unit: str) -> float:
     being passed through, because a silent factor of 1000 is the worst error a profile reader
     can make.
 
-    >>> unit_factor("Mbyte/second")
-    1000000.0
-    >>> unit_factor("KiB")
-    1024.0
+    >>> unit_factor("Kbyte"), unit_factor("usecond"), unit_factor("Gbyte/second")
+    (1000.0, 1e-06, 1000000000.0)
+    >>> unit_factor("Mbyte/second"), unit_factor("KiB")
+    (1000000.0, 1024.0)
     """
     u = (unit or "").strip()
     if u in _NOUNIT or u.startswith("(") or u == "nan":
@@ -81,21 +75,36 @@ def unit_factor(unit: str) -> float:
     raise InputError(f"unknown unit '{unit}'")
 
 
-def to_si(value, unit: str):
-    """``value`` printed in ``unit`` converted to SI."""
-    return value * unit_factor(unit)
+def first_of(items, n: int, sep: str = ", ") -> str:
+    """The first ``n`` of ``items`` joined by ``sep``, and how many more there are: a message
+    naming what a long list holds stays one readable line.
+
+    >>> first_of(["a", "b", "c"], 2), first_of(["a", "b"], 2), first_of([], 2)
+    ('a, b and 1 more', 'a, b', '')
+    """
+    items = [str(x) for x in items]
+    more = f" and {len(items) - n} more" if len(items) > n else ""
+    return sep.join(items[:n]) + more
 
 
 _DECIMAL = (("P", 1e15), ("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3))
+_SMALL = (("", 1.0), ("m", 1e-3), ("u", 1e-6), ("n", 1e-9))
 
 
-def with_prefix(value: float, unit: str) -> str:
-    """``value`` with the decimal prefix that leaves 1 to 999 of ``unit``, 3 significant digits.
+def with_prefix(value: float, unit: str, small: bool = False) -> str:
+    """``value`` with the decimal prefix that leaves 1 to 999 of ``unit``, 3 significant digits;
+    ``small``: also m, u and n below 1 (a value under 1 n is left without a prefix). '-' for no
+    value (None or NaN).
 
-    >>> with_prefix(1.95e13, "FLOP/s"), with_prefix(512.0, "B")
-    ('19.5 TFLOP/s', '512 B')
+    >>> with_prefix(1.95e13, "FLOP/s"), with_prefix(512.0, "B"), with_prefix(None, "B")
+    ('19.5 TFLOP/s', '512 B', '-')
+    >>> with_prefix(2.5e-5, "s"), with_prefix(2.5e-5, "s", small=True)
+    ('2.5e-05 s', '25 us')
     """
-    prefix, f = next(((p, f) for p, f in _DECIMAL if abs(value) >= f), ("", 1.0))
+    if value is None or value != value:
+        return "-"
+    prefixes = _DECIMAL + _SMALL if small else _DECIMAL
+    prefix, f = next(((p, f) for p, f in prefixes if abs(value) >= f), ("", 1.0))
     return f"{value / f:.3g} {prefix}{unit}"
 
 

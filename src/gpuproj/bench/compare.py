@@ -114,18 +114,14 @@ def compare(raw, root, stem: str) -> list:
             if col in st and f"stream_{col}" in ours:
                 add(f"stream_{col}", ours[f"stream_{col}"]["value"], st[col],
                     f"gpu-stream/{stem}.txt best {col}")
-    f = root / "gpu-l2-cache" / f"{stem}.txt"
-    if f.is_file() and "l2_read" in ours:
-        ws = ours["l2_read"]["params"]["working_set_bytes"]
-        size, bw = _closest(parse_size_bw(f), ws)
-        add("l2_read", ours["l2_read"]["value"], bw,
-            f"gpu-l2-cache/{stem}.txt at {size / 1e6:.3g} MB")
-    f = root / "gpu-cache" / f"{stem}.txt"
-    if f.is_file() and "l1_read" in ours:
-        ws = ours["l1_read"]["params"]["working_set_bytes"]
-        size, bw = _closest(parse_size_bw(f), ws)
-        add("l1_read", ours["l1_read"]["value"], bw,
-            f"gpu-cache/{stem}.txt at {size / 1e3:.3g} kB")
+    for name, folder, unit, per_unit in (("l2_read", "gpu-l2-cache", "MB", 1e6),
+                                         ("l1_read", "gpu-cache", "kB", 1e3)):
+        f = root / folder / f"{stem}.txt"
+        if f.is_file() and name in ours:
+            ws = ours[name]["params"]["working_set_bytes"]
+            size, bw = _closest(parse_size_bw(f), ws)
+            add(name, ours[name]["value"], bw,
+                f"{folder}/{stem}.txt at {size / per_unit:.3g} {unit}")
     f = root / "gpu-roofline" / f"{stem}.txt"
     mix = [p for p in (raw.get("sweeps") or {}).get("mixbench", []) if p["precision"] == "fp32"]
     if f.is_file() and mix:

@@ -6,9 +6,10 @@ would otherwise start the clock while the host is still issuing the launch (from
 7 us on the H100 machine, longer than the device takes to run an empty kernel).
 
 No Python CUDA package is needed (the GPU machines may have none): only the driver, and nvcc or
-cubins built beforehand. ``GPUPROJ_NVCC`` names the nvcc to use; ``GPUPROJ_BENCH_CUBIN_DIR``
-holds prebuilt cubins (``python -m gpuproj.bench.cuda --arch sm_90 --out DIR`` writes them on a
-machine that has nvcc). Compiled cubins are cached in ``~/.cache/gpuproj/bench``.
+cubins built beforehand. ``GPUPROJ_NVCC`` names the nvcc to use (one that does not exist is an
+error, not a reason to take another); ``GPUPROJ_BENCH_CUBIN_DIR`` holds prebuilt cubins
+(``python -m gpuproj.bench.cuda --arch sm_90 --out DIR`` writes them on a machine that has
+nvcc). Compiled cubins are cached in ``~/.cache/gpuproj/bench``.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import GpuprojError, MissingToolError
+from ..nvidia_tools import find_tool
 from .backend import Backend, DeviceInfo, kernel_source
 
 CACHE_DIR = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "gpuproj" / "bench"
@@ -88,18 +90,6 @@ class DeviceBuffer:
         self.ptr, self.nbytes = ptr, nbytes
 
 
-def find_nvcc():
-    """Path of nvcc: ``$GPUPROJ_NVCC``, then PATH, then ``$CUDA_HOME/bin``, ``/usr/local/cuda``."""
-    cands = [os.environ.get("GPUPROJ_NVCC"), shutil.which("nvcc")]
-    for home in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"):
-        if home:
-            cands.append(str(Path(home) / "bin" / "nvcc"))
-    for c in cands:
-        if c and Path(c).is_file():
-            return c
-    return None
-
-
 def cubin_key(source_text: str, arch: str) -> str:
     return hashlib.sha256(f"{arch}\n{source_text}".encode()).hexdigest()[:24]
 
@@ -112,7 +102,7 @@ def cuda_source(source: str, extra: str = "", defines: dict | None = None) -> st
     return text + kernel_source(source, "cu") + ("\n" + extra + "\n" if extra else "")
 
 
-def compile_cubin(source_text: str, arch: str, nvcc: str | None = None) -> tuple[bytes, str]:
+def compile_cubin(source_text: str, arch: str) -> tuple[bytes, str]:
     """(cubin for ``arch`` (``sm_90``), where it came from) of CUDA C++ text: a prebuilt one in
     ``$GPUPROJ_BENCH_CUBIN_DIR``, a cached one, or nvcc's (argument list, no shell), then
     cached by (arch, source) hash. The origin goes into the raw result: a cubin found on disk
@@ -121,11 +111,9 @@ def compile_cubin(source_text: str, arch: str, nvcc: str | None = None) -> tuple
     for d, how in ((os.environ.get("GPUPROJ_BENCH_CUBIN_DIR"), "prebuilt"), (CACHE_DIR, "cached")):
         if d and (Path(d) / f"{key}.cubin").is_file():
             return (Path(d) / f"{key}.cubin").read_bytes(), f"{how}: {Path(d) / f'{key}.cubin'}"
-    nvcc = nvcc or find_nvcc()
-    if nvcc is None:
-        raise MissingToolError(
-            "the CUDA backend needs nvcc (CUDA toolkit) to compile its kernels, or prebuilt cubins "
-            "in $GPUPROJ_BENCH_CUBIN_DIR (python -m gpuproj.bench.cuda --arch sm_XY --out DIR)")
+    nvcc = find_tool("nvcc", missing=(
+        "the CUDA backend needs nvcc (CUDA toolkit) to compile its kernels, or prebuilt cubins "
+        "in $GPUPROJ_BENCH_CUBIN_DIR (python -m gpuproj.bench.cuda --arch sm_XY --out DIR)"))
     with tempfile.TemporaryDirectory() as tmp:
         src, out = Path(tmp) / "k.cu", Path(tmp) / "k.cubin"
         src.write_text(source_text)
@@ -142,10 +130,7 @@ def compile_cubin(source_text: str, arch: str, nvcc: str | None = None) -> tuple
     return data, f"compiled: {nvcc_version(nvcc)}"
 
 
-def nvcc_version(nvcc: str | None = None) -> str:
-    nvcc = nvcc or find_nvcc()
-    if not nvcc:
-        return "nvcc not found"
+def nvcc_version(nvcc: str) -> str:
     out = subprocess.run([nvcc, "--version"], capture_output=True, text=True,
                          check=False).stdout
     return out.strip().splitlines()[-1] if out.strip() else "unknown"

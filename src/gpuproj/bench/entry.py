@@ -420,8 +420,7 @@ def _values_from_device(raw) -> dict:
             for k, (v, q) in rows.items() if v}
 
 
-def gpu_file(raw, gpu=None, name: str | None = None, gpu_id: str | None = None,
-             device_alias: bool = True) -> dict:
+def gpu_file(raw, gpu=None, name: str | None = None, device_alias: bool = True) -> dict:
     """The YAML content of the catalog file: ``gpu``'s own file with its ``measured`` section
     updated (fields not measured now are kept), or, for a device the catalog does not know, a
     complete minimal file (identity from the runtime, values from its device queries) that
@@ -438,7 +437,7 @@ def gpu_file(raw, gpu=None, name: str | None = None, gpu_id: str | None = None,
     d = raw["device"]
     name = name or d["name"]
     data = {
-        "schema_version": SCHEMA_VERSION, "id": gpu_id or slug(name), "vendor": d["vendor"],
+        "schema_version": SCHEMA_VERSION, "id": slug(name), "vendor": d["vendor"],
         "name": name, "aliases": sorted({d["name"]} - {name}) if device_alias else [],
         "architecture": d["architecture"] or "unknown", "isa": d["isa"] or "unknown",
         "notes": (f"written by gpuproj bench {raw['date']} ({d['backend']} backend, "

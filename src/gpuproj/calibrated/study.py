@@ -18,10 +18,10 @@ from .model import Calibration, calibrate, gather_features, geomean_rel_error_fr
 from .modelfile import tag_errors
 
 
-def measurement_kernels(spec, tags=None, match=None):
+def measurement_kernels(spec, tags=None):
     """Kernels of every tag set of the model file (or of ``tags`` alone: their errors name
     no file, as they come from the caller)."""
-    coll = KernelCollection(ALL_GENERATORS, match or spec.match)
+    coll = KernelCollection(ALL_GENERATORS, spec.match)
     if tags:
         return coll.variants(list(tags))
     if not spec.tag_sets:
@@ -39,12 +39,22 @@ def time_kernels(kernels, runner, progress=None):
     return [runner.time(mk) for mk in it]
 
 
-def run_calibration(spec, runner, tags=None, progress=None):
-    """(Calibration, kernels, timings) for a :class:`.modelfile.ModelSpec` on ``runner``."""
-    kernels = measurement_kernels(spec, tags)
+def run_calibration(spec, runner, kernels=None, progress=None):
+    """(Calibration, kernels, timings) for a :class:`.modelfile.ModelSpec` on ``runner``.
+
+    ``kernels``: the measurement kernels (default: ``measurement_kernels(spec)``).
+    ``progress(kernels, description=...)``: returns the kernels to iterate over, called once
+    for the counting and once for the timing (a progress bar's hook)."""
+    if kernels is None:
+        kernels = measurement_kernels(spec)
+
+    def stage(what):
+        return None if progress is None else (lambda it: progress(it, description=what))
+
     # counting first: a feature the model cannot have on a kernel stops it before any runs
-    table = gather_features(spec.model, kernels, None, spec.subgroup_size)
-    timings = time_kernels(kernels, runner, progress)
+    table = gather_features(spec.model, kernels, None, spec.subgroup_size,
+                            progress=stage("counting"))
+    timings = time_kernels(kernels, runner, stage("timing kernels"))
     cal = calibrate(spec.model, table.set_timings(timings), initial=spec.initial,
                     device=runner.device_name, subgroup_size=spec.subgroup_size,
                     signed=spec.signed)

@@ -82,11 +82,9 @@ def report_skipped(skipped, *, quiet: bool = False) -> None:
                    err=True)
 
 
-def progress(iterable, total=None, description="", enabled=None):
-    """A rich progress bar on a terminal; the plain iterable when piped or disabled."""
-    if enabled is None:
-        enabled = sys.stderr.isatty()
-    if not enabled:
+def progress(iterable, total=None, description=""):
+    """A rich progress bar on a terminal; the plain iterable when piped."""
+    if not sys.stderr.isatty():
         return iterable
     from rich.progress import track
 

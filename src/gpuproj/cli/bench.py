@@ -11,21 +11,8 @@ import click
 
 from ..errors import AmbiguousGPUError, GpuprojError, InputError, UnknownGPUError
 from ..files import write_text
+from ..units import with_prefix
 from ._common import WrittenPath, emit_json, output_option
-
-SI = [(1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1, ""), (1e-3, "m"),
-      (1e-6, "u"), (1e-9, "n")]
-
-
-def fmt_si(v: float, unit: str = "") -> str:
-    """``fmt_si(3.35e12, "B/s") == '3.35 TB/s'``; nan as '-'."""
-    if v is None or (isinstance(v, float) and math.isnan(v)):
-        return "-"
-    for f, p in SI:
-        if abs(v) >= f:
-            return f"{v / f:.3g} {p}{unit}"
-    return f"{v:.3g} {unit}"
-
 
 UNIT_TEXT = {"flops_per_s": "FLOP/s", "ops_per_s": "op/s", "bytes_per_s": "B/s",
              "inst_per_s": "inst/s", "s": "s"}
@@ -100,8 +87,8 @@ def _table(raw, gpu, flags):
         # a failed result check names a benchmark or its group
         probs = (flagged.get(m["name"], []) + flagged.get(m["group"], [])
                  + (flagged.get(fld, []) if fld else []))
-        rows.append((m["name"], fmt_si(val, UNIT_TEXT.get(m["unit"], m["unit"])),
-                     fmt_si(peak, UNIT_TEXT.get(m["unit"], "")), pct,
+        rows.append((m["name"], with_prefix(val, UNIT_TEXT.get(m["unit"], m["unit"]), small=True),
+                     with_prefix(peak, UNIT_TEXT.get(m["unit"], ""), small=True), pct,
                      percent(m["summary"]["spread"], 1), ",".join(sorted(set(probs)))))
     return rows
 

@@ -49,15 +49,9 @@ def calibrate(model_file, tags, match, device, output, repetitions, warmup, do_e
       gpuproj calibrate src/gpuproj/calibrated/models/matmul.yaml --device cuda  # CuPy
     """
     from ..calibrated.generators import MatchCondition
-    from ..calibrated.model import calibrate as fit
     from ..calibrated.model import format_table
     from ..calibrated.modelfile import load_model_file
-    from ..calibrated.study import (
-        evaluate_variants,
-        gather_features,
-        measurement_kernels,
-        time_kernels,
-    )
+    from ..calibrated.study import evaluate_variants, measurement_kernels, run_calibration
     from ..calibrated.timing import make_runner
     from ..errors import InputError
 
@@ -71,15 +65,7 @@ def calibrate(model_file, tags, match, device, output, repetitions, warmup, do_e
         if not tags:
             raise
         raise click.BadParameter(e.message, param_hint="--tags") from None
-    # counting first: a feature the model cannot have on a kernel stops it before any runs
-    table = gather_features(spec.model, kernels, None, spec.subgroup_size,
-                            progress=lambda it: progress(it, total=len(kernels),
-                                                         description="counting"))
-    timings = time_kernels(kernels, runner,
-                           lambda it: progress(it, total=len(kernels),
-                                               description="timing kernels"))
-    cal = fit(spec.model, table.set_timings(timings), initial=spec.initial,
-              device=runner.device_name, subgroup_size=spec.subgroup_size, signed=spec.signed)
+    cal, kernels, timings = run_calibration(spec, runner, kernels, progress=progress)
     out = output or Path(f"calibrated-{_slug(spec.model.name, 'model')}-"
                          f"{_slug(runner.device_name, 'device')}.json")
     cal.save(out)

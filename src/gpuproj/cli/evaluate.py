@@ -281,6 +281,8 @@ def _overlap_notes(shared: dict) -> list[str]:
     """What ``splits.overlap`` found, in words: the learned methods' errors on rows they were
     trained on say nothing of a new GPU or kernel, and on kernels and GPUs they never saw
     they extrapolate."""
+    from ..units import first_of
+
     out = []
     n, total = shared["shared_rows"], shared["test_rows"]
     if n:
@@ -289,10 +291,8 @@ def _overlap_notes(shared: dict) -> list[str]:
                    "keeps the test rows out)")
     for what, names in (("kernels", shared["new_kernels"]), ("GPUs", shared["new_gpus"])):
         if names:
-            shown = ", ".join(names[:6]) + (f" and {len(names) - 6} more"
-                                            if len(names) > 6 else "")
-            out.append(f"test {what} not in the training table: {shown} (the learned methods "
-                       "extrapolate to them)")
+            out.append(f"test {what} not in the training table: {first_of(names, 6)} (the "
+                       "learned methods extrapolate to them)")
     return out
 
 

@@ -63,8 +63,7 @@ def cli(ctx, debug):
     """gpuproj predicts how long GPU kernels take on a target GPU from a profile measured on
     a source GPU (hierarchical roofline, quantitative roofline, efficiency transfer, calibrated
     and learned models)."""
-    ctx.ensure_object(dict)
-    ctx.obj["debug"] = debug
+    # --debug is read by main(), which handles the errors after click has returned
     # restored when the command ends
     ctx.with_resource(warnings.catch_warnings())
     warnings.simplefilter("always", GpuprojWarning)
@@ -81,7 +80,7 @@ def cli(ctx, debug):
 
 def main(argv=None):
     argv = list(sys.argv[1:] if argv is None else argv)
-    debug = "--debug" in argv
+    debug = _debug(argv)
     for stream in (sys.stdout, sys.stderr):
         # a terminal or pipe that cannot show "…" or a table's box lines gets "?" instead
         if hasattr(stream, "reconfigure"):
@@ -117,6 +116,18 @@ def main(argv=None):
         sys.exit(1)
     # a reader that closes the pipe early (`| head`) is handled by click: quiet, exit 1
     return 0
+
+
+def _debug(argv):
+    """Whether ``--debug`` is among the global options, which come before the command name: a
+    ``--debug`` after it belongs to the command or, after ``--``, to the application that
+    ``gpuproj profile`` runs."""
+    for arg in argv:
+        if arg == "--debug":
+            return True
+        if arg == "--" or not arg.startswith("-"):
+            return False
+    return False
 
 
 def _one_line(show):

@@ -7,8 +7,6 @@ The metric list is ``profiles.readers.ncu_csv.NCU_METRICS`` (one table, shared w
 
 from __future__ import annotations
 
-import glob
-import os
 import re
 import shutil
 import subprocess
@@ -19,38 +17,8 @@ import click
 
 from ..errors import GpuprojError, InputError, MissingToolError
 from ..files import read_text, write_text
+from ..nvidia_tools import HINTS, find_tool
 from ._common import output_option
-
-HINTS = {
-    "ncu": "Nsight Compute's 'ncu' is not on PATH: it ships with the CUDA toolkit "
-           "(<cuda>/bin/ncu) and as a separate download (developer.nvidia.com/nsight-compute); "
-           "add it to PATH or pass --ncu /path/to/ncu",
-    "nsys": "Nsight Systems' 'nsys' is not on PATH: it ships with the CUDA toolkit "
-            "(<cuda>/bin/nsys) and as a separate download (developer.nvidia.com/nsight-systems); "
-            "add it to PATH or pass --nsys /path/to/nsys",
-}
-
-
-def find_tool(name: str, explicit: str | None = None) -> str:
-    """The ``ncu`` or ``nsys`` executable: ``explicit``, else ``name`` on PATH, else in
-    ``$CUDA_HOME/bin`` (and, for nsys, a standalone install in /opt/nvidia/nsight-systems)."""
-    if explicit:
-        if Path(explicit).is_file() and os.access(explicit, os.X_OK):
-            return str(explicit)
-        found = shutil.which(explicit)
-        if found:
-            return found
-        raise MissingToolError(f"'{explicit}' is not an executable. {HINTS[name]}")
-    found = shutil.which(name)
-    if found:
-        return found
-    for home in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"):
-        if home and (Path(home) / "bin" / name).is_file():
-            return str(Path(home) / "bin" / name)
-    standalone = sorted(glob.glob(f"/opt/nvidia/nsight-systems/*/bin/{name}"))
-    if standalone:
-        return standalone[-1]
-    raise MissingToolError(HINTS[name])
 
 
 def available_metrics(ncu: str) -> set[str] | None:

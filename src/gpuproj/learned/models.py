@@ -42,6 +42,7 @@ from ..errors import GpuprojError
 from ..models.bands import OFFSET, band_of, cell, load_bands
 from ..models.base import Model, NotFittedError, Projection
 from ..profiles.table import ProfileTable, require_table
+from ..units import first_of
 from .conformal import LogConformal
 from .features import (
     LOG_COUNTS,
@@ -375,10 +376,8 @@ class LearnedModel(Model):
         seen = self.train_info_.get("kernel_names")
         unseen = sorted(set(df["kernel"].astype(str)) - set(seen)) if seen is not None else []
         if unseen:
-            shown = ", ".join(unseen[:6]) + (f" and {len(unseen) - 6} more"
-                                             if len(unseen) > 6 else "")
-            notes.append(f"kernels not in the training data: {shown}: the prediction "
-                         "extrapolates")
+            notes.append(f"kernels not in the training data: {first_of(unseen, 6)}: the "
+                         "prediction extrapolates")
         # a column the model learned from (a counter, a tuning parameter) that this profile
         # lacks is filled in by the learner: a number with its training median, a category as
         # none of its values
@@ -390,9 +389,8 @@ class LearnedModel(Model):
         lacking += [c for c in self.spec_.categories
                     if any(f.startswith(f"c_{c}=") for f in feats) and c not in df]
         if lacking:
-            shown = ", ".join(lacking[:6]) + (f" and {len(lacking) - 6} more"
-                                              if len(lacking) > 6 else "")
-            notes.append(f"columns the model learned from are not in this profile: {shown}: "
+            notes.append("columns the model learned from are not in this profile: "
+                         f"{first_of(lacking, 6)}: "
                          "the learner fills them in (numbers with their training medians; was "
                          "the model trained on this kind of kernel?)")
         if self.conformal_ is not None:

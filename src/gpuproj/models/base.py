@@ -5,8 +5,13 @@ A model is constructed with its hyper-parameters (keyword arguments), may learn 
 for every row of ``profiles`` (measured on ``source``) and every target GPU, a point time, a
 low/high interval, the limiting resource, a per-resource breakdown and the assumptions used.
 
-Subclasses implement ``_project(df, source, target, ctx) -> Projection`` on whole columns (numpy
-arrays, one element per kernel row): no Python loop per kernel.
+Subclasses implement ``_project(df, source, target) -> Projection`` on whole columns (numpy
+arrays, one element per kernel row): no Python loop per kernel. They describe themselves in
+class attributes: ``name`` (the method's name, as ``--method`` takes it), ``summary`` (one line
+saying what it does), ``requires`` (columns every row needs: rows lacking one are skipped with
+the reason), ``requires_any`` (column groups of which at least one must be fully present, such
+as FLOPs or bytes) and ``trained`` (whether it must be fitted on measured data before it
+predicts).
 """
 
 from __future__ import annotations
@@ -88,7 +93,7 @@ class Prediction:
 
 
 class Model:
-    """Base class. Class attributes describe the method; see module docstring."""
+    """Base class. Class attributes describe the method (see the module docstring)."""
 
     name: str = ""
     summary: str = ""

@@ -5,6 +5,7 @@ roofline level needs at datasheet peaks."""
 from __future__ import annotations
 
 import functools
+import math
 
 import numpy as np
 import pandas as pd
@@ -232,14 +233,18 @@ def fill_fractions(df: pd.DataFrame, gpu, bps: np.ndarray):
     ``launch_occupancy``): u = B / (waves S b), waves = ceil(B / (S b)). Both are 1 for whole
     full waves and small for a grid that under-fills the GPU; NaN where the row has no grid (by
     slot also where b is unknown)."""
+    from ..occupancy import waves
+
     sms = gpu.value("sm_count")
     blocks = df["grid_blocks"].to_numpy(float)
+    if math.isnan(sms):  # waves() needs it; an unknown SM count is an unknown fill here
+        return np.full(len(df), np.nan), np.full(len(df), np.nan)
     out = []
     for per_sm in (1.0, bps):
         slots = sms * per_sm
+        n = waves(blocks, gpu, per_sm)
         with np.errstate(invalid="ignore", divide="ignore"):
-            waves = np.ceil(blocks / slots)
-            out.append(np.where((slots > 0) & (blocks > 0), blocks / (waves * slots), np.nan))
+            out.append(np.where((slots > 0) & (blocks > 0), blocks / (n * slots), np.nan))
     return tuple(out)
 
 

@@ -129,6 +129,7 @@ import numpy as np
 import pandas as pd
 
 from ..kernel_names import without_arguments
+from ..units import first_of
 from .base import Model, Projection
 from .common import (
     DTYPES,
@@ -629,8 +630,7 @@ class Hierarchical(Model):
         parts = []
         for r, ks in lost.groupby("resource", sort=False)["kernel"]:
             ks = list(dict.fromkeys(map(without_arguments, ks.unique())))
-            more = f" and {len(ks) - 4} more" if len(ks) > 4 else ""
-            parts.append(f"{r[2:-2]}: {', '.join(ks[:4])}{more}")
+            parts.append(f"{r[2:-2]}: {first_of(ks, 4)}")
         return f"{len(rows)} row(s) ({'; '.join(parts)})", mask
 
     @staticmethod

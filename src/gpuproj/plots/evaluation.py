@@ -31,21 +31,21 @@ def _ape_pct(g):
         "true_s"].to_numpy(float)
 
 
-def evaluation_plots(ev, outdir, fmt: str = "png") -> list[Path]:
+def evaluation_plots(ev, outdir) -> list[Path]:
     """Write the evaluation pictures of ``ev`` (a ``gpuproj.evaluate.Evaluation``) into the
-    directory ``outdir`` (created if needed): ``predicted_vs_measured.<fmt>``,
-    ``error_cdf.<fmt>`` and ``pair_error_<method>.<fmt>`` per method. Returns the paths."""
+    directory ``outdir`` (created if needed): ``predicted_vs_measured.png``, ``error_cdf.png``
+    and ``pair_error_<method>.png`` per method. Returns the paths."""
     pairs = _clean(ev.pairs)
     outdir = Path(outdir)
     if outdir.exists() and not outdir.is_dir():
         raise InputError("is a file; --plots needs a directory", path=outdir)
-    paths = [st.save(scatter_figure(pairs), outdir / f"predicted_vs_measured.{fmt}"),
-             st.save(cdf_figure(pairs), outdir / f"error_cdf.{fmt}")]
+    paths = [st.save(scatter_figure(pairs), outdir / "predicted_vs_measured.png"),
+             st.save(cdf_figure(pairs), outdir / "error_cdf.png")]
     for m in _methods(pairs):
         g = pairs[pairs["method"] == m]
         if g["source"].nunique() * g["target"].nunique() > 1:
             slug = re.sub(r"[^A-Za-z0-9_.-]+", "-", m)
-            paths.append(st.save(heatmap_figure(g, m), outdir / f"pair_error_{slug}.{fmt}"))
+            paths.append(st.save(heatmap_figure(g, m), outdir / f"pair_error_{slug}.png"))
     return paths
 
 

@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 
-from ..bench.checks import MIX_FMA_BENCH
+from ..bench.checks import mixbench_series
 from ..errors import GpuprojError
 
 PREC_FIELD = {"fp32": "fp32_fma_flops_per_s", "fp64": "fp64_fma_flops_per_s",
@@ -17,25 +17,16 @@ PREC_COLOR = {"fp32": "#0072B2", "fp64": "#D55E00", "fp16x2": "#009E73"}
 
 
 def roofline_series(raw) -> dict:
-    """precision -> {"oi", "flops_per_s", "bw_roof", "compute_roof"} from the mixbench sweep.
-
-    ``bw_roof`` is the sweep's own memory ceiling (its highest bytes/s, reached at low
-    intensity), ``compute_roof`` the precision's FMA measurement, the catalog's value (nan where
-    not measured).
+    """precision -> {"oi", "flops_per_s", "bw_roof", "compute_roof"} from the mixbench sweep
+    (``bench.checks.mixbench_series``); ``compute_roof`` is the precision's FMA measurement,
+    the catalog's value (nan where not measured).
     """
-    pts = (raw.get("sweeps") or {}).get("mixbench") or []
-    if not pts:
+    series = mixbench_series(raw)
+    if not series:
         raise GpuprojError("the result has no mixbench sweep (run the 'mixbench' group)")
-    ms = {m["name"]: m for m in raw.get("measurements", [])}
-    out = {}
-    for p in dict.fromkeys(q["precision"] for q in pts):
-        qs = sorted((q for q in pts if q["precision"] == p), key=lambda q: q["flop_per_byte"])
-        bench = ms.get(MIX_FMA_BENCH.get(p, ""))
-        out[p] = {"oi": np.array([q["flop_per_byte"] for q in qs]),
-                  "flops_per_s": np.array([q["flops_per_s"] for q in qs]),
-                  "bw_roof": max(q["bytes_per_s"] for q in qs),
-                  "compute_roof": bench["value"] if bench else math.nan}
-    return out
+    return {p: {"oi": s["oi"], "flops_per_s": s["flops_per_s"], "bw_roof": s["bw_roof"],
+                "compute_roof": s["fma"]["value"] if s["fma"] else math.nan}
+            for p, s in series.items()}
 
 
 def roofline_figure(raw, gpu=None):

@@ -61,12 +61,12 @@ def projection_frame(result, measured=None, max_kernels: int = 30) -> tuple[pd.D
     return d, len(weight)
 
 
-def projection_bars(result, path, measured=None, max_kernels: int = 30) -> pd.DataFrame:
+def projection_bars(result, path, measured=None) -> pd.DataFrame:
     """Draw the projection bars of ``result`` (a ``gpuproj.predict.PredictionSet``) into
     ``path`` (.png, .svg, .pdf); ``measured``: a ProfileTable that may hold the target GPUs'
     measurements of the same kernels. Returns the frame drawn (times in seconds)."""
     st.check_path(path)
-    fig, d = projection_figure(result, measured, max_kernels)
+    fig, d = projection_figure(result, measured)
     st.save(fig, path)
     return d
 

@@ -206,15 +206,6 @@ def draw(ax, points, kernels, max_kernels: int = MAX_KERNELS) -> None:
     ax.grid(alpha=0.3)
 
 
-def quadrant_figure(gpus, rows=None, *, kernels=(), precision: str | None = None,
-                    which: str = "peak"):
-    """The quadrant-split figure of ``gpus`` (GPU objects or names) for the kernels of
-    ``rows`` (profile rows: intensity = flops / dram_bytes) and ``kernels`` ([(label, I)]); the
-    arguments are ``quadrant_data``'s."""
-    return data_figure(quadrant_data(gpus, rows, kernels=kernels, precision=precision,
-                                     which=which))
-
-
 def data_figure(data: dict):
     """The picture of ``quadrant_data``'s GPUs and first ``MAX_KERNELS`` kernels; adds
     ``shown``, the labels of the kernels drawn, to ``data``."""

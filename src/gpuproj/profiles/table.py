@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import GpuprojError, InputError, UnknownGPUError
+from ..units import first_of
 from .schema import COLUMNS, NUMERIC, REQUIRED, STRINGS
 
 
@@ -389,14 +390,9 @@ class ProfileTable:
         m = self.df["kernel"].map(lambda k: pat.search(str(k)) is not None).astype(bool)
         if not m.any():
             names = sorted(self.df["kernel"].astype(str).unique())
-            shown = ", ".join(names[:8]) + (f" and {len(names) - 8} more" if len(names) > 8 else "")
             raise InputError(f"no kernel matches --kernel '{kernel_regex}' (kernels: "
-                             f"{shown or 'none'})", path=self.origin or None)
+                             f"{first_of(names, 8) or 'none'})", path=self.origin or None)
         return self.subset(m)
-
-    def skipped_summary(self) -> dict:
-        """Reason -> number of rows skipped for it (``count_causes``)."""
-        return count_causes(self.skipped)
 
     def has(self, column: str) -> np.ndarray:
         """Boolean mask of rows where ``column`` is known."""

@@ -78,9 +78,6 @@ class CFG:
     def region_blocks(self, region: str) -> list[Block]:
         return [b for b in self.blocks.values() if b.region == region]
 
-    def ordered(self) -> list[Block]:
-        return [self.blocks[k] for k in sorted(self.blocks)]
-
 
 def build_cfg(f: Function) -> CFG:
     insns = f.instructions

@@ -9,8 +9,9 @@ Two sources of counts:
   ``slowpath_calls`` of their calls (assumed 0), and predicated instructions run on every
   thread. What was assumed is returned in ``notes``.
 
-``thread_counts`` returns, per instruction offset, the number of threads that executed it with
-its predicate true (static: per thread of the launch; measured: over the whole launch).
+``static_counts`` and ``measured_counts`` return ``Counts``, whose ``per_insn`` holds, per
+instruction offset, the number of threads that executed it with its predicate true (static: per
+thread of the launch; measured: over the whole launch).
 """
 
 from __future__ import annotations

@@ -130,6 +130,22 @@ _CONTROL = {"BRA", "BRX", "BRXU", "JMP", "JMX", "JMXU", "EXIT", "RET", "BPT", "B
 _TENSOR = {"HMMA", "IMMA", "DMMA", "BMMA", "HGMMA", "IGMMA", "QGMMA", "BGMMA", "OMMA", "QMMA",
            "UTCHMMA", "UTCIMMA", "UTCQMMA", "UTCOMMA", "UTCBMMA", "UTCMMA", "UTCCP", "UTCSHIFT"}
 
+
+def _by_name(*groups) -> dict[str, str]:
+    """Opcode -> category; an opcode in two groups (WARPSYNC: barrier and control, CALL: call
+    and control) takes the first."""
+    table = {}
+    for category, names in groups:
+        for name in names:
+            table.setdefault(name, category)
+    return table
+
+
+# the categories an opcode's name alone gives (no precision, kind or space)
+_CATEGORY = _by_name(("convert", _CONVERT), ("int", _INT), ("move", _MOVE), ("warp", _WARP),
+                     ("call", {"CALL"}), ("barrier", _BARRIER), ("control", _CONTROL),
+                     ("tensor", _TENSOR))
+
 _ZERO = re.compile(r"^-?\|?RZ\|?$")
 _warned: set[str] = set()
 
@@ -159,27 +175,13 @@ def _classify(opcode: str, const_move: bool) -> OpClass:
         return OpClass("special", "fp32", fn, flops=1)
     if base in _FP_OTHER:
         return OpClass("fp", _FP_OTHER[base], "other")
-    if base in _CONVERT:
-        return OpClass("convert")
-    if base in _INT:
-        return OpClass("int")
-    if base in _MOVE:
-        return OpClass("move")
-    if base in _WARP:
-        return OpClass("warp")
     if base in _MEMORY:
         kind, space = _MEMORY[base]
         return OpClass("memory", kind=kind, space=space)
     if base in _ATOMIC:
         return OpClass("atomic", space=_ATOMIC[base])
-    if base == "CALL":
-        return OpClass("call")
-    if base in _BARRIER:
-        return OpClass("barrier")
-    if base in _CONTROL:
-        return OpClass("control")
-    if base in _TENSOR:
-        return OpClass("tensor")
+    if base in _CATEGORY:
+        return OpClass(_CATEGORY[base])
     if base not in _warned:
         _warned.add(base)
         # a GpuprojWarning: the CLI prints it as one line, without Python's source line

@@ -54,9 +54,9 @@ def _split(body: str):
     return pred, parts[0], parts[1] if len(parts) > 1 else ""
 
 
-def _targets(opcode, operands, labels):
-    """(branch target, callee name, callee offset) of one instruction; labels may be None
-    while the listing is still being read (resolved later)."""
+def _targets(opcode, operands):
+    """(branch target, callee name, callee offset) of one instruction; a branch to a label
+    gives ``("label", name)``, which the caller resolves."""
     base = opcode.split(".")[0]
     if base not in _BRANCHES and base != "CALL":
         return None, None, None
@@ -86,7 +86,7 @@ def _finish_function(name, raw, labels, symbols, arch):
     for off, pred, opcode, operands in raw:
         if pred in ("@!PT", "@!UPT"):
             continue   # predicated off for every thread: filler, never executed
-        target, callee, call_off = _targets(opcode, operands, labels)
+        target, callee, call_off = _targets(opcode, operands)
         if isinstance(target, tuple):
             target = labels.get(target[1])
         if callee is not None and call_off is None:
@@ -213,7 +213,7 @@ def parse_json(text: str, origin: str = "", symbols: dict | None = None) -> Prog
             if pred in ("@!PT", "@!UPT") or not opcode:
                 continue
             # nvdisasm's JSON lists operands without spaces; keep them as printed
-            target, callee, call_off = _targets(opcode, operands, None)
+            target, callee, call_off = _targets(opcode, operands)
             if isinstance(target, tuple):
                 target = None
             insns.append(Instruction(start + 16 * k, pred, opcode, operands, target, callee,

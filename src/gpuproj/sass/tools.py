@@ -4,16 +4,15 @@ from fatbins and executables).
 nvdisasm and cuobjdump come from the PyPI wheels ``nvidia-cuda-nvdisasm`` and
 ``nvidia-cuda-cuobjdump`` (``pip install 'gpuproj[sass]'``); their binaries live inside the
 installed ``nvidia`` package (``nvidia/cu13/bin`` or ``nvidia/cuda_nvdisasm/bin``). nvcc comes
-from a CUDA toolkit (``PATH``, ``$CUDA_HOME/bin`` or ``/usr/local/cuda/bin``). A missing tool
-raises ``MissingToolError`` saying what to install. The current nvdisasm refuses sm_70 and
+from a CUDA toolkit (``PATH``, ``$CUDA_HOME/bin`` or ``/usr/local/cuda/bin``). ``find_tool``
+(``nvidia_tools.py``) finds them; a missing tool raises ``MissingToolError`` saying what to
+install. The current nvdisasm refuses sm_70 and
 older: SASS for those GPUs must be dumped on a machine whose CUDA supports them
 (``cuobjdump -sass app > app.sm_70.sass``) and passed as text.
 """
 
 from __future__ import annotations
 
-import importlib.util
-import os
 import re
 import shutil
 import struct
@@ -23,40 +22,15 @@ from functools import cache
 from pathlib import Path
 
 from ..errors import GpuprojError, InputError, MissingToolError
+from ..nvidia_tools import HINTS, find_tool
+from ..units import first_of
 
 MIN_NVDISASM_ARCH = 75
-_WHEEL = {"nvdisasm": "nvidia-cuda-nvdisasm", "cuobjdump": "nvidia-cuda-cuobjdump"}
 
 
-@cache
-def find_tool(name: str) -> str:
-    """Absolute path of ``nvdisasm``, ``cuobjdump`` or ``nvcc``; ``MissingToolError`` if none."""
-    var = f"GPUPROJ_{name.upper()}"
-    env = os.environ.get(var)
-    if env:
-        # the user's choice: running another one of the same name instead would hide the typo
-        if not (Path(env).is_file() and os.access(env, os.X_OK)):
-            raise MissingToolError(f"{var}={env} is not an executable file")
-        return env
-    spec = importlib.util.find_spec("nvidia")
-    if spec is not None and spec.submodule_search_locations:
-        for root in spec.submodule_search_locations:
-            for cand in sorted(Path(root).glob(f"*/bin/{name}")):
-                if os.access(cand, os.X_OK):
-                    return str(cand)
-    found = shutil.which(name)
-    if found:
-        return found
-    for base in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"):
-        if base and (Path(base) / "bin" / name).is_file():
-            return str(Path(base) / "bin" / name)
-    if name in _WHEEL:
-        raise MissingToolError(f"{name} not found: install it with `pip install 'gpuproj[sass]'` "
-                               f"(PyPI package {_WHEEL[name]}) or put CUDA's bin directory on "
-                               f"PATH (or set GPUPROJ_{name.upper()})")
-    raise MissingToolError(f"{name} not found: install a CUDA toolkit and put its bin directory "
-                           "on PATH (or set CUDA_HOME), or pass an already compiled cubin, "
-                           "fatbin, executable or SASS listing instead of a .cu file")
+# where a .cu file is compiled, SASS from elsewhere does as well
+_NVCC_MISSING = (HINTS["nvcc"] + ", or pass an already compiled cubin, fatbin, executable or "
+                 "SASS listing instead of a .cu file")
 
 
 def _run(args, what, path=None, cwd=None) -> str:
@@ -69,11 +43,8 @@ def _run(args, what, path=None, cwd=None) -> str:
         # the compiler's first errors say what is wrong; the source lines and carets it
         # prints under each do not survive being joined on one line
         errors = [ln for ln in lines if re.search(r"\b(error|fatal)\b", ln, re.I)]
-        if errors:
-            shown = errors[:4] + ([f"... {len(errors) - 4} more"] if len(errors) > 4 else [])
-        else:
-            shown = lines[-8:]
-        raise InputError(f"{what} failed: " + " | ".join(shown), path=path)
+        shown = first_of(errors, 4, " | ") if errors else " | ".join(lines[-8:])
+        raise InputError(f"{what} failed: {shown}", path=path)
     return r.stdout
 
 
@@ -118,7 +89,8 @@ def arch_name(arch) -> str:
 @cache
 def nvcc_archs() -> tuple[int, ...]:
     """The sm_XX codes the installed nvcc can compile for."""
-    out = _run([find_tool("nvcc"), "--list-gpu-code"], "nvcc --list-gpu-code")
+    nvcc = find_tool("nvcc", missing=_NVCC_MISSING)
+    out = _run([nvcc, "--list-gpu-code"], "nvcc --list-gpu-code")
     return tuple(sorted({int(m) for m in re.findall(r"sm_(\d+)", out)}))
 
 
@@ -126,7 +98,7 @@ def compile_cu(source, arch, workdir, extra=()) -> Path:
     """Compile a CUDA source file to a cubin for ``arch`` with ``nvcc -cubin -O3``
     (``sm_90a``: for the architecture-specific features as well)."""
     a, name = parse_arch(arch), arch_name(arch)
-    nvcc = find_tool("nvcc")
+    nvcc = find_tool("nvcc", missing=_NVCC_MISSING)
     supported = nvcc_archs()  # bare codes: nvcc --list-gpu-code names no suffixed target
     if a not in supported:
         raise InputError(f"this nvcc cannot compile for sm_{a} (it supports "

@@ -36,7 +36,7 @@ from sm_100 on: that is the FLOP difference the SASS comparison has to find.
 
 from __future__ import annotations
 
-from .counts import CANONICAL
+from gpuproj.sass.counts import CANONICAL
 
 KERNELS = ("div_f32", "div_f64", "sqrt_f32", "exp_f32", "log_f32", "sin_f32", "fma_loop_f32",
            "fma_loop_f64", "hfma2_f16", "smem_reduce_f32", "atomic_dot_f32")
