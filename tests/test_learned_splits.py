@@ -413,3 +413,11 @@ def test_a_split_of_a_public_table_widens_to_bands_fitted_without_it(monkeypatch
     model = sp.make_method("residual", bands=held)
     assert model.physics_bands is held
     assert sp.make_method("bandwidth", bands=held).name == "bandwidth"  # analytical: no bands
+
+
+def test_evaluate_help_names_every_method_that_must_be_trained():
+    from gpuproj.models import MODELS, model_class
+
+    text = " ".join(CliRunner().invoke(cli, ["evaluate", "--help"]).output.split())
+    listed = text.split("Learned methods (")[1].split(")")[0].split(", ")
+    assert sorted(listed) == sorted(m for m in MODELS if model_class(m).trained)

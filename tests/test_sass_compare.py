@@ -343,3 +343,40 @@ def test_cpp_kernels_show_and_match_as_declared(tmp_path, monkeypatch):
     assert tools.demangle([mangled, "plain"]) == {mangled: mangled, "plain": "plain"}
     got = diff_programs(progs, "scaleIf")
     assert list(got) == [mangled] and got[mangled]["declared"] == mangled
+
+
+def test_predict_carries_a_source_pages_counts_to_the_target_sass(tmp_path, sm90_measured):
+    """An Nsight Compute source page holds one architecture: ``--sass`` takes it as the
+    source's code and counts, ``--target-sass`` the targets' code; the target's FP counts are
+    then ``target_counts`` of the two, as the Python API gives them. Without --target-sass the
+    page cannot serve a target of another architecture, and --target-sass alone is refused."""
+    from gpuproj.cli.main import cli
+    from gpuproj.predict import predict
+
+    page = tmp_path / "app.sass.csv"
+    page.write_text(ncu_source_csv(S.parse_file(listing(90)), KERNELS, N, ITERS))
+    rows = [dict(kernel=k, config=f"n={N}", gpu="h100-sxm5-80gb", time_s=1e-4, dram_bytes=64.0,
+                 **fixture_counts(k, 90, N, ITERS)) for k in KERNELS if k != "hfma2_f16"]
+    profile = ProfileTable.from_frame(pd.DataFrame(rows))
+    got = predict(profile, source="h100-sxm5-80gb", targets="b200", methods="hierarchical",
+                  sass=page, target_sass=listing(100)).predictions["hierarchical"]
+    want_counts = S.target_counts(profile, sm90_measured, S.parse_file(listing(100)))
+    from gpuproj.catalog import resolve
+    from gpuproj.models import get_model
+
+    want = get_model("hierarchical", target_counts={"b200": want_counts}).predict(
+        profile, resolve("h100-sxm5-80gb"), [resolve("b200")])
+    assert got.df.sort_values("row")["time_s"].to_numpy() == pytest.approx(
+        want.df.sort_values("row")["time_s"].to_numpy(), rel=1e-12)
+    csv = tmp_path / "profile.csv"
+    profile.df.to_csv(csv, index=False)
+    base = ["predict", str(csv), "-t", "b200", "-m", "hierarchical", "--sass", str(page)]
+    r = CliRunner().invoke(cli, base + ["--target-sass", str(listing(100)), "--json"])
+    assert r.exit_code == 0, r.output
+    assert "target FLOP counts from SASS comparison" in r.output
+    r = CliRunner().invoke(cli, base)  # main() turns the InputError into exit code 2
+    assert "holds the code of the GPU it was profiled on (sm_90), not of the target b200 " \
+        "(sm_100): give the targets' code with --target-sass" in str(r.exception)
+    r = CliRunner().invoke(cli, ["predict", str(csv), "-t", "b200", "--target-sass",
+                                 str(listing(100))])
+    assert r.exit_code == 2 and "--target-sass goes with --sass" in r.output

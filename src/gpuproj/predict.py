@@ -545,11 +545,13 @@ def _fmt_range(low, high) -> str:
     return f"{fmt_time(low)} - {fmt_time(high)}"
 
 
-def sass_target_counts(rows: ProfileTable, sass, source, targets) -> dict:
+def sass_target_counts(rows: ProfileTable, sass, source, targets, target_sass=None) -> dict:
     """{target id: FP counts on the target} from the SASS of ``sass`` (a .cu file, cubin,
     fatbin or executable) compiled/disassembled for the source's and each target's
-    architecture (Van Lanker Sec. 4.2, ``gpuproj.sass.target_counts``). Targets that are not
-    NVIDIA GPUs keep the source counts."""
+    architecture (Van Lanker Sec. 4.2, ``gpuproj.sass.target_counts``); the targets' code from
+    ``target_sass`` where given, so that ``sass`` may be the source's alone (an Nsight Compute
+    source page, whose counts the comparison carries over). Targets that are not NVIDIA GPUs
+    keep the source counts."""
     from .sass import load_sass, target_counts
 
     def nvidia(g):
@@ -563,8 +565,15 @@ def sass_target_counts(rows: ProfileTable, sass, source, targets) -> dict:
     for t in targets:
         if not nvidia(t):
             continue
+        if target_sass is None and src_prog.fmt == "ncu-source-csv" and t.isa != source.isa:
+            # the page names no architecture: read "for" the target it would pass the source's
+            # code off as the target's, and the comparison would change nothing
+            raise InputError(f"an Nsight Compute source page holds the code of the GPU it was "
+                             f"profiled on ({source.isa}), not of the target {t.id} ({t.isa}): "
+                             "give the targets' code with --target-sass (a binary with their "
+                             "architectures, or a listing of one)", path=str(sass))
         try:
-            tgt_prog = load_sass(sass, t.isa)
+            tgt_prog = load_sass(sass if target_sass is None else target_sass, t.isa)
         except InputError as e:  # the listing or binary has no code for this target
             raise InputError(f"{e.message} (the target {t.id})", path=e.path,
                              field=e.field) from None
@@ -640,8 +649,8 @@ def _labelled(models, taken) -> list:
 
 
 def predict(table: ProfileTable, *, targets, source=None, methods=None,
-            kernel: str | None = None, sass=None, model_params: dict | None = None,
-            models=()) -> PredictionSet:
+            kernel: str | None = None, sass=None, target_sass=None,
+            model_params: dict | None = None, models=()) -> PredictionSet:
     """Predict the kernels of ``table`` measured on ``source`` for each of ``targets`` (a GPU
     name or a list of names; ``all`` or wildcards on catalog ids such as ``mi3*`` select
     several, see ``catalog.select``).
@@ -654,7 +663,9 @@ def predict(table: ProfileTable, *, targets, source=None, methods=None,
     --save-model PATH``; each is one more method, named by its ``name``, or by its file stem
     where a method already has that name; its interval is its own (split-conformal, at 90 %
     unless the learned model was trained with another ``coverage``). ``source`` may be
-    omitted when the table holds one GPU.
+    omitted when the table holds one GPU. ``sass``: the kernels' code, whose comparison gives
+    the hierarchical methods the targets' FP counts (``sass_target_counts``); ``target_sass``:
+    the targets' code, where ``sass`` is the source's alone.
 
     Several sources (a list of names, or "all": every GPU of the table) predict each target
     from all of them at once: per method, kernel and configuration (matched by name across
@@ -716,7 +727,7 @@ def predict(table: ProfileTable, *, targets, source=None, methods=None,
             continue
         params = {k: dict(v) for k, v in (model_params or {}).items()}
         if sass is not None:
-            counts = sass_target_counts(rows[src.id], sass, src, its)
+            counts = sass_target_counts(rows[src.id], sass, src, its, target_sass)
             for n in names:
                 if n.startswith("hierarchical"):
                     params.setdefault(n, {})["target_counts"] = counts

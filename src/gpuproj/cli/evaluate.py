@@ -79,8 +79,8 @@ def evaluate(tables, methods, sources, targets, fmt, reader_options, as_json, ra
     width of the measured 90 % error bands (in-sample on the public tables they were fitted on;
     docs/accuracy.md has them held out).
 
-    Learned methods (rf, gb, svr, knn, linear, ridge, lasso, residual, bounded-efficiency,
-    ensemble) need --train or --split; no test row is used to train them.
+    Learned methods (rf, gb, svr, knn, linear, ridge, lasso, physics-best, residual,
+    bounded-efficiency, ensemble) need --train or --split; no test row is used to train them.
 
     \b
     Examples:

@@ -25,7 +25,7 @@ from ._common import (
 
 # options that only make sense for one of the two inputs (profile / --loopy)
 PROFILE_ONLY = ("source", "target", "method", "model_paths", "kernel", "fmt", "reader_options",
-                "trace", "sass", "plot", "shortlist")
+                "trace", "sass", "target_sass", "plot", "shortlist")
 LOOPY_ONLY = ("params_files", "sizes")
 
 
@@ -55,6 +55,11 @@ LOOPY_ONLY = ("params_files", "sizes")
                    "and the NVIDIA targets' architectures, or a SASS listing (one "
                    "architecture): the targets' FLOPs from comparing their SASS "
                    "(docs/sass.md).")
+@click.option("--target-sass", type=click.Path(exists=True, dir_okay=False),
+              help="The targets' code (a binary with their architectures, or a listing of "
+                   "one), where --sass is the source's alone: an Nsight Compute source page "
+                   "(`ncu --page source --csv --print-source sass`), whose measured counts "
+                   "the comparison carries to the targets.")
 @click.option("--loopy", "loopy_file", type=click.Path(dir_okay=False),
               help="Instead of a PROFILE: a loopy kernel file (YAML/TOML, see "
                    "docs/calibrated.md) to predict with the calibrated models of --params.")
@@ -78,7 +83,7 @@ LOOPY_ONLY = ("params_files", "sizes")
                    f"projection bars; for more than {MAX_PANELS} targets, their application "
                    f"totals side by side, fastest first.")
 def predict(profile, source, target, method, model_paths, kernel, fmt, reader_options, trace, sass,
-            loopy_file, params_files, sizes, shortlist, as_json, as_csv, plot):
+            target_sass, loopy_file, params_files, sizes, shortlist, as_json, as_csv, plot):
     """Predict each kernel's time on one or more target GPUs from a PROFILE measured on a
     source GPU, with a 90 % band, the speed-up and the limiting resource, and the application
     total (time x launches summed over kernels), each method's targets fastest first.
@@ -128,12 +133,16 @@ def predict(profile, source, target, method, model_paths, kernel, fmt, reader_op
         return _predict_loopy(loopy_file, split_lists(params_files), sizes, as_json, as_csv)
     if given & set(LOOPY_ONLY):
         raise click.UsageError("--params and --sizes go with --loopy KERNEL_FILE")
+    if target_sass is not None and sass is None:
+        raise click.UsageError("--target-sass goes with --sass (the source's code, e.g. an "
+                               "Nsight Compute source page)")
     if profile is None:
         raise click.UsageError("give a PROFILE, or --loopy KERNEL_FILE --params PARAMS.json")
     if target is None:
         raise click.UsageError("Missing option '--target' / '-t'.")
     _predict_profile(profile, source, target, method, split_lists(model_paths), kernel, fmt,
-                     {**reader_options, "trace": trace}, sass, shortlist, as_json, as_csv, plot)
+                     {**reader_options, "trace": trace}, sass, target_sass, shortlist, as_json,
+                     as_csv, plot)
 
 
 def _opt(name: str) -> str:
@@ -142,7 +151,7 @@ def _opt(name: str) -> str:
 
 
 def _predict_profile(profile, source, target, method, model_paths, kernel, fmt, options, sass,
-                     shortlist, as_json, as_csv, plot):
+                     target_sass, shortlist, as_json, as_csv, plot):
     from .. import predict as api
 
     # several sources (or all of the file's GPUs) are combined; a file that names no GPU
@@ -154,7 +163,7 @@ def _predict_profile(profile, source, target, method, model_paths, kernel, fmt, 
     table = load_profile(profile, fmt, sources[0] if one else None, **options)
     methods = names_or_all(method)
     result = api.predict(table, source=sources, targets=split_list(target), methods=methods,
-                         kernel=kernel, sass=sass, models=model_paths)
+                         kernel=kernel, sass=sass, target_sass=target_sass, models=model_paths)
     if methods == "all" and not as_json:
         _report_left_out(table, result)
     report_skipped(result.skipped, quiet=as_json)
