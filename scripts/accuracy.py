@@ -436,6 +436,31 @@ def regime_notes(ev, table, methods=("same", "bandwidth", "hierarchical", "hiera
     return "\n".join(lines)
 
 
+def architecture_notes(ev, methods):
+    """Each method's error on the pairs within one micro-architecture and across two, where a
+    table has both: the error bands keep the two apart, and a method's losses across
+    architectures are where a ceiling or a count does not carry over."""
+    from gpuproj.catalog import resolve
+
+    d = ev.pairs[ev.pairs["method"].isin(methods)]
+    arch = {g: resolve(g).architecture for g in set(d["source"]) | set(d["target"])}
+    within = d["source"].map(arch) == d["target"].map(arch)
+    if within.all() or not within.any():
+        return ""
+    ape = 100 * (d["time_s"] / d["true_s"] - 1).abs()
+    g = ape.groupby([d["method"], within.rename("within")]).agg(["size", "mean", "median"])
+    cells = []
+    for m in methods:
+        if (m, True) in g.index and (m, False) in g.index:
+            a, b = g.loc[(m, True)], g.loc[(m, False)]
+            cells.append(f"`{m}` {a['mean']:.1f} / {a['median']:.1f} against "
+                         f"{b['mean']:.1f} / {b['median']:.1f}")
+    n_in = int(within[d["method"] == d["method"].iloc[0]].sum())
+    n_all = int((d["method"] == d["method"].iloc[0]).sum())
+    return (f"Within one micro-architecture ({n_in} of {n_all} pairs) against across two, MAPE / "
+            "median APE in %: " + "; ".join(cells) + ".")
+
+
 def one_gpu_notes(ev, table, methods=("same", "bandwidth", "hierarchical", "hierarchical-ext"),
                   by="hierarchical"):
     """The GPU whose pairs carry the largest share of ``by``'s summed error, where that share
@@ -693,7 +718,8 @@ def run(data_dir, only=None):
             if m in summary:
                 lines.append(failure_notes(ev, m))
                 lines.append("")
-        for notes in (one_gpu_notes(ev, table), regime_notes(ev, table),
+        for notes in (architecture_notes(ev, methods), one_gpu_notes(ev, table),
+                      regime_notes(ev, table),
                       intensity_notes(ev, table), block_size_notes(ev, table)):
             if notes:
                 lines += [notes, ""]

@@ -193,6 +193,55 @@ def summarize(ev: Evaluation) -> dict:
             "per_family": ev.summary("family")}
 
 
+SHARE_EDGES = (0.1, 0.3, 0.5, 0.7, 0.9)
+
+
+def speedup_by_dram_share(table: ProfileTable) -> dict:
+    """How much faster the GPU of the higher measured DRAM bandwidth ran each (kernel, config),
+    binned by the share of the other GPU's measured DRAM ceiling the row reached there (DRAM
+    bytes / time / ceiling): what a roof explains scales with the ceilings, the rest does not
+    (docs/accuracy.md, "H100 <-> H200 on our suite")."""
+    from gpuproj.catalog import resolve
+
+    slow, fast = sorted(table.gpus, key=lambda g: resolve(g).measured("dram_bw_bytes_per_s"))
+    ceiling = resolve(slow).measured("dram_bw_bytes_per_s")
+    key = ["kernel", "config"]
+    df = table.df
+    rows = df[df["gpu"] == slow].merge(df.loc[df["gpu"] == fast, key + ["time_s"]], on=key,
+                                       suffixes=("", "_fast"))
+    rows = rows[rows["dram_bytes"].notna()]
+    share = rows["dram_bytes"] / rows["time_s"] / ceiling
+    speedup = rows["time_s"] / rows["time_s_fast"]
+    edges = (0.0, *SHARE_EDGES, None)  # None: open above (JSON has no infinity)
+    bins = []
+    for lo, hi in zip(edges, edges[1:]):
+        s = speedup[(share >= lo) & ((share < hi) if hi is not None else True)]
+        bins.append({"share_from": lo, "share_to": hi, "rows": len(s),
+                     "mean_speedup": float(s.mean()) if len(s) else None})
+    return {"slow": slow, "fast": fast, "ceiling_bytes_per_s": ceiling,
+            "ceiling_ratio": resolve(fast).measured("dram_bw_bytes_per_s") / ceiling,
+            "bins": bins}
+
+
+def share_markdown(sp: dict) -> list:
+    def band(b):
+        if b["share_from"] == 0:
+            return f"< {100 * b['share_to']:.0f} %"
+        if b["share_to"] is None:
+            return f"> {100 * b['share_from']:.0f} %"
+        return f"{100 * b['share_from']:.0f}-{100 * b['share_to']:.0f} %"
+
+    L = [f"{sp['fast']}'s speed-up over {sp['slow']} by the share of {sp['slow']}'s measured "
+         f"DRAM ceiling ({sp['ceiling_bytes_per_s'] / 1e12:.2f} TB/s) each row reached on it "
+         f"(DRAM bytes / time / ceiling); the measured ceilings differ "
+         f"{sp['ceiling_ratio']:.2f}x:", "",
+         "| share of the DRAM ceiling | rows | mean speed-up |", "|---|---|---|"]
+    for b in sp["bins"]:
+        mean = "-" if b["mean_speedup"] is None else f"{b['mean_speedup']:.2f}x"
+        L.append(f"| {band(b)} | {b['rows']} | {mean} |")
+    return L
+
+
 def markdown(res: dict) -> str:
     parts = []
     if "report" in res:
@@ -286,6 +335,8 @@ def pair_markdown(res: dict) -> str:
         bw = per.get("bandwidth")
         L.append(f"| {fam} | {per[b]['n']} | {b} {f1(per[b]['mape'])} | "
                  f"{f1(bw['mape']) if bw else '-'} |")
+    if "speedup_by_dram_share" in res:
+        L += ["", *share_markdown(res["speedup_by_dram_share"])]
     return "\n".join(L) + "\n"
 
 
@@ -324,7 +375,8 @@ def main(argv=None) -> int:
         table, infos = pair_table(dirs)
         ev = crossval(table, trained)
         res.update({"rows": len(table.df), "ncu_rows": sum(i["ncu_rows"] for i in infos.values()),
-                    "joins": infos, "skipped": len(ev.skipped), "summary": summarize(ev)})
+                    "joins": infos, "skipped": len(ev.skipped), "summary": summarize(ev),
+                    "speedup_by_dram_share": speedup_by_dram_share(table)})
         n += len(ev.pairs)
     else:
         print(f"suite_crossval: one GPU collected under {a.data}; H100 <-> H200 needs two",

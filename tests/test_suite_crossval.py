@@ -196,3 +196,29 @@ def test_committed_collections_keep_hierarchical_ext_under_the_goal(sc):
     p = ev.pairs
     ape = ((p["time_s"] - p["true_s"]).abs() / p["true_s"])[p["method"] == "hierarchical-ext"]
     assert len(ape) == 418 and 100 * ape.mean() < 6.0
+
+
+def test_speedup_by_dram_share_bins_rows_by_the_slower_gpus_ceiling(sc):
+    """Each (kernel, config) lands in the bin of the DRAM-ceiling share it reached on the GPU
+    of the lower measured DRAM bandwidth, and the bin's speed-up is the mean of its rows'
+    time ratios: computed here by hand on three rows."""
+    from gpuproj.catalog import resolve
+    from gpuproj.profiles.table import ProfileTable
+
+    ceiling = resolve("h100-sxm5-80gb").measured("dram_bw_bytes_per_s")
+    # shares 5 %, 40 % and 95 % of the H100's ceiling at 1 ms each; the H200 1.0x, 1.2x, 1.4x
+    shares, speedups = [0.05, 0.40, 0.95], [1.0, 1.2, 1.4]
+    rows = []
+    for i, (f, s) in enumerate(zip(shares, speedups)):
+        common = {"kernel": f"k{i}", "config": "N=1", "dram_bytes": f * ceiling * 1e-3}
+        rows += [{**common, "gpu": "h100-sxm5-80gb", "time_s": 1e-3},
+                 {**common, "gpu": "h200-sxm-141gb", "time_s": 1e-3 / s}]
+    sp = sc.speedup_by_dram_share(ProfileTable.from_frame(pd.DataFrame(rows)))
+    assert (sp["slow"], sp["fast"]) == ("h100-sxm5-80gb", "h200-sxm-141gb")
+    got = {(b["share_from"], b["share_to"]): (b["rows"], b["mean_speedup"]) for b in sp["bins"]}
+    assert got[(0.0, 0.1)] == (1, pytest.approx(1.0))
+    assert got[(0.3, 0.5)] == (1, pytest.approx(1.2))
+    assert got[(0.9, None)] == (1, pytest.approx(1.4))
+    assert got[(0.1, 0.3)] == (0, None)
+    md = "\n".join(sc.share_markdown(sp))
+    assert "| > 90 % | 1 | 1.40x |" in md and "| 10-30 % | 0 | - |" in md
