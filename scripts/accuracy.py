@@ -27,6 +27,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from gpuproj.models import BASELINES
+
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = ROOT.parent / "shared" / "data" / "external"
 
@@ -81,7 +83,6 @@ DATASETS = [
 NOT_IN_BANDS = ("gpu-benches L2 sweep", "gpu-benches small kernels",
                 "gpu-benches roofline sweep", "gpu-benches stream occupancy sweep")
 
-BASELINES = ("same", "bandwidth", "compute", "roofline")
 ANALYTICAL = ("hierarchical", "hierarchical-ext", "quantitative", "quantitative-transfer",
               "efficiency")
 EXTENSIONS = ("cache_capacity", "parallelism", "warp_bandwidth", "issue_rate", "roof_share",

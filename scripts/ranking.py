@@ -22,22 +22,19 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from accuracy import DEFAULT_DATA, with_bands  # noqa: E402
+from accuracy import DATASETS, DEFAULT_DATA, with_bands  # noqa: E402
 from accuracy import load_dataset as load  # noqa: E402
-from learned_experiments import COVERAGE, bands_without, hybrid_params, is_big  # noqa: E402
+from learned_experiments import COVERAGE, HYBRIDS, bands_without, hybrid_params, is_big  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT_JSON = ROOT / "docs" / "results" / "ranking.json"
 OUT_MD = ROOT / "docs" / "results" / "ranking.md"
 
 # tables whose configurations are variants of one problem (same work, other tuning parameters)
-TABLES = [
-    ("kerneltuner GEMM", "kerneltuner", ["kerneltuner-4gpus/gemm_clblast_4096_4gpus.csv.gz"]),
-    ("kerneltuner convolution", "kerneltuner", ["kerneltuner-4gpus/convolution_4gpus.csv.gz"]),
-]
-ANALYTICAL = ("same", "bandwidth", "roofline", "hierarchical", "hierarchical-ext", "efficiency")
+TABLES = [(name, fmt, files) for name, fmt, files, _ in DATASETS
+          if name in ("kerneltuner GEMM", "kerneltuner convolution")]
+METHODS = ("same", "bandwidth", "roofline", "hierarchical", "hierarchical-ext", "efficiency")
 LEARNERS = ("rf", "gb", "ridge", "lasso")
-HYBRIDS = ("residual", "bounded-efficiency", "ensemble")
 
 
 # candidates of the validated choice: following the source (`same`), the analytical method
@@ -81,7 +78,7 @@ def run_table(data, fmt, files) -> dict:
     frames, chosen = [], {}
     for fold in folds(table, "gpu"):
         fitted = []
-        ev = evaluate_fold(fold, list(ANALYTICAL + LEARNERS + HYBRIDS), cv_groups="gpu",
+        ev = evaluate_fold(fold, list(METHODS + LEARNERS + HYBRIDS), cv_groups="gpu",
                            model_params=params, fitted=fitted)
         frames.append(ev.pairs)
         val = {m.name: validated_loss(fold.train, m) for m in fitted if m.name in CANDIDATES}

@@ -45,7 +45,7 @@ from accuracy import (  # one data location, loader and method order for all scr
     load_dataset,
     mape_order,
 )
-from learned_experiments import SEED  # the report's table: (name, reader, files)
+from learned_experiments import HYBRIDS, SEED  # the report's table: (name, reader, files)
 
 from gpuproj.evaluate import Evaluation, applicable_methods
 from gpuproj.profiles import load
@@ -54,7 +54,6 @@ from gpuproj.profiles.table import ProfileTable
 from gpuproj.splits import Fold, evaluate_fold, kernel_folds
 
 LEARNERS = ("rf", "gb", "ridge", "lasso")
-HYBRIDS = ("residual", "bounded-efficiency", "ensemble")
 COVERAGE = 0.9
 GOAL_MAPE = 10.0  # issue #9: best method H100 <-> H200
 # what ncu measures better than the analytic counts; time_s stays the timed runs' (ncu times
