@@ -1012,12 +1012,12 @@ def test_a_rows_projection_does_not_depend_on_the_other_rows(example, targets):
     it gets in the whole table (the H100 suite's vector add, whose ncu profile counts
     shared-pipe wavefronts but no shared bytes, was once charged Eq. 5's shared-memory time
     only when another row of the table had shared bytes)."""
-    from gpuproj.models import BASELINES, MODELS
+    from gpuproj.models import MODELS, is_analytical
     from gpuproj.predict import predict
     from gpuproj.profiles import load
     from gpuproj.profiles.table import ProfileTable
 
-    methods = [m for m in MODELS if m in BASELINES or not MODELS[m].startswith("learned:")]
+    methods = [m for m in MODELS if is_analytical(m)]
     prof = load(Path(__file__).parents[1] / "examples" / example)
     keys = ["kernel", "config", "target", "method"]
     whole = predict(prof, targets=targets, methods=methods).table().set_index(keys)

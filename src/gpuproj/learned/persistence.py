@@ -137,11 +137,10 @@ def _is_nums(v, n: int) -> bool:
 
 def _is_method(name) -> bool:
     """An analytical method's name, or a ``geomean_name`` of several."""
-    from ..models import MODELS
+    from ..models import is_analytical
 
     return isinstance(name, str) and all(
-        MODELS.get(m, "learned").split(":")[0] != "learned"
-        for m in geomean_members(name) or [name])
+        is_analytical(m) for m in geomean_members(name) or [name])
 
 
 def _needs(jpath, where: str = ""):

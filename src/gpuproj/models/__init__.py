@@ -1,7 +1,8 @@
 """Every projection method behind one interface (``models.base.Model``).
 
-``MODELS`` maps a method name to ``"module:Class"``; ``get_model(name, **params)`` imports it
-lazily so that listing methods costs nothing.
+``MODELS`` maps a method name to ``"module:Class"`` (a module of ``gpuproj.models``, or with a
+leading dot of ``gpuproj``: the learned family lives in ``gpuproj.learned``);
+``get_model(name, **params)`` imports it lazily so that listing methods costs nothing.
 """
 
 from __future__ import annotations
@@ -24,11 +25,13 @@ MODELS = {
     "quantitative-transfer": "quantitative:QuantitativeTransfer",
     "efficiency": "efficiency:EfficiencyTransfer",
     # learned (gpuproj.learned): the report's learners, hybrids, ensemble
-    "rf": "learned:RandomForest", "gb": "learned:GradientBoosting",
-    "svr": "learned:SupportVector", "knn": "learned:NearestNeighbours",
-    "linear": "learned:LinearModel", "ridge": "learned:RidgeModel", "lasso": "learned:LassoModel",
-    "physics-best": "learned:PhysicsBest", "residual": "learned:ResidualHybrid",
-    "bounded-efficiency": "learned:EfficiencyHybrid", "ensemble": "learned:Ensemble",
+    "rf": ".learned.models:RandomForest", "gb": ".learned.models:GradientBoosting",
+    "svr": ".learned.models:SupportVector", "knn": ".learned.models:NearestNeighbours",
+    "linear": ".learned.models:LinearModel", "ridge": ".learned.models:RidgeModel",
+    "lasso": ".learned.models:LassoModel", "physics-best": ".learned.hybrids:PhysicsBest",
+    "residual": ".learned.hybrids:ResidualHybrid",
+    "bounded-efficiency": ".learned.hybrids:EfficiencyHybrid",
+    "ensemble": ".learned.hybrids:Ensemble",
 }
 
 BASELINES = ("same", "bandwidth", "compute", "roofline")
@@ -42,6 +45,11 @@ def method_list(methods) -> list:
         return [methods]
     return list(dict.fromkeys(sorted(methods, key=str) if isinstance(methods, (set, frozenset))
                               else methods))
+
+
+def is_analytical(name: str) -> bool:
+    """A baseline or analytical method (a class of ``gpuproj.models``), not a learned one."""
+    return name in MODELS and not MODELS[name].startswith(".")
 
 
 def model_class(name: str):
