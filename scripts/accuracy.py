@@ -13,7 +13,8 @@ rewriting the docs (a partial report in docs/accuracy.md would drop every other 
 ``--out``/``--json`` still write it where asked.
 
 Fragments written by other scripts (calibrated case studies, learned experiments, SASS, our
-H100/H200 suite) are included from docs/results/*.md when present.
+H100/H200 suite, what the catalog's corrections did: scripts/catalog_corrections.py) are
+included from docs/results/*.md when present.
 """
 
 from __future__ import annotations

@@ -31,7 +31,15 @@ from pathlib import Path
 import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from accuracy import ANALYTICAL, BASELINES, DATASETS, DEFAULT_DATA, ROOT, fmt_pct, load_dataset  # noqa: E402  (one table definition for every script)
+from accuracy import (  # noqa: E402  (one table definition for every script)
+    ANALYTICAL,
+    BASELINES,
+    DATASETS,
+    DEFAULT_DATA,
+    ROOT,
+    fmt_pct,
+    load_dataset,
+)
 
 BUNDLED = ROOT / "src" / "gpuproj" / "catalog" / "gpus"
 OUT = ROOT / "docs" / "results" / "catalog_corrections.md"
@@ -142,9 +150,11 @@ def scores(data: Path, c: Correction) -> dict:
 
 
 def scores_before(data: Path, c: Correction) -> dict:
+    """``scores`` with the GPU files of ``c`` as they were, ahead of the user's own folders."""
     old = os.environ.get("GPUPROJ_GPU_PATH")
     with tempfile.TemporaryDirectory() as tmp:
-        os.environ["GPUPROJ_GPU_PATH"] = str(write_before(c, Path(tmp)))
+        os.environ["GPUPROJ_GPU_PATH"] = os.pathsep.join(
+            [str(write_before(c, Path(tmp)))] + ([old] if old else []))
         try:
             return scores(data, c)
         finally:
