@@ -553,6 +553,28 @@ def _ape_rows(d, column, order, methods):
 
 
 BLOCK_BANDS = ((32, 64), (96, 192), (224, 448), (480, 1024))  # threads per block
+# working sets of a size sweep (bytes): launch-bound, L2-resident on the larger L2s, between,
+# DRAM on every GPU
+SIZE_BANDS = (("under 1 MB", 0, 1e6), ("1-16 MB", 1e6, 16e6),
+              ("16-64 MB", 16e6, 64e6), ("over 64 MB", 64e6, float("inf")))
+
+
+def size_notes(ev, table, methods=("same", "bandwidth", "hierarchical", "hierarchical-ext")):
+    """Errors by working set, for tables that sweep one kernel's size (``n=<elements>,
+    block=<threads>``: the gpu-benches small kernels), where the time goes from the launch
+    floor through the L2 to DRAM."""
+    if not table.df["config"].str.fullmatch(r"n=\d+,block=\d+").all():
+        return ""
+    ws = table.df.groupby(["kernel", "config"])["working_set_bytes"].median()
+    d = ev.pairs[ev.pairs["method"].isin(methods)]
+    w = ws.reindex(pd.MultiIndex.from_arrays([d["kernel"], d["config"]])).to_numpy()
+    d = d.assign(band=np.select([(w >= lo) & (w < hi) for _, lo, hi in SIZE_BANDS],
+                                [label for label, _, _ in SIZE_BANDS], ""))
+    lines = ["By working set (MB = 10^6 B), MAPE / median APE in %:", "",
+             "| working set | n | " + " | ".join(methods) + " |",
+             "|---|---|" + "---|" * len(methods)]
+    lines += _ape_rows(d, "band", [label for label, _, _ in SIZE_BANDS], list(methods))
+    return "\n".join(lines)
 
 
 def block_size_notes(ev, table, methods=("same", "bandwidth", "hierarchical",
@@ -722,7 +744,8 @@ def run(data_dir, only=None):
                 lines.append("")
         for notes in (architecture_notes(ev, methods), one_gpu_notes(ev, table),
                       regime_notes(ev, table),
-                      intensity_notes(ev, table), block_size_notes(ev, table)):
+                      intensity_notes(ev, table), block_size_notes(ev, table),
+                      size_notes(ev, table)):
             if notes:
                 lines += [notes, ""]
         sections.append("\n".join(lines))

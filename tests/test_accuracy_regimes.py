@@ -273,3 +273,29 @@ def test_one_gpu_notes_name_the_gpu_whose_pairs_carry_the_error():
     # evenly spread error: no note
     even = table(kernel=["k"] * 3, config=["c"] * 3, gpu=gpus[:3], time_s=[1e-3, 2e-3, 4e-3])
     assert acc.one_gpu_notes(evaluate(even, ["same"]), even, ("same",), by="same") == ""
+
+
+def test_size_notes_split_a_size_sweep_by_working_set_and_architecture_notes_by_design():
+    # a size sweep (n=..,block=..) at 0.5, 8 and 100 MB on an H100 PCIe and an H200 whose times
+    # are equal: `same` errs 0 % in every band; the bandwidth ratio errs alike in each
+    acc = load_script("accuracy")
+    sets = [0.5e6, 8e6, 100e6]
+    cfg = [f"n={int(w / 16)},block=256" for w in sets]
+    t = table(kernel=["k"] * 6, config=cfg * 2,
+              gpu=["h100-pcie-80gb"] * 3 + ["h200-sxm-141gb"] * 3, time_s=[1e-3] * 6,
+              dram_bytes=sets * 2, working_set_bytes=sets * 2)
+    ev = evaluate(t, ["same", "bandwidth"])
+    lines = acc.size_notes(ev, t, methods=("same", "bandwidth")).splitlines()
+    rows = [r.split(" | ") for r in lines if r.startswith("| ") and "---" not in r][1:]
+    assert [r[0].lstrip("| ") for r in rows] == ["under 1 MB", "1-16 MB", "over 64 MB", "all"]
+    assert [int(r[1]) for r in rows] == [2, 2, 2, 6]
+    assert all(r[2] == "0.0 / 0.0" for r in rows)
+    # a table of other configurations gets no breakdown
+    assert acc.size_notes(ev, table(time_s=[1e-3], working_set_bytes=[1e6])) == ""
+    # one Hopper design on both sides: no pair across two, so no line
+    assert acc.architecture_notes(ev, ("same", "bandwidth")) == ""
+    t2 = table(kernel=["k"] * 3, config=["c"] * 3, time_s=[1e-3] * 3, dram_bytes=[1e6] * 3,
+               gpu=["h100-pcie-80gb", "h200-sxm-141gb", "a100-sxm4-80gb"])
+    line = acc.architecture_notes(evaluate(t2, ["same"]), ("same",))
+    assert line.startswith("Within one micro-architecture (2 of 6 pairs)")
+    assert "`same` 0.0 / 0.0 against 0.0 / 0.0" in line
