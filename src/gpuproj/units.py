@@ -11,8 +11,10 @@ from .errors import InputError
 
 _PREFIX = {"": 1.0, "K": 1e3, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15}
 _BINARY = {"Ki": 2.0**10, "Mi": 2.0**20, "Gi": 2.0**30, "Ti": 2.0**40}
-_TIME = {"nsecond": 1e-9, "ns": 1e-9, "usecond": 1e-6, "us": 1e-6, "msecond": 1e-3, "ms": 1e-3,
-         "second": 1.0, "s": 1.0, "sec": 1.0}
+# as Nsight Compute (nsecond), Nsight Systems (nsec) and people (ns) print them
+_TIME = {"nsecond": 1e-9, "nsec": 1e-9, "ns": 1e-9, "usecond": 1e-6, "usec": 1e-6, "us": 1e-6,
+         "msecond": 1e-3, "msec": 1e-3, "ms": 1e-3, "second": 1.0, "sec": 1.0, "s": 1.0}
+TIME_UNITS = frozenset(_TIME)
 _NOUNIT = {"", "%", "inst", "warp", "thread", "block", "sector", "request", "byte/cycle",
            "cycle", "register/thread", "byte/request", "sector/request",
            # Nsight Compute counter units (launch statistics, shared-memory wavefronts)

@@ -53,7 +53,7 @@ import pandas as pd
 
 from ...errors import GPUNotNamedError, InputError, InputWarning
 from ...files import read_text
-from ...units import unit_factor
+from ...units import TIME_UNITS, unit_factor
 from ..table import ProfileTable
 from ._checks import (
     MAX_VALUE,
@@ -144,7 +144,6 @@ TIME_METRICS = ("gpu__time_duration.sum", "gpu__time_duration.avg")
 # how the header starts: a launch per row or per metric (--page raw / details), or a kernel and
 # metric per row (--print-summary per-kernel)
 _HEADERS = ('"ID","Process ID"', '"Process ID","Process Name"')
-_TIME_UNITS = {"nsecond", "usecond", "msecond", "second", "ns", "us", "ms", "s"}
 # a size: bytes with a decimal or binary prefix, per launch or per block (shared memory)
 _BYTE_UNIT = re.compile(r"(?:[KMGTP]i?)?byte(?:/block)?")
 _IDENTITY = {"ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Kernel Time",
@@ -181,7 +180,7 @@ def to_si(metric: str, text, unit: str, *, path, row, unit_row=None):
     if np.isnan(v):
         return v
     unit = (unit or "").strip()
-    if kind == "time" and unit not in _TIME_UNITS:
+    if kind == "time" and unit not in TIME_UNITS:
         raise InputError(f"unit '{unit}' is not a time unit", path=path, row=at, field=metric)
     if kind == "bytes" and not _BYTE_UNIT.fullmatch(unit):  # not Gbyte/second, byte/cycle
         raise InputError(f"unit '{unit}' is not a byte unit", path=path, row=at, field=metric)

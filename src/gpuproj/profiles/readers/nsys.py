@@ -37,7 +37,7 @@ import pandas as pd
 
 from ...errors import GPUNotNamedError, InputError
 from ...files import read_text
-from ...units import unit_factor
+from ...units import TIME_UNITS, unit_factor
 from ..table import ProfileTable, Skipped
 from ._checks import numeric, split_missing_names, split_unusable_times
 from ._io import (
@@ -56,7 +56,6 @@ _MESSAGE = re.compile(r"^(Processing \[|NOTICE:|SKIPPED:|WARNING:|ERROR:|Generat
 _REPORT = re.compile(r"^Processing \[.*\b(cuda_gpu_trace|cuda_gpu_kern_sum|gputrace|gpukernsum)"
                      r"\.py\]")
 _UNIT = re.compile(r"^(.*?)\s*\((\w+/?\w*)\)$")  # 'Duration (ns)' -> ('Duration', 'ns')
-_TIME_UNITS = {"nsec": "ns", "usec": "us", "msec": "ms"}
 _GRID = ("GrdX", "GrdY", "GrdZ")
 _BLOCK = ("BlkX", "BlkY", "BlkZ")
 
@@ -158,7 +157,7 @@ def _frame(recs):
         m = _UNIT.match(h)
         names.append(m.group(1) if m else h)
         if m:
-            units[m.group(1)] = _TIME_UNITS.get(m.group(2), m.group(2))
+            units[m.group(1)] = m.group(2)
     df = pd.DataFrame([f for _, f in recs[1:]], columns=names)
     df["_row"] = [ln for ln, _ in recs[1:]]
     return df, units, dict(zip(names, header)), recs[0][0]
@@ -168,7 +167,7 @@ def _si(df, units, shown, name, kind, path, row):
     """The column ``name`` as floats in SI, from the unit in its header (``time``: ns where it
     names none; ``size``: bytes)."""
     unit = units.get(name, "ns" if kind == "time" else "B")
-    fits = unit in ("ns", "us", "ms", "s") if kind == "time" else unit.endswith(("B", "byte"))
+    fits = unit in TIME_UNITS if kind == "time" else unit.endswith(("B", "byte"))
     try:
         factor = unit_factor(unit) if fits else None
     except InputError:
