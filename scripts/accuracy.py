@@ -451,15 +451,20 @@ def architecture_notes(ev, methods):
         return ""
     ape = 100 * (d["time_s"] / d["true_s"] - 1).abs()
     g = ape.groupby([d["method"], within.rename("within")]).agg(["size", "mean", "median"])
-    cells = []
+    cells, counts = [], {}
     for m in methods:
         if (m, True) in g.index and (m, False) in g.index:
             a, b = g.loc[(m, True)], g.loc[(m, False)]
             cells.append(f"`{m}` {a['mean']:.1f} / {a['median']:.1f} against "
                          f"{b['mean']:.1f} / {b['median']:.1f}")
-    n_in = int(within[d["method"] == d["method"].iloc[0]].sum())
-    n_all = int((d["method"] == d["method"].iloc[0]).sum())
-    return (f"Within one micro-architecture ({n_in} of {n_all} pairs) against across two, MAPE / "
+            counts[m] = (int(a["size"]), int(a["size"] + b["size"]))
+    if not cells:
+        return ""
+    # the pairs of the method that predicts the most; a method that leaves pairs out says so
+    most = max(counts.values(), key=lambda c: c[1])
+    fewer = [f"`{m}` {c[0]} of {c[1]}" for m, c in counts.items() if c != most]
+    return (f"Within one micro-architecture ({most[0]} of {most[1]} pairs"
+            + (f"; {', '.join(fewer)}" if fewer else "") + ") against across two, MAPE / "
             "median APE in %: " + "; ".join(cells) + ".")
 
 
@@ -563,13 +568,14 @@ def size_notes(ev, table, methods=("same", "bandwidth", "hierarchical", "hierarc
     """Errors by working set, for tables that sweep one kernel's size (``n=<elements>,
     block=<threads>``: the gpu-benches small kernels), where the time goes from the launch
     floor through the L2 to DRAM."""
-    if not table.df["config"].str.fullmatch(r"n=\d+,block=\d+").all():
+    if not table.df["config"].str.fullmatch(r"n=\d+,block=\d+").fillna(False).all():
         return ""
     ws = table.df.groupby(["kernel", "config"])["working_set_bytes"].median()
     d = ev.pairs[ev.pairs["method"].isin(methods)]
     w = ws.reindex(pd.MultiIndex.from_arrays([d["kernel"], d["config"]])).to_numpy()
     d = d.assign(band=np.select([(w >= lo) & (w < hi) for _, lo, hi in SIZE_BANDS],
                                 [label for label, _, _ in SIZE_BANDS], ""))
+    d = d[d["band"] != ""]  # no working set: in no band, so not in "all" either
     lines = ["By working set (MB = 10^6 B), MAPE / median APE in %:", "",
              "| working set | n | " + " | ".join(methods) + " |",
              "|---|---|" + "---|" * len(methods)]

@@ -196,16 +196,18 @@ SHARE_EDGES = (0.1, 0.3, 0.5, 0.7, 0.9)
 
 
 def speedup_by_dram_share(table: ProfileTable) -> dict:
-    """How much faster the GPU of the higher measured DRAM bandwidth ran each (kernel, config),
-    binned by the share of the other GPU's measured DRAM ceiling the row reached there (DRAM
-    bytes / time / ceiling): what a roof explains scales with the ceilings, the rest does not
-    (docs/accuracy.md, "H100 <-> H200 on our suite")."""
+    """How much faster, of a table's two GPUs, the one of the higher measured DRAM bandwidth ran
+    each (kernel, config), binned by the share of the other's measured DRAM ceiling the row
+    reached there (DRAM bytes / time / ceiling): what a roof explains scales with the
+    ceilings, the rest does not (docs/accuracy.md, "H100 <-> H200 on our suite")."""
     from gpuproj.catalog import resolve
 
     slow, fast = sorted(table.gpus, key=lambda g: resolve(g).measured("dram_bw_bytes_per_s"))
     ceiling = resolve(slow).measured("dram_bw_bytes_per_s")
     key = ["kernel", "config"]
-    df = table.df
+    # one row per (kernel, config) and GPU: a configuration timed twice would pair each time
+    # with each
+    df = table.df.groupby(key + ["gpu"], as_index=False)[["time_s", "dram_bytes"]].median()
     rows = df[df["gpu"] == slow].merge(df.loc[df["gpu"] == fast, key + ["time_s"]], on=key,
                                        suffixes=("", "_fast"))
     rows = rows[rows["dram_bytes"].notna()]
@@ -374,8 +376,9 @@ def main(argv=None) -> int:
         table, infos = pair_table(dirs)
         ev = crossval(table, trained)
         res.update({"rows": len(table.df), "ncu_rows": sum(i["ncu_rows"] for i in infos.values()),
-                    "joins": infos, "skipped": len(ev.skipped), "summary": summarize(ev),
-                    "speedup_by_dram_share": speedup_by_dram_share(table)})
+                    "joins": infos, "skipped": len(ev.skipped), "summary": summarize(ev)})
+        if len(table.gpus) == 2:
+            res["speedup_by_dram_share"] = speedup_by_dram_share(table)
         n += len(ev.pairs)
     else:
         print(f"suite_crossval: one GPU collected under {a.data}; H100 <-> H200 needs two",

@@ -277,7 +277,7 @@ def test_one_gpu_notes_name_the_gpu_whose_pairs_carry_the_error():
 
 def test_size_notes_split_a_size_sweep_by_working_set_and_architecture_notes_by_design():
     # a size sweep (n=..,block=..) at 0.5, 8 and 100 MB on an H100 PCIe and an H200 whose times
-    # are equal: `same` errs 0 % in every band; the bandwidth ratio errs alike in each
+    # are equal: `same` errs 0 % in every band
     acc = load_script("accuracy")
     sets = [0.5e6, 8e6, 100e6]
     cfg = [f"n={int(w / 16)},block=256" for w in sets]
@@ -297,5 +297,5 @@ def test_size_notes_split_a_size_sweep_by_working_set_and_architecture_notes_by_
     t2 = table(kernel=["k"] * 3, config=["c"] * 3, time_s=[1e-3] * 3, dram_bytes=[1e6] * 3,
                gpu=["h100-pcie-80gb", "h200-sxm-141gb", "a100-sxm4-80gb"])
     line = acc.architecture_notes(evaluate(t2, ["same"]), ("same",))
-    assert line.startswith("Within one micro-architecture (2 of 6 pairs)")
+    assert line.startswith("Within one micro-architecture (2 of 6 pairs) against")
     assert "`same` 0.0 / 0.0 against 0.0 / 0.0" in line

@@ -63,3 +63,25 @@ def test_before_writes_the_files_for_other_scripts_and_refuses_unknown_names(cc,
     with pytest.raises(SystemExit) as e:
         cc.main(["--before", "nope", str(tmp_path / "y")])
     assert e.value.code == 2 and "gtx970-bandwidth" in capsys.readouterr().err
+
+
+def test_the_report_scores_the_bundled_catalog_whatever_the_users_own_gpu_files(
+        cc, tmp_path, monkeypatch):
+    import gpuproj.catalog as catalog
+
+    # the user's own GTX 970 file, as `gpuproj bench --gpu gtx-970` writes one
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    raw = yaml.safe_load((cc.BUNDLED / "gtx-970.yaml").read_text())
+    raw["peak"]["dram_bw_bytes_per_s"]["value"] = 1.5e11
+    (mine / "gtx-970.yaml").write_text(yaml.safe_dump(raw, sort_keys=False))
+    monkeypatch.setenv("GPUPROJ_GPU_PATH", str(mine))
+    assert catalog.resolve("gtx-970").peak("dram_bw_bytes_per_s") == 1.5e11
+    user_dir = catalog.USER_DIR
+    with cc.bundled_catalog_and():
+        assert catalog.resolve("gtx-970").peak("dram_bw_bytes_per_s") == 1.96e11
+    before = cc.write_before(cc.CORRECTIONS[0], tmp_path / "before")
+    with cc.bundled_catalog_and(before):  # no clash with the user's file of the same id
+        assert catalog.resolve("gtx-970").peak("dram_bw_bytes_per_s") == 2.24e11
+    assert catalog.USER_DIR == user_dir
+    assert catalog.resolve("gtx-970").peak("dram_bw_bytes_per_s") == 1.5e11

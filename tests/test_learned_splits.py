@@ -421,3 +421,10 @@ def test_evaluate_help_names_every_method_that_must_be_trained():
     text = " ".join(CliRunner().invoke(cli, ["evaluate", "--help"]).output.split())
     listed = text.split("Learned methods (")[1].split(")")[0].split(", ")
     assert sorted(listed) == sorted(m for m in MODELS if model_class(m).trained)
+
+
+def test_is_analytical_is_what_needs_no_training():
+    from gpuproj.models import MODELS, is_analytical, model_class
+
+    assert all(is_analytical(m) == (not model_class(m).trained) for m in MODELS)
+    assert not is_analytical("no-such-method")

@@ -213,6 +213,7 @@ def test_speedup_by_dram_share_bins_rows_by_the_slower_gpus_ceiling(sc):
         common = {"kernel": f"k{i}", "config": "N=1", "dram_bytes": f * ceiling * 1e-3}
         rows += [{**common, "gpu": "h100-sxm5-80gb", "time_s": 1e-3},
                  {**common, "gpu": "h200-sxm-141gb", "time_s": 1e-3 / s}]
+    rows += [{**r, "config": "N=1"} for r in rows[:2]]  # k0 timed twice on each GPU: one row
     sp = sc.speedup_by_dram_share(ProfileTable.from_frame(pd.DataFrame(rows)))
     assert (sp["slow"], sp["fast"]) == ("h100-sxm5-80gb", "h200-sxm-141gb")
     got = {(b["share_from"], b["share_to"]): (b["rows"], b["mean_speedup"]) for b in sp["bins"]}

@@ -23,10 +23,10 @@ HINTS = {
             "CUDA_HOME or GPUPROJ_NVCC)",
     "ncu": "Nsight Compute's 'ncu' is not on PATH: it ships with the CUDA toolkit "
            "(<cuda>/bin/ncu) and as a separate download (developer.nvidia.com/nsight-compute); "
-           "add it to PATH or pass --ncu /path/to/ncu",
+           "add it to PATH, set GPUPROJ_NCU or pass --ncu /path/to/ncu",
     "nsys": "Nsight Systems' 'nsys' is not on PATH: it ships with the CUDA toolkit "
             "(<cuda>/bin/nsys) and as a separate download (developer.nvidia.com/nsight-systems); "
-            "add it to PATH or pass --nsys /path/to/nsys",
+            "add it to PATH, set GPUPROJ_NSYS or pass --nsys /path/to/nsys",
 }
 
 
@@ -67,7 +67,8 @@ def find_tool(name: str, explicit: str | None = None, missing: str | None = None
     for base in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"):
         if base and (Path(base) / "bin" / name).is_file():
             return str(Path(base) / "bin" / name)
-    standalone = sorted(glob.glob(f"/opt/nvidia/nsight-systems/*/bin/{name}"))
-    if standalone:
-        return standalone[-1]
+    if name == "nsys":  # Nsight Systems installed on its own, outside the toolkit
+        standalone = sorted(glob.glob("/opt/nvidia/nsight-systems/*/bin/nsys"))
+        if standalone:
+            return standalone[-1]
     raise MissingToolError(hint)
