@@ -532,6 +532,16 @@ def test_an_ambiguous_device_name_needs_gpu(result, tmp_path, capsys):
                           "answer to: check that the measurements are h100-sxm5-80gb's") in err
 
 
+def test_a_pattern_names_no_new_gpu(result, tmp_path, capsys):
+    """--gpu 'h100*' is an error, as in every command that takes one GPU, not a new GPU file
+    named 'h100*'."""
+    path = _raw_file(result, tmp_path, lambda raw: None)
+    code, _, err = run_cli(capsys, "bench", "--from-raw", str(path), "--gpu", "h100*",
+                           "-o", str(tmp_path / "a.yaml"))
+    assert code == 2 and "'h100*' is a pattern where one GPU is named" in err
+    assert not (tmp_path / "a.yaml").exists()
+
+
 def test_a_new_gpu_file_does_not_take_another_gpus_name(result, tmp_path, capsys, monkeypatch):
     """--gpu 'My GPU' on a device the catalog knows: the file must not answer to the device's
     name, which would then be ambiguous in every command."""

@@ -162,8 +162,9 @@ def test_evaluation_in_a_notebook():
     d = pd.DataFrame(rows, columns=["kernel", "config", "gpu", "time_s"])
     d["dram_bytes"] = [1e9 * n for n in (1, 1, 2, 2)]
     ev = evaluate(ProfileTable.from_frame(d), ["same", "bandwidth"])
-    assert repr(ev) == ("<Evaluation 8 pairs, methods same, bandwidth, 0 skipped; .frame(), "
-                        ".summary(), .pairs>")
+    # 2 configurations x 2 directions per method
+    assert repr(ev) == ("<Evaluation pairs per method: same 4, bandwidth 4; 0 skipped; "
+                        ".frame(), .summary(), .pairs>")
     f = ev.frame()
     # the bandwidth ratio of the two (900 and 1555 GB/s) misses the measured 2x less than `same`
     assert list(f.index) == ["bandwidth", "same"] and f.loc["same", "mape"] == 75.0

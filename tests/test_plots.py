@@ -137,6 +137,31 @@ def test_roofline_data_measured_target_row():
     assert TGT.ceiling("l2_bw_bytes_per_s", src_l2).value == pytest.approx(4.8e12)
 
 
+def test_roofline_fp16_ceiling_kind_is_what_the_model_used():
+    """A target without an FP16 rate takes its FP32 one x the source's measured FP16/FP32
+    ratio for an FP16 kernel (``_flop_ceiling``); the line drawn and its legend's kind say so,
+    where they said "missing" and drew no FMA line while the mix used the derived rate. Without
+    the source's measured ratio, the FP32 rate stands in: kind "instead"."""
+    from gpuproj.plots.roofline import roofline_data
+    from gpuproj.profiles.table import ProfileTable
+
+    fp16 = kernel_table(fp32_fma_thread_inst=[0.0], fp32_add_thread_inst=[0.0],
+                        fp32_mul_thread_inst=[0.0], fp16_fma_thread_inst=[1e9],
+                        fp16_flops=[2e9], flops=[2e9]).df
+    src16 = make_gpu("src16", values={"warp_size": 32},
+                     peak={k: e.value for k, e in SRC.peaks.items()},
+                     measured={"fp32_fma_flops_per_s": 8e12, "fp16_fma_flops_per_s": 16e12})
+    t = ProfileTable.from_frame(fp16.assign(gpu="src16"))
+    d = roofline_data(t, src16, TGT)
+    assert d["hardware"]["tgt"]["kinds"]["fp16_fma_flops_per_s"] == "derived"
+    # TGT's FP32 ceiling 20e12 x 8e12 / 10e12 (derived from src16's measured/peak), x the
+    # FP16/FP32 ratio 16e12 / 8e12
+    assert d["kernels"][0]["target"]["fma_flops_per_s"] == pytest.approx(32e12)
+    d = roofline_data(ProfileTable.from_frame(fp16), SRC, TGT)
+    assert d["hardware"]["tgt"]["kinds"]["fp16_fma_flops_per_s"] == "instead"
+    assert d["kernels"][0]["target"]["fma_flops_per_s"] == pytest.approx(20e12)
+
+
 # the pictures ------------------------------------------------------------------------------
 def text_overlaps(fig):
     """Pairs of visible, non-empty texts of ``fig`` whose boxes intersect (in pixels)."""

@@ -193,9 +193,13 @@ class Evaluation:
         return d.apply(pd.to_numeric).sort_values("mape").rename_axis("method")
 
     def __repr__(self) -> str:
-        return (f"<Evaluation {len(self.pairs)} pairs, methods "
-                f"{', '.join(self.pairs['method'].unique()) or 'none'}, "
-                f"{len(self.skipped)} skipped; .frame(), .summary(), .pairs>")
+        # pairs per method: each method predicts the same source -> target pairs (a method
+        # without a projection for some leaves those out), so the total would count them again
+        # per method
+        counts = self.pairs["method"].value_counts(sort=False)
+        per = ", ".join(f"{m} {n}" for m, n in counts.items()) or "none"
+        return (f"<Evaluation pairs per method: {per}; {len(self.skipped)} skipped; "
+                ".frame(), .summary(), .pairs>")
 
     def _repr_html_(self) -> str:
         """What a notebook shows: ``frame()`` to three significant digits."""

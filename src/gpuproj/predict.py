@@ -40,7 +40,7 @@ from .profiles.table import (
     problems_of,
     require_table,
 )
-from .units import first_of, fmt_time
+from .units import first_of, fmt_error, fmt_time
 
 
 @dataclass
@@ -523,8 +523,7 @@ def _shown(d: pd.DataFrame, keys: list, own: bool) -> pd.DataFrame:
     out["predicted"] = d["time_s"].map(fmt_time)
     if "measured_s" in d and d["measured_s"].notna().any():
         out["measured"] = d["measured_s"].map(lambda v: fmt_time(v) if v == v else "-")
-        out["error"] = [f"{100 * (p / m - 1):+.0f} %" if m == m else "-"
-                        for p, m in zip(d["time_s"], d["measured_s"])]
+        out["error"] = [fmt_error(p, m) for p, m in zip(d["time_s"], d["measured_s"])]
     if own:  # a point (a method or row without an interval) shows as '-'
         out["interval"] = [_fmt_range(lo, hi) if wide else "-" for lo, hi, wide in
                            zip(d["low_s"], d["high_s"], has_width(d["low_s"], d["high_s"]))]

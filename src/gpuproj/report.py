@@ -24,7 +24,7 @@ from .errors import GpuprojError, InputError
 from .files import write_text
 from .plots import MAX_PANELS
 from .profiles.table import ProfileTable, group_causes, skip_noun
-from .units import fmt_time, readable
+from .units import fmt_error, fmt_time, readable
 
 # identity numbers shown beside the throughputs (field, how to print it)
 _VALUES = ("sm_count", "boost_clock_hz", "warp_size", "l2_size_bytes", "l3_size_bytes",
@@ -131,14 +131,14 @@ def _application_table(result) -> str:
     for r in a.itertuples(index=False):
         # the target's measured total where the profile holds every row of it, as `predict`
         meas = getattr(r, "measured_s", math.nan)  # a column only where targets were timed
-        err = 100 * (r.time_s / meas - 1) if math.isfinite(meas) else None
+        err = 100 * (r.time_s / meas - 1) if math.isfinite(meas) else None  # for sorting
         rows.append(
             f'<tr data-target="{_e(r.target)}" data-method="{_e(r.method)}">'
             f"<td>{_e(r.method)}</td><td>{_e(r.target)}</td>"
             + _time_cells(r)
             + _num_cell("speedup", r.speedup, f"{r.speedup:.2f}x")
             + _num_cell("measured_s", meas, fmt_time(meas))
-            + _num_cell("error_pct", err, "-" if err is None else f"{err:+.0f} %")
+            + _num_cell("error_pct", err, fmt_error(r.time_s, meas))
             + "</tr>")
     head = ("method", "target", "source", "predicted", "low", "high", "90 % band low",
             "90 % band high", "speed-up", "measured on target", "error")

@@ -110,6 +110,19 @@ def with_prefix(value: float, unit: str, small: bool = False) -> str:
     return f"{value / f:.3g} {prefix}{unit}"
 
 
+def fmt_error(predicted, measured) -> str:
+    """A prediction's signed error against the measurement, in whole percent; '-' where
+    nothing was measured (NaN). Rounded before the sign is chosen: a prediction a hair below
+    the measurement is "+0 %", not "-0 %".
+
+    >>> fmt_error(1.26, 1.0), fmt_error(0.999999, 1.0), fmt_error(1.0, float("nan"))
+    ('+26 %', '+0 %', '-')
+    """
+    if measured != measured:
+        return "-"
+    return f"{round(100 * (predicted / measured - 1)):+d} %"
+
+
 def fmt_time(t) -> str:
     """Seconds with a readable prefix; '-' for no time (None or NaN).
 

@@ -22,8 +22,8 @@ def _resolve_name(name):
     """The GPU ``--gpu`` names: a catalog GPU, or the GPU file ``name`` is the path of
     (docs/catalog.md), whose entry the measurements update as a catalog GPU's; None for a
     name the catalog does not know (a new GPU). A name several GPUs share is an error (a new
-    entry would take it over), and so is a path that is no GPU file. Resolved before anything
-    is measured."""
+    entry would take it over), and so are a path that is no GPU file and a pattern (``h100*``
+    names no GPU, nor a new one). Resolved before anything is measured."""
     from ..catalog import names_a_file, resolve
 
     try:
@@ -31,7 +31,8 @@ def _resolve_name(name):
     except AmbiguousGPUError:
         raise
     except UnknownGPUError:
-        if names_a_file(name):  # no such file, or not a GPU file: no name for a new GPU
+        # no such file, or not a GPU file, or a pattern: no name for a new GPU
+        if names_a_file(name) or any(c in name for c in "*?["):
             raise
         return None
 

@@ -128,14 +128,19 @@ class CeilingBook:
     def __init__(self, gpu, reference=None, prefer: str = "measured"):
         self.gpu, self.reference, self.prefer = gpu, reference, prefer
         self.notes: list[str] = []
+        # where each ceiling looked up came from: measured, derived, peak, missing or instead
+        # (another ceiling in its place), for a picture's legend
+        self.kinds: dict[str, str] = {}
 
     def __call__(self, key: str) -> float:
         if self.prefer == "peak":
             v = self.gpu.peak(key)
+            self.kinds[key] = "missing" if np.isnan(v) else "peak"
             if np.isnan(v):
                 self.note(CeilingNote(self.gpu.id, "missing", key))
             return v
         c = self.gpu.ceiling(key, self.reference)
+        self.kinds[key] = c.kind
         if c.kind != "measured":
             self.note(c.note)
         return c.value
@@ -147,6 +152,7 @@ class CeilingBook:
         bandwidth and the source GPU's STREAM init/triad ratio); else ``base``."""
         m = self.gpu.measured(key)
         if not np.isnan(m):
+            self.kinds[key] = "measured"
             return m
 
         def b():
@@ -158,10 +164,12 @@ class CeilingBook:
             if not (np.isnan(rk) or np.isnan(rb)) and rb > 0:
                 self.note(f"{self.gpu.id} {key} derived: {base} x {ref.id} measured "
                           f"{key}/{base} = {rk / rb:.3f}")
+                self.kinds[key] = "derived"
                 return b() * rk / rb
         p = self.gpu.peak(key)
         if not np.isnan(p):
             self.note(CeilingNote(self.gpu.id, "peak", key))
+            self.kinds[key] = "peak"
             return p
         self.stand_in(key, base)
         return b()
@@ -172,6 +180,7 @@ class CeilingBook:
         self.notes = [n for n in self.notes
                       if not (getattr(n, "kind", None) == "missing" and n.ceiling == key)]
         self.note(CeilingNote(self.gpu.id, "instead", key, base))
+        self.kinds[key] = "instead"
 
     def note(self, text):
         """Add ``text`` to the assumptions, once."""

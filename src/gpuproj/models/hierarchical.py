@@ -204,6 +204,20 @@ def _cost(amount, per_unit):
     return np.where(amount > 0, amount * per_unit, 0.0)
 
 
+def _flop_ceiling(book, p, op):
+    """``book``'s GPU's ``p`` (fp64, fp32, fp16) ``op`` (fma, addmul) FLOP/s ceiling.
+
+    Datasheets give FP16 outside the tensor cores rarely (B200, MI300X), and ptxas materialises
+    constants with HFMA2.MMA -RZ, RZ, imm, which ncu counts as FP16 FMAs: the suite's FP32
+    random_access has one per thread. Such rows take the FP32 ceiling x the reference GPU's
+    measured FP16/FP32 ratio, else the FP32 ceiling (noted), rather than no projection.
+    Another missing peak is unknown (NaN) for the rows that need it only."""
+    key = f"{p}_{op}_flops_per_s"
+    if p == "fp16" and np.isnan(book.gpu.peak(key)) and np.isnan(book.gpu.measured(key)):
+        return book.relative(key, f"fp32_{op}_flops_per_s")
+    return book(key)
+
+
 def _uncached(working_set, size):
     """Fraction of the traffic of a kernel that sweeps its working set again and again which
     misses a cache (the L2, or an L3 behind it) of ``size`` bytes: 0 where the set fits, 1
@@ -260,27 +274,13 @@ class Hierarchical(Model):
         usage (``_warp_usage``) on the ceiling's GPU."""
         num = np.zeros(len(df))
         den = np.zeros(len(df))
-
-        def ceiling(p, op):
-            key = f"{p}_{op}_flops_per_s"
-            gpu = book.gpu
-            if p == "fp16" and np.isnan(gpu.peak(key)) and np.isnan(gpu.measured(key)):
-                # datasheets give FP16 outside the tensor cores rarely (B200, MI300X), and
-                # ptxas materialises constants with HFMA2.MMA -RZ, RZ, imm, which ncu counts
-                # as FP16 FMAs: the suite's FP32 random_access has one per thread. Such rows
-                # take the FP32 ceiling x the reference GPU's measured FP16/FP32 ratio, else
-                # the FP32 ceiling (noted), rather than no projection
-                return book.relative(key, f"fp32_{op}_flops_per_s")
-            # another missing peak is unknown for the rows that need it only
-            return book(key)
-
         for p, (fma, am) in mix_counts.items():
             for n, op in ((fma, "fma"), (am, "addmul")):
                 if n.any():  # a ceiling no row needs is not looked up, nor noted
-                    num += _cost(n, ceiling(p, op))
+                    num += _cost(n, _flop_ceiling(book, p, op))
             den += fma + am
         fallback = per_dtype(df["_dtype"].to_numpy(),
-                             lambda d: ceiling(d, "fma") if d in PRECISIONS
+                             lambda d: _flop_ceiling(book, d, "fma") if d in PRECISIONS
                              else book(compute_peak_key(d)))
         with np.errstate(invalid="ignore", divide="ignore"):
             mix = np.where(den > 0, num / den, fallback)
@@ -781,8 +781,9 @@ class Hierarchical(Model):
         codes = df["_dtype"].to_numpy()
         out = {
             "dtype": dtype_names(codes),
-            "fma_flops_per_s": per_dtype(codes, lambda d: book(compute_peak_key(d))),
-            "addmul_flops_per_s": per_dtype(codes, lambda d: book(f"{d}_addmul_flops_per_s")
+            "fma_flops_per_s": per_dtype(codes, lambda d: _flop_ceiling(book, d, "fma")
+                                         if d in PRECISIONS else book(compute_peak_key(d))),
+            "addmul_flops_per_s": per_dtype(codes, lambda d: _flop_ceiling(book, d, "addmul")
                                             if d in PRECISIONS else np.nan),
             "mix_flops_per_s": mix,
             "warp_usage": usage,
@@ -797,6 +798,7 @@ class Hierarchical(Model):
             out[f"oi_{lvl}_flop_per_byte"] = oi
             out[f"roof_{lvl}_flops_per_s"] = np.minimum(bw[lvl] * oi, perf)
         out["notes"] = list(book.notes)
+        out["kinds"] = dict(book.kinds)
         return out
 
     # extensions --------------------------------------------------------------------------

@@ -88,6 +88,10 @@ def roofline_data(table: ProfileTable, gpu, target=None, kernel: str | None = No
         return out
     cs = model.ceilings(df, src, reference=tgt, counted_on=src)
     ct = model.ceilings(df, tgt, reference=src) if tgt is not None else None
+    for gpu, c in ((src, cs), (tgt, ct)):
+        if c is not None:  # a ceiling the model found another way (an FP16 rate from FP32)
+            kinds = out["hardware"][gpu.id]["kinds"]
+            kinds.update({f: k for f, k in c["kinds"].items() if f in kinds})
     measured = _measured(table, tgt, df) if tgt is not None else {}
     out["notes"] = {src.id: cs["notes"], **({tgt.id: ct["notes"]} if tgt else {})}
     t_s = df["time_s"].to_numpy(float)
@@ -315,6 +319,7 @@ def _panel(ax, k, side, hw, unit, title, xlim):
     # compute ceilings
     p = c["dtype"].upper()
     kind = {op: hw["kinds"].get(f"{c['dtype']}_{op}_flops_per_s", "") for op in ("fma", "addmul")}
+    kind = {op: "FP32's, none known" if k == "instead" else k for op, k in kind.items()}
     lines = [("fma", fma, f"{p} FMA: {st.fmt_rate(fma, 'FLOP/s')} ({kind['fma']})", "-", 2.0),
              ("addmul", _nan(c["addmul_flops_per_s"]),
               f"{p} ADD/MUL: {st.fmt_rate(_nan(c['addmul_flops_per_s']), 'FLOP/s')} "
