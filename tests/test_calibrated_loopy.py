@@ -543,6 +543,12 @@ def test_cli_calibrate_shows_the_progress_of_counting_and_timing(tmp_path, monke
     code, _, err = run_cli(capsys, "calibrate", str(model), "--out", str(tmp_path / "p.json"))
     assert code == 0, err
     assert shown == [("counting", 16), ("timing kernels", 16)]
+    # --evaluate times each evaluation variant (two sizes each) under its own bar
+    shown.clear()
+    code, _, err = run_cli(capsys, "calibrate", str(model), "--out", str(tmp_path / "p.json"),
+                           "--evaluate")
+    assert code == 0, err
+    assert shown[2:] == [("timing prefetch", 2), ("timing no_prefetch", 2)]
 
 
 def test_cli_calibrate_warns_as_every_command_does(tmp_path, monkeypatch, capsys):

@@ -109,14 +109,17 @@ def predict_kernels(cal_or_model, params, kernels, subgroup_size=32):
 
 
 def evaluate_variants(spec, cal: Calibration, runner, progress=None) -> Evaluation:
-    """Measure and predict every evaluation variant of the model file; rank per size."""
+    """Measure and predict every evaluation variant of the model file; rank per size.
+    ``progress(kernels, description=...)``: as in ``run_calibration``, once per variant."""
     coll = KernelCollection(ALL_GENERATORS, spec.match)
     results = []
     by_size = {}
     for i, entry in enumerate(spec.evaluation):
         with tag_errors(spec.path, "evaluation", i):
             kernels = coll.variants(list(entry["tags"]))
-        timings = time_kernels(kernels, runner, progress)
+        timings = time_kernels(
+            kernels, runner, None if progress is None else
+            (lambda it, name=entry["name"]: progress(it, description=f"timing {name}")))
         pred = predict_kernels(cal, cal.params, kernels, spec.subgroup_size)
         vr = VariantResult(entry["name"], [dict(k.sizes) for k in kernels],
                            [t.median_s for t in timings], [float(x) for x in pred])

@@ -72,7 +72,7 @@ def calibrate(model_file, tags, match, device, output, repetitions, warmup, do_e
     result = cal.to_dict()
     result["measurements"] = [t.to_dict() for t in timings]
     if do_eval and spec.evaluation:
-        ev = evaluate_variants(spec, cal, runner)
+        ev = evaluate_variants(spec, cal, runner, progress=progress)
         result["evaluation"] = ev.to_dict()
     if as_json:
         emit_json(result)
