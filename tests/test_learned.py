@@ -316,7 +316,7 @@ def test_residual_hybrid_learns_the_correction(synth):
     train = ProfileTable(synth.df[synth.df["gpu"] != "rtx-4070"].reset_index(drop=True))
     model = ResidualHybrid(learner_params={"max_iter": 60}).fit(train)
     test = make_pairs(synth, targets=["rtx-4070"])
-    pred = model.predict_pairs(test)
+    pred = model._predict_pairs(test)
     from gpuproj.learned.features import PairFeatures
 
     base, _ = physics_chain(PairFeatures(test, model.spec_), model.chain_)
@@ -334,7 +334,7 @@ def test_efficiency_hybrid_stays_bounded(synth):
     model = EfficiencyHybrid(learner_params={"max_iter": 30}).fit(synth)
     test = make_pairs(synth)
     pf = PairFeatures(test, model.spec_)
-    t = model.predict_pairs(test)
+    t = model._predict_pairs(test)
     # never faster than the target roofline: efficiency <= 1
     assert (t >= pf.roof["t_roof"] * (1 - 1e-12)).all()
 

@@ -40,7 +40,7 @@ def test_roundtrip_predicts_the_same(tmp_path, synth, name, params):
         warnings.simplefilter("error", ModelVersionWarning)
         back = load_model(jpath)
     probe = make_pairs(synth)
-    np.testing.assert_allclose(back.predict_pairs(probe), m.predict_pairs(probe), rtol=1e-9)
+    np.testing.assert_allclose(back._predict_pairs(probe), m._predict_pairs(probe), rtol=1e-9)
     # the H100 lies outside the training range: its interval leans on the kept error bands
     a = m.predict(synth.on("titan-v"), "titan-v", ["rtx-4070", "h100-sxm5-80gb"]).df
     b = back.predict(synth.on("titan-v"), "titan-v", ["rtx-4070", "h100-sxm5-80gb"]).df
@@ -58,13 +58,13 @@ def test_roundtrip_of_a_geomean_physics_base(tmp_path, synth):
     back = load_model(save_model(m, tmp_path / "physics")[0])
     assert back.chain_ == m.chain_
     probe = make_pairs(synth)
-    got = back.predict_pairs(probe)
-    np.testing.assert_allclose(got, m.predict_pairs(probe), rtol=1e-9)
+    got = back._predict_pairs(probe)
+    np.testing.assert_allclose(got, m._predict_pairs(probe), rtol=1e-9)
     eff, bw = (get_model("physics-best") for _ in range(2))
     eff.chain_, bw.chain_ = ["efficiency", "bandwidth"], ["bandwidth"]
     for x in (eff, bw):
         x.spec_, x.learner_, x.features_ = m.spec_, None, []
-    np.testing.assert_allclose(got, np.sqrt(eff.predict_pairs(probe) * bw.predict_pairs(probe)),
+    np.testing.assert_allclose(got, np.sqrt(eff._predict_pairs(probe) * bw._predict_pairs(probe)),
                                rtol=1e-9)
 
 
@@ -78,7 +78,7 @@ def test_other_versions_warn_and_numpy_path_is_used(tmp_path, synth):
         back = load_model(jpath)
     assert back.learner_.compiled_ is None  # version-independent numpy trees
     probe = make_pairs(synth).iloc[:50]
-    np.testing.assert_allclose(back.predict_pairs(probe), m.predict_pairs(probe), rtol=1e-9)
+    np.testing.assert_allclose(back._predict_pairs(probe), m._predict_pairs(probe), rtol=1e-9)
 
 
 def test_load_refuses_foreign_files(tmp_path, synth):
@@ -97,7 +97,7 @@ def test_load_refuses_foreign_files(tmp_path, synth):
     jpath.write_text(json.dumps(doc))
     np.savez(npath, **{"learner/coef": np.array([object()], dtype=object)})
     with pytest.raises(InputError, match="cannot read the model arrays"):
-        load_model(jpath).predict_pairs(make_pairs(synth).iloc[:3])
+        load_model(jpath)._predict_pairs(make_pairs(synth).iloc[:3])
     # a text file given as the model; versions that are no object
     (tmp_path / "notes.txt").write_text("hello")
     with pytest.raises(InputError, match="notes.txt: not a gpuproj model .one is the PATH.json"):
@@ -122,7 +122,7 @@ def test_a_pure_learner_stays_within_10x_of_its_training_ratios(tmp_path, synth)
         probe[col] = probe[col] * 1e12
     back = load_model(save_model(m, tmp_path / "ridge")[0])
     for model in (m, back):
-        ratio = model.predict_pairs(probe) / probe["time_s"].to_numpy()
+        ratio = model._predict_pairs(probe) / probe["time_s"].to_numpy()
         assert np.all(ratio <= np.exp(hi) * (1 + 1e-9)) and np.all(ratio >= np.exp(lo) * 0.999)
         # the bound binds (unbounded, this probe goes below the smallest ratio)
         assert np.any(np.isclose(ratio, np.exp(lo)) | np.isclose(ratio, np.exp(hi)))

@@ -124,7 +124,7 @@ def test_test_rows_never_reach_training(synth, which):
     d.loc[test, "time_s"] *= 7.0
     fold2 = (config_folds if which == "config" else kernel_folds)(ProfileTable(d))[0]
     probe = make_pairs(fold.test)
-    preds = [ResidualHybrid(learner_params={"max_iter": 15}).fit(f.train).predict_pairs(probe)
+    preds = [ResidualHybrid(learner_params={"max_iter": 15}).fit(f.train)._predict_pairs(probe)
              for f in (fold, fold2)]
     np.testing.assert_allclose(preds[0], preds[1], rtol=1e-12)
 

@@ -350,9 +350,10 @@ class LearnedModel(Model):
             raise NotFittedError(f"{self.name} must be trained first (fit(table), or "
                                  "`gpuproj evaluate --train TABLE` / `--split`)")
 
-    def predict_pairs(self, pairs: pd.DataFrame, gpus=()) -> np.ndarray:
+    def _predict_pairs(self, pairs: pd.DataFrame, gpus=()) -> np.ndarray:
         """Predicted target time (s) of each row of a pair frame (``make_pairs`` layout);
-        ``gpus``: GPU objects for ids outside the catalog."""
+        ``gpus``: GPU objects for ids outside the catalog. Users predict with ``Model.predict``;
+        the tests compare models on many pairs at once with this."""
         self._check_fitted()
         return self._final(PairFeatures(pairs, self.spec_, gpus))
 
