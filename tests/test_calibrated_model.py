@@ -17,8 +17,8 @@ from gpuproj.calibrated.features import (
     parse_feature,
 )
 from gpuproj.calibrated.model import (
+    CostModel,
     FeatureTable,
-    Model,
     calibrate,
     geomean_rel_error_from,
     load_params,
@@ -184,7 +184,7 @@ def _synthetic(params, n=12, seed=0):
 
 def test_calibration_recovers_known_linear_costs():
     truth = {"p_madd": 5.0e-12, "p_g": 3.5e-12, "p_launch": 7.7e-5}
-    m = Model("f_wall_time", "p_madd * f_op_float32_madd + p_g * f_mem_access_global_float32"
+    m = CostModel("f_wall_time", "p_madd * f_op_float32_madd + p_g * f_mem_access_global_float32"
               " + p_launch * f_sync_kernel_launch")
     cal = calibrate(m, _synthetic(truth))
     for p, v in truth.items():
@@ -197,7 +197,7 @@ def test_calibration_fits_the_overlap_model():
     n = 40
     fg, fl = rng.uniform(1e6, 1e7, n), rng.uniform(1e6, 1e7, n)
     truth = {"p_g": 2e-9, "p_l": 2e-9, "p_edge": 3e3}
-    m = Model("f_wall_time", "overlap(p_g * f_g, p_l * f_l, p_edge)",
+    m = CostModel("f_wall_time", "overlap(p_g * f_g, p_l * f_l, p_edge)",
               user_features={"f_g": "f_size:g", "f_l": "f_size:l"})
     t = m.evaluate(truth, {"f_g": fg, "f_l": fl})
     cal = calibrate(m, FeatureTable(list(range(n)), {"f_g": fg, "f_l": fl}, t),
@@ -209,7 +209,7 @@ def test_calibration_fits_the_overlap_model():
 
 def test_relative_residual_is_scale_features_by_output():
     # With relative residuals, a 10 % error on a 1 ms kernel weighs as much as on a 1 s one.
-    m = Model("f_wall_time", "p_a * f_size:n")
+    m = CostModel("f_wall_time", "p_a * f_size:n")
     table = FeatureTable(["a", "b"], {"f_size:n": np.array([1.0, 1000.0])},
                          np.array([1.1e-3, 0.9]))
     cal = calibrate(m, table)
@@ -219,7 +219,7 @@ def test_relative_residual_is_scale_features_by_output():
 
 
 def test_negative_cost_is_flagged_and_too_few_kernels_refused():
-    m = Model("f_wall_time", "p_a * f_size:a + p_b * f_size:b")
+    m = CostModel("f_wall_time", "p_a * f_size:a + p_b * f_size:b")
     feats = {"f_size:a": np.array([1.0, 2.0, 3.0]), "f_size:b": np.array([1.0, 1.0, 1.0])}
     cal = calibrate(m, FeatureTable(["x", "y", "z"], feats, np.array([2.0, 3.0, 4.0]) - 1.5))
     assert cal.params["p_b"] == pytest.approx(-0.5)
@@ -229,7 +229,7 @@ def test_negative_cost_is_flagged_and_too_few_kernels_refused():
 
 
 def test_parameter_table_rates_like_table_3():
-    m = Model("f_wall_time", "p_madd * f_op_float32_madd + p_l * f_mem_access_local_float32"
+    m = CostModel("f_wall_time", "p_madd * f_op_float32_madd + p_l * f_mem_access_local_float32"
               " + p_g * f_mem_access_global_float32")
     params = {"p_madd": 5.0e-12, "p_l": 9.5e-12, "p_g": 3.5e-12}
     from gpuproj.calibrated.model import parameter_table
@@ -245,7 +245,7 @@ def test_parameter_table_rates_like_table_3():
 
 def test_parameters_round_trip_through_json(tmp_path):
     truth = {"p_madd": 5.0e-12, "p_g": 3.5e-12, "p_launch": 7.7e-5}
-    m = Model("f_wall_time", "p_madd * f_op_float32_madd + p_g * f_mem_access_global_float32"
+    m = CostModel("f_wall_time", "p_madd * f_op_float32_madd + p_g * f_mem_access_global_float32"
               " + p_launch * f_sync_kernel_launch", name="demo")
     cal = calibrate(m, _synthetic(truth), device="test device")
     path = tmp_path / "p.json"
@@ -261,11 +261,11 @@ def test_parameters_round_trip_through_json(tmp_path):
 
 def test_model_rejects_bad_output_and_unknown_features():
     with pytest.raises(InputError, match="not a measured time"):
-        Model("f_op_float32_add", "p_a * f_op_float32_add")
+        CostModel("f_op_float32_add", "p_a * f_op_float32_add")
     # the file the expression came from is named (it was not)
     with pytest.raises(InputError, match=r"^m\.json, field 'expression': feature "
                                          r"'f_bogus_thing': unknown feature class"):
-        Model("f_wall_time", "p_a * f_bogus_thing", path="m.json")
+        CostModel("f_wall_time", "p_a * f_bogus_thing", path="m.json")
 
 
 def test_robust_median_drops_anomalous_samples():
@@ -277,11 +277,11 @@ def test_user_features_in_a_cycle_are_named_and_unused_ones_left_out():
     # a cycle hung `gpuproj calibrate` and `predict --loopy`; an unused user feature whose
     # built-ins the expression does not need was reported as a cycle
     with pytest.raises(InputError, match="cycle: f_a -> f_b -> f_a"):
-        Model("f_wall_time", "p_a * f_a", user_features={"f_a": "f_b * 2",
+        CostModel("f_wall_time", "p_a * f_a", user_features={"f_a": "f_b * 2",
                                                          "f_b": "f_a + f_size:n"})
     with pytest.raises(InputError, match="cycle: f_a -> f_a"):
-        Model("f_wall_time", "p_a * f_a", user_features={"f_a": "f_a * f_size:n"})
-    m = Model("f_wall_time", "p_a * f_a + p_b * f_b",
+        CostModel("f_wall_time", "p_a * f_a", user_features={"f_a": "f_a * f_size:n"})
+    m = CostModel("f_wall_time", "p_a * f_a + p_b * f_b",
               user_features={"f_a": "f_b * 2", "f_b": "f_size:n", "f_unused": "f_size:m"})
     assert m.base_features() == ["f_size:n"]
     assert m._expanded()[1] == ["f_b", "f_a"]  # f_b first: f_a uses it
@@ -299,7 +299,7 @@ def test_unknown_op_names_are_errors(name, msg):
     with pytest.raises(FeatureError, match=msg):
         parse_feature(name)
     with pytest.raises(InputError, match=rf"^m\.yaml, field 'expression': feature '{name}'"):
-        Model("f_wall_time", f"p_a * {name}", path="m.yaml")
+        CostModel("f_wall_time", f"p_a * {name}", path="m.yaml")
     assert parse_feature("f_op_float32_exp").op == "exp" and parse_feature("f_op_madd").dtype \
         is None
 
@@ -311,14 +311,14 @@ def test_parameters_no_measurement_determines_are_warned():
     x = np.arange(1.0, n + 1)
     feats = {"f_size:a": x, "f_size:z": np.zeros(n), "f_size:c": 2 * x,
              "f_size:d": np.ones(n)}
-    m = Model("f_wall_time", "p_a * f_size:a + p_t * f_size:z + p_d * f_size:d")
+    m = CostModel("f_wall_time", "p_a * f_size:a + p_t * f_size:z + p_d * f_size:d")
     cal = calibrate(m, FeatureTable(list("abcdef"), feats, 1e-3 * x + 1e-4))
     (w,) = cal.warnings
     assert w.startswith("p_t is not determined by the measurements")
-    m = Model("f_wall_time", "p_a * f_size:a + p_c * f_size:c + p_d * f_size:d")
+    m = CostModel("f_wall_time", "p_a * f_size:a + p_c * f_size:c + p_d * f_size:d")
     cal = calibrate(m, FeatureTable(list("abcdef"), feats, 1e-3 * x + 1e-4))
     assert any(w.startswith("p_a, p_c are not told apart") for w in cal.warnings)
-    m = Model("f_wall_time", "p_a * f_size:a + p_d * f_size:d")
+    m = CostModel("f_wall_time", "p_a * f_size:a + p_d * f_size:d")
     assert not calibrate(m, FeatureTable(list("abcdef"), feats, 1e-3 * x + 1e-4)).warnings
 
 
@@ -328,7 +328,7 @@ def test_parameter_table_follows_table_3_for_tags_and_barriers():
     by a work-item times work-groups, not WI; through a user feature the MCG was blank)."""
     from gpuproj.calibrated.model import parameter_table
 
-    m = Model("f_wall_time", "p_pfb * f_mem_access_tag:bLD + p_bar * f_sync_barrier_local"
+    m = CostModel("f_wall_time", "p_pfb * f_mem_access_tag:bLD + p_bar * f_sync_barrier_local"
               " * f_thread_groups + p_b2 * f_barriers + p_x * f_mixed",
               user_features={"f_barriers": "f_sync_barrier_local * f_thread_groups",
                              "f_mixed": "f_mem_access_tag:bLD / 2"})
@@ -344,7 +344,7 @@ def test_parameter_table_follows_table_3_for_tags_and_barriers():
     assert rows["p_bar"]["feature"] == "f_sync_barrier_local * f_thread_groups"
     assert rows["p_x"]["granularity"] is None  # not a product of features: no MCG
     # nor is a product holding, one level down, a user feature that is a sum
-    nested = Model("f_wall_time", "p_a * f_op_float32_add * f_u1",
+    nested = CostModel("f_wall_time", "p_a * f_op_float32_add * f_u1",
                    user_features={"f_u1": "f_op_float32_mul * f_u2",
                                   "f_u2": "f_op_float32_add + f_op_float32_mul"})
     (row,) = parameter_table(nested, {"p_a": 1e-12}, {"f_op_float32_add": {"subgroup"},
@@ -366,13 +366,13 @@ class _OneKernel:
 def test_a_division_by_a_feature_that_is_zero_is_one_line():
     # a ZeroDivisionError traceback (predict, user features) or scipy's "array must not
     # contain infs or NaNs" (calibrate), after every kernel had been timed
-    m = Model("f_wall_time", "p_a * f_ratio", path="m.yaml",
+    m = CostModel("f_wall_time", "p_a * f_ratio", path="m.yaml",
               user_features={"f_ratio": "f_op_float32_madd / f_op_float32_add"})
     with pytest.raises(InputError, match=r"^m\.yaml, field 'features\.f_ratio': user feature "
                        r"f_ratio = f_op_float32_madd / f_op_float32_add is not a finite number "
                        r"for kernel knl at sizes \{'n': 8\}: float division by zero$"):
         m.feature_values(_OneKernel())
-    m = Model("f_wall_time", "p_a * f_size:a / f_size:b + p_c * log(f_size:a - 2)",
+    m = CostModel("f_wall_time", "p_a * f_size:a / f_size:b + p_c * log(f_size:a - 2)",
               path="m.yaml")
     feats = {"f_size:a": np.array([1.0, 2.0, 3.0]), "f_size:b": np.array([1.0, 0.0, 1.0])}
     with pytest.raises(InputError, match=r"^m\.yaml, field 'expression': the expression "
@@ -396,7 +396,7 @@ def test_a_start_of_zero_stays_zero(monkeypatch):
         return real(fun, x0, **kw)
 
     monkeypatch.setattr(scipy.optimize, "least_squares", spy)
-    m = Model("f_wall_time", "p_a * f_size:a + p_b * f_size:b")
+    m = CostModel("f_wall_time", "p_a * f_size:a + p_b * f_size:b")
     a, b = np.array([1.0, 2.0, 3.0]), np.array([2.0, 1.0, 5.0])
     t = 2e-9 * a + 1e-9 * b
     cal = calibrate(m, FeatureTable(["x", "y", "z"], {"f_size:a": a, "f_size:b": b}, t),
@@ -407,11 +407,11 @@ def test_a_start_of_zero_stays_zero(monkeypatch):
 
 def test_model_errors_name_the_file_and_field():
     with pytest.raises(InputError, match=r"^m\.yaml, field 'output': feature 'wall_time'"):
-        Model("wall_time", "p_a * f_thread_groups", path="m.yaml")
+        CostModel("wall_time", "p_a * f_thread_groups", path="m.yaml")
     # the output used as an input: refused when read, not after every kernel was timed
     with pytest.raises(InputError, match=r"^m\.yaml, field 'expression': f_wall_time is "
                                          "measured, not counted"):
-        Model("f_wall_time", "p_a * f_thread_groups + p_b * f_wall_time", path="m.yaml")
-    m = Model("f_wall_time", "p_a * f_size:a + p_b", path="m.yaml")
+        CostModel("f_wall_time", "p_a * f_thread_groups + p_b * f_wall_time", path="m.yaml")
+    m = CostModel("f_wall_time", "p_a * f_size:a + p_b", path="m.yaml")
     with pytest.raises(InputError, match=r"^m\.yaml, field 'measurement': 1 measurements "):
         calibrate(m, FeatureTable(["x"], {"f_size:a": np.ones(1)}, np.ones(1)))

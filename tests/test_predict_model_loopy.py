@@ -219,9 +219,9 @@ def hand_time(p, n):
 
 def params_file(path, device, params):
     """A parameter file as `gpuproj calibrate` writes it, with chosen values."""
-    from gpuproj.calibrated.model import Calibration, Model
+    from gpuproj.calibrated.model import Calibration, CostModel
 
-    cal = Calibration(Model("f_wall_time", EXPR, name="linear-matmul"), params, 0.0,
+    cal = Calibration(CostModel("f_wall_time", EXPR, name="linear-matmul"), params, 0.0,
                       np.zeros(0), device=device, subgroup_size=32)
     cal.save(path)
     return path
@@ -321,12 +321,12 @@ def test_parameters_of_a_model_for_other_kernels_warn(tmp_path):
     tags none of them counts those accesses as 0: a warning names the tags. A kernel with one
     of them (one variant of the family) is in the model's scope."""
     from gpuproj.calibrated import predict_loopy
-    from gpuproj.calibrated.model import Calibration, Model
+    from gpuproj.calibrated.model import Calibration, CostModel
     from gpuproj.errors import InputWarning
 
     pytest.importorskip("loopy")
     expr = "p_launch * f_sync_kernel_launch + p_a * f_mem_access_tag:plain_dLD"
-    cal = Calibration(Model("f_wall_time", expr, name="tagged"),
+    cal = Calibration(CostModel("f_wall_time", expr, name="tagged"),
                       {"p_launch": 5e-6, "p_a": 1e-11}, 0.0, np.zeros(0), device="d",
                       subgroup_size=32)
     cal.save(tmp_path / "tagged.json")

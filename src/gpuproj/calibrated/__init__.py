@@ -12,7 +12,7 @@ Stages, one module each::
     work_removal.py  Algorithm 3
     generators.py    tagged generators, KernelCollection, MatchCondition
     timing.py        OpenCL (pyopencl) and CUDA (CuPy) runners
-    model.py         Model, gather_features, calibrate, Calibration (JSON)
+    model.py         CostModel, gather_features, calibrate, Calibration (JSON)
     modelfile.py     model files and kernel files (YAML/TOML, safe)
     study.py         calibrate on a device, evaluate variants, predict_loopy
 
@@ -22,7 +22,7 @@ Nothing heavy is imported here; loopy and pyopencl load when used.
 from __future__ import annotations
 
 _LAZY = {
-    "Model": "model", "calibrate": "model", "gather_features": "model",
+    "CostModel": "model", "calibrate": "model", "gather_features": "model",
     "Calibration": "model", "load_params": "model",
     "parse": "expression", "parse_feature": "features", "register_feature": "features",
     "count_kernel": "counting", "remove_work": "work_removal",
@@ -32,7 +32,7 @@ _LAZY = {
     "evaluate_variants": "study", "make_runner": "timing",
 }
 
-__all__ = ["ALL_GENERATORS", "Calibration", "KernelCollection", "MatchCondition", "Model",
+__all__ = ["ALL_GENERATORS", "Calibration", "CostModel", "KernelCollection", "MatchCondition",
            "calibrate", "count_kernel", "evaluate_variants", "gather_features", "load_kernel_file",
            "load_model_file", "load_params", "make_runner", "parse", "parse_feature",
            "predict_loopy", "register_feature", "remove_work", "run_calibration"]

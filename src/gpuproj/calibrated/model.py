@@ -1,7 +1,7 @@
 """Calibrated cost models: a model expression over features and parameters, its calibration by
 nonlinear least squares and its predictions (Stevens & Kloeckner, Secs. 6-7).
 
-* :class:`Model` holds the output feature (``f_wall_time``), the expression and any user-defined
+* :class:`CostModel` holds the output feature (``f_wall_time``), the expression and any user-defined
   features (expressions over other features);
 * :func:`gather_features` evaluates every input feature for every (kernel, sizes) row;
 * :func:`calibrate` fits the parameters with Levenberg-Marquardt (``scipy.optimize.least_squares
@@ -39,7 +39,7 @@ PARAMS_VERSION = 1
 
 
 @dataclass
-class Model:
+class CostModel:
     """Output feature + expression (+ user features ``{"f_name": "expression"}``)."""
 
     output: str
@@ -183,7 +183,7 @@ class FeatureTable:
         return self
 
 
-def gather_features(model: Model, kernels, timings=None, subgroup_size=32,
+def gather_features(model: CostModel, kernels, timings=None, subgroup_size=32,
                     progress=None) -> FeatureTable:
     """Evaluate the model's features for ``kernels`` (MeasurementKernels); ``timings`` is a list
     of :class:`.timing.Timing` aligned with ``kernels`` (None: output left NaN)."""
@@ -210,7 +210,7 @@ def gather_features(model: Model, kernels, timings=None, subgroup_size=32,
 class Calibration:
     """Fitted parameters of one model on one device, with how well they fit."""
 
-    model: Model
+    model: CostModel
     params: dict
     residual: float  # Euclidean norm of the (relative, when scaled) residual at the solution
     rel_errors: np.ndarray
@@ -257,7 +257,7 @@ def _json_default(o):
     raise TypeError(type(o))
 
 
-def load_params(path) -> tuple[Model, dict, dict]:
+def load_params(path) -> tuple[CostModel, dict, dict]:
     """(model, params, the whole record) from a JSON file written by :meth:`Calibration.save`."""
     p = Path(path)
     try:
@@ -280,7 +280,7 @@ def load_params(path) -> tuple[Model, dict, dict]:
     for key in ("output", "expression"):
         if not isinstance(m.get(key), str):
             raise InputError(f"expected text, found {m.get(key)!r}", path=p, field=f"model.{key}")
-    model = Model(m["output"], m["expression"], m.get("features") or {}, str(m.get("name", "")),
+    model = CostModel(m["output"], m["expression"], m.get("features") or {}, str(m.get("name", "")),
                   path=p, keys="model.")
     if not isinstance(d.get("params"), dict):
         raise InputError("expected a mapping of parameter to value", path=p, field="params")
@@ -310,7 +310,7 @@ def geomean_rel_error_from(rel):
     return float(np.exp(np.mean(np.log(np.maximum(rel, 1e-12)))))
 
 
-def _start(model: Model, table: FeatureTable, initial: dict):
+def _start(model: CostModel, table: FeatureTable, initial: dict):
     """Starting values: user ``initial``; otherwise non-negative least squares of the linear
     surrogate (every ŝ = 1/2) on relative rows; ``p_edge``-like parameters (not in the
     surrogate) start at 20 / median(t) so tanh's argument is O(1)."""
@@ -345,7 +345,7 @@ def _start(model: Model, table: FeatureTable, initial: dict):
     return start
 
 
-def calibrate(model: Model, table: FeatureTable, *, scale_by_output=True, initial=None,
+def calibrate(model: CostModel, table: FeatureTable, *, scale_by_output=True, initial=None,
               device="", subgroup_size=32, signed=()) -> Calibration:
     """Fit ``model``'s parameters to ``table`` (Levenberg-Marquardt, symbolic Jacobian).
 
@@ -414,7 +414,7 @@ def calibrate(model: Model, table: FeatureTable, *, scale_by_output=True, initia
     return cal
 
 
-def _check_finite(model: Model, table: FeatureTable):
+def _check_finite(model: CostModel, table: FeatureTable):
     """A part of the expression free of parameters that is not a finite number for a kernel,
     or 0 for a kernel where the expression divides by it, is an ``InputError`` naming the
     part and the kernel: the model is inf or nan there whatever the parameters (scipy's
@@ -468,7 +468,7 @@ def _undetermined(names, J, params) -> list:
     return out
 
 
-def parameter_table(model: Model, params: dict, granularities: dict, subgroup_size=32,
+def parameter_table(model: CostModel, params: dict, granularities: dict, subgroup_size=32,
                     dtypes=None):
     """One row per parameter: the feature it multiplies (when its term is ``p`` times features,
     user features that are such products expanded), the modelled cost granularity (MCG) and
@@ -482,7 +482,7 @@ def parameter_table(model: Model, params: dict, granularities: dict, subgroup_si
     from the data type the feature's name gives, else from ``dtypes``: feature -> the data
     types of the accesses it counted, as for a tagged access) / p.
 
-    >>> m = Model("f_wall_time", "p_b * f_sync_barrier_local * f_thread_groups"
+    >>> m = CostModel("f_wall_time", "p_b * f_sync_barrier_local * f_thread_groups"
     ...           " + p_a * f_mem_access_tag:aLD")
     >>> rows = parameter_table(m, {"p_a": 4e-12, "p_b": 1e-13},
     ...     {"f_mem_access_tag:aLD": {"workitem"}, "f_sync_barrier_local": {"workitem"},
@@ -518,7 +518,7 @@ def parameter_table(model: Model, params: dict, granularities: dict, subgroup_si
     return rows
 
 
-def _cost_products(model: Model):
+def _cost_products(model: CostModel):
     """(parameter, the product as written, its built-in features) for every product of one
     parameter and features anywhere in the expression (also inside ``overlap()``); a user
     feature that is itself a product of features is replaced by them."""

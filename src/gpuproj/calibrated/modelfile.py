@@ -50,7 +50,7 @@ from ..errors import InputError
 from ..files import parse_yaml, read_text
 from .counting import check_subgroup_size
 from .generators import ALL_GENERATORS, KernelCollection, MatchCondition
-from .model import Model
+from .model import CostModel
 
 TRANSFORMS = ("split_iname", "tag_inames", "assume", "add_prefetch", "fix_parameters",
               "prioritize_loops", "tag_array_axes", "realize_reduction",
@@ -77,7 +77,7 @@ def read_mapping(path) -> dict:
 
 @dataclass
 class ModelSpec:
-    model: Model
+    model: CostModel
     subgroup_size: int = 32
     initial: dict = field(default_factory=dict)
     signed: tuple = ()
@@ -101,7 +101,7 @@ def load_model_file(path) -> ModelSpec:
     unknown = set(d) - allowed
     if unknown:
         raise InputError(f"unknown key(s) {sorted(unknown)}", path=p)
-    model = Model(d["output"], d["expression"], d.get("features") or {},
+    model = CostModel(d["output"], d["expression"], d.get("features") or {},
                   str(d.get("name") or p.stem), path=p)
     sg = check_subgroup_size(d.get("subgroup_size", 32), p)
     meas = d.get("measurement") or {}

@@ -81,7 +81,7 @@ class VariantResult:
 
 
 @dataclass
-class Evaluation:
+class VariantEvaluation:
     variants: list
     # per size: {"sizes", "measured", "predicted", "ok"}
     ranking: list = field(default_factory=list)
@@ -108,7 +108,7 @@ def predict_kernels(cal_or_model, params, kernels, subgroup_size=32):
                            (len(kernels),)).copy()
 
 
-def evaluate_variants(spec, cal: Calibration, runner, progress=None) -> Evaluation:
+def evaluate_variants(spec, cal: Calibration, runner, progress=None) -> VariantEvaluation:
     """Measure and predict every evaluation variant of the model file; rank per size.
     ``progress(kernels, description=...)``: as in ``run_calibration``, once per variant."""
     coll = KernelCollection(ALL_GENERATORS, spec.match)
@@ -134,7 +134,7 @@ def evaluate_variants(spec, cal: Calibration, runner, progress=None) -> Evaluati
         pred = [r[0] for r in sorted(rows, key=lambda r: r[2])]
         ranking.append({"sizes": dict(key), "measured": meas, "predicted": pred,
                         "ok": meas == pred})
-    return Evaluation(results, ranking)
+    return VariantEvaluation(results, ranking)
 
 
 def _check_tags(model, mk, kc, params_file, kernel_file):
