@@ -494,7 +494,7 @@ def test_quantitative_hand_example():
     pred = m.predict(k, SRC, TGT).df.iloc[0]
     assert pred["time_s"] == pytest.approx(5e-4)
     assert pred["limiter"] == "dram"
-    # twice the DRAM bytes: O_krn 0.8 -> still memory bound, time doubles
+    # a fifth of the DRAM bytes: O_krn = 8 > 2
     k2 = table(time_s=[1e-3], fp32_thread_inst=[1e9], fp32_fma_thread_inst=[0.6e9],
                fp64_thread_inst=[0.0], int_thread_inst=[0.0], warp_inst=[1e8],
                ldst_thread_inst=[0.8e9], dram_bytes=[0.2e9])
@@ -542,6 +542,28 @@ def test_quantitative_transfer_hand_example():
     bare = make_gpu("bare", values={"warp_size": 32},
                     peak={k: e.value for k, e in SRC.peaks.items()})
     assert m.predict(table(**cols), bare, TGT).df.iloc[0]["time_s"] == pytest.approx(1.5e-3)
+
+
+def test_quantitative_transfer_counts_warps_of_the_source_on_every_target():
+    """Eq. 9's width is that of the GPU that counted M_inst, the source, for Q_source and
+    Q_target alike, and the order of the targets changes nothing. Before, Q_source took the
+    first target's width, and every other target of the call reused it.
+    The compute-bound hand example (DRAM 0.2e9 B, 3 ms; Q_s = 0.8 ms) to TGT with 20e12 LD/ST
+    inst/s: W_ldst = 0.5 x 20/20 = 0.5, C = 1, 0.4, 1.4 (/3.2) -> E_instr = 1/2.8, T'_op =
+    0.8/2.8 x 20e12 = 5.71e12, Q_t = 1.6e9 / 5.71e12 = 0.28 ms -> 3 ms x 0.28 / 0.8 = 1.05 ms,
+    on a 32- and a 64-wide target alike (with 64 for both Qs: 1.25 ms)."""
+    cols = dict(time_s=[3e-3], fp32_thread_inst=[1e9], fp32_fma_thread_inst=[0.6e9],
+                fp64_thread_inst=[0.0], int_thread_inst=[0.0], warp_inst=[1e8],
+                ldst_thread_inst=[0.8e9], dram_bytes=[0.2e9])
+    peak = {k: e.value for k, e in TGT.peaks.items()} | {"ldst_inst_per_s": 20e12}
+    nv = make_gpu("nv", values={"warp_size": 32}, peak=peak,
+                  measured={"dram_bw_bytes_per_s": 2e12})
+    cdna = make_gpu("cdna", values={"warp_size": 64}, peak=peak,
+                    measured={"dram_bw_bytes_per_s": 2e12})
+    m = get_model("quantitative-transfer")
+    for targets in ([cdna, nv], [nv, cdna]):
+        got = m.predict(table(**cols), SRC, targets).df.set_index("target")["time_s"]
+        assert got.to_dict() == pytest.approx({"cdna": 1.05e-3, "nv": 1.05e-3})
 
 
 def test_quantitative_says_how_far_its_absolute_time_is_on_the_source_itself():

@@ -136,14 +136,15 @@ class Quantitative(Model):
                    "quantitative-transfer keeps the measured level")
         return [note + ": its absolute times miss what limits these kernels there"], [caution]
 
-    def _model_time(self, df, source, target):
-        """Eq. 19's time of each row on ``target`` (``source``: the reference GPU of the
-        catalog's derived ceilings)."""
-        # the kernel's parameters do not depend on the target: computed once per predict call,
-        # with K_type as an index into K_TYPES so that per-target choices are gathers
+    def _model_time(self, df, source, target, reference=None):
+        """Eq. 19's time of each row on ``target``, from counts taken on ``source``
+        (``reference``: the GPU whose measured/peak ratios derive the target's missing
+        ceilings, by default ``source``)."""
+        # the kernel's parameters depend on the counting GPU only: computed once per predict
+        # call, with K_type as an index into K_TYPES so that per-target choices are gathers
         k = self._once("kernel", lambda: self.kernel_parameters(df, warp_size(source)))
         kind = self._once("kind", lambda: pd.Categorical(k["K_type"], categories=K_TYPES).codes)
-        book = CeilingBook(target, reference=source)
+        book = CeilingBook(target, reference=source if reference is None else reference)
         d = self.device_parameters(book)
         t_op = np.array([d["T_DP"], d["T_SP"], d["T_int"]])[kind]  # Eq. 10, per K_type
         w_op = d["T_SP"] / t_op
@@ -191,7 +192,10 @@ class QuantitativeTransfer(Quantitative):
         # derived from that measured/peak ratio, so that the ratio never sets a measured value
         # against a peak (an H200's measured DRAM bandwidth against an H100's datasheet one
         # made a DRAM-bound kernel 1.05x faster instead of 1.43x)
-        own = self._model_time(df, target, source)
+        # both from the source's counts: Eq. 9's warp width is the source's, whichever GPU
+        # the time is for (with the target's, a CDNA target halved I_total in Q_source, and the
+        # first target of a predict call set it for all the others through _once)
+        own = self._model_time(df, source, source, reference=target)
         p = self._model_time(df, source, target)
         with np.errstate(invalid="ignore", divide="ignore"):
             efficiency = df["time_s"].to_numpy(float) / own.time_s
