@@ -694,6 +694,28 @@ def combined_table(results) -> str:
     return "\n".join(lines)
 
 
+def _has_occupancy_inputs(table) -> bool:
+    """Whether some row gives a register count or a shared-memory size."""
+    return bool(table.df[["regs_per_thread", "smem_per_block_bytes"]].notna().any(axis=None))
+
+
+def occupancy_differences(table) -> str:
+    """'N of M': the rows whose occupancy on their own GPU differs between NVIDIA's rules and
+    the report's formula (M: the rows with a block size)."""
+    from gpuproj.catalog import resolve
+    from gpuproj.models.common import theoretical_occupancy
+
+    differ = known = 0
+    for gpu in table.gpus:
+        df = table.on(gpu).df
+        rules = theoretical_occupancy(df, resolve(gpu))
+        report = theoretical_occupancy(df, resolve(gpu), formula="report")
+        ok = np.isfinite(rules) & np.isfinite(report)
+        known += int(ok.sum())
+        differ += int((ok & ~np.isclose(rules, report)).sum())
+    return f"{differ} of {known}"
+
+
 def run(data_dir, only=None):
     from gpuproj.evaluate import applicable_methods, evaluate, records
 
@@ -720,10 +742,20 @@ def run(data_dir, only=None):
                 m.name = f"hierarchical+{e}"
                 ev_e = evaluate(table, [m])
                 ext[e] = ev_e.summary().get(m.name)
+        # the report's own occupancy formula (Sec. 4.0.2 as written), where `efficiency` takes
+        # NVIDIA's occupancy rules
+        report_occ = None
+        if "efficiency" in methods:
+            from gpuproj.models import get_model
+
+            m = get_model("efficiency", occupancy="report")
+            m.name = "efficiency (report's occupancy)"
+            report_occ = evaluate(table, [m]).summary().get(m.name)
         secs = time.perf_counter() - t0
         results[name] = {"note": note, "rows": len(table), "gpus": table.gpus,
                          "skipped_rows": len(table.skipped), "methods": summary,
-                         "extensions": ext, "gpu_choice": records(ev.gpu_choice()),
+                         "extensions": ext, "efficiency_report_occupancy": report_occ,
+                         "gpu_choice": records(ev.gpu_choice()),
                          "combined": combined_sources(ev, name), "seconds": round(secs, 1)}
         best_base, best_ours = best_method(summary, True), best_method(summary, False)
         lines = [f"### {name}", "",
@@ -744,6 +776,18 @@ def run(data_dir, only=None):
                     lines.append(f"- {e}: {fmt_pct(s['mape'])} % / {fmt_pct(s['median_ape'])} % / "
                                  f"{fmt_frac(s['coverage'])}")
             lines.append("")
+        if report_occ and summary.get("efficiency"):
+            e = summary["efficiency"]
+            lines += [f"`efficiency` with the report's occupancy formula (Sec. 4.0.2 as written; "
+                      f"`EfficiencyTransfer(occupancy=\"report\")`) in place of NVIDIA's "
+                      f"occupancy rules: {fmt_pct(report_occ['mape'])} % / "
+                      f"{fmt_pct(report_occ['median_ape'])} % MAPE / median APE (the rules: "
+                      f"{fmt_pct(e['mape'])} % / {fmt_pct(e['median_ape'])} %); the two "
+                      f"occupancies differ on {occupancy_differences(table)} rows, each on "
+                      "the GPU it ran on"
+                      + ("" if _has_occupancy_inputs(table) else
+                         " (the table gives no register count or shared-memory size: they "
+                         "differ only in how they count threads)") + ".", ""]
         for m in ("hierarchical", "quantitative", "quantitative-transfer", "efficiency"):
             if m in summary:
                 lines.append(failure_notes(ev, m))

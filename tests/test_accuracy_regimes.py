@@ -299,3 +299,14 @@ def test_size_notes_split_a_size_sweep_by_working_set_and_architecture_notes_by_
     line = acc.architecture_notes(evaluate(t2, ["same"]), ("same",))
     assert line.startswith("Within one micro-architecture (2 of 6 pairs) against")
     assert "`same` 0.0 / 0.0 against 0.0 / 0.0" in line
+
+
+def test_occupancy_differences_counts_rows_where_the_reports_formula_differs():
+    """On the Titan V, 128 threads of 33 registers: 12 blocks by the rules, 15 by the report's
+    formula; of 64 registers: 8 blocks by both (64 x 32 = 2048 a warp, 32 warps; 65536 /
+    (64 x 128) = 8). A row without a block size is not counted."""
+    acc = load_script("accuracy")
+    t = table(time_s=[1e-3] * 3, block_threads=[128.0, 128.0, np.nan],
+              regs_per_thread=[33.0, 64.0, 33.0], smem_per_block_bytes=[0.0] * 3,
+              gpu=["titan-v"] * 3)
+    assert acc.occupancy_differences(t) == "1 of 2"

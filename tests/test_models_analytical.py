@@ -171,6 +171,67 @@ def test_peak_models_give_a_gpu_without_an_fp16_peak_its_fp32_one_x_the_others_r
     assert back.df.iloc[0]["time_s"] == pytest.approx(4e-3)
 
 
+def _launch(gpu="titan-v", **cols):
+    """A compute-bound FP32 launch of 128-thread blocks measured on ``gpu`` (1 ms)."""
+    cols = {**dict(time_s=[1e-3], fp32_flops=[2e9], flops=[2e9], block_threads=[128.0],
+                   grid_blocks=[4096.0], regs_per_thread=[33.0], smem_per_block_bytes=[0.0]),
+            **cols}
+    return table(**cols, gpu=[gpu] * len(cols["time_s"]))
+
+
+def test_efficiency_hand_example_with_the_occupancy_rules_and_the_reports_formula():
+    """Algorithm 1 without bytes (Roof = C): t_tgt = t_src x (O_src C_src) / (O_tgt C_tgt).
+    Titan V -> RTX 2080 Ti, 128 threads (4 warps), 33 registers. The rules: 33 x 32 = 1056 ->
+    1280 registers per warp, 65536 / 1280 = 51 -> 48 warps (granularity 4) = 12 blocks on the
+    Titan V, O_src = 48/64 = 0.75; the 2080 Ti holds 32 warps, 8 blocks, O_tgt = 1. The report's
+    Sec. 4.0.2: B_reg = 65536 / (33 x 128) = 15 on the Titan V, O_src = 60/64 = 0.9375;
+    B_threads = 1024 / 128 = 8 on the 2080 Ti, O_tgt = 1."""
+    from gpuproj.catalog import load_catalog
+
+    cat = load_catalog()
+    tv, ti = cat.resolve("titan-v"), cat.resolve("rtx-2080-ti")
+    c_s, c_t = tv.peak("fp32_fma_flops_per_s"), ti.peak("fp32_fma_flops_per_s")
+    for formula, o_s in (("rules", 0.75), ("report", 0.9375)):
+        row = get_model("efficiency", occupancy=formula).predict(_launch(), tv, ti).df.iloc[0]
+        assert (row["occupancy_source"], row["occupancy_target"]) == (o_s, 1.0)
+        assert row["time_s"] == pytest.approx(1e-3 * o_s * c_s / c_t)
+    with pytest.raises(ValueError, match="occupancy must be 'rules' or 'report'"):
+        get_model("efficiency", occupancy="paper")
+
+
+def test_efficiency_a_block_that_fits_no_sm_of_the_target_has_no_time():
+    """80 KB of shared memory per block: the A100 holds it (its opt-in limit is 163 KB), the T4
+    gives a block at most 64 KB. O_tgt = 0 makes Algorithm 1's time infinite; it was taken as
+    a ratio of 1 "without launch geometry". The row is skipped, saying why."""
+    p = get_model("efficiency").predict(_launch("a100-sxm4-80gb", smem_per_block_bytes=[80e3]),
+                                        "a100-sxm4-80gb", "tesla-t4")
+    assert len(p.df) == 0
+    assert p.skipped[0].reason.endswith(
+        "a100-sxm4-80gb -> tesla-t4: efficiency: a block fits no SM of tesla-t4 by the "
+        "occupancy rules: it cannot launch there")
+    assert "1 row(s) cannot launch on tesla-t4: no time" in p.assumptions["tesla-t4"]
+
+
+def test_efficiency_registers_above_the_targets_limit_are_taken_at_it():
+    """100 registers per thread counted on a Titan V (255 allowed) on a GTX 680, which allows
+    63: its compiler caps them, so the occupancy is that of 63 registers (63 x 32 = 2016 ->
+    2048 per warp, 65536 / 2048 = 32 warps = 8 blocks of 4, O = 32/64 = 0.5), not 0."""
+    p = get_model("efficiency").predict(_launch(regs_per_thread=[100.0]), "titan-v", "gtx-680")
+    assert p.df.iloc[0]["occupancy_target"] == 0.5
+
+
+def test_efficiency_says_which_occupancy_limits_it_did_not_know():
+    """A block size without a register count or shared-memory size (KernelTuner's and NeuSight's
+    tables) counts the limits known, and says so; a row without geometry takes ratio 1."""
+    k = _launch(time_s=[1e-3] * 2, fp32_flops=[2e9] * 2, flops=[2e9] * 2,
+                block_threads=[128.0, np.nan], grid_blocks=[4096.0] * 2,
+                regs_per_thread=[np.nan] * 2, smem_per_block_bytes=[np.nan] * 2)
+    notes = get_model("efficiency").predict(k, "titan-v", "rtx-2080-ti").assumptions
+    assert {"1 row(s) without launch geometry: occupancy ratio 1",
+            "1 row(s) without a register count or shared-memory size: their occupancy counts "
+            "the other limits only"} <= set(notes["rtx-2080-ti"])
+
+
 def test_hierarchical_a_missing_level_ceiling_leaves_the_rows_without_that_level():
     """A target without an L2 (or shared) bandwidth: the row with L2 bytes has no L2 (nor L1)
     level and its L2 time is unknown (NaN, not 0); the row without L2 (or shared) bytes keeps

@@ -184,3 +184,15 @@ def test_the_reports_occupancy_formulas_are_the_rules_with_units_of_one(cat):
     # SM by its formula than the hardware holds (15 against 12, occupancy 0.94 against 0.75)
     assert 65536 // (33 * 128) == 15
     assert int(occupancy(cat.resolve("titan-v"), 128, 33, 0).blocks_per_sm) == 12
+
+
+def test_every_nvidia_gpu_has_the_occupancy_limits(cat):
+    """Without one limit a GPU's occupancy is unknown and `efficiency` takes a ratio of 1 on
+    it (the Jetson AGX Thor lacked its allocation units). cc 11.0 (cuda_occupancy.h, CUDA 13):
+    256 threads of 64 registers = 2048 per warp, 65536 / 2048 = 32 warps = 4 blocks of 8 of
+    the 48 a Thor SM holds."""
+    for g in cat:
+        if g.vendor == "NVIDIA":
+            assert np.isfinite(occupancy(g, 128, 32, 0).occupancy), g.id
+    assert one(occupancy(cat.resolve("jetson-agx-thor"), 256, 64, 0)) == (4, 32, 2 / 3,
+                                                                          "registers")

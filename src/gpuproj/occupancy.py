@@ -133,6 +133,36 @@ def occupancy(gpu, block_threads, regs_per_thread=0, smem_per_block_bytes=0, *,
                      limiter=limiter, limits=limits)
 
 
+def report_occupancy(gpu, block_threads, regs_per_thread=0, smem_per_block_bytes=0):
+    """Occupancy by Srivastava et al.'s Sec. 4.0.2 as written: O = active warps / max warps per
+    SM, active warps = B_active x warps per block, B_active = min(B_reg, B_smem, B_threads,
+    B_hardware), B_reg = floor(regs per SM / (regs per thread x threads)), B_smem = floor(smem
+    per SM / smem per block), B_threads = floor(max threads per SM / threads); a count of 0 is
+    no limit, as in ``occupancy``. Without allocation units, register-file partitions, reserved
+    shared memory or per-block limits: `efficiency` uses ``occupancy``'s rules unless told
+    otherwise (``EfficiencyTransfer(occupancy="report")``).
+
+    >>> from gpuproj.catalog import load_catalog
+    >>> titan_v = load_catalog().resolve("titan-v")
+    >>> float(report_occupancy(titan_v, 128, 33, 0))  # 15 blocks of 4 warps; the rules hold 12
+    0.9375
+    """
+    T = np.asarray(block_threads, dtype=np.int64)
+    R = np.asarray(regs_per_thread, dtype=np.int64)
+    S = np.asarray(smem_per_block_bytes, dtype=np.int64)
+    if np.any(T <= 0) or np.any(R < 0) or np.any(S < 0):
+        raise InputError("block_threads must be > 0, registers and shared memory >= 0")
+    ws = int(_need(gpu, "warp_size"))
+    max_warps = int(_need(gpu, "max_warps_per_sm"))
+    big = np.iinfo(np.int64).max // 4
+    b_reg = np.where(R == 0, big, int(_need(gpu, "regs_per_sm")) // np.maximum(R * T, 1))
+    b_smem = np.where(S == 0, big, int(_need(gpu, "smem_per_sm_bytes")) // np.maximum(S, 1))
+    b_threads = (max_warps * ws) // T
+    b_active = np.minimum.reduce([b_reg, b_smem, b_threads,
+                                  np.full(T.shape, int(_need(gpu, "max_blocks_per_sm")))])
+    return np.minimum(b_active * -(-T // ws), max_warps) / max_warps
+
+
 def waves(grid_blocks, gpu, blocks_per_sm) -> np.ndarray:
     """Number of waves: ceil(grid blocks / (SMs x resident blocks per SM)); ``inf`` where no block
     fits (blocks_per_sm == 0)."""

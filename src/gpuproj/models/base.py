@@ -52,6 +52,9 @@ class Projection:
     # what the user must not miss (projections the method itself doubts): strings, which
     # ``gpuproj.predict`` turns into warnings; evaluations keep them out of sight
     cautions: list = field(default_factory=list)
+    # per row, why it has no time where the method knows ("" elsewhere): the skipped row's
+    # reason, in place of the general one
+    why_none: np.ndarray | None = None
 
 
 @dataclass
@@ -150,7 +153,7 @@ class Model:
         use["_dtype"] = dtype_codes(use)  # computed once, shared by every target
         n = len(use)
         cols = {k: [] for k in ("time_s", "low_s", "high_s", "band_low_s", "band_high_s",
-                                "limiter")}
+                                "limiter", "why_none")}
         breakdown, assumptions, cautions, done = {}, {}, {}, []
         self._memo_ = {}  # values that do not depend on the target, see _once
         try:
@@ -165,6 +168,8 @@ class Model:
                                                  float))
                 cols["limiter"].append(p.limiter if p.limiter is not None
                                        else np.full(n, "", object))
+                cols["why_none"].append(np.full(n, "", object) if p.why_none is None
+                                        else np.asarray(p.why_none, object))
                 q = band_quantiles(self.name, src, t)
                 low, high = (band_of(cols["time_s"][-1], use["time_s"].to_numpy(float), *q)
                              if q else (np.full(n, np.nan),) * 2)
@@ -224,10 +229,12 @@ class Model:
                           + ("; ".join(lacks[t]) if lacks[t]
                              else "the counts it times are zero or lack a ceiling on one "
                              "of the GPUs") + ")")
-            for kern, conf, tgt in zip(*(pred[c].to_numpy(object)[bad]
-                                         for c in ("kernel", "config", "target"))):
+            own = np.concatenate(cols["why_none"])[bad]
+            for kern, conf, tgt, reason in zip(*(pred[c].to_numpy(object)[bad]
+                                                 for c in ("kernel", "config", "target")), own):
+                reason = f"{self.name}: {reason}" if reason else why[tgt]
                 skipped.append(Skipped(profiles.origin, None,
-                                       f"{kern} [{conf}] {src.id} -> {tgt}: {why[tgt]}",
+                                       f"{kern} [{conf}] {src.id} -> {tgt}: {reason}",
                                        lacks[tgt], (kern, conf, tgt)))
             pred = pred[~bad].reset_index(drop=True)
         return Prediction(pred, assumptions, skipped, list(cautions))

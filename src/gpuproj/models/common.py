@@ -212,8 +212,11 @@ def launch_configs(df: pd.DataFrame):
 
 def launch_occupancy(df: pd.DataFrame, gpu, configs=None):
     """(theoretical occupancy, resident blocks per SM) of each row's launch on ``gpu``; NaN where
-    the row has no block size or the catalog lacks an occupancy limit of ``gpu``. ``configs``:
-    ``launch_configs(df)`` where the caller already has it."""
+    the row has no block size or the catalog lacks an occupancy limit of ``gpu``; 0 where a
+    block needs more threads or shared memory than ``gpu`` gives one. ``configs``:
+    ``launch_configs(df)`` where the caller already has it. A register count above ``gpu``'s
+    per-thread limit (counted on a GPU that allows more) is taken at the limit: ``gpu``'s
+    compiler caps it and spills the rest, where the occupancy rules would refuse the block."""
     from ..errors import InputError
     from ..occupancy import occupancy
 
@@ -222,6 +225,9 @@ def launch_occupancy(df: pd.DataFrame, gpu, configs=None):
     rows, which, threads, regs, smem = launch_configs(df) if configs is None else configs
     if not rows.any():
         return occ, bps
+    cap = gpu.value("max_regs_per_thread")
+    if np.isfinite(cap):
+        regs = np.minimum(regs, int(cap))
     try:
         o = occupancy(gpu, threads, regs, smem)
     except InputError:
@@ -230,8 +236,24 @@ def launch_occupancy(df: pd.DataFrame, gpu, configs=None):
     return occ, bps
 
 
-def theoretical_occupancy(df: pd.DataFrame, gpu, configs=None) -> np.ndarray:
-    return launch_occupancy(df, gpu, configs)[0]
+def theoretical_occupancy(df: pd.DataFrame, gpu, configs=None,
+                          formula: str = "rules") -> np.ndarray:
+    """Each row's theoretical occupancy on ``gpu`` (``launch_occupancy``), by the CUDA
+    occupancy rules or (``formula="report"``) by Srivastava et al.'s Sec. 4.0.2 as written
+    (``occupancy.report_occupancy``)."""
+    if formula == "rules":
+        return launch_occupancy(df, gpu, configs)[0]
+    from ..errors import InputError
+    from ..occupancy import report_occupancy
+
+    occ = np.full(len(df), np.nan)
+    rows, which, threads, regs, smem = launch_configs(df) if configs is None else configs
+    if rows.any():
+        try:
+            occ[rows] = report_occupancy(gpu, threads, regs, smem)[which]
+        except InputError:
+            pass  # a limit the catalog lacks: unknown, as in launch_occupancy
+    return occ
 
 
 def fill_fractions(df: pd.DataFrame, gpu, bps: np.ndarray):
