@@ -782,9 +782,11 @@ def run(data_dir, only=None):
                       f"`EfficiencyTransfer(occupancy=\"report\")`) in place of NVIDIA's "
                       f"occupancy rules: {fmt_pct(report_occ['mape'])} % / "
                       f"{fmt_pct(report_occ['median_ape'])} % MAPE / median APE (the rules: "
-                      f"{fmt_pct(e['mape'])} % / {fmt_pct(e['median_ape'])} %); the two "
+                      f"{fmt_pct(e['mape'])} % / {fmt_pct(e['median_ape'])} %). The two "
                       f"occupancies differ on {occupancy_differences(table)} rows, each on "
-                      "the GPU it ran on"
+                      "the GPU it ran on; a projection takes the ratio O_src / O_tgt of the "
+                      "source's configuration, which changes only where the two formulas "
+                      "part on one GPU of the pair and not on the other"
                       + ("" if _has_occupancy_inputs(table) else
                          " (the table gives no register count or shared-memory size: they "
                          "differ only in how they count threads)") + ".", ""]
