@@ -199,6 +199,15 @@ def test_efficiency_hand_example_with_the_occupancy_rules_and_the_reports_formul
         get_model("efficiency", occupancy="paper")
 
 
+def test_efficiency_without_flops_transfers_the_bandwidth_efficiency():
+    """Algorithm 1's FLOPs = 0 branch: eta = (Bytes / T_src) / (O_src BW_src), T_tgt = Bytes /
+    (eta O_tgt BW_tgt) = 1 ms x 1.25e12 / 2.5e12 (datasheet DRAM peaks; no launch geometry,
+    occupancy ratio 1)."""
+    row = get_model("efficiency").predict(table(time_s=[1e-3], dram_bytes=[1e9]),
+                                          SRC, TGT).df.iloc[0]
+    assert row["time_s"] == pytest.approx(5e-4) and row["limiter"] == "dram"
+
+
 def test_efficiency_a_block_that_fits_no_sm_of_the_target_has_no_time():
     """80 KB of shared memory per block: the A100 holds it (its opt-in limit is 163 KB), the T4
     gives a block at most 64 KB. O_tgt = 0 makes Algorithm 1's time infinite; it was taken as
@@ -562,6 +571,27 @@ def test_quantitative_hand_example():
     # O_krn = 8 > 2: compute bound at T'_op = 4e12 -> 1.6e9 / 4e12 = 4e-4 s
     pred2 = m.predict(k2, SRC, TGT).df.iloc[0]
     assert pred2["time_s"] == pytest.approx(4e-4) and pred2["limiter"] == "fp32"
+
+
+def test_quantitative_fp64_kernel_and_one_without_beneficial_operations():
+    """K_type: M_fp64 > 0 makes the kernel fp64 even with FP32 instructions (0.5e9). M_fp64 =
+    1e9, M_fma64 = 0.6e9: W_comp = 1.6e9, E_mix = 0.8, D_ops = 1/3.2, D_ldst = 0.8/3.2, D_other
+    = 1.4/3.2. On TGT: T_op = T_DP = 10e12, W_op = 20/10 = 2, W_ldst = 10/5 = 2, W_other =
+    10/10 = 1; C = 2, 1.6, 1.4 (/3.2) -> E_instr = 0.4; T'_op = 0.8 x 0.4 x 10e12 = 3.2e12;
+    O_krn = 1.6e9 / 0.2e9 = 8 > O_dev = 1.6: compute bound, 1.6e9 / 3.2e12 = 5e-4 s.
+    Without beneficial operations (W_comp = 0) the kernel moves bytes only: 1e9 B / 2e12."""
+    cols = dict(time_s=[1e-3], fp32_thread_inst=[0.5e9], fp64_thread_inst=[1e9],
+                fp64_fma_thread_inst=[0.6e9], int_thread_inst=[0.0], warp_inst=[1e8],
+                ldst_thread_inst=[0.8e9], dram_bytes=[0.2e9])
+    m = get_model("quantitative")
+    p = m.kernel_parameters(table(**cols).df)
+    assert p["K_type"][0] == "fp64" and p["W_comp"][0] == pytest.approx(1.6e9)
+    row = m.predict(table(**cols), SRC, TGT).df.iloc[0]
+    assert row["time_s"] == pytest.approx(5e-4) and row["limiter"] == "fp64"
+    none = {**cols, "fp32_thread_inst": [0.0], "fp64_thread_inst": [0.0],
+            "fp64_fma_thread_inst": [0.0], "dram_bytes": [1e9]}
+    row = m.predict(table(**none), SRC, TGT).df.iloc[0]
+    assert row["time_s"] == pytest.approx(5e-4) and row["limiter"] == "dram"
 
 
 def test_quantitative_counts_a_wavefront_as_64_threads():
