@@ -251,16 +251,17 @@ class FeatureSpec:
 
     ``extras``: the table's extra numeric columns (``x_<name>``); ``categories``: extra text
     columns with their training values, one-hot encoded (``c_<name>=<value>``); ``gpu``: whether
-    absolute GPU features are included besides the target/source ratios; ``pair``: whether the
-    pair features are included; ``physics``: analytical methods whose projection enters as
-    ``phys_<name>`` = log10(projection / source time) (hybrids); ``drop``: columns that were
-    constant or empty in training.
+    absolute GPU features are included besides the target/source ratios; ``pair``: the pair
+    features (True), none (False), or ``"source_time"``: only the source's measured time in
+    milliseconds (``source_time_ms``, the report scripts' T_src_ms); ``physics``: analytical
+    methods whose projection enters as ``phys_<name>`` = log10(projection / source time)
+    (hybrids); ``drop``: columns that were constant or empty in training.
     """
 
     extras: list = field(default_factory=list)
     categories: dict = field(default_factory=dict)
     gpu: bool = True
-    pair: bool = True
+    pair: bool | str = True
     physics: list = field(default_factory=list)
     drop: list = field(default_factory=list)
 
@@ -271,7 +272,9 @@ class FeatureSpec:
         if self.gpu:
             out += [f"s_{k}" for k in GPU_FEATURES] + [f"t_{k}" for k in GPU_FEATURES]
         out += [f"r_{k}" for k in RATIO_FEATURES]
-        if self.pair:
+        if self.pair == "source_time":
+            out.append("source_time_ms")
+        elif self.pair:
             out += list(PAIR_FEATURES)
         out += [f"phys_{p}" for p in self.physics]
         return out
@@ -392,6 +395,8 @@ class PairFeatures:
             if name.startswith("phys_"):
                 t_s = _col(self.pairs, "time_s")
                 self._cols[name] = _log_ratio(self.physics(name[5:]), t_s)
+            elif name == "source_time_ms":
+                self._cols[name] = _col(self.pairs, "time_s") * 1e3
             elif name.startswith(("s_", "t_", "r_")):
                 self._gpu()
             elif name in PAIR_FEATURES:

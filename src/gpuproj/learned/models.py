@@ -418,18 +418,23 @@ class PureLearner(LearnedModel):
     """Learner on kernel, GPU and source-time features predicting the target time directly.
 
     ``target``: ``"log"`` (ln seconds; default) or ``"ms"`` (raw milliseconds, as the report's
-    scripts do; negative outputs are clipped to 1 ns). Either way a prediction stays within 10x
+    scripts do; negative outputs are clipped to 1 ns). ``pair_features``: the pair features
+    (True), none (False), or ``"source_time"``: the source's measured time alone, in ms, as
+    the report's scripts (T_src_ms). Either way a prediction stays within 10x
     (``SPAN_MARGIN``) of the target / source time ratios of the training pairs (``span_``)."""
 
     def __init__(self, learner: str | None = None, learner_params: dict | None = None,
                  coverage: float | None = 0.9, max_pairs: int | None = 60000,
                  gpu_features: bool | None = None, cv_folds: int = 8, cv_groups: str = "gpu",
                  random_state: int = 0, point_calibration: bool | None = None,
-                 target: str = "log", pair_features: bool = True):
+                 target: str = "log", pair_features: bool | str = True):
         super().__init__(learner, learner_params, coverage, max_pairs, gpu_features, cv_folds,
                          cv_groups, random_state, point_calibration)
         if target not in ("log", "ms"):
             raise GpuprojError(f"target must be 'log' or 'ms' (got {target!r})")
+        if pair_features not in (True, False, "source_time"):
+            raise GpuprojError("pair_features must be True, False or 'source_time' (got "
+                               f"{pair_features!r})")
         self.target = target
         self.pair_features = pair_features
 
