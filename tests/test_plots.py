@@ -162,6 +162,30 @@ def test_roofline_fp16_ceiling_kind_is_what_the_model_used():
     assert d["kernels"][0]["target"]["fma_flops_per_s"] == pytest.approx(20e12)
 
 
+def test_roofline_figure_of_a_target_without_a_finite_roof():
+    """A target without an FP32 ADD/MUL peak projects no level (its mix ceiling is unknown),
+    and its measured row has no bytes: the star goes at the kernel's own OIs on the target.
+    The figure raised UnboundLocalError."""
+    from gpuproj.plots.roofline import roofline_data, roofline_figure
+    from gpuproj.profiles.table import ProfileTable
+
+    noadd = make_gpu("tgt2", values={"warp_size": 32},
+                     peak={"fp32_fma_flops_per_s": 20e12, "dram_bw_bytes_per_s": 2.5e12,
+                           "l2_bw_bytes_per_s": 6e12, "l1_bw_bytes_per_s": 20e12})
+    base = kernel_table().df
+    other = base.assign(gpu="tgt2", time_s=1e-3)
+    for c in ("dram_bytes", "l2_bytes", "l1_bytes", "dram_read_bytes", "dram_write_bytes"):
+        other[c] = np.nan
+    d = roofline_data(ProfileTable.from_frame(pd.concat([base, other], ignore_index=True)),
+                      SRC, noadd)
+    assert d["kernels"][0]["projected_flops_per_s"] == {}
+    fig = roofline_figure(d)
+    stars = [ln for ax in fig.axes for ln in ax.get_lines() if ln.get_marker() == "*"]
+    oi = d["kernels"][0]["target"]
+    assert sorted(stars[0].get_xdata()) == sorted(
+        oi[f"oi_{lvl}_flop_per_byte"] for lvl in ("dram", "l2", "l1"))
+
+
 # the pictures ------------------------------------------------------------------------------
 def text_overlaps(fig):
     """Pairs of visible, non-empty texts of ``fig`` whose boxes intersect (in pixels)."""

@@ -346,6 +346,10 @@ def _panel(ax, k, side, hw, unit, title, xlim):
         ys.append(perf)
     else:
         proj = k.get("projected_flops_per_s") or {}
+        # where the measured star goes without the target's own OIs: the projected levels',
+        # else every level's OI of the kernel (a target without a finite roof projects none)
+        xo = [c[f"oi_{lvl}_flop_per_byte"] for lvl in (proj or LEVELS)
+              if c[f"oi_{lvl}_flop_per_byte"]]
         for lvl, pf in proj.items():
             oi = c[f"oi_{lvl}_flop_per_byte"]
             ax.plot(oi, pf / uf, st.LEVEL_MARKERS[lvl], ms=10, mfc="white", color=st.COLORS[lvl],
@@ -353,7 +357,6 @@ def _panel(ax, k, side, hw, unit, title, xlim):
             ys.append(pf)
         if proj:
             lo, hi = min(proj.values()), max(proj.values())
-            xo = [c[f"oi_{lvl}_flop_per_byte"] for lvl in proj]
             span = np.geomspace(min(xo) / 2, max(xo) * 2, 20)
             if len(proj) > 1:  # one level: no interval to shade (the point is the interval)
                 ax.fill_between(span, lo / uf, hi / uf, color=st.COLORS["dram"], alpha=0.18,
@@ -367,10 +370,11 @@ def _panel(ax, k, side, hw, unit, title, xlim):
             own = k.get("measured_target_flops")
             mp = (own or k["flops"]) / k["measured_target_time_s"]
             moi = [v for v in (k.get("measured_target_oi") or {}).values() if v] or xo
-            ax.plot(moi, np.full(len(moi), mp / uf), "*", ms=15, color="black", mec="white",
-                    zorder=6, label=f"measured on target ({'its' if own else 'source'} FLOPs, "
-                                    f"each level's OI): {st.fmt_rate(mp, 'FLOP/s')}")
-            ys.append(mp)
+            if moi:  # no OI at all (no bytes anywhere): nowhere on the x axis to put it
+                ax.plot(moi, np.full(len(moi), mp / uf), "*", ms=15, color="black", mec="white",
+                        zorder=6, label=f"measured on target ({'its' if own else 'source'} "
+                                        f"FLOPs, each level's OI): {st.fmt_rate(mp, 'FLOP/s')}")
+                ys.append(mp)
     ax.set_xscale("log")
     ax.set_yscale("log")
     ys = [y for y in ys if y and np.isfinite(y)] or [top / 100]
