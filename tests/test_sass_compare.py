@@ -380,3 +380,33 @@ def test_predict_carries_a_source_pages_counts_to_the_target_sass(tmp_path, sm90
     r = CliRunner().invoke(cli, ["predict", str(csv), "-t", "b200", "--target-sass",
                                  str(listing(100))])
     assert r.exit_code == 2 and "--target-sass goes with --sass" in r.output
+
+
+def _listing_with_special(ffmas: int) -> str:
+    """A kernel of one MUFU.RCP and ``ffmas`` FFMAs, as nvdisasm prints it."""
+    body = "".join(f"        /*{0x10 * (i + 1):04x}*/                   FFMA R0, R0, R1, R2 ;\n"
+                   for i in range(ffmas))
+    end = 0x10 * (ffmas + 1)
+    return ("\t.section\t.text.k,\"ax\",@progbits\n        .global         k\nk:\n.text.k:\n"
+            "        /*0000*/                   MUFU.RCP R1, R0 ;\n" + body
+            + f"        /*{end:04x}*/                   EXIT ;\n.L_x_0:\n"
+            f"        /*{end + 0x10:04x}*/                   BRA `(.L_x_0);\n")
+
+
+def test_flops_of_a_profile_without_special_functions_scale_without_theirs():
+    """Nsight Compute's FLOPs are 2 FMA + ADD + MUL, without the special functions the
+    estimates count as one FLOP each. Source MUFU + 1 FFMA, target MUFU + 3 FFMA, the profile
+    1e9 FFMA (2e9 FLOPs): the target has 6e9 FLOPs, as its 3e9 FMAs; the ratio of estimates
+    with the MUFU, 7/3, gave 4.67e9 and a special count the profile never had. A profile with
+    a special count (nvprof's) keeps it in its FLOPs: (2e9 + 1e9) x 7/3."""
+    src, tgt = (S.parse_text(_listing_with_special(n), f"sm{n}.sass") for n in (1, 3))
+    row = dict(kernel="k", config="c", gpu="g", time_s=1.0, fp32_fma_thread_inst=1e9,
+               flops=2e9, fp32_flops=2e9)
+    out = S.target_counts(ProfileTable.from_frame(pd.DataFrame([row])), src, tgt)
+    assert out.loc[0, "fp32_fma_thread_inst"] == pytest.approx(3e9)
+    assert out.loc[0, ["flops", "fp32_flops"]].tolist() == pytest.approx([6e9, 6e9])
+    assert np.isnan(out.loc[0, "fp32_special_thread_inst"])
+    nvprof = dict(row, fp32_special_thread_inst=1e9, flops=3e9, fp32_flops=3e9)
+    out = S.target_counts(ProfileTable.from_frame(pd.DataFrame([nvprof])), src, tgt)
+    assert out.loc[0, "flops"] == pytest.approx(7e9)
+    assert out.loc[0, "fp32_special_thread_inst"] == pytest.approx(1e9)

@@ -214,6 +214,9 @@ def target_counts(profiles, source_sass, target_sass, *, kernel_map=None, trips=
     0 but the target's is not, the target estimate is scaled by measured/estimated total FLOPs
     of the source; where nothing was measured and the counts are measured ones, the target
     estimate itself (per launch). Rows whose kernel has no function in both listings are NaN.
+    A profile without a special-function count (Nsight Compute's FLOPs are 2 FMA + ADD + MUL)
+    is compared on estimates without special functions too: its FLOPs scale by the ratio of
+    the estimates' FLOPs that it counts, and it gets no special count.
 
     Returns a ``pandas.DataFrame`` indexed like ``profiles.df`` with columns ``CANONICAL``;
     ``df.attrs['notes']`` lists every assumption made.
@@ -248,6 +251,8 @@ def target_counts(profiles, source_sass, target_sass, *, kernel_map=None, trips=
                 notes.append(f"{fs}: no per-instruction counts; target/source ratio of static "
                              "counts scales the measured counts")
         S, T, measured = cache[(fs, ft)]
+        if _nan(row.get("fp32_special_thread_inst", np.nan)):
+            S, T = _without_special(S), _without_special(T)
         meas_total, est_total = row.get("flops", np.nan), S["flops"]
         scale = meas_total / est_total if est_total and not _nan(meas_total) else np.nan
         for c in CANONICAL:
@@ -266,6 +271,14 @@ def target_counts(profiles, source_sass, target_sass, *, kernel_map=None, trips=
                 out.at[idx, c] = m_v
     out.attrs["notes"] = notes
     return out
+
+
+def _without_special(counts: dict) -> dict:
+    """``counts`` as a profile that does not count special functions sees them: FLOPs without
+    theirs (one each, ``counts.canonical_counts``), no special count."""
+    n = counts["fp32_special_thread_inst"]
+    return {**counts, "flops": counts["flops"] - n, "fp32_flops": counts["fp32_flops"] - n,
+            "fp32_special_thread_inst": math.nan}
 
 
 def _nan(v) -> bool:
