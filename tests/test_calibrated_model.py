@@ -207,6 +207,21 @@ def test_calibration_fits_the_overlap_model():
     assert geomean_rel_error_from(cal.rel_errors) < 1e-4
 
 
+@pytest.mark.parametrize("p_edge", [1e2, 1e3])
+def test_calibration_finds_p_edge_without_a_start(p_edge):
+    """From 20 / median(t) alone (about 1e3 here) LM stopped in another basin: p_edge 3.4e5
+    for a true 1e2 (residual 0.19), 1.8e5 even for a true 1e3 (0.02). The decades around it
+    (``EDGE_START_DECADES``) find the truth."""
+    rng = np.random.default_rng(1)
+    fg, fl = rng.uniform(1e6, 1e7, 40), rng.uniform(1e6, 1e7, 40)
+    m = CostModel("f_wall_time", "overlap(p_g * f_g, p_l * f_l, p_edge)",
+                  user_features={"f_g": "f_size:g", "f_l": "f_size:l"})
+    t = m.evaluate({"p_g": 2e-9, "p_l": 3e-9, "p_edge": p_edge}, {"f_g": fg, "f_l": fl})
+    cal = calibrate(m, FeatureTable(list(range(40)), {"f_g": fg, "f_l": fl}, t))
+    assert cal.params["p_edge"] == pytest.approx(p_edge, rel=1e-6)
+    assert cal.residual < 1e-9
+
+
 def test_relative_residual_is_scale_features_by_output():
     # With relative residuals, a 10 % error on a 1 ms kernel weighs as much as on a 1 s one.
     m = CostModel("f_wall_time", "p_a * f_size:n")
