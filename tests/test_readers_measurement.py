@@ -87,6 +87,17 @@ def test_decimal_commas_with_dots_between_thousands(tmp_path):
     assert (e.value.row, e.value.field) == (2, "dram_bytes")
 
 
+def test_a_column_of_true_and_false_is_not_numbers(tmp_path):
+    """pandas reads a column holding only true/false as booleans: a time of 'true' was 1 s,
+    a launch count of 'TRUE' 1, without a word."""
+    for col, text in (("time_s", "true"), ("launches", "TRUE")):
+        cells = {"time_s": "1e-3", "launches": "2", col: text}
+        with pytest.raises(InputError, match=f"'{text}' is not a number") as e:
+            load(_file(tmp_path, f"kernel,gpu,time_s,launches\nk1,{H100},{cells['time_s']},"
+                                 f"{cells['launches']}\n"))
+        assert (e.value.row, e.value.field) == (2, col)
+
+
 _SEMI = "kernel;config;gpu;time_s;dram_bytes;tile\n"
 
 

@@ -150,6 +150,11 @@ def numeric(values: pd.Series, *, path, field: str, rows=None, allow_negative=Fa
     the file spells it. ``style``: how the file writes decimals (``number_style``), for text to
     be rewritten with ``with_decimal_points``; an error quotes it as written.
     """
+    if pd.api.types.is_bool_dtype(values) and len(values):
+        # pandas reads a column of true/false alone as booleans, which would pass as 1 and 0
+        text = cell_text(path, _at(rows, 0), field)
+        raise InputError(f"'{values.iloc[0] if text is None else text}' is not a number",
+                         path=path, row=_at(rows, 0), field=field)
     if pd.api.types.is_numeric_dtype(values):
         out = values.astype(float)
     else:
