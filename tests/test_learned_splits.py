@@ -428,3 +428,15 @@ def test_is_analytical_is_what_needs_no_training():
 
     assert all(is_analytical(m) == (not model_class(m).trained) for m in MODELS)
     assert not is_analytical("no-such-method")
+
+
+def test_a_split_counts_the_tables_own_skipped_rows_once():
+    """The KernelTuner fixture has 10 configurations invalid on the RTX 3060 laptop: every one
+    of the 4 folds' test tables carried them, and --split gpu reported 40."""
+    from gpuproj.profiles import load
+    from gpuproj.splits import evaluate_split
+
+    table = load(Path(__file__).parent / "data" / "kerneltuner-4gpus-gemm_clblast_4096.csv")
+    assert len(table.skipped) == 10
+    ev = evaluate_split(table, ["same"], "gpu")
+    assert sorted(ev.skipped) == sorted(table.skipped)

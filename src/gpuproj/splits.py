@@ -248,6 +248,10 @@ def evaluate_split(table: ProfileTable, methods, split: str, *, coverage=None,
                            model_params=model_params, bands=bands)
         frames.append(ev.pairs)
         skipped.extend(ev.skipped)
+    # every fold's test table carries the rows the table itself skipped: count them once
+    # (a projection's skip belongs to its fold's models, and stays)
+    skipped = list(dict.fromkeys(s for s in skipped if not s.projection)) + [
+        s for s in skipped if s.projection]
     pairs = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
     return Evaluation(pairs, skipped)
 
