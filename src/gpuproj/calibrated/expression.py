@@ -39,8 +39,10 @@ class ExpressionError(InputError):
 
     def __init__(self, message, text, pos, *, path=None, field="expression"):
         self.text, self.pos = text, pos
-        caret = f"\n  {text}\n  {' ' * pos}^"
-        super().__init__(f"{message} at position {pos}{caret}", path=path, field=field)
+        # one line, as every error: the text up to the offending token, the last 30 characters
+        before = " ".join(text[:pos].split())
+        near = ("..." + before[-30:] if len(before) > 30 else before) + " <here>"
+        super().__init__(f"{message} at position {pos}: {near}", path=path, field=field)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -196,7 +196,8 @@ def predict_loopy(kernel_file, params_file, sizes):
             raise InputError(e.message, path=kernel_file, field=e.field) from None
         feats = model.feature_values(cv, mk.access_tags)
         env = {**feats, **params}
-        t = model.evaluate_finite(model.expr, env, f"the expression {model.expression}",
+        text = " ".join(model.expression.split())  # a YAML folded expression ends in \n
+        t = model.evaluate_finite(model.expr, env, f"the expression {text}",
                                   f"kernel {mk.name} at sizes {s}", field=model.key("expression"))
         terms = {str(term): float(term.evaluate(env)) for term in parts}
         if t <= 0:
