@@ -1067,3 +1067,18 @@ def test_roofline_numbers_need_no_picture(capsys):
     assert code == 0 and len(json.loads(out)["kernels"]) == 3
     code, _, err = run(capsys, "roofline", EXAMPLE, "-t", "h200")
     assert code == 2 and "give -o FILE for the picture, or --json for the numbers" in err
+
+
+def test_a_pipe_is_refused_before_it_is_read(tmp_path):
+    """A named pipe (as `<(cmd)` gives) reads once, and the readers read a file more than
+    once: the second read began mid-stream and gave 'the file is empty' or a header seen
+    twice. Refused before anything opens it (which would block on a pipe nobody writes)."""
+    import os
+
+    from gpuproj.errors import InputError
+    from gpuproj.profiles import load
+
+    fifo = tmp_path / "profile.csv"
+    os.mkfifo(fifo)
+    with pytest.raises(InputError, match="not a regular file .*save it to a file first"):
+        load(fifo)
