@@ -196,21 +196,43 @@ def parse_json(text: str, origin: str = "", symbols: dict | None = None) -> Prog
     if not (isinstance(data, list) and len(data) >= 2 and isinstance(data[1], list)):
         raise InputError("not nvdisasm -json output (expected [header, [functions]])",
                          path=origin or None)
+    where = origin or None
     head = data[0] if isinstance(data[0], dict) else {}
-    v = head.get("SM", {}).get("version", {})
-    arch = int(v["major"]) * 10 + int(v["minor"]) if "major" in v else None
+    sm = _json_dict(head.get("SM"), where, "header", "SM")
+    v = _json_dict(sm.get("version"), where, "header", "SM.version")
+    arch = None
+    if "major" in v:
+        arch = (_json_int(v["major"], where, "header", "SM.version.major") * 10
+                + _json_int(v.get("minor", 0), where, "header", "SM.version.minor"))
     functions, notes = {}, []
-    for fn in data[1]:
+    for n, fn in enumerate(data[1]):
+        entry = f"functions[{n}]"
+        if not isinstance(fn, dict):
+            raise InputError(f"{entry} is {_json_what(fn)}, not a function object", path=where)
         name = fn.get("function-name")
-        if not name:
-            continue
-        start = int(fn.get("start", 0))
+        if not isinstance(name, str) or not name:
+            raise InputError(f"{entry}: {_json_what(name)} is not a function name", path=where,
+                             field="function-name")
+        entry = f"functions[{n}] ({name})"
+        start = _json_int(fn.get("start", 0), where, entry, "start")
+        listed = fn.get("sass-instructions", [])
+        if not isinstance(listed, list):
+            raise InputError(f"{entry}: {_json_what(listed)} is not a list of instructions",
+                             path=where, field="sass-instructions")
         insns = []
-        for k, ins in enumerate(fn.get("sass-instructions", [])):
-            pred = ins.get("predicate", "") or ""
-            opcode = ins.get("opcode", "")
-            operands = ins.get("operands", "") or ""
-            if pred in ("@!PT", "@!UPT") or not opcode:
+        for k, ins in enumerate(listed):
+            at = f"{entry}, sass-instructions[{k}]"
+            if not isinstance(ins, dict):
+                raise InputError(f"{at} is {_json_what(ins)}, not an instruction object",
+                                 path=where)
+            pred = _json_str(ins.get("predicate"), where, at, "predicate")
+            opcode = _json_str(ins.get("opcode"), where, at, "opcode")
+            operands = _json_str(ins.get("operands"), where, at, "operands")
+            if not opcode:
+                # nvdisasm prints one for every instruction: skipping an instruction without
+                # would take it out of every count unseen
+                raise InputError(f"{at}: no opcode", path=where, field="opcode")
+            if pred in ("@!PT", "@!UPT"):
                 continue
             # nvdisasm's JSON lists operands without spaces; keep them as printed
             target, callee, call_off = _targets(opcode, operands)
@@ -225,6 +247,39 @@ def parse_json(text: str, origin: str = "", symbols: dict | None = None) -> Prog
         raise InputError("no functions in nvdisasm JSON", path=origin or None)
     return Program(arch, functions, origin, "nvdisasm-json", notes)
 
+
+def _json_what(value) -> str:
+    """A JSON value as an error message shows it: scalars as written, containers by kind."""
+    if value is None:
+        return "null (or missing)"
+    if isinstance(value, (dict, list)):
+        return "an object" if isinstance(value, dict) else "a list"
+    return json.dumps(value)[:40]
+
+
+def _json_dict(value, path, entry, fld) -> dict:
+    """An object of the JSON, ``{}`` where it is absent (the header need not name the SM)."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise InputError(f"{entry}: {_json_what(value)} is not an object", path=path, field=fld)
+    return value
+
+
+def _json_int(value, path, entry, fld) -> int:
+    # JSON's true is an int to Python, never a number nvdisasm prints
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    raise InputError(f"{entry}: {_json_what(value)} is not an integer", path=path, field=fld)
+
+
+def _json_str(value, path, entry, fld) -> str:
+    """A text field, ``""`` where absent or null (an instruction without a predicate)."""
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise InputError(f"{entry}: {_json_what(value)} is not text", path=path, field=fld)
+    return value
 
 def _resolve_json_calls(f: Function, notes: list) -> None:
     """Give each CALL its callee offset. With symbols: look them up. Without: the entries of
@@ -319,8 +374,16 @@ def _ncu_function(name, header, body, origin, arch):
     ip = col("Predicated-On Thread Instructions Executed", required=False)
     parsed = []
     for row, r in body:
-        if len(r) <= max(ia, isrc) or not r[ia].strip():
-            continue
+        if not any(v.strip() for v in r):
+            continue   # a blank line holds no instruction
+        if len(r) < len(cols):
+            # a row cut short: its counts, or the instruction itself, would be lost
+            raise InputError(f"{len(r)} field(s) where the header has {len(cols)} (a row cut "
+                             "short)", path=origin or None, row=row)
+        if not r[ia].strip():
+            raise InputError("no address", path=origin or None, row=row, field="Address")
+        if not r[isrc].strip():
+            raise InputError("no instruction", path=origin or None, row=row, field="Source")
         a = r[ia].strip().lower().removeprefix("0x")
         try:
             addr = int(a, 16)

@@ -1,0 +1,173 @@
+"""Damaged SASS inputs give one line naming the file and the entry or row (exit 2, no
+traceback), and a --sass that holds none of the profile's kernels is an error, not a
+projection that silently ignored it."""
+
+import json
+
+import pytest
+from conftest import run_cli
+from sass_handcount import KERNELS
+from sass_helpers import listing, ncu_source_csv
+
+from gpuproj.errors import InputError
+from gpuproj.sass import parse_file
+
+SM90_JSON = listing(90, "json")
+
+
+def _damaged_json(tmp_path, damage):
+    d = json.loads(SM90_JSON.read_text())
+    damage(d)
+    p = tmp_path / "damaged.json"
+    p.write_text(json.dumps(d))
+    return p
+
+
+def _set_insn(k, key, value):
+    def damage(d):
+        d[1][0]["sass-instructions"][k][key] = value
+    return damage
+
+
+def _set_fn(n, key, value):
+    def damage(d):
+        d[1][n][key] = value
+    return damage
+
+
+def _replace_fn(n, value):
+    def damage(d):
+        d[1][n] = value
+    return damage
+
+
+def _set_insn_entry(k, value):
+    def damage(d):
+        d[1][0]["sass-instructions"][k] = value
+    return damage
+
+
+def _set_major(d):
+    d[0]["SM"]["version"]["major"] = "x"
+
+
+# (damage, what the message says besides the file)
+JSON_DAMAGE = {
+    "null instruction": (_set_insn_entry(2, None),
+                         r"functions\[0\] \(atomic_dot_f32\), sass-instructions\[2\] is null"),
+    "function a string": (_replace_fn(1, "abc"), r'functions\[1\] is "abc", not a function'),
+    "function a number": (_replace_fn(1, 5), r"functions\[1\] is 5, not a function"),
+    "function a list": (_replace_fn(1, [1]), r"functions\[1\] is a list, not a function"),
+    "opcode a number": (_set_insn(2, "opcode", 7),
+                        r"field 'opcode': functions\[0\] \(atomic_dot_f32\), "
+                        r"sass-instructions\[2\]: 7 is not text"),
+    "opcode empty": (_set_insn(2, "opcode", ""), r"sass-instructions\[2\]: no opcode"),
+    "major not a number": (_set_major, r"field 'SM.version.major': header: \"x\" is not an "
+                                       "integer"),
+    "start not a number": (_set_fn(0, "start", "x"),
+                           r"field 'start': functions\[0\] \(atomic_dot_f32\): \"x\" is not an "
+                           "integer"),
+    "name a number": (_set_fn(0, "function-name", 12),
+                      r"field 'function-name': functions\[0\]: 12 is not a function name"),
+    "no name": (_set_fn(0, "function-name", None), r"functions\[0\]: null .* not a function name"),
+}
+
+
+@pytest.mark.parametrize("case", list(JSON_DAMAGE))
+def test_damaged_nvdisasm_json_names_the_file_and_entry(tmp_path, case):
+    damage, said = JSON_DAMAGE[case]
+    p = _damaged_json(tmp_path, damage)
+    with pytest.raises(InputError, match=said) as e:
+        parse_file(p)
+    assert e.value.path == str(p) and str(e.value).startswith(str(p))
+
+
+@pytest.mark.parametrize("case", ["null instruction", "function a string", "opcode a number",
+                                  "major not a number", "name a number"])
+def test_sass_diff_of_damaged_json_is_one_line_exit_2(tmp_path, capsys, case):
+    p = _damaged_json(tmp_path, JSON_DAMAGE[case][0])
+    code, _, err = run_cli(capsys, "sass", "diff", str(listing(80)), str(p))
+    assert code == 2
+    assert err.startswith(f"gpuproj: error: {p}") and len(err.strip().splitlines()) == 1
+    assert "Traceback" not in err
+
+
+def _profile(tmp_path, kernels):
+    p = tmp_path / "profile.csv"
+    p.write_text("kernel,config,gpu,time_s,dram_bytes,fp32_flops\n" + "".join(
+        f"{k},n=1,h100-sxm5-80gb,1e-4,1e6,1e6\n" for k in kernels))
+    return p
+
+
+def test_predict_with_damaged_json_is_one_line_exit_2(tmp_path, capsys):
+    p = _damaged_json(tmp_path, JSON_DAMAGE["null instruction"][0])
+    code, _, err = run_cli(capsys, "predict", str(_profile(tmp_path, ["div_f32"])), "-t", "h200",
+                           "--sass", str(p))
+    assert code == 2 and err.startswith(f"gpuproj: error: {p}")
+    assert len(err.strip().splitlines()) == 1
+
+
+def _cut_ncu_page(tmp_path, cut_to):
+    """The sm_90 source page with the row of address 0x7f3a2c000120 cut to ``cut_to``; the
+    row number (1-based) of that row."""
+    text = ncu_source_csv(parse_file(listing(90)), KERNELS, 256 * 1024, 100)
+    lines = text.splitlines()
+    k = next(i for i, ln in enumerate(lines) if ln.startswith('"0x7f3a2c000120",'))
+    p = tmp_path / "page.csv"
+    p.write_text("\n".join(lines[:k] + [cut_to] + lines[k + 1:]) + "\n")
+    return p, k + 1
+
+
+@pytest.mark.parametrize("cut_to, fields", [('"0x7f3a2c000120",', 2), ('"0x7f3a2c000120"', 1)])
+def test_ncu_source_page_row_cut_short_is_an_error(tmp_path, capsys, cut_to, fields):
+    # cut after the comma: an IndexError; cut to the address alone: the instruction was lost
+    p, row = _cut_ncu_page(tmp_path, cut_to)
+    with pytest.raises(InputError, match=f"{fields} field\\(s\\) where the header has 7") as e:
+        parse_file(p, 90)
+    assert (e.value.path, e.value.row) == (str(p), row)
+    code, _, err = run_cli(capsys, "sass", "diff", str(p), str(listing(100)),
+                           "--arch", "sm_90,sm_100")
+    assert code == 2 and err.startswith(f"gpuproj: error: {p}, row {row}: ")
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_ncu_source_page_whole_still_reads(tmp_path):
+    text = ncu_source_csv(parse_file(listing(90)), KERNELS, 256 * 1024, 100)
+    p = tmp_path / "page.csv"
+    p.write_text(text + "\n")   # a trailing blank line is no row
+    whole = parse_file(listing(90))
+    got = parse_file(p, 90)
+    assert sorted(got.functions) == sorted(KERNELS)
+    assert all(len(got[k].instructions) == len(whole[k].instructions) for k in KERNELS)
+
+
+def test_predict_sass_matching_no_kernel_is_an_error(tmp_path, capsys):
+    # it projected as without --sass, exit 0, saying so only among the assumptions
+    profile = _profile(tmp_path, ["not_in_the_listing", "nor_this"])
+    code, out, err = run_cli(capsys, "predict", str(profile), "-t", "h200",
+                             "--sass", str(listing(90)))
+    assert code == 2 and out == ""
+    assert err.startswith(f"gpuproj: error: {listing(90)}: no kernel of the profile {profile} "
+                          "is in this SASS")
+    assert "atomic_dot_f32" in err and "not_in_the_listing" in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_predict_sass_matching_some_kernels_notes_the_others(tmp_path, capsys):
+    profile = _profile(tmp_path, ["div_f32", "not_in_the_listing"])
+    code, out, err = run_cli(capsys, "predict", str(profile), "-t", "h200",
+                             "--sass", str(listing(90)))
+    assert code == 0, err
+    assert "'not_in_the_listing' not found in the source SASS" in out
+
+
+
+@pytest.mark.parametrize("cell, fld", [(0, "Address"), (1, "Source")])
+def test_ncu_source_page_row_without_address_or_instruction_is_an_error(tmp_path, cell, fld):
+    # the row was skipped: one instruction, and its counts, gone without a word
+    fields = ["0x7f3a2c000120", "FFMA R9, -R3, R8, 1", "0", "8,192", "262,144", "262,144", ""]
+    fields[cell] = ""
+    p, row = _cut_ncu_page(tmp_path, ",".join(f'"{v}"' for v in fields))
+    with pytest.raises(InputError, match="no (address|instruction)") as e:
+        parse_file(p, 90)
+    assert (e.value.path, e.value.row, e.value.field) == (str(p), row, fld)
