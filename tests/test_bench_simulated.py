@@ -507,14 +507,25 @@ def test_gpu_is_resolved_before_measuring(tmp_path, capsys, monkeypatch):
 
 
 def test_the_raw_result_is_written_before_the_catalog_file(tmp_path, capsys, monkeypatch):
-    """A catalog file that cannot be written leaves the samples in the raw result."""
+    """A catalog file that cannot be written after measuring (a folder unwritable from the
+    start is refused before: tests/test_cli_output_paths.py) leaves the samples in the raw
+    result."""
     from gpuproj import bench
+    from gpuproj.cli import bench as cli_bench
+    from gpuproj.errors import InputError
 
     monkeypatch.setattr(bench, "open_backend", lambda *a: SimulatedBackend())
-    (tmp_path / "file").write_text("")
+    real = cli_bench.write_text
+
+    def fail_yaml(path, text):
+        if str(path).endswith(".yaml"):
+            raise InputError("cannot write: disk full", path=path)
+        return real(path, text)
+
+    monkeypatch.setattr(cli_bench, "write_text", fail_yaml)
     raw = tmp_path / "keep.json"
     code, _, err = run_cli(capsys, "bench", "--quick", "--only", "compute", "-q",
-                           "-o", str(tmp_path / "file" / "x.yaml"), "--raw", str(raw))
+                           "-o", str(tmp_path / "x.yaml"), "--raw", str(raw))
     assert code == 2 and "x.yaml" in err and "Traceback" not in err
     assert json.loads(raw.read_text())["measurements"]
 

@@ -12,7 +12,7 @@ import click
 from ..errors import AmbiguousGPUError, GpuprojError, InputError, UnknownGPUError
 from ..files import write_text
 from ..units import with_prefix
-from ._common import WrittenPath, emit_json, output_option
+from ._common import WrittenPath, check_writable, emit_json, output_option
 
 UNIT_TEXT = {"flops_per_s": "FLOP/s", "ops_per_s": "op/s", "bytes_per_s": "B/s",
              "inst_per_s": "inst/s", "s": "s"}
@@ -156,7 +156,10 @@ def bench(gpu_name, output, raw_out, backend, device, quick, only, reps, plots_d
     gpu = _resolve_name(gpu_name) if gpu_name else None
     if output:  # the default name waits for the GPU's id
         _refuse_same_paths(Path(output), Path(raw_out or from_raw or Path(output).with_suffix(
-            ".json")), from_raw, raw_out)
+            ".json")), from_raw, raw_out, gpu)
+        # the catalog reads GPU files by these names only: another is a file nothing loads
+        if not output.endswith((".yaml", ".yml")):
+            raise GpuprojError(f"-o {output}: the GPU file is YAML: name the file .yaml or .yml")
     if from_raw:
         given = _measuring_options_given()
         if given:
@@ -181,7 +184,10 @@ def bench(gpu_name, output, raw_out, backend, device, quick, only, reps, plots_d
         file_id = gpu.id if gpu is not None else slug(gpu_name or device_name)
         out_path = Path(output) if output else Path(f"{file_id}.yaml")
         raw_path = Path(raw_out or from_raw or out_path.with_suffix(".json"))
-        _refuse_same_paths(out_path, raw_path, from_raw, raw_out)
+        _refuse_same_paths(out_path, raw_path, from_raw, raw_out, gpu)
+        check_writable(out_path, "-o" if output else None)
+        if not from_raw or raw_out:
+            check_writable(raw_path, "--raw" if raw_out else None)
         if not from_raw:
             log(f"{b.info.name} ({b.name}, {b.info.compute_units} compute units), "
                 f"{sizes.name} sizes")
@@ -241,20 +247,25 @@ def bench(gpu_name, output, raw_out, backend, device, quick, only, reps, plots_d
         click.echo(f"wrote {p}")
 
 
-def _refuse_same_paths(out_path: Path, raw_path: Path, from_raw, raw_out) -> None:
-    """Usage error where the catalog file would overwrite the raw result it is written with,
-    or either would overwrite the ``--from-raw`` input."""
+def _refuse_same_paths(out_path: Path, raw_path: Path, from_raw, raw_out, gpu=None) -> None:
+    """One-line error where the catalog file would overwrite the raw result it is written
+    with, or either would overwrite an input: the ``--from-raw`` result or the file of the
+    ``--gpu`` GPU (which the catalog file may update in place: it is written from it)."""
     def same(a, b):
         return Path(a).resolve() == Path(b).resolve()
 
+    writes_raw = not from_raw or raw_out
     if from_raw and same(out_path, from_raw):
-        raise click.UsageError(f"-o {out_path} would overwrite the --from-raw input")
+        raise GpuprojError(f"-o {out_path} would overwrite the --from-raw input")
     if from_raw and raw_out and same(raw_out, from_raw):
-        raise click.UsageError(f"--raw {raw_out} would overwrite the --from-raw input")
-    if (not from_raw or raw_out) and same(out_path, raw_path):
+        raise GpuprojError(f"--raw {raw_out} would overwrite the --from-raw input")
+    if writes_raw and same(out_path, raw_path):
         how = "--raw" if raw_out else "the raw result's default name (-o with .json)"
-        raise click.UsageError(f"-o {out_path} and {how} name the same file: give the catalog "
-                               "file a .yaml name or --raw another file")
+        raise GpuprojError(f"-o {out_path} and {how} name the same file: give the catalog "
+                           "file a .yaml name or --raw another file")
+    if writes_raw and gpu is not None and gpu.path is not None and same(raw_path, gpu.path):
+        how = f"--raw {raw_out}" if raw_out else f"the raw result's default name ({raw_path})"
+        raise GpuprojError(f"{how} would overwrite the --gpu file {gpu.path}")
 
 
 def _measuring_options_given() -> list[str]:

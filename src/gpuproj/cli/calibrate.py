@@ -10,8 +10,8 @@ from pathlib import Path
 
 import click
 
-from ..errors import GpuprojWarning
-from ._common import emit_json, output_option, progress
+from ..errors import GpuprojError, GpuprojWarning
+from ._common import check_writable, emit_json, output_option, progress
 
 
 def _slug(text: str, empty: str) -> str:
@@ -23,12 +23,15 @@ def _slug(text: str, empty: str) -> str:
 @click.command("calibrate")
 @click.argument("model_file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--tags", "tags", multiple=True,
-              help="Filter tags replacing the model file's tag sets (repeat, or comma-free "
-                   "words: --tags flops_madd_pattern --tags m:64,128).")
+              help="Filter tags replacing the model file's tag sets, one per --tags "
+                   "(repeat it): a generator's tag, or ARG:VALUES with the values "
+                   "comma-separated: --tags flops_madd_pattern --tags m:64,128.")
 @click.option("--match", type=click.Choice(["identical", "subset", "superset", "intersect"]),
               default=None, help="Generator match condition (default: the model file's).")
 @click.option("--device", default=None,
-              help="OpenCL device substring (e.g. 'pthread', 'nvidia') or 'cuda[:N]'.")
+              help="OpenCL device substring (e.g. 'pthread', 'nvidia') or 'cuda[:N]' "
+                   "(default: the first OpenCL device that is no simulator, a CPU as well "
+                   "as a GPU).")
 @output_option("Parameter file to write (default: calibrated-<model>-<device>.json in the "
                "working directory, the model's and the device's names made file names).",
                path_type=Path)
@@ -45,7 +48,7 @@ def calibrate(model_file, tags, match, device, output, repetitions, warmup, do_e
     \b
     Examples:
       gpuproj calibrate tests/data/calibrated-pocl-tiny-model.yaml --device pthread  # PoCL, seconds
-      gpuproj calibrate src/gpuproj/calibrated/models/matmul.yaml --evaluate  # first OpenCL GPU
+      gpuproj calibrate src/gpuproj/calibrated/models/matmul.yaml --evaluate  # first OpenCL device
       gpuproj calibrate src/gpuproj/calibrated/models/matmul.yaml --device cuda  # CuPy
     """
     from ..calibrated.generators import MatchCondition
@@ -55,6 +58,8 @@ def calibrate(model_file, tags, match, device, output, repetitions, warmup, do_e
     from ..calibrated.timing import make_runner
     from ..errors import InputError
 
+    if output and output.resolve() == model_file.resolve():
+        raise GpuprojError(f"-o {output} would overwrite the model file")
     spec = load_model_file(model_file)
     if match:
         spec.match = MatchCondition(match)
@@ -65,9 +70,10 @@ def calibrate(model_file, tags, match, device, output, repetitions, warmup, do_e
         if not tags:
             raise
         raise click.BadParameter(e.message, param_hint="--tags") from None
-    cal, kernels, timings = run_calibration(spec, runner, kernels, progress=progress)
     out = output or Path(f"calibrated-{_slug(spec.model.name, 'model')}-"
                          f"{_slug(runner.device_name, 'device')}.json")
+    check_writable(out, "-o" if output else None)
+    cal, kernels, timings = run_calibration(spec, runner, kernels, progress=progress)
     cal.save(out)
     result = cal.to_dict()
     result["measurements"] = [t.to_dict() for t in timings]
