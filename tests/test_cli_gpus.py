@@ -41,6 +41,7 @@ def test_list_json(capsys):
     # what an HPC centre compares first: FP64 beside FP32, memory and L2 sizes (binary units)
     assert (h100["fp64_peak_flops_per_s"], h100["fp32_peak_flops_per_s"]) == (26e12, 51e12)
     assert (h100["memory_size_bytes"], h100["l2_size_bytes"]) == (80 * 2**30, 50 * 2**20)
+    assert type(h100["sm_count"]) is int and type(h100["l2_size_bytes"]) is int
     b200 = next(r for r in rows if r["id"] == "b200")
     assert b200["dram_bw_measured_bytes_per_s"] is None  # nan -> null, never 0
 
@@ -62,6 +63,9 @@ def test_show_json_round_trips_the_file(capsys):
     assert "GCD" in d["runtime_device"]
     assert d["values"]["warp_size"] == {"value": 64.0, "kind": "documentation",
                                         "source": d["values"]["warp_size"]["source"]}
+    # counts and sizes as their file writes them: 64, not 64.0; a clock stays a float
+    assert type(d["values"]["warp_size"]["value"]) is int
+    assert type(d["values"]["boost_clock_hz"]["value"]) is float
 
 
 @pytest.mark.parametrize("name,gid", [("Tesla V100-PCIE-32GB", "v100-pcie-32gb"),

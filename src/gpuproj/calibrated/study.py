@@ -203,9 +203,10 @@ def predict_loopy(kernel_file, params_file, sizes):
         if t <= 0:
             # a fit can give a cost a negative value (docs/calibrated.md); where it outweighs
             # the others the time is no time
-            neg = ", ".join(k for k, v in params.items() if v < 0) or "none"
-            raise InputError(f"prediction is {t:.3g} s for sizes {s}, not positive (negative "
-                             f"parameters: {neg})", path=params_file)
+            neg = ", ".join(k for k, v in params.items() if v < 0)
+            raise InputError(f"prediction is {t:.3g} s for sizes {s}, not positive "
+                             + (f"(negative parameters: {neg})" if neg else
+                                "(every cost the kernel has is 0)"), path=params_file)
         out.append({"kernel": mk.name, "sizes": s, "time_s": t, "terms": terms,
                     "term_labels": labels, "features": feats,
                     "device": record.get("device", "")})

@@ -166,7 +166,8 @@ class GPU:
     def to_dict(self) -> dict:
         """The file's content as plain data (for ``--json``)."""
         def sec(d):
-            return {k: {"value": e.value, "kind": e.kind, "source": e.source} for k, e in d.items()}
+            return {k: {"value": _whole(k, e.value), "kind": e.kind, "source": e.source}
+                    for k, e in d.items()}
         return {
             "schema_version": SCHEMA_VERSION, "id": self.id, "vendor": self.vendor,
             "name": self.name, "aliases": list(self.aliases), "architecture": self.architecture,
@@ -174,6 +175,14 @@ class GPU:
             "runtime_device": self.runtime_device, "notes": self.notes,
             "values": sec(self.values), "peak": sec(self.peaks), "measured": sec(self.measureds),
         }
+
+
+def _whole(name: str, value):
+    """A count or size of ``WHOLE_FIELDS`` as an int (132 SMs, not 132.0), as its file writes
+    it; other values as they are."""
+    if name in WHOLE_FIELDS and isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
 
 
 def _field(name: str, fields, what: str) -> str:

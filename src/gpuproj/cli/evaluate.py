@@ -22,8 +22,11 @@ from ._common import (
               help="Method(s) to evaluate (repeat or comma-separate), or 'all'. Default: every "
                    "method the table's columns allow, baselines included (with --train or "
                    "--split, also the default learned ones).")
-@click.option("--source", "sources", multiple=True, help="Only these source GPUs.")
-@click.option("--target", "targets", multiple=True, help="Only these target GPUs.")
+@click.option("--source", "-s", "sources", multiple=True,
+              help="Only these source GPUs of the table (comma-separated or repeated; by "
+                   "name, not pattern). Default: every GPU.")
+@click.option("--target", "-t", "targets", multiple=True,
+              help="Only these target GPUs of the table (as --source).")
 @format_option()
 @reader_option()
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (methods, per_pair, "

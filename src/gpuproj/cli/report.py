@@ -38,7 +38,8 @@ def report(profile, source, target, method, kernel, fmt, reader_options, trace, 
     the prediction table, the application total, the projection bars, the rooflines of source
     and targets, the quadrant-split view, the assumptions, and the catalog values used (peak and
     measured, with their sources). The numbers are those of `gpuproj predict --json` for the
-    same arguments.
+    same arguments (report takes the analytical methods and one source GPU: no --model,
+    --sass or --source all).
 
     \b
     Examples:

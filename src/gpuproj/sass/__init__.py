@@ -114,7 +114,8 @@ def load_sass(path, arch=None, *, nvcc_options=()) -> Program:
                              + "holds the code of a kernel", path=str(p))
         archs = sorted({a for a, _ in cubins if a is not None}, key=lambda a: (parse_arch(a), a))
         if len(archs) > 1:
-            raise InputError(f"holds cubins for {', '.join(archs)}; pass --arch to pick one",
+            raise InputError(f"holds cubins for {', '.join(archs)}; pass --arch to pick one "
+                             f"(`gpuproj sass diff` compares two: --arch {','.join(archs[:2])})",
                              path=str(p))
         progs = [_from_cubin(c, arch) for _, c in cubins]
         prog = progs[0]
