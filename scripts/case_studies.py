@@ -16,6 +16,13 @@ parameters docs/results/calibrated_<device>_<model>_params.json.
 ``--rounds R`` calibrates and evaluates each model R times over: on a shared CPU one round's
 error can be twice another's, so the fragment gives the median round in full and the range of
 all of them.
+
+``--replay RESULTS.json`` measures nothing: it calibrates and predicts again from the timings
+an earlier run stored (its median round, the kernels' and the variants'), with today's model
+files and calibration, and writes the results under the same label. A GPU's results stay
+current when a model file or the fit changes and no GPU is at hand:
+
+    python scripts/case_studies.py --replay docs/results/calibrated_nvidia-h200.json
 """
 
 from __future__ import annotations
@@ -74,6 +81,54 @@ def gpu_sized(spec):
         evaluation=[{**e, "tags": resize(e["tags"], 1)} for e in spec.evaluation])
 
 
+def _sizes_key(sizes) -> tuple:
+    return tuple(sorted((k, int(v)) for k, v in sizes.items()))
+
+
+class ReplayRunner:
+    """The timings of an earlier run (``--replay``) in place of a device: each kernel's
+    stored samples by its name and sizes. The JSON keeps the evaluation variants' times per
+    variant entry and size, not per kernel: ``add_variants`` files them under the kernels the
+    entry generates, in its order of sizes."""
+
+    def __init__(self, record):
+        from gpuproj.calibrated.timing import Timing
+
+        self.device_name = record["device"]
+        self.times = {}
+        for st in record["studies"].values():
+            for m in st["measurements"]:
+                self.times[(m["kernel"], _sizes_key(m["sizes"]))] = Timing(
+                    m["kernel"], m["sizes"], m["samples_s"], m["median_s"],
+                    m.get("outliers_s", []), self.device_name)
+        self._timing = Timing
+
+    def add_variants(self, spec, stored):
+        """File the stored variant times (``evaluation.variants`` of one study) under the
+        kernels ``spec``'s evaluation entries generate."""
+        from gpuproj.calibrated.generators import ALL_GENERATORS, KernelCollection
+
+        coll = KernelCollection(ALL_GENERATORS, spec.match)
+        by_name = {v["name"]: v for v in stored}
+        for entry in spec.evaluation:
+            v = by_name.get(entry["name"])
+            if v is None:
+                continue  # time() says which kernel was not measured
+            measured = dict(zip((_sizes_key(s) for s in v["sizes"]), v["measured_s"]))
+            for mk in coll.variants(list(entry["tags"])):
+                t = measured.get(_sizes_key(mk.sizes))
+                if t is not None:
+                    self.times[(mk.name, _sizes_key(mk.sizes))] = self._timing(
+                        mk.name, dict(mk.sizes), [t], t, [], self.device_name)
+
+    def time(self, mk):
+        key = (mk.name, _sizes_key(mk.sizes))
+        if key not in self.times:
+            raise SystemExit(f"--replay: {mk.label()} was not measured in the replayed run "
+                             "(a model file whose kernels changed needs the device)")
+        return self.times[key]
+
+
 def device_label(name: str) -> str:
     if "portable computing language" in name.lower():
         return "pocl-cpu"
@@ -96,6 +151,8 @@ def main(argv=None):
     ap.add_argument("--models-dir", type=Path,
                     default=ROOT / "src" / "gpuproj" / "calibrated" / "models")
     ap.add_argument("--out-dir", type=Path, default=ROOT / "docs" / "results")
+    ap.add_argument("--replay", type=Path, default=None,
+                    help="calibrate and predict from an earlier run's JSON, measuring nothing")
     args = ap.parse_args(argv)
     warnings.simplefilter("ignore")
 
@@ -103,17 +160,29 @@ def main(argv=None):
     from gpuproj.calibrated.study import evaluate_variants, run_calibration
     from gpuproj.calibrated.timing import make_runner
 
-    runner = make_runner(args.device, warmup=args.warmup, repetitions=args.repetitions)
-    label = args.label or device_label(runner.device_name)
+    if args.replay:
+        old = json.loads(args.replay.read_text())
+        runner = ReplayRunner(old)
+        args.sizes, args.rounds = old["sizes"], 1
+        args.repetitions, args.warmup = old["repetitions"], old["warmup"]
+    else:
+        runner = make_runner(args.device, warmup=args.warmup, repetitions=args.repetitions)
+    label = (args.label or (old["label"] if args.replay else None)
+             or device_label(runner.device_name))
     args.out_dir.mkdir(parents=True, exist_ok=True)
     record = {"device": runner.device_name, "label": label,
               "date": time.strftime("%Y-%m-%d"), "repetitions": args.repetitions,
               "warmup": args.warmup, "sizes": args.sizes, "rounds": args.rounds, "studies": {}}
+    if args.replay:
+        record["replayed"] = {"date": old.get("replayed", {}).get("date", old["date"]),
+                              "rounds": old.get("replayed", {}).get("rounds", old["rounds"])}
     for name in args.only or MODELS:
         t0 = time.time()
         spec = load_model_file(args.models_dir / f"{name}.yaml")
         if args.sizes == "gpu":
             spec = gpu_sized(spec)
+        if args.replay:
+            runner.add_variants(spec, old["studies"][name]["evaluation"]["variants"])
         rounds = []
         for _ in range(args.rounds):
             cal, kernels, timings = run_calibration(spec, runner)
@@ -141,9 +210,14 @@ def main(argv=None):
 
 
 def markdown(record) -> str:
+    replayed = record.get("replayed")
+    measured = (f"Measured {record['date']} with `scripts/case_studies.py`" if not replayed else
+                f"Measured {replayed['date']} with `scripts/case_studies.py` (the median of "
+                f"{replayed['rounds']} rounds), calibrated and predicted again {record['date']} "
+                "from those timings (`--replay`)")
     lines = [f"#### Calibrated cost models (Stevens & Kloeckner) on {record['device']}",
              "",
-             (f"Measured {record['date']} with `scripts/case_studies.py`: each model calibrated "
+             (f"{measured}: each model calibrated "
               "on its measurement kernels (microbenchmarks and work-removed kernels, never the "
               "variants themselves), then every variant measured (median of "
               f"{record['repetitions']} runs) and predicted."

@@ -753,3 +753,30 @@ def test_warmup_runs_as_many_untimed_launches_as_asked(monkeypatch, warmup):
     t = CudaRunner(warmup=warmup, repetitions=3).time(K.empty((16, 1), (2, 1)))
     assert len(t.samples_s) == 3
     assert fake.clock == pytest.approx((warmup + 3) * (5e-6 + 32e-9))  # every launch counted
+
+
+def test_case_studies_replay_the_timings_of_a_gpu_run(tmp_path):
+    """--replay calibrates and predicts again from the committed H100 run's timings, measuring
+    nothing: it gives the committed fragment's numbers (themselves a replay), and says so."""
+    from conftest import load_script
+
+    cs = load_script("case_studies")
+    committed = Path(__file__).resolve().parents[1] / "docs" / "results" / \
+        "calibrated_nvidia-h100-80gb-hbm3.json"
+    assert cs.main(["--replay", str(committed), "--only", "finite_diff",
+                    "--out-dir", str(tmp_path)]) == 0
+    got = json.loads((tmp_path / committed.name).read_text())
+    want = json.loads(committed.read_text())
+    assert got["replayed"] == want["replayed"] and got["sizes"] == "gpu"
+    g, w = got["studies"]["finite_diff"], want["studies"]["finite_diff"]
+    assert g["evaluation"]["geomean_rel_error"] == pytest.approx(
+        w["evaluation"]["geomean_rel_error"], rel=1e-6)
+    assert g["calibration"]["params"] == pytest.approx(w["calibration"]["params"], rel=1e-6)
+    md = (tmp_path / "calibrated_nvidia-h100-80gb-hbm3.md").read_text()
+    assert "calibrated and predicted again" in md and "(`--replay`)" in md
+    # a kernel the run did not measure stops the replay, naming it
+    runner = cs.ReplayRunner(want)
+    mk = types.SimpleNamespace(name="finite_diff_16x16", sizes={"n": 64},
+                               label=lambda: "finite_diff_16x16 n=64")
+    with pytest.raises(SystemExit, match="finite_diff_16x16 n=64 was not measured"):
+        runner.time(mk)
