@@ -209,9 +209,12 @@ def test_profile_timeline_failures(tmp_path, monkeypatch, capsys, profile_rc, ke
 
 def test_profile_timeline_options(capsys):
     main(["profile", "--timeline", "--dry-run", "-o", "app.csv", "--", "./app", "a b"])
-    run, stats = capsys.readouterr().out.strip().split("\n")
+    # the commands that run: nsys stats writes <prefix>_cuda_gpu_trace.csv in the temporary
+    # folder, copied to -o (the dry run printed a --output that would write app_cuda_gpu_...)
+    run, stats, copy = capsys.readouterr().out.strip().split("\n")
     assert run.startswith("nsys profile --trace=cuda") and run.endswith("./app 'a b'")
-    assert stats.endswith("--output app REPORT.nsys-rep")
+    assert stats.endswith("--output WORK/stats WORK/report.nsys-rep")
+    assert copy == "cp WORK/stats_cuda_gpu_trace.csv app.csv"
     for args in (["--kernel", "saxpy"], ["--launch-count", "2"]):
         with pytest.raises(SystemExit) as e:
             main(["profile", "--timeline", *args, "--", "./app"])

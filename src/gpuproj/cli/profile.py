@@ -191,9 +191,10 @@ def profile(output, timeline, metrics_file, kernel, launch_count, ncu_path, nsys
 def _timeline(output: Path, nsys_path, dry_run: bool, app: list[str]) -> None:
     """nsys profile, then nsys stats into ``output``; the report stays in a temporary folder."""
     nsys = (nsys_path or "nsys") if dry_run else find_tool("nsys", nsys_path)
-    if dry_run:
-        for cmd in nsys_commands(nsys, app, Path("REPORT"), output.with_suffix("")):
+    if dry_run:  # what runs: WORK is the temporary folder, removed after the copy
+        for cmd in nsys_commands(nsys, app, Path("WORK") / "report", Path("WORK") / "stats"):
             click.echo(" ".join(_quote(c) for c in cmd))
+        click.echo(f"cp WORK/stats_cuda_gpu_trace.csv {_quote(str(output))}")
         return
     _check_app(app[0])
     with tempfile.TemporaryDirectory(prefix="gpuproj-nsys-") as work:
