@@ -637,6 +637,14 @@ def test_quadrant_says_what_it_leaves_out(tmp_path, capsys):
     assert code == 2 and one_error(err) == (
         "gpuproj: error: no GPU has both a DRAM bandwidth and a fp16 compute throughput "
         "(GeForce GTX 480 (gtx-480): the catalog has no fp16_fma_flops_per_s)")
+    # a profile none of whose rows can be drawn: the error names it and the first row's lack
+    none = tmp_path / "none.csv"
+    none.write_text("kernel,time_s,dram_bytes,gpu\nk1,1e-3,1e9,h100-sxm5-80gb\n")
+    code, _, err = run_cli(capsys, "quadrant", "-g", "h200", "-p", str(none), "-o", out)
+    assert code == 2 and one_error(err) == (
+        f"gpuproj: error: {none}: no kernel row has both flops and dram_bytes (its operational "
+        "intensity is unknown; the first: k1 [default]: no FLOP count, so no operational "
+        "intensity)")
 
 
 def test_dollar_signs_in_kernel_names_are_drawn_as_written(tmp_path, capsys):

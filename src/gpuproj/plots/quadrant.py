@@ -98,8 +98,10 @@ def kernels_from_rows(rows) -> tuple[list, list]:
                            f"{'DRAM byte' if np.isfinite(f) and f > 0 else 'FLOP'} count, so no "
                            "operational intensity")
     if not out:
-        raise GpuprojError("no kernel row has both flops and dram_bytes (its operational "
-                           "intensity is unknown)")
+        origin = getattr(rows, "origin", None)
+        why = (f"no kernel row has both flops and dram_bytes (its operational intensity is "
+               f"unknown; the first: {skipped[0]})" if skipped else "no kernel row to draw")
+        raise GpuprojError((f"{origin}: " if origin else "") + why)
     # the longest first (a row without a time last); the skipped in the file's order
     out.sort(key=lambda k: (not np.isfinite(k[2]), k[2] if np.isfinite(k[2]) else 0.0))
     return [(label, oi) for label, oi, _ in out], skipped
