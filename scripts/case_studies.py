@@ -32,6 +32,7 @@ import json
 import re
 import sys
 import time
+import types
 import warnings
 from pathlib import Path
 
@@ -86,30 +87,31 @@ def _sizes_key(sizes) -> tuple:
 
 
 class ReplayRunner:
-    """The timings of an earlier run (``--replay``) in place of a device: each kernel's
-    stored samples by its name and sizes. The JSON keeps the evaluation variants' times per
-    variant entry and size, not per kernel: ``add_variants`` files them under the kernels the
-    entry generates, in its order of sizes."""
+    """The timings one study of an earlier run (``--replay``) stored, in place of a device:
+    each kernel's samples by its name and sizes. Each study's own: the microbenchmarks that
+    several studies share were timed once per study, and a study was calibrated on its own.
+    The JSON keeps the evaluation variants' times per variant entry and size, not per kernel:
+    ``add_variants`` files them under the kernels the entry generates."""
 
-    def __init__(self, record):
+    def __init__(self, record, study):
         from gpuproj.calibrated.timing import Timing
 
         self.device_name = record["device"]
+        self.study = record["studies"][study]
         self.times = {}
-        for st in record["studies"].values():
-            for m in st["measurements"]:
-                self.times[(m["kernel"], _sizes_key(m["sizes"]))] = Timing(
-                    m["kernel"], m["sizes"], m["samples_s"], m["median_s"],
-                    m.get("outliers_s", []), self.device_name)
+        for m in self.study["measurements"]:
+            self.times[(m["kernel"], _sizes_key(m["sizes"]))] = Timing(
+                m["kernel"], m["sizes"], m["samples_s"], m["median_s"],
+                m.get("outliers_s", []), self.device_name)
         self._timing = Timing
 
-    def add_variants(self, spec, stored):
-        """File the stored variant times (``evaluation.variants`` of one study) under the
-        kernels ``spec``'s evaluation entries generate."""
+    def add_variants(self, spec):
+        """File the study's stored variant times under the kernels ``spec``'s evaluation
+        entries generate."""
         from gpuproj.calibrated.generators import ALL_GENERATORS, KernelCollection
 
         coll = KernelCollection(ALL_GENERATORS, spec.match)
-        by_name = {v["name"]: v for v in stored}
+        by_name = {v["name"]: v for v in self.study["evaluation"]["variants"]}
         for entry in spec.evaluation:
             v = by_name.get(entry["name"])
             if v is None:
@@ -162,7 +164,7 @@ def main(argv=None):
 
     if args.replay:
         old = json.loads(args.replay.read_text())
-        runner = ReplayRunner(old)
+        runner = types.SimpleNamespace(device_name=old["device"])  # each study's: below
         args.sizes, args.rounds = old["sizes"], 1
         args.repetitions, args.warmup = old["repetitions"], old["warmup"]
     else:
@@ -182,7 +184,8 @@ def main(argv=None):
         if args.sizes == "gpu":
             spec = gpu_sized(spec)
         if args.replay:
-            runner.add_variants(spec, old["studies"][name]["evaluation"]["variants"])
+            runner = ReplayRunner(old, name)
+            runner.add_variants(spec)
         rounds = []
         for _ in range(args.rounds):
             cal, kernels, timings = run_calibration(spec, runner)

@@ -224,6 +224,18 @@ def test_calibration_finds_p_edge_without_a_start(p_edge):
     assert cal.residual < 1e-9
 
 
+def test_a_start_where_the_model_is_not_finite_is_skipped():
+    """exp(p_b x) from 10^6 x the usual start overflows: least_squares refuses such a start
+    (ValueError), which stopped a calibration the usual start fits exactly."""
+    rng = np.random.default_rng(0)
+    x, y = rng.uniform(1e3, 1e5, 30), rng.uniform(0.5, 2, 30) * 1e-6
+    m = CostModel("f_wall_time", "p_a * f_op_float32_madd * exp(p_b * f_thread_groups)")
+    t = 1e-9 * x * np.exp(3e5 * y)
+    cal = calibrate(m, FeatureTable([str(i) for i in range(30)],
+                                    {"f_op_float32_madd": x, "f_thread_groups": y}, t))
+    assert cal.params == pytest.approx({"p_a": 1e-9, "p_b": 3e5}, rel=1e-6)
+
+
 def test_relative_residual_is_scale_features_by_output():
     # With relative residuals, a 10 % error on a 1 ms kernel weighs as much as on a 1 s one.
     m = CostModel("f_wall_time", "p_a * f_size:n")

@@ -412,10 +412,17 @@ def calibrate(model: CostModel, table: FeatureTable, *, scale_by_output=True, in
                               gtol=1e-12, max_nfev=2000 * (npar + 1))
             return r, float(np.linalg.norm(r.fun)) if np.all(np.isfinite(r.fun)) else np.inf
 
+    def fit_other(q_start):
+        try:
+            return fit(q_start)
+        except ValueError:  # the model is not finite there (exp(p x) overflows): no start
+            return None, np.inf
+
     edge = np.array([p in edge_params for p in names])
-    decades = EDGE_START_DECADES if edge.any() else (0,)
-    res = min((fit(np.where(edge, q0 * 10.0 ** k, q0)) for k in decades),
-              key=lambda rn: rn[1])[0]
+    # the usual start first: where it fails, its error is the one to see
+    fits = [fit(q0)] + [fit_other(np.where(edge, q0 * 10.0 ** k, q0))
+                        for k in EDGE_START_DECADES if k and edge.any()]
+    res = min(fits, key=lambda rn: rn[1])[0]
     params = {p: float(v) for p, v in zip(names, s * res.x)}
     g = np.asarray(model.expr.evaluate({**feats, **params}), dtype=float)
     g = np.broadcast_to(g, t.shape)
