@@ -76,6 +76,11 @@ def test_calibrate_checks_its_output_folder_before_timing(tmp_path, capsys, no_t
     _one_line(code, err)
     assert err == (f"gpuproj: error: -o {out}: cannot write: a file stands where its folder "
                    "would be\n")
+    # a folder where the file would be (a default name taken by a folder) passed the check
+    (tmp_path / "adir").mkdir()
+    code, _, err = run_cli(capsys, "calibrate", str(MODEL), "-o", str(tmp_path / "adir"))
+    _one_line(code, err)
+    assert "cannot write: a folder stands where the file would be" in err
 
 
 @pytest.mark.parametrize("args, message", [

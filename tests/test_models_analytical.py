@@ -219,6 +219,15 @@ def test_efficiency_a_block_that_fits_no_sm_of_the_target_has_no_time():
         "a100-sxm4-80gb -> tesla-t4: efficiency: a block fits no SM of tesla-t4 by the "
         "occupancy rules: it cannot launch there")
     assert "1 row(s) cannot launch on tesla-t4: no time" in p.assumptions["tesla-t4"]
+    assert p.skipped[0].lacks == ()  # not a ceiling the T4 lacks
+    # the default method too (it gave 3.55 ms without a word); the paper's hierarchical has no
+    # launch geometry, and projects it
+    ext = get_model("hierarchical-ext").predict(
+        _launch("a100-sxm4-80gb", smem_per_block_bytes=[80e3], dram_bytes=[1e9]),
+        "a100-sxm4-80gb", "tesla-t4")
+    assert len(ext.df) == 0 and ext.skipped[0].reason.endswith(
+        "hierarchical-ext: a block fits no SM of tesla-t4 by the occupancy rules: it cannot "
+        "launch there")
 
 
 def test_efficiency_registers_above_the_targets_limit_are_taken_at_it():

@@ -96,6 +96,9 @@ def test_a_column_of_true_and_false_is_not_numbers(tmp_path):
             load(_file(tmp_path, f"kernel,gpu,time_s,launches\nk1,{H100},{cells['time_s']},"
                                  f"{cells['launches']}\n"))
         assert (e.value.row, e.value.field) == (2, col)
+    # beside a blank cell pandas reads them as objects: quoted as written all the same
+    with pytest.raises(InputError, match="'true' is not a number"):
+        load(_file(tmp_path, f"kernel,gpu,time_s\na,{H100},true\nb,{H100},\nc,{H100},false\n"))
 
 
 _SEMI = "kernel;config;gpu;time_s;dram_bytes;tile\n"

@@ -166,7 +166,7 @@ class GPU:
     def to_dict(self) -> dict:
         """The file's content as plain data (for ``--json``)."""
         def sec(d):
-            return {k: {"value": _whole(k, e.value), "kind": e.kind, "source": e.source}
+            return {k: {"value": whole_number(k, e.value), "kind": e.kind, "source": e.source}
                     for k, e in d.items()}
         return {
             "schema_version": SCHEMA_VERSION, "id": self.id, "vendor": self.vendor,
@@ -177,7 +177,7 @@ class GPU:
         }
 
 
-def _whole(name: str, value):
+def whole_number(name: str, value):
     """A count or size of ``WHOLE_FIELDS`` as an int (132 SMs, not 132.0), as its file writes
     it; other values as they are."""
     if name in WHOLE_FIELDS and isinstance(value, float) and value.is_integer():
@@ -527,7 +527,7 @@ def resolve(name) -> GPU:
     unknown name that looks like a path says what is wrong with the file."""
     if isinstance(name, GPU):
         return name
-    if _is_yaml(name) and Path(name).is_file():
+    if is_yaml(name) and Path(name).is_file():
         return read_gpu_file(name)
     try:  # the catalog first: a user's GPU may have a / in its name
         return load_catalog().resolve(name)
@@ -539,7 +539,7 @@ def resolve(name) -> GPU:
         why = "not a GPU file (.yaml or .yml)" if Path(name).exists() else "no such file"
         # still an UnknownGPUError: a profile's GPU column names GPUs by paths too, and a
         # renderer string ('GeForce RTX 3080/PCIe/SSE2') keeps the catalog's suggestions
-        raise UnknownGPUError(f"{name}: {why}" + ("" if _is_yaml(name) else f"; {e}")) from None
+        raise UnknownGPUError(f"{name}: {why}" + ("" if is_yaml(name) else f"; {e}")) from None
 
 
 def names_a_file(name) -> bool:
@@ -547,10 +547,11 @@ def names_a_file(name) -> bool:
     that exists, or one written as a path (./gpus/x). A name with a / inside ('AMD Instinct
     MI250X / MI250', a renderer's 'RTX 3080/PCIe') is no file."""
     text = str(name)
-    return _is_yaml(text) or Path(text).exists() or text.startswith(("/", "./", "../", "~"))
+    return is_yaml(text) or Path(text).exists() or text.startswith(("/", "./", "../", "~"))
 
 
-def _is_yaml(name) -> bool:
+def is_yaml(name) -> bool:
+    """Whether ``name`` is a GPU file's: the catalog reads .yaml and .yml files only."""
     return str(name).endswith((".yaml", ".yml"))
 
 

@@ -159,6 +159,8 @@ def check_writable(path, option=None) -> None:
 
     path = Path(path)
     where = f"{option} {path}" if option else path
+    if path.is_dir():
+        raise InputError("cannot write: a folder stands where the file would be", path=where)
     existing = next(p for p in (path.parent, *path.parent.parents) if p.exists() or p == p.parent)
     if not existing.is_dir():
         raise InputError("cannot write: a file stands where its folder would be", path=where)

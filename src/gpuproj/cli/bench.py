@@ -158,7 +158,9 @@ def bench(gpu_name, output, raw_out, backend, device, quick, only, reps, plots_d
         _refuse_same_paths(Path(output), Path(raw_out or from_raw or Path(output).with_suffix(
             ".json")), from_raw, raw_out, gpu)
         # the catalog reads GPU files by these names only: another is a file nothing loads
-        if not output.endswith((".yaml", ".yml")):
+        from ..catalog import is_yaml
+
+        if not is_yaml(output):
             raise GpuprojError(f"-o {output}: the GPU file is YAML: name the file .yaml or .yml")
     if from_raw:
         given = _measuring_options_given()

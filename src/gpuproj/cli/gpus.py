@@ -39,10 +39,9 @@ def _text(s):
 def _row(g) -> dict:
     """The numbers `gpus list` shows, in SI units (for --json); missing numbers are None, counts
     and sizes ints."""
-    return {k: _num(int(v) if k in _WHOLE and v == v else v) for k, v in _row_raw(g).items()}
+    from ..catalog import whole_number
 
-
-_WHOLE = ("sm_count", "memory_size_bytes", "l2_size_bytes")
+    return {k: _num(whole_number(k, v)) for k, v in _row_raw(g).items()}
 
 
 def _row_raw(g) -> dict:

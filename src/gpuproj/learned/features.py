@@ -212,7 +212,9 @@ def gpu_vector(gpu) -> dict:
 def _occupancy(df, gpu):
     """(theoretical occupancy, fill fraction of the block slots, waves) of each row's launch on
     ``gpu`` (``gpuproj.models.common``); NaN where the launch geometry or the GPU's occupancy
-    limits are unknown."""
+    limits are unknown. A block that fits no SM of ``gpu`` has occupancy 0 (a learner may
+    learn from it what it will; the analytical members give such a row no time) and NaN fill
+    and waves."""
     from ..models.common import fill_fractions, launch_configs, launch_occupancy
 
     launch = ("block_threads", "grid_blocks", "regs_per_thread", "smem_per_block_bytes")

@@ -232,10 +232,12 @@ class Model:
             own = np.concatenate(cols["why_none"])[bad]
             for kern, conf, tgt, reason in zip(*(pred[c].to_numpy(object)[bad]
                                                  for c in ("kernel", "config", "target")), own):
+                # a row's own reason is not a ceiling the GPU lacks
+                lack = () if reason else lacks[tgt]
                 reason = f"{self.name}: {reason}" if reason else why[tgt]
                 skipped.append(Skipped(profiles.origin, None,
                                        f"{kern} [{conf}] {src.id} -> {tgt}: {reason}",
-                                       lacks[tgt], (kern, conf, tgt)))
+                                       lack, (kern, conf, tgt)))
             pred = pred[~bad].reset_index(drop=True)
         return Prediction(pred, assumptions, skipped, list(cautions))
 

@@ -236,11 +236,20 @@ def launch_occupancy(df: pd.DataFrame, gpu, configs=None):
     return occ, bps
 
 
+def cannot_launch(gpu_id: str, formula: str = "rules") -> str:
+    """Why a row whose block fits no SM of ``gpu_id`` (occupancy 0) has no time there."""
+    return (f"a block fits no SM of {gpu_id} by the occupancy "
+            f"{'formula' if formula == 'report' else 'rules'}: it cannot launch there")
+
+
 def theoretical_occupancy(df: pd.DataFrame, gpu, configs=None,
                           formula: str = "rules") -> np.ndarray:
     """Each row's theoretical occupancy on ``gpu`` (``launch_occupancy``), by the CUDA
     occupancy rules or (``formula="report"``) by Srivastava et al.'s Sec. 4.0.2 as written
-    (``occupancy.report_occupancy``)."""
+    (``occupancy.report_occupancy``, which, as written, takes the register count as counted
+    where the rules cap it at the GPU's limit)."""
+    if formula not in ("rules", "report"):
+        raise ValueError(f"formula must be 'rules' or 'report', not {formula!r}")
     if formula == "rules":
         return launch_occupancy(df, gpu, configs)[0]
     from ..errors import InputError

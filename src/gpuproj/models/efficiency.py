@@ -28,7 +28,7 @@ from __future__ import annotations
 import numpy as np
 
 from .base import Model, Projection
-from .common import DTYPES, dram_blind_note, dtype_peaks, labels
+from .common import DTYPES, cannot_launch, dram_blind_note, dtype_peaks, labels
 
 
 class EfficiencyTransfer(Model):
@@ -67,9 +67,7 @@ class EfficiencyTransfer(Model):
                      DTYPES + ("dram",))
         notes.append("datasheet peaks; efficiency assumed equal on both GPUs")
         notes.extend(self._once("dram_blind", lambda: dram_blind_note(df)))
-        why = np.where(launchable, "", f"a block fits no SM of {target.id} by the occupancy "
-                       f"{'formula' if self.occupancy == 'report' else 'rules'}: it cannot "
-                       "launch there")
+        why = np.where(launchable, "", cannot_launch(target.id, self.occupancy))
         return Projection(time, limiter=lim, assumptions=notes, why_none=why,
                           breakdown={"occupancy_source": o_s, "occupancy_target": o_t})
 

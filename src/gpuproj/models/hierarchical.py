@@ -134,6 +134,7 @@ from .base import Model, Projection
 from .common import (
     DTYPES,
     CeilingBook,
+    cannot_launch,
     compute_peak_key,
     dtype_names,
     labels,
@@ -520,9 +521,12 @@ class Hierarchical(Model):
             low = np.fmin(low, np.fmin.reduce(variant, axis=1))
             high = np.fmax(high, np.fmax.reduce(variant, axis=1))
 
-        held = underfilled = None
+        held = underfilled = unfit = None
         if self.parallelism:
             resident = self._resident_blocks(df, source, target)
+            # a block that ran on the source and fits no SM of the target (more threads or
+            # shared memory than it gives a block) has no time there
+            unfit = (resident[0] > 0) & (resident[1] == 0)
             by_sm, by_slot, fill_t = self._fill_ratios(df, source, target, *resident)
             underfilled = fill_t < UNDERFILL
             per_level = per_level * by_sm[:, None]
@@ -571,7 +575,11 @@ class Hierarchical(Model):
         breakdown, limiter = self._breakdown(df, n, {"t_compute_s": t_comp, **times_t},
                                              unpriced, underfilled, held, unbounded)
         notes = bs.notes + bt.notes + notes
-        return Projection(point, low, high, limiter, breakdown, notes)
+        why = None
+        if unfit is not None and unfit.any():
+            point, low, high = (np.where(unfit, np.nan, a) for a in (point, low, high))
+            why = np.where(unfit, cannot_launch(target.id), "")
+        return Projection(point, low, high, limiter, breakdown, notes, why_none=why)
 
     def _roof_rate(self, source, target) -> float:
         """What the time outside the roofs becomes on the target, per second on the source:

@@ -152,9 +152,8 @@ def numeric(values: pd.Series, *, path, field: str, rows=None, allow_negative=Fa
     """
     if pd.api.types.is_bool_dtype(values) and len(values):
         # pandas reads a column of true/false alone as booleans, which would pass as 1 and 0
-        text = cell_text(path, _at(rows, 0), field)
-        raise InputError(f"'{values.iloc[0] if text is None else text}' is not a number",
-                         path=path, row=_at(rows, 0), field=field)
+        raise InputError(f"'{_bool_text(values.iloc[0], path, _at(rows, 0), field)}' is not "
+                         "a number", path=path, row=_at(rows, 0), field=field)
     if pd.api.types.is_numeric_dtype(values):
         out = values.astype(float)
     else:
@@ -168,7 +167,8 @@ def numeric(values: pd.Series, *, path, field: str, rows=None, allow_negative=Fa
             try:
                 out.iloc[i] = parse_number(text.iloc[i])
             except ValueError:
-                raise InputError(f"'{values.iloc[i]}' is not a number", path=path,
+                shown = _bool_text(values.iloc[i], path, _at(rows, i), field)
+                raise InputError(f"'{shown}' is not a number", path=path,
                                  row=_at(rows, i), field=field) from None
     inf = np.flatnonzero(np.isinf(out.to_numpy()))
     if len(inf):
@@ -188,6 +188,15 @@ def numeric(values: pd.Series, *, path, field: str, rows=None, allow_negative=Fa
             raise InputError(f"{as_written(values.iloc[i], path, _at(rows, i), field)} is "
                              "negative", path=path, row=_at(rows, i), field=field)
     return out
+
+
+def _bool_text(value, path, row, field):
+    """A boolean pandas read from true/false text as the file writes it ('true', 'FALSE');
+    another value as it is."""
+    if isinstance(value, (bool, np.bool_)):
+        text = cell_text(path, row, field)
+        return value if text is None else text
+    return value
 
 
 def as_written(value, path, row, field):
