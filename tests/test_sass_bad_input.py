@@ -147,8 +147,8 @@ def test_predict_sass_matching_no_kernel_is_an_error(tmp_path, capsys):
     code, out, err = run_cli(capsys, "predict", str(profile), "-t", "h200",
                              "--sass", str(listing(90)))
     assert code == 2 and out == ""
-    assert err.startswith(f"gpuproj: error: {listing(90)}: no kernel of the profile {profile} "
-                          "is in this SASS")
+    assert err.startswith(f"gpuproj: error: {listing(90)}: no kernel of the profile is in "
+                          "this source's code, so nothing would be compared")
     assert "atomic_dot_f32" in err and "not_in_the_listing" in err
     assert len(err.strip().splitlines()) == 1
 
@@ -171,3 +171,20 @@ def test_ncu_source_page_row_without_address_or_instruction_is_an_error(tmp_path
     with pytest.raises(InputError, match="no (address|instruction)") as e:
         parse_file(p, 90)
     assert (e.value.path, e.value.row, e.value.field) == (str(p), row, fld)
+
+
+def test_target_code_matching_no_kernel_is_an_error_in_the_api_too(tmp_path):
+    """--target-sass whose functions are none of the kernels left the target counts NaN and
+    the projection unchanged; the check is in the library, so predict() says it as well."""
+    from gpuproj.predict import predict
+    from gpuproj.profiles import load
+
+    other = tmp_path / "other.sass"
+    other.write_text("\t.section\t.text.k,\"ax\",@progbits\n        .global         k\nk:\n"
+                     ".text.k:\n        /*0000*/                   EXIT ;\n.L_x_0:\n"
+                     "        /*0010*/                   BRA `(.L_x_0);\n")
+    table = load(_profile(tmp_path, ["div_f32"]))
+    with pytest.raises(InputError, match="no kernel of the profile is in this target "
+                                         "h200-sxm-141gb's code") as e:
+        predict(table, targets=["h200"], sass=listing(90), target_sass=other)
+    assert str(e.value.path) == str(other)

@@ -550,8 +550,9 @@ def sass_target_counts(rows: ProfileTable, sass, source, targets, target_sass=No
     architecture (Van Lanker Sec. 4.2, ``gpuproj.sass.target_counts``); the targets' code from
     ``target_sass`` where given, so that ``sass`` may be the source's alone (an Nsight Compute
     source page, whose counts the comparison carries over). Targets that are not NVIDIA GPUs
-    keep the source counts."""
-    from .sass import load_sass, target_counts
+    keep the source counts. Code that holds none of the profile's kernels is an error: the
+    comparison would change nothing (kernels some listing lacks are noted)."""
+    from .sass import load_sass, resolve_kernel, target_counts
 
     def nvidia(g):
         return g.vendor.upper() == "NVIDIA" and g.isa.startswith("sm_")
@@ -560,6 +561,15 @@ def sass_target_counts(rows: ProfileTable, sass, source, targets, target_sass=No
         raise GpuprojError(f"--sass compares NVIDIA machine code: the source GPU {source.id} is "
                            f"{source.vendor} ({source.isa})")
     src_prog = load_sass(sass, source.isa)
+    kernels = list(dict.fromkeys(rows.df["kernel"].astype(str)))
+
+    def none_of_them(prog, path, whose):
+        if kernels and not any(resolve_kernel(k, prog) is not None for k in kernels):
+            raise InputError(f"no kernel of the profile is in this {whose} code, so nothing "
+                             f"would be compared (its functions: "
+                             f"{first_of(list(prog.functions), 3) or 'none'}; the profile's "
+                             f"kernels: {first_of(kernels, 3)})", path=str(path))
+
     out = {}
     for t in targets:
         if not nvidia(t):
@@ -576,6 +586,10 @@ def sass_target_counts(rows: ProfileTable, sass, source, targets, target_sass=No
         except InputError as e:  # the listing or binary has no code for this target
             raise InputError(f"{e.message} (the target {t.id})", path=e.path,
                              field=e.field) from None
+        if not out:  # only where a target is compared: a source alone compares nothing
+            none_of_them(src_prog, sass, "source's")
+        none_of_them(tgt_prog, sass if target_sass is None else target_sass,
+                     f"target {t.id}'s")
         out[t.id] = target_counts(rows, src_prog, tgt_prog)
     return out
 

@@ -164,8 +164,6 @@ def _predict_profile(profile, source, target, method, model_paths, kernel, fmt, 
     methods = names_or_all(method)
     result = api.predict(table, source=sources, targets=split_list(target), methods=methods,
                          kernel=kernel, sass=sass, target_sass=target_sass, models=model_paths)
-    if sass is not None:
-        _require_sass_match(profile, table, result, kernel, sass)
     if methods == "all" and not as_json:
         _report_left_out(table, result)
     report_skipped(result.skipped, quiet=as_json)
@@ -188,38 +186,6 @@ def _predict_profile(profile, source, target, method, model_paths, kernel, fmt, 
         result.print_shortlist(console(), shortlist)
     else:
         result.print(console())
-
-
-def _require_sass_match(profile, table, result, kernel, sass) -> None:
-    """An error naming --sass where its functions are none of the profiled kernels: the
-    comparison then changes nothing, and said so only among the assumptions (a wrong file, or
-    kernels renamed). A --trace that matches no kernel is an error too; some kernels missing
-    from the SASS stay notes."""
-    from ..errors import InputError
-    from ..sass import load_sass, resolve_kernel
-    from ..units import first_of
-
-    def nvidia(g):  # the GPUs whose code predict compares (sass_target_counts)
-        return g.vendor.upper() == "NVIDIA" and g.isa.startswith("sm_")
-
-    if not any(nvidia(result.gpus[t]) for t in result.targets):
-        return   # nothing was compared, so nothing could fail to match
-    chosen = table.select(kernel)
-    kernels, functions, programs = [], [], {}
-    for s in result.sources:
-        isa = result.gpus[s].isa
-        if isa not in programs:
-            programs[isa] = load_sass(sass, isa)
-        prog = programs[isa]
-        names = list(dict.fromkeys(chosen.on(s).df["kernel"].astype(str)))
-        if any(resolve_kernel(k, prog) is not None for k in names):
-            return
-        kernels += [k for k in names if k not in kernels]
-        functions += [f for f in prog.functions if f not in functions]
-    raise InputError(f"no kernel of the profile {profile} is in this SASS, so nothing was "
-                     f"compared (its functions: "
-                     f"{first_of(functions, 3) or 'none'}; the profile's kernels: "
-                     f"{first_of(kernels, 3)})", path=sass)
 
 
 def _report_left_out(table, result) -> None:
