@@ -32,7 +32,6 @@ import json
 import re
 import sys
 import time
-import types
 import warnings
 from pathlib import Path
 
@@ -103,12 +102,12 @@ class ReplayRunner:
             self.times[(m["kernel"], _sizes_key(m["sizes"]))] = Timing(
                 m["kernel"], m["sizes"], m["samples_s"], m["median_s"],
                 m.get("outliers_s", []), self.device_name)
-        self._timing = Timing
 
     def add_variants(self, spec):
         """File the study's stored variant times under the kernels ``spec``'s evaluation
         entries generate."""
         from gpuproj.calibrated.generators import ALL_GENERATORS, KernelCollection
+        from gpuproj.calibrated.timing import Timing
 
         coll = KernelCollection(ALL_GENERATORS, spec.match)
         by_name = {v["name"]: v for v in self.study["evaluation"]["variants"]}
@@ -120,7 +119,7 @@ class ReplayRunner:
             for mk in coll.variants(list(entry["tags"])):
                 t = measured.get(_sizes_key(mk.sizes))
                 if t is not None:
-                    self.times[(mk.name, _sizes_key(mk.sizes))] = self._timing(
+                    self.times[(mk.name, _sizes_key(mk.sizes))] = Timing(
                         mk.name, dict(mk.sizes), [t], t, [], self.device_name)
 
     def time(self, mk):
@@ -162,17 +161,17 @@ def main(argv=None):
     from gpuproj.calibrated.study import evaluate_variants, run_calibration
     from gpuproj.calibrated.timing import make_runner
 
-    if args.replay:
+    if args.replay:  # a runner per study: below
         old = json.loads(args.replay.read_text())
-        runner = types.SimpleNamespace(device_name=old["device"])  # each study's: below
+        device, label = old["device"], args.label or old["label"]
         args.sizes, args.rounds = old["sizes"], 1
         args.repetitions, args.warmup = old["repetitions"], old["warmup"]
     else:
         runner = make_runner(args.device, warmup=args.warmup, repetitions=args.repetitions)
-    label = (args.label or (old["label"] if args.replay else None)
-             or device_label(runner.device_name))
+        device = runner.device_name
+        label = args.label or device_label(device)
     args.out_dir.mkdir(parents=True, exist_ok=True)
-    record = {"device": runner.device_name, "label": label,
+    record = {"device": device, "label": label,
               "date": time.strftime("%Y-%m-%d"), "repetitions": args.repetitions,
               "warmup": args.warmup, "sizes": args.sizes, "rounds": args.rounds, "studies": {}}
     if args.replay:
