@@ -89,6 +89,8 @@ def test_calibrate_checks_its_output_folder_before_timing(tmp_path, capsys, no_t
 @pytest.mark.parametrize("args, message", [
     (["-o", "{d}/afile/z.yaml"], "-o {d}/afile/z.yaml: cannot write"),
     (["-o", "{d}/z.yaml", "--raw", "{d}/afile/z.json"], "--raw {d}/afile/z.json: cannot write"),
+    (["-o", "{d}/z.yaml", "--plots", "{d}/afile/pics"],
+     "--plots {d}/afile/pics/roofline.png: cannot write"),
 ])
 def test_bench_checks_its_output_folders_before_measuring(tmp_path, capsys, no_measuring, args,
                                                           message):

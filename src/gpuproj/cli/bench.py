@@ -190,6 +190,8 @@ def bench(gpu_name, output, raw_out, backend, device, quick, only, reps, plots_d
         check_writable(out_path, "-o" if output else None)
         if not from_raw or raw_out:
             check_writable(raw_path, "--raw" if raw_out else None)
+        if plots_dir:  # the first picture drawn: its folder as the others'
+            check_writable(Path(plots_dir) / "roofline.png", "--plots")
         if not from_raw:
             log(f"{b.info.name} ({b.name}, {b.info.compute_units} compute units), "
                 f"{sizes.name} sizes")
