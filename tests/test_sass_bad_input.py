@@ -70,6 +70,10 @@ JSON_DAMAGE = {
     "name a number": (_set_fn(0, "function-name", 12),
                       r"field 'function-name': functions\[0\]: 12 is not a function name"),
     "no name": (_set_fn(0, "function-name", None), r"functions\[0\]: null .* not a function name"),
+    # the later one of a name won without a word
+    "a name twice": (lambda d: d[1][1].update({"function-name": d[1][0]["function-name"]}),
+                     r"field 'function-name': functions\[1\] \(atomic_dot_f32\): a second "
+                     "function of this name"),
 }
 
 

@@ -214,6 +214,9 @@ def parse_json(text: str, origin: str = "", symbols: dict | None = None) -> Prog
             raise InputError(f"{entry}: {_json_what(name)} is not a function name", path=where,
                              field="function-name")
         entry = f"functions[{n}] ({name})"
+        if name in functions:  # one cubin names each function once: the later would win
+            raise InputError(f"{entry}: a second function of this name", path=where,
+                             field="function-name")
         start = _json_int(fn.get("start", 0), where, entry, "start")
         listed = fn.get("sass-instructions", [])
         if not isinstance(listed, list):
