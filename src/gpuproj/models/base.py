@@ -168,8 +168,7 @@ class Model:
                                                  float))
                 cols["limiter"].append(p.limiter if p.limiter is not None
                                        else np.full(n, "", object))
-                cols["why_none"].append(np.full(n, "", object) if p.why_none is None
-                                        else np.asarray(p.why_none, object))
+                cols["why_none"].append(p.why_none)  # arrays only where skips are told
                 q = band_quantiles(self.name, src, t)
                 low, high = (band_of(cols["time_s"][-1], use["time_s"].to_numpy(float), *q)
                              if q else (np.full(n, np.nan),) * 2)
@@ -229,7 +228,8 @@ class Model:
                           + ("; ".join(lacks[t]) if lacks[t]
                              else "the counts it times are zero or lack a ceiling on one "
                              "of the GPUs") + ")")
-            own = np.concatenate(cols["why_none"])[bad]
+            own = np.concatenate([np.full(n, "", object) if w is None else np.asarray(w, object)
+                                  for w in cols["why_none"]])[bad]
             for kern, conf, tgt, reason in zip(*(pred[c].to_numpy(object)[bad]
                                                  for c in ("kernel", "config", "target")), own):
                 # a row's own reason is not a ceiling the GPU lacks

@@ -67,7 +67,8 @@ class EfficiencyTransfer(Model):
                      DTYPES + ("dram",))
         notes.append("datasheet peaks; efficiency assumed equal on both GPUs")
         notes.extend(self._once("dram_blind", lambda: dram_blind_note(df)))
-        why = np.where(launchable, "", cannot_launch(target.id, self.occupancy))
+        why = (None if launchable.all() else
+               np.where(launchable, "", cannot_launch(target.id, self.occupancy)))
         return Projection(time, limiter=lim, assumptions=notes, why_none=why,
                           breakdown={"occupancy_source": o_s, "occupancy_target": o_t})
 
@@ -98,7 +99,9 @@ class EfficiencyTransfer(Model):
                             f"{'formula' if self.occupancy == 'report' else 'rules'}, where "
                             "they ran: occupancy ratio 1")
         rows(~launchable, f"cannot launch on {target.id}: no time")
-        partial = df[["regs_per_thread", "smem_per_block_bytes"]].isna().any(axis=1).to_numpy()
+        partial = self._once("partial", lambda: (
+            np.isnan(df["regs_per_thread"].to_numpy(float))
+            | np.isnan(df["smem_per_block_bytes"].to_numpy(float))))
         rows(known & partial, "without a register count or shared-memory size: their "
                               "occupancy counts the other limits only")
         return np.where(known, o_s, 1.0), np.where(known, o_t, 1.0), launchable, notes
