@@ -398,6 +398,12 @@ def test_a_split_of_a_public_table_widens_to_bands_fitted_without_it(monkeypatch
     assert held is not None and held != load_bands()["methods"]
     assert sp.held_out_bands(kt) is held
     assert sp.held_out_bands(ProfileTable(kt.df)) is None  # no file: no public source
+    # two files of one source read as one table (its origin 'a.csv, b.csv', no file): the same
+    # held-out bands, where it fell back to the shipped ones; two sources have none
+    data = Path(__file__).parent / "data"
+    both = kt.concat(load(data / "kerneltuner-4gpus-convolution.csv"))
+    assert sp.held_out_bands(both) is held
+    assert sp.held_out_bands(kt.concat(load(data / "amaris-2gpus-calculate_temp.csv"))) is None
     seen = []
 
     def fold_bands(fold, methods, **kw):

@@ -155,19 +155,24 @@ def folds(table: ProfileTable, split: str, **kw) -> list[Fold]:
 
 def held_out_bands(table: ProfileTable) -> dict | None:
     """The analytical error bands fitted without ``table``'s data source, where ``table`` was
-    read from one of the public tables the shipped bands were fitted on (None otherwise).
+    read from the public tables of one data source the shipped bands were fitted on, one file
+    or several (None otherwise: the shipped file holds no bands without two sources).
     Outside the training GPUs' range a trained model's interval widens to these bands; fitted
     on the table itself, they would carry the held-out GPU's own errors into its intervals."""
     from .models.bands import bands_without_source
     from .profiles import sniff
 
-    origin = Path(table.origin) if table.origin else None
-    if origin is None or not origin.is_file():
+    # the files the rows came from (several where tables were read as one)
+    paths = (pd.unique(table.df["_path"]) if "_path" in table.df.columns
+             else [table.origin] if table.origin else [])
+    paths = [Path(p) for p in paths if isinstance(p, str) and p]
+    if not paths or not all(p.is_file() for p in paths):
         return None
     try:
-        return bands_without_source(sniff(origin))
+        sources = {sniff(p) for p in paths}
     except GpuprojError:
         return None
+    return bands_without_source(sources.pop()) if len(sources) == 1 else None
 
 
 def make_method(name_or_model, *, coverage=None, cv_groups="gpu", params=None, bands=None):
