@@ -258,3 +258,20 @@ def test_an_unbounded_interval_stays_unbounded_when_combined():
     out = combine_sources(d, weighted=False)
     assert out["time_s"].iloc[0] == pytest.approx(2.0)
     assert out["high_s"].iloc[0] == np.inf and out["low_s"].iloc[0] == 0.0
+
+
+def test_an_open_interval_weighs_nothing():
+    """Inverse-variance weights give a source whose interval is open (infinite spread) weight
+    0: sources 1, 4 and 8 with intervals [0.5, 2], [1, 16] and [0, inf] combine as the first
+    two, weights 4/5 and 1/5 (1.3195), where the open one switched the target to equal weights
+    (3.175); its bounds add nothing. All open: equal weights, the interval open."""
+    d = pd.DataFrame({"method": "m", "kernel": "k", "config": "c", "target": "t",
+                      "source": ["a", "b", "c"], "time_s": [1.0, 4.0, 8.0], "true_s": 2.0,
+                      "source_time_s": [1.0, 1.0, 1.0], "low_s": [0.5, 1.0, 0.0],
+                      "high_s": [2.0, 16.0, np.inf]})
+    out = combine_sources(d).iloc[0]
+    assert out["time_s"] == pytest.approx(4 ** 0.2)
+    assert (out["low_s"], out["high_s"]) == pytest.approx((0.5 ** 0.8, 2 ** 0.8 * 16 ** 0.2))
+    allopen = combine_sources(d.assign(low_s=0.0, high_s=np.inf)).iloc[0]
+    assert allopen["time_s"] == pytest.approx(32 ** (1 / 3))
+    assert (allopen["low_s"], allopen["high_s"]) == (0.0, np.inf)

@@ -11,7 +11,8 @@ combination is the inverse-variance weighted geometric mean
 
     ln p = sum_i a_i ln p_i,   a_i = w_i^-2 / sum_j w_j^-2,
 
-equal weights where a projection has neither band nor interval. The band and the interval of
+equal weights where a projection has neither band nor interval (or every one's interval is
+open), weight 0 for one whose interval is open at an end. The band and the interval of
 the combination are the same weighted geometric means of the sources' bounds: the sources'
 errors share the target's own deviation from its datasheet, so a combined band does not
 narrow as 1 / sqrt(n) would for independent errors (its coverage is measured in
@@ -50,13 +51,15 @@ def _log(x: pd.Series, bound: bool = False) -> np.ndarray:
 
 
 def _spread(pairs: pd.DataFrame) -> np.ndarray:
-    """Log-width of each prediction's band, else of its interval; NaN where it has neither (or
-    a point)."""
+    """Log-width of each prediction's band, else of its interval; inf for an interval open at
+    an end (0 or inf: a learned model with too few calibration scores), whose weight is then 0;
+    NaN where it has neither (or a point)."""
     out = np.full(len(pairs), np.nan)
     for lo, hi in (("low_s", "high_s"), ("band_low_s", "band_high_s")):
         if lo in pairs and hi in pairs:
-            w = _log(pairs[hi]) - _log(pairs[lo])
-            out = np.where(np.isfinite(w) & (w > 0), w, out)
+            with np.errstate(invalid="ignore"):  # inf - inf: a point at infinity, no spread
+                w = _log(pairs[hi], bound=True) - _log(pairs[lo], bound=True)
+            out = np.where(w > 0, w, out)
     return out
 
 
@@ -74,18 +77,25 @@ def combine_sources(pairs: pd.DataFrame, weighted: bool = True) -> pd.DataFrame:
     lt = _log(d["time_s"])
     ok = np.isfinite(lt)
     w = 1.0 / _spread(d) ** 2 if weighted else np.ones(len(d))
-    # equal weights within a target where any projection has no spread to weigh it by
-    equal = pd.Series(~np.isfinite(w) & ok).groupby([d[k] for k in keys], sort=False,
-                                                    dropna=False).transform("any").to_numpy()
+    by_target = [d[k] for k in keys]
+    # equal weights within a target where any projection has no spread to weigh it by, or
+    # where every one is open (all weights 0)
+    def per_target(values, how):
+        return pd.Series(values).groupby(by_target, sort=False, dropna=False).transform(
+            how).to_numpy()
+
+    equal = per_target(~np.isfinite(w) & ok, "any") | (per_target(np.where(ok, w, 0.0),
+                                                                   "sum") == 0)
     w = np.where(~ok, 0.0, np.where(equal, 1.0, w))
     cols = {"_w": w, "_n": ok.astype(int)}
     logs = {"time_s": lt, "source_time_s": _log(d["source_time_s"])}
     logs.update({b: _log(d[b], bound=True) for b in BOUNDS if b in d.columns})
     for c, v in logs.items():
-        # a bound missing for one source leaves the combination without it (NaN)
+        # a bound missing for one source leaves the combination without it (NaN); a source of
+        # weight 0 adds nothing, its open bound included
         with np.errstate(invalid="ignore"):  # 0 x inf where the row does not count
-            cols[f"_s_{c}"] = np.where(ok & ~np.isnan(v), w * np.where(np.isnan(v), 0.0, v),
-                                       0.0)
+            cols[f"_s_{c}"] = np.where(ok & ~np.isnan(v) & (w > 0),
+                                       w * np.where(np.isnan(v), 0.0, v), 0.0)
         cols[f"_m_{c}"] = (ok & np.isnan(v)).astype(int)
     work = d[keys].assign(**cols)
     g = work.groupby(keys, sort=False, dropna=False)
