@@ -449,3 +449,32 @@ def test_interval_outside_the_training_range_leans_on_the_physics_band(synth):
     lo_c, hi_c = model.conformal_.interval(inside["time_s"].to_numpy(), s)
     np.testing.assert_allclose(inside["low_s"], lo_c, rtol=1e-12)
     np.testing.assert_allclose(inside["high_s"], hi_c, rtol=1e-12)
+
+
+def test_ensemble_validates_a_held_out_kernel_as_an_unseen_one(synth, monkeypatch):
+    """In a kernel split a held-out kernel is new to the model: its pairs take the weights of
+    their source bound. Its out-of-fold pairs, which the intervals are calibrated on, took the
+    '*' weights (its name, known to the whole training set, has none in the other folds)."""
+    from gpuproj.learned.hybrids import Ensemble
+
+    classes, during = [], []
+    real_oof, real_combine = Ensemble.out_of_fold, Ensemble._combine
+
+    def out_of_fold(self, data):
+        during.append(True)
+        try:
+            return real_oof(self, data)
+        finally:
+            during.pop()
+
+    def combine(self, preds, cls, weights=None):
+        if during:
+            classes.append(set(cls))
+        return real_combine(self, preds, cls, weights)
+
+    monkeypatch.setattr(Ensemble, "out_of_fold", out_of_fold)
+    monkeypatch.setattr(Ensemble, "_combine", combine)
+    get_model("ensemble", cv_groups="kernel", cv_folds=2, coverage=0.8,
+              learner_params={"max_iter": 20}).fit(synth)
+    assert classes and all(c <= {"bound:compute", "bound:memory", "bound:unknown"}
+                           for c in classes)

@@ -323,12 +323,16 @@ class Ensemble(LearnedModel):
         # the intervals are calibrated on optimistic
         oof, true = self.oof_members_, data.pairs["true_s"].to_numpy(float)
         classes, bound = kernel_class(data, self.known_kernels_), kernel_class(data, ())
+        kernels = data.pairs["kernel"].astype(str).to_numpy(object)
         fold = self._fold_of(data)
         pred = np.full(len(data), np.nan)  # pairs in no held-out group, or no member: NaN
         for k in np.unique(fold[fold >= 0]):
             va, other = fold == k, (fold >= 0) & (fold != k)
             w = self._class_weights(oof[other], true[other], classes[other], bound[other])
-            pred[va] = self._combine(oof[va], classes[va], w)
+            # classed as a model trained without the group classes them: a kernel only the
+            # group has (a kernel split) is an unseen kernel, of its source bound's weights
+            seen = np.isin(kernels[va], kernels[fold != k])
+            pred[va] = self._combine(oof[va], np.where(seen, classes[va], bound[va]), w)
         return pred, None
 
     def _predict_data(self, data):
