@@ -9,7 +9,9 @@ requested coverage 1 - a, the interval of a new prediction p is
 
 (order statistics, 1-based), which covers the true time with probability >= 1 - a when the new
 pair is exchangeable with the calibration pairs (Vovk et al.; Lei et al. 2018, split conformal,
-here with equal tails).
+here with equal tails). The learned models' out-of-fold scores come from copies trained
+without each group, their intervals are centred on the model trained on all: Barber et al.
+2021's cross-validation interval, without that guarantee (docs/learned.md, "Intervals").
 
 With ``offset`` C (the learned models use ``models.bands.OFFSET``), the scores are
 r / d, d = C + |ln(predicted / source time)|, and the interval is [p exp(r_(lo) d),
