@@ -236,10 +236,21 @@ def launch_occupancy(df: pd.DataFrame, gpu, configs=None):
     return occ, bps
 
 
+# the occupancy formulas ``theoretical_occupancy`` knows, and how a note names each
+OCCUPANCY_FORMULAS = {"rules": "rules", "report": "formula"}
+
+
+def check_formula(formula: str, what: str = "formula") -> str:
+    """``formula`` where it is one of ``OCCUPANCY_FORMULAS``, else a ValueError."""
+    if formula not in OCCUPANCY_FORMULAS:
+        raise ValueError(f"{what} must be 'rules' or 'report', not {formula!r}")
+    return formula
+
+
 def cannot_launch(gpu_id: str, formula: str = "rules") -> str:
     """Why a row whose block fits no SM of ``gpu_id`` (occupancy 0) has no time there."""
-    return (f"a block fits no SM of {gpu_id} by the occupancy "
-            f"{'formula' if formula == 'report' else 'rules'}: it cannot launch there")
+    return (f"a block fits no SM of {gpu_id} by the occupancy {OCCUPANCY_FORMULAS[formula]}: "
+            "it cannot launch there")
 
 
 def theoretical_occupancy(df: pd.DataFrame, gpu, configs=None,
@@ -248,9 +259,7 @@ def theoretical_occupancy(df: pd.DataFrame, gpu, configs=None,
     occupancy rules or (``formula="report"``) by Srivastava et al.'s Sec. 4.0.2 as written
     (``occupancy.report_occupancy``, which, as written, takes the register count as counted
     where the rules cap it at the GPU's limit)."""
-    if formula not in ("rules", "report"):
-        raise ValueError(f"formula must be 'rules' or 'report', not {formula!r}")
-    if formula == "rules":
+    if check_formula(formula) == "rules":
         return launch_occupancy(df, gpu, configs)[0]
     from ..errors import InputError
     from ..occupancy import report_occupancy

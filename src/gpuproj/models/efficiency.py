@@ -28,7 +28,15 @@ from __future__ import annotations
 import numpy as np
 
 from .base import Model, Projection
-from .common import DTYPES, cannot_launch, dram_blind_note, dtype_peaks, labels
+from .common import (
+    DTYPES,
+    OCCUPANCY_FORMULAS,
+    cannot_launch,
+    check_formula,
+    dram_blind_note,
+    dtype_peaks,
+    labels,
+)
 
 
 class EfficiencyTransfer(Model):
@@ -37,9 +45,7 @@ class EfficiencyTransfer(Model):
     requires_any = (("flops",), ("dram_bytes",))
 
     def __init__(self, occupancy: str = "rules"):
-        if occupancy not in ("rules", "report"):
-            raise ValueError(f"occupancy must be 'rules' or 'report', not {occupancy!r}")
-        self.occupancy = occupancy
+        self.occupancy = check_formula(occupancy, "occupancy")
 
     def _project(self, df, source, target):
         notes = []
@@ -96,8 +102,8 @@ class EfficiencyTransfer(Model):
         rows(geometry & ~limits, f"on a GPU whose occupancy limits the catalog lacks "
                                  f"({source.id} or {target.id}): occupancy ratio 1")
         rows(limits & ~ran, f"fit no block on {source.id} by the occupancy "
-                            f"{'formula' if self.occupancy == 'report' else 'rules'}, where "
-                            "they ran: occupancy ratio 1")
+                            f"{OCCUPANCY_FORMULAS[self.occupancy]}, where they ran: "
+                            "occupancy ratio 1")
         rows(~launchable, f"cannot launch on {target.id}: no time")
         partial = self._once("partial", lambda: (
             np.isnan(df["regs_per_thread"].to_numpy(float))

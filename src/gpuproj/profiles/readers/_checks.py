@@ -152,7 +152,7 @@ def numeric(values: pd.Series, *, path, field: str, rows=None, allow_negative=Fa
     """
     if pd.api.types.is_bool_dtype(values) and len(values):
         # pandas reads a column of true/false alone as booleans, which would pass as 1 and 0
-        raise InputError(f"'{_bool_text(values.iloc[0], path, _at(rows, 0), field)}' is not "
+        raise InputError(f"'{as_written(values.iloc[0], path, _at(rows, 0), field)}' is not "
                          "a number", path=path, row=_at(rows, 0), field=field)
     if pd.api.types.is_numeric_dtype(values):
         out = values.astype(float)
@@ -167,7 +167,7 @@ def numeric(values: pd.Series, *, path, field: str, rows=None, allow_negative=Fa
             try:
                 out.iloc[i] = parse_number(text.iloc[i])
             except ValueError:
-                shown = _bool_text(values.iloc[i], path, _at(rows, i), field)
+                shown = as_written(values.iloc[i], path, _at(rows, i), field)
                 raise InputError(f"'{shown}' is not a number", path=path,
                                  row=_at(rows, i), field=field) from None
     inf = np.flatnonzero(np.isinf(out.to_numpy()))
@@ -190,21 +190,14 @@ def numeric(values: pd.Series, *, path, field: str, rows=None, allow_negative=Fa
     return out
 
 
-def _bool_text(value, path, row, field):
-    """A boolean pandas read from true/false text as the file writes it ('true', 'FALSE');
-    another value as it is."""
-    if isinstance(value, (bool, np.bool_)):
-        text = cell_text(path, row, field)
-        return value if text is None else text
-    return value
-
-
 def as_written(value, path, row, field):
     """``value`` as the file writes it where pandas has parsed it (an overflow, '1e400', is
-    inf), else as it is."""
+    inf; true/false text a boolean), else as it is."""
     if isinstance(value, str):
         return value
     text = cell_text(path, row, field)
+    if isinstance(value, (bool, np.bool_)):
+        return value if text is None else text
     try:
         if text is not None and parse_number(text) == value:
             return text
