@@ -269,8 +269,11 @@ def test_projection_bars(tmp_path):
     from gpuproj.plots.projection import projection_bars, projection_figure
 
     _, result = prediction_set(("hierarchical", "roofline"))
-    meas = table(kernel=["big"], gpu=["tgt"], time_s=[2e-3])
-    fig, d = projection_figure(result, meas)
+    # the target's time as the profile holds it (``predict`` reads it from a profile with
+    # the target's rows: the next test)
+    result.measured = pd.DataFrame({"kernel": ["big"], "config": ["c"], "target": ["tgt"],
+                                    "measured_s": [2e-3]})
+    fig, d = projection_figure(result)
     assert_readable(fig)
     ax = fig.axes[0]
     assert ax.get_yscale() == "log"  # 2 us next to 5 ms
@@ -281,7 +284,7 @@ def test_projection_bars(tmp_path):
     assert "measured on tgt" in labels  # no catalog name: the id
     assert "roofline: predicted point and interval" in labels
     assert len(labels) == len(set(labels))  # each entry once, whatever the panels
-    out = projection_bars(result, tmp_path / "p.png", measured=meas)
+    out = projection_bars(result, tmp_path / "p.png")
     assert (tmp_path / "p.png").stat().st_size > 10_000 and len(out) == 4
 
 
@@ -457,7 +460,7 @@ def test_targets_compared_by_application_total(tmp_path):
     t = load(Path(__file__).parent / "data" / "amaris-9gpus-bpnn_adjust_weights.csv")
     others = [g for g in t.gpus if g != "tesla-k40"]
     result = predict(t, source="tesla-k40", targets=others, methods=["bandwidth", "same"])
-    fig, d = targets_figure(result, measured=t)
+    fig, d = targets_figure(result)
     assert_readable(fig)
     first = d[d["method"] == "bandwidth"]
     assert list(first["time_s"]) == sorted(first["time_s"])
@@ -473,7 +476,7 @@ def test_targets_compared_by_application_total(tmp_path):
     assert ticks[0][1] == "Quadro K5200  0.67x"
     legend = [x.get_text() for x in fig.legends[0].get_texts()]
     assert "measured on the target" in legend and len(legend) == len(set(legend))
-    out = targets_chart(result, tmp_path / "t.svg", measured=t)
+    out = targets_chart(result, tmp_path / "t.svg")
     assert (tmp_path / "t.svg").stat().st_size > 10_000 and len(out) == 16
 
 
@@ -725,3 +728,34 @@ def test_quadrant_draws_the_longest_rows_and_says_how_many():
     fig = data_figure(data)
     assert data["shown"] == [f"k{i} [c]" for i in range(n - 1, 1, -1)]
     assert fig._suptitle.get_text().endswith(f"the {MAX_KERNELS} longest of {n} kernel rows)")
+
+
+def test_projection_figure_takes_the_targets_times_from_the_prediction():
+    """A notebook's ``projection_figure(predict(...))``, with no other argument, draws the
+    target's times the profile holds (real data: the Amaris et al. calculate_temp excerpt)."""
+    from gpuproj.plots.projection import projection_figure
+    from gpuproj.predict import predict
+    from gpuproj.profiles import load
+
+    t = load(Path(__file__).parent / "data" / "amaris-2gpus-calculate_temp.csv")
+    src, tgt = sorted(t.gpus)
+    result = predict(t, source=src, targets=[tgt], methods=["bandwidth"])
+    _, d = projection_figure(result)
+    assert d["measured_s"].notna().all()
+    assert d["measured_s"].tolist() == result.table()["measured_s"].tolist()
+
+
+def test_drawing_leaves_the_users_backend_alone():
+    """gpuproj's figures are drawn outside pyplot: a notebook's backend (inline pictures) must
+    stay what the user chose."""
+    import matplotlib
+
+    from gpuproj.plots.roofline import roofline_data, roofline_figure
+
+    before = matplotlib.get_backend()
+    matplotlib.use("svg")  # any backend other than Agg
+    try:
+        roofline_figure(roofline_data(kernel_table(), SRC, TGT))
+        assert matplotlib.get_backend() == "svg"
+    finally:
+        matplotlib.use(before)

@@ -98,7 +98,7 @@ def _time_cells(r) -> str:
     return "".join(_num_cell(c, getattr(r, c), fmt_time(getattr(r, c))) for c in TIME_COLUMNS)
 
 
-def _prediction_table(result, measured: dict) -> str:
+def _prediction_table(result) -> str:
     from .predict import by_kernel
 
     d = result.table()
@@ -108,7 +108,7 @@ def _prediction_table(result, measured: dict) -> str:
             "90 % band low", "90 % band high", "speed-up", "limiter", "measured on target")
     rows = []
     for r in by_kernel(d).itertuples(index=False):
-        m = measured.get((r.target, r.kernel, r.config))
+        m = getattr(r, "measured_s", math.nan)  # a column only where targets were timed
         rows.append(
             f'<tr data-kernel="{_e(r.kernel)}" data-config="{_e(r.config)}" '
             f'data-target="{_e(r.target)}" data-method="{_e(r.method)}">'
@@ -239,7 +239,7 @@ def _skipped(result) -> str:
 
 
 # pictures ------------------------------------------------------------------------------
-def _pictures(table, result, measured_table, kernel, max_kernels, notes) -> list[str]:
+def _pictures(table, result, kernel, max_kernels, notes) -> list[str]:
     from .plots import _style as st
 
     figs = []
@@ -249,7 +249,7 @@ def _pictures(table, result, measured_table, kernel, max_kernels, notes) -> list
         # then the details of the fastest ones
         from .plots.targets import targets_figure
 
-        fig, d = targets_figure(result, measured_table)
+        fig, d = targets_figure(result)
         figs.append(_figure(
             st.png_bytes(fig), "targets compared",
             "Per target GPU, fastest first: the application total (time x launches summed "
@@ -262,7 +262,7 @@ def _pictures(table, result, measured_table, kernel, max_kernels, notes) -> list
     try:
         from .plots.projection import projection_figure
 
-        fig, _ = projection_figure(result, measured_table, max_kernels=30, targets=targets)
+        fig, _ = projection_figure(result, max_kernels=30, targets=targets)
         figs.append(_figure(
             st.png_bytes(fig), "projection bars",
             "Per kernel and target GPU: time measured on the source (bar), the predicted "
@@ -323,7 +323,6 @@ def build_report(table: ProfileTable, source, targets, *, methods=None,
     names; ``methods``/``kernel`` as for ``gpuproj.predict.predict`` (None: its default).
     ``result``: an already computed ``PredictionSet`` (otherwise predicted here)."""
     from . import __version__
-    from .plots.projection import measured_times
     from .predict import beyond_roofline, predict
 
     if result is None:
@@ -332,9 +331,8 @@ def build_report(table: ProfileTable, source, targets, *, methods=None,
     tgts = [result.gpu(t) for t in result.targets]
     d = result.table()
     keys = set(zip(d["kernel"], d["config"])) if not d.empty else set()
-    measured = measured_times(table, result.targets, keys)
     notes: list[str] = []
-    figs = _pictures(table, result, table, kernel, max_kernels, notes)
+    figs = _pictures(table, result, kernel, max_kernels, notes)
     # rows faster than the source's roofline allows: their counts are in doubt, and with
     # them every projection (`predict` warns on the terminal; the page must say it too)
     doubt = beyond_roofline({src.id: table.on(src.id).select(kernel)}, {src.id: src})
@@ -351,7 +349,7 @@ def build_report(table: ProfileTable, source, targets, *, methods=None,
          f"kernel row(s). gpuproj {_e(__version__)}, {stamp}.</p>"),
         '<h2 id="predictions-h">Predictions per kernel</h2>',
         *(f'<p class="note warning">{_e(doubt)}</p>' for _ in [doubt] if doubt),
-        _prediction_table(result, measured),
+        _prediction_table(result),
         '<h2 id="application-h">Application total</h2>',
         '<p class="note">Time × launches, summed over the kernels above.</p>',
         _application_table(result),

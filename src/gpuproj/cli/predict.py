@@ -172,11 +172,11 @@ def _predict_profile(profile, source, target, method, model_paths, kernel, fmt, 
     if plot and len(result.targets) > MAX_PANELS:
         from ..plots.targets import targets_chart
 
-        targets_chart(result, plot, measured=table)
+        targets_chart(result, plot)
     elif plot:
         from ..plots.projection import projection_bars
 
-        projection_bars(result, plot, measured=table)
+        projection_bars(result, plot)
     if as_json:
         emit_json(result.to_json(shortlist=shortlist))
     elif as_csv:

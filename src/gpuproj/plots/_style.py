@@ -39,10 +39,10 @@ LEVEL_MARKERS = {"l1": "o", "l2": "s", "dram": "^"}
 
 
 def figure(width_in: float, height_in: float):
-    """A matplotlib Figure on the Agg canvas with gpuproj's font sizes and constrained layout."""
+    """A matplotlib Figure on the Agg canvas with gpuproj's font sizes and constrained layout.
+    It leaves matplotlib's backend alone: a notebook's inline pictures stay as they were, and
+    the Figure, outside pyplot, needs none."""
     import matplotlib
-
-    matplotlib.use("Agg", force=False)  # no display is ever needed
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 

@@ -28,22 +28,11 @@ def gpu_name(gid: str) -> str:
         return str(gid)
 
 
-def measured_times(measured, targets, keys) -> dict:
-    """(target id, kernel, config) -> mean time (s) measured on that target, for ``keys``
-    ((kernel, config) pairs), from a ProfileTable (``None``: nothing measured)."""
-    if measured is None or len(measured) == 0:
-        return {}
-    d = measured.df
-    d = d[d["gpu"].isin(list(targets))]
-    keys = set(keys)
-    d = d.loc[np.fromiter((k in keys for k in zip(d["kernel"], d["config"])), bool, len(d))]
-    return d.groupby(["gpu", "kernel", "config"])["time_s"].mean().to_dict()
-
-
-def projection_frame(result, measured=None, max_kernels: int = 30) -> tuple[pd.DataFrame, int]:
+def projection_frame(result, max_kernels: int = 30) -> tuple[pd.DataFrame, int]:
     """The rows drawn: the prediction table (``PredictionSet.table()``) of the ``max_kernels``
     kernel rows with the largest source time x launches, in input order, with
-    ``measured_s`` (the target's measured time or NaN). Returns (frame, kernel rows in all)."""
+    ``measured_s`` (the time the profile holds of the target, or NaN). Returns (frame, kernel
+    rows in all)."""
     d = result.table()
     if d.empty:
         raise InputError("nothing to draw: no kernel was predicted (see the skipped rows)")
@@ -54,27 +43,26 @@ def projection_frame(result, measured=None, max_kernels: int = 30) -> tuple[pd.D
     keys = [k for k in keys if k in keep]
     d = d.loc[np.fromiter((k in keep for k in zip(d["kernel"], d["config"])), bool,
                           len(d))].copy()
-    m = measured_times(measured, result.targets, keys)
-    d["measured_s"] = [m.get((t, k, c), np.nan) for t, k, c in
-                       zip(d["target"], d["kernel"], d["config"])]
+    if "measured_s" not in d:  # (a column only where the profile holds a target's rows)
+        d["measured_s"] = np.nan
     d["_x"] = [keys.index(k) for k in zip(d["kernel"], d["config"])]
     return d, len(weight)
 
 
-def projection_bars(result, path, measured=None) -> pd.DataFrame:
+def projection_bars(result, path) -> pd.DataFrame:
     """Draw the projection bars of ``result`` (a ``gpuproj.predict.PredictionSet``) into
-    ``path`` (.png, .svg, .pdf); ``measured``: a ProfileTable that may hold the target GPUs'
-    measurements of the same kernels. Returns the frame drawn (times in seconds)."""
+    ``path`` (.png, .svg, .pdf), with the targets' times where the profile held them. Returns
+    the frame drawn (times in seconds)."""
     st.check_path(path)
-    fig, d = projection_figure(result, measured)
+    fig, d = projection_figure(result)
     st.save(fig, path)
     return d
 
 
-def projection_figure(result, measured=None, max_kernels: int = 30, targets=None):
+def projection_figure(result, max_kernels: int = 30, targets=None):
     """The figure and the frame behind it (see ``projection_bars``); ``targets``: the panels
     to draw (default: every target of ``result``)."""
-    d, total = projection_frame(result, measured, max_kernels)
+    d, total = projection_frame(result, max_kernels)
     targets = [t for t in (targets or result.targets) if (d["target"] == t).any()]
     d = d[d["target"].isin(targets)]
     methods = list(dict.fromkeys(d["method"]))

@@ -11,33 +11,23 @@ import pandas as pd
 
 from ..errors import InputError
 from . import _style as st
-from .projection import MARKERS, METHOD_COLORS, gpu_name, measured_times
+from .projection import MARKERS, METHOD_COLORS, gpu_name
 
 
-def targets_frame(result, measured=None) -> pd.DataFrame:
+def targets_frame(result) -> pd.DataFrame:
     """``result.ranked_application()`` (``gpuproj.predict.PredictionSet``) with
-    ``measured_s``: the total measured on the target where ``measured`` (a ProfileTable) holds
-    every predicted kernel row there, else NaN."""
+    ``measured_s``: the total measured on the target where the profile holds every row of the
+    method's total there, else NaN."""
     a = result.ranked_application()
     if a.empty:
         raise InputError("nothing to draw: no kernel was predicted (see the skipped rows)")
-    d = result.table()
-    keys = list(dict.fromkeys(zip(d["kernel"], d["config"])))
-    m = measured_times(measured, result.targets, keys)
-    launches = d.drop_duplicates(["kernel", "config"]).set_index(["kernel", "config"])[
-        "launches"].fillna(1.0)
-    total = {}
-    for t in result.targets:
-        times = np.array([m.get((t, k, c), np.nan) for k, c in keys])
-        total[t] = (float((times * launches.loc[keys].to_numpy(float)).sum())
-                    if np.isfinite(times).all() else np.nan)
-    return a.assign(measured_s=a["target"].astype(str).map(total).astype(float))
+    return a if "measured_s" in a else a.assign(measured_s=np.nan)
 
 
-def targets_figure(result, measured=None):
+def targets_figure(result):
     """The figure and the frame behind it (``targets_frame``); targets in the order of the
     first method's prediction, fastest at the top."""
-    d = targets_frame(result, measured)
+    d = targets_frame(result)
     methods = list(dict.fromkeys(d["method"]))
     order = list(d[d["method"] == methods[0]]["target"])
     order += [t for t in dict.fromkeys(d["target"]) if t not in order]
@@ -89,7 +79,9 @@ def targets_figure(result, measured=None):
                                          + (" and interval" if drawn else "")) + (
                             f" ({rows[m]} of {rows.max()} kernel rows)"
                             if rows[m] < rows.max() else ""))
-        meas = d.drop_duplicates("target").set_index("target")["measured_s"]
+        # the measured total over the most rows, as the source line
+        meas = (d.sort_values("rows", ascending=False, kind="stable").drop_duplicates("target")
+                .set_index("target")["measured_s"])
         has = meas[np.isfinite(meas)]
         if len(has):
             ax.scatter(has.to_numpy(float) / uf, [y[t] for t in has.index], marker="*", s=140,
@@ -113,9 +105,9 @@ def targets_figure(result, measured=None):
     return fig, d
 
 
-def targets_chart(result, path, measured=None) -> pd.DataFrame:
+def targets_chart(result, path) -> pd.DataFrame:
     """Draw ``targets_figure`` into ``path`` (.png, .svg, .pdf); returns the frame drawn."""
     st.check_path(path)
-    fig, d = targets_figure(result, measured)
+    fig, d = targets_figure(result)
     st.save(fig, path)
     return d
