@@ -126,3 +126,27 @@ def test_a_profile_without_the_counters_the_model_learned_from_is_said():
     assert said(one) == []
     lines = said(one.drop(columns=["dram_bytes", "dram_read_bytes"]))
     assert len(lines) == 1 and "dram_bytes, dram_read_bytes" in lines[0]
+
+
+def test_scoring_a_model_on_its_own_training_table_warns():
+    # a notebook's evaluate(T, methods=[model fitted on T]) reported training errors (3 %
+    # MAPE against the bandwidth ratio's 46 %) as if they were a new GPU's
+    import warnings
+    from pathlib import Path
+
+    import pytest
+
+    from gpuproj.errors import GpuprojWarning
+    from gpuproj.evaluate import evaluate
+    from gpuproj.learned import RandomForest
+    from gpuproj.profiles import load
+
+    data = Path(__file__).resolve().parent / "data"
+    train = load(data / "kerneltuner-4gpus-convolution.csv")
+    model = RandomForest(max_pairs=200, coverage=None).fit(train)
+    with pytest.warns(GpuprojWarning, match="rf was trained on this table"):
+        evaluate(train, methods=[model])
+    other = load(data / "kerneltuner-4gpus-gemm_clblast_4096.csv")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", GpuprojWarning)
+        evaluate(other, methods=[model])

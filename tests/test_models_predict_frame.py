@@ -235,3 +235,18 @@ def test_configurations_predicted_alike_are_ranked_by_the_source_time():
     # without the source's time, row order: a, 3 ms against the best 1 ms
     m = rank_metrics(p.drop(columns="source_time_s"), ["kernel"], top=1)
     assert m["top1_loss_pct"] == pytest.approx(200.0)
+
+
+def test_the_users_frames_hold_labels_as_strings():
+    """``table()`` and ``application()`` give plain string labels: grouping one target's rows
+    of a categorical (pandas 2) listed the other targets too, with 0 s totals."""
+    from gpuproj.predict import predict
+    from gpuproj.profiles import load
+
+    r = predict(load("examples/h100-suite-ncu.csv"), targets=["h200-sxm-141gb", "b200"],
+                methods=["bandwidth"])
+    for d in (r.table(), r.application(), r.ranked_application()):
+        assert not any(isinstance(t, pd.CategoricalDtype) for t in d.dtypes)
+    t = r.table()
+    totals = t[t["target"] == "b200"].groupby("target")["time_s"].sum()
+    assert list(totals.index) == ["b200"]

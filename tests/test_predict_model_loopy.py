@@ -487,3 +487,15 @@ def test_sizes_outside_the_kernels_domain_are_named_where_they_come_from(capsys,
     own.write_text(KERNEL.read_text() + "sizes: {n: 17}\n")
     code, _, err = run_main(capsys, "predict", "--loopy", own, "--params", path)
     assert code == 2 and "field 'sizes': the kernel file's sizes are outside" in err
+
+
+def test_the_api_names_sizes_outside_the_kernels_domain(tmp_path):
+    # the same one-line error from the Python API as from the command line (a notebook got
+    # isl's bare ValueError)
+    pytest.importorskip("loopy")
+    from gpuproj.calibrated import predict_loopy
+
+    params = {"p_launch": 5e-6, "p_group": 1e-8, "p_madd": 4e-11, "p_g": 2e-11, "p_lmem": 1e-12}
+    path = params_file(tmp_path / "p.json", "dev", params)
+    with pytest.raises(InputError, match=r"field 'sizes': sizes \{'n': 17\} are outside"):
+        predict_loopy(KERNEL, path, {"n": 17})

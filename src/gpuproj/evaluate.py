@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from .catalog import select
-from .errors import InputError
+from .errors import GpuprojWarning, InputError
 from .models.base import has_width
 from .profiles.table import (
     ProfileTable,
@@ -558,6 +558,30 @@ def _stack_pairs(frames) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
+class TrainedOnWarning(GpuprojWarning):
+    """A fitted learned model scored on the table it was trained on (``splits`` evaluates
+    its folds without it: they report what test and training rows share, ``splits.overlap``)."""
+
+
+def _warn_if_trained_on(table: ProfileTable, models) -> None:
+    """Warn where a fitted learned model is scored on the very table it was trained on: its
+    errors are then training errors, far below what it does on a GPU it has not seen."""
+    trained = [m for m in models if getattr(m, "train_info_", None)]
+    if not trained:
+        return
+    import warnings
+
+    from .learned.pairs import table_hash
+
+    h = table_hash(table)
+    for m in trained:
+        if m.train_info_.get("hash") == h:
+            warnings.warn(f"{m.name} was trained on this table: its errors are training errors; "
+                          "score it on held-out GPUs with gpuproj.splits.evaluate_split, or on "
+                          "another table with gpuproj.splits.evaluate_trained",
+                          TrainedOnWarning, stacklevel=3)
+
+
 def evaluate(table: ProfileTable, methods=None, sources=None, targets=None, *,
              model_params: dict | None = None, progress=None) -> Evaluation:
     """Predict every (source, target) pair of ``table`` with each of ``methods`` (names or model
@@ -587,6 +611,7 @@ def evaluate(table: ProfileTable, methods=None, sources=None, targets=None, *,
         names = applicable_methods(table)
     models = [m if not isinstance(m, str) else get_model(m, **(model_params or {}).get(m, {}))
               for m in names]
+    _warn_if_trained_on(table, models)
     truth = truth_index(table)
     problems = problems_of(table.df)
     if problems is not None:  # a configuration's problem, where any GPU's row names it

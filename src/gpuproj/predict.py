@@ -104,12 +104,13 @@ class PredictionSet:
 
     def table(self) -> pd.DataFrame:
         """One row per kernel, configuration, target and method: ``time_s`` predicted,
-        ``source_time_s``, ``speedup`` (one source), ``measured_s`` (where the profile has
-        the same kernel and configuration measured on the target; NaN elsewhere), the interval
+        ``source_time_s``, ``speedup`` (one source), ``measured_s`` (a column only where the
+        profile holds rows of a target: the time measured there of the same kernel and
+        configuration, NaN where it has none), the interval
         ``low_s``/``high_s``, the error band ``band_low_s``/``band_high_s``, ``limiter`` (one
         of ``models.base.LIMITERS``: ``unknown`` where the target lacks the ceiling of what
-        limits the row on the source) and ``launches``; empty, with these columns, where every
-        row was skipped."""
+        limits the row on the source, ``learned`` for a learned model) and ``launches``;
+        empty, with these columns, where every row was skipped."""
         d = _stacked([p.df.drop(columns=["row"]) for p in self.predictions.values()])
         if "time_s" not in d:  # (no method at all: no columns)
             return d
@@ -460,10 +461,16 @@ class PredictionSet:
 
 
 def _stacked(frames: list) -> pd.DataFrame:
-    """``frames`` one under the other; where all are empty, the first (its columns), as pandas
-    warns about the column types of empty frames in a concat."""
+    """``frames`` one under the other, labels as plain strings; where all are empty, the first
+    (its columns), as pandas warns about the column types of empty frames in a concat."""
     frames = [f for f in frames if len(f)] or frames[:1]
-    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+    d = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+    # the models keep labels as categoricals (fast for 10^6 rows); a user's frame has plain
+    # strings, whose groupby lists no target without rows
+    for c in d.columns:
+        if isinstance(d[c].dtype, pd.CategoricalDtype):
+            d[c] = d[c].astype(d[c].cat.categories.dtype)
+    return d
 
 
 def _bands_provenance() -> dict:

@@ -26,6 +26,7 @@ config) on a test target, and trained methods are fitted on ``train`` only.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -210,7 +211,7 @@ def evaluate_fold(fold: Fold, methods, *, coverage=None, cv_groups="gpu", model_
     test pairs with every method. Returns an ``Evaluation`` whose pairs carry a ``fold``
     column. ``fitted`` (a list) receives the fitted models; ``progress`` wraps the methods
     as they are made and trained; ``bands``: see ``make_method``."""
-    from .evaluate import Evaluation, NothingToEvaluate, evaluate
+    from .evaluate import Evaluation, NothingToEvaluate, TrainedOnWarning, evaluate
 
     models = []
     for m in progress(methods) if progress else methods:
@@ -225,7 +226,9 @@ def evaluate_fold(fold: Fold, methods, *, coverage=None, cv_groups="gpu", model_
         if fitted is not None:
             fitted.append(model)
     try:
-        ev = evaluate(fold.test, models, fold.sources, fold.targets)
+        with warnings.catch_warnings():  # a fold's overlap is ``overlap``'s to report
+            warnings.simplefilter("ignore", TrainedOnWarning)
+            ev = evaluate(fold.test, models, fold.sources, fold.targets)
     except NothingToEvaluate:  # a fold without a pair (a kernel one GPU alone measured)
         ev = Evaluation.empty()
     pairs = ev.pairs

@@ -189,11 +189,16 @@ def predict_loopy(kernel_file, params_file, sizes):
             raise InputError(f"kernel {kc.name!r} has no size parameter {', '.join(unknown)} "
                              f"(it has {', '.join(sorted(kc.params)) or 'none'})",
                              path=kernel_file, field="sizes")
-        s = {**mk.sizes, **check_size_values(dict(s))}
+        given = check_size_values(dict(s))
+        s = {**mk.sizes, **given}
         try:
             cv = kc.evaluate(s)
         except InputError as e:  # a size neither the kernel file nor the call gives
             raise InputError(e.message, path=kernel_file, field=e.field) from None
+        except ValueError as e:  # isl: the sizes break the kernel's assumptions
+            named = f"sizes {given}" if given else "the kernel file's sizes"
+            raise InputError(f"{named} are outside the kernel's domain ({e})",
+                             path=kernel_file, field="sizes") from None
         feats = model.feature_values(cv, mk.access_tags)
         env = {**feats, **params}
         text = " ".join(model.expression.split())  # a YAML folded expression ends in \n

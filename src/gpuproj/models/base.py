@@ -34,9 +34,9 @@ def has_width(low, high) -> np.ndarray:
 
 
 # Limiting resources a model may name; "unknown" where the target lacks the ceiling of what
-# limits the row on the source.
+# limits the row on the source; "learned" for a learned model's prediction, which names none.
 LIMITERS = ("dram", "l2", "l1", "shared", "fp64", "fp32", "fp16", "int", "sfu", "ldst",
-            "parallelism", "latency", "launch", "measured", "unknown")
+            "parallelism", "latency", "launch", "measured", "unknown", "learned")
 
 
 @dataclass
@@ -86,7 +86,7 @@ class Prediction:
         # a total has a bound only where every row has one: a band is measured per method and
         # GPU pair, and a row combined from several sources may have it from some of them,
         # another row from none; a sum over fewer rows would bound less than the total
-        by = g.groupby("target", sort=False)
+        by = g.groupby("target", sort=False, observed=True)
         out = by.sum(min_count=1)
         bounds = ["low_s", "high_s", "band_low_s", "band_high_s"]
         out[bounds] = out[bounds].where(by[bounds].count().eq(by.size(), axis=0))
