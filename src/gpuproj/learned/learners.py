@@ -95,6 +95,8 @@ class Learner:
 
     # state ------------------------------------------------------------------------------
     def state(self) -> tuple[dict, dict]:
+        if getattr(self, "est_", None) is not None:  # fitted: its arrays, as loading sets them
+            self._take(self.est_)
         meta = {"kind": self.kind, "params": self.params}
         arrays = {"median": self.median_}
         if self.scale:
@@ -129,7 +131,13 @@ class Learner:
     def _make(self):
         raise NotImplementedError
 
+    def _take(self, est) -> None:
+        """Keep the arrays of the fitted scikit-learn estimator ``est`` in the attributes that
+        ``_import`` sets, so that ``_export`` writes a fitted and a loaded learner alike."""
+        raise NotImplementedError
+
     def _export(self):
+        """(meta, arrays) of the state, from the attributes ``_import`` (or ``_take``) set."""
         raise NotImplementedError
 
     def _import(self, meta, arrays, n: int):
@@ -164,9 +172,12 @@ def _finite(a, shape) -> bool:
 class _LinearBase(Learner):
     scale = True
 
+    def _take(self, est):
+        self.coef_np_ = np.ravel(est.coef_).astype(float)
+        self.intercept_np_ = float(est.intercept_)
+
     def _export(self):
-        return {}, {"coef": np.ravel(self.est_.coef_).astype(float),
-                    "intercept": np.atleast_1d(float(self.est_.intercept_))}
+        return {}, {"coef": self.coef_np_, "intercept": np.atleast_1d(self.intercept_np_)}
 
     def _import(self, meta, arrays, n):
         self.coef_np_, self.intercept_np_ = arrays["coef"], _one(arrays, "intercept")
@@ -532,19 +543,22 @@ class RandomForestLearner(Learner):
             min_samples_leaf=p["min_samples_leaf"], max_depth=p["max_depth"],
             max_samples=p["max_samples"], random_state=p["random_state"], n_jobs=p["n_jobs"])
 
-    def _export(self):
+    def _take(self, est):
         trees = []
-        for est in self.est_.estimators_:
-            t = est.tree_
+        for e in est.estimators_:
+            t = e.tree_
             trees.append({"feature": t.feature.astype(np.int64), "threshold": t.threshold,
                           "left": t.children_left.astype(np.int64),
                           "right": t.children_right.astype(np.int64),
-                          "value": t.value[:, 0, 0] / len(self.est_.estimators_),
+                          "value": t.value[:, 0, 0] / len(est.estimators_),
                           "missing_left": np.asarray(getattr(t, "missing_go_to_left",
                                                              np.zeros(t.node_count)), np.uint8)})
-        s = _stack_trees(trees)
-        s["feature"] = np.where(s["left"] < 0, -1, s["feature"])
-        return {"float32": True}, {f"tree_{k}": v for k, v in s.items()}
+        self.nodes_ = _stack_trees(trees)
+        self.nodes_["feature"] = np.where(self.nodes_["left"] < 0, -1, self.nodes_["feature"])
+        self.float32_ = True
+
+    def _export(self):
+        return {"float32": self.float32_}, {f"tree_{k}": v for k, v in self.nodes_.items()}
 
     def _import(self, meta, arrays, n):
         self.nodes_ = {k[5:]: v for k, v in arrays.items() if k.startswith("tree_")}
@@ -580,9 +594,9 @@ class HistGBLearner(Learner):
             early_stopping=False,
             random_state=p["random_state"])
 
-    def _export(self):
+    def _take(self, est):
         trees = []
-        for (pred,) in self.est_._predictors:
+        for (pred,) in est._predictors:
             nd = pred.nodes
             leaf = nd["is_leaf"].astype(bool)
             trees.append({"feature": np.where(leaf, -1, nd["feature_idx"]).astype(np.int64),
@@ -591,9 +605,12 @@ class HistGBLearner(Learner):
                           "right": np.where(leaf, -1, nd["right"].astype(np.int64)),
                           "value": np.where(leaf, nd["value"], 0.0),
                           "missing_left": nd["missing_go_to_left"].astype(np.uint8)})
-        s = _stack_trees(trees) if trees else {}
-        base = float(np.ravel(self.est_._baseline_prediction)[0])
-        return {"baseline": base, "float32": False}, {f"tree_{k}": v for k, v in s.items()}
+        self.nodes_ = _stack_trees(trees) if trees else {}
+        self.baseline_ = float(np.ravel(est._baseline_prediction)[0])
+
+    def _export(self):
+        return ({"baseline": self.baseline_, "float32": False},
+                {f"tree_{k}": v for k, v in self.nodes_.items()})
 
     def _import(self, meta, arrays, n):
         self.nodes_ = {k[5:]: v for k, v in arrays.items() if k.startswith("tree_")}

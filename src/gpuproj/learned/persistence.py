@@ -305,11 +305,13 @@ def _build(st: dict, arrays, prefix: str, compiled: bool):
         m.chain_ = list(st["chain"])
     if "known_kernels" in st:
         m.known_kernels_ = list(st["known_kernels"])
-    m.post_ = st.get("post")
-    m.guard_ = st.get("guard")
-    m.span_ = st.get("span")  # None in files saved before the span: the old exp(20) clip
-    # saved before the interval leaned on the error bands outside the training range: it does not
-    m.outside_bands_ = st.get("outside_bands", {})
+    # only those saved (what the fitted model had: an ensemble's members have no post_, a pure
+    # learner no guard_), so that saving the loaded model writes the same file. Where one is
+    # absent its readers take None: no span (files saved before it: the old exp(20) clip), no
+    # outside bands (saved before the interval leaned on them outside the training range)
+    for k in ("post", "guard", "span", "outside_bands"):
+        if k in st:
+            setattr(m, f"{k}_", st[k])
     if "weights" in st:
         m.weights_ = {k: list(v) for k, v in st["weights"].items()}
     m.learner_ = None
