@@ -310,7 +310,7 @@ def test_learned_models_follow_the_contract(name, synth):
     assert (d["low_s"] <= d["time_s"] * (1 + 1e-12)).all()
     assert (d["high_s"] >= d["time_s"] * (1 - 1e-12)).all()
     notes = " ".join(pred.assumptions["rtx-4070"])
-    assert "not in the training data" in notes and "split-conformal" in notes
+    assert "not in the training data" in notes and "calibrated on the out-of-fold errors" in notes
     # out of fold: every (kernel, config) of the three training GPUs' is validated once per
     # held-out GPU that its fold count reaches (three of three GPUs; the ensemble's 2 folds,
     # two), each time as the target of the two other GPUs

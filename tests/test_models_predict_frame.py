@@ -250,3 +250,17 @@ def test_the_users_frames_hold_labels_as_strings():
     t = r.table()
     totals = t[t["target"] == "b200"].groupby("target")["time_s"].sum()
     assert list(totals.index) == ["b200"]
+
+
+@pytest.mark.parametrize("args", [("-m", "bandwidth", "-m", "compute"),
+                                  ("-m", "bandwidth,compute")])
+def test_predict_takes_methods_repeated_or_comma_separated(capsys, args):
+    # as `evaluate` does; a repeated -m kept the last one alone, without a word
+    import json
+
+    from conftest import run_cli
+
+    code, out, _ = run_cli(capsys, "predict", "examples/rodinia-p100-nvprof.csv", "-t",
+                           "h100-sxm5-80gb", *args, "--json")
+    assert code == 0
+    assert {r["method"] for r in json.loads(out)["predictions"]} == {"bandwidth", "compute"}

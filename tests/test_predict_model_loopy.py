@@ -87,7 +87,7 @@ def test_cli_model_equals_model_predict_with_conformal_interval(table, saved):
     assert info["class"] == "ResidualHybrid" and info["coverage"] == 0.8
     assert info["trained_on"]["sha256"] == m.train_info_["hash"]
     assert set(info["trained_on"]["gpus"]) == set(table.gpus)
-    assert "split-conformal" in " ".join(d["assumptions"]["residual"][TGTS[0]])
+    assert "calibrated on the out-of-fold errors" in " ".join(d["assumptions"]["residual"][TGTS[0]])
 
 
 def test_model_next_to_methods_and_same_names_take_the_file_stem(table, saved, tmp_path):
@@ -114,9 +114,9 @@ def test_model_next_to_methods_and_same_names_take_the_file_stem(table, saved, t
 
     ref = m.predict(table.on(SRC), SRC, [TGTS[0]]).df.iloc[0]
     assert f"{fmt_time(ref.low_s)} - {fmt_time(ref.high_s)}" in res.stdout
-    assert "split-conformal" in res.stdout
+    assert "calibrated on the out-of-fold errors" in res.stdout
     # the caption says which interval that is (it once called it the range over memory levels)
-    assert "interval: a saved model's split-conformal interval" in res.stdout
+    assert "interval: a saved model's interval calibrated on out-of-fold errors" in res.stdout
     assert "memory levels" not in res.stdout
 
 

@@ -64,16 +64,16 @@ class PredictionSet:
 
     def _interval_note(self, d: pd.DataFrame) -> str:
         """What the interval column of ``d`` holds, for the methods that give it a width: a
-        saved model's split-conformal interval, an analytical method's range over the memory
-        levels (and its extensions' alternatives)."""
+        saved model's interval calibrated on out-of-fold errors, an analytical method's range
+        over the memory levels (and its extensions' alternatives)."""
         wide = {m for m, g in d.groupby("method", observed=True)
                 if has_width(g["low_s"], g["high_s"]).any()}
         kinds = []
         if wide - set(self.models):
             kinds.append("the method's own range over memory levels")
         if wide & set(self.models):
-            kinds.append("a saved model's split-conformal interval (its coverage in the "
-                         "assumptions)")
+            kinds.append("a saved model's interval calibrated on out-of-fold errors (its "
+                         "coverage in the assumptions)")
         return "; interval: " + " or ".join(kinds) if kinds else ""
 
     def gpu(self, gpu_id: str) -> GPU:
@@ -681,11 +681,12 @@ def predict(table: ProfileTable, *, targets, source=None, methods=None,
     ``models`` are given. ``models``: fitted models (any ``models.base.Model``, e.g. a trained
     ``learned.ResidualHybrid``) or paths of models saved by ``gpuproj evaluate --train TABLE
     --save-model PATH``; each is one more method, named by its ``name``, or by its file stem
-    where a method already has that name; its interval is its own (split-conformal, at 90 %
-    unless the learned model was trained with another ``coverage``). ``source`` may be
-    omitted when the table holds one GPU. ``sass``: the kernels' code, whose comparison gives
-    the hierarchical methods the targets' FP counts (``sass_target_counts``); ``target_sass``:
-    the targets' code, where ``sass`` is the source's alone.
+    where a method already has that name; its interval is its own (calibrated on out-of-fold
+    errors, at 90 % unless the learned model was trained with another ``coverage``).
+    ``source`` may be omitted when the table holds one GPU. ``sass``: the kernels' code, whose
+    comparison gives the hierarchical methods the targets' FP counts
+    (``sass_target_counts``); ``target_sass``: the targets' code, where ``sass`` is the
+    source's alone.
 
     Several sources (a list of names, or "all": every GPU of the table) predict each target
     from all of them at once: per method, kernel and configuration (matched by name across

@@ -221,8 +221,8 @@ def _assumptions(result) -> str:
         "Eq. 9); the interval is [min, max] over the levels the profile has and the point is "
         "their mean; <code>hierarchical-ext</code>'s also spans the alternatives of its "
         "extensions (a spread of the model, not a probability). A learned model's interval is "
-        "split-conformal (docs/learned.md). The 90 % band is how far the method has been off "
-        "on real cross-GPU data (docs/accuracy.md, 'Error bands').</li>"
+        "calibrated on its out-of-fold errors (docs/learned.md). The 90 % band is how far the "
+        "method has been off on real cross-GPU data (docs/accuracy.md, 'Error bands').</li>"
         "<li>Ceilings: measured where the catalog has a measurement; otherwise the GPU's peak "
         "scaled by the other GPU's measured/peak ratio (derived: the target's against the "
         "source, the source's against each target); otherwise the peak.</li>")

@@ -16,9 +16,13 @@ def split_list(value) -> list[str]:
 
 
 def names_or_all(value):
-    """An option naming several things or 'all': None when not given, "all", or the names
-    (``split_list``); the API functions take the same three."""
-    return None if value is None else "all" if value == "all" else split_list(value)
+    """An option naming several things or 'all' (one value, or a repeatable option's values,
+    each comma-separated): None when not given, "all", or the names; the API functions take
+    the same three."""
+    if value is None or value == ():
+        return None
+    names = split_lists((value,) if isinstance(value, str) else value)
+    return "all" if names == ["all"] else names
 
 
 def split_lists(values) -> list[str]:

@@ -256,7 +256,8 @@ def evaluate(tables, methods, sources, targets, fmt, reader_options, as_json, ra
     t = Table(title=f"{len(ev.pairs)} predictions by {len(summary)} method(s) over "
                     f"{n_gpus} GPUs{how}",
               caption="interval: the method's own (hierarchical: its spread over memory "
-                      "levels, not a probability; learned and --coverage: split-conformal); "
+                      "levels, not a probability; learned: calibrated on out-of-fold errors; "
+                      "analytical with --coverage: split-conformal); "
                       "band: its measured 90 % error band (docs/accuracy.md)",
               caption_justify="left")
     # a split's coverage gets its bootstrap interval over the held-out folds beside it

@@ -36,15 +36,15 @@ LOOPY_ONLY = ("params_files", "sizes")
               help="Target GPU(s), comma-separated (needed with a PROFILE): names as `gpuproj "
                    "gpus resolve` reads them, wildcards on catalog ids ('h100*,mi3*') or "
                    "'all'.")
-@click.option("--method", "-m", default=None,
-              help="Method name, comma-separated names, or 'all'. Default: hierarchical-ext "
+@click.option("--method", "-m", multiple=True,
+              help="Method(s) (repeat or comma-separate), or 'all'. Default: hierarchical-ext "
                    "(the most accurate on the public data, docs/accuracy.md); bandwidth for a "
                    "profile with times but no counts (a timeline); none when --model is "
                    "given.")
 @click.option("--model", "model_paths", multiple=True, type=click.Path(dir_okay=False),
               help="A learned model saved by `gpuproj evaluate --train TABLE -m residual "
                    "--save-model PATH` (PATH or PATH.json; repeat or comma-separate): one more "
-                   "method, with the model's own conformal interval (unless it was trained "
+                   "method, with the model's own calibrated interval (unless it was trained "
                    "with --coverage 0).")
 @click.option("--kernel", "-k", help="Only kernels whose name matches this regular expression.")
 @format_option()
@@ -90,7 +90,7 @@ def predict(profile, source, target, method, model_paths, kernel, fmt, reader_op
 
     The 90 % band is how far the method has been off on real cross-GPU data, widening with
     how far the projection moves the time from the source's (docs/accuracy.md, "Error
-    bands"); learned models (--model) give their own conformal interval instead (90 % unless
+    bands"); learned models (--model) give their own calibrated interval instead (90 % unless
     they were trained with another --coverage).
 
     A PROFILE measured on several GPUs (a sweep, a table of cross-GPU timings) predicts each

@@ -21,8 +21,8 @@ from ._common import (
 @click.argument("profile", type=click.Path())
 @source_option()
 @click.option("--target", "-t", required=True, help="Target GPU(s), comma-separated.")
-@click.option("--method", "-m",
-              help="Method name, comma-separated names, or 'all'. Default: hierarchical-ext, "
+@click.option("--method", "-m", multiple=True,
+              help="Method(s) (repeat or comma-separate), or 'all'. Default: hierarchical-ext, "
                    "as `gpuproj predict`.")
 @click.option("--kernel", "-k", help="Only kernels whose name matches this regular expression.")
 @format_option()

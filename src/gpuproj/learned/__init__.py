@@ -1,5 +1,5 @@
 """Learned cross-GPU predictors: features of (kernel, source GPU, target GPU) pairs, the report's
-learners, hybrids bounded by the analytical models, split-conformal intervals, experiment splits
+learners, hybrids bounded by the analytical models, calibrated intervals, experiment splits
 and safe persistence.
 
 >>> from gpuproj.learned import ResidualHybrid          # doctest: +SKIP

@@ -26,8 +26,9 @@ analytical chain they stand on in ``physics``):
 
 Every learned model gives an interval at ``coverage`` (default 0.9; None: no interval, and a
 pure learner then skips the out-of-fold fits): out-of-fold predictions on held-out groups of
-the training data (GPUs by default, ``cv_groups``) calibrate a split-conformal interval
-(``conformal.LogConformal``); ``cv_metrics_`` keeps their error.
+the training data (GPUs by default, ``cv_groups``) calibrate the interval
+(``conformal.LogConformal``; its coverage is measured, not guaranteed: docs/learned.md);
+``cv_metrics_`` keeps their error.
 """
 
 from __future__ import annotations
@@ -395,8 +396,8 @@ class LearnedModel(Model):
                          "the learner fills them in (numbers with their training medians; was "
                          "the model trained on this kind of kernel?)")
         if self.conformal_ is not None:
-            notes.append(f"interval: split-conformal, {100 * self.coverage:.0f} % requested, "
-                         f"calibrated on {self.conformal_.n_} held-out pairs")
+            notes.append(f"interval: {100 * self.coverage:.0f} % requested, calibrated on the "
+                         f"out-of-fold errors of {self.conformal_.n_} held-out pairs")
         return Projection(t, low, high, np.full(len(df), "learned", object), {}, notes)
 
     def _all_features(self) -> set:

@@ -88,8 +88,8 @@ switchable):
   that no roof explains (a kernel at 5 % of every ceiling is held by latencies, not by them).
   Between GPUs of one instruction set, only the share T / t that the source's roofline bound T
   explains scales so; the rest scales with the SMs' aggregate clock (``_roof_share``).
-- ``roof_floor``: a level's projection may fall below the time the target's own ceilings
-  give the row's work: a level that does not see a resource (the DRAM level and shared memory)
+- ``roof_floor``: a level's projection may fall below the time the target's own ceilings give
+  the row's work: a level that does not see a resource (the DRAM level and shared memory)
   projects by its own ratio alone, and where the target lacks a level's bandwidth (the B200's L1
   and L2) only the others project. No candidate time may lie below the target's roofline time,
   the longest of the row's resource times there (compute, each level, shared memory), times
@@ -97,15 +97,15 @@ switchable):
   counts or ceilings overstate the work, and the target's bound by as much). Only the resources
   timed on both GPUs count. Our H100 suite's shared_bank_conflict, 1.96 ms with 1.95 ms of it in
   shared memory, went to a B200 at the DRAM ratio, 0.82 ms, against the 1.74 ms its shared
-  memory takes there; now 1.74 ms. On the public tables, only the gpu-benches roofline sweep
-  moves much, and through ``issue_rate``: between architectures it takes f in [0.5, 1] on both
-  GPUs, which cuts an A40's FP32 ceiling (GA10x, P = I = 4) by 1.41x at the point and an A100's
-  (GA100, P = 2) not at all, so A40 -> A100 projected the compute-bound rows up to 29 % faster
-  than the A100's measured FMA ceiling allows; floored, they err 0.0-0.9 %. The table goes from
-  16.5 / 14.2 to 14.3 / 11.7 % MAPE / median APE (A40 -> A100 21.7 -> 3.5 %, L40 -> A100 11.3 ->
-  4.4 %, A40 -> L40 13.2 -> 10.4 %; alone, without ``issue_rate``, the floor changes nothing
-  there). NeuSight 22.8 / 18.3 -> 22.7 / 18.1 %, the seed report's median APE 52.6 -> 52.8 %,
-  the Rodinia, KernelTuner and our H100 <-> H200 tables unchanged.
+  memory takes there; now 1.74 ms. On the public tables (@7f9e665), only the gpu-benches
+  roofline sweep moves much, and through ``issue_rate``: between architectures it takes f in
+  [0.5, 1] on both GPUs, which cuts an A40's FP32 ceiling (GA10x, P = I = 4) by 1.41x at the
+  point and an A100's (GA100, P = 2) not at all, so A40 -> A100 projected the compute-bound rows
+  up to 29 % faster than the A100's measured FMA ceiling allows; floored, they err 0.0-0.9 %.
+  The table goes from 16.5 / 14.2 to 14.3 / 11.7 % MAPE / median APE (A40 -> A100 21.7 -> 3.5 %,
+  L40 -> A100 11.3 -> 4.4 %, A40 -> L40 13.2 -> 10.4 %; alone, without ``issue_rate``, the floor
+  changes nothing there). NeuSight 22.8 / 18.3 -> 22.7 / 18.1 %, the seed report's median APE
+  52.6 -> 52.8 %, the Rodinia, KernelTuner and our H100 <-> H200 tables unchanged.
 - ``source_clock``: compute peaks assume the boost clock, and a profiled kernel may have run
   at another one: Nsight Compute locks the clocks to base unless ``--clock-control none``, and
   the Rodinia GPUs under nvprof ran at 83-99 % of their boost clock (the Tesla K40 at 724 of

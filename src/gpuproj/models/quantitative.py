@@ -32,8 +32,8 @@ The model predicts the target time from the kernel's metrics alone: the source t
 input (it is what the paper evaluates against on the reference GPU). Each prediction says, in
 its assumptions, how far the model's time on the source GPU itself lies from the measured one
 (as the paper evaluates it): the model errs on the target much as it erred there. Dividing that
-ratio out is ``quantitative-transfer``, which takes the MAPE on the Rodinia tables from 41-58 %
-to 20-49 % (docs/accuracy.md).
+ratio out is ``quantitative-transfer``, which takes the MAPE on the Rodinia tables from 42-63 %
+to 20-48 % (docs/accuracy.md).
 """
 
 from __future__ import annotations
