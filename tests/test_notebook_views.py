@@ -265,3 +265,20 @@ def test_a_frame_is_checked_as_a_file_is():
     # a file's row, where a reader gives it
     with pytest.raises(InputError, match=r"^nb, row 3, field 'dram_bytes': 'lots' is not"):
         ProfileTable.from_frame(d.assign(dram_bytes=[1e9, "lots"], _row=[2, 3]), origin="nb")
+
+
+def test_the_views_say_what_was_skipped():
+    # a row without counts is skipped by the roofline methods: the notebook's view said
+    # nothing of it (the command line prints it on stderr), and hid a method that predicted
+    # nothing
+    t = ProfileTable.from_frame(pd.DataFrame({
+        "kernel": ["counted", "timed"], "config": "c", "gpu": "tesla-p100-pcie-16gb",
+        "time_s": [1e-3, 2e-3], "flops": [1e9, None], "dram_bytes": [1e8, None]}))
+    r = predict(t, targets=["h100-sxm5-80gb"], methods=["hierarchical", "same"])
+    assert r.skipped
+    text = " ".join(cells(r._repr_html_()) + [r._repr_html_()])
+    assert "skipped 1 row(s) (timed" in text
+    ev = evaluate(load(Path(__file__).parent / "data" / "amaris-2gpus-calculate_temp.csv"),
+                  methods=["bandwidth"])
+    page = ev._repr_html_()
+    assert "mape: %" in page and "within_10: fraction of pairs within 10 %" in page

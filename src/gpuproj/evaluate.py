@@ -121,7 +121,8 @@ UNITS = {
     "gmre": "% (geometric mean of |predicted - measured| / measured, each floored at 1e-6)",
     "median_ratio": "predicted / measured",
     **{f"within_{p}": f"fraction of pairs within {p} %" for p in (10, 25, 50)},
-    "coverage": "fraction of pairs inside the method's own interval",
+    "coverage": "fraction of pairs inside the method's own interval (an analytical method's: "
+                "its range over memory levels, not a probability)",
     "coverage_ci": "fraction, 90 % bootstrap interval over held-out groups",
     "interval_width": "median (high - low) / predicted; null where there is no interval or "
                       "the median one is unbounded (JSON has no infinity)",
@@ -186,7 +187,9 @@ class Evaluation:
         return self.summary("fold")
 
     def frame(self) -> pd.DataFrame:
-        """One row per method with its metrics (``summary()``), lowest MAPE first."""
+        """One row per method with its metrics (``summary()``), lowest MAPE first: ``mape``,
+        ``median_ape`` and ``gmre`` in %, the ``within_*`` shares, ``coverage`` (of the
+        method's own interval) and ``band_coverage`` as fractions (``UNITS``)."""
         columns = [k for k in metrics([], []) if k != "coverage_ci"]
         d = pd.DataFrame.from_dict(self.summary(), orient="index").reindex(columns=columns)
         # a metric a method has not (None) is missing, as in every other frame
@@ -202,8 +205,18 @@ class Evaluation:
                 ".frame(), .summary(), .pairs>")
 
     def _repr_html_(self) -> str:
-        """What a notebook shows: ``frame()`` to three significant digits."""
-        return self.frame().to_html(float_format=lambda v: f"{v:.3g}")
+        """What a notebook shows: ``frame()`` to three significant digits, its units and what
+        was skipped."""
+        import html
+
+        from .profiles.table import skipped_lines
+
+        d = self.frame()
+        units = "; ".join(f"{k}: {UNITS[k]}" for k in d.columns if k in UNITS)
+        return (d.to_html(float_format=lambda v: f"{v:.3g}")
+                + f"<p><small>{html.escape(units)}</small></p>"
+                + "".join(f"<p><small>{html.escape(ln)}</small></p>"
+                          for ln in skipped_lines(self.skipped)))
 
     def combined(self, weighted: bool = True) -> Evaluation:
         """The same targets predicted from all their sources at once: per method, kernel

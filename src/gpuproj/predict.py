@@ -236,9 +236,13 @@ class PredictionSet:
         ``application()`` keep the times in seconds)."""
         import html
 
+        from .profiles.table import skipped_lines
+
+        skipped = "".join(f"<p><small>{html.escape(ln)}</small></p>"
+                          for ln in skipped_lines(self.skipped))
         d = self.table()
         if d.empty:
-            return f"<p>{html.escape(repr(self))}</p>"
+            return f"<p>{html.escape(repr(self))}</p>" + skipped
         own = _has_own_interval(d)
         parts = [f"<p><b>Projected from {html.escape(self.source_label)}</b>: "
                  f"{APPLICATION_TITLE[0].lower()}{APPLICATION_TITLE[1:]}</p>",
@@ -249,7 +253,7 @@ class PredictionSet:
         partial = self.partial_totals()
         if partial:
             parts.append(f"<p>{html.escape(partial)}</p>")
-        parts.append(f"<p><small>{html.escape(self._bands_note(d))}</small></p>")
+        parts.append(f"<p><small>{html.escape(self._bands_note(d))}</small></p>{skipped}")
         lines = self.assumption_lines()
         if lines:
             parts += ["<p>Assumptions (of the methods in brackets):</p><ul>",

@@ -74,17 +74,10 @@ def report_skipped(skipped, *, quiet: bool = False) -> None:
     skipped and why."""
     if not skipped or quiet:
         return
-    from ..profiles.table import group_causes, skip_noun
+    from ..profiles.table import skipped_lines
 
-    rows = group_causes(skipped)
-    for reason, items in sorted(rows.items(), key=lambda kv: -len(kv[1])):
-        where = [f"{name} row {row}" for name, row in
-                 sorted({(Path(s.path).name, s.row) for s in items if s.path and s.row})]
-        if not where:  # a model's skip names the kernel (and target) before its cause
-            where = list(dict.fromkeys(s.what for s in items if s.what))
-        at = f" ({', '.join(where[:3])}{', ...' if len(where) > 3 else ''})" if where else ""
-        click.echo(f"gpuproj: skipped {len(items)} {skip_noun(items)}(s){at}: {reason}",
-                   err=True)
+    for line in skipped_lines(skipped):
+        click.echo(f"gpuproj: {line}", err=True)
 
 
 def progress(iterable, total=None, description=""):

@@ -83,6 +83,23 @@ def group_causes(skipped) -> dict:
     return out
 
 
+def skipped_lines(skipped) -> list[str]:
+    """One line per reason, most frequent first: how many rows (or projections of a row to a
+    target) were skipped, where (file rows, or the kernels a model names) and why; what the
+    command line prints on stderr and a notebook's views under their tables."""
+    from pathlib import Path
+
+    lines = []
+    for reason, items in sorted(group_causes(skipped).items(), key=lambda kv: -len(kv[1])):
+        where = [f"{name} row {row}" for name, row in
+                 sorted({(Path(s.path).name, s.row) for s in items if s.path and s.row})]
+        if not where:  # a model's skip names the kernel (and target) before its cause
+            where = list(dict.fromkeys(s.what for s in items if s.what))
+        at = f" ({', '.join(where[:3])}{', ...' if len(where) > 3 else ''})" if where else ""
+        lines.append(f"skipped {len(items)} {skip_noun(items)}(s){at}: {reason}")
+    return lines
+
+
 def count_causes(skipped) -> dict:
     """Cause -> how many of ``skipped`` were left out for it (``group_causes``)."""
     return {c: len(items) for c, items in group_causes(skipped).items()}
