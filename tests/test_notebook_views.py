@@ -282,3 +282,21 @@ def test_the_views_say_what_was_skipped():
                   methods=["bandwidth"])
     page = ev._repr_html_()
     assert "mape: %" in page and "within_10: fraction of pairs within 10 %" in page
+
+
+def test_a_gpu_the_catalog_and_a_models_prediction_read_in_a_notebook():
+    from gpuproj.catalog import load_catalog, resolve
+    from gpuproj.models import get_model
+
+    cat = load_catalog()
+    assert repr(cat).startswith(f"<Catalog of {len(cat)} GPUs (")
+    h200 = resolve("h200-sxm-141gb")
+    page = cells(h200._repr_html_())
+    # the DRAM bandwidth, peak next to measured (our own bench run), each with its source
+    at = page.index("dram_bw_bytes_per_s")
+    assert page[at + 1] == "4.8 TB/s" and page[at + 2].endswith("TB/s")
+    assert page[at + 3].startswith("datasheet: ") and page[at + 4].startswith("measurement: ")
+    assert "sm_count" in page
+    p = get_model("bandwidth").predict(load(EXAMPLE), resolve("tesla-p100-pcie-16gb"), [h200])
+    assert repr(p) == ("<Prediction by bandwidth: 3 row(s) x target(s), 0 skipped; .df, "
+                       ".application()>")

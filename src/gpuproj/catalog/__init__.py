@@ -113,6 +113,33 @@ class GPU:
     def __repr__(self):
         return f"GPU({self.id!r}, {self.name!r})"
 
+    def _repr_html_(self) -> str:
+        """What a notebook shows: the throughputs, peak next to measured with their sources,
+        then the other values (as `gpuproj gpus show` prints them)."""
+        import html
+
+        import pandas as pd
+
+        from ..units import readable
+        from .schema import THROUGHPUT_FIELDS
+
+        def src(e):
+            return f"{e.kind}: {e.source}" if e is not None else ""
+
+        rates = pd.DataFrame(
+            [(k, *(readable(k, e.value) if e is not None else "" for e in (p, m)),
+              src(p), src(m))
+             for k in THROUGHPUT_FIELDS if k in self.peaks or k in self.measureds
+             for p, m in [(self.peaks.get(k), self.measureds.get(k))]],
+            columns=["throughput", "peak", "measured", "peak source", "measured source"])
+        values = pd.DataFrame(
+            [(k, ", ".join(readable(k, x) for x in (e.value if isinstance(e.value, list)
+                                                    else [e.value])), src(e))
+             for k, e in self.values.items()], columns=["field", "value", "source"])
+        return (f"<p><b>{html.escape(self.name)}</b> ({html.escape(self.id)}, "
+                f"{html.escape(self.vendor)} {html.escape(self.architecture)})</p>"
+                + rates.to_html(index=False) + values.to_html(index=False))
+
     def value(self, name: str) -> float:
         """Property ``name`` (``VALUE_FIELDS``: ``sm_count``, ``l2_size_bytes``, ...); NaN
         where this GPU's file has none. A list (``LIST_FIELDS``) is in ``values[name]``. A
@@ -402,6 +429,13 @@ class Catalog:
 
     def __len__(self):
         return len(self.gpus)
+
+    def __repr__(self):
+        vendors: dict = {}
+        for g in self.gpus.values():
+            vendors[g.vendor] = vendors.get(g.vendor, 0) + 1
+        per = ", ".join(f"{n} {v}" for v, n in sorted(vendors.items()))
+        return f"<Catalog of {len(self)} GPUs ({per}); .resolve(name), iterate for the GPUs>"
 
     def __contains__(self, name):
         try:

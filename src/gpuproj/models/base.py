@@ -73,6 +73,12 @@ class Prediction:
     df: pd.DataFrame
     assumptions: dict
     skipped: list
+
+    def __repr__(self) -> str:
+        methods = ", ".join(dict.fromkeys(self.df["method"].astype(str))) if len(self.df) \
+            else "no method"
+        return (f"<Prediction by {methods}: {len(self.df)} row(s) x target(s), "
+                f"{len(self.skipped)} skipped; .df, .application()>")
     cautions: list = field(default_factory=list)
 
     def application(self) -> pd.DataFrame:
