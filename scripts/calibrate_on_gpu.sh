@@ -7,8 +7,9 @@
 #   DEVICE=nvidia bash scripts/calibrate_on_gpu.sh      # NVIDIA's OpenCL driver instead of CuPy
 #
 # Results: DIR/calibrated_<gpu>.{json,md} and the per-model parameter files (DIR: docs/results
-# unless --out-dir). loopy and its helpers come from the wheels in .whl/ where the machine cannot
-# reach PyPI (`bash scripts/gpu_session.sh --prepare` fetches them), else from pip.
+# unless --out-dir), rewritten after each study. loopy and its helpers: installed already, or
+# the wheels in .whl/ (`bash scripts/gpu_session.sh --prepare` fetches them; carry `.whl`): a
+# lent GPU machine cannot reach PyPI, so without either the script stops (exit 2).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DEVICE="${DEVICE:-cuda}"
@@ -18,9 +19,10 @@ if ! python3 -c "import loopy" 2>/dev/null; then
     python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/gpuproj-site .whl/*.whl
     export PYTHONPATH="$PYTHONPATH:/tmp/gpuproj-site"
   else
-    python3 -m pip install -q -e '.[calibrate]'
+    echo "calibrate_on_gpu.sh: no loopy and no wheels in .whl/: run \`bash scripts/gpu_session.sh --prepare\` where pip works and carry .whl (or pip install -e '.[calibrate]')" >&2
+    exit 2
   fi
 fi
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv || true
 python3 scripts/case_studies.py --device "$DEVICE" --sizes gpu --repetitions "${REPETITIONS:-21}" "$@"
-python3 -m pytest -q -p no:cacheprovider tests/test_calibrated_loopy.py -k cuda_runner || true
+python3 -m pytest -q -p no:cacheprovider tests/test_calibrated_loopy.py::test_cuda_runner_times_kernels || true

@@ -1,22 +1,34 @@
 #!/usr/bin/env bash
-# Everything a lent GPU machine is wanted for, in one call of the device tool (600 s at most),
-# in order of worth; each step gets the time the ones before it left:
+# Everything a lent GPU machine is wanted for, in one call of the device tool, in order of
+# worth; each step gets the time the ones before it left:
 #   suite      the benchmark suite: checks, timed runs, ncu profiles, SASS (suite/collect.sh)
 #   bench      the micro-benchmarks: the catalog entry's measured ceilings (scripts/bench_on_gpu.sh)
 #   calibrate  the Stevens & Kloeckner case studies through CuPy (scripts/calibrate_on_gpu.sh)
 #
 #   bash scripts/gpu_session.sh --prepare        # here, with nvcc and pip: what the call carries
-#   bash scripts/gpu_session.sh [--budget-s 585] [--suite-s 360] [--steps suite,bench,calibrate]
+#   bash scripts/gpu_session.sh [--budget-s 405] [--suite-s 260] [--steps suite,bench,calibrate]
 #
-# The device call: command `bash scripts/gpu_session.sh`, carry suite/build, build/bench-cubins
-# and .whl (all ignored by git). Results in $OUT (default out/session), at most 7 files:
-# suite-<gpu>.tar.gz, summary-, measurements-, collect-<gpu> (suite/collect.sh), bench-<gpu>.tar.gz,
-# calibrated-<gpu>.tar.gz and session.log. docs/suite.md says what to do with them.
+# --budget-s  seconds the whole script may take (default 405); the device call's timeout_s is
+#             set 15 s above it (the kill 10 s after a step's timeout, the last packing)
+# --suite-s   the suite's share of the budget (suite/collect.sh --budget-s; default 260)
+#
+# The call: first `bash scripts/gpu_session.sh --prepare` in the session's own checkout (the
+# device tool sends that checkout), and commit; then one device `run` with command
+# `bash scripts/gpu_session.sh --budget-s 405 --suite-s 260`, carry
+# ["suite/build", "build/bench-cubins", ".whl"] (all ignored by git) and timeout_s 420, which
+# leaves device time to rerun it within a 15-minute budget, machine start included; then
+# `give_back`. Results in $OUT (default out/session), at most 8 files: suite-<gpu>.tar.gz,
+# summary-, measurements-, collect-<gpu> (suite/collect.sh), bench-<gpu>.tar.gz,
+# calibrated-<gpu>.tar.gz, session.log, and a *.part where a kill cut a packing short. Each
+# reaches $OUT as soon as its step has it: the suite packs after its timed runs and at its end,
+# the bench and calibration archives are packed again within 2 s of a file of theirs changing
+# (the bench's raw JSON, each case study's results), so a kill at the call's limit keeps what
+# was measured. docs/suite.md says what to do with them.
 set -u
 REPO="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$REPO"
-BUDGET=585
-SUITE_S=360
+BUDGET=405
+SUITE_S=260
 STEPS="suite,bench,calibrate"
 PREPARE=0
 while [ $# -gt 0 ]; do
@@ -25,7 +37,7 @@ while [ $# -gt 0 ]; do
     --suite-s) SUITE_S="$2"; shift 2 ;;
     --steps) STEPS="$2"; shift 2 ;;
     --prepare) PREPARE=1; shift ;;
-    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
     *) echo "gpu_session.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -73,24 +85,55 @@ GPU_ID="$(ls "$OUTDIR"/summary-*.txt 2>/dev/null | head -n 1 | sed 's/.*summary-
 [ -n "$GPU_ID" ] || GPU_ID="$(nvidia-smi --query-gpu=name --format=csv,noheader | head -n 1 |
   tr 'A-Z' 'a-z' | sed 's/[^a-z0-9]\{1,\}/-/g; s/^-//; s/-$//')"
 
+# pack NAME: $WORK/NAME as $OUTDIR/NAME-<gpu>.tar.gz, replaced whole (a kill mid-tar leaves the
+# last complete one); keep_packed NAME: pack again within 2 s of a file there changing, in the
+# background while a step runs, so that what it wrote reaches $OUT before the call's limit
+pack() {
+  [ -d "$WORK/$1" ] || return 0
+  touch "$WORK/.$1.stamp"
+  tar -czf "$OUTDIR/$1-$GPU_ID.tar.gz.part" -C "$WORK" "$1" &&
+    mv -f "$OUTDIR/$1-$GPU_ID.tar.gz.part" "$OUTDIR/$1-$GPU_ID.tar.gz"
+}
+keep_packed() {
+  trap 'exit 0' TERM  # taken after the tar or sleep in hand: no half-written archive is left
+  while sleep 2; do
+    [ -d "$WORK/$1" ] || continue
+    if [ ! -e "$WORK/.$1.stamp" ] || [ -n "$(find "$WORK/$1" -newer "$WORK/.$1.stamp" | head -n 1)" ]; then
+      pack "$1"
+    fi
+  done
+}
+# run_packed NAME SECONDS CMD...: CMD under timeout (killed 10 s after a TERM it ignores),
+# its folder $WORK/NAME kept packed while it runs and packed once more after it
+run_packed() {
+  local name="$1" lim="$2" rc watcher
+  shift 2
+  keep_packed "$name" &
+  watcher=$!
+  timeout -k 10 "$lim" "$@"
+  rc=$?
+  kill "$watcher" 2>/dev/null
+  wait "$watcher" 2>/dev/null
+  pack "$name"
+  return $rc
+}
+
 # the calibration (114 kernels at GPU sizes, about a minute) gets a 100-s share when asked
 # for; the bench (tens of seconds) the rest
 reserve=0
 want calibrate && reserve=100
 if want bench; then
   if [ "$(( $(left) - reserve ))" -ge 60 ]; then
-    OUT="$WORK/bench" timeout "$(( $(left) - reserve ))" bash scripts/bench_on_gpu.sh
+    OUT="$WORK/bench" run_packed bench "$(( $(left) - reserve ))" bash scripts/bench_on_gpu.sh
     echo "== bench: rc=$? at $((SECONDS - T0)) s"
-    tar -czf "$OUTDIR/bench-$GPU_ID.tar.gz" -C "$WORK" bench
   else
     echo "== bench: skipped, $(left) s left"
   fi
 fi
 if want calibrate; then
   if [ "$(left)" -ge 45 ]; then
-    timeout "$(( $(left) - 5 ))" bash scripts/calibrate_on_gpu.sh --out-dir "$WORK/calibrated"
+    run_packed calibrated "$(( $(left) - 5 ))" bash scripts/calibrate_on_gpu.sh --out-dir "$WORK/calibrated"
     echo "== calibrate: rc=$? at $((SECONDS - T0)) s"
-    [ -d "$WORK/calibrated" ] && tar -czf "$OUTDIR/calibrated-$GPU_ID.tar.gz" -C "$WORK" calibrated
   else
     echo "== calibrate: skipped, $(left) s left"
   fi

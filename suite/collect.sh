@@ -34,7 +34,7 @@ while [ $# -gt 0 ]; do
     --no-ncu) NCU_ON=0; shift ;;
     --no-build) BUILD=0; shift ;;
     --seed) SEED="$2"; shift 2 ;;
-    -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
     *) echo "collect.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -151,16 +151,19 @@ fi
 
 # ------------------------------------------------------------------ 2. build and SASS
 if [ "$BUILD" = 1 ]; then
-  STEP_DETAIL="sm_90" step build timeout "$(left)" "$SUITE/build.sh" -a sm_90 -j "$(nproc)" -o "$BIN" --require
+  STEP_DETAIL="sm_90" step build timeout -k 10 "$(left)" "$SUITE/build.sh" -a sm_90 -j "$(nproc)" -o "$BIN" --require
 fi
 FAMILIES="srivastava polybench hydro1d stencil special divergent"
 sass_capture() {
   local f cuo
+  local -  # pipefail for this function only: a failed cuobjdump is no empty .sass.gz
+  set -o pipefail
   cuo="$(command -v cuobjdump || echo /usr/local/cuda/bin/cuobjdump)"
   for f in $FAMILIES; do
     [ -x "$BIN/$f" ] || continue
     cp "$BIN/$f.ptxas.txt" "$D/ptxas/$f.ptxas.txt" 2>/dev/null
-    "$cuo" -sass "$BIN/$f" | gzip -9 > "$D/sass/$f.sm_90.sass.gz" || return 1
+    "$cuo" -sass "$BIN/$f" | gzip -9 > "$D/sass/$f.sm_90.sass.gz" ||
+      { rm -f "$D/sass/$f.sm_90.sass.gz"; return 1; }
   done
 }
 step sass sass_capture
@@ -185,13 +188,13 @@ for f in $FAMILIES; do
   [ "$(left)" -lt $((lim + 60)) ] && lim=$(( $(left) - 60 ))
   if [ "$lim" -lt 10 ]; then skip_step "time:$f" "budget"; continue; fi
   if [ ! -x "$BIN/$f" ]; then skip_step "time:$f" "no binary"; continue; fi
-  STEP_DETAIL="sizes=${TSIZES[$f]}" step "time:$f" timeout "$lim" "$BIN/$f" --sizes "${TSIZES[$f]}" --seed "$SEED" \
+  STEP_DETAIL="sizes=${TSIZES[$f]}" step "time:$f" timeout -k 10 "$lim" "$BIN/$f" --sizes "${TSIZES[$f]}" --seed "$SEED" \
     >> "$D/measurements.jsonl" 2> >(tee -a "$D/logs/$f.stderr.txt" >&2)
 done
 # the report's kernels again, back to back without an L2 flush, as the Srivastava report timed
 # them: what its four GPUs are compared with (scripts/suite_crossval.py); checked above already
 if [ -x "$BIN/srivastava" ] && [ "$(left)" -gt 100 ]; then
-  STEP_DETAIL="no-flush" step "time:srivastava-warm" timeout 40 "$BIN/srivastava" \
+  STEP_DETAIL="no-flush" step "time:srivastava-warm" timeout -k 10 40 "$BIN/srivastava" \
     --sizes "${TSIZES[srivastava]}" --no-flush --no-check --seed "$SEED" \
     > "$D/measurements-warm.jsonl" 2>> "$D/logs/srivastava.stderr.txt"
   "$PY" "$SUITE/to_table.py" "$D/measurements-warm.jsonl" -o "$D/measurements-warm.csv" || true
@@ -228,12 +231,15 @@ profile_cmd() {  # OUTCSV BINARY ARGS... : gpuproj profile, else ncu with gpupro
 }
 ncu_chunk() {  # FAMILY SIZES
   local f="$1" s="$2" tag="$1-${2//,/_}"
-  timeout "$(( $(left) - 45 ))" bash -c 'profile_cmd "$@"' _ "$D/ncu/$tag.csv" "$BIN/$f" --profile --sizes "$s" --seed "$SEED" \
+  timeout -k 10 "$(( $(left) - 45 ))" bash -c 'profile_cmd "$@"' _ "$D/ncu/$tag.csv" "$BIN/$f" --profile --sizes "$s" --seed "$SEED" \
     > "$D/ncu/$tag.jsonl" 2> "$D/logs/ncu-$tag.stderr.txt"
   local rc=$?
   "$PY" "$SUITE/to_table.py" --ncu-map "$D/ncu/$tag.jsonl" -o "$D/ncu/$tag.map.csv" || true
   if grep -q "ERR_NVGPUCTRPERM\|permission" "$D/logs/ncu-$tag.stderr.txt" "$D/ncu/$tag.csv" 2>/dev/null; then
     echo "ncu: no permission to read the GPU counters"; NCU_ON=0
+  elif grep -q "LibraryNotLoaded\|Failed to initialize the profiler" "$D/logs/ncu-$tag.stderr.txt" "$D/ncu/$tag.csv" 2>/dev/null; then
+    # seen under gVisor: no chunk can profile, so none is tried again
+    echo "ncu: the profiler cannot start here (LibraryNotLoaded or failed to initialize)"; NCU_ON=0
   fi
   return $rc
 }
@@ -249,7 +255,8 @@ for c in $CHUNKS; do
 done
 # per-instruction SASS counts (Van Lanker Sec. 4.2) for the special-function kernels
 source_counters() {
-  timeout "$(( $(left) - 45 ))" "$NCU" --section SourceCounters --kernel-name "regex:$KFILTER" \
+  timeout -k 10 "$(( $(left) - 45 ))" "$NCU" --section SourceCounters --clock-control none \
+    --kernel-name "regex:$KFILTER" \
     -o "$WORK/special-src" -f "$BIN/special" --profile --sizes small --seed "$SEED" > "$D/ncu/special-small-src.jsonl" || return 1
   "$NCU" --import "$WORK/special-src.ncu-rep" --page source --csv --print-source sass \
     > "$D/ncu/special-small.source.csv" 2> "$D/logs/ncu-source.stderr.txt"

@@ -118,3 +118,38 @@ def test_timed_launches_wait_behind_a_hold(driver, tmp_path):
     t, holds, launches = b2b.split()
     assert float(t) == pytest.approx(0.5) and (holds, launches) == ("4", "400")
     assert err.startswith("error: the host took") and "3 times" in err and err.endswith(" 7")
+
+
+def test_gpu_session_brings_back_the_raw_result_of_a_bench_it_cannot_plot(driver, tmp_path):
+    """scripts/gpu_session.sh's bench step on the stand-in driver: bench_on_gpu.sh's --plots
+    cannot draw the working-set sweep (no cache check passed), yet the raw result with every
+    check is written and reaches $OUT in the bench archive, with no half-packed file left."""
+    import tarfile
+
+    from gpuproj.bench import PRESETS
+    from gpuproj.bench.cuda import cubin_key, cuda_source
+    from gpuproj.bench.suite import cuda_build_units
+
+    lib, _ = driver
+    cubins, bin_dir, out = tmp_path / "cubins", tmp_path / "bin", tmp_path / "out"
+    cubins.mkdir()
+    bin_dir.mkdir()
+    for source, extra in cuda_build_units(PRESETS["full"]):  # bench_on_gpu.sh: full sizes
+        (cubins / f"{cubin_key(cuda_source(source, extra), 'sm_90')}.cubin").write_bytes(
+            b"stand-in cubin")
+    shutil.copy(lib / "nvidia-smi", bin_dir / "nvidia-smi")  # its smi-args stay here
+    env = {**os.environ, "LD_LIBRARY_PATH": str(lib), "GPUPROJ_BENCH_CUBIN_DIR": str(cubins),
+           "PATH": f"{bin_dir}:{os.environ['PATH']}", "HOME": str(tmp_path), "OUT": str(out),
+           "PYTHON": sys.executable, "MPLBACKEND": "Agg"}
+    repo = Path(__file__).resolve().parents[1]
+    p = subprocess.run(["bash", str(repo / "scripts" / "gpu_session.sh"), "--steps", "bench",
+                        "--budget-s", "200"], env=env, capture_output=True, text=True,
+                       timeout=240)
+    assert p.returncode == 0, p.stdout + p.stderr
+    log = (out / "session.log").read_text()
+    assert "the samples are in h100-sxm5-80gb.json" in log and "== bench: rc=1 at" in log
+    (archive,) = [f for f in out.iterdir() if f.name.startswith("bench-")]
+    assert archive.name.endswith(".tar.gz") and not list(out.glob("*.part"))
+    with tarfile.open(archive) as t:
+        raw = json.load(t.extractfile("bench/h100-sxm5-80gb.json"))
+    assert raw["measurements"] == [] and raw["checks"] and "mixbench" in raw["sweeps"]

@@ -530,6 +530,31 @@ def test_the_raw_result_is_written_before_the_catalog_file(tmp_path, capsys, mon
     assert json.loads(raw.read_text())["measurements"]
 
 
+def test_the_raw_result_is_written_before_the_plots_are_checked(tmp_path, capsys, monkeypatch):
+    """A measured result that --plots cannot draw (the cache group's result check failed, so
+    no working-set sweep: as on the stand-in driver) still leaves every sample in the raw
+    result; only the catalog file and the pictures are not written."""
+    from gpuproj import bench
+
+    def no_cache_sweep(*args, **kw):
+        raw = real_run_suite(*args, **kw)
+        raw["sweeps"].pop("working_set")
+        return raw
+
+    real_run_suite = bench.run_suite
+    monkeypatch.setattr(bench, "open_backend", lambda *a: SimulatedBackend())
+    monkeypatch.setattr(bench, "run_suite", no_cache_sweep)
+    out, raw, plots = tmp_path / "x.yaml", tmp_path / "keep.json", tmp_path / "plots"
+    code, _, err = run_cli(capsys, "bench", "--quick", "-q", "-o", str(out), "--raw", str(raw),
+                           "--plots", str(plots))
+    assert (code, err) == (2, "gpuproj: error: field 'sweeps.working_set': missing: --plots "
+                              "draws working_set.png from it (run the 'cache' group); the "
+                              f"samples are in {raw}\n")
+    kept = json.loads(raw.read_text())
+    assert kept["measurements"] and "mixbench" in kept["sweeps"]
+    assert not out.exists() and not plots.exists()
+
+
 def test_an_ambiguous_device_name_needs_gpu(result, tmp_path, capsys):
     """'NVIDIA H100' is three catalog GPUs: an error without --gpu, a warning that says
     ambiguous (not unknown) with it."""

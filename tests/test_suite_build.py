@@ -267,6 +267,53 @@ def test_gpu_session_packs_what_one_device_call_brings_back(tmp_path):
     assert "== bench: rc=" in log and "== done in" in log
 
 
+def _commands(text):
+    """The script's lines with continuation lines joined, comments left out."""
+    joined = text.replace("\\\n", " ")
+    return [ln for ln in joined.splitlines() if not ln.lstrip().startswith("#")]
+
+
+def test_collect_leaves_the_clocks_alone_and_stops_what_cannot_work():
+    """Source-level guards of what only a GPU machine runs: every ncu run that profiles has
+    --clock-control none (the header's promise); every timeout kills what ignores its TERM;
+    a profiler that cannot start (gVisor) stops the ncu chunks as a permission error does; a
+    failed cuobjdump fails the SASS step instead of leaving an empty .sass.gz."""
+    import re
+
+    collect = _commands(_source("collect.sh"))
+    # ncu itself runs (not --version or --import, nor named to gpuproj profile, which adds
+    # --clock-control none itself)
+    ncu_runs = [ln for ln in collect if re.search(r'(?<!--ncu )"\$NCU" --(?!version|import)', ln)]
+    assert len(ncu_runs) == 2 and all("--clock-control none" in ln for ln in ncu_runs)
+    timeouts = [ln for ln in collect if re.search(r"\btimeout [-\"$\d]", ln)]
+    assert len(timeouts) == 5 and all("timeout -k 10 " in ln for ln in timeouts), timeouts
+    text = _source("collect.sh")
+    assert "LibraryNotLoaded" in text and "Failed to initialize the profiler" in text
+    sass = text.split("sass_capture() {")[1].split("\n}")[0]
+    assert "set -o pipefail" in sass and "local -" in sass and 'rm -f "$D/sass/' in sass
+
+
+def test_gpu_scripts_state_the_call_and_need_no_internet():
+    """gpu_session.sh's defaults are the documented call's (docs/suite.md, its header), whose
+    timeout_s leaves 15 s past the budget; the calibration stops without its wheels instead of
+    asking PyPI, and runs exactly the GPU test of the CUDA runner."""
+    import re
+
+    session = (REPO / "scripts" / "gpu_session.sh").read_text()
+    call = "bash scripts/gpu_session.sh --budget-s 405 --suite-s 260"
+    doc = (REPO / "docs" / "suite.md").read_text()
+    for text in (session, doc.replace("\n", " ")):
+        assert call in text and "timeout_s 420" in text.replace("`", "")
+        assert '["suite/build", "build/bench-cubins", ".whl"]' in text and "give_back" in text
+    assert "\nBUDGET=405\nSUITE_S=260\n" in session
+    assert all("timeout -k 10 " in ln for ln in _commands(session)
+               if re.search(r"\btimeout [-\"$\d]", ln))
+    cal = (REPO / "scripts" / "calibrate_on_gpu.sh").read_text()
+    assert "pip install -q -e" not in cal and "exit 2" in cal
+    (test,) = re.findall(r"tests/test_calibrated_loopy\.py::(\w+)", cal)
+    assert f"def {test}(" in (REPO / "tests" / "test_calibrated_loopy.py").read_text()
+
+
 def test_collect_refuses_without_gpu(tmp_path):
     if shutil.which("nvidia-smi"):
         pytest.skip("this machine has nvidia-smi")

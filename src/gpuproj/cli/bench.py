@@ -199,15 +199,20 @@ def bench(gpu_name, output, raw_out, backend, device, quick, only, reps, plots_d
     finally:
         if not from_raw:
             b.close()
-    if plots_dir:  # before anything is written
-        check_plottable(raw, from_raw)
     if warn:
         click.echo(f"gpuproj: warning: {warn}", err=True)
     flags = check(raw, gpu)
     raw["flags"] = flags
     wrote_raw = not from_raw or raw_out
-    if wrote_raw:  # first: the samples outlive a catalog file that cannot be written
+    if wrote_raw:  # first: the samples outlive a catalog file or pictures that cannot be made
         write_text(raw_path, json.dumps(raw, indent=1))
+    if plots_dir:  # before the catalog file and the pictures are written
+        try:
+            check_plottable(raw, from_raw)
+        except InputError as e:
+            if not wrote_raw:
+                raise
+            raise GpuprojError(f"{e}; the samples are in {raw_path}") from None
     if not measured_values(raw):
         kept = f"; the samples are in {raw_path}" if wrote_raw else ""
         raise GpuprojError("no measurement passed its result check, nothing to write to "
