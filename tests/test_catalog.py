@@ -565,6 +565,10 @@ def test_a_throughput_or_value_the_schema_lacks_is_a_key_error_in_every_accessor
             get("dram_bw")
     with pytest.raises(KeyError, match="'sm_cnt' is not a catalog value"):
         g.value("sm_cnt")
+    # a throughput asked of value(): which accessors have it
+    with pytest.raises(KeyError, match=r"'dram_bw_bytes_per_s' is a throughput: peak\(\), "
+                                       r"measured\(\) or ceiling\(\)"):
+        g.value("dram_bw_bytes_per_s")
     # a field no bundled file has (the hierarchical models ask for it with each precision's
     # FMA rate) and one this GPU lacks
     for name in ("fp16_addmul_flops_per_s", "tensor_int8_ops_per_s"):

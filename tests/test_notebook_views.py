@@ -300,3 +300,16 @@ def test_a_gpu_the_catalog_and_a_models_prediction_read_in_a_notebook():
     p = get_model("bandwidth").predict(load(EXAMPLE), resolve("tesla-p100-pcie-16gb"), [h200])
     assert repr(p) == ("<Prediction by bandwidth: 3 row(s) x target(s), 0 skipped; .df, "
                        ".application()>")
+
+
+def test_a_roofline_of_a_one_gpu_profile_needs_no_gpu_named():
+    from gpuproj.plots.roofline import roofline_data
+
+    d = roofline_data(load(EXAMPLE), target="h100-sxm5-80gb")
+    assert d["gpu"] == "tesla-p100-pcie-16gb" and len(d["kernels"]) == 3
+
+
+def test_a_frame_without_its_gpu_is_told_how_to_name_it():
+    with pytest.raises(InputError, match=r"missing required column\(s\) gpu \(the GPU of the "
+                                         r"rows: frame.assign\(gpu="):
+        ProfileTable.from_frame(pd.DataFrame({"kernel": ["k"], "time_s": [1e-3]}))

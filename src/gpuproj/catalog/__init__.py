@@ -121,7 +121,6 @@ class GPU:
         import pandas as pd
 
         from ..units import readable
-        from .schema import THROUGHPUT_FIELDS
 
         def src(e):
             return f"{e.kind}: {e.source}" if e is not None else ""
@@ -217,7 +216,9 @@ def _field(name: str, fields, what: str) -> str:
     misspelt name (``dram_bw`` for ``dram_bw_bytes_per_s``) would read as a number this GPU's
     file lacks, NaN, and a model would go on without the ceiling instead of failing."""
     if name not in fields:
-        raise KeyError(f"{name!r} is not a catalog {what}; the {what}s are "
+        other = ("" if what != "value" or name not in THROUGHPUT_FIELDS else
+                 f" ({name!r} is a throughput: peak(), measured() or ceiling())")
+        raise KeyError(f"{name!r} is not a catalog {what}{other}; the {what}s are "
                        f"{', '.join(sorted(fields))}")
     return name
 

@@ -18,6 +18,7 @@ from ..errors import InputError
 from ..models.hierarchical import LEVELS, Hierarchical
 from ..profiles.table import ProfileTable
 from . import _style as st
+from . import drawn_gpu
 
 _SCALARS = ("fma_flops_per_s", "addmul_flops_per_s", "mix_flops_per_s", "warp_usage",
             "perf_ceil_flops_per_s")
@@ -42,10 +43,10 @@ def _nan(v):
     return np.nan if v is None else float(v)
 
 
-def roofline_data(table: ProfileTable, gpu, target=None, kernel: str | None = None,
+def roofline_data(table: ProfileTable, gpu=None, target=None, kernel: str | None = None,
                   model: Hierarchical | None = None) -> dict:
-    """The roofline of every kernel row of ``table`` measured on ``gpu`` (and its projection
-    to ``target``), as plain numbers in SI units.
+    """The roofline of every kernel row of ``table`` measured on ``gpu`` (None: the table's
+    only GPU) and its projection to ``target``, as plain numbers in SI units.
 
     Returns ``{"gpu", "target", "hardware", "kernels", "skipped"}``: ``hardware`` holds the
     GPUs' shared-memory bandwidth ceilings (B/s); each entry of ``kernels`` has ``kernel``,
@@ -60,7 +61,7 @@ def roofline_data(table: ProfileTable, gpu, target=None, kernel: str | None = No
     ``skipped``.
     """
     model = model or Hierarchical()
-    src = resolve(gpu)
+    src = drawn_gpu(table, gpu)
     tgt = resolve(target) if target is not None else None
     rows = table.on(src.id) if src.id in table.gpus else None
     if rows is None or len(rows) == 0:

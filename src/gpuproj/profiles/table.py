@@ -297,7 +297,10 @@ class ProfileTable:
             df["config"] = "default"
         missing = [c for c in REQUIRED if c not in df.columns]
         if missing:
-            raise InputError(f"missing required column(s) {', '.join(missing)}",
+            # the GPU is the column a frame of one GPU's times most often lacks
+            hint = (" (the GPU of the rows: frame.assign(gpu='h100-sxm5-80gb'), a catalog name)"
+                    if "gpu" in missing else "")
+            raise InputError(f"missing required column(s) {', '.join(missing)}{hint}",
                              path=origin or None)
         for c in COLUMNS:
             if c not in df.columns:
