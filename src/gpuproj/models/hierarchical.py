@@ -1015,8 +1015,9 @@ class Hierarchical(Model):
         where its source ran below ``CONCURRENCY_SHARE`` of the DRAM ceiling, in at least
         ``CONCURRENCY_WAVES`` waves, and those waves at ``CONCURRENCY_LATENCY_S`` take within
         ``CONCURRENCY_BAND`` of its time.
-        The target, with the same threads in flight and the same latency (the catalog has no
-        latencies), takes time x its waves / the source's, and at least its DRAM time. Resident
+        The target, with the same threads in flight and the same latency (the catalog's idle
+        pointer-chase latencies, tried in its place, lost: docs/accuracy_analysis.md), takes
+        time x its waves / the source's, and at least its DRAM time. Resident
         blocks per SM: on the source from the profile's achieved occupancy where it has one,
         else the occupancy calculator's (``calc_s``); on the target as many, within its
         calculator's limit (``calc_t``). On the gpu-benches stream sweep (two blocks per SM)
