@@ -367,7 +367,8 @@ def markdown(res) -> str:
           " -6 % in the geometric mean where the model errs by +13 %, and CV+ covers 85.8-87.1 % "
           "where `distance-scaled` covers 89.8-90.5 %. Nor does it reach the held-out GPUs that no"
           " rule covers (the least covered GPUs above): there every copy misses as the model does."
-          " gpuproj keeps split-conformal, which needs no copies kept with a saved model.",
+          " gpuproj keeps its interval around the model trained on every GPU, which needs no"
+          " copies kept with a saved model.",
           ""]
     return "\n".join(L)
 

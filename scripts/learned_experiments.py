@@ -599,11 +599,11 @@ def markdown(res) -> str:
               "and predicted from every other GPU; the pairs of all folds are pooled. Best of "
               "each family by MAPE on these pairs, which flatters every family (the choice "
               "made without the held-out GPU is in the next table). Intervals: "
-              f"split-conformal at {100 * COVERAGE:.0f} %, calibrated on held-out training "
-              "GPUs. The four gpu-benches tables of docs/accuracy.md (the L2 sweep, the small "
-              "kernels, the roofline and stream sweeps) are left out: the catalog's measured "
-              "ceilings and launch overheads of their GPUs come from the same benchmark runs, "
-              "so the GPU features would carry the answer.", "",
+              f"{100 * COVERAGE:.0f} %, calibrated on the out-of-fold errors of held-out "
+              "training GPUs. The four gpu-benches tables of docs/accuracy.md (the L2 sweep, "
+              "the small kernels, the roofline and stream sweeps) are left out: the catalog's "
+              "measured ceilings and launch overheads of their GPUs come from the same benchmark "
+              "runs, so the GPU features would carry the answer.", "",
               "| table | pairs | best analytical | best pure learner | best hybrid | "
               "hybrid beats both (MAPE, median) | coverage (residual / bounded-eff. / "
               "ensemble) |", "|---|---|---|---|---|---|---|"]
@@ -833,7 +833,7 @@ NOTES = [
     "see above), the MAPE of KernelTuner convolution, a tie (27.1 against 27.0 %: the hybrids drop "
     "their correction there, lam = 0), and KernelTuner GEMM (23.2 / 19.8 against the validated "
     "analytical method's 23.1 / 19.0 %; on all pairs the best hybrid is at 21.1 / 16.4 %, see "
-    "above). The pure learners get the same split-conformal calibration as the hybrids; their 90 % "
+    "above). The pure learners get the same out-of-fold calibration as the hybrids; their 90 % "
     "intervals cover 54-78 % of the KernelTuner pairs, 68-89 % on Rodinia, 74-93 % on the seed "
     "report and 74-96 % on NeuSight, where the hybrids' cover 81-98 % at about the same width or "
     "narrower: a learned time has no physics to fall back on where a GPU lies outside the training "

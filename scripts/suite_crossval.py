@@ -255,10 +255,10 @@ def markdown(res: dict) -> str:
 COVERAGE_HEADER = "interval coverage | 90 % band coverage"
 COVERAGE_NOTE = ("Interval coverage: the share of pairs inside the method's own interval, for "
                  "`hierarchical` and `hierarchical-ext` the range over their memory levels (a "
-                 "spread of the model, not a probability), for the learned models "
-                 "split-conformal at 90 %; band coverage: inside the method's 90 % error band "
-                 "(docs/accuracy.md, 'Error bands'), fitted on pairs that include the suite's "
-                 "H100 <-> H200 ones and the report's own, so not out of sample.")
+                 "spread of the model, not a probability), for the learned models calibrated on"
+                 " out-of-fold errors at 90 %; band coverage: inside the method's 90 % error "
+                 "band (docs/accuracy.md, 'Error bands'), fitted on pairs that include the "
+                 "suite's H100 <-> H200 ones and the report's own, so not out of sample.")
 
 
 def coverage_cells(v: dict) -> str:
