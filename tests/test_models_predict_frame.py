@@ -264,3 +264,42 @@ def test_predict_takes_methods_repeated_or_comma_separated(capsys, args):
                            "h100-sxm5-80gb", *args, "--json")
     assert code == 0
     assert {r["method"] for r in json.loads(out)["predictions"]} == {"bandwidth", "compute"}
+
+
+def test_the_json_totals_come_fastest_first_as_printed(capsys):
+    # the text's totals are fastest first per method; the JSON's followed --target's order
+    import json
+
+    from conftest import run_cli
+
+    code, out, _ = run_cli(capsys, "predict", "examples/h100-suite-ncu.csv", "-t",
+                           "h100-pcie-80gb,b200,h200-sxm-141gb", "-m", "bandwidth", "--json")
+    times = [a["time_s"] for a in json.loads(out)["application"]]
+    assert code == 0 and len(times) == 3 and times == sorted(times)
+
+
+@pytest.mark.parametrize("width", [80, 130, 400])
+def test_a_narrow_terminal_cuts_no_number(width):
+    # at 80 columns rich cut every column to a few letters ('4.4…' for a speed-up); now the
+    # names fold, and where even that does not fit the ranges are left out, and said so
+    import io
+    import re
+
+    from rich.console import Console
+
+    from gpuproj.predict import predict
+    from gpuproj.profiles import load
+
+    r = predict(load("examples/rodinia-p100-nvprof.csv"), targets=["h100-sxm5-80gb", "h200"],
+                methods=["hierarchical-ext", "bandwidth"])
+    buf = io.StringIO()
+    r.print(Console(file=buf, width=width))
+    text = buf.getvalue()
+    assert "…" not in text
+    speedups = {f"{v:.2f}x" for v in r.table()["speedup"]}
+    assert speedups <= set(re.findall(r"\d+\.\d\dx", text))
+    assert all(len(line) <= width for line in text.splitlines())
+    narrowed = "intervals and 90 % bands left out" in text
+    assert narrowed == (width == 80) and ("90 % band ┃" in text) != narrowed
+    words = " ".join(text.split())  # the notes wrap at the width
+    assert "limiter: what bounds the row" in words and "dram = DRAM bandwidth" in words

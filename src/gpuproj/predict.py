@@ -193,7 +193,8 @@ class PredictionSet:
         return d.assign(problem=problem_labels(problem_per_row(d, self.problems)))
 
     def to_json(self, shortlist: int | None = None) -> dict:
-        """Everything as plain data; with ``shortlist`` (k) also ``shortlist(k)``."""
+        """Everything as plain data, the application totals fastest first per method as
+        printed (``ranked_application``); with ``shortlist`` (k) also ``shortlist(k)``."""
         import numpy as np
 
         def recs(df):
@@ -203,7 +204,7 @@ class PredictionSet:
             "source": COMBINED if self.combined else self.sources[0],
             "sources": self.sources, "targets": self.targets,
             "predictions": recs(self.table()),
-            "application": recs(self.application()),
+            "application": recs(self.ranked_application()),
             **({"shortlist": recs(self.shortlist(shortlist))} if shortlist else {}),
             "assumptions": {m: p.assumptions for m, p in self.predictions.items()},
             "models": self.models,
@@ -287,19 +288,35 @@ class PredictionSet:
         last = ~d.duplicated(["kernel", "config"], keep="last").to_numpy()
         if last.all():
             last[:] = False
+        narrowed = False
         for frame, ends, title in (
                 (_shown(d, keys, own), last, title),
                 (_shown(self.ranked_application(), ["method", "target"], own), None,
                  APPLICATION_TITLE)):
+            # a terminal too narrow for the whole table shows the answers (times, speed-up,
+            # limiter) without the ranges, which JSON and a wider window keep: rich would cut
+            # every column to a few letters
+            if _text_width(frame) > console.width:
+                frame = frame.drop(columns=list(RANGES), errors="ignore")
+                narrowed = True
             # Text, not str: rich would read brackets in kernel names (f[i]) as markup
             t = Table(title=Text(title), show_lines=False)
             for c in frame.columns:
                 left = c in (*KERNEL_KEYS, "limiter")
-                t.add_column(c, justify="left" if left else "right")
+                # names fold onto more lines and a range breaks after its dash; a time, a
+                # speed-up or an error is never cut
+                whole = c not in (*KERNEL_KEYS, *RANGES)
+                t.add_column(c, justify="left" if left else "right", no_wrap=whole,
+                             overflow="fold",
+                             min_width=max(map(len, (c, *frame[c]))) if whole else None)
             for i, row in enumerate(frame.itertuples(index=False)):
                 t.add_row(*map(Text, row), end_section=ends is not None and bool(ends[i]))
             console.print(t)
         console.print(Text(self._bands_note(d), style="dim"))
+        console.print(Text(_limiter_note(d["limiter"]), style="dim"))
+        if narrowed:
+            console.print("intervals and 90 % bands left out for the terminal's width: a "
+                          "wider window or --json shows them", style="dim", markup=False)
         lines = self.assumption_lines()
         if lines:
             if len(self.predictions) == 1:  # one method: its name once, not after every line
@@ -546,6 +563,30 @@ def _shown(d: pd.DataFrame, keys: list, own: bool) -> pd.DataFrame:
     if "limiter" in d:
         out["limiter"] = d["limiter"].astype(str)
     return out
+
+
+def _limiter_note(limiters: pd.Series) -> str:
+    """What the limiters in the table mean (``models.base.LIMITER_MEANINGS``)."""
+    from .models.base import LIMITER_MEANINGS
+
+    seen = [x for x in LIMITER_MEANINGS if (limiters == x).any()]
+    return ("limiter: what bounds the row (of the ceilings, the one it came nearest on the "
+            "source, which it need not have reached): " + "; ".join(f"{x} = {LIMITER_MEANINGS[x]}" for x in seen))
+
+
+RANGES = ("interval", "90 % band")  # the text columns of two times, 'low - high'
+FOLDED_NAME_CHARS = 12  # the narrowest a kernel, config, target or method column is let fold to
+
+
+def _text_width(frame: pd.DataFrame) -> int:
+    """The narrowest ``frame`` prints as a rich table without cutting a number: the names
+    folded to ``FOLDED_NAME_CHARS``, a range on two lines, every other cell whole (plus the
+    borders and padding: 3 characters a column, 1 at the end)."""
+    def least(c):
+        n = max(map(len, (c, *frame[c])))
+        return (min(n, FOLDED_NAME_CHARS) if c in KERNEL_KEYS else
+                max(len(c), n // 2 + 1) if c in RANGES else n)
+    return sum(least(c) + 3 for c in frame.columns) + 1
 
 
 def _fmt_range(low, high) -> str:

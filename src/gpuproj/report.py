@@ -124,7 +124,7 @@ def _prediction_table(result) -> str:
 
 
 def _application_table(result) -> str:
-    a = result.application()
+    a = result.ranked_application()  # fastest first, as `predict` prints them
     if a.empty:
         return ""
     rows = []

@@ -37,6 +37,17 @@ def has_width(low, high) -> np.ndarray:
 # limits the row on the source; "learned" for a learned model's prediction, which names none.
 LIMITERS = ("dram", "l2", "l1", "shared", "fp64", "fp32", "fp16", "int", "sfu", "ldst",
             "parallelism", "latency", "launch", "measured", "unknown", "learned")
+# What each names, for the notes under a table (a ceiling is the one the row came nearest on
+# the source, which it need not have reached: a kernel of atomics far below every ceiling
+# still names the nearest)
+LIMITER_MEANINGS = {
+    "dram": "DRAM bandwidth", "l2": "L2 bandwidth", "l1": "L1 bandwidth",
+    "shared": "shared-memory bandwidth", "fp64": "FP64 throughput", "fp32": "FP32 throughput",
+    "fp16": "FP16 throughput", "int": "integer throughput", "sfu": "special functions",
+    "ldst": "load/store issue", "parallelism": "too few blocks to fill the target",
+    "latency": "memory latency, too few loads in flight", "launch": "launch overhead",
+    "measured": "the source's own time", "unknown": "the target lacks that ceiling",
+    "learned": "a learned model's, which names none"}
 
 
 @dataclass
