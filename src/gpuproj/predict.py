@@ -571,7 +571,8 @@ def _limiter_note(limiters: pd.Series) -> str:
 
     seen = [x for x in LIMITER_MEANINGS if (limiters == x).any()]
     return ("limiter: what bounds the row (of the ceilings, the one it came nearest on the "
-            "source, which it need not have reached): " + "; ".join(f"{x} = {LIMITER_MEANINGS[x]}" for x in seen))
+            "source, which it need not have reached): "
+            + "; ".join(f"{x} = {LIMITER_MEANINGS[x]}" for x in seen))
 
 
 RANGES = ("interval", "90 % band")  # the text columns of two times, 'low - high'
