@@ -313,3 +313,12 @@ def test_a_frame_without_its_gpu_is_told_how_to_name_it():
     with pytest.raises(InputError, match=r"missing required column\(s\) gpu \(the GPU of the "
                                          r"rows: frame.assign\(gpu="):
         ProfileTable.from_frame(pd.DataFrame({"kernel": ["k"], "time_s": [1e-3]}))
+
+
+def test_kernel_selects_by_the_name_the_tables_show():
+    # the table shows `vector_add`; -k '^vector_add$' found nothing, the profile's name being
+    # the whole signature
+    t = load(Path(__file__).resolve().parents[1] / "examples" / "h100-suite-ncu.csv")
+    got = t.select("^vector_add$").df["kernel"].unique()
+    assert list(got) == ["vector_add(const float *, const float *, float *, int)"]
+    assert len(t.select(r"vector_add\(").df["kernel"].unique()) == 1  # the full name still

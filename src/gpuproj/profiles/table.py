@@ -402,12 +402,19 @@ class ProfileTable:
         return self.subset(self.df["gpu"] == gpu)
 
     def select(self, kernel_regex: str | None) -> "ProfileTable":
-        """The rows whose kernel name matches ``kernel_regex`` (re.search); an error if none
-        does, naming the kernels there are."""
+        """The rows whose kernel name matches ``kernel_regex`` (re.search), the name as the
+        profile gives it or as the tables show it (``kernel_names.short_kernel_names``:
+        ``'^vector_add$'`` selects ``vector_add(float *, int)``); an error if none does,
+        naming the kernels there are."""
         if not kernel_regex:
             return self
+        from ..kernel_names import short_kernel_names
+
         pat = kernel_pattern(kernel_regex)
-        m = self.df["kernel"].map(lambda k: pat.search(str(k)) is not None).astype(bool)
+        names = pd.Series(self.df["kernel"].astype(str).unique())
+        short = dict(zip(names, short_kernel_names(names)))
+        m = self.df["kernel"].astype(str).map(
+            lambda k: pat.search(k) is not None or pat.search(short[k]) is not None).astype(bool)
         if not m.any():
             names = sorted(self.df["kernel"].astype(str).unique())
             raise InputError(f"no kernel matches --kernel '{kernel_regex}' (kernels: "
