@@ -249,6 +249,121 @@ def test_compare_script_writes_the_table(tmp_path, capsys):
         script.main([str(bad)])
 
 
+# Hand-made files in gpu-benches' layouts (the columns and spacing of its gpu-l2-cache/h200.txt,
+# gpu-cache/h100_pcie.txt and gpu-roofline/h200.txt; the values are invented), so the
+# comparison is tested where ../shared is absent. gpu-l2-cache: per-block size, total data set
+# (the size the parser reads), time, spread, bandwidth, four more GB/s columns.
+HAND_L2 = ("     data set   exec time     spread       Eff. bw\n"
+           "       512 kB      6144 kB         5ms       0.1%    9000.0 GB/s        0 GB/s"
+           "      0 GB/s      0 GB/s      0 GB/s \n"
+           "       512 kB     12288 kB         5ms       0.2%    8000.0 GB/s        0 GB/s"
+           "      0 GB/s      0 GB/s      0 GB/s \n"
+           "       512 kB     24576 kB         6ms       0.1%    5000.0 GB/s       12 GB/s"
+           "      0 GB/s      3 GB/s      0 GB/s \n")
+HAND_L1 = ("     data set   exec time     spread        Eff. bw       DRAM read      DRAM write"
+           "         L2 read       L2 store\n"
+           "        32 kB         4ms       0.1%   20000.0 GB/s         0 GB/s          0 GB/s"
+           "          0 GB/s          0 GB/s \n"
+           "        64 kB         4ms       0.3%   25000.0 GB/s         0 GB/s          0 GB/s"
+           "          0 GB/s          0 GB/s \n"
+           "       128 kB         4ms       0.2%   15000.0 GB/s         0 GB/s          0 GB/s"
+           "          1 GB/s          0 GB/s \n")
+# gpu-roofline: a list of block counts, then a line per intensity between blank lines; the
+# best GB/s (3759, at 0.25 Fl/B) and the best GF/s (42558, at 100.25 Fl/B) are on different
+# lines
+HAND_ROOFLINE = ("8\n16\n\n"
+                 "0 1056 blocks     0 its      0.250 Fl/B       3759 GB/s       940 GF/s"
+                 "   1980 Mhz   572 W   57°C\n\n"
+                 "0 1056 blocks   400 its      100.250 Fl/B        425 GB/s     42558 GF/s"
+                 "   1980 Mhz   398 W   63°C\n\n")
+
+
+def _hand_gpu_benches(root, stem):
+    for folder, text in (("gpu-l2-cache", HAND_L2), ("gpu-cache", HAND_L1),
+                         ("gpu-roofline", HAND_ROOFLINE)):
+        (root / folder).mkdir(parents=True, exist_ok=True)
+        (root / folder / f"{stem}.txt").write_text(text)
+
+
+def test_compare_with_hand_made_gpu_benches_files(tmp_path):
+    _hand_gpu_benches(tmp_path, "x")
+    # kB = 1e3 B (compare._UNIT), GB/s = 1e9 B/s; the total data set, not the 512 kB per block
+    assert parse_size_bw(tmp_path / "gpu-l2-cache" / "x.txt") == [
+        (6144e3, 9000e9), (12288e3, 8000e9), (24576e3, 5000e9)]
+    assert parse_size_bw(tmp_path / "gpu-cache" / "x.txt") == [
+        (32e3, 20000e9), (64e3, 25000e9), (128e3, 15000e9)]
+    # the best of each column over all lines, not the last line's
+    assert parse_roofline(tmp_path / "gpu-roofline" / "x.txt") == {
+        "flops_per_s": 42558e9, "bytes_per_s": 3759e9}
+    raw = {"measurements": [{"name": "l2_read", "value": 9e12,
+                             "params": {"working_set_bytes": 11e6}},
+                            {"name": "l1_read", "value": 2e13,
+                             "params": {"working_set_bytes": 60e3}}],
+           "sweeps": {"mixbench": [{"precision": "fp32", "flops_per_s": 40e12},
+                                   {"precision": "fp32", "flops_per_s": 50e12},
+                                   {"precision": "fp64", "flops_per_s": 60e12}]}}
+    rows = compare(raw, tmp_path, "x")
+    assert [r["metric"] for r in rows] == ["l2_read", "l1_read", "mixbench_best_flops"]
+    l2, l1, mix = rows
+    # 11 MB lies 4.856 MB above 6.144 MB, 1.288 MB below 12.288 MB, 13.576 MB below 24.576 MB
+    assert (l2["ours"], l2["theirs"]) == (9e12, 8000e9)
+    assert l2["ratio"] == pytest.approx(9e12 / 8000e9)  # 1.125
+    assert l2["theirs_source"] == "gpu-l2-cache/x.txt at 12.3 MB"
+    # 60 kB: 28 kB from 32 kB, 4 kB from 64 kB, 68 kB from 128 kB
+    assert (l1["ours"], l1["theirs"]) == (2e13, 25000e9)
+    assert l1["ratio"] == pytest.approx(2e13 / 25000e9)  # 0.8
+    assert l1["theirs_source"] == "gpu-cache/x.txt at 64 kB"
+    # the best FP32 point (the FP64 one, higher, is not FP32) against the best GF/s
+    assert (mix["ours"], mix["theirs"]) == (50e12, 42558e9)
+    assert mix["ratio"] == pytest.approx(50e12 / 42558e9)
+    assert mix["theirs_source"] == "gpu-roofline/x.txt best GF/s"
+
+
+def test_compare_script_on_hand_made_files(tmp_path, capsys):
+    """scripts/compare_gpu_benches.py with --gpu-benches on the hand-made files, named for the
+    H200 (the stem the script looks up for the catalog's h200-sxm-141gb), and the committed
+    H200 raw result with the cache and mixbench figures of the test above."""
+    import json
+
+    bench = tmp_path / "gpu-benches"
+    _hand_gpu_benches(bench, "h200")
+    raw = json.loads((ROOT / "data" / "bench" / "h200-sxm-141gb" / "h200-sxm-141gb.json")
+                     .read_text())
+    ms = {m["name"]: m for m in raw["measurements"]}
+    ms["l2_read"]["value"], ms["l2_read"]["params"]["working_set_bytes"] = 9e12, 11_000_000
+    ms["l1_read"]["value"], ms["l1_read"]["params"]["working_set_bytes"] = 2e13, 60_000
+    fp32 = next(p for p in raw["sweeps"]["mixbench"] if p["precision"] == "fp32")
+    fp64 = next(p for p in raw["sweeps"]["mixbench"] if p["precision"] == "fp64")
+    raw["sweeps"]["mixbench"] = [{**fp32, "flops_per_s": 40e12}, {**fp32, "flops_per_s": 50e12},
+                                 {**fp64, "flops_per_s": 60e12}]
+    path = tmp_path / "h200.json"
+    path.write_text(json.dumps(raw))
+    out = tmp_path / "compare.md"
+    script = load_script("compare_gpu_benches")
+    script.main([str(path), "--gpu-benches", str(bench), "--out", str(out)])
+    text = out.read_text()
+    assert text in capsys.readouterr().out
+    # no gpu-stream file here: no stream row although the raw result has stream_triad
+    assert text == (
+        "### NVIDIA H200 (2026-11-24) against gpu-benches h200\n\n"
+        "| metric | gpuproj | gpu-benches | ratio | gpu-benches row |\n"
+        "|---|---|---|---|---|\n"
+        "| l2_read | 9e+12 | 8e+12 | 1.125 | gpu-l2-cache/h200.txt at 12.3 MB |\n"
+        "| l1_read | 2e+13 | 2.5e+13 | 0.800 | gpu-cache/h200.txt at 64 kB |\n"
+        "| mixbench_best_flops | 5e+13 | 4.256e+13 | 1.175 | gpu-roofline/h200.txt best GF/s |\n")
+    # files of another GPU's stem only: one line naming what it looked for, no table
+    other = tmp_path / "other"
+    _hand_gpu_benches(other, "x")
+    with pytest.raises(SystemExit, match=r"^compare: .*no gpu-benches file for 'h200' here "
+                                         r"\(looked for gpu-stream/h200.txt, "):
+        script.main([str(path), "--gpu-benches", str(other)])
+    # a file that is not gpu-benches' layout
+    (bench / "gpu-l2-cache" / "h200.txt").write_text("hello\n")
+    with pytest.raises(SystemExit, match=r"^compare: .*h200.txt: no '<size> kB <time>ms "
+                                         r"<spread>% <bw> GB/s' rows$"):
+        script.main([str(path), "--gpu-benches", str(bench)])
+
+
 def test_parse_rejects_other_files(tmp_path):
     p = tmp_path / "x.txt"
     p.write_text("hello\n")
@@ -416,9 +531,11 @@ def test_cuda_sources_compile_for_sm90(source, tmp_path):
     sass = subprocess.run([str(dump), "-sass", "-fun", "fp32_fma", str(obj)],
                           capture_output=True, text=True, check=False).stdout
     ops = re.findall(r"/\*[0-9a-f]{4}\*/\s+(?:@!?U?P\w+\s+)?([A-Z0-9]+)", sass)
-    if ops:
-        assert ops.count("FFMA") >= 128          # 16 steps x 8 chains per loop iteration
-        assert ops.count("FFMA") >= 0.7 * len(ops)
+    # cuobjdump is here: no instructions read means no fp32_fma in the object or a listing
+    # the pattern no longer reads, either way a failure, never a pass without a check
+    assert ops, f"no SASS instructions of fp32_fma read from cuobjdump:\n{sass[:2000]}"
+    assert ops.count("FFMA") >= 128          # 16 steps x 8 chains per loop iteration
+    assert ops.count("FFMA") >= 0.7 * len(ops)
 
 
 def test_an_opencl_build_that_fails_on_an_unknown_cpu_says_so_in_one_line():

@@ -313,6 +313,31 @@ def test_a_device_that_cannot_build_is_one_line(tmp_path, capsys):
 
 
 @needs_opencl
+def test_a_kernel_the_device_refuses_is_one_line(tmp_path, capsys, monkeypatch):
+    """The companion of the test above where OpenCL works (CI): the runner's timing raises
+    the pyopencl.RuntimeError a refusing PoCL raises, and OpenCLRunner.time turns it into one
+    error line with build_failure's cause, exit code 2, no traceback."""
+    import pyopencl as cl
+    from conftest import run_cli
+
+    from gpuproj.calibrated.timing import OpenCLRunner
+
+    def refuse(self, ex, args):
+        raise cl.RuntimeError("clBuildProgram failed: BUILD_PROGRAM_FAILURE\n\n"
+                              "error: unknown target CPU 'generic'\n")
+
+    monkeypatch.setattr(OpenCLRunner, "_samples", refuse)
+    code, _, err = run_cli(capsys, "calibrate", str(DATA / "calibrated-pocl-tiny-model.yaml"),
+                           "--out", str(tmp_path / "p.json"))
+    assert code == 2 and "Traceback" not in err
+    last = err.splitlines()[-1]
+    assert last.startswith("gpuproj: error: OpenCL could not run kernel ")
+    assert "the OpenCL compiler does not know this CPU (it calls it 'generic')" in last
+    assert "BUILD_PROGRAM_FAILURE" not in err  # the cause, not pyopencl's page of log
+    assert not (tmp_path / "p.json").exists()
+
+
+@needs_opencl
 @pytest.mark.slow
 def test_cli_calibrates_evaluates_and_predicts_end_to_end(tmp_path):
     from click.testing import CliRunner

@@ -15,7 +15,11 @@ def cc():
 
 
 def test_every_correction_undoes_into_loadable_gpu_files(cc, tmp_path):
+    # gtx970-bandwidth, seed-copy-rate (4 GPUs), k5200-fp64, h200-own-run
+    assert len(cc.CORRECTIONS) == 4
+    assert sum(len(c.before) for c in cc.CORRECTIONS) == 7
     for c in cc.CORRECTIONS:
+        assert c.before, c.name
         folder = cc.write_before(c, tmp_path / c.name)
         for gid in c.before:
             old, now = read_gpu_file(folder / f"{gid}.yaml"), read_gpu_file(

@@ -66,6 +66,16 @@ def test_show_json_round_trips_the_file(capsys):
     # counts and sizes as their file writes them: 64, not 64.0; a clock stays a float
     assert type(d["values"]["warp_size"]["value"]) is int
     assert type(d["values"]["boost_clock_hz"]["value"]) is float
+    # the whole file, as the catalog's safe YAML loader reads it: every section, field, value,
+    # kind and source; --json adds only the keys mi250x.yaml leaves out, empty
+    from gpuproj.catalog import BUNDLED_DIR
+    from gpuproj.files import parse_yaml
+
+    path = BUNDLED_DIR / "mi250x.yaml"
+    file = parse_yaml(path.read_text(), path)
+    assert {k: d[k] for k in set(d) - set(file)} == {"measured": {}, "notes": None}
+    assert {k: d[k] for k in file} == file
+    assert len(d["values"]) == len(file["values"]) > 10 and d["peak"] == file["peak"]
 
 
 @pytest.mark.parametrize("name,gid", [("Tesla V100-PCIE-32GB", "v100-pcie-32gb"),

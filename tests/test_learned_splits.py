@@ -56,7 +56,9 @@ def _keys(df):
 
 
 def test_gpu_split_leaves_the_gpu_out_entirely(synth):
-    for fold in gpu_folds(synth):
+    folds = list(gpu_folds(synth))
+    assert len(folds) == synth.df["gpu"].nunique() == 4  # one fold per GPU
+    for fold in folds:
         g = fold.targets[0]
         assert g not in set(fold.train.df["gpu"])
         fitted = []

@@ -598,6 +598,7 @@ def test_roofline_counts_the_sources_warps_against_a_wider_target():
     t = ProfileTable.from_frame(df)
     d = roofline_data(t, "tesla-p100-pcie-16gb", "mi300x")
     p = predict(t, targets=["mi300x"], methods=["hierarchical"]).table()
+    assert len(d["kernels"]) == len(p) == 3
     for k in d["kernels"]:
         assert k["source"]["warp_usage"] == pytest.approx(20 / 32)
         assert k["point_s"] == pytest.approx(

@@ -45,6 +45,7 @@ def test_same_ranks_as_tuning_on_the_source():
     ev = evaluate(t, ["same"])
     r = ev.ranking(by="pair").loc["same"]
     d = t.df.pivot_table(index="config", columns="gpu", values="time_s")
+    assert len(r) == 12  # 4 GPUs, each the source of the 3 others
     for pair, row in r.iterrows():
         s, g = pair.split("->")
         both = d[[s, g]].dropna()

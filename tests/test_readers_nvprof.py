@@ -220,6 +220,19 @@ def test_amaris_runs_become_one_row_with_median():
     # the P100 table prints static shared memory in KB (3), the GTX 680's in bytes (3072)
     assert set(raw["static.smem"]) == {3072, 3}
     assert (t.df["smem_per_block_bytes"] == 3072).all()
+    # DRAM write bytes: each run's device_memory_write_throughput x 1e9 x duration, then the
+    # median over the 10 runs, then /1000 where that median exceeds 2x the median L2 writes
+    # (l2_write_transactions x 32 B; the runs printed MB/s).
+    # P100: five runs at 0 GB/s, the others 67.293447, 67.386316, 67.479443, 100.912354,
+    # 100.995846 "GB/s" x 3 us = 201880.341, 202158.948, 202438.329, 302737.062,
+    # 302987.538 B; median (0 + 201880.341) / 2 = 100940.1705 B, above 2 x 845 x 32 = 54080 B,
+    # so MB/s: 100.9401705 B
+    p100 = t.df[t.df["gpu"] == "tesla-p100-pcie-16gb"].iloc[0]
+    assert p100["dram_write_bytes"] == pytest.approx(100.94017, rel=1e-6)
+    # GTX 680: the 5th and 6th of the sorted runs, 2.214804 GB/s x 8.064 us = 17860.179456 B
+    # and 2.358841 GB/s x 8.064 us = 19021.693824 B, median 18440.93664 B; the median L2
+    # writes (796 + 877) / 2 x 32 = 26768 B, x 2 = 53536 B above it: GB/s, unchanged
+    assert r["dram_write_bytes"] == pytest.approx(18440.93664, rel=1e-6)
     # a table of the P100 alone, with no GPU printing bytes to compare with (it read 3 bytes)
     example = load(Path(__file__).resolve().parents[1] / "examples" / "rodinia-p100-nvprof.csv")
     smem = example.df.groupby("kernel")["smem_per_block_bytes"].unique()

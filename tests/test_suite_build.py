@@ -150,17 +150,58 @@ def test_checks_and_timing_guard_the_audited_defects():
     assert collect.count('--seed "$SEED"') >= 4  # timed, warm, ncu chunks, source counters
 
 
+MEASURED = REPO / "data" / "suite" / "h100-sxm5-80gb" / "measurements.csv"
+
+
+def _our_counts(kernels):
+    """{(kernel, config): (flops, dram_bytes, working_set_bytes)} our drivers wrote in the
+    committed H100 collection (data/suite/h100-sxm5-80gb/measurements.csv)."""
+    with open(MEASURED, newline="") as f:
+        return {(r["kernel"], r["config"]): (float(r["flops"]), float(r["dram_bytes"]),
+                                             float(r["working_set_bytes"]))
+                for r in csv.DictReader(f) if r["kernel"] in kernels}
+
+
+def test_committed_counts_follow_ref_h_formulas():
+    """The counts in the committed measurement table are suite/ref.h's, worked by hand:
+    ref::c_saxpy(n) = {2n, 12n, 8n} (an FMA; x read, y read + written; x and y touched) and
+    ref::c_conv2d(rows, cols, 7) = {2*7*7*rows*cols, 8*rows*cols, 8*rows*cols}."""
+    ours = _our_counts({"saxpy", "conv2d_7x7"})
+    assert ours[("saxpy", "N=262144")] == (524288, 3145728, 2097152)   # 2n, 12n, 8n at n=2^18
+    assert ours[("conv2d_7x7", "512x512")] == (25690112, 2097152, 2097152)  # 98*512^2, 8*512^2
+    saxpy = {k: v for k, v in ours.items() if k[0] == "saxpy"}
+    conv = {k: v for k, v in ours.items() if k[0] == "conv2d_7x7"}
+    assert len(saxpy) == 4 and len(conv) == 4  # small .. xlarge
+    for (_, config), counts in saxpy.items():
+        n = int(config.removeprefix("N="))
+        assert counts == (2 * n, 12 * n, 8 * n), config
+    for (_, config), counts in conv.items():
+        rows, cols = map(int, config.split("x"))
+        assert counts == (2 * 7 * 7 * rows * cols, 8 * rows * cols, 8 * rows * cols), config
+
+
 def test_counts_match_srivastava_report_data():
-    """Our analytic FLOPs/bytes equal the report's own (seed-report-4gpus, TITAN V, Small)."""
+    """Our analytic FLOPs/bytes (the counts our drivers wrote in the committed H100
+    measurement table) equal the report's own (seed-report-4gpus, TITAN V) for saxpy and
+    conv2d_7x7 at every size both have (Small: N=262144, 512x512)."""
     path = (Path(__file__).resolve().parents[2] / "shared" / "data" / "external"
             / "seed-report-4gpus" / "runs_titanv_final.csv")
     if not path.exists():
         pytest.skip("external data not present")
-    rows = {(r["kernel"], r["size_kind"], r["N"], r["rows"]): r for r in csv.DictReader(open(path))}
-    small_1d = next(r for r in rows.values() if r["kernel"] == "saxpy" and r["N"] == "262144")
-    assert float(small_1d["FLOPs"]) == 2 * 262144 and float(small_1d["BYTES"]) == 12 * 262144
-    conv = next(r for r in rows.values() if r["kernel"] == "conv2d_7x7" and r["rows"] == "512")
-    assert float(conv["FLOPs"]) == 98 * 512 * 512 and float(conv["BYTES"]) == 8 * 512 * 512
+    ours = _our_counts({"saxpy", "conv2d_7x7"})
+    with open(path, newline="") as f:
+        report = {}
+        for r in csv.DictReader(f):
+            if r["kernel"] not in ("saxpy", "conv2d_7x7"):
+                continue
+            config = f"N={r['N']}" if r["size_kind"] == "N" else f"{r['rows']}x{r['cols']}"
+            report[(r["kernel"], config)] = (float(r["FLOPs"]), float(r["BYTES"]))
+    shared = sorted(set(ours) & set(report))
+    # the report's 8388608 / 3072x3072 sizes are not ours, our 16777216 / 4096x4096 not its
+    assert len(shared) == 6
+    assert ("saxpy", "N=262144") in shared and ("conv2d_7x7", "512x512") in shared
+    for key in shared:  # FLOPs and BYTES; the report's saxpy working set counts y twice
+        assert ours[key][:2] == report[key], key
 
 
 # ---------------------------------------------------------------- nvcc build
