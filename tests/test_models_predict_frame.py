@@ -303,3 +303,15 @@ def test_a_narrow_terminal_cuts_no_number(width):
     assert narrowed == (width == 80) and ("90 % band ┃" in text) != narrowed
     words = " ".join(text.split())  # the notes wrap at the width
     assert "limiter: what bounds the row" in words and "dram = DRAM bandwidth" in words
+
+
+def test_the_totals_come_last_where_a_terminal_keeps_them(capsys):
+    # with many targets the totals were followed by hundreds of lines of assumptions
+    from conftest import run_cli
+
+    code, out, _ = run_cli(capsys, "predict", "examples/rodinia-p100-nvprof.csv", "-t",
+                           "h100-sxm5-80gb,h200")
+    assert code == 0
+    at = {k: out.index(k) for k in ("Projected from", "Assumptions of", "Application total")}
+    assert at["Projected from"] < at["Assumptions of"] < at["Application total"]
+    assert "Assumptions" not in out[at["Application total"]:]

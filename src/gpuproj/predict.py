@@ -267,7 +267,8 @@ class PredictionSet:
                 "(docs/accuracy.md, 'Error bands')" + self._interval_note(d))
 
     def print(self, console) -> None:
-        """Rich tables: per kernel and target, then the application totals and assumptions."""
+        """Rich tables: per kernel and target with the notes and assumptions, then the
+        application totals."""
         from rich.table import Table
         from rich.text import Text
 
@@ -288,17 +289,17 @@ class PredictionSet:
         last = ~d.duplicated(["kernel", "config"], keep="last").to_numpy()
         if last.all():
             last[:] = False
-        narrowed = False
-        for frame, ends, title in (
-                (_shown(d, keys, own), last, title),
-                (_shown(self.ranked_application(), ["method", "target"], own), None,
-                 APPLICATION_TITLE)):
-            # a terminal too narrow for the whole table shows the answers (times, speed-up,
-            # limiter) without the ranges, which JSON and a wider window keep: rich would cut
-            # every column to a few letters
-            if _text_width(frame) > console.width:
-                frame = frame.drop(columns=list(RANGES), errors="ignore")
-                narrowed = True
+        frames = [(_shown(d, keys, own), last, title),
+                  (_shown(self.ranked_application(), ["method", "target"], own), None,
+                   APPLICATION_TITLE)]
+        # a terminal too narrow for a whole table shows the answers (times, speed-up,
+        # limiter) without the ranges, which JSON and a wider window keep: rich would cut
+        # every column to a few letters
+        narrowed = any(_text_width(f) > console.width for f, _, _ in frames)
+        if narrowed:
+            frames = [(f.drop(columns=list(RANGES), errors="ignore"), e, t) for f, e, t in frames]
+
+        def table(frame, ends, title):
             # Text, not str: rich would read brackets in kernel names (f[i]) as markup
             t = Table(title=Text(title), show_lines=False)
             for c in frame.columns:
@@ -312,11 +313,18 @@ class PredictionSet:
             for i, row in enumerate(frame.itertuples(index=False)):
                 t.add_row(*map(Text, row), end_section=ends is not None and bool(ends[i]))
             console.print(t)
-        console.print(Text(self._bands_note(d), style="dim"))
-        console.print(Text(_limiter_note(d["limiter"]), style="dim"))
+
+        def dim(text):
+            console.print(text, style="dim", markup=False)
+
+        # the kernels, what they rest on, then the answer, the totals, last: on a terminal
+        # what stays on the screen
+        table(*frames[0])
+        dim(self._bands_note(d))
+        dim(_limiter_note(d["limiter"]))
         if narrowed:
-            console.print("intervals and 90 % bands left out for the terminal's width: a "
-                          "wider window or --json shows them", style="dim", markup=False)
+            dim("intervals and 90 % bands left out for the terminal's width: a wider window or "
+                "--json shows them")
         lines = self.assumption_lines()
         if lines:
             if len(self.predictions) == 1:  # one method: its name once, not after every line
@@ -324,11 +332,7 @@ class PredictionSet:
                 head, lines = f"Assumptions of {m}:", [ln.removesuffix(f" ({m})") for ln in lines]
             else:
                 head = "Assumptions (of the methods in brackets):"
-            console.print("\n".join([head] + ["  " + ln for ln in lines]), style="dim",
-                          markup=False)
-        partial = self.partial_totals()
-        if partial:
-            console.print(partial, style="dim", markup=False)
+            dim("\n".join([head] + ["  " + ln for ln in lines]))
         # variants of one problem, where the profile names the problems: a kernel measured at
         # many sizes is no tuned kernel
         keys = ["kernel", "target", "method", *(["problem"] if "problem" in d else [])]
@@ -337,9 +341,13 @@ class PredictionSet:
         many = many[many >= MANY_CONFIGS]
         if len(many):
             names = ", ".join(f"{k} ({n})" for k, n in many.items())
-            console.print(f"many configurations of {names}: the application total adds them "
-                          "all; if they are variants of a tuned kernel, --shortlist K lists the "
-                          "ones to measure on each target", style="dim", markup=False)
+            dim(f"many configurations of {names}: the application total adds them all; if they "
+                "are variants of a tuned kernel, --shortlist K lists the ones to measure on each "
+                "target")
+        table(*frames[1])
+        partial = self.partial_totals()
+        if partial:
+            dim(partial)
 
     def partial_totals(self) -> str | None:
         """A note naming the methods (and targets) whose application totals add fewer kernel
