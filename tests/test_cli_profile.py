@@ -151,8 +151,9 @@ def test_debug_is_a_global_option_not_the_applications(tmp_path, capsys):
         main(["--debug"] + args)
 
 
-def test_profile_dry_run(capsys):
-    main(["profile", "--dry-run", "--kernel", "saxpy", "--", "./app", "a b"])
+@pytest.mark.parametrize("kernel", ["--kernel", "-k"])
+def test_profile_dry_run(capsys, kernel):
+    main(["profile", "--dry-run", kernel, "saxpy", "--", "./app", "a b"])
     line = capsys.readouterr().out.strip()
     assert line.startswith("ncu --csv --page raw") and "--kernel-name regex:saxpy" in line
     assert line.endswith("./app 'a b'")

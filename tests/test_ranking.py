@@ -95,7 +95,8 @@ def test_cli_gpu_choice(capsys):
     ev = evaluate(load(table), ["bandwidth"])
     d = ev.pairs
     one = d[(d["config"] == d["config"].iloc[0]) & (d["source"] == d["source"].iloc[0])]
-    assert len(one) == 8 and choice["bandwidth"]["targets"] == "8"
+    assert len(one) == 8
+    assert (choice["bandwidth"]["targets_min"], choice["bandwidth"]["targets_max"]) == (8, 8)
     rhos = [g["time_s"].corr(g["true_s"], method="spearman")
             for _, g in d.groupby(["kernel", "config", "source"])]
     assert choice["bandwidth"]["rank_corr"] == pytest.approx(np.mean(rhos))
@@ -106,7 +107,30 @@ def test_cli_gpu_choice(capsys):
     # the pair the bandwidth ratio orders wrongly most often, from gpu_choice(by="pair")
     pairs = ev.gpu_choice(by="pair").loc["bandwidth"]
     a, b = pairs["wrong"].idxmax()
-    assert f"{a} / {b}" in out
+    assert f"{a} / {b} {100 * pairs['wrong'].max():.0f} %" in out
+    # the JSON has the pair the text shows
+    assert choice["bandwidth"]["most_confused"] == {"gpus": [a, b],
+                                                   "wrong_share": pairs["wrong"].max()}
+    assert choice["random pick"]["most_confused"] is None
+
+
+def test_cli_gpu_choice_gives_the_targets_per_ranking_as_numbers(tmp_path, capsys):
+    """The text says "of 5-8 target GPUs each"; the JSON had that text, now two integers."""
+    rows = pd.read_csv(DATA / "amaris-9gpus-bpnn_adjust_weights.csv")
+    # the second input size measured on 6 of the 9 GPUs: its rankings have 5 targets
+    fewer = (rows["input.size.1"] == rows["input.size.1"].max()) & rows["gpu_name"].isin(
+        sorted(rows["gpu_name"].unique())[:3])
+    table = tmp_path / "t.csv"
+    rows[~fewer].to_csv(table, index=False)
+    code, out, _ = run_cli(capsys, "evaluate", str(table), "-m", "bandwidth", "--gpu-choice")
+    assert code == 0 and "of 5-8 target GPUs each" in out
+    code, out, _ = run_cli(capsys, "evaluate", str(table), "-m", "bandwidth", "--gpu-choice",
+                           "--json")
+    d = json.loads(out)
+    for row in d["gpu_choice"].values():
+        assert "targets" not in row and (row["targets_min"], row["targets_max"]) == (5, 8)
+    assert {"targets_min", "targets_max", "most_confused"} <= set(d["units"])
+    assert "targets" not in d["units"]
 
 
 def test_a_method_without_the_fastest_configuration_loses_against_it():

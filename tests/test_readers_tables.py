@@ -198,6 +198,21 @@ def test_kerneltuner_gemm_excerpt():
     assert set(t.df["problem"]) == {"M=N=K=4096,PRECISION=32"}
 
 
+def test_a_gemm_cache_named_with_its_gpu_count_only_has_no_size(tmp_path):
+    """gemm_clblast_4gpus.csv was read as a GEMM of size 4 (the 4 of "4gpus"): FLOPs of 128,
+    and a roofline that predicted from them without a word. A count of GPUs is no size: the
+    size is unknown, and the warning says how to give it."""
+    data = (DATA / "kerneltuner-4gpus-gemm_clblast_4096.csv").read_bytes()
+    p = tmp_path / "gemm_clblast_4gpus.csv"
+    p.write_bytes(data)
+    with pytest.warns(InputWarning, match=r"gemm_clblast_4gpus.csv: a CLBlast GEMM whose size "
+                                          r"the file name does not give .* gemm_size=N"):
+        assert load(p).df["flops"].isna().all()
+    for name in ("gemm_clblast_4096_4gpus.csv", "gemm_4096.csv"):  # a size, GPUs counted or not
+        (tmp_path / name).write_bytes(data)
+        assert (load(tmp_path / name).df["flops"] == 2 * 4096**3).all()
+
+
 def test_reader_options_by_name_and_type(tmp_path):
     # a GEMM cache named without its size has no FLOPs until gemm_size= gives it; text, as from
     # the command line, is converted to the type the reader's signature gives

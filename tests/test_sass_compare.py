@@ -229,6 +229,11 @@ def test_cli_diff_json():
                                  "--kernel", "fma_loop_f64", "--json"])
     notes = json.loads(r.output)["fma_loop_f64"]["notes"]
     assert notes and all(n.startswith(("sm_80: ", "sm_90: ")) for n in notes)
+    # -k, as every command that takes --kernel
+    r = CliRunner().invoke(cli, ["sass", "diff", str(listing(90)), str(listing(100)),
+                                 "-k", "sin_f32", "--json"])
+    assert r.exit_code == 0, r.output
+    assert list(json.loads(r.output)) == ["sin_f32"]
 
 
 def test_cli_diff_labels_listings_with_the_architecture_names_given(capsys):

@@ -48,8 +48,9 @@ from ._common import (
               help="Also say how well each method orders the GPUs: each kernel configuration "
                    "measured on a source ranks the 3 or more other GPUs that measured it; "
                    "Spearman's rank correlation, how often the GPU predicted fastest is the "
-                   "fastest, and how much longer it takes, against a GPU taken at random; "
-                   "JSON key 'gpu_choice', losses in %.")
+                   "fastest, and how much longer it takes, against a GPU taken at random, and "
+                   "the two GPUs each orders wrongly most often; JSON key 'gpu_choice', "
+                   "losses in %.")
 @click.option("--combine-sources", "combine", is_flag=True,
               help="Predict each target from all the other GPUs that measured the kernel "
                    "configuration at once: the geometric mean of their projections, each "
@@ -87,16 +88,16 @@ def evaluate(tables, methods, sources, targets, fmt, reader_options, as_json, ra
 
     \b
     Examples:
-      gpuproj evaluate calculate_temp_9gpus.csv.gz
-      gpuproj evaluate gemm_clblast_4096_4gpus.csv.gz -m hierarchical,roofline --json
+      gpuproj evaluate ../shared/data/external/amaris-rodinia-nvprof/calculate_temp_9gpus.csv.gz
+      gpuproj evaluate ../shared/data/external/kerneltuner-4gpus/gemm_clblast_4096_4gpus.csv.gz -m hierarchical,roofline --json
       gpuproj evaluate my_gemm_cache.csv --reader-option gemm_size=4096 -m roofline
-      gpuproj evaluate gemm_clblast_4096_4gpus.csv.gz -m same,hierarchical-ext --ranking
+      gpuproj evaluate ../shared/data/external/kerneltuner-4gpus/gemm_clblast_4096_4gpus.csv.gz -m same,hierarchical-ext --ranking
       gpuproj evaluate gemm_4096.csv --split gpu -m same,gb,rf --shortlist same,gb,rf
-      gpuproj evaluate calculate_temp_9gpus.csv.gz -m bandwidth,quantitative --gpu-choice
-      gpuproj evaluate bpnn_adjust_weights_cuda_9gpus.csv.gz -m bandwidth --combine-sources
-      gpuproj evaluate gemm_clblast_4096_4gpus.csv.gz --split gpu -m gb,residual --coverage 0.8
+      gpuproj evaluate ../shared/data/external/amaris-rodinia-nvprof/calculate_temp_9gpus.csv.gz -m bandwidth,quantitative --gpu-choice
+      gpuproj evaluate ../shared/data/external/amaris-rodinia-nvprof/bpnn_adjust_weights_cuda_9gpus.csv.gz -m bandwidth --combine-sources
+      gpuproj evaluate ../shared/data/external/kerneltuner-4gpus/gemm_clblast_4096_4gpus.csv.gz --split gpu -m gb,residual --coverage 0.8
       gpuproj evaluate test.csv --train train.csv -m residual --save-model models/residual
-    """
+    """  # noqa: E501 (examples with the public tables' paths)
     from ..errors import GPUNotNamedError, GpuprojError, InputError
     from ..evaluate import evaluate as run
     from ..models import method_list
@@ -244,21 +245,31 @@ def evaluate(tables, methods, sources, targets, fmt, reader_options, as_json, ra
 
         evaluation_plots(ev, plots_dir)
     if as_json:
-        emit_json({**ev.to_json(ranking=ranking, gpu_choice=gpu_choice),
+        out = ev.to_json(ranking=ranking, gpu_choice=gpu_choice)
+        if gpu_choice:
+            out["gpu_choice"] = _choice_json(out["gpu_choice"], _most_confused(ev))
+        emit_json({**out, "units": _json_units(out["units"]),
                    **({"shortlist": short} if short else {}),
                    **({"train_overlap": shared} if shared else {})})
         return
     from rich.table import Table
 
+    from ..evaluate import UNITS
+
     how = ((" (each from the --source GPUs, combined)" if sources
             else " (each from all other GPUs, combined)") if combine else "")
     summary = ev.summary()
+    # the widths' unit as the JSON's 'units' gives it, less what it says of JSON's nulls
+    # (the table shows "-")
+    width = {c: UNITS[c].split("; ")[0] for c in ("interval_width", "band_width")}
     t = Table(title=f"{len(ev.pairs)} predictions by {len(summary)} method(s) over "
                     f"{n_gpus} GPUs{how}",
               caption="interval: the method's own (hierarchical: its spread over memory "
                       "levels, not a probability; learned: calibrated on out-of-fold errors; "
                       "analytical with --coverage: split-conformal); "
-                      "band: its measured 90 % error band (docs/accuracy.md)",
+                      "band: its measured 90 % error band (docs/accuracy.md); "
+                      f"interval width: {width['interval_width']}; "
+                      f"band width: {width['band_width']}",
               caption_justify="left")
     # a split's coverage gets its bootstrap interval over the held-out folds beside it
     ci = ("coverage_ci",) if any(s["coverage_ci"] for s in summary.values()) else ()
@@ -386,9 +397,7 @@ def _print_gpu_choice(ev) -> None:
                    "other GPUs", err=True)
         return
     rnd = r.loc[RANDOM_PICK]
-    # the two GPUs each method orders wrongly most often
-    wrong = ev.gpu_choice(by="pair")["wrong"].reset_index()
-    worst = wrong.loc[wrong.groupby("method")["wrong"].idxmax()].set_index("method")
+    worst = _most_confused(ev)
     t = Table(title=f"Choosing a GPU: {rnd['groups']} rankings (kernel configuration x source) "
                     f"of {rnd['targets']} target GPUs each",
               caption="fastest chosen: how often the GPU predicted fastest is the fastest "
@@ -399,17 +408,60 @@ def _print_gpu_choice(ev) -> None:
         t.add_column(c, justify="left" if c in ("method", "most confused") else "right")
     for m, row in pd.concat([r.drop(index=RANDOM_PICK).sort_values("rank_corr", ascending=False),
                              r.loc[[RANDOM_PICK]]]).iterrows():
-        w = worst.loc[m] if m in worst.index else None
+        w = worst.get(m)
         t.add_row(m, "-" if pd.isna(row["rank_corr"]) else f"{row['rank_corr']:.3f}",
                   f"{100 * row['top1_hit']:.0f} %",
                   f"{row['top1_loss_pct']:.1f} / {row['top1_loss_max_pct']:.1f} %",
-                  "-" if w is None else f"{w['gpu_a']} / {w['gpu_b']} {100 * w['wrong']:.0f} %")
+                  "-" if w is None else f"{w['gpus'][0]} / {w['gpus'][1]} "
+                                        f"{100 * w['wrong_share']:.0f} %")
     console().print(t)
     unranked = [m for m in ev.pairs["method"].unique() if m not in r.index]
     if unranked:
         verb = "predicts" if len(unranked) == 1 else "predict"
         console().print(f"not in the table: {', '.join(map(str, unranked))}, which {verb} "
                         "every GPU of a ranking alike (no rank correlation)")
+
+
+def _most_confused(ev) -> dict:
+    """Method -> the two GPUs it orders the wrong way round most often, {"gpus": [a, b],
+    "wrong_share": the fraction of the rankings of both that do, a predicted tie counting
+    half} (``Evaluation.gpu_choice(by="pair")``): the text's "most confused" column and the
+    JSON's ``most_confused``."""
+    wrong = ev.gpu_choice(by="pair")["wrong"].reset_index()
+    worst = wrong.loc[wrong.groupby("method")["wrong"].idxmax()]
+    return {r.method: {"gpus": [r.gpu_a, r.gpu_b], "wrong_share": float(r.wrong)}
+            for r in worst.itertuples()}
+
+
+def _choice_json(choice: dict, confused: dict) -> dict:
+    """``to_json``'s gpu_choice rows with its ``targets`` text ("3", "3-8") as the integers
+    ``targets_min`` and ``targets_max``, and each method's ``most_confused`` (``None`` for the
+    random pick)."""
+    out = {}
+    for m, row in choice.items():
+        out[m] = {}
+        for k, v in row.items():
+            if k == "targets":
+                low, _, high = str(v).partition("-")
+                out[m].update(targets_min=int(low), targets_max=int(high or low))
+            else:
+                out[m][k] = v
+        out[m]["most_confused"] = confused.get(m)
+    return out
+
+
+def _json_units(units: dict) -> dict:
+    """``units`` as the command's JSON needs them: ``targets`` as ``_choice_json`` gives it."""
+    out = {}
+    for k, v in units.items():
+        if k == "targets":
+            out.update(targets_min=f"{v}, the fewest", targets_max=f"{v}, the most",
+                       most_confused="the two GPUs a method orders the wrong way round most "
+                                     "often; wrong_share: fraction of the rankings of both "
+                                     "(a predicted tie counts half)")
+        else:
+            out[k] = v
+    return out
 
 
 def _check_gpus(table, names, option) -> None:

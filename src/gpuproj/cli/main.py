@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import errno
 import importlib
+import os
 import sys
 import warnings
 
@@ -87,6 +88,19 @@ def main(argv=None):
             stream.reconfigure(errors="replace")
     try:
         cli.main(args=argv, prog_name="gpuproj", standalone_mode=False)
+        sys.stdout.flush()  # a closed pipe shows here, not as Python exits
+    except BrokenPipeError:
+        # the reader of the output closed it early (`gpuproj predict ... | head -1`): it has
+        # what it wanted, so quiet and status 0
+        _stdout_to_devnull()
+        return 0
+    except SystemExit as e:
+        # click (a command's echo, --help) and rich (a table) end on a closed pipe themselves,
+        # with status 1, from their handler of the BrokenPipeError
+        if not isinstance(e.__context__, BrokenPipeError):
+            raise
+        _stdout_to_devnull()
+        return 0
     except GpuprojError as e:
         if debug:
             raise
@@ -114,8 +128,19 @@ def main(argv=None):
             raise
         click.echo(f"gpuproj: error: cannot write: {e.strerror}", err=True)
         sys.exit(1)
-    # a reader that closes the pipe early (`| head`) is handled by click: quiet, exit 1
     return 0
+
+
+def _stdout_to_devnull() -> None:
+    """After the reader of the standard output has gone: what is left in its buffer goes to
+    /dev/null when Python flushes it at exit, instead of a second BrokenPipeError there."""
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):  # not a file (a test's capture)
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, fd)
+    os.close(devnull)
 
 
 def _debug(argv):

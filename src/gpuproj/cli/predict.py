@@ -113,10 +113,10 @@ def predict(profile, source, target, method, model_paths, kernel, fmt, reader_op
       gpuproj predict app.csv --source p100-pcie-16gb -t h100-sxm5-80gb  # kernel,time_s,dram_bytes
       gpuproj predict run.csv -t a100-sxm4-80gb --model models/residual --method hierarchical
       gpuproj predict gemm_4096.csv -s titan-rtx -t rtx-3090 -m same,hierarchical-ext --shortlist 5
-      gpuproj predict bpnn_adjust_weights_cuda_9gpus.csv.gz --source all -t h100-pcie-80gb
+      gpuproj predict ../shared/data/external/amaris-rodinia-nvprof/bpnn_adjust_weights_cuda_9gpus.csv.gz --source all -t h100-pcie-80gb
       gpuproj predict gemm_4096.csv --source all -t rtx-4090 -m same,hierarchical-ext --shortlist 5
       gpuproj predict --loopy kernel.yaml --params calibrated-matmul-a100.json --sizes n=1024
-    """
+    """  # noqa: E501 (examples with the public tables' paths)
     given = {k for k, v in locals().items() if v not in (None, (), {}, False)}
     if as_json and as_csv:
         raise click.UsageError("--json or --csv: stdout takes one format")

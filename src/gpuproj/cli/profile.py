@@ -89,7 +89,7 @@ def nsys_commands(nsys: str, app: list[str], report: Path, prefix: Path) -> list
                    "configuration, no counts, no replay.")
 @click.option("--metrics-file", type=click.Path(dir_okay=False, path_type=Path),
               help="Also write the metrics asked for, one per line, to this file.")
-@click.option("--kernel", help="Profile only kernels whose name matches this regex.")
+@click.option("--kernel", "-k", help="Profile only kernels whose name matches this regex.")
 @click.option("--launch-count", type=click.IntRange(min=1),
               help="Profile at most this many launches.")
 @click.option("--ncu", "ncu_path", help="Path to the ncu executable.")

@@ -20,7 +20,7 @@ from ._common import (
 
 @click.command()
 @click.argument("profile", type=click.Path())
-@source_option("--gpu", "-g")
+@source_option("--gpu")
 @click.option("--target", "-t", help="Also draw the rooflines of this GPU with the projected "
               "interval.")
 @click.option("--kernel", "-k", help="Only kernels whose name matches this regular expression.")

@@ -24,7 +24,8 @@ def sass():
               help="Architectures, comma separated (sm_80,sm_90a,...; sm_90a and sm_100f are "
                    "targets of their own). Needed for a .cu file, a binary or a listing of "
                    "several architectures; other listings carry their own.")
-@click.option("--kernel", "kernel_regex", default=None, help="Only kernels matching this regex.")
+@click.option("--kernel", "-k", "kernel_regex", default=None,
+              help="Only kernels matching this regex.")
 @click.option("--code/--no-code", default=False, help="Print the instructions of differing blocks.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def diff(inputs, archs, kernel_regex, code, as_json):

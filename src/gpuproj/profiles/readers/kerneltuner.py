@@ -13,9 +13,9 @@ so that rankings order the tuning variants of it: ``M=N=K=4096,PRECISION=32`` fo
 Analytic work per launch, where the problem is recognised from its parameters:
 
 - CLBlast GEMM (parameters MWG, NWG, KWG, MDIMC, NDIMC, ...): ``flops = 2 M N K`` with
-  M = N = K = the size in the file name (``gemm_clblast_4096...``) or ``gemm_size=``
-  (``--reader-option gemm_size=4096``); without either, the FLOPs and grid are left empty, with
-  an ``InputWarning`` saying how to give the size;
+  M = N = K = the size in the file name (``gemm_clblast_4096...``; the 4 of ``4gpus`` is no
+  size) or ``gemm_size=`` (``--reader-option gemm_size=4096``); without either, the FLOPs and
+  grid are left empty, with an ``InputWarning`` saying how to give the size;
   ``block_threads = MDIMC x NDIMC``, ``grid_blocks = (M / MWG) x (N / NWG)`` (CLBlast xgemm:
   local size MDIMC x NDIMC, global size M MDIMC / MWG x N NDIMC / NWG).
 - KernelTuner 2-D convolution (block_size_x/y, tile_size_x/y, filter_width/height):
@@ -57,7 +57,9 @@ def _problem(params, path, gemm_size, image_size, p):
     nan = pd.Series(np.nan, index=range(n))
     if _GEMM <= set(params):
         if gemm_size is None:
-            m = re.search(r"gemm\D*?(\d+)", Path(path).name)
+            # the first number after "gemm", unless it counts GPUs (gemm_clblast_4gpus.csv
+            # was read as a GEMM of size 4)
+            m = re.search(r"gemm\D*?(\d+)(?!\d|gpu)", Path(path).name)
             gemm_size = int(m.group(1)) if m else None
         if gemm_size is None:
             # said here: downstream it shows only as a profile without counts
