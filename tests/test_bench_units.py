@@ -394,10 +394,10 @@ def test_quadrant_split_geometry(tmp_path):
     b = make_gpu("b", peak={"dram_bw_bytes_per_s": 1e12, "fp32_fma_flops_per_s": 40e12},
                  measured={"dram_bw_bytes_per_s": 0.9e12})
     pts, _ = quadrant.points_from_gpus([a, b])
-    assert [(p["bw"], p["compute"], p["kind"]) for p in pts] == [
+    assert [(p["dram_bw_bytes_per_s"], p["compute_ops_per_s"], p["kind"]) for p in pts] == [
         (2e12, 20e12, "peak"), (1e12, 40e12, "peak")]
     m = quadrant.points_from_gpus([b], which="measured")[0][0]
-    assert (m["bw"], m["kind"]) == (0.9e12, "measured+peak")
+    assert (m["dram_bw_bytes_per_s"], m["kind"]) == (0.9e12, "measured+peak")
     # ridge points 10 and 40 FLOP/B: a kernel at I = 20 is compute-bound on a, memory on b
     assert quadrant.classify(2e12, 20e12, 20) == "compute"
     assert quadrant.classify(1e12, 40e12, 20) == "memory"

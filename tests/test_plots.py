@@ -613,7 +613,7 @@ def test_quadrant_takes_the_profiles_precision(tmp_path, capsys):
     data = json.loads(out)
     assert code == 0 and data["precision"] == "fp64"
     h200 = next(g for g in data["gpus"] if g["id"] == "h200-sxm-141gb")
-    assert h200["compute"] == 34e12  # the FP64 peak, not FP32's 67 TFLOP/s
+    assert h200["compute_ops_per_s"] == 34e12  # the FP64 peak, not FP32's 67 TFLOP/s
 
 
 def test_quadrant_says_what_it_leaves_out(tmp_path, capsys):

@@ -36,9 +36,15 @@ def attainable(bw_bytes_per_s: float, compute_per_s: float, oi: float) -> float:
     return min(compute_per_s, oi * bw_bytes_per_s)
 
 
+def _rates(point: dict) -> tuple[float, float]:
+    """A point's (DRAM bytes/s, compute ops/s), as ``classify`` and ``attainable`` take them."""
+    return point["dram_bw_bytes_per_s"], point["compute_ops_per_s"]
+
+
 def points_from_gpus(gpus, precision: str = "fp32", which: str = "peak") -> tuple[list, list]:
-    """(one point per GPU: ``{"label", "bw", "compute", "kind", "id"}``, one line per GPU left
-    out saying which number it lacks).
+    """(one point per GPU: ``{"label", "dram_bw_bytes_per_s", "compute_ops_per_s", "kind",
+    "id"}``, the compute rate in FLOP or integer operations per second of ``precision``; one
+    line per GPU left out saying which number it lacks).
 
     ``which`` is ``peak`` (datasheet, as the paper draws it; the measured value where a GPU has
     no peak) or ``measured`` (the measured value, else the peak). ``gpus``: GPU objects or
@@ -68,8 +74,8 @@ def points_from_gpus(gpus, precision: str = "fp32", which: str = "peak") -> tupl
             continue
         kind = kinds[0] if kinds[0] == kinds[1] else "+".join(kinds)
         label = g.name if kind == "peak" else f"{g.name} ({kind})"
-        out.append({"label": label, "bw": vals[0], "compute": vals[1], "kind": kind,
-                    "id": g.id})
+        out.append({"label": label, "dram_bw_bytes_per_s": vals[0],
+                    "compute_ops_per_s": vals[1], "kind": kind, "id": g.id})
     return out, skipped
 
 
@@ -143,8 +149,8 @@ def quadrant_data(gpus, rows=None, *, kernels=(), precision: str | None = None,
                            "throughput" + (f" ({'; '.join(left_out)})" if left_out else ""))
     return {"precision": precision, "values": which, "gpus": points,
             "kernels": [{"label": lb, "intensity_flop_per_byte": oi,
-                         "bound": {p["id"]: classify(p["bw"], p["compute"], oi) for p in points},
-                         "attainable_flops_per_s": {p["id"]: attainable(p["bw"], p["compute"], oi)
+                         "bound": {p["id"]: classify(*_rates(p), oi) for p in points},
+                         "attainable_flops_per_s": {p["id"]: attainable(*_rates(p), oi)
                                                     for p in points}}
                         for lb, oi in [*found, *kernels]],
             "skipped": left_out + skipped}
@@ -157,8 +163,7 @@ def draw(ax, points, kernels, max_kernels: int = MAX_KERNELS) -> None:
 
     if not points:
         raise GpuprojError("no GPU has both a DRAM bandwidth and a compute throughput")
-    bws = np.array([p["bw"] for p in points])
-    cs = np.array([p["compute"] for p in points])
+    bws, cs = (np.array(v) for v in zip(*map(_rates, points)))
     bu, bf = st.rate_unit(bws, "B/s")
     cu, cf = st.rate_unit(cs, "FLOP/s")
     xmax = bws.max() * 1.3 / bf
@@ -175,17 +180,18 @@ def draw(ax, points, kernels, max_kernels: int = MAX_KERNELS) -> None:
                 label=st.literal(st.short(label, 36) + ("" if "FLOP/B" in label
                                                         else f" (I = {oi:.3g} FLOP/B)")))
     for j, p in enumerate(points):
-        x, y = p["bw"] / bf, p["compute"] / cf
+        x, y = (v / f for v, f in zip(_rates(p), (bf, cf)))
         color = st.TARGET_COLORS[j % len(st.TARGET_COLORS)]
         # GPUs are named in the legend: labels next to the points collide where GPUs are close
         ax.plot([x], [y], "o", color=color, ms=8, zorder=3,
                 label=st.literal(st.short(p["label"], 30)))
         if ks:
             oi = ks[0][1]
-            if classify(p["bw"], p["compute"], oi) == "memory":
-                tx, ty = x, oi * p["bw"] / cf
+            bw, compute = _rates(p)
+            if classify(bw, compute, oi) == "memory":
+                tx, ty = x, oi * bw / cf
             else:
-                tx, ty = p["compute"] / oi / bf, y
+                tx, ty = compute / oi / bf, y
             ax.annotate("", xy=(tx, ty), xytext=(x, y),
                         arrowprops={"arrowstyle": "->", "ls": "--", "color": color, "lw": 1.2})
     ax.set_xlim(0, xmax)
@@ -220,7 +226,7 @@ def data_figure(data: dict):
 
 
 def plot_quadrant(points, kernels, path, title: str = "Quadrant-split view"):
-    """Draw precomputed ``points`` ({label, bw, compute}) and ``kernels`` [(label, I)] to
+    """Draw precomputed ``points`` (``points_from_gpus``) and ``kernels`` [(label, I)] to
     ``path`` (PNG, SVG or PDF); returns the path."""
     from . import _style as st
 
