@@ -624,3 +624,24 @@ def test_a_value_no_gpu_can_have_writes_no_catalog_file_and_says_so(result, tmp_
     assert (f"gpuproj: error: {out}, field 'measured.fp32_fma_flops_per_s': value 1e+300 is "
             "outside the plausible range 1e+08 to 1e+18 FLOP/s (nothing written to it; the "
             f"samples are in {raw_out})") in err
+
+
+def test_json_holds_the_benchmark_table_the_text_prints(raw_file, tmp_path, capsys):
+    # the JSON had the catalog values alone: not the per-benchmark measurements, their peaks,
+    # shares of the peak and spreads that the text table shows
+    code, stdout, err = run_cli(capsys, "bench", "--from-raw", str(raw_file), "-o",
+                                str(tmp_path / "j.yaml"), "--gpu", "h100-sxm5-80gb", "--json")
+    assert code == 0, err
+    rows = json.loads(stdout)["benchmarks"]
+    assert sum(r["peak"] is not None for r in rows) >= 5  # the H100's datasheet peaks
+    raw = json.loads(raw_file.read_text())
+    assert [r["name"] for r in rows] == [m["name"] for m in raw["measurements"]]
+    for r, m in zip(rows, raw["measurements"]):
+        assert (r["value"], r["unit"], r["spread"]) == (m["value"], m["unit"],
+                                                        m["summary"]["spread"])
+        assert (r["of_peak"] is None) == (r["peak"] is None)
+        if r["peak"] is not None:
+            assert r["of_peak"] == pytest.approx(r["value"] / r["peak"])
+    code, text, _ = run_cli(capsys, "bench", "--from-raw", str(raw_file), "-o",
+                            str(tmp_path / "t.yaml"))
+    assert code == 0 and all(r["name"] in text for r in rows)

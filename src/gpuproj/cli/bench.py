@@ -69,8 +69,12 @@ def _resolve_device(gpu, gpu_name, device_name):
                  f"are {gpu.id}'s"), False
 
 
-def _table(raw, gpu, flags):
-    from ..bench.entry import FIELD_MAP, percent
+def _rows(raw, gpu, flags) -> list[dict]:
+    """One row per benchmark: ``name``, ``value`` in ``unit``, the datasheet ``peak`` of the
+    field it measures (in the same unit; None where none is known), ``of_peak`` (fraction),
+    ``spread`` (IQR / median) and the problems ``flags`` names for it: the text table and the
+    JSON's ``benchmarks``."""
+    from ..bench.entry import FIELD_MAP
 
     # the field in the benchmark's own unit: smem_read is a load rate (ldst_inst_per_s); its
     # bytes (shared_bw_bytes_per_s) against a peak in bytes read as 25 % on an H100 at 99 %
@@ -83,15 +87,26 @@ def _table(raw, gpu, flags):
     for m in raw["measurements"]:
         fld = by_bench.get(m["name"])
         peak = gpu.peak(fld) if (gpu is not None and fld) else float("nan")
-        val = m["value"]
-        pct = percent(val / peak) if fld and not math.isnan(peak) and peak > 0 else "-"
+        known = not math.isnan(peak) and peak > 0
         # a failed result check names a benchmark or its group
         probs = (flagged.get(m["name"], []) + flagged.get(m["group"], [])
                  + (flagged.get(fld, []) if fld else []))
-        rows.append((m["name"], with_prefix(val, UNIT_TEXT.get(m["unit"], m["unit"]), small=True),
-                     with_prefix(peak, UNIT_TEXT.get(m["unit"], ""), small=True), pct,
-                     percent(m["summary"]["spread"], 1), ",".join(sorted(set(probs)))))
+        rows.append({"name": m["name"], "value": m["value"], "unit": m["unit"],
+                     "peak": peak if known else None,
+                     "of_peak": m["value"] / peak if known else None,
+                     "spread": m["summary"]["spread"], "flags": sorted(set(probs))})
     return rows
+
+
+def _table(rows) -> list[tuple]:
+    """``_rows`` as the text table's cells."""
+    from ..bench.entry import percent
+
+    return [(r["name"], with_prefix(r["value"], UNIT_TEXT.get(r["unit"], r["unit"]), small=True),
+             with_prefix(float("nan") if r["peak"] is None else r["peak"],
+                         UNIT_TEXT.get(r["unit"], ""), small=True),
+             "-" if r["of_peak"] is None else percent(r["of_peak"]),
+             percent(r["spread"], 1), ",".join(r["flags"])) for r in rows]
 
 
 @click.command("bench")
@@ -239,10 +254,11 @@ def bench(gpu_name, output, raw_out, backend, device, quick, only, reps, plots_d
                    f"with id {data['id']})", err=True)
     if as_json:
         emit_json({"gpu_file": str(out_path), "raw": str(raw_path), "id": data["id"],
-                   "measured": data["measured"], "flags": flags,
-                   "elapsed_s": raw["elapsed_s"], "plots": [str(p) for p in plots]})
+                   "measured": data["measured"], "benchmarks": _rows(raw, gpu, flags),
+                   "flags": flags, "elapsed_s": raw["elapsed_s"],
+                   "plots": [str(p) for p in plots]})
         return
-    rows = _table(raw, gpu, flags)
+    rows = _table(_rows(raw, gpu, flags))
     head = ("benchmark", "measured", "peak", "of peak", "spread", "flags")
     widths = [max(len(str(r[i])) for r in rows + [head]) for i in range(len(head))]
     for r in [head] + rows:
