@@ -175,8 +175,15 @@ def test_every_listed_command_is_still_in_the_docs():
 @pytest.mark.parametrize("doc", [d for d in DOCS
                                  if any(c and c not in CANNOT_RUN for _, c in commands(d))])
 def test_doc_commands_run_as_written(doc, workdir, capsys, monkeypatch):
+    def run(env, cmd):
+        with monkeypatch.context() as m:
+            for k, v in env.items():
+                m.setenv(k, v)
+            return run_cli(capsys, *shlex.split(cmd)[1:])
+
     shell = {}
     ran = 0
+    calibration = None  # the last `gpuproj calibrate` run, which times kernels on this CPU
     for env, cmd in commands(doc):
         if not cmd:
             shell.update(env)
@@ -188,10 +195,14 @@ def test_doc_commands_run_as_written(doc, workdir, capsys, monkeypatch):
                 or runs_opencl(cmd) and opencl_unusable()):
             break  # and the rest, which may read what this one would have written
         cmd = cmd.replace("../shared/", f"{SHARED}/")
-        with monkeypatch.context() as m:
-            for k, v in env.items():
-                m.setenv(k, v)
-            code, out, err = run_cli(capsys, *shlex.split(cmd)[1:])
+        code, out, err = run(env, cmd)
+        if code and "not positive (negative parameters" in err and calibration:
+            # a fit to times taken on a busy CPU can give costs negative values, and the
+            # prediction then none (docs/calibrated.md): calibrate once more, as a user would
+            assert run(*calibration)[0] == 0
+            code, out, err = run(env, cmd)
+        if cmd.startswith("gpuproj calibrate "):
+            calibration = (env, cmd)
         assert code == 0, f"{doc}: `{cmd}` exited {code}:\n{err[-2000:]}"
         assert out or err, f"{doc}: `{cmd}` said nothing"
         ran += 1
