@@ -278,6 +278,7 @@ def test_the_views_say_what_was_skipped():
     assert r.skipped
     text = " ".join(cells(r._repr_html_()) + [r._repr_html_()])
     assert "skipped 1 row(s) (timed" in text
+    assert "limiter: what bounds the row" in text  # and what the limiters shown mean
     ev = evaluate(load(Path(__file__).parent / "data" / "amaris-2gpus-calculate_temp.csv"),
                   methods=["bandwidth"])
     page = ev._repr_html_()

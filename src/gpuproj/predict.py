@@ -254,7 +254,9 @@ class PredictionSet:
         partial = self.partial_totals()
         if partial:
             parts.append(f"<p>{html.escape(partial)}</p>")
-        parts.append(f"<p><small>{html.escape(self._bands_note(d))}</small></p>{skipped}")
+        parts += [f"<p><small>{html.escape(note)}</small></p>"
+                  for note in (self._bands_note(d), _limiter_note(d["limiter"]))]
+        parts.append(skipped)
         lines = self.assumption_lines()
         if lines:
             parts += ["<p>Assumptions (of the methods in brackets):</p><ul>",
