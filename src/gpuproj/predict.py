@@ -310,8 +310,7 @@ class PredictionSet:
                 # speed-up or an error is never cut
                 whole = c not in (*KERNEL_KEYS, *RANGES)
                 t.add_column(c, justify="left" if left else "right", no_wrap=whole,
-                             overflow="fold",
-                             min_width=max(map(len, (c, *frame[c]))) if whole else None)
+                             overflow="fold", min_width=_widest(frame, c) if whole else None)
             for i, row in enumerate(frame.itertuples(index=False)):
                 t.add_row(*map(Text, row), end_section=ends is not None and bool(ends[i]))
             console.print(t)
@@ -589,12 +588,17 @@ RANGES = ("interval", "90 % band")  # the text columns of two times, 'low - high
 FOLDED_NAME_CHARS = 12  # the narrowest a kernel, config, target or method column is let fold to
 
 
+def _widest(frame: pd.DataFrame, column: str) -> int:
+    """The characters of ``column``'s longest cell or its header."""
+    return max(map(len, (column, *frame[column])))
+
+
 def _text_width(frame: pd.DataFrame) -> int:
     """The narrowest ``frame`` prints as a rich table without cutting a number: the names
     folded to ``FOLDED_NAME_CHARS``, a range on two lines, every other cell whole (plus the
     borders and padding: 3 characters a column, 1 at the end)."""
     def least(c):
-        n = max(map(len, (c, *frame[c])))
+        n = _widest(frame, c)
         return (min(n, FOLDED_NAME_CHARS) if c in KERNEL_KEYS else
                 max(len(c), n // 2 + 1) if c in RANGES else n)
     return sum(least(c) + 3 for c in frame.columns) + 1

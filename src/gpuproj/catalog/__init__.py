@@ -432,9 +432,9 @@ class Catalog:
         return len(self.gpus)
 
     def __repr__(self):
-        vendors: dict = {}
-        for g in self.gpus.values():
-            vendors[g.vendor] = vendors.get(g.vendor, 0) + 1
+        from collections import Counter
+
+        vendors = Counter(g.vendor for g in self.gpus.values())
         per = ", ".join(f"{n} {v}" for v, n in sorted(vendors.items()))
         return f"<Catalog of {len(self)} GPUs ({per}); .resolve(name), iterate for the GPUs>"
 
