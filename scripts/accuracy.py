@@ -186,39 +186,102 @@ def verdict_line(ev, summary, ours: str, base: str) -> str:
     return line.format(verdict) + "."
 
 
-def scoreboard(results) -> str:
-    """One line per table: the best baseline, the best analytical gpuproj method (both on all
-    pairs, as the sections below) and, from docs/results/learned.json where the table is
-    there, the hybrid chosen on the training GPUs alone with each GPU held out."""
+def scoreboard_rows(results) -> list:
+    """One row per table: the best baseline and the best analytical gpuproj method (both on all
+    pairs, as the sections below, each as (method, summary)), from docs/results/learned.json
+    where the table is there the hybrid chosen on the training GPUs alone with each GPU held
+    out (a summary), and the best band-weighted combination of all other GPUs ((method,
+    summary)); None where a table has no such entry. Our suite (docs/results/suite.json) last."""
     path = ROOT / "docs" / "results" / "learned.json"
     logo = json.loads(path.read_text()).get("logo", {}) if path.exists() else {}
 
-    def cell(name, s):
-        return f"`{name}` {fmt_pct(s['mape'])} / {fmt_pct(s['median_ape'])}"
+    def best(summary, baseline):
+        m = best_method(summary, baseline)
+        return m, summary[m]
 
-    lines = ["| table | best baseline | best analytical method | hybrid, target GPU held out "
-             "(chosen on the others) | from all other GPUs at once |", "|---|---|---|---|---|"]
+    rows = []
     for name, r in results.items():
         summary = r["methods"]
-        base, ours = best_method(summary, True), best_method(summary, False)
         hybrid = logo.get(name.replace("amaris-rodinia", "amaris"), {}).get("methods", {})
-        hybrid = hybrid.get("validated hybrid")
         comb = (r.get("combined") or {}).get("methods", {})
         both = (min(comb, key=mape_order(lambda m: comb[m]["weighted"]["mape"]))
                 if comb else None)
-        lines.append(f"| {name} | {cell(base, summary[base])} | {cell(ours, summary[ours])} | "
-                     + ("-" if hybrid is None else
-                        f"{fmt_pct(hybrid['mape'])} / {fmt_pct(hybrid['median_ape'])}") + " | "
-                     + ("-" if both is None else cell(both, comb[both]["weighted"])) + " |")
+        rows.append({"table": name, "baseline": best(summary, True),
+                     "analytical": best(summary, False),
+                     "hybrid": hybrid.get("validated hybrid"),
+                     "combined": None if both is None else (both, comb[both]["weighted"])})
     # our own suite (scripts/suite_crossval.py): two GPUs, so no GPU can be held out
     suite = ROOT / "docs" / "results" / "suite.json"
     if suite.exists():
         summary = json.loads(suite.read_text())["summary"]["methods"]
         summary = {m: s for m, s in summary.items() if m in BASELINES + ANALYTICAL}
-        base, ours = best_method(summary, True), best_method(summary, False)
-        lines.append(f"| our suite, H100 <-> H200 | {cell(base, summary[base])} | "
-                     f"{cell(ours, summary[ours])} | - | - |")
+        rows.append({"table": "our suite, H100 <-> H200", "baseline": best(summary, True),
+                     "analytical": best(summary, False), "hybrid": None, "combined": None})
+    return rows
+
+
+def scoreboard(results) -> str:
+    """The scoreboard as a markdown table (``scoreboard_rows``)."""
+    def errors(s):
+        return f"{fmt_pct(s['mape'])} / {fmt_pct(s['median_ape'])}"
+
+    def cell(named):
+        return "-" if named is None else f"`{named[0]}` {errors(named[1])}"
+
+    lines = ["| table | best baseline | best analytical method | hybrid, target GPU held out "
+             "(chosen on the others) | from all other GPUs at once |", "|---|---|---|---|---|"]
+    for r in scoreboard_rows(results):
+        lines.append(f"| {r['table']} | {cell(r['baseline'])} | {cell(r['analytical'])} | "
+                     + ("-" if r["hybrid"] is None else errors(r["hybrid"])) + " | "
+                     + cell(r["combined"]) + " |")
     return "\n".join(lines)
+
+
+SCOREBOARD_FIGURE = ROOT / "docs" / "img" / "scoreboard.png"
+# (row key, legend, marker, colour): the colour-blind-safe palette of gpuproj's pictures
+SCOREBOARD_MARKS = (("baseline", "best baseline", "o", "#7F7F7F"),
+                    ("analytical", "best analytical method", "s", "#0072B2"),
+                    ("hybrid", "hybrid, target GPU held out", "D", "#009E73"),
+                    ("combined", "from all other GPUs at once", "^", "#E69F00"))
+
+
+# an arrow shorter than this (log ratio) would hide under its two markers
+SCOREBOARD_ARROW_MIN = 0.1
+
+
+def scoreboard_figure(rows):
+    """The scoreboard as a picture: per table, each column's MAPE on a log axis, an arrow from
+    the best baseline to the best analytical method (pointing left where gpuproj wins) where
+    the two differ by more than 10 %."""
+    from gpuproj.plots import _style as st
+
+    fig = st.figure(8.5, 0.38 * len(rows) + 1.2)
+    with st.rc():
+        ax = fig.add_subplot()
+        y = np.arange(len(rows))[::-1]
+        for yi, r in zip(y, rows):
+            base, ours = r["baseline"][1]["mape"], r["analytical"][1]["mape"]
+            if abs(np.log(ours / base)) < SCOREBOARD_ARROW_MIN:
+                continue
+            ax.annotate("", xy=(ours, yi), xytext=(base, yi),
+                        arrowprops={"arrowstyle": "->", "color": "#0072B2", "lw": 1.2,
+                                    "shrinkA": 4, "shrinkB": 4})
+        for key, label, marker, color in SCOREBOARD_MARKS:
+            pts = [(yi, r[key] if key == "hybrid" else r[key] and r[key][1])
+                   for yi, r in zip(y, rows)]
+            pts = [(yi, s["mape"]) for yi, s in pts if s]
+            ax.scatter([m for _, m in pts], [yi for yi, _ in pts], marker=marker, s=42,
+                       color=color, label=label, zorder=3)
+        ax.set_xscale("log")
+        lo, hi = ax.get_xlim()
+        ticks = [t for t in (1, 2, 5, 10, 20, 50, 100, 200, 500) if lo <= t <= hi]
+        ax.set_xticks(ticks, [str(t) for t in ticks])
+        ax.minorticks_off()
+        ax.set_yticks(y, [r["table"] for r in rows])
+        ax.set_xlabel("MAPE % (log scale; lower is better)")
+        ax.grid(axis="x", alpha=0.3)
+        fig.legend(loc="outside upper center", ncol=2, frameon=False)
+    return fig
 
 
 def choice_table(results) -> str:
@@ -886,6 +949,7 @@ def main(argv=None):
            "others that measured the configuration at once (section \"Several source GPUs\"), "
            "a different question: what a centre with several GPUs measured can get.", "",
            scoreboard(results), "",
+           "![scoreboard: each table's MAPE per column above](img/scoreboard.png)", "",
            "## Choosing a GPU", "",
            "A centre choosing among GPUs needs their order more than their times. Each kernel "
            "configuration measured on one source GPU ranks the other GPUs of the table that "
@@ -925,6 +989,11 @@ def main(argv=None):
     if args.out:
         args.out.write_text("\n".join(doc) + "\n")
         print(f"wrote {args.out}", file=sys.stderr)
+        if not args.only:
+            from gpuproj.plots._style import save
+
+            save(scoreboard_figure(scoreboard_rows(results)), SCOREBOARD_FIGURE)
+            print(f"wrote {SCOREBOARD_FIGURE}", file=sys.stderr)
     else:
         sys.stdout.write("\n".join(doc) + "\n")
 

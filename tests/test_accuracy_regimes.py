@@ -310,3 +310,27 @@ def test_occupancy_differences_counts_rows_where_the_reports_formula_differs():
               regs_per_thread=[33.0, 64.0, 33.0], smem_per_block_bytes=[0.0] * 3,
               gpu=["titan-v"] * 3)
     assert acc.occupancy_differences(t) == "1 of 2"
+
+
+def test_scoreboard_figure_draws_each_column_present():
+    # three tables: one with every column, one without hybrid and combination, one where the
+    # best analytical method ties the baseline within 10 % (no arrow, it would hide under its
+    # markers); one tick per table, top to bottom in the given order
+    acc = load_script("accuracy")
+
+    def s(mape):
+        return {"mape": mape, "median_ape": mape / 2}
+
+    rows = [{"table": "a", "baseline": ("bandwidth", s(40.0)), "analytical": ("h", s(20.0)),
+             "hybrid": s(15.0), "combined": ("h", s(10.0))},
+            {"table": "b", "baseline": ("same", s(8.0)), "analytical": ("h", s(4.0)),
+             "hybrid": None, "combined": None},
+            {"table": "c", "baseline": ("compute", s(22.0)), "analytical": ("h", s(21.0)),
+             "hybrid": None, "combined": None}]
+    ax = acc.scoreboard_figure(rows).axes[0]
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["a", "b", "c"]
+    xs = {c.get_label(): sorted(c.get_offsets()[:, 0]) for c in ax.collections}
+    assert xs == {"best baseline": [8.0, 22.0, 40.0], "best analytical method": [4.0, 20.0, 21.0],
+                  "hybrid, target GPU held out": [15.0], "from all other GPUs at once": [10.0]}
+    arrows = [(a.xyann[0], a.xy[0]) for a in ax.texts]
+    assert sorted(arrows) == [(8.0, 4.0), (40.0, 20.0)]
