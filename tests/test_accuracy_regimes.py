@@ -13,7 +13,7 @@ from gpuproj.profiles import load
 
 
 def test_regime_notes_split_pairs_by_working_set():
-    # H100 PCIe and H200 (both 50 MiB of L2): 10 MB fits both (at most half), 60 MB lies
+    # H100 PCIe (50 MiB of L2) and H200 (60 MiB): 10 MB fits both (at most half), 60 MB lies
     # between, 200 MB misses both (over twice); both times equal, so `same` errs 0 %; a table
     # without working sets gets no breakdown
     acc = load_script("accuracy")

@@ -8,7 +8,7 @@ from gpuproj.catalog import resolve
 
 
 def test_dram_share_from_the_bandwidth_and_the_plateaus():
-    # H200 (50 MiB L2): at each working set the bandwidth B of a known DRAM share f,
+    # H200 (60 MiB L2): at each working set the bandwidth B of a known DRAM share f,
     # 1 / B = (1 - f) / B_L2 + f / B_D with the catalog's measured plateaus; the script must
     # give f back at the working set nearest each multiple of the L2 size
     script = load_script("l2_capacity_rules")
@@ -22,7 +22,7 @@ def test_dram_share_from_the_bandwidth_and_the_plateaus():
               working_set_bytes=[x * size for x in shares],
               time_s=[moved * ((1 - f) / b_l2 + f / b_d) for f in shares.values()])
     row = script.shares(t, "l2")[2].split(" | ")
-    assert row[0] == "| h200-sxm-141gb" and row[1] == "50 MiB"
+    assert row[0] == "| h200-sxm-141gb" and row[1] == "60 MiB"
     got = [float(c.split(" (")[0]) for c in row[2:]]
     assert got == pytest.approx(list(shares.values()), abs=0.006)
     assert [c.split(" (")[1].rstrip(") |") for c in row[2:]] == [f"{x:.2f}" for x in shares]
@@ -51,9 +51,9 @@ def test_shares_past_an_l2_go_to_the_l3_where_there_is_one():
 
 
 def test_interval_rows_count_the_sets_near_a_cache_size():
-    # H100 PCIe and H200 both have a 50 MiB L2: of three working sets only 55 MiB (1.1 x) lies
-    # in CAPACITY_BAND, so 2 of the 6 ordered pairs get an interval; by_gpu counts every pair
-    # once per end
+    # H100 PCIe (50 MiB L2) and H200 (60 MiB): of three working sets only 55 MiB (1.1 x and
+    # 0.92 x) lies in CAPACITY_BAND, so 2 of the 6 ordered pairs get an interval; by_gpu counts
+    # every pair once per end
     script = load_script("l2_capacity_rules")
     sets = [10 * 2**20, 55 * 2**20, 200 * 2**20]
     gpus = ["h100-pcie-80gb", "h200-sxm-141gb"]

@@ -373,30 +373,31 @@ def test_cache_capacity_interval_near_a_cache_size():
 
 
 def test_cache_capacity_two_caches_of_one_design_and_size_hold_the_same_sets():
-    """An H100 and an H200 (one architecture, 50 MB L2 each) at a working set near that size:
-    both hold it or both miss it, so the measured DRAM bytes carry over as they are (r = 1)
-    and the interval stays at the point; an A100's 40 MB L2 of another design may hold what
-    the H100's missed (r = 0.02), and there the interval spans that."""
+    """An H100 NVL and an H200 (one architecture, 60 MiB L2 each, as their drivers report) at a
+    working set near that size: both hold it or both miss it, so the measured DRAM bytes carry
+    over as they are (r = 1) and the interval stays at the point; an A100's 40 MB L2 of another
+    design may hold what an H100 SXM5's 50 MiB missed (r = 0.02), and there the interval spans
+    that."""
     from gpuproj.catalog import resolve
 
-    k = table(time_s=[25e-6], dram_bytes=[50e6], l2_bytes=[50e6], working_set_bytes=[50e6],
-              gpu=["h100-sxm5-80gb"])
     m = get_model("hierarchical", cache_capacity=True)
-    h100, h200 = resolve("h100-sxm5-80gb"), resolve("h200-sxm-141gb")
-    a100 = resolve("a100-sxm4-80gb")
-    assert h100.value("l2_size_bytes") == h200.value("l2_size_bytes") == 50 * 2**20
-    # the L2 hits are l2 - dram = 0 bytes: both levels' ceilings are the DRAM bandwidth, and
-    # a row without FLOPs scales by the ceilings' ratio. The H100's and H200's DRAM bandwidths
-    # were measured by one benchmark (gpuproj bench): the measured values
-    suite = {g.id: g.measureds["dram_bw_bytes_per_s"].source.split()[0]
-             for g in (h100, h200, a100)}
-    assert suite == {"h100-sxm5-80gb": "gpuproj", "h200-sxm-141gb": "gpuproj",
-                     "a100-sxm4-80gb": "gpu-benches"}
-    same = m.predict(k, h100, h200).df.iloc[0]
-    point = 25e-6 * h100.measured("dram_bw_bytes_per_s") / h200.measured("dram_bw_bytes_per_s")
+    nvl, h200 = resolve("h100-nvl-94gb"), resolve("h200-sxm-141gb")
+    assert nvl.value("l2_size_bytes") == h200.value("l2_size_bytes") == 60 * 2**20
+    # the L2 hits are l2 - dram = 0 bytes: both levels' ceilings are the DRAM bandwidth, and a
+    # row without FLOPs scales by the ceilings' ratio; the H100 NVL has no measured bandwidth,
+    # so both GPUs take their datasheet peaks
+    assert np.isnan(nvl.measured("dram_bw_bytes_per_s"))
+    k = table(time_s=[25e-6], dram_bytes=[60e6], l2_bytes=[60e6], working_set_bytes=[60e6],
+              gpu=["h100-nvl-94gb"])
+    same = m.predict(k, nvl, h200).df.iloc[0]
+    point = 25e-6 * nvl.peak("dram_bw_bytes_per_s") / h200.peak("dram_bw_bytes_per_s")
     assert same["time_s"] == pytest.approx(point, rel=1e-9)
     assert same["low_s"] == pytest.approx(point, rel=1e-9)
     assert same["high_s"] == pytest.approx(point, rel=1e-9)
+    h100, a100 = resolve("h100-sxm5-80gb"), resolve("a100-sxm4-80gb")
+    k = table(time_s=[25e-6], dram_bytes=[50e6], l2_bytes=[50e6], working_set_bytes=[50e6],
+              gpu=["h100-sxm5-80gb"])
+    assert h100.value("l2_size_bytes") == 50 * 2**20
     # the A100's DRAM bandwidth was measured by gpu-benches, another benchmark: both GPUs take
     # their peaks; its L2 has no peak: its measured bandwidth. Its 40 MB L2: the step says it
     # misses the 50 MB set, which the H100 held, so r = f_t / max(f_s, 0.02) = 50, capped by
