@@ -96,6 +96,17 @@ def _h200_gpu_benches(gpu: dict) -> None:
                        for k, (v, f, w) in old.items()}
 
 
+_H100_TABLE3 = ("NVIDIA H100 Tensor Core GPU Architecture whitepaper, Table 3 'Comparison of "
+                "NVIDIA A100 and H100 Data Center GPUs' (GH100 with 132 SMs, as H100 SXM5): ")
+
+
+def _h200_as_h100_sxm5(gpu: dict) -> None:
+    gpu["values"]["l2_size_bytes"] = _value(52428800, "whitepaper",
+                                            _H100_TABLE3 + "L2 cache 51200 KB")
+    gpu["values"]["memory_bus_bits"] = _value(6144, "datasheet",
+                                              _H100_TABLE3 + "memory interface 6144-bit")
+
+
 @dataclass(frozen=True)
 class Correction:
     name: str  # for --before
@@ -127,6 +138,10 @@ CORRECTIONS = (
                "gpu-benches' maxima for its 'h200' (STREAM triad 3.53 against 4.37 TB/s, L2 "
                "10.1 against 22.4 TB/s, FP32 FMA 42.6 against 65.1 TFLOP/s)", "787e95c",
                ("gpu-benches",), {"h200-sxm-141gb": _h200_gpu_benches}),
+    Correction("h200-l2-size",
+               "The H200 SXM's L2 is 60 MiB and its memory bus 6016 bits, as its CUDA driver "
+               "reported in our bench run; before, the H100 SXM5's 50 MiB and 6144 bits",
+               "f964079", ("gpu-benches",), {"h200-sxm-141gb": _h200_as_h100_sxm5}),
 )
 
 

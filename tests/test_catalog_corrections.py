@@ -15,9 +15,9 @@ def cc():
 
 
 def test_every_correction_undoes_into_loadable_gpu_files(cc, tmp_path):
-    # gtx970-bandwidth, seed-copy-rate (4 GPUs), k5200-fp64, h200-own-run
-    assert len(cc.CORRECTIONS) == 4
-    assert sum(len(c.before) for c in cc.CORRECTIONS) == 7
+    # gtx970-bandwidth, seed-copy-rate (4 GPUs), k5200-fp64, h200-own-run, h200-l2-size
+    assert len(cc.CORRECTIONS) == 5
+    assert sum(len(c.before) for c in cc.CORRECTIONS) == 8
     for c in cc.CORRECTIONS:
         assert c.before, c.name
         folder = cc.write_before(c, tmp_path / c.name)
@@ -45,6 +45,11 @@ def test_the_values_restored_are_those_before(cc, tmp_path):
     raw_now = yaml.safe_load((cc.BUNDLED / "h200-sxm-141gb.yaml").read_text())
     assert {k: v for k, v in raw_old.items() if k != "measured"} == {
         k: v for k, v in raw_now.items() if k != "measured"}
+    h = read_gpu_file(cc.write_before(by["h200-l2-size"], tmp_path / "e") / "h200-sxm-141gb.yaml")
+    assert h.value("l2_size_bytes") == 50 * 2**20 and h.value("memory_bus_bits") == 6144
+    assert "H100 SXM5" in h.values["l2_size_bytes"].source
+    now = read_gpu_file(cc.BUNDLED / "h200-sxm-141gb.yaml")
+    assert now.value("l2_size_bytes") == 60 * 2**20 and now.value("memory_bus_bits") == 6016
 
 
 def test_the_report_shows_before_now_and_the_pairs_a_missing_value_left_out(cc):
