@@ -287,13 +287,14 @@ def test_a_narrow_terminal_cuts_no_number(width):
 
     from rich.console import Console
 
+    from gpuproj.cli.predict import print_predictions
     from gpuproj.predict import predict
     from gpuproj.profiles import load
 
     r = predict(load("examples/rodinia-p100-nvprof.csv"), targets=["h100-sxm5-80gb", "h200"],
                 methods=["hierarchical-ext", "bandwidth"])
     buf = io.StringIO()
-    r.print(Console(file=buf, width=width))
+    print_predictions(r, Console(file=buf, width=width))
     text = buf.getvalue()
     assert "…" not in text
     speedups = {f"{v:.2f}x" for v in r.table()["speedup"]}

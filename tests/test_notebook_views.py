@@ -65,11 +65,13 @@ def test_printed_rows_of_one_kernel_stand_together():
     list of its C++ signature."""
     from rich.console import Console
 
+    from gpuproj.cli.predict import print_predictions
+
     suite = load(Path(__file__).resolve().parents[1] / "examples" / "h100-suite-ncu.csv")
     r = predict(suite, targets=["h200", "b200"], methods=["bandwidth", "hierarchical"],
                 kernel="^(saxpy|vector_add)\\(")
     console = Console(width=250, record=True)
-    r.print(console)
+    print_predictions(r, console)
     text = console.export_text()
     rows = [[c.strip() for c in line.split("│")[1:5]] for line in text.splitlines()
             if line.startswith("│ ")]

@@ -140,7 +140,7 @@ def test_cli_evaluate_shortlist(capsys):
 
 
 def test_predict_suggests_a_shortlist_for_many_configurations(capsys):
-    from gpuproj.predict import MANY_CONFIGS
+    from gpuproj.cli.predict import MANY_CONFIGS
 
     code, out, _ = run_cli(capsys, "predict", str(GEMM), "-s", "titan-rtx", "-t", "rtx-3090",
                            "-m", "same")

@@ -30,7 +30,8 @@ from .combine import COMBINED, combine_sources
 from .errors import GpuprojError, GpuprojWarning, InputError, InputWarning
 from .kernel_names import short_kernel_names
 from .models import MODELS, get_model, method_list, model_class
-from .models.base import Model, Prediction, has_width
+from .models.bands import load_bands
+from .models.base import LIMITER_MEANINGS, Model, Prediction, has_width
 from .models.common import roofline_times
 from .profiles.table import (
     ProfileTable,
@@ -39,6 +40,8 @@ from .profiles.table import (
     problem_per_row,
     problems_of,
     require_table,
+    skipped_lines,
+    top_cause,
 )
 from .units import first_of, fmt_error, fmt_time
 
@@ -171,7 +174,7 @@ class PredictionSet:
         keys = ["kernel", "target"] if self.problems is None else ["kernel", "problem", "target"]
         cols = [*keys, "rank", "config", "method", "time_s",
                 "sources" if self.combined else "source_time_s"]
-        d = self._with_problems(self.table())
+        d = self.with_problems(self.table())
         if d.empty:  # nothing predicted: no rows, the same columns
             return pd.DataFrame(columns=cols)
         if self.problems is not None:
@@ -185,7 +188,7 @@ class PredictionSet:
         cols += ["measured_s"] if "measured_s" in d else []
         return shortlist(d, list(self.predictions), k, keys)[cols]
 
-    def _with_problems(self, d: pd.DataFrame) -> pd.DataFrame:
+    def with_problems(self, d: pd.DataFrame) -> pd.DataFrame:
         """``d`` (rows of ``table()``) with each configuration's ``problem``
         (``problem_labels``), where the profile names problems; else ``d`` as it is."""
         if self.problems is None:
@@ -195,8 +198,6 @@ class PredictionSet:
     def to_json(self, shortlist: int | None = None) -> dict:
         """Everything as plain data, the application totals fastest first per method as
         printed (``ranked_application``); with ``shortlist`` (k) also ``shortlist(k)``."""
-        import numpy as np
-
         def recs(df):
             return df.replace({np.nan: None}).to_dict(orient="records")
 
@@ -233,29 +234,29 @@ class PredictionSet:
 
     def _repr_html_(self) -> str:
         """What a notebook shows: the application totals, then each kernel and target, a note
-        on totals over fewer rows and the assumptions, as ``print`` does (``table()`` and
-        ``application()`` keep the times in seconds)."""
+        on totals over fewer rows and the assumptions, as the terminal shows them
+        (``cli.predict.print_predictions``; ``table()`` and ``application()`` keep the times in
+        seconds)."""
         import html
-
-        from .profiles.table import skipped_lines
 
         skipped = "".join(f"<p><small>{html.escape(ln)}</small></p>"
                           for ln in skipped_lines(self.skipped))
         d = self.table()
         if d.empty:
             return f"<p>{html.escape(repr(self))}</p>" + skipped
-        own = _has_own_interval(d)
+        own = has_own_interval(d)
         parts = [f"<p><b>Projected from {html.escape(self.source_label)}</b>: "
                  f"{APPLICATION_TITLE[0].lower()}{APPLICATION_TITLE[1:]}</p>",
-                 _shown(self.ranked_application(), ["method", "target"], own).to_html(
+                 text_columns(self.ranked_application(), ["method", "target"], own).to_html(
                      index=False),
                  "<p>Per kernel</p>",
-                 _shown(_readable(d), KERNEL_KEYS, own).to_html(index=False, max_rows=60)]
+                 text_columns(readable_rows(d), KERNEL_KEYS, own).to_html(index=False,
+                                                                          max_rows=60)]
         partial = self.partial_totals()
         if partial:
             parts.append(f"<p>{html.escape(partial)}</p>")
         parts += [f"<p><small>{html.escape(note)}</small></p>"
-                  for note in (self._bands_note(d), _limiter_note(d["limiter"]))]
+                  for note in (self.bands_note(d), limiter_note(d["limiter"]))]
         parts.append(skipped)
         lines = self.assumption_lines()
         if lines:
@@ -263,92 +264,10 @@ class PredictionSet:
                       *(f"<li>{html.escape(ln)}</li>" for ln in lines), "</ul>"]
         return "".join(parts)
 
-    def _bands_note(self, d) -> str:
+    def bands_note(self, d) -> str:
         """What the band and interval columns mean, under the tables."""
         return ("90 % band: how far the method has been off on real cross-GPU data "
                 "(docs/accuracy.md, 'Error bands')" + self._interval_note(d))
-
-    def print(self, console) -> None:
-        """Rich tables: per kernel and target with the notes and assumptions, then the
-        application totals."""
-        from rich.table import Table
-        from rich.text import Text
-
-        d = self._with_problems(self.table())
-        if d.empty:
-            console.print("no predictions (see the skipped rows above)")
-            return
-        own = _has_own_interval(d)
-        # a target or method shared by every row goes in the title: a terminal's width is
-        # better spent on the kernel names
-        one = [k for k in ("target", "method") if d[k].nunique() == 1]
-        title = (f"Projected from {self.source_label}"
-                 + (f" to {d['target'].iloc[0]}" if "target" in one else "")
-                 + (f" by {d['method'].iloc[0]}" if "method" in one else ""))
-        keys = [k for k in KERNEL_KEYS if k not in one]
-        d = _readable(d)
-        # a line under each kernel configuration where it has several rows (targets, methods)
-        last = ~d.duplicated(["kernel", "config"], keep="last").to_numpy()
-        if last.all():
-            last[:] = False
-        frames = [(_shown(d, keys, own), last, title),
-                  (_shown(self.ranked_application(), ["method", "target"], own), None,
-                   APPLICATION_TITLE)]
-        # a terminal too narrow for a whole table shows the answers (times, speed-up,
-        # limiter) without the ranges, which JSON and a wider window keep: rich would cut
-        # every column to a few letters
-        narrowed = any(_text_width(f) > console.width for f, _, _ in frames)
-        if narrowed:
-            frames = [(f.drop(columns=list(RANGES), errors="ignore"), e, t) for f, e, t in frames]
-
-        def table(frame, ends, title):
-            # Text, not str: rich would read brackets in kernel names (f[i]) as markup
-            t = Table(title=Text(title), show_lines=False)
-            for c in frame.columns:
-                left = c in (*KERNEL_KEYS, "limiter")
-                # names fold onto more lines and a range breaks after its dash; a time, a
-                # speed-up or an error is never cut
-                whole = c not in (*KERNEL_KEYS, *RANGES)
-                t.add_column(c, justify="left" if left else "right", no_wrap=whole,
-                             overflow="fold", min_width=_widest(frame, c) if whole else None)
-            for i, row in enumerate(frame.itertuples(index=False)):
-                t.add_row(*map(Text, row), end_section=ends is not None and bool(ends[i]))
-            console.print(t)
-
-        def dim(text):
-            console.print(text, style="dim", markup=False)
-
-        # the kernels, what they rest on, then the answer, the totals, last: on a terminal
-        # what stays on the screen
-        table(*frames[0])
-        dim(self._bands_note(d))
-        dim(_limiter_note(d["limiter"]))
-        if narrowed:
-            dim("intervals and 90 % bands left out for the terminal's width: a wider window or "
-                "--json shows them")
-        lines = self.assumption_lines()
-        if lines:
-            if len(self.predictions) == 1:  # one method: its name once, not after every line
-                (m,) = self.predictions
-                head, lines = f"Assumptions of {m}:", [ln.removesuffix(f" ({m})") for ln in lines]
-            else:
-                head = "Assumptions (of the methods in brackets):"
-            dim("\n".join([head] + ["  " + ln for ln in lines]))
-        # variants of one problem, where the profile names the problems: a kernel measured at
-        # many sizes is no tuned kernel
-        keys = ["kernel", "target", "method", *(["problem"] if "problem" in d else [])]
-        configs = d.groupby(keys)["config"].nunique()
-        many = configs.groupby(level="kernel").max()
-        many = many[many >= MANY_CONFIGS]
-        if len(many):
-            names = ", ".join(f"{k} ({n})" for k, n in many.items())
-            dim(f"many configurations of {names}: the application total adds them all; if they "
-                "are variants of a tuned kernel, --shortlist K lists the ones to measure on each "
-                "target")
-        table(*frames[1])
-        partial = self.partial_totals()
-        if partial:
-            dim(partial)
 
     def partial_totals(self) -> str | None:
         """A note naming the methods (and targets) whose application totals add fewer kernel
@@ -367,50 +286,6 @@ class PredictionSet:
         return (f"application totals add {len(every)} kernel rows, those of "
                 f"{first_of(short, 6)} (rows skipped): compare such a total with the "
                 "source's on the same rows, not with the other totals")
-
-    def print_shortlist(self, console, k: int) -> None:
-        """``shortlist(k)`` as one rich table per target."""
-        from rich.table import Table
-        from rich.text import Text
-
-        d = self.shortlist(k)
-        for target, g in d.groupby("target", sort=False):
-            t = Table(title=f"Configurations to measure on {target} (shortlist of {k}, from "
-                            f"{', '.join(self.predictions)} in turn)",
-                      caption=self._fastest_measured(g, target))
-            last = "sources" if self.combined else "source"
-            problem = ("problem",) if "problem" in d else ()
-            measured = ("measured",) if "measured_s" in g and g["measured_s"].notna().any() \
-                else ()
-            for c in ("kernel", *problem, "rank", "config", "proposed by", "its prediction",
-                      last, *measured):
-                t.add_column(c, justify="right" if c in ("rank", "its prediction", last,
-                                                        "measured") else "left")
-            for r in g.itertuples(index=False):
-                t.add_row(Text(r.kernel), *(Text(r.problem) for _ in problem), str(r.rank),
-                          Text(r.config), r.method, fmt_time(r.time_s),
-                          str(r.sources) if self.combined else fmt_time(r.source_time_s),
-                          *(fmt_time(r.measured_s) if r.measured_s == r.measured_s else "-"
-                            for _ in measured))
-            console.print(t)
-
-    def _fastest_measured(self, short: pd.DataFrame, target: str) -> str | None:
-        """What the shortlist ``short`` of ``target`` would lose there, where the profile holds
-        the target's times: per kernel (and problem), the fastest configuration measured on
-        it against the best of the shortlist's."""
-        if "measured_s" not in short or self.measured is None:
-            return None
-        m = self._with_problems(self.measured[self.measured["target"] == target])
-        keys = [c for c in ("kernel", "problem") if c in short]
-        fastest = m.groupby(keys, sort=False)["measured_s"].agg(fastest="min", n="size")
-        picked = short.groupby(keys, sort=False)["measured_s"].min().rename("picked")
-        both = pd.concat([picked, fastest], axis=1, join="inner").dropna()
-        lines = [f"{' '.join(map(str, k if isinstance(k, tuple) else (k,)))}: the shortlist's "
-                 f"best measured {fmt_time(r['picked'])}, the fastest of the {int(r['n'])} "
-                 f"configurations measured {fmt_time(r['fastest'])} "
-                 f"(+{100 * (r['picked'] / r['fastest'] - 1):.1f} %)"
-                 for k, r in both.iterrows()]
-        return "\n".join(lines) or None
 
     def assumption_lines(self) -> list[str]:
         """Each assumption once, with the methods that made it (a catalog value used for every
@@ -505,8 +380,6 @@ def _stacked(frames: list) -> pd.DataFrame:
 
 def _bands_provenance() -> dict:
     """What the ``band_low_s``/``band_high_s`` columns are, for machine readers."""
-    from .models.bands import load_bands
-
     b = load_bands()
     return {"coverage": b.get("coverage"), "offset": b.get("offset"),
             "score": b.get("weighting"), "tables": sorted(b.get("tables", {})),
@@ -522,9 +395,6 @@ DEFAULT_METHOD = "hierarchical-ext"
 # (docs/accuracy.md, scoreboard), which needs nothing but the catalog's DRAM bandwidths
 TIMES_ONLY_METHOD = "bandwidth"
 APPLICATION_TITLE = "Application total (time x launches, summed over kernels), fastest first"
-# configurations of one kernel from which the printed table suggests a shortlist: more than an
-# application launches (a few grid sizes), as many as a sweep or a tuning run measures
-MANY_CONFIGS = 20
 
 
 def by_kernel(d: pd.DataFrame) -> pd.DataFrame:
@@ -534,7 +404,7 @@ def by_kernel(d: pd.DataFrame) -> pd.DataFrame:
     return d.iloc[np.lexsort(keys[::-1])].reset_index(drop=True)
 
 
-def _readable(d: pd.DataFrame) -> pd.DataFrame:
+def readable_rows(d: pd.DataFrame) -> pd.DataFrame:
     """``by_kernel(d)`` with the short kernel names: the rows as a person reads them (the data,
     ``table()``, keeps the names the profile gave)."""
     out = by_kernel(d)
@@ -542,16 +412,20 @@ def _readable(d: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def _has_own_interval(d: pd.DataFrame) -> bool:
+def has_own_interval(d: pd.DataFrame) -> bool:
     # the methods' own intervals are shown only where one has a width (the hierarchical model
     # with more than one memory level): a column of "x - x" says nothing
     return bool(has_width(d["low_s"], d["high_s"]).any())
 
 
-def _shown(d: pd.DataFrame, keys: list, own: bool) -> pd.DataFrame:
-    """The text columns both views show: ``keys``, source and predicted time, the own interval
-    (if ``own``), the 90 % band, the speed-up and, per kernel, the limiter; for a combined set
-    the number of sources instead of the source's time and the speed-up."""
+RANGES = ("interval", "90 % band")  # the text columns of two times, 'low - high'
+
+
+def text_columns(d: pd.DataFrame, keys: list, own: bool) -> pd.DataFrame:
+    """The text columns the notebook and the terminal (``cli.predict``) show: ``keys``,
+    source and predicted time, the own interval (if ``own``), the 90 % band, the speed-up and,
+    per kernel, the limiter; for a combined set the number of sources instead of the source's
+    time and the speed-up."""
     out = d[keys].astype(str)
     if "sources" in d:  # combined: how many measured GPUs a prediction stands on
         out["sources"] = d["sources"].astype(str)
@@ -574,34 +448,12 @@ def _shown(d: pd.DataFrame, keys: list, own: bool) -> pd.DataFrame:
     return out
 
 
-def _limiter_note(limiters: pd.Series) -> str:
+def limiter_note(limiters: pd.Series) -> str:
     """What the limiters in the table mean (``models.base.LIMITER_MEANINGS``)."""
-    from .models.base import LIMITER_MEANINGS
-
     seen = [x for x in LIMITER_MEANINGS if (limiters == x).any()]
     return ("limiter: what bounds the row (of the ceilings, the one it came nearest on the "
             "source, which it need not have reached): "
             + "; ".join(f"{x} = {LIMITER_MEANINGS[x]}" for x in seen))
-
-
-RANGES = ("interval", "90 % band")  # the text columns of two times, 'low - high'
-FOLDED_NAME_CHARS = 12  # the narrowest a kernel, config, target or method column is let fold to
-
-
-def _widest(frame: pd.DataFrame, column: str) -> int:
-    """The characters of ``column``'s longest cell or its header."""
-    return max(map(len, (column, *frame[column])))
-
-
-def _text_width(frame: pd.DataFrame) -> int:
-    """The narrowest ``frame`` prints as a rich table without cutting a number: the names
-    folded to ``FOLDED_NAME_CHARS``, a range on two lines, every other cell whole (plus the
-    borders and padding: 3 characters a column, 1 at the end)."""
-    def least(c):
-        n = _widest(frame, c)
-        return (min(n, FOLDED_NAME_CHARS) if c in KERNEL_KEYS else
-                max(len(c), n // 2 + 1) if c in RANGES else n)
-    return sum(least(c) + 3 for c in frame.columns) + 1
 
 
 def _fmt_range(low, high) -> str:
@@ -830,9 +682,10 @@ def predict(table: ProfileTable, *, targets, source=None, methods=None,
         preds = {label: _combined(ps, numbers) for label, ps in per_source.items()}
     else:
         preds = {label: ps[0] for label, ps in per_source.items()}
+    predicted = any(len(p.df) for p in preds.values())
     # a method that predicted nothing beside others that did would only show as a missing
-    # line of the totals (with none predicted at all, the empty result says it)
-    if any(len(p.df) for p in preds.values()):
+    # line of the totals (with none predicted at all, the error below says it)
+    if predicted:
         for label, p in preds.items():
             if p.df.empty:
                 warnings.warn(f"{label} predicted none of the kernel rows (see the skipped "
@@ -840,7 +693,7 @@ def predict(table: ProfileTable, *, targets, source=None, methods=None,
     for label, p in preds.items():
         for c in p.cautions:
             warnings.warn(f"{label}: {c}", MethodWarning, stacklevel=2)
-    if not any(len(p.df) for p in preds.values()):
+    if not predicted:
         _nothing_predicted(table, skipped, methods)
     provenance = {label: _provenance(*saved) for label, saved in fitted if saved is not None}
     return PredictionSet([s.id for s in srcs], [t.id for t in tgts], preds, skipped,
@@ -852,7 +705,6 @@ def _nothing_predicted(table: ProfileTable, skipped: list, methods) -> None:
     """The error for a prediction of no row: why (the methods' skips; the reader's cannot be
     all rows, that is the reader's error) and which methods the profile's columns suit."""
     from .evaluate import applicable_methods
-    from .profiles.table import top_cause
 
     why = top_cause(skipped, besides=table.skipped)
     can = applicable_methods(table)

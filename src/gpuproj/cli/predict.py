@@ -153,11 +153,10 @@ def _opt(name: str) -> str:
 def _predict_profile(profile, source, target, method, model_paths, kernel, fmt, options, sass,
                      target_sass, shortlist, as_json, as_csv, plot):
     from .. import predict as api
+    from ..catalog import select
 
     # several sources (or all of the file's GPUs) are combined; a file that names no GPU
     # takes its one source from --source
-    from ..catalog import select
-
     sources = names_or_all(source)
     one = isinstance(sources, list) and len({g.id for g in select(sources)}) == 1
     table = load_profile(profile, fmt, sources[0] if one else None, **options)
@@ -183,9 +182,178 @@ def _predict_profile(profile, source, target, method, model_paths, kernel, fmt, 
         (result.shortlist(shortlist) if shortlist else result.table()).to_csv(sys.stdout,
                                                                               index=False)
     elif shortlist:
-        result.print_shortlist(console(), shortlist)
+        print_shortlist(result, console(), shortlist)
     else:
-        result.print(console())
+        print_predictions(result, console())
+
+
+# configurations of one kernel from which the printed table suggests a shortlist: more than an
+# application launches (a few grid sizes), as many as a sweep or a tuning run measures
+MANY_CONFIGS = 20
+FOLDED_NAME_CHARS = 12  # the narrowest a kernel, config, target or method column is let fold to
+
+
+def print_predictions(result, con) -> None:
+    """A ``PredictionSet`` as rich tables: per kernel and target with the notes and
+    assumptions, then the application totals."""
+    from rich.table import Table
+    from rich.text import Text
+
+    from ..predict import (
+        APPLICATION_TITLE,
+        KERNEL_KEYS,
+        RANGES,
+        has_own_interval,
+        limiter_note,
+        readable_rows,
+        text_columns,
+    )
+
+    d = result.with_problems(result.table())
+    if d.empty:
+        con.print("no predictions (see the skipped rows above)")
+        return
+    own = has_own_interval(d)
+    # a target or method shared by every row goes in the title: a terminal's width is
+    # better spent on the kernel names
+    one = [k for k in ("target", "method") if d[k].nunique() == 1]
+    title = (f"Projected from {result.source_label}"
+             + (f" to {d['target'].iloc[0]}" if "target" in one else "")
+             + (f" by {d['method'].iloc[0]}" if "method" in one else ""))
+    keys = [k for k in KERNEL_KEYS if k not in one]
+    d = readable_rows(d)
+    # a line under each kernel configuration where it has several rows (targets, methods)
+    last = ~d.duplicated(["kernel", "config"], keep="last").to_numpy()
+    if last.all():
+        last[:] = False
+    frames = [(text_columns(d, keys, own), last, title),
+              (text_columns(result.ranked_application(), ["method", "target"], own), None,
+               APPLICATION_TITLE)]
+    # a terminal too narrow for a whole table shows the answers (times, speed-up,
+    # limiter) without the ranges, which JSON and a wider window keep: rich would cut
+    # every column to a few letters
+    narrowed = any(_text_width(f) > con.width for f, _, _ in frames)
+    if narrowed:
+        frames = [(f.drop(columns=list(RANGES), errors="ignore"), e, t) for f, e, t in frames]
+
+    def table(frame, ends, title):
+        # Text, not str: rich would read brackets in kernel names (f[i]) as markup
+        t = Table(title=Text(title), show_lines=False)
+        for c in frame.columns:
+            left = c in (*KERNEL_KEYS, "limiter")
+            # names fold onto more lines and a range breaks after its dash; a time, a
+            # speed-up or an error is never cut
+            whole = c not in (*KERNEL_KEYS, *RANGES)
+            t.add_column(c, justify="left" if left else "right", no_wrap=whole,
+                         overflow="fold", min_width=_widest(frame, c) if whole else None)
+        for i, row in enumerate(frame.itertuples(index=False)):
+            t.add_row(*map(Text, row), end_section=ends is not None and bool(ends[i]))
+        con.print(t)
+
+    def dim(text):
+        con.print(text, style="dim", markup=False)
+
+    # the kernels, what they rest on, then the answer, the totals, last: on a terminal
+    # what stays on the screen
+    table(*frames[0])
+    dim(result.bands_note(d))
+    dim(limiter_note(d["limiter"]))
+    if narrowed:
+        dim("intervals and 90 % bands left out for the terminal's width: a wider window or "
+            "--json shows them")
+    lines = result.assumption_lines()
+    if lines:
+        if len(result.predictions) == 1:  # one method: its name once, not after every line
+            (m,) = result.predictions
+            head, lines = f"Assumptions of {m}:", [ln.removesuffix(f" ({m})") for ln in lines]
+        else:
+            head = "Assumptions (of the methods in brackets):"
+        dim("\n".join([head] + ["  " + ln for ln in lines]))
+    # variants of one problem, where the profile names the problems: a kernel measured at
+    # many sizes is no tuned kernel
+    keys = ["kernel", "target", "method", *(["problem"] if "problem" in d else [])]
+    configs = d.groupby(keys)["config"].nunique()
+    many = configs.groupby(level="kernel").max()
+    many = many[many >= MANY_CONFIGS]
+    if len(many):
+        names = ", ".join(f"{k} ({n})" for k, n in many.items())
+        dim(f"many configurations of {names}: the application total adds them all; if they "
+            "are variants of a tuned kernel, --shortlist K lists the ones to measure on each "
+            "target")
+    table(*frames[1])
+    partial = result.partial_totals()
+    if partial:
+        dim(partial)
+
+
+def _widest(frame, column: str) -> int:
+    """The characters of ``column``'s longest cell or its header."""
+    return max(map(len, (column, *frame[column])))
+
+
+def _text_width(frame) -> int:
+    """The narrowest ``frame`` prints as a rich table without cutting a number: the names
+    folded to ``FOLDED_NAME_CHARS``, a range on two lines, every other cell whole (plus the
+    borders and padding: 3 characters a column, 1 at the end)."""
+    from ..predict import KERNEL_KEYS, RANGES
+
+    def least(c):
+        n = _widest(frame, c)
+        return (min(n, FOLDED_NAME_CHARS) if c in KERNEL_KEYS else
+                max(len(c), n // 2 + 1) if c in RANGES else n)
+    return sum(least(c) + 3 for c in frame.columns) + 1
+
+
+def print_shortlist(result, con, k: int) -> None:
+    """``result.shortlist(k)`` as one rich table per target."""
+    from rich.table import Table
+    from rich.text import Text
+
+    from ..units import fmt_time
+
+    d = result.shortlist(k)
+    for target, g in d.groupby("target", sort=False):
+        t = Table(title=f"Configurations to measure on {target} (shortlist of {k}, from "
+                        f"{', '.join(result.predictions)} in turn)",
+                  caption=_fastest_measured(result, g, target))
+        last = "sources" if result.combined else "source"
+        problem = ("problem",) if "problem" in d else ()
+        measured = ("measured",) if "measured_s" in g and g["measured_s"].notna().any() \
+            else ()
+        for c in ("kernel", *problem, "rank", "config", "proposed by", "its prediction",
+                  last, *measured):
+            t.add_column(c, justify="right" if c in ("rank", "its prediction", last,
+                                                    "measured") else "left")
+        for r in g.itertuples(index=False):
+            t.add_row(Text(r.kernel), *(Text(r.problem) for _ in problem), str(r.rank),
+                      Text(r.config), r.method, fmt_time(r.time_s),
+                      str(r.sources) if result.combined else fmt_time(r.source_time_s),
+                      *(fmt_time(r.measured_s) if r.measured_s == r.measured_s else "-"
+                        for _ in measured))
+        con.print(t)
+
+
+def _fastest_measured(result, short, target: str) -> str | None:
+    """What the shortlist ``short`` of ``target`` would lose there, where the profile holds
+    the target's times: per kernel (and problem), the fastest configuration measured on
+    it against the best of the shortlist's."""
+    import pandas as pd
+
+    from ..units import fmt_time
+
+    if "measured_s" not in short or result.measured is None:
+        return None
+    m = result.with_problems(result.measured[result.measured["target"] == target])
+    keys = [c for c in ("kernel", "problem") if c in short]
+    fastest = m.groupby(keys, sort=False)["measured_s"].agg(fastest="min", n="size")
+    picked = short.groupby(keys, sort=False)["measured_s"].min().rename("picked")
+    both = pd.concat([picked, fastest], axis=1, join="inner").dropna()
+    lines = [f"{' '.join(map(str, k if isinstance(k, tuple) else (k,)))}: the shortlist's "
+             f"best measured {fmt_time(r['picked'])}, the fastest of the {int(r['n'])} "
+             f"configurations measured {fmt_time(r['fastest'])} "
+             f"(+{100 * (r['picked'] / r['fastest'] - 1):.1f} %)"
+             for k, r in both.iterrows()]
+    return "\n".join(lines) or None
 
 
 def _report_left_out(table, result) -> None:

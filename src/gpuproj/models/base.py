@@ -25,6 +25,7 @@ from ..catalog import GPU, CeilingNote, resolve, select
 from ..errors import GpuprojError
 from ..profiles.table import ProfileTable, Skipped
 from .bands import band_of, band_quantiles
+from .common import dtype_codes
 
 
 def has_width(low, high) -> np.ndarray:
@@ -84,13 +85,13 @@ class Prediction:
     df: pd.DataFrame
     assumptions: dict
     skipped: list
+    cautions: list = field(default_factory=list)
 
     def __repr__(self) -> str:
         methods = ", ".join(dict.fromkeys(self.df["method"].astype(str))) if len(self.df) \
             else "no method"
         return (f"<Prediction by {methods}: {len(self.df)} row(s) x target(s), "
                 f"{len(self.skipped)} skipped; .df, .application()>")
-    cautions: list = field(default_factory=list)
 
     def application(self) -> pd.DataFrame:
         """Per target: source and predicted totals (time x launches summed over kernels) and
@@ -130,7 +131,7 @@ class Model:
         args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
         return f"{type(self).__name__}({args})"
 
-    def fit(self, table: ProfileTable) -> "Model":  # analytical models learn nothing
+    def fit(self, table: ProfileTable) -> Model:  # analytical models learn nothing
         return self
 
     # the shared driver ------------------------------------------------------------------
@@ -165,8 +166,6 @@ class Model:
         skipped = [Skipped(profiles.origin, None, f"{k} [{c}]: {r}")
                    for k, c, r in zip(kernels, configs, reason[skip])]
         use = df.loc[ok].reset_index()
-        from .common import dtype_codes
-
         use["_dtype"] = dtype_codes(use)  # computed once, shared by every target
         n = len(use)
         cols = {k: [] for k in ("time_s", "low_s", "high_s", "band_low_s", "band_high_s",

@@ -1,5 +1,6 @@
 """Hierarchical roofline projection with kernel-specific ceilings (Van Lanker et al., Euro-Par
-2024), with three switchable extensions for the failure cases the paper names.
+2024), with switchable extensions (below) for the failure cases the paper names and those the
+measured tables showed.
 
 Paper equations, per kernel k, on each GPU (source s, target t):
 
@@ -124,6 +125,7 @@ switchable):
 from __future__ import annotations
 
 import itertools
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -136,8 +138,12 @@ from .common import (
     CeilingBook,
     cannot_launch,
     compute_peak_key,
+    dtype_codes,
     dtype_names,
+    fill_fractions,
     labels,
+    launch_configs,
+    launch_occupancy,
     per_dtype,
     warp_size,
 )
@@ -167,6 +173,7 @@ UNDERFILL = 0.5
 
 
 def _nz(a):
+    """``a`` with unknown (NaN, inf) as 0: a count the profile lacks adds nothing to a sum."""
     return np.where(np.isfinite(a), a, 0.0)
 
 
@@ -334,7 +341,7 @@ class Hierarchical(Model):
             "l1": 1.0 / book("l1_bw_bytes_per_s") if np.isfinite(n["l1"]).any() else 0.0,
         }
 
-    def _bw_ceilings(self, df, n, book, gpu, per_byte):
+    def _bw_ceilings(self, df, n, book, per_byte):
         """Eqs. 4-8 on one GPU: bandwidth ceiling per level (NaN where the level is absent) and
         the time of each level; ``n`` from ``level_bytes``, ``per_byte`` from ``_byte_times``."""
         t_dram = _cost(n["z_dram"], per_byte["dram"])
@@ -348,7 +355,7 @@ class Hierarchical(Model):
         uses_shared = n["shared"] > 0
         if uses_shared.any():
             wf = df["shared_wavefronts"].to_numpy(float)
-            banks = gpu.value("shared_banks") * gpu.value("shared_bank_width_bytes")
+            banks = book.gpu.value("shared_banks") * book.gpu.value("shared_bank_width_bytes")
             if not np.isfinite(banks):
                 banks = 128.0  # 32 banks x 4 B on every NVIDIA GPU since Maxwell
             bw_sh = book("shared_bw_bytes_per_s")
@@ -426,13 +433,13 @@ class Hierarchical(Model):
         # the target keeps the source's bytes per level: cache_capacity changes the time a
         # byte of a level takes, not N+
         n = rows["n"]
-        per_s = self._byte_times(df, n, bs, write_only)
-        per_t = self._byte_times(df, n, bt, write_only)
+        per_byte_s = self._byte_times(df, n, bs, write_only)
+        per_byte_t = self._byte_times(df, n, bt, write_only)
         # (source, target) per-byte times: the point, then the ends of the capacity interval
-        per_bytes = [(per_s, per_t)]
+        per_bytes = [(per_byte_s, per_byte_t)]
         if self.cache_capacity:
-            cache_notes, per_bytes = self._cache_capacity(df, n, (source, bs, per_s),
-                                                          (target, bt, per_t))
+            cache_notes, per_bytes = self._cache_capacity(df, n, (source, bs, per_byte_s),
+                                                          (target, bt, per_byte_t))
             notes.extend(cache_notes)
         bw_usage_s, bw_usage_t = 1.0, 1.0
         if self.warp_bandwidth:
@@ -440,10 +447,10 @@ class Hierarchical(Model):
             notes.append("bandwidth ceilings scaled by active threads per warp instruction")
         bws = []
         for i, (p_s, p_t) in enumerate(per_bytes):
-            bw_s, times_s = self._bw_ceilings(df, n, bs, source, p_s)
-            bw_t, times = self._bw_ceilings(df, n, bt, target, p_t)
+            bw_s, level_s = self._bw_ceilings(df, n, bs, p_s)
+            bw_t, level_t = self._bw_ceilings(df, n, bt, p_t)
             if i == 0:  # the breakdown and the roofline floor are the point's
-                times_t, floor_s = times, times_s
+                times_s, times_t = level_s, level_t
             bws.append(({k: v * bw_usage_s for k, v in bw_s.items()},
                         {k: v * bw_usage_t for k, v in bw_t.items()}))
 
@@ -492,7 +499,7 @@ class Hierarchical(Model):
                 priced = np.logical_or.reduce([np.isfinite(bw_s[lvl]) & np.isfinite(bw_t[lvl])
                                                for lvl in LEVELS])
                 unpriced = no_level & rows["has_bytes"] & ~priced  # none's rows have no bytes
-                out[unpriced, 0] = (t_body * per_t["dram"] / per_s["dram"])[unpriced]
+                out[unpriced, 0] = (t_body * per_byte_t["dram"] / per_byte_s["dram"])[unpriced]
             return out, int(none.sum()), unpriced, share
 
         # (point, low end, high end) of the issue-rate factor: one projection per variant
@@ -548,7 +555,7 @@ class Hierarchical(Model):
         with np.errstate(invalid="ignore", divide="ignore"):
             t_comp = np.where(has_flops, flops_t / perf_t, 0.0)
             t_comp_s = np.where(has_flops, flops_s / perf_s, 0.0)
-        res_s = {"t_compute_s": t_comp_s, **floor_s}
+        res_s = {"t_compute_s": t_comp_s, **times_s}
         res_t = {"t_compute_s": t_comp, **times_t}
         lost, unbounded = self._bound_lost(df, res_s, res_t)
         if lost:
@@ -570,7 +577,7 @@ class Hierarchical(Model):
         if unpriced.any():
             # the breakdown shows what the projection used: those bytes at DRAM bandwidth
             through = np.fmax(n["nplus"]["l2"], n["nplus"]["l1"])
-            times_t = {**times_t, "t_dram_s": np.where(unpriced, through * per_t["dram"],
+            times_t = {**times_t, "t_dram_s": np.where(unpriced, through * per_byte_t["dram"],
                                                         times_t["t_dram_s"])}
         breakdown, limiter = self._breakdown(df, n, {"t_compute_s": t_comp, **times_t},
                                              unpriced, underfilled, held, unbounded)
@@ -710,7 +717,7 @@ class Hierarchical(Model):
                        for a, b in zip(f_s, f_t)]
 
     @staticmethod
-    def _breakdown(df, n, times, at_dram, underfilled=None, latency=None, unbounded=None):
+    def _breakdown(df, n, times, at_dram, underfilled, latency, unbounded):
         """The target's time per resource (``times``: compute and per level) as the
         projection's breakdown, and the limiter: the kernel's dtype where compute takes the
         longest, else that level; ``parallelism`` where that mask says so (grids that leave
@@ -720,7 +727,8 @@ class Hierarchical(Model):
         row on the source (``_bound_lost``) and the row's bytes were not priced at DRAM
         bandwidth instead: the longest time left would name a resource the projection could
         not weigh against it. ``at_dram``: rows whose bytes were priced at DRAM bandwidth,
-        their DRAM time counted."""
+        their DRAM time counted. ``underfilled`` and ``latency`` are None without
+        ``parallelism``."""
         # NaN, not 0, where the profile does not count a quantity: "unknown" is not "no time"
         counted = {"t_compute_s": np.isfinite(df["flops"].to_numpy(float)),
                    "t_dram_s": np.isfinite(n["dram"]) | at_dram,
@@ -731,17 +739,15 @@ class Hierarchical(Model):
         breakdown = {k: np.where(counted[k], v, np.nan) for k, v in times.items()}
         stack = np.column_stack([_nz(breakdown[k]) for k in
                                  ("t_compute_s", "t_dram_s", "t_l2_s", "t_l1_s", "t_shared_s")])
+        names = DTYPES + ("dram", "l2", "l1", "shared", "parallelism", "latency", "unknown")
         largest = np.argmax(stack, axis=1)
+        # compute (column 0) is named by the row's dtype, each other column by its resource
         codes = np.where(largest == 0, df["_dtype"].to_numpy(), len(DTYPES) + largest - 1)
-        if unbounded is not None:
-            unbounded = unbounded & ~at_dram
-        for code, mask in ((len(DTYPES) + 6, unbounded), (len(DTYPES) + 4, underfilled),
-                           (len(DTYPES) + 5, latency)):
-            if mask is not None:
-                codes = np.where(mask, code, codes)
-        limiter = labels(codes, DTYPES + ("dram", "l2", "l1", "shared", "parallelism",
-                                          "latency", "unknown"))
-        return breakdown, limiter
+        for name, mask in (("unknown", unbounded & ~at_dram), ("parallelism", underfilled),
+                           ("latency", latency)):
+            if mask is not None:  # a later mask wins
+                codes = np.where(mask, names.index(name), codes)
+        return breakdown, labels(codes, names)
 
     # the ceilings, for pictures and reports -----------------------------------------------
     def ceilings(self, df, gpu, reference=None, counted_on=None) -> dict:
@@ -756,11 +762,10 @@ class Hierarchical(Model):
         ``mix_flops_per_s`` (Eq. 2); ``warp_usage`` (active threads / warp size);
         ``perf_ceil_flops_per_s`` (Eq. 3; with ``issue_rate``, at the point of f); per level L
         in l1, l2, dram: ``bw_L_bytes_per_s`` (Eqs. 6-8), ``nplus_L_bytes`` (bytes traversing
-        L), ``oi_L_flop_per_byte`` (Eq. 10) and ``roof_L_flops_per_s`` (Eq. 1 at that OI); and
-        ``notes`` (non-measured values used). Missing levels are NaN.
+        L), ``oi_L_flop_per_byte`` (Eq. 10) and ``roof_L_flops_per_s`` (Eq. 1 at that OI);
+        ``notes`` (non-measured values used) and ``kinds`` (ceiling name -> where its value
+        came from: measured, derived, peak, missing or instead). Missing levels are NaN.
         """
-        from .common import dtype_codes
-
         if "_dtype" not in df.columns:  # Model.predict adds it; callers here pass plain rows
             df = df.assign(_dtype=dtype_codes(df))
         book = CeilingBook(gpu, reference=reference)
@@ -783,7 +788,7 @@ class Hierarchical(Model):
             f = self._fp_issue_share(df, rows["mix"] if own else {}, ws)[0]
             perf = perf * self._issue_factor(df, gpu, ws, f)
         per_byte = self._byte_times(df, rows["n"], book, rows["write_only"])
-        bw, _ = self._bw_ceilings(df, rows["n"], book, gpu, per_byte)
+        bw, _ = self._bw_ceilings(df, rows["n"], book, per_byte)
         if self.warp_bandwidth:
             bw = {k: v * usage for k, v in bw.items()}
         codes = df["_dtype"].to_numpy()
@@ -849,12 +854,12 @@ class Hierarchical(Model):
         rest served by its L2: per DRAM byte r t_past + (1 - r) / BW_L2. Rows with L2 bytes and
         a working set but no DRAM bytes: per L2 byte (1 - f) / BW_L2 + f t_past, on each GPU
         (Eq. 7's L2 ceiling as a weighted harmonic mean)."""
-        (_, _, per_s), (_, _, per_t) = gpus
+        (_, _, per_byte_s), (_, _, per_byte_t) = gpus
         ws = df["working_set_bytes"].to_numpy(float)
         sizes = [g.value("l2_size_bytes") for g, _, _ in gpus]
         if not np.isfinite(ws).any() or not all(np.isfinite(c) for c in sizes):
             return (["cache capacity: no working set or L2 size known, DRAM bytes unchanged"],
-                    [(per_s, per_t)])
+                    [(per_byte_s, per_byte_t)])
         notes = []
         known = np.isfinite(ws) & (ws > 0)
         l3s = [self._l3(g, book, size, notes) for (g, book, _), size in zip(gpus, sizes)]
@@ -924,7 +929,7 @@ class Hierarchical(Model):
             if gpus[0][0].architecture == gpus[1][0].architecture:
                 # one cache design turns at one multiple of its size: a set that the smaller
                 # cache holds the larger one holds too, and two caches of one size hold the
-                # same sets (an H100 and an H200 at their 50 MB L2: not 23x apart)
+                # same sets (an H100 NVL and an H200 at their 60 MiB L2: not 23x apart)
                 ends = [(True, True), (False, False)]
                 if sizes[1] > sizes[0]:
                     ends.append((False, True))
@@ -991,6 +996,10 @@ class Hierarchical(Model):
 
     @staticmethod
     def _launch_split(t_s, source, target):
+        """(the source time less the source's launch overhead, the target's overhead to add
+        back, a note), where the catalog has both measured; else the time as it is and 0. The
+        body keeps at least 5 % of the time: an overhead measured on an empty kernel may exceed
+        a short kernel's time, and a time of 0 would not scale."""
         ls, lt = source.measured("launch_overhead_s"), target.measured("launch_overhead_s")
         if np.isfinite(ls) and np.isfinite(lt):
             body = np.maximum(t_s - ls, 0.05 * t_s)
@@ -1000,8 +1009,6 @@ class Hierarchical(Model):
     def _resident_blocks(self, df, source, target):
         """The occupancy calculator's resident blocks per SM of each row on the source and on
         the target (NaN where unknown)."""
-        from .common import launch_configs, launch_occupancy
-
         configs = self._once("launch_configs", lambda: launch_configs(df))
         return (self._once("resident_source", lambda: launch_occupancy(df, source, configs)[1]),
                 launch_occupancy(df, target, configs)[1])
@@ -1055,8 +1062,6 @@ class Hierarchical(Model):
         resident block made NeuSight bmm 61.4 % MAPE against 33.3 %
         (docs/accuracy_analysis.md). ``calc_s``, ``calc_t``: the resident blocks per SM of
         ``_resident_blocks``."""
-        from .common import fill_fractions
-
         u_s = self._once("fill_source", lambda: fill_fractions(df, source, calc_s))
         u_t = fill_fractions(df, target, calc_t)
         with np.errstate(invalid="ignore", divide="ignore"):
@@ -1074,19 +1079,13 @@ class HierarchicalExtended(Hierarchical):
                  warp_bandwidth: bool = True, issue_rate: bool = True,
                  target_counts: dict | None = None, source_clock: bool = False,
                  roof_share: bool = True, roof_floor: bool = True):
-        super().__init__(cache_capacity, parallelism, warp_bandwidth, issue_rate, target_counts,
-                         source_clock, roof_share, roof_floor)
+        super().__init__(cache_capacity=cache_capacity, parallelism=parallelism,
+                         warp_bandwidth=warp_bandwidth, issue_rate=issue_rate,
+                         target_counts=target_counts, source_clock=source_clock,
+                         roof_share=roof_share, roof_floor=roof_floor)
 
 
-class _quiet:
-    """Silence numpy's 'mean of empty slice' for rows with no level (they become NaN)."""
-
-    def __enter__(self):
-        import warnings
-
-        self._w = warnings.catch_warnings()
-        self._w.__enter__()
-        warnings.simplefilter("ignore", RuntimeWarning)
-
-    def __exit__(self, *exc):
-        return self._w.__exit__(*exc)
+def _quiet():
+    """Silence numpy's 'mean of empty slice' and 'All-NaN slice' for rows with no level or
+    no bound (they become NaN)."""
+    return warnings.catch_warnings(action="ignore", category=RuntimeWarning)
