@@ -94,3 +94,19 @@ def test_hierarchical_ext_switches_its_extensions_on_by_name():
         "target_counts": None}
     assert not any(v for v in Hierarchical().get_params().values())
     assert HierarchicalExtended(roof_floor=False).roof_floor is False
+
+
+def test_interval_note_names_the_extensions_alternatives_only_for_the_extended_model():
+    # hierarchical-ext's interval also spans its extensions' alternatives; hierarchical's is
+    # the range over memory levels alone
+    from gpuproj.predict import predict
+    from gpuproj.profiles import load
+
+    profile = load(ROOT / "examples" / "h100-suite-ncu.csv")  # L1, L2 and DRAM bytes
+    for method, says in (("hierarchical-ext", True), ("hierarchical", False)):
+        r = predict(profile, targets=["h200-sxm-141gb"], methods=[method])
+        d = r.table()
+        assert (d["high_s"] > d["low_s"]).any(), method
+        note = r.bands_note(d)
+        assert "range over memory levels" in note
+        assert ("extensions' alternatives" in note) is says, method
