@@ -8,4 +8,6 @@ The data flow, one module per stage::
 Nothing heavy is imported here, so ``import gpuproj`` and ``gpuproj --help`` stay fast.
 """
 
+# the one place the version is written: pyproject.toml reads it for the package metadata
+# ([tool.setuptools.dynamic]) and `gpuproj --version` prints it
 __version__ = "0.1.0"

@@ -11,6 +11,7 @@ import warnings
 
 import click
 
+from .. import __version__
 from ..errors import GpuprojError, GpuprojWarning
 
 # name -> ("module:attribute", one-line help shown by `gpuproj --help`)
@@ -57,7 +58,9 @@ Run `gpuproj COMMAND --help` for each command's options."""
 
 
 @click.group(cls=LazyGroup, epilog=EPILOG, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(package_name="gpuproj")
+# the package's own version (pyproject.toml reads it from there too), not the installed
+# metadata: right from a source tree on PYTHONPATH and after an edit of an editable install
+@click.version_option(__version__, prog_name="gpuproj")
 @click.option("--debug", is_flag=True, help="Show tracebacks for errors.")
 @click.pass_context
 def cli(ctx, debug):
