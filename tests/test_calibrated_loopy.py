@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import opencl_unusable
+from conftest import opencl_unusable, run_cli
 
 lp = pytest.importorskip("loopy")
 
@@ -809,3 +809,17 @@ def test_case_studies_replay_the_timings_of_a_gpu_run(tmp_path):
                                label=lambda: "finite_diff_16x16 n=64")
     with pytest.raises(SystemExit, match="finite_diff_16x16 n=64 was not measured"):
         runner.time(mk)
+
+
+@needs_opencl
+def test_cli_calibrate_takes_a_bundled_model_by_name(tmp_path, monkeypatch, capsys):
+    # an installed wheel has no src/ to name the paper's model files by: `matmul` is the
+    # bundled matmul.yaml where no file of that name is in the working directory (the device
+    # error shows it went past the model file); an unknown name lists the bundled ones
+    monkeypatch.chdir(tmp_path)
+    code, _, err = run_cli(capsys, "calibrate", "matmul", "--device", "no-such-device")
+    assert code == 2 and "no OpenCL device matches 'no-such-device'" in err, err
+    code, _, err = run_cli(capsys, "calibrate", "matrix", "--device", "pthread")
+    assert code == 2
+    assert "no file 'matrix', and no bundled model of that name (bundled: dg, finite_diff, " \
+           "matmul)" in err

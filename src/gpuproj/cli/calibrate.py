@@ -20,8 +20,26 @@ def _slug(text: str, empty: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:60].strip("-") or empty
 
 
+# the model files gpuproj ships (the paper's case studies), by name: an installed wheel has no
+# src/ folder to name them by path
+BUNDLED_MODELS = Path(__file__).resolve().parents[1] / "calibrated" / "models"
+
+
+class ModelFile(click.Path):
+    """A model file's path, or the name of a bundled one (``matmul``, ``dg``, ``finite_diff``)."""
+
+    def convert(self, value, param, ctx):
+        if not Path(value).exists() and re.fullmatch(r"[a-z_]+", str(value)):
+            names = sorted(f.stem for f in BUNDLED_MODELS.glob("*.yaml"))
+            if value not in names:
+                self.fail(f"no file '{value}', and no bundled model of that name (bundled: "
+                          f"{', '.join(names)})", param, ctx)
+            value = BUNDLED_MODELS / f"{value}.yaml"
+        return super().convert(value, param, ctx)
+
+
 @click.command("calibrate")
-@click.argument("model_file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("model_file", type=ModelFile(exists=True, dir_okay=False, path_type=Path))
 @click.option("--tags", "tags", multiple=True,
               help="Filter tags replacing the model file's tag sets, one per --tags "
                    "(repeat it): a generator's tag, or ARG:VALUES with the values "
@@ -43,7 +61,8 @@ def _slug(text: str, empty: str) -> str:
               help="Also measure, predict and rank the model file's evaluation variants.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 def calibrate(model_file, tags, match, device, output, repetitions, warmup, do_eval, as_json):
-    """Calibrate MODEL_FILE (YAML or TOML) on this machine's device.
+    """Calibrate MODEL_FILE (YAML or TOML) on this machine's device. MODEL_FILE may also
+    name a model gpuproj ships: matmul, dg or finite_diff (src/gpuproj/calibrated/models).
 
     \b
     Examples:
