@@ -173,10 +173,16 @@ class Evaluation:
             if by is None:
                 # a split's pairs carry their fold: the coverage gets its interval over folds
                 out[m] = metrics(*(g[c] for c in _METRIC_COLUMNS), groups=g.get("fold"))
+            elif by == "pair":
+                # grouped on the two columns and named after: "source->target" built row by
+                # row took a third of the time on a table of millions of pairs
+                at = {f"{s}->{t}": idx for (s, t), idx in
+                      g.groupby(["source", "target"], sort=False).indices.items()}
+                cols = [g[c].to_numpy(float) for c in _METRIC_COLUMNS]
+                out[m] = {k: metrics(*(a[at[k]] for a in cols)) for k in sorted(at)}
             else:
-                key = g["source"] + "->" + g["target"] if by == "pair" else g[by]
                 out[m] = {k: metrics(*(h[c] for c in _METRIC_COLUMNS))
-                          for k, h in g.groupby(key, sort=True)}
+                          for k, h in g.groupby(g[by], sort=True)}
         return out
 
     def per_fold(self) -> dict:

@@ -221,7 +221,9 @@ def evaluate(tables, methods, sources, targets, fmt, reader_options, as_json, ra
                 click.echo(f"gpuproj: saved {m.name} to {jpath} (+ .npz)", err=True)
     report_skipped(ev.skipped, quiet=quiet)
     # the GPUs the pairs predicted from and to (the table may hold more than --source/--target)
-    n_gpus = len(set(ev.pairs["source"]) | set(ev.pairs["target"])) if len(ev.pairs) else 0
+    # unique() first: a set of millions of pairs' names walks every string
+    n_gpus = (len(set(ev.pairs["source"].unique()) | set(ev.pairs["target"].unique()))
+              if len(ev.pairs) else 0)
     if combine and len(ev.pairs):
         ev = ev.combined()
     if len(ev.pairs) == 0:
