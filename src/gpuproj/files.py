@@ -18,6 +18,9 @@ from .errors import InputError, InputWarning
 # mark starts with UTF-16-LE's.
 _BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),
          (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
+# what a .gz file may expand to: 30x the largest public table gpuproj reads (32 MB); a few MB
+# of gzipped zeros expand to gigabytes, read into memory whole
+MAX_GUNZIPPED_CHARS = 2**30
 
 
 def read_text(path, n: int = -1, *, strict: bool = False) -> str:
@@ -26,17 +29,29 @@ def read_text(path, n: int = -1, *, strict: bool = False) -> str:
     encoding, any other as UTF-8. Bytes that are not UTF-8 are replaced, with a warning, which
     keeps a profile with an odd kernel name readable, or with ``strict`` are an error (a YAML or
     JSON file of ours is UTF-8, and anything else is the wrong file). A file that cannot be
-    opened, or a gzip file that is corrupt or cut short, is an ``InputError``."""
+    opened, one that is no regular file (a pipe, a device), or a gzip file that is corrupt, cut
+    short or expands past ``MAX_GUNZIPPED_CHARS`` is an ``InputError``."""
     path = Path(path)
+    gz = path.suffix == ".gz"
 
     def raw():
-        return gzip.open(path) if path.suffix == ".gz" else open(path, "rb")
+        return gzip.open(path) if gz else open(path, "rb")
 
     def read(errors, encoding):
         with io.TextIOWrapper(raw(), encoding=encoding, errors=errors) as f:
-            return f.read(n)
+            if n >= 0 or not gz:
+                return f.read(n)
+            text = f.read(MAX_GUNZIPPED_CHARS + 1)
+            if len(text) > MAX_GUNZIPPED_CHARS:
+                raise InputError(f"expands to over {MAX_GUNZIPPED_CHARS:,} characters: no "
+                                 "profile or table of gpuproj's is so large", path=path)
+            return text
 
     try:
+        if path.exists() and not (path.is_file() or path.is_dir()):
+            # a pipe without a writer never opens, and /dev/zero never ends (a folder: below)
+            raise InputError("not a regular file (a pipe or a device): save it to a file "
+                             "first", path=path)
         with raw() as f:
             head = f.read(4)
         encoding = next((e for bom, e in _BOMS if head.startswith(bom)), "utf-8-sig")
@@ -61,6 +76,17 @@ def read_text(path, n: int = -1, *, strict: bool = False) -> str:
 
 # the largest catalog file has 23,073; a user's file 40x that is no GPU description
 MAX_YAML_CHARS = 1_000_000
+# a GPU file nests 3 deep, a model or kernel file 5; libyaml's composer recurses in C, and a
+# text of 30,000 '[' crashed Python (a segmentation fault), 1,000 a RecursionError in messages
+MAX_YAML_DEPTH = 50
+
+
+def _depth_bound(text: str) -> int:
+    """An upper bound of how deep ``text`` nests, without parsing it: a flow collection opens
+    with '[' or '{', and a block collection is indented further, or follows '- ' or '? ' on its
+    parent's line."""
+    block = max((len(ln) - len(ln.lstrip(" \t-?:")) for ln in text.splitlines()), default=0)
+    return text.count("[") + text.count("{") + 2 * block + 2
 
 
 def _loader():
@@ -93,7 +119,8 @@ def parse_yaml(text: str, path):
     faster than the pure-Python one (0.07 s against 0.6 s for the 71 catalog files, most of a
     ``gpuproj predict``). Bad YAML is an ``InputError`` naming the file and line; so are a key
     given twice, an alias (``*name``: nested aliases expand to billions of values, which took
-    12 GB to print) and a text over ``MAX_YAML_CHARS``."""
+    12 GB to print), a text over ``MAX_YAML_CHARS``, collections nested over ``MAX_YAML_DEPTH``
+    deep and an integer over Python's 4,300 digits."""
     import yaml
 
     if len(text) > MAX_YAML_CHARS:
@@ -102,13 +129,26 @@ def parse_yaml(text: str, path):
     loader_class = _loader()
     loader = loader_class(text)
     try:
-        if "&" in text:  # anchors: aliases to them could expand to billions of values
+        # anchors: aliases to them could expand to billions of values; deep nesting: see
+        # MAX_YAML_DEPTH (the events come from libyaml's parser, which does not recurse)
+        if "&" in text or _depth_bound(text) > MAX_YAML_DEPTH:
+            depth = 0
             for event in yaml.parse(text, Loader=loader_class):
                 if isinstance(event, yaml.AliasEvent):
                     raise yaml.constructor.ConstructorError(
                         None, None, f"an alias (*{event.anchor}): gpuproj's files write each "
                         "value out", event.start_mark)
+                if isinstance(event, yaml.CollectionStartEvent):
+                    depth += 1
+                    if depth > MAX_YAML_DEPTH:
+                        raise yaml.constructor.ConstructorError(
+                            None, None, f"lists and mappings nested over {MAX_YAML_DEPTH} "
+                            "deep", event.start_mark)
+                elif isinstance(event, yaml.CollectionEndEvent):
+                    depth -= 1
         return loader.get_single_data()
+    except ValueError as e:  # int() of over 4,300 digits, which no GPU or model file holds
+        raise InputError(f"not valid YAML: {str(e).split(';')[0]}", path=path) from None
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         # a ReaderError (bytes that are no text) has no problem, and its text two lines
@@ -117,6 +157,24 @@ def parse_yaml(text: str, path):
                          row=mark.line + 1 if mark else None) from None
     finally:
         loader.dispose()
+
+
+def parse_json(text, path, what: str = "JSON"):
+    """``text`` (str or bytes) parsed as JSON; bad JSON is an ``InputError`` naming ``path``
+    (and the line where the decoder says), and so are JSON nested so deep that the decoder,
+    which recurses once a level, runs out of stack ('[' x 100,000) and an integer over Python's
+    4,300 digits. ``what`` names the kind of file in the message ("nvdisasm JSON")."""
+    import json
+
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as e:
+        raise InputError(f"not valid {what}: {e.msg}", path=path, row=e.lineno) from None
+    except UnicodeDecodeError as e:
+        raise InputError(f"not valid {what}: {e.reason}", path=path) from None
+    except (RecursionError, ValueError) as e:
+        why = "nested too deep" if isinstance(e, RecursionError) else str(e).split(";")[0]
+        raise InputError(f"not valid {what}: {why}", path=path) from None
 
 
 @contextmanager

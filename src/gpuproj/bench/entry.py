@@ -35,7 +35,7 @@ from pathlib import Path
 
 from ..catalog.schema import SCHEMA_VERSION, THROUGHPUT_FIELDS
 from ..errors import InputError
-from ..files import parse_yaml, read_text
+from ..files import parse_json, parse_yaml, read_text
 from .checks import MIX_FMA_BENCH, mixbench_checks
 
 # field -> (benchmarks, how: "value" | "min" | "rate:<count>")
@@ -109,16 +109,11 @@ def read_result(path) -> dict:
     """A raw result written by ``gpuproj bench`` (``suite.run_suite``), checked for every field
     that ``gpu_file``, ``check`` and the pictures read; ``InputError`` naming the first one that
     is missing or of the wrong type."""
-    import json
-
     try:
-        raw = json.loads(Path(path).read_bytes())
+        data = Path(path).read_bytes()
     except OSError as e:
         raise InputError(f"cannot read: {e.strerror}", path=path) from None
-    except json.JSONDecodeError as e:
-        raise InputError(f"not valid JSON: {e.msg}", path=path, row=e.lineno) from None
-    except UnicodeDecodeError as e:
-        raise InputError(f"not valid JSON: {e.reason}", path=path) from None
+    raw = parse_json(data, path)
     if not isinstance(raw, dict) or raw.get("format") != "gpuproj-bench":
         raise InputError("not a gpuproj bench result (format != gpuproj-bench)", path=path,
                          field="format")

@@ -32,6 +32,11 @@ from ..errors import InputError
 
 FUNCTIONS = ("tanh", "exp", "log", "sqrt")
 MACROS = {"step": 2, "overlap": 3}
+# The bundled models nest 21 deep and expand to 209 nodes. Evaluation, derivatives and printing
+# recurse once a level (a sum of 400 terms was a RecursionError), and each overlap() doubles its
+# arguments (40 nested ones expand to 2^40 nodes, which never finished printing).
+MAX_DEPTH = 100
+MAX_NODES = 20_000
 
 
 class ExpressionError(InputError):
@@ -351,7 +356,7 @@ class _Parser:
     def __init__(self, text, path, field):
         self.text, self.path, self.field = text, path, field
         self.toks = tokenize(text, path=path, field=field)
-        self.i = 0
+        self.i = self.depth = 0
 
     def peek(self):
         return self.toks[self.i]
@@ -398,11 +403,18 @@ class _Parser:
 
     def unary(self):
         t = self.peek()
-        if t.kind == "op" and t.text in "+-":
-            self.take()
-            e = self.unary()
-            return e if t.text == "+" else neg(e)
-        return self.power()
+        # every nesting (parentheses, calls, signs, exponents) passes here
+        self.depth += 1
+        if self.depth > MAX_DEPTH:
+            self.error(f"nested over {MAX_DEPTH} deep", t)
+        try:
+            if t.kind == "op" and t.text in "+-":
+                self.take()
+                e = self.unary()
+                return e if t.text == "+" else neg(e)
+            return self.power()
+        finally:
+            self.depth -= 1
 
     def power(self):
         base = self.atom()
@@ -455,7 +467,30 @@ def parse(text: str, *, path=None, field="expression") -> Expr:
     naming ``field``, the expression's key in its file."""
     if not isinstance(text, str):
         raise InputError("the expression must be a string", path=path, field=field)
-    return _Parser(text, path, field).parse()
+    e = _Parser(text, path, field).parse()
+    depth, nodes = _size(e)
+    if depth > MAX_DEPTH or nodes > MAX_NODES:
+        raise InputError(f"the expression nests {depth} deep in {nodes} nodes, over the "
+                         f"{MAX_DEPTH} and {MAX_NODES} any cost model needs (a sum of over "
+                         f"{MAX_DEPTH} terms, nested overlap())", path=path, field=field)
+    return e
+
+
+def _size(e: Expr) -> tuple[int, int]:
+    """(depth, nodes) of ``e`` as a tree, without recursion, each shared node (the arguments
+    that step() and overlap() repeat) counted once per place it takes."""
+    depth, nodes, stack = {}, {}, [(e, False)]
+    while stack:
+        x, done = stack.pop()
+        if id(x) in nodes:
+            continue
+        if done:
+            depth[id(x)] = 1 + max((depth[id(c)] for c in x.children()), default=0)
+            nodes[id(x)] = 1 + sum(nodes[id(c)] for c in x.children())
+        else:
+            stack.append((x, True))
+            stack.extend((c, False) for c in x.children() if id(c) not in nodes)
+    return depth[id(e)], nodes[id(e)]
 
 
 def is_linear_in(expr: Expr, params) -> bool:

@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import InputError
-from ..files import read_text, write_text
+from ..files import parse_json, read_text, write_text
 from . import expression as E
 from .counting import check_subgroup_size
 from .features import MemAccessFeature, OpFeature, SyncFeature, parse_feature
@@ -260,10 +260,7 @@ def _json_default(o):
 def load_params(path) -> tuple[CostModel, dict, dict]:
     """(model, params, the whole record) from a JSON file written by :meth:`Calibration.save`."""
     p = Path(path)
-    try:
-        d = json.loads(read_text(p, strict=True))
-    except json.JSONDecodeError as e:
-        raise InputError(f"cannot read calibrated parameters: {e}", path=p) from None
+    d = parse_json(read_text(p, strict=True), p, "calibrated parameters (JSON)")
     if not isinstance(d, dict):
         raise InputError(f"not a {PARAMS_FORMAT} file (expected a JSON object)", path=p)
     if d.get("format") != PARAMS_FORMAT:

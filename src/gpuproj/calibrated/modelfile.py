@@ -56,6 +56,8 @@ TRANSFORMS = ("split_iname", "tag_inames", "assume", "add_prefetch", "fix_parame
               "prioritize_loops", "tag_array_axes", "realize_reduction",
               "privatize_temporaries_with_inames", "duplicate_inames", "add_inames_to_insn",
               "set_options", "remove_work")
+# loopy options that write a file (write_code: a path) or start an editor when the kernel runs
+UNSAFE_OPTIONS = {"write_code", "write_cl", "edit_code", "edit_cl"}
 
 
 def read_mapping(path) -> dict:
@@ -246,6 +248,11 @@ def _build_loopy(d, p, MeasurementKernel):
             if name not in TRANSFORMS:
                 raise InputError(f"transform {i + 1}: {name!r} not allowed; allowed: "
                                  f"{', '.join(TRANSFORMS)}", path=p, field="transforms")
+            if name == "set_options" and UNSAFE_OPTIONS & set(kw):
+                raise InputError(f"transform {i + 1}: option(s) "
+                                 f"{', '.join(sorted(UNSAFE_OPTIONS & set(kw)))} not allowed (a "
+                                 "file written or an editor started when the kernel runs)",
+                                 path=p, field="transforms")
             fn = remove_work if name == "remove_work" else getattr(lp, name)
             knl = fn(knl, **kw)
     except InputError:

@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import GpuprojError, GpuprojWarning, InputError
-from ..files import read_text, write_text, writing
+from ..files import parse_json, read_text, write_text, writing
 from .conformal import LogConformal
 from .features import FeatureSpec, geomean_members
 from .learners import LEARNERS, Learner
@@ -378,10 +378,7 @@ def load_model(path):
         raise InputError("not a gpuproj model (one is the PATH.json and PATH.npz that `gpuproj "
                          "evaluate --save-model PATH` writes)", path=path)
     jpath, npath = _paths(path)
-    try:
-        doc = json.loads(read_text(jpath, strict=True))
-    except json.JSONDecodeError as e:
-        raise InputError(f"not valid JSON: {e.msg}", path=jpath, row=e.lineno) from None
+    doc = parse_json(read_text(jpath, strict=True), jpath)
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise InputError(f"not a gpuproj model file (format is not '{FORMAT}')", path=jpath,
                          field="format")
@@ -405,7 +402,9 @@ def load_model(path):
     with arrays:
         try:
             m = _build(doc["model"], arrays, "", compiled)
-        except (ValueError, KeyError, TypeError) as e:
+        # MemoryError: an array whose header gives a shape of terabytes, which numpy
+        # allocates before it finds the data missing
+        except (ValueError, KeyError, TypeError, MemoryError) as e:
             raise InputError(f"cannot read the model arrays: {e}", path=npath) from None
     m.train_info_ = doc.get("train", {})
     m.train_metrics_ = doc.get("metrics", {}).get("train")

@@ -64,7 +64,11 @@ def name_keys(name) -> tuple[str, str, str, str]:
     base, targs = head, ""
     if head.endswith(">") and (i := closing_start(head, ">", "<")) > 0:
         base, targs = head[:i], head[i:]
-    bare = re.search(r"[A-Za-z_~]\w*$", base)
+    # the last identifier, looked for in the last run of word characters and the ~ that may
+    # precede it: a search of the whole name tried each earlier run to its end, 17 s for a
+    # crafted name of 50,000 letters and a '!'
+    start = len(base) - len(re.match(r"\w*", base[::-1]).group(0))
+    bare = re.search(r"[A-Za-z_~]\w*$", base[max(start - 1, 0):])
     bare = bare.group(0) if bare else base
     return s, bare + targs + params, _neutral(bare + targs), bare
 

@@ -19,14 +19,18 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 import re
 import warnings
 from pathlib import Path
 
 from ..errors import InputError, InputWarning
+from ..files import parse_json as parse_json_text
 from .program import Function, Instruction, Program
 
-_INSN = re.compile(r"^\s*/\*([0-9a-fA-F]{4,})\*/\s*(.*?)\s*;")
+# the instruction: the text up to the first ';' without the spaces around it, written so that a
+# line without one fails at once (\s*(.*?)\s*; took cubic time: minutes for 4,000 spaces)
+_INSN = re.compile(r"^\s*/\*([0-9a-fA-F]{4,})\*/\s*+((?:[^;\n]*[^;\s])?)\s*;")
 _LABEL = re.compile(r"^\s*([.$\w][\w.$@]*):\s*$")
 _SECTION = re.compile(r"^\s*\.section\s+\.text\.([^,\s]+)")
 _SECTION_BAR = re.compile(r"^//-+\s*\.text\.(\S+)\s*-+")
@@ -35,7 +39,7 @@ _TYPE_FUNC = re.compile(r"^\s*\.type\s+([^,\s]+)\s*,\s*@function")
 _TARGET_NVDISASM = re.compile(r"^\s*\.target\s+sm_(\d+)")
 _TARGET_CUOBJ = re.compile(r"code for sm_(\d+)")
 _PRED = re.compile(r"^(@!?U?P(?:T|\d+))\s+(.*)$")
-_BACKTICK = re.compile(r"`\(([^)]+)\)")
+_BACKTICK = re.compile(r"`\(([^)`]+)\)")  # no ` inside: each `( scans only to the next
 _HEX = re.compile(r"(?<![\w.])(0x[0-9a-fA-F]+)\b")
 
 # Opcodes whose address operand transfers control (CALL handled separately).
@@ -189,10 +193,7 @@ def _check_whole(f: Function | None, origin: str) -> None:
 def parse_json(text: str, origin: str = "", symbols: dict | None = None) -> Program:
     """Parse ``nvdisasm -json`` output. ``symbols`` (function -> {subroutine: offset}) comes
     from the cubin's ELF symbol table when gpuproj ran nvdisasm itself."""
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise InputError(f"not valid nvdisasm JSON: {e}", path=origin or None) from None
+    data = parse_json_text(text, origin or None, "nvdisasm JSON")
     if not (isinstance(data, list) and len(data) >= 2 and isinstance(data[1], list)):
         raise InputError("not nvdisasm -json output (expected [header, [functions]])",
                          path=origin or None)
@@ -328,7 +329,10 @@ def parse_ncu_source_csv(text: str, origin: str = "", arch: int | None = None) -
     ``Source`` and the counters ``Instructions Executed`` (warp level), ``Thread Instructions
     Executed`` and ``Predicated-On Thread Instructions Executed``. Several kernels follow each
     other. Addresses are made relative to each kernel's first instruction."""
-    rows = list(csv.reader(io.StringIO(text)))
+    try:
+        rows = list(csv.reader(io.StringIO(text)))
+    except csv.Error as e:  # a field over 128 KiB, a NUL byte
+        raise InputError(f"not a readable CSV file ({e})", path=origin or None) from None
     functions, notes = {}, []
     k = 0
     while k < len(rows):
@@ -355,9 +359,13 @@ def _num(s, path, row, fld):
     if s in ("", "-", "n/a", "N/A"):
         return 0.0
     try:
-        return float(s)
+        v = float(s)
     except ValueError:
         raise InputError(f"'{s}' is not a number", path=path or None, row=row, field=fld) from None
+    if not 0 <= v < math.inf:  # a count: NaN, inf (1e400) and negatives would pass on as counts
+        raise InputError(f"'{s}' is not a count (a finite number >= 0)", path=path or None,
+                         row=row, field=fld)
+    return v
 
 
 def _ncu_function(name, header, body, origin, arch):

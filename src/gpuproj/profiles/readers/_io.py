@@ -218,7 +218,9 @@ def named_or_given_gpus(names: pd.Series, gpu, path, rows: pd.Series,
 
 def strip_device_index(name) -> str:
     """'Tesla V100-PCIE-16GB (0)' -> 'Tesla V100-PCIE-16GB' (nvprof and nsys number devices)."""
-    return re.sub(r"\s*\(\d+\)\s*$", "", str(name)).strip()
+    # the spaces before it go with strip(): a leading \s* backtracked for seconds over a name
+    # of 50,000 spaces
+    return re.sub(r"\(\d+\)\s*$", "", str(name)).strip()
 
 
 def launch_config(grid, block) -> pd.Series:

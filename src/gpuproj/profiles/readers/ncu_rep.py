@@ -106,7 +106,8 @@ def _launches(ctx, path, demangled) -> pd.DataFrame:
                     row[col] = v
             rows.append(row)
     if not rows:
-        head = Path(path).read_bytes()[:3]
+        with open(path, "rb") as f:  # not the whole report, which may take gigabytes
+            head = f.read(3)
         raise InputError("file is empty" if not head else
                          "not an Nsight Compute report (those start with 'NVR')"
                          if head != b"NVR" else

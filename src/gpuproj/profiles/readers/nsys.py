@@ -55,7 +55,9 @@ _TRACE, _SUMMARY = "cuda_gpu_trace", "cuda_gpu_kern_sum"
 _MESSAGE = re.compile(r"^(Processing \[|NOTICE:|SKIPPED:|WARNING:|ERROR:|Generating |\s)")
 _REPORT = re.compile(r"^Processing \[.*\b(cuda_gpu_trace|cuda_gpu_kern_sum|gputrace|gpukernsum)"
                      r"\.py\]")
-_UNIT = re.compile(r"^(.*?)\s*\((\w+/?\w*)\)$")  # 'Duration (ns)' -> ('Duration', 'ns')
+# 'Duration (ns)' -> ('Duration', 'ns'); the name ends in a non-space, and ++ and *+ give
+# nothing back, where (.*?)\s* backtracked over a header name of 50,000 spaces for seconds
+_UNIT = re.compile(r"^((?:.*\S)?)\s*\((\w++/?\w*+)\)$")
 _GRID = ("GrdX", "GrdY", "GrdZ")
 _BLOCK = ("BlkX", "BlkY", "BlkZ")
 

@@ -84,7 +84,9 @@ FMA_FROM_TOTAL = {"flop_count_dp": ("fp64", "flop_count_dp_fma", "flop_count_dp_
 
 _METRIC_HEADER = ["Device", "Kernel", "Invocations", "Metric Name", "Metric Description",
                   "Min", "Max", "Avg"]
-_VALUE = re.compile(r"^\s*([-+0-9.,eE]+)\s*([A-Za-z/%]*)\s*$")
+# possessive ++: the number gives back no e or E to the unit, which it never needs to, and a
+# crafted cell of 50,000 e took a minute of backtracking
+_VALUE = re.compile(r"^\s*([-+0-9.,eE]++)\s*([A-Za-z/%]*)\s*$")
 _SECTION = re.compile(r"^==\d+== (\w+) result:\s*$")
 # the metrics a canonical column is made of: only their values need to be numbers (nvprof prints
 # utilisation metrics as levels, "Low (2)")
@@ -205,8 +207,13 @@ def _read_metrics(recs, path) -> pd.DataFrame:
         raise InputError("file has a header but no rows", path=path)
     rows = []
     for (dev, kernel), e in kernels.items():
+        try:
+            launches = parse_number(e["launches_profiled"])
+        except ValueError:
+            raise InputError(f"'{e['launches_profiled']}' is not a number", path=path,
+                             row=e["_row"], field="Invocations") from None
         row = {"_device": dev, "_key": _kernel_key(kernel), "_row": e["_row"],
-               "launches_profiled": parse_number(e["launches_profiled"])}
+               "launches_profiled": launches}
         apply_metrics(e["_values"], row)
         rows.append(row)
     return pd.DataFrame(rows)

@@ -47,7 +47,7 @@ import pandas as pd
 from ...errors import GPUNotNamedError, InputError
 from ...files import read_text
 from ..table import ProfileTable, Skipped
-from ._checks import split_missing_names, split_unusable_times
+from ._checks import MAX_VALUE, split_missing_names, split_unusable_times
 from ._io import group_launches, launch_config, named_or_given_gpus
 
 _SPACE = re.compile(r"[ \t\n\r]*")
@@ -172,8 +172,10 @@ class _Event:
             return math.nan
         if isinstance(v, bool) or not isinstance(v, (int, float)):
             raise self.error(f"{json.dumps(v)} is not a number", key)
-        if not math.isfinite(v) or v < 0:
-            raise self.error(f"{v} is not a finite number >= 0", key)
+        # compared, not math.isfinite(): an integer of 400 digits overflows a float
+        if not 0 <= v <= MAX_VALUE:
+            raise self.error(f"{v} is not a finite number >= 0" + (
+                f" (over {MAX_VALUE:g})" if MAX_VALUE < v < math.inf else ""), key)
         return float(v)
 
     def sizes(self, obj: dict, key: str) -> tuple:
@@ -181,11 +183,12 @@ class _Event:
         v = obj.get(key)
         if v is None:
             return (math.nan,) * 3
-        if type(v) is list and len(v) == 3 and all(type(x) is int and x >= 1 for x in v):
+        if type(v) is list and len(v) == 3 and all(type(x) is int and 1 <= x <= MAX_VALUE
+                                                   for x in v):
             return tuple(v)  # as Kineto writes them
         if not (isinstance(v, list) and len(v) == 3 and all(
-                isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
-                and x >= 1 and x == int(x) for x in v)):
+                isinstance(x, (int, float)) and not isinstance(x, bool)
+                and 1 <= x <= MAX_VALUE and x == int(x) for x in v)):
             raise self.error(f"{json.dumps(v)} is not three whole numbers >= 1", key)
         return tuple(int(x) for x in v)
 
@@ -223,6 +226,8 @@ def _parse(text: str, path) -> dict:
                          row=e.lineno) from None
     except RecursionError:
         raise InputError("not a trace: JSON nested too deep", path=path) from None
+    except ValueError as e:  # int() of over 4,300 digits
+        raise InputError(f"not valid JSON: {str(e).split(';')[0]}", path=path) from None
     return fields
 
 
