@@ -321,3 +321,14 @@ def test_nvprof_invocations_that_are_text(tmp_path, capsys):
     code, _, err = run(capsys, "predict", str(f), "--trace",
                        str(DATA / "nvprof-v100-pcie-32gb-trace.csv"), "-t", "h100-sxm5-80gb")
     assert code == 2 and "field 'Invocations': 'abc' is not a number" in one_error(err)
+
+
+def test_a_message_quoting_a_huge_value_is_shortened(tmp_path, capsys):
+    # a measurement table whose time is a 50 kB word: the error names the file, row and field
+    # first and what was wrong last, with the middle of the quoted value left out
+    f = tmp_path / "t.csv"
+    f.write_text("kernel,time_s,gpu\nk," + "x" * 50000 + ",h100-sxm5-80gb\n")
+    code, _, err = run(capsys, "predict", str(f), "-t", "h200")
+    line = one_error(err)
+    assert code == 2 and len(line) < 1100
+    assert str(f) in line and "row 2" in line and "characters left out" in line

@@ -107,7 +107,7 @@ def main(argv=None):
     except GpuprojError as e:
         if debug:
             raise
-        click.echo(f"gpuproj: error: {e}", err=True)
+        click.echo(f"gpuproj: error: {_one_line_text(e)}", err=True)
         sys.exit(2)
     except click.exceptions.Abort as e:
         # click turns an EOFError into Abort, as if the user had closed a prompt; no command
@@ -119,7 +119,7 @@ def main(argv=None):
     except click.BadParameter as e:
         # a value the option refuses (a file that does not exist): one line, as a bad file
         # gets; a usage error (an unknown option) keeps click's usage lines
-        click.echo(f"gpuproj: error: {e.format_message()}", err=True)
+        click.echo(f"gpuproj: error: {_one_line_text(e.format_message())}", err=True)
         sys.exit(e.exit_code)
     except click.ClickException as e:
         e.show()
@@ -132,6 +132,22 @@ def main(argv=None):
         click.echo(f"gpuproj: error: cannot write: {e.strerror}", err=True)
         sys.exit(1)
     return 0
+
+
+# a message quotes the value it refuses; a crafted file's 50 kB cell would fill the terminal
+MESSAGE_MAX_CHARS = 1000
+
+
+def _one_line_text(message) -> str:
+    """``message`` on one line, even where it quotes a value with a line break (a device name),
+    and shortened in its middle past ``MESSAGE_MAX_CHARS``: the file, row and field come first
+    and what was wrong last."""
+    text = " ".join(str(message).splitlines())
+    if len(text) <= MESSAGE_MAX_CHARS:
+        return text
+    head, tail = MESSAGE_MAX_CHARS * 2 // 3, MESSAGE_MAX_CHARS // 3
+    return (f"{text[:head]} [... {len(text) - head - tail:,} characters left out ...] "
+            f"{text[-tail:]}")
 
 
 def _stdout_to_devnull() -> None:
@@ -165,9 +181,7 @@ def _one_line(show):
 
     def shown(message, category, filename, lineno, file=None, line=None):
         if issubclass(category, GpuprojWarning):
-            # one line even where the message quotes a value with a line break (a device name)
-            text = " ".join(str(message).splitlines())
-            click.echo(f"gpuproj: warning: {text}", err=True)
+            click.echo(f"gpuproj: warning: {_one_line_text(message)}", err=True)
         else:
             show(message, category, filename, lineno, file, line)
 
