@@ -436,7 +436,7 @@ def text_columns(d: pd.DataFrame, keys: list, own: bool) -> pd.DataFrame:
         out["source"] = d["source_time_s"].map(fmt_time)
     out["predicted"] = d["time_s"].map(fmt_time)
     if "measured_s" in d and d["measured_s"].notna().any():
-        out["measured"] = d["measured_s"].map(lambda v: fmt_time(v) if v == v else "-")
+        out["measured"] = d["measured_s"].map(fmt_time)  # '-' where not measured
         out["error"] = [fmt_error(p, m) for p, m in zip(d["time_s"], d["measured_s"])]
     if own:  # a point (a method or row without an interval) shows as '-'
         out["interval"] = [_fmt_range(lo, hi) if wide else "-" for lo, hi, wide in
@@ -461,7 +461,7 @@ def limiter_note(limiters: pd.Series) -> str:
 
 def _fmt_range(low, high) -> str:
     """'1.2 us - 3.4 us'; '-' when missing."""
-    if low != low or high != high:
+    if pd.isna(low) or pd.isna(high):
         return "-"
     return f"{fmt_time(low)} - {fmt_time(high)}"
 
@@ -616,16 +616,8 @@ def predict(table: ProfileTable, *, targets, source=None, methods=None,
     models = [models] if isinstance(models, (str, Path, Model)) else list(models or ())
     srcs = _sources(table, source)
     several = len(srcs) > 1
-    if several:
-        # a kernel from the sources that measured it: a source without one sits this out
-        chosen = table.select(kernel)
-        rows = {s.id: r for s in srcs if len(r := chosen.on(s.id))}
-        if not rows:
-            raise InputError(f"no kernel matching --kernel '{kernel}' was measured on "
-                             f"{', '.join(s.id for s in srcs)}", path=table.origin or None)
-        srcs = [s for s in srcs if s.id in rows]
-    else:
-        rows = {srcs[0].id: table.on(srcs[0].id).select(kernel)}
+    rows = _kernel_rows(table, srcs, kernel)
+    srcs = [s for s in srcs if s.id in rows]  # of several, those that measured such a kernel
     said = beyond_roofline(rows, {s.id: s for s in srcs})
     if said:
         warnings.warn(said, RooflineWarning, stacklevel=2)
@@ -638,53 +630,15 @@ def predict(table: ProfileTable, *, targets, source=None, methods=None,
                            "API)")
     if methods is None:
         methods = [] if models else _default_method(rows)
-    if methods == "all":
-        from .evaluate import applicable_methods
-
-        usable = {n for r in rows.values() for n in applicable_methods(r, list(MODELS))}
-        names = [n for n in MODELS if n in usable]
-    else:
-        names = method_list(methods)
-    for n in names:
-        if getattr(model_class(n), "trained", False):
-            raise GpuprojError(f"{n} is a learned method: train and save it with `gpuproj "
-                               f"evaluate --train TABLE -m {n} --save-model PATH`, then pass "
-                               "--model PATH (models=[PATH] in the API)")
+    names = _methods_to_run(methods, rows)
     extra = _labelled(models, names)
     if not names and not extra:
         raise GpuprojError("no method to predict with (give methods or models)")
     fitted = [(n, None) for n in names] + [(label, (m, path)) for label, m, path in extra]
-    per_source: dict[str, list] = {label: [] for label, _ in fitted}
-    skipped = list(table.skipped)
-    for src in srcs:
-        # with several sources, each predicts the targets other than itself
-        its = [t for t in tgts if not several or t.id != src.id]
-        if not its:
-            continue
-        params = {k: dict(v) for k, v in (model_params or {}).items()}
-        if sass is not None:
-            counts = sass_target_counts(rows[src.id], sass, src, its, target_sass)
-            for n in names:
-                if n.startswith("hierarchical"):
-                    params.setdefault(n, {})["target_counts"] = counts
-        for label, saved in fitted:
-            m = get_model(label, **params.get(label, {})) if saved is None else saved[0]
-            p = m.predict(rows[src.id], src, its)
-            if saved is not None and label != m.name:  # which of two same-named models
-                p.df["method"] = pd.Categorical([label] * len(p.df))
-            per_source[label].append(p)
-            skipped.extend(p.skipped)
-    if several:
-        if not any(per_source.values()):
-            raise GpuprojError(f"nothing to predict: a target is predicted from the other "
-                               f"sources, and only {', '.join(rows)} measured these kernels")
-        skipped.extend(_unmeasured_elsewhere(rows, tgts))
-        # one row number per (kernel, config) of all the sources, shared by every method
-        keys = pd.concat([r.df[["kernel", "config"]] for r in rows.values()]).drop_duplicates()
-        numbers = {k: i for i, k in enumerate(keys.itertuples(index=False, name=None))}
-        preds = {label: _combined(ps, numbers) for label, ps in per_source.items()}
-    else:
-        preds = {label: ps[0] for label, ps in per_source.items()}
+    per_source, skipped = _project_each_source(rows, srcs, tgts, fitted, several, sass,
+                                               target_sass, model_params)
+    preds, unmeasured = _combine_per_method(per_source, rows, tgts, several)
+    skipped = [*table.skipped, *skipped, *unmeasured]
     predicted = any(len(p.df) for p in preds.values())
     # a method that predicted nothing beside others that did would only show as a missing
     # line of the totals (with none predicted at all, the error below says it)
@@ -702,6 +656,85 @@ def predict(table: ProfileTable, *, targets, source=None, methods=None,
     return PredictionSet([s.id for s in srcs], [t.id for t in tgts], preds, skipped,
                          provenance, {g.id: g for g in (*srcs, *tgts)},
                          _measured_on_targets(table, tgts, kernel), problems_of(table.df))
+
+
+def _kernel_rows(table: ProfileTable, srcs: list, kernel: str | None) -> dict:
+    """{source id: its rows of the kernels ``kernel`` selects}. Of several sources, only those
+    that measured such a kernel (a source without one sits this out; none at all is an
+    ``InputError``); one source's rows may be none (the methods' skips say why)."""
+    if len(srcs) == 1:
+        return {srcs[0].id: table.on(srcs[0].id).select(kernel)}
+    chosen = table.select(kernel)
+    rows = {s.id: r for s in srcs if len(r := chosen.on(s.id))}
+    if not rows:
+        raise InputError(f"no kernel matching --kernel '{kernel}' was measured on "
+                         f"{', '.join(s.id for s in srcs)}", path=table.origin or None)
+    return rows
+
+
+def _methods_to_run(methods, rows: dict) -> list:
+    """The method names ``methods`` gives (a name, a list of names, or "all": every analytical
+    method the columns of ``rows``, a ``ProfileTable`` per source id, allow), in ``MODELS``'
+    order for "all"; a learned method, which needs training, is a ``GpuprojError``."""
+    if methods == "all":
+        from .evaluate import applicable_methods
+
+        usable = {n for r in rows.values() for n in applicable_methods(r, list(MODELS))}
+        names = [n for n in MODELS if n in usable]
+    else:
+        names = method_list(methods)
+    for n in names:
+        if getattr(model_class(n), "trained", False):
+            raise GpuprojError(f"{n} is a learned method: train and save it with `gpuproj "
+                               f"evaluate --train TABLE -m {n} --save-model PATH`, then pass "
+                               "--model PATH (models=[PATH] in the API)")
+    return names
+
+
+def _project_each_source(rows: dict, srcs: list, tgts: list, fitted: list, several: bool,
+                         sass, target_sass, model_params: dict | None) -> tuple[dict, list]:
+    """({label: [its Prediction from each source]}, the rows they skipped): every method of
+    ``fitted`` ((label, None) for a method by name, (label, (model, path)) for a given model)
+    run on each source's ``rows``; of ``several`` sources, each predicts the targets other
+    than itself. The hierarchical methods take the targets' FP counts from ``sass``
+    (``sass_target_counts``)."""
+    per_source: dict[str, list] = {label: [] for label, _ in fitted}
+    skipped = []
+    for src in srcs:
+        its = [t for t in tgts if not several or t.id != src.id]
+        if not its:
+            continue
+        params = {k: dict(v) for k, v in (model_params or {}).items()}
+        if sass is not None:
+            counts = sass_target_counts(rows[src.id], sass, src, its, target_sass)
+            for label, saved in fitted:
+                if saved is None and label.startswith("hierarchical"):
+                    params.setdefault(label, {})["target_counts"] = counts
+        for label, saved in fitted:
+            m = get_model(label, **params.get(label, {})) if saved is None else saved[0]
+            p = m.predict(rows[src.id], src, its)
+            if saved is not None and label != m.name:  # which of two same-named models
+                p.df["method"] = pd.Categorical([label] * len(p.df))
+            per_source[label].append(p)
+            skipped.extend(p.skipped)
+    return per_source, skipped
+
+
+def _combine_per_method(per_source: dict, rows: dict, tgts: list,
+                        several: bool) -> tuple[dict, list]:
+    """({label: Prediction}, skipped records): each method's prediction from its one source,
+    or of ``several`` sources their combination per kernel and configuration (``_combined``),
+    with the kernel rows that only a target which is also a source measured skipped."""
+    if not several:
+        return {label: ps[0] for label, ps in per_source.items()}, []
+    if not any(per_source.values()):
+        raise GpuprojError(f"nothing to predict: a target is predicted from the other "
+                           f"sources, and only {', '.join(rows)} measured these kernels")
+    # one row number per (kernel, config) of all the sources, shared by every method
+    keys = pd.concat([r.df[["kernel", "config"]] for r in rows.values()]).drop_duplicates()
+    numbers = {k: i for i, k in enumerate(keys.itertuples(index=False, name=None))}
+    return ({label: _combined(ps, numbers) for label, ps in per_source.items()},
+            _unmeasured_elsewhere(rows, tgts))
 
 
 def _nothing_predicted(table: ProfileTable, skipped: list, methods) -> None:

@@ -398,19 +398,16 @@ class Hierarchical(Model):
 
     # the projection ---------------------------------------------------------------------
     def _project(self, df, source, target):
-        notes = []
         rows = self._once("rows", lambda: self._source_rows(df))
         bs, bt = CeilingBook(source, reference=target), CeilingBook(target, reference=source)
-        t_s, flops_s, has_flops = rows["t_s"], rows["flops"], rows["has_flops"]
         tgt = self._target_counts(df, target, rows)
-        mix_t, flops_t, oi_t, flop_ratio = tgt["mix"], tgt["flops"], tgt["oi"], tgt["flop_ratio"]
-        if tgt["counts"] is not df:
+        notes = []
+        if tgt["from_sass"]:
             notes.append("target FLOP counts from SASS comparison (gpuproj.sass)")
         if self.target_counts and target.id in self.target_counts:
             # what the comparison assumed, and the kernels it found in no listing
             notes += self.target_counts[target.id].attrs.get("notes", [])
 
-        write_only = rows["write_only"]
         ws_s, ws_t = warp_size(source), warp_size(target)
         # the counts are the source's, in its warps (``_active_fraction``)
         usage_s, usage_t = self._warp_usage(df, ws_s, ws_s), self._warp_usage(df, ws_s, ws_t)
@@ -419,8 +416,75 @@ class Hierarchical(Model):
             notes.append(f"warp usage on {ws_t:g}-wide targets: counts in {ws_s:g}-wide warps, "
                          "the share of active lanes kept, the blocks' fill of the warps "
                          "recomputed")
+        source_side, target_side = (source, bs, usage_s), (target, bt, usage_t)
+        more, perf_s, perf_t = self._compute_ceilings(df, rows, tgt, source_side, target_side)
+        notes += more
+        more, bws, (times_s, times_t), dram_per_byte = self._bw_ceiling_variants(
+            df, rows, source_side, target_side)
+        notes += more
+
+        if self.parallelism:
+            t_body, launch_t, note = self._launch_split(rows["t_s"], source, target)
+            notes.append(note)
+        else:
+            t_body, launch_t = rows["t_s"], 0.0
+        # (point, low end, high end) of the issue-rate factor: one projection per variant
+        variants = [(perf_s, perf_t)]
+        if self.issue_rate:
+            more, variants = self._issue_variants(df, rows, tgt, (source, perf_s, ws_s),
+                                                  (target, perf_t, ws_t))
+            notes += more
+        more, projected, unpriced = self._eq9_interval(
+            rows, tgt, t_body, self._roof_rate(source, target), variants, bws, dram_per_byte)
+        notes += more
+        unfit = underfilled = held = None
+        if self.parallelism:
+            more, projected, (unfit, underfilled, held) = self._parallelism_step(
+                df, t_body, (source, bs), (target, bt), projected)
+            notes += more
+
+        # each resource's time at the point on either GPU (Eqs. 1 and 4-5 as times)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            t_comp = np.where(rows["has_flops"], tgt["flops"] / perf_t, 0.0)
+            t_comp_s = np.where(rows["has_flops"], rows["flops"] / perf_s, 0.0)
+        res_s = {"t_compute_s": t_comp_s, **times_s}
+        res_t = {"t_compute_s": t_comp, **times_t}
+        lost, unbounded = self._bound_lost(df, res_s, res_t)
+        if lost:
+            notes.append(f"{target.id} lacks the ceiling of what bounds {lost} on "
+                         f"{source.id} (its longest resource time there): projected from the "
+                         "other levels alone")
+        if self.roof_floor:
+            more, projected = self._floored(projected, res_s, res_t, t_body, target)
+            notes += more
+        per_level, low, high = projected
+        with np.errstate(invalid="ignore"), _quiet():
+            point = np.nanmean(per_level, axis=1) + launch_t
+        low, high = low + launch_t, high + launch_t
+
+        n = rows["n"]
+        if unpriced.any():
+            # the breakdown shows what the projection used: those bytes at DRAM bandwidth
+            through = np.fmax(n["nplus"]["l2"], n["nplus"]["l1"])
+            times_t = {**times_t, "t_dram_s": np.where(unpriced, through * dram_per_byte[1],
+                                                        times_t["t_dram_s"])}
+        breakdown, limiter = self._breakdown(df, n, {"t_compute_s": t_comp, **times_t},
+                                             unpriced, underfilled, held, unbounded)
+        notes = bs.notes + bt.notes + notes
+        why = None
+        if unfit is not None and unfit.any():
+            point, low, high = (np.where(unfit, np.nan, a) for a in (point, low, high))
+            why = np.where(unfit, cannot_launch(target.id), "")
+        return Projection(point, low, high, limiter, breakdown, notes, why_none=why)
+
+    def _compute_ceilings(self, df, rows, tgt, source_side, target_side):
+        """(notes, Perf_ceil on the source, Perf_ceil on the target): Eqs. 2-3 on each GPU, the
+        target's from its own FP mix where ``_target_counts`` has one, the source's at the
+        profiled clock under ``source_clock``. Each side is (gpu, ceiling book, warp usage)."""
+        (source, bs, usage_s), (target, bt, usage_t) = source_side, target_side
+        notes = []
         perf_s = self._perf_ceiling(df, bs, usage_s, rows["mix"])
-        perf_t = self._perf_ceiling(df, bt, usage_t, mix_t)
+        perf_t = self._perf_ceiling(df, bt, usage_t, tgt["mix"])
         scale, ran, note = self._clock_scale(df, source)
         if self.source_clock:
             perf_s = perf_s * scale
@@ -429,14 +493,23 @@ class Hierarchical(Model):
         elif ran is not None and abs(ran - 1) > 0.05:
             notes.append(f"source clock: {source.id} ran at {100 * ran:.0f} % of the boost clock "
                          "its peaks assume; compute ceilings not rescaled (source_clock)")
+        return notes, perf_s, perf_t
 
+    def _bw_ceiling_variants(self, df, rows, source_side, target_side):
+        """Eqs. 4-8 on each GPU, as (notes, [(source, target) bandwidth ceilings per level]: the
+        point, then under ``cache_capacity`` the ends of its interval; (source, target) times
+        per level at the point; (source, target) seconds per DRAM byte before
+        ``cache_capacity``). The ceilings carry the warp usage under ``warp_bandwidth``. Each
+        side is (gpu, ceiling book, warp usage)."""
+        (source, bs, usage_s), (target, bt, usage_t) = source_side, target_side
         # the target keeps the source's bytes per level: cache_capacity changes the time a
         # byte of a level takes, not N+
         n = rows["n"]
-        per_byte_s = self._byte_times(df, n, bs, write_only)
-        per_byte_t = self._byte_times(df, n, bt, write_only)
+        per_byte_s = self._byte_times(df, n, bs, rows["write_only"])
+        per_byte_t = self._byte_times(df, n, bt, rows["write_only"])
         # (source, target) per-byte times: the point, then the ends of the capacity interval
         per_bytes = [(per_byte_s, per_byte_t)]
+        notes = []
         if self.cache_capacity:
             cache_notes, per_bytes = self._cache_capacity(df, n, (source, bs, per_byte_s),
                                                           (target, bt, per_byte_t))
@@ -450,67 +523,22 @@ class Hierarchical(Model):
             bw_s, level_s = self._bw_ceilings(df, n, bs, p_s)
             bw_t, level_t = self._bw_ceilings(df, n, bt, p_t)
             if i == 0:  # the breakdown and the roofline floor are the point's
-                times_s, times_t = level_s, level_t
+                times = (level_s, level_t)
             bws.append(({k: v * bw_usage_s for k, v in bw_s.items()},
                         {k: v * bw_usage_t for k, v in bw_t.items()}))
+        return notes, bws, times, (per_byte_s["dram"], per_byte_t["dram"])
 
-        if self.parallelism:
-            t_body, launch_t, note = self._launch_split(t_s, source, target)
-            notes.append(note)
-        else:
-            t_body, launch_t = t_s, 0.0
-
-        rate = self._roof_rate(source, target)
-
-        def level_times(perf_s, perf_t, bw_s, bw_t):
-            """Eq. 9 per level (columns ``LEVELS``), NaN where a level is unknown, with the
-            share of the time the roofs scale (``_roof_share``)."""
-            out = np.full((len(df), len(LEVELS)), np.nan, order="F")  # reduced across levels
-            share = self._roof_share(rows, t_body, perf_s, bw_s) if rate else 1.0
-            rest = (1.0 - share) * rate
-            with np.errstate(invalid="ignore", divide="ignore"):
-                t_flop_scale = t_body * flop_ratio
-                for j, lvl in enumerate(LEVELS):
-                    roof_s = np.minimum(bw_s[lvl] * rows["oi"][lvl], perf_s)
-                    roof_t = np.minimum(bw_t[lvl] * oi_t[lvl], perf_t)
-                    # Eq. 9, as a time: t_t = FLOP_t / (Perf_s / roof_s x roof_t)
-                    if rate:
-                        by_flops = share * roof_s / roof_t + rest
-                        by_bytes = share * bw_s[lvl] / bw_t[lvl] + rest
-                    else:  # Eq. 9 as written: the whole time scales with the roofs
-                        by_flops, by_bytes = roof_s / roof_t, bw_s[lvl] / bw_t[lvl]
-                    out[:, j] = np.where(has_flops, t_flop_scale * by_flops,
-                                         t_body * rows["same_bytes"][lvl] * by_bytes)
-                out[~np.isfinite(out) | (out <= 0)] = np.nan
-                no_level = np.isnan(out).all(axis=1)
-                # no byte counts at all (tables with analytic FLOPs only): the roofline at
-                # OI -> inf, i.e. the ratio of the kernel-specific compute ceilings
-                none = no_level & has_flops & ~rows["has_bytes"]
-                out[none, 0] = (t_body * (flops_t / flops_s) * perf_s / perf_t)[none]
-                # bytes only at levels without a bandwidth ceiling on one of the GPUs (an
-                # L2-resident kernel, the L2 bandwidths the catalog lacks; a missing compute
-                # ceiling still voids a row): priced at the level below, DRAM, whose
-                # bandwidth every GPU has. Their compute ceilings alone carried a stream
-                # kernel's tiny FP64 efficiency across (the gpu-benches small kernels, H200 ->
-                # A40: a median 52x too slow). On the 64 Rodinia calculate_temp pairs from a row
-                # without DRAM bytes (Kepler and Maxwell L2s, no bandwidth in the catalog) the
-                # DRAM ratio took `hierarchical` from 25.6 to 35.5 % MAPE and `-ext` from 23.2
-                # to 20.9 %
-                priced = np.logical_or.reduce([np.isfinite(bw_s[lvl]) & np.isfinite(bw_t[lvl])
-                                               for lvl in LEVELS])
-                unpriced = no_level & rows["has_bytes"] & ~priced  # none's rows have no bytes
-                out[unpriced, 0] = (t_body * per_byte_t["dram"] / per_byte_s["dram"])[unpriced]
-            return out, int(none.sum()), unpriced, share
-
-        # (point, low end, high end) of the issue-rate factor: one projection per variant
-        variants = [(perf_s, perf_t)]
-        if self.issue_rate:
-            issue_notes, variants = self._issue_variants(df, rows, tgt, (source, perf_s, ws_s),
-                                                         (target, perf_t, ws_t))
-            notes.extend(issue_notes)
+    def _eq9_interval(self, rows, tgt, t_body, rate, variants, bws, dram_per_byte):
+        """Eq. 9 per level under every compute variant (``variants``, from ``issue_rate``) and
+        bandwidth variant (``bws``, from ``cache_capacity``), the point first, as (notes,
+        (times per level at the point, low end, high end), mask of the rows priced at DRAM
+        bandwidth): the interval spans every level of every variant. ``rate``: from
+        ``_roof_rate``; ``dram_per_byte``: as ``_bw_ceiling_variants`` gives it."""
+        notes = []
         # the interval: every level under every compute and capacity variant, the point first
         combos = list(itertools.product(variants, bws))
-        per_level, no_level, unpriced, share = level_times(*combos[0][0], *combos[0][1])
+        per_level, no_level, unpriced, share = self._eq9_times(rows, tgt, t_body, rate,
+                                                               *combos[0], dram_per_byte)
         if rate:
             notes.append(f"roof share: only the share of the source time its roofline bound "
                          f"explains (median {np.median(share):.0%}) scales with the roofs, the "
@@ -523,70 +551,101 @@ class Hierarchical(Model):
         # the interval's ends, kept as the lowest and highest time of any level and variant
         # (fmin/fmax skip NaN; a row with no time at all stays NaN)
         low, high = np.fmin.reduce(per_level, axis=1), np.fmax.reduce(per_level, axis=1)
-        for v, b in combos[1:]:
-            variant = level_times(*v, *b)[0]
+        for perf, bw in combos[1:]:
+            variant = self._eq9_times(rows, tgt, t_body, rate, perf, bw, dram_per_byte)[0]
             low = np.fmin(low, np.fmin.reduce(variant, axis=1))
             high = np.fmax(high, np.fmax.reduce(variant, axis=1))
+        return notes, (per_level, low, high), unpriced
 
-        held = underfilled = unfit = None
-        if self.parallelism:
-            resident = self._resident_blocks(df, source, target)
-            # a block that ran on the source and fits no SM of the target (more threads or
-            # shared memory than it gives a block) has no time there
-            unfit = (resident[0] > 0) & (resident[1] == 0)
-            by_sm, by_slot, fill_t = self._fill_ratios(df, source, target, *resident)
-            underfilled = fill_t < UNDERFILL
-            per_level = per_level * by_sm[:, None]
-            # both factors are positive: the ends of every time scaled are the ends scaled
-            low, high = (np.fmin(low * by_sm, low * by_slot),
-                         np.fmax(high * by_sm, high * by_slot))
-            notes.append("parallelism: time x busy SMs source / target; the interval also "
-                         "spans busy block slots (occupancy) source / target")
-            held, t_held = self._concurrency(df, t_body, bs, bt, source, target, *resident)
-            if held.any():
-                per_level = np.where(held[:, None] & np.isfinite(per_level), t_held[:, None],
-                                     per_level)
-                held_t = np.where(held, t_held, np.nan)
-                low, high = np.fmin(low, held_t), np.fmax(high, held_t)
-                notes.append(f"concurrency: {held.sum()} row(s) held by the loads their "
-                             "resident threads keep in flight (Little's law): time x waves of "
-                             "resident threads target / source, at least the target's DRAM "
-                             "time; the interval also spans the bandwidth projection")
+    def _eq9_times(self, rows, tgt, t_body, rate, perf, bw, dram_per_byte):
+        """Eq. 9 per level (columns ``LEVELS``) for one (source, target) pair of compute
+        ceilings ``perf`` and of bandwidth ceilings ``bw``, NaN where a level is unknown, with
+        the share of the time the roofs scale (``_roof_share``), as (times, rows without byte
+        counts, mask of the rows priced at DRAM bandwidth, share)."""
+        (perf_s, perf_t), (bw_s, bw_t), (dram_s, dram_t) = perf, bw, dram_per_byte
+        has_flops, has_bytes = rows["has_flops"], rows["has_bytes"]
+        out = np.full((len(t_body), len(LEVELS)), np.nan, order="F")  # reduced across levels
+        share = self._roof_share(rows, t_body, perf_s, bw_s) if rate else 1.0
+        rest = (1.0 - share) * rate
         with np.errstate(invalid="ignore", divide="ignore"):
-            t_comp = np.where(has_flops, flops_t / perf_t, 0.0)
-            t_comp_s = np.where(has_flops, flops_s / perf_s, 0.0)
-        res_s = {"t_compute_s": t_comp_s, **times_s}
-        res_t = {"t_compute_s": t_comp, **times_t}
-        lost, unbounded = self._bound_lost(df, res_s, res_t)
-        if lost:
-            notes.append(f"{target.id} lacks the ceiling of what bounds {lost} on "
-                         f"{source.id} (its longest resource time there): projected from the "
-                         "other levels alone")
-        if self.roof_floor:
-            floor = self._roof_floor(res_s, res_t, t_body)
-            raised = np.isfinite(per_level) & (per_level < floor[:, None])
-            if raised.any():
-                per_level = np.where(raised, floor[:, None], per_level)
-                low, high = np.fmax(low, floor), np.fmax(high, floor)
-                notes.append(f"roofline floor: {raised.any(axis=1).sum()} row(s) projected "
-                             f"below {target.id}'s own roofline time raised to it")
-        with np.errstate(invalid="ignore"), _quiet():
-            point = np.nanmean(per_level, axis=1) + launch_t
-        low, high = low + launch_t, high + launch_t
+            t_flop_scale = t_body * tgt["flop_ratio"]
+            for j, lvl in enumerate(LEVELS):
+                roof_s = np.minimum(bw_s[lvl] * rows["oi"][lvl], perf_s)
+                roof_t = np.minimum(bw_t[lvl] * tgt["oi"][lvl], perf_t)
+                # Eq. 9, as a time: t_t = FLOP_t / (Perf_s / roof_s x roof_t)
+                if rate:
+                    by_flops = share * roof_s / roof_t + rest
+                    by_bytes = share * bw_s[lvl] / bw_t[lvl] + rest
+                else:  # Eq. 9 as written: the whole time scales with the roofs
+                    by_flops, by_bytes = roof_s / roof_t, bw_s[lvl] / bw_t[lvl]
+                out[:, j] = np.where(has_flops, t_flop_scale * by_flops,
+                                     t_body * rows["same_bytes"][lvl] * by_bytes)
+            out[~np.isfinite(out) | (out <= 0)] = np.nan
+            no_level = np.isnan(out).all(axis=1)
+            # no byte counts at all (tables with analytic FLOPs only): the roofline at
+            # OI -> inf, i.e. the ratio of the kernel-specific compute ceilings
+            none = no_level & has_flops & ~has_bytes
+            out[none, 0] = (t_body * (tgt["flops"] / rows["flops"]) * perf_s / perf_t)[none]
+            # bytes only at levels without a bandwidth ceiling on one of the GPUs (an
+            # L2-resident kernel, the L2 bandwidths the catalog lacks; a missing compute
+            # ceiling still voids a row): priced at the level below, DRAM, whose
+            # bandwidth every GPU has. Their compute ceilings alone carried a stream
+            # kernel's tiny FP64 efficiency across (the gpu-benches small kernels, H200 ->
+            # A40: a median 52x too slow). On the 64 Rodinia calculate_temp pairs from a row
+            # without DRAM bytes (Kepler and Maxwell L2s, no bandwidth in the catalog) the
+            # DRAM ratio took `hierarchical` from 25.6 to 35.5 % MAPE and `-ext` from 23.2
+            # to 20.9 %
+            priced = np.logical_or.reduce([np.isfinite(bw_s[lvl]) & np.isfinite(bw_t[lvl])
+                                           for lvl in LEVELS])
+            unpriced = no_level & has_bytes & ~priced  # none's rows have no bytes
+            out[unpriced, 0] = (t_body * dram_t / dram_s)[unpriced]
+        return out, int(none.sum()), unpriced, share
 
-        if unpriced.any():
-            # the breakdown shows what the projection used: those bytes at DRAM bandwidth
-            through = np.fmax(n["nplus"]["l2"], n["nplus"]["l1"])
-            times_t = {**times_t, "t_dram_s": np.where(unpriced, through * per_byte_t["dram"],
-                                                        times_t["t_dram_s"])}
-        breakdown, limiter = self._breakdown(df, n, {"t_compute_s": t_comp, **times_t},
-                                             unpriced, underfilled, held, unbounded)
-        notes = bs.notes + bt.notes + notes
-        why = None
-        if unfit is not None and unfit.any():
-            point, low, high = (np.where(unfit, np.nan, a) for a in (point, low, high))
-            why = np.where(unfit, cannot_launch(target.id), "")
-        return Projection(point, low, high, limiter, breakdown, notes, why_none=why)
+    def _parallelism_step(self, df, t_body, source_side, target_side, projected):
+        """``parallelism`` after Eq. 9, on ``projected`` (times per level, low end, high end):
+        (notes, those times x the busy SMs' ratio, the interval also spanning the busy block
+        slots' (``_fill_ratios``), and at the time of their waves for the rows held by the
+        loads in flight (``_concurrency``); the masks of the rows whose block fits no SM of
+        the target, whose grid under-fills it (``UNDERFILL``), and held so). Each side is
+        (gpu, ceiling book)."""
+        (source, bs), (target, bt) = source_side, target_side
+        per_level, low, high = projected
+        resident = self._resident_blocks(df, source, target)
+        # a block that ran on the source and fits no SM of the target (more threads or
+        # shared memory than it gives a block) has no time there
+        unfit = (resident[0] > 0) & (resident[1] == 0)
+        by_sm, by_slot, fill_t = self._fill_ratios(df, source, target, *resident)
+        underfilled = fill_t < UNDERFILL
+        per_level = per_level * by_sm[:, None]
+        # both factors are positive: the ends of every time scaled are the ends scaled
+        low, high = (np.fmin(low * by_sm, low * by_slot),
+                     np.fmax(high * by_sm, high * by_slot))
+        notes = ["parallelism: time x busy SMs source / target; the interval also spans busy "
+                 "block slots (occupancy) source / target"]
+        held, t_held = self._concurrency(df, t_body, bs, bt, source, target, *resident)
+        if held.any():
+            per_level = np.where(held[:, None] & np.isfinite(per_level), t_held[:, None],
+                                 per_level)
+            held_t = np.where(held, t_held, np.nan)
+            low, high = np.fmin(low, held_t), np.fmax(high, held_t)
+            notes.append(f"concurrency: {held.sum()} row(s) held by the loads their "
+                         "resident threads keep in flight (Little's law): time x waves of "
+                         "resident threads target / source, at least the target's DRAM "
+                         "time; the interval also spans the bandwidth projection")
+        return notes, (per_level, low, high), (unfit, underfilled, held)
+
+    def _floored(self, projected, times_s, times_t, t_body, target):
+        """``roof_floor`` on ``projected`` (times per level, low end, high end): (notes, those
+        times raised to the target's roofline time, ``_roof_floor``, where below it)."""
+        per_level, low, high = projected
+        floor = self._roof_floor(times_s, times_t, t_body)
+        raised = np.isfinite(per_level) & (per_level < floor[:, None])
+        if not raised.any():
+            return [], projected
+        per_level = np.where(raised, floor[:, None], per_level)
+        low, high = np.fmax(low, floor), np.fmax(high, floor)
+        return ([f"roofline floor: {raised.any(axis=1).sum()} row(s) projected below "
+                 f"{target.id}'s own roofline time raised to it"], (per_level, low, high))
 
     def _roof_rate(self, source, target) -> float:
         """What the time outside the roofs becomes on the target, per second on the source:
@@ -667,21 +726,22 @@ class Hierarchical(Model):
     def _target_counts(self, df, target, rows):
         """The target's side of the counts: the target's SASS counts where ``target_counts``
         has them for this target (the source's where a count is missing), else the source's
-        own ``rows``; as counts, FP mix, FLOPs, OI per level and FLOP ratio target / source."""
+        own ``rows``; as counts, whether they are the target's SASS counts (``from_sass``), FP
+        mix, FLOPs, OI per level and FLOP ratio target / source."""
         over = (self.target_counts[target.id].reindex(df["index"])
                 if self.target_counts and target.id in self.target_counts else None)
         # none, or a comparison that found no kernel in both listings
         if over is None or not np.isfinite(over.to_numpy(float)).any():
-            return {"counts": df, "mix": rows["mix"], "flops": rows["flops"], "oi": rows["oi"],
-                    "flop_ratio": rows["same_flops"]}
+            return {"counts": df, "from_sass": False, "mix": rows["mix"], "flops": rows["flops"],
+                    "oi": rows["oi"], "flop_ratio": rows["same_flops"]}
         counts = df.copy()
         for c in over.columns:
             v = over[c].to_numpy(float)
             counts[c] = np.where(np.isfinite(v), v, counts[c].to_numpy(float))
         flops = counts["flops"].to_numpy(float)
         with np.errstate(invalid="ignore", divide="ignore"):
-            return {"counts": counts, "mix": self._mix_counts(counts), "flops": flops,
-                    "oi": {lvl: flops / rows["n"]["nplus"][lvl] for lvl in LEVELS},
+            return {"counts": counts, "from_sass": True, "mix": self._mix_counts(counts),
+                    "flops": flops, "oi": {lvl: flops / rows["n"]["nplus"][lvl] for lvl in LEVELS},
                     "flop_ratio": flops / rows["flops"]}
 
     def _issue_variants(self, df, rows, tgt, source_side, target_side):
@@ -690,7 +750,7 @@ class Hierarchical(Model):
         issue rate of either GPU. Each side is (gpu, compute ceiling, warp size)."""
         (source, perf_s, ws_s), (target, perf_t, ws_t) = source_side, target_side
         notes = []
-        if tgt["counts"] is df and source.architecture != target.architecture:
+        if not tgt["from_sass"] and source.architecture != target.architecture:
             # instruction counts belong to the source's ISA: another architecture's compiler
             # issues other instructions (Rodinia under nvprof: Maxwell 2.1x Kepler's), so
             # without the target's SASS counts f is unknown on both
@@ -700,8 +760,8 @@ class Hierarchical(Model):
         else:
             f_s = self._once(("issue_f", ws_s),
                              lambda: self._fp_issue_share(df, rows["mix"], ws_s))
-            f_t = (f_s if tgt["counts"] is df
-                   else self._fp_issue_share(tgt["counts"], tgt["mix"], ws_t))
+            f_t = (self._fp_issue_share(tgt["counts"], tgt["mix"], ws_t) if tgt["from_sass"]
+                   else f_s)
         i_s, i_t = (g.value("warp_issue_per_sm_per_clock") for g in (source, target))
         if not (np.isfinite(i_s) and np.isfinite(i_t)):
             lack = " and ".join(g.id for g, i in ((source, i_s), (target, i_t))
