@@ -245,14 +245,15 @@ SCOREBOARD_MARKS = (("baseline", "best baseline", "o", "#7F7F7F"),
                     ("combined", "from all other GPUs at once", "^", "#E69F00"))
 
 
-# an arrow shorter than this (log ratio) would hide under its two markers
-SCOREBOARD_ARROW_MIN = 0.1
+# an arrow shorter than this (natural log of the MAPEs' ratio, about 10 %) would hide under its
+# two markers
+SCOREBOARD_ARROW_MIN_LOG_RATIO = 0.1
 
 
 def scoreboard_figure(rows):
     """The scoreboard as a picture: per table, each column's MAPE on a log axis, an arrow from
     the best baseline to the best analytical method (pointing left where gpuproj wins) where
-    the two differ by more than 10 %."""
+    the two differ by more than about 10 % (``SCOREBOARD_ARROW_MIN_LOG_RATIO``)."""
     from gpuproj.plots import _style as st
 
     fig = st.figure(8.5, 0.38 * len(rows) + 1.2)
@@ -261,8 +262,8 @@ def scoreboard_figure(rows):
         y = np.arange(len(rows))[::-1]
         for yi, r in zip(y, rows):
             base, ours = r["baseline"][1]["mape"], r["analytical"][1]["mape"]
-            if abs(np.log(ours / base)) < SCOREBOARD_ARROW_MIN:
-                continue
+            if min(base, ours) <= 0 or abs(np.log(ours / base)) < SCOREBOARD_ARROW_MIN_LOG_RATIO:
+                continue  # a MAPE of 0 has no place on the log axis
             ax.annotate("", xy=(ours, yi), xytext=(base, yi),
                         arrowprops={"arrowstyle": "->", "color": "#0072B2", "lw": 1.2,
                                     "shrinkA": 4, "shrinkB": 4})

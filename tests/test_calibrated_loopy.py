@@ -814,12 +814,22 @@ def test_case_studies_replay_the_timings_of_a_gpu_run(tmp_path):
 @needs_opencl
 def test_cli_calibrate_takes_a_bundled_model_by_name(tmp_path, monkeypatch, capsys):
     # an installed wheel has no src/ to name the paper's model files by: `matmul` is the
-    # bundled matmul.yaml where no file of that name is in the working directory (the device
-    # error shows it went past the model file); an unknown name lists the bundled ones
+    # bundled matmul.yaml where no file of that name is in the working directory (a folder of
+    # that name does not count); the device error shows it went past the model file
     monkeypatch.chdir(tmp_path)
+    (tmp_path / "matmul").mkdir()
     code, _, err = run_cli(capsys, "calibrate", "matmul", "--device", "no-such-device")
     assert code == 2 and "no OpenCL device matches 'no-such-device'" in err, err
+
+
+def test_cli_calibrate_names_the_bundled_models_for_an_unknown_name(tmp_path, monkeypatch,
+                                                                     capsys):
+    # a file of the name wins over a bundled model: an empty `matmul` is read, and refused
+    monkeypatch.chdir(tmp_path)
     code, _, err = run_cli(capsys, "calibrate", "matrix", "--device", "pthread")
     assert code == 2
-    assert "no file 'matrix', and no bundled model of that name (bundled: dg, finite_diff, " \
+    assert "no file 'matrix', and no bundled model 'matrix' (bundled: dg, finite_diff, " \
            "matmul)" in err
+    (tmp_path / "matmul").write_text("")
+    code, _, err = run_cli(capsys, "calibrate", "matmul", "--device", "pthread")
+    assert code == 2 and "matmul" in err and "bundled" not in err, err

@@ -12,8 +12,9 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def test_the_library_predicts_and_shows_a_notebook_view_without_rich():
+def test_the_library_predicts_and_shows_a_notebook_view_without_the_cli():
     # the terminal's tables are drawn in gpuproj.cli.predict: the library never sees the CLI
+    # (nor click, nor rich)
     code = (
         "import sys\n"
         "from gpuproj.predict import predict\n"
@@ -21,7 +22,8 @@ def test_the_library_predicts_and_shows_a_notebook_view_without_rich():
         "r = predict(load('examples/rodinia-p100-nvprof.csv'), targets=['h200'],\n"
         "            methods=['hierarchical-ext', 'bandwidth'])\n"
         "r._repr_html_(); r.to_json(); r.ranked_application()\n"
-        "print(sorted(m for m in sys.modules if m.split('.')[0] == 'rich'))\n")
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('rich', 'click')\n"
+        "             or m.startswith('gpuproj.cli')))\n")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
                          text=True, timeout=300, check=True).stdout
     assert out.strip() == "[]"
@@ -96,17 +98,16 @@ def test_hierarchical_ext_switches_its_extensions_on_by_name():
     assert HierarchicalExtended(roof_floor=False).roof_floor is False
 
 
-def test_interval_note_names_the_extensions_alternatives_only_for_the_extended_model():
-    # hierarchical-ext's interval also spans its extensions' alternatives; hierarchical's is
-    # the range over memory levels alone
+def test_interval_note_says_what_the_analytical_interval_spans():
+    # hierarchical-ext's interval also spans its extensions' alternatives, hierarchical's the
+    # memory levels alone: the note names both, whatever the method's name or settings
     from gpuproj.predict import predict
     from gpuproj.profiles import load
 
     profile = load(ROOT / "examples" / "h100-suite-ncu.csv")  # L1, L2 and DRAM bytes
-    for method, says in (("hierarchical-ext", True), ("hierarchical", False)):
-        r = predict(profile, targets=["h200-sxm-141gb"], methods=[method])
-        d = r.table()
-        assert (d["high_s"] > d["low_s"]).any(), method
-        note = r.bands_note(d)
-        assert "range over memory levels" in note
-        assert ("extensions' alternatives" in note) is says, method
+    r = predict(profile, targets=["h200-sxm-141gb"], methods=["hierarchical-ext", "hierarchical"])
+    d = r.table()
+    assert all((g["high_s"] > g["low_s"]).any() for _, g in d.groupby("method"))
+    note = r.bands_note(d)
+    assert "interval: the method's own range over memory levels and over the alternatives" in note
+    assert "saved model" not in note

@@ -23,6 +23,16 @@ _BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),
 MAX_GUNZIPPED_CHARS = 2**30
 
 
+def refuse_irregular(path) -> None:
+    """An ``InputError`` where ``path`` exists but is neither a regular file nor a folder: a
+    pipe (``<(cmd)``, /dev/stdin) reads once where readers read a file more than once, a pipe
+    without a writer never opens, and a device such as /dev/zero never ends."""
+    path = Path(path)
+    if path.exists() and not (path.is_file() or path.is_dir()):
+        raise InputError("not a regular file (a pipe or a device, which reads once or never "
+                         "ends): save it to a file first", path=path)
+
+
 def read_text(path, n: int = -1, *, strict: bool = False) -> str:
     """The text of ``path`` (gunzipped where the name ends in ``.gz``), or its first ``n``
     characters. A file that starts with a UTF-16 or UTF-32 byte-order mark is read in that
@@ -48,10 +58,7 @@ def read_text(path, n: int = -1, *, strict: bool = False) -> str:
             return text
 
     try:
-        if path.exists() and not (path.is_file() or path.is_dir()):
-            # a pipe without a writer never opens, and /dev/zero never ends (a folder: below)
-            raise InputError("not a regular file (a pipe or a device): save it to a file "
-                             "first", path=path)
+        refuse_irregular(path)
         with raw() as f:
             head = f.read(4)
         encoding = next((e for bom, e in _BOMS if head.startswith(bom)), "utf-8-sig")

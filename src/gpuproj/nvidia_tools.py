@@ -7,10 +7,12 @@ from __future__ import annotations
 import glob
 import importlib.util
 import os
+import re
 import shutil
 from pathlib import Path
 
 from .errors import MissingToolError
+from .units import first_of
 
 _WHEEL = {"nvdisasm": "nvidia-cuda-nvdisasm", "cuobjdump": "nvidia-cuda-cuobjdump"}
 
@@ -28,6 +30,15 @@ HINTS = {
             "(<cuda>/bin/nsys) and as a separate download (developer.nvidia.com/nsight-systems); "
             "add it to PATH, set GPUPROJ_NSYS or pass --nsys /path/to/nsys",
 }
+
+
+def tool_errors(output: str) -> str:
+    """What a failed tool's output (nvcc's, nvdisasm's) says is wrong, on one line: its first
+    error lines, else its last lines. The source lines and carets a compiler prints under each
+    error do not survive being joined on one line."""
+    lines = [ln.strip() for ln in output.strip().splitlines() if ln.strip()]
+    errors = [ln for ln in lines if re.search(r"\b(error|fatal)\b", ln, re.I)]
+    return first_of(errors, 4, " | ") if errors else " | ".join(lines[-8:])
 
 
 def _executable(path) -> bool:

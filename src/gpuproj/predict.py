@@ -73,10 +73,9 @@ class PredictionSet:
                 if has_width(g["low_s"], g["high_s"]).any()}
         kinds = []
         if wide - set(self.models):
-            kinds.append("the method's own range over memory levels"
-                         + (" and its extensions' alternatives (a working set near a cache's "
-                            "size, the FP issue share, the block-slot fill)"
-                            if "hierarchical-ext" in wide else ""))
+            kinds.append("the method's own range over memory levels and over the "
+                         "alternatives of the extensions it uses (a working set near a cache's "
+                         "size, the FP issue share, the block-slot fill)")
         if wide & set(self.models):
             kinds.append("a saved model's interval calibrated on out-of-fold errors (its "
                          "coverage in the assumptions)")

@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import GpuprojError, MissingToolError
-from ..nvidia_tools import find_tool
+from ..nvidia_tools import find_tool, tool_errors
 from .backend import Backend, DeviceInfo, kernel_source
 
 CACHE_DIR = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "gpuproj" / "bench"
@@ -120,7 +120,7 @@ def compile_cubin(source_text: str, arch: str) -> tuple[bytes, str]:
         proc = subprocess.run([nvcc, "-O3", f"-arch={arch}", "-cubin", "-o", str(out), str(src)],
                               capture_output=True, text=True, check=False)
         if proc.returncode != 0:
-            raise GpuprojError(f"nvcc failed for {arch}: {proc.stderr.strip()[-2000:]}")
+            raise GpuprojError(f"nvcc failed for {arch}: {tool_errors(proc.stderr)}")
         data = out.read_bytes()
     try:
         CACHE_DIR.mkdir(parents=True, exist_ok=True)

@@ -109,11 +109,7 @@ def read_result(path) -> dict:
     """A raw result written by ``gpuproj bench`` (``suite.run_suite``), checked for every field
     that ``gpu_file``, ``check`` and the pictures read; ``InputError`` naming the first one that
     is missing or of the wrong type."""
-    try:
-        data = Path(path).read_bytes()
-    except OSError as e:
-        raise InputError(f"cannot read: {e.strerror}", path=path) from None
-    raw = parse_json(data, path)
+    raw = parse_json(read_text(path, strict=True), path)
     if not isinstance(raw, dict) or raw.get("format") != "gpuproj-bench":
         raise InputError("not a gpuproj bench result (format != gpuproj-bench)", path=path,
                          field="format")

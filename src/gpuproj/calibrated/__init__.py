@@ -28,12 +28,13 @@ _LAZY = {
     "count_kernel": "counting", "remove_work": "work_removal",
     "KernelCollection": "generators", "MatchCondition": "generators",
     "ALL_GENERATORS": "generators", "load_model_file": "modelfile",
+    "bundled_model_path": "modelfile",
     "load_kernel_file": "modelfile", "predict_loopy": "study", "run_calibration": "study",
     "evaluate_variants": "study", "make_runner": "timing",
 }
 
 __all__ = ["ALL_GENERATORS", "Calibration", "CostModel", "KernelCollection", "MatchCondition",
-           "calibrate", "count_kernel", "evaluate_variants", "gather_features", "load_kernel_file",
+           "bundled_model_path", "calibrate", "count_kernel", "evaluate_variants", "gather_features", "load_kernel_file",
            "load_model_file", "load_params", "make_runner", "parse", "parse_feature",
            "predict_loopy", "register_feature", "remove_work", "run_calibration"]
 

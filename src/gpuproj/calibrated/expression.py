@@ -467,7 +467,11 @@ def parse(text: str, *, path=None, field="expression") -> Expr:
     naming ``field``, the expression's key in its file."""
     if not isinstance(text, str):
         raise InputError("the expression must be a string", path=path, field=field)
-    e = _Parser(text, path, field).parse()
+    try:
+        e = _Parser(text, path, field).parse()
+    except RecursionError:  # the parser takes several frames a level: a caller deep in its own
+        raise InputError(f"nested too deep to parse (at most {MAX_DEPTH} levels)", path=path,
+                         field=field) from None
     depth, nodes = _size(e)
     if depth > MAX_DEPTH or nodes > MAX_NODES:
         raise InputError(f"the expression nests {depth} deep in {nodes} nodes, over the "

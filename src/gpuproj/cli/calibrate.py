@@ -20,21 +20,20 @@ def _slug(text: str, empty: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:60].strip("-") or empty
 
 
-# the model files gpuproj ships (the paper's case studies), by name: an installed wheel has no
-# src/ folder to name them by path
-BUNDLED_MODELS = Path(__file__).resolve().parents[1] / "calibrated" / "models"
-
-
 class ModelFile(click.Path):
-    """A model file's path, or the name of a bundled one (``matmul``, ``dg``, ``finite_diff``)."""
+    """A model file's path, or the name of one gpuproj ships (``matmul``, ``dg``,
+    ``finite_diff``: ``calibrated.modelfile.bundled_model_path``)."""
 
     def convert(self, value, param, ctx):
-        if not Path(value).exists() and re.fullmatch(r"[a-z_]+", str(value)):
-            names = sorted(f.stem for f in BUNDLED_MODELS.glob("*.yaml"))
-            if value not in names:
-                self.fail(f"no file '{value}', and no bundled model of that name (bundled: "
-                          f"{', '.join(names)})", param, ctx)
-            value = BUNDLED_MODELS / f"{value}.yaml"
+        # a file of that name in the working directory wins; a folder of it does not
+        if not Path(value).is_file() and re.fullmatch(r"[a-z_]+", str(value)):
+            from ..calibrated.modelfile import bundled_model_path
+            from ..errors import InputError
+
+            try:
+                value = bundled_model_path(value)
+            except InputError as e:
+                self.fail(f"no file '{value}', and {e.message}", param, ctx)
         return super().convert(value, param, ctx)
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import InputError
+from ..files import refuse_irregular
 
 if TYPE_CHECKING:
     from .table import ProfileTable
@@ -123,11 +124,8 @@ def load(path, format: str | None = None, trace=None, **options) -> ProfileTable
     path = Path(path)
     if not path.exists():
         raise InputError("no such file", path=path)
-    if not (path.is_file() or path.is_dir()):
-        # a pipe (`<(cmd)`, /dev/stdin) reads once, and readers read a file more than once:
-        # its second read began mid-stream ("the file is empty", a header seen twice)
-        raise InputError("not a regular file (a pipe or process substitution reads only "
-                         "once): save it to a file first", path=path)
+    # a pipe's second read began mid-stream ("the file is empty", a header seen twice)
+    refuse_irregular(path)
     if options.get("gpu") is not None:
         from ..catalog import resolve
 

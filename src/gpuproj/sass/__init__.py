@@ -16,6 +16,7 @@ import math
 from pathlib import Path
 
 from ..errors import InputError
+from ..files import refuse_irregular
 from .cfg import CFG, Block, build_cfg
 from .compare import Matching, carry_counts, estimate, match_blocks
 from .counts import CANONICAL, Counts, canonical_counts, measured_counts, static_counts
@@ -82,8 +83,11 @@ def load_sass(path, arch=None, *, nvcc_options=()) -> Program:
     source-page CSV, which also carries execution counts). ``arch``: 'sm_80', '80', 80.
     """
     p = Path(path)
-    if not p.is_file():
+    if not p.exists():
         raise InputError("no such file", path=str(p))
+    refuse_irregular(p)
+    if p.is_dir():
+        raise InputError("a folder, not a program or a listing", path=str(p))
     if p.suffix in _CU:
         import tempfile
 
@@ -101,7 +105,8 @@ def load_sass(path, arch=None, *, nvcc_options=()) -> Program:
             prog = _from_cubin(cubin, arch)
         prog.origin = str(p)
         return prog
-    head = p.read_bytes()[:65536]
+    with open(p, "rb") as f:
+        head = f.read(65536)
     kind = sniff(head)
     if kind in ("elf", "fatbin"):
         from .tools import cubin_arch, extract_cubins, has_code

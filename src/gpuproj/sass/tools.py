@@ -22,8 +22,7 @@ from functools import cache
 from pathlib import Path
 
 from ..errors import GpuprojError, InputError, MissingToolError
-from ..nvidia_tools import HINTS, find_tool
-from ..units import first_of
+from ..nvidia_tools import HINTS, find_tool, tool_errors
 
 MIN_NVDISASM_ARCH = 75
 
@@ -39,12 +38,7 @@ def _run(args, what, path=None, cwd=None) -> str:
     except OSError as e:
         raise MissingToolError(f"cannot run {args[0]}: {e}") from None
     if r.returncode != 0:
-        lines = [ln.strip() for ln in (r.stderr or r.stdout).strip().splitlines() if ln.strip()]
-        # the compiler's first errors say what is wrong; the source lines and carets it
-        # prints under each do not survive being joined on one line
-        errors = [ln for ln in lines if re.search(r"\b(error|fatal)\b", ln, re.I)]
-        shown = first_of(errors, 4, " | ") if errors else " | ".join(lines[-8:])
-        raise InputError(f"{what} failed: {shown}", path=path)
+        raise InputError(f"{what} failed: {tool_errors(r.stderr or r.stdout)}", path=path)
     return r.stdout
 
 
