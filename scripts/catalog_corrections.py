@@ -100,7 +100,9 @@ _H100_TABLE3 = ("NVIDIA H100 Tensor Core GPU Architecture whitepaper, Table 3 'C
                 "NVIDIA A100 and H100 Data Center GPUs' (GH100 with 132 SMs, as H100 SXM5): ")
 
 
-def _h200_as_h100_sxm5(gpu: dict) -> None:
+def _h200_l2_and_bus_as_cited_before(gpu: dict) -> None:
+    # the sources as they were, verbatim (the H100 SXM5's bus is 5120 bits; 6144 is the full
+    # GH100's)
     gpu["values"]["l2_size_bytes"] = _value(52428800, "whitepaper",
                                             _H100_TABLE3 + "L2 cache 51200 KB")
     gpu["values"]["memory_bus_bits"] = _value(6144, "datasheet",
@@ -140,8 +142,9 @@ CORRECTIONS = (
                ("gpu-benches",), {"h200-sxm-141gb": _h200_gpu_benches}),
     Correction("h200-l2-size",
                "The H200 SXM's L2 is 60 MiB and its memory bus 6016 bits, as its CUDA driver "
-               "reported in our bench run; before, the H100 SXM5's 50 MiB and 6144 bits",
-               "f964079", ("gpu-benches",), {"h200-sxm-141gb": _h200_as_h100_sxm5}),
+               "reported in our bench run; before, 50 MiB and 6144 bits, cited from the H100 "
+               "whitepaper (the H100 SXM5's L2; 6144 bits are the full GH100's)",
+               "f964079", ("gpu-benches",), {"h200-sxm-141gb": _h200_l2_and_bus_as_cited_before}),
 )
 
 

@@ -233,7 +233,7 @@ def _uncached(working_set, size):
     (scripts/l2_capacity_rules.py) the NVIDIA L2s go from hits to misses between about 0.8 and
     1.3 x their size, closer to this step than to the 1 - size / working set of uniformly
     random accesses, which gpuproj used before (NVIDIA pairs there: 8.6 against 13.6 % MAPE
-    with gpu-benches' own H200 ceilings, 27.0 against 31.9 % with ours)."""
+    with gpu-benches' own H200 ceilings, 29.2 against 33.8 % with ours)."""
     return np.where(np.asarray(working_set, float) > size, 1.0, 0.0)
 
 
