@@ -34,9 +34,10 @@ _LAZY = {
 }
 
 __all__ = ["ALL_GENERATORS", "Calibration", "CostModel", "KernelCollection", "MatchCondition",
-           "bundled_model_path", "calibrate", "count_kernel", "evaluate_variants", "gather_features", "load_kernel_file",
-           "load_model_file", "load_params", "make_runner", "parse", "parse_feature",
-           "predict_loopy", "register_feature", "remove_work", "run_calibration"]
+           "bundled_model_path", "calibrate", "count_kernel", "evaluate_variants",
+           "gather_features", "load_kernel_file", "load_model_file", "load_params", "make_runner",
+           "parse", "parse_feature", "predict_loopy", "register_feature", "remove_work",
+           "run_calibration"]
 
 
 def __getattr__(name):
