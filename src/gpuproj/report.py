@@ -99,7 +99,7 @@ def _time_cells(r) -> str:
 
 
 def _prediction_table(result) -> str:
-    from .predict import by_kernel
+    from .views import by_kernel
 
     d = result.table()
     if d.empty:

@@ -199,7 +199,7 @@ def print_predictions(result, con) -> None:
     from rich.table import Table
     from rich.text import Text
 
-    from ..predict import (
+    from ..views import (
         APPLICATION_TITLE,
         KERNEL_KEYS,
         RANGES,
@@ -295,7 +295,7 @@ def _text_width(frame) -> int:
     """The narrowest ``frame`` prints as a rich table without cutting a number: the names
     folded to ``FOLDED_NAME_CHARS``, a range on two lines, every other cell whole (plus the
     borders and padding: 3 characters a column, 1 at the end)."""
-    from ..predict import KERNEL_KEYS, RANGES
+    from ..views import KERNEL_KEYS, RANGES
 
     def least(c):
         n = _widest(frame, c)
