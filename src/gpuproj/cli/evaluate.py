@@ -98,28 +98,10 @@ def evaluate(tables, methods, sources, targets, fmt, reader_options, as_json, ra
       gpuproj evaluate ../shared/data/external/kerneltuner-4gpus/gemm_clblast_4096_4gpus.csv.gz --split gpu -m gb,residual --coverage 0.8
       gpuproj evaluate test.csv --train train.csv -m residual --save-model models/residual
     """  # noqa: E501 (examples with the public tables' paths)
-    from ..errors import GPUNotNamedError, GpuprojError, InputError
-    from ..evaluate import evaluate as run
+    from ..errors import GpuprojError
     from ..models import method_list
-    from ..profiles import load
 
-    def read(paths):
-        table = None
-        for path in paths:
-            try:
-                t = load(path, format=fmt, **reader_options)
-            except GPUNotNamedError as e:
-                # its advice, --source, is predict's: here --source picks among the GPUs the
-                # files name, and no option names the GPU of one file
-                fix = e.in_file or ("in Python, load(PATH, gpu=NAME) each file and evaluate() "
-                                    "the tables joined with concat()")
-                raise InputError(f"{e.reason}: {fix}; evaluate reads each row's GPU from its "
-                                 "file (its --source only picks among them)", path=e.path,
-                                 row=e.row, field=e.field) from None
-            table = t if table is None else table.concat(t)
-        return table
-
-    table = read(tables)
+    table = _read_tables(tables, fmt, reader_options)
     quiet = as_json
     shortlist = split_lists((shortlist,)) if shortlist else None
     ranking = ranking or bool(shortlist)
@@ -127,58 +109,12 @@ def evaluate(tables, methods, sources, targets, fmt, reader_options, as_json, ra
     sources, targets = split_lists(sources), split_lists(targets)
     if methods and not names:
         raise GpuprojError("no method named (--method NAME[,NAME], or all)")
-    if shortlist is not None and not shortlist:
-        raise GpuprojError("no method named for --shortlist (--shortlist NAME[,NAME])")
     training = bool(train_tables or split)
-    if train_tables and split:
-        raise GpuprojError("give either --train or --split, not both")
-    if coverage is not None and not training:
-        raise GpuprojError("--coverage needs --train or --split: intervals are calibrated on "
-                           "pairs that are not tested")
-    if combine and gpu_choice:
-        raise GpuprojError("--gpu-choice and --combine-sources do not go together: choosing "
-                           "ranks GPUs one has not measured, and the combined prediction of "
-                           "each uses the measurements of the others")
-    if split and sources:
-        raise GpuprojError("--source does not go with --split: each fold predicts its test "
-                           "pairs from every GPU that measured them")
-    if split and targets and split != "gpu":
-        raise GpuprojError(f"--target goes with --split gpu (the GPUs to leave out), not "
-                           f"--split {split}")
-    if save_model and not train_tables:
-        raise GpuprojError("--save-model needs --train (a split trains one model per fold)")
-    if names == ["all"] or (training and not names):
-        from ..evaluate import applicable_methods
-        from ..learned.models import DEFAULT_LEARNED
-
-        names = applicable_methods(table) + (list(DEFAULT_LEARNED) if training else [])
-    elif names and "all" in names:
-        raise GpuprojError("--method all stands alone, not beside other names")
-    if save_model and names:
-        from ..models import model_class
-
-        if not any(getattr(model_class(m), "trained", False) for m in names):
-            raise GpuprojError(f"--save-model saves learned models, and {', '.join(names)} "
-                               f"{'learns' if len(names) == 1 else 'learn'} nothing: add one "
-                               "(-m residual, see `gpuproj evaluate --help`)")
-    if names and not training:
-        from ..models import model_class
-
-        learned = [m for m in names if getattr(model_class(m), "trained", False)]
-        if learned:
-            raise GpuprojError(f"{', '.join(learned)} must be trained: add --train TABLE or "
-                               "--split gpu|config|kernel")
-    if shortlist:
-        from ..models import model_class
-
-        for m in shortlist:  # an unknown name: model_class's error lists the known ones
-            if getattr(model_class(m), "trained", False) and not training:
-                raise GpuprojError(f"--shortlist {m}: {m} must be trained: add --train TABLE "
-                                   "or --split gpu|config|kernel")
-        absent = [m for m in shortlist if names and m not in names]
-        if absent:
-            raise GpuprojError(f"--shortlist {', '.join(absent)}: not among the methods "
-                               "evaluated (add to --method)")
+    _check_options(shortlist=shortlist, train_tables=train_tables, split=split,
+                   coverage=coverage, combine=combine, gpu_choice=gpu_choice, sources=sources,
+                   targets=targets, save_model=save_model, training=training)
+    names = _method_names(table, names, training=training, save_model=save_model,
+                          shortlist=shortlist)
     _check_gpus(table, sources, "--source")
     _check_gpus(table, targets, "--target")
     _warn_beyond_roofline(table)
@@ -196,7 +132,7 @@ def evaluate(tables, methods, sources, targets, fmt, reader_options, as_json, ra
     elif train_tables:
         from ..splits import evaluate_trained, overlap
 
-        train = read(train_tables)
+        train = _read_tables(train_tables, fmt, reader_options)
         shared = overlap(train, table)
         if not quiet:
             for line in _overlap_notes(shared):
@@ -205,20 +141,11 @@ def evaluate(tables, methods, sources, targets, fmt, reader_options, as_json, ra
                               targets=targets, fitted=fitted,
                               progress=lambda methods: bar(methods, "training"))
     else:
+        from ..evaluate import evaluate as run
+
         ev = run(table, names, sources, targets, progress=bar)
     if save_model:
-        from ..learned.persistence import save_model as save
-        from ..models import model_class
-
-        # the learned methods named, not the Conformal wrappers of analytical ones (which
-        # --coverage fits beside them, and which saved would rename the one learned model)
-        trained = [m for m in fitted if getattr(model_class(m.name), "trained", False)
-                   and hasattr(m, "features_")]
-        for m in trained:
-            path = save_model if len(trained) == 1 else f"{save_model}-{m.name}"
-            jpath, _ = save(m, path)
-            if not quiet:
-                click.echo(f"gpuproj: saved {m.name} to {jpath} (+ .npz)", err=True)
+        _save_models(fitted, save_model, quiet)
     report_skipped(ev.skipped, quiet=quiet)
     # the GPUs the pairs predicted from and to (the table may hold more than --source/--target)
     # unique() first: a set of millions of pairs' names walks every string
@@ -254,12 +181,127 @@ def evaluate(tables, methods, sources, targets, fmt, reader_options, as_json, ra
                    **({"shortlist": short} if short else {}),
                    **({"train_overlap": shared} if shared else {})})
         return
+    order = _print_summary(ev, n_gpus, combined_from=(
+        ("the --source GPUs" if sources else "all other GPUs") if combine else None))
+    per_fold = ev.per_fold()
+    if per_fold:
+        _print_folds(per_fold, order)
+    if ranking:
+        _print_ranking(ev, short)
+    if gpu_choice:
+        _print_gpu_choice(ev)
+
+
+def _read_tables(paths, fmt, reader_options):
+    """The tables at ``paths``, one under the other."""
+    from ..errors import GPUNotNamedError, InputError
+    from ..profiles import load
+
+    table = None
+    for path in paths:
+        try:
+            t = load(path, format=fmt, **reader_options)
+        except GPUNotNamedError as e:
+            # its advice, --source, is predict's: here --source picks among the GPUs the
+            # files name, and no option names the GPU of one file
+            fix = e.in_file or ("in Python, load(PATH, gpu=NAME) each file and evaluate() "
+                                "the tables joined with concat()")
+            raise InputError(f"{e.reason}: {fix}; evaluate reads each row's GPU from its "
+                             "file (its --source only picks among them)", path=e.path,
+                             row=e.row, field=e.field) from None
+        table = t if table is None else table.concat(t)
+    return table
+
+
+def _check_options(*, shortlist, train_tables, split, coverage, combine, gpu_choice, sources,
+                   targets, save_model, training) -> None:
+    """Refuse options that do not go together, before any work."""
+    from ..errors import GpuprojError
+
+    if shortlist is not None and not shortlist:
+        raise GpuprojError("no method named for --shortlist (--shortlist NAME[,NAME])")
+    if train_tables and split:
+        raise GpuprojError("give either --train or --split, not both")
+    if coverage is not None and not training:
+        raise GpuprojError("--coverage needs --train or --split: intervals are calibrated on "
+                           "pairs that are not tested")
+    if combine and gpu_choice:
+        raise GpuprojError("--gpu-choice and --combine-sources do not go together: choosing "
+                           "ranks GPUs one has not measured, and the combined prediction of "
+                           "each uses the measurements of the others")
+    if split and sources:
+        raise GpuprojError("--source does not go with --split: each fold predicts its test "
+                           "pairs from every GPU that measured them")
+    if split and targets and split != "gpu":
+        raise GpuprojError(f"--target goes with --split gpu (the GPUs to leave out), not "
+                           f"--split {split}")
+    if save_model and not train_tables:
+        raise GpuprojError("--save-model needs --train (a split trains one model per fold)")
+
+
+def _method_names(table, names: list, *, training: bool, save_model, shortlist) -> list:
+    """The methods to evaluate: ``names`` as given (``all`` or none: every method the table's
+    columns allow, and the default learned ones when training), checked against the other
+    options."""
+    from ..errors import GpuprojError
+    from ..models import model_class
+
+    def trained(m):
+        return getattr(model_class(m), "trained", False)
+
+    if names == ["all"] or (training and not names):
+        from ..evaluate import applicable_methods
+        from ..learned.models import DEFAULT_LEARNED
+
+        names = applicable_methods(table) + (list(DEFAULT_LEARNED) if training else [])
+    elif names and "all" in names:
+        raise GpuprojError("--method all stands alone, not beside other names")
+    if save_model and names and not any(trained(m) for m in names):
+        raise GpuprojError(f"--save-model saves learned models, and {', '.join(names)} "
+                           f"{'learns' if len(names) == 1 else 'learn'} nothing: add one "
+                           "(-m residual, see `gpuproj evaluate --help`)")
+    if names and not training:
+        learned = [m for m in names if trained(m)]
+        if learned:
+            raise GpuprojError(f"{', '.join(learned)} must be trained: add --train TABLE or "
+                               "--split gpu|config|kernel")
+    if shortlist:
+        for m in shortlist:  # an unknown name: model_class's error lists the known ones
+            if trained(m) and not training:
+                raise GpuprojError(f"--shortlist {m}: {m} must be trained: add --train TABLE "
+                                   "or --split gpu|config|kernel")
+        absent = [m for m in shortlist if names and m not in names]
+        if absent:
+            raise GpuprojError(f"--shortlist {', '.join(absent)}: not among the methods "
+                               "evaluated (add to --method)")
+    return names
+
+
+def _save_models(fitted: list, save_model, quiet: bool) -> None:
+    """Save the learned models among ``fitted`` as ``save_model`` (``save_model-<method>``
+    when several)."""
+    from ..learned.persistence import save_model as save
+    from ..models import model_class
+
+    # the learned methods named, not the Conformal wrappers of analytical ones (which
+    # --coverage fits beside them, and which saved would rename the one learned model)
+    trained = [m for m in fitted if getattr(model_class(m.name), "trained", False)
+               and hasattr(m, "features_")]
+    for m in trained:
+        path = save_model if len(trained) == 1 else f"{save_model}-{m.name}"
+        jpath, _ = save(m, path)
+        if not quiet:
+            click.echo(f"gpuproj: saved {m.name} to {jpath} (+ .npz)", err=True)
+
+
+def _print_summary(ev, n_gpus: int, combined_from: str | None) -> list:
+    """The table of every method's metrics, lowest MAPE first; returns the methods in that
+    order."""
     from rich.table import Table
 
     from ..evaluate import UNITS
 
-    how = ((" (each from the --source GPUs, combined)" if sources
-            else " (each from all other GPUs, combined)") if combine else "")
+    how = f" (each from {combined_from}, combined)" if combined_from else ""
     summary = ev.summary()
     # the widths' unit as the JSON's 'units' gives it, less what it says of JSON's nulls
     # (the table shows "-")
@@ -285,13 +327,7 @@ def evaluate(tables, methods, sources, targets, fmt, reader_options, as_json, ra
     for m in order:
         t.add_row(m, *[_cell(c, summary[m][c], summary[m]) for c in cols])
     console().print(t)
-    per_fold = ev.per_fold()
-    if per_fold:
-        _print_folds(per_fold, order)
-    if ranking:
-        _print_ranking(ev, short)
-    if gpu_choice:
-        _print_gpu_choice(ev)
+    return order
 
 
 def _overlap_notes(shared: dict) -> list[str]:
