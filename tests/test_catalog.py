@@ -80,25 +80,31 @@ def test_fp32_peak_matches_lanes_times_clock(path):
         assert sms * lanes64 * 2 * clk == pytest.approx(p64, rel=0.02)
 
 
-# the LDS bytes per clock per CU that AMD documents (CDNA white papers, ROCm Compute Profiler,
-# RDNA ISA guides): 32 banks x 4 B, doubled for reads on CDNA 4
-LDS_BYTES_PER_CLOCK = {"gfx906": 128, "gfx908": 128, "gfx90a": 128, "gfx942": 128,
-                       "gfx950": 256, "gfx1030": 128, "gfx1100": 128}
+# shared-memory (LDS) bytes per clock per SM or CU where the vendor documents a rate other than
+# 32 banks x 4 B: Turing's 64 (NVIDIA's GA102 whitepaper), AMD's by ISA (CDNA white papers,
+# ROCm Compute Profiler, RDNA ISA guides; CDNA 4 doubles the read rate)
+SHARED_BYTES_PER_CLOCK = {"sm_75": 64, "gfx906": 128, "gfx908": 128, "gfx90a": 128,
+                          "gfx942": 128, "gfx950": 256, "gfx1030": 128, "gfx1100": 128}
 
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.stem)
-def test_derived_shared_memory_peak_is_banks_times_clock(path):
+def test_derived_shared_memory_and_l1_peaks_follow_the_clock(path):
     """A derived shared-memory peak is SMs (CUs) x bytes per clock x boost clock, so a change of
-    clock or SM count in the file must carry over to it: 32 banks x 4 B on NVIDIA, AMD's
-    documented LDS rate by ISA."""
+    clock or SM count in the file must carry over to it; on NVIDIA GPUs 32 banks x 4 B unless
+    NVIDIA says otherwise. A derived NVIDIA L1 peak is the shared-memory one: one block, one
+    rate (GA102 whitepaper)."""
     g = read_gpu_file(path)
     e = g.peaks.get("shared_bw_bytes_per_s")
     if e is None or e.kind != "derived":
         pytest.skip("no derived shared-memory peak")
-    per_clock = (g.value("shared_banks") * g.value("shared_bank_width_bytes")
-                 if g.vendor == "NVIDIA" else LDS_BYTES_PER_CLOCK[g.isa.split(":")[0]])
+    isa = g.isa.split(":")[0]
+    per_clock = SHARED_BYTES_PER_CLOCK.get(
+        isa, g.value("shared_banks") * g.value("shared_bank_width_bytes"))
     expected = g.value("sm_count") * per_clock * g.value("boost_clock_hz")
     assert e.value == pytest.approx(expected, rel=1e-3)
+    l1 = g.peaks.get("l1_bw_bytes_per_s")
+    if g.vendor == "NVIDIA" and l1 is not None:
+        assert l1.kind == "derived" and l1.value == pytest.approx(e.value, rel=1e-3)
 
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.stem)
