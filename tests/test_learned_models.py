@@ -150,3 +150,27 @@ def test_scoring_a_model_on_its_own_training_table_warns():
     with warnings.catch_warnings():
         warnings.simplefilter("error", GpuprojWarning)
         evaluate(other, methods=[model])
+
+
+def test_a_hybrid_predicts_the_rows_after_a_skipped_one():
+    # the rows handed to the physics kept the labels of the profile's rows, and the model
+    # counted its rows by them: a row without a time before others raised IndexError
+    from pathlib import Path
+
+    from gpuproj.learned import ResidualHybrid
+    from gpuproj.profiles import load
+    from gpuproj.profiles.table import ProfileTable
+
+    table = load(Path(__file__).resolve().parent / "data" / "neusight-5gpus-conv.csv")
+    model = ResidualHybrid(max_pairs=200, coverage=None).fit(table)
+    src = table.gpus[0]
+    rows = table.df[table.df["gpu"] == src].reset_index(drop=True)
+    targets = [g for g in table.gpus if g != src][:2]
+    whole = model.predict(ProfileTable(rows, (), ""), src, targets).df
+    gap = rows.copy()
+    gap.loc[0, "time_s"] = np.nan
+    got = model.predict(ProfileTable(gap, (), ""), src, targets).df
+    # every other row predicted as without the gap, and under its own label
+    assert sorted(set(got["row"])) == list(range(1, len(rows)))
+    want = whole[whole["row"] != 0].reset_index(drop=True)
+    assert np.allclose(got["time_s"].to_numpy(), want["time_s"].to_numpy(), rtol=1e-12)

@@ -319,11 +319,14 @@ class PairFeatures:
     ``subset(idx)`` slices the pairs and every cached column.
     """
 
-    def __init__(self, pairs: pd.DataFrame, spec: FeatureSpec | None = None, gpus=None):
+    def __init__(self, pairs: pd.DataFrame, spec: FeatureSpec | None = None, gpus=None,
+                 physics_of=None):
         self.pairs = pairs.reset_index(drop=True)
         self.spec = spec or FeatureSpec()
         # GPU objects by id where the caller has them (GPU files outside the catalog)
         self.gpus = {g.id: g for g in (gpus or ())}
+        # method -> its projection of each pair, where the caller computes them (``physics``)
+        self.physics_of = physics_of
         self._cols: dict = {}
         self._phys: dict = {}
 
@@ -333,7 +336,7 @@ class PairFeatures:
     def shared(self, spec: FeatureSpec) -> PairFeatures:
         """A view with another spec sharing this one's pairs and cached columns."""
         out = PairFeatures.__new__(PairFeatures)
-        out.pairs, out.spec, out.gpus = self.pairs, spec, self.gpus
+        out.pairs, out.spec, out.gpus, out.physics_of = self.pairs, spec, self.gpus, self.physics_of
         out._cols, out._phys = self._cols, self._phys
         return out
 
@@ -347,7 +350,7 @@ class PairFeatures:
     # groups of columns -----------------------------------------------------------------
     def _kernel(self):
         src = self.pairs["source"].astype(str).to_numpy()
-        ids, at = np.unique(src, return_inverse=True)
+        at, ids = pd.factorize(src)  # hashing (np.unique sorts the strings: 15x slower)
         widths = np.array([warp_size(self.gpu(g)) for g in ids], float)[at]
         f = kernel_features(self.pairs, self.spec.extras, widths)
         for c, vals in self.spec.categories.items():
@@ -361,7 +364,7 @@ class PairFeatures:
         n = len(self.pairs)
         src = self.pairs["source"].astype(str).to_numpy()
         tgt = self.pairs["target"].astype(str).to_numpy()
-        ids = sorted(set(np.unique(src)) | set(np.unique(tgt)))
+        ids = sorted(set(pd.unique(src)) | set(pd.unique(tgt)))
         keys = list(GPU_FEATURES) + ["best_dram_bw", "best_fp32"]
         vecs = [gpu_vector(self.gpu(g)) if g in self.gpus else gpu_vector(g) for g in ids]
         tab = np.array([[v[k] for k in keys] for v in vecs], float).reshape(
@@ -433,6 +436,8 @@ class PairFeatures:
                 with np.errstate(divide="ignore", invalid="ignore"):
                     logs = np.log([self.physics(m) for m in parts])
                 self._phys[method] = np.exp(logs.mean(axis=0))  # NaN where any member is
+            elif self.physics_of is not None:
+                self._phys[method] = self.physics_of(method)
             else:
                 self._phys[method] = analytical_projection(self.pairs, method, self.gpu)
         return self._phys[method]
@@ -468,38 +473,48 @@ def geomean_members(name: str) -> list:
     return []
 
 
-def analytical_projection(pairs: pd.DataFrame, method: str, gpu_of=resolve) -> np.ndarray:
-    """Target time (s) of each pair projected by the analytical method ``method`` (a name of
-    ``gpuproj.models.MODELS``) from the source row, through the model's public ``predict``;
-    NaN where it cannot."""
+def project_rows(rows: pd.DataFrame, method: str, source: GPU, targets) -> dict:
+    """Target time (s) of each row of ``rows`` (measured on ``source``) projected by the
+    analytical method ``method`` (a name of ``gpuproj.models.MODELS``) to each of ``targets``
+    (GPUs) through one call of the model's public ``predict``, which does the work on the rows
+    once for all targets: {GPU id: times}, NaN where it cannot."""
     import warnings
 
     from ..models import get_model
     from ..profiles.table import ProfileTable
 
-    model = get_model(method)
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore", RuntimeWarning)
+        # without the row labels ``Model.predict`` adds (``index``): the model's ``row`` must
+        # count the rows given here, which a label of a row before a skipped one does not
+        rows = rows.drop(columns="index", errors="ignore")
+        pred = get_model(method).predict(ProfileTable(rows, (), ""), source, targets).df
+    row, time_s = pred["row"].to_numpy(int), pred["time_s"].to_numpy(float)
+    out = {}
+    for t in targets:
+        at = (pred["target"] == t.id).to_numpy()
+        v = np.full(len(rows), np.nan)
+        v[row[at]] = time_s[at]
+        out[t.id] = np.where(np.isfinite(v) & (v > 0), v, np.nan)
+    return out
+
+
+def analytical_projection(pairs: pd.DataFrame, method: str, gpu_of=resolve) -> np.ndarray:
+    """Target time (s) of each pair projected by the analytical method ``method`` from the
+    source row (``project_rows``); NaN where it cannot."""
     out = np.full(len(pairs), np.nan)
     if not len(pairs):
         return out
     key_row = pairs["src_row"].to_numpy() if "src_row" in pairs.columns else np.arange(len(pairs))
     for s, idx in pairs.groupby("source", sort=False).indices.items():
-        rows, first = np.unique(key_row[idx], return_index=True)
+        rows, first, row_at = np.unique(key_row[idx], return_index=True, return_inverse=True)
+        target_at, targets = pd.factorize(pairs["target"].iloc[idx].astype(str))
         src = pairs.iloc[idx[first]].drop(columns=["source", "target", "true_s"],
                                           errors="ignore").assign(gpu=s).reset_index(drop=True)
-        targets = sorted(pairs["target"].iloc[idx].unique())
-        with warnings.catch_warnings(), np.errstate(all="ignore"):
-            warnings.simplefilter("ignore", RuntimeWarning)
-            pred = model.predict(ProfileTable(src, (), ""), gpu_of(s),
-                                 [gpu_of(x) for x in targets]).df
-        if not len(pred):
-            continue
-        got = pd.Series(pred["time_s"].to_numpy(float),
-                        index=pd.MultiIndex.from_arrays([rows[pred["row"].to_numpy(int)],
-                                                         pred["target"].astype(str).to_numpy()]))
-        got = got[~got.index.duplicated()]
-        want = pd.MultiIndex.from_arrays([key_row[idx], pairs["target"].iloc[idx].astype(str)])
-        v = got.reindex(want).to_numpy(float)
-        out[idx] = np.where(np.isfinite(v) & (v > 0), v, np.nan)
+        got = project_rows(src, method, gpu_of(s), [gpu_of(x) for x in targets])
+        # none where a pair names its target otherwise than by the GPU's id
+        grid = np.column_stack([got.get(x, np.full(len(rows), np.nan)) for x in targets])
+        out[idx] = grid[row_at, target_at]
     return out
 
 

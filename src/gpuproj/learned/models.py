@@ -39,6 +39,7 @@ import inspect
 import numpy as np
 import pandas as pd
 
+from ..catalog import select
 from ..errors import GpuprojError
 from ..models.bands import OFFSET, band_of, cell, load_bands
 from ..models.base import Model, NotFittedError, Projection
@@ -53,6 +54,7 @@ from .features import (
     categorical_columns,
     extra_columns,
     geomean_members,
+    project_rows,
     uninformative,
 )
 from .learners import make_learner
@@ -358,10 +360,32 @@ class LearnedModel(Model):
         self._check_fitted()
         return self._final(PairFeatures(pairs, self.spec_, gpus))
 
+    def predict(self, profiles: ProfileTable, source, targets):
+        # ``_project``, called once per target, projects the rows to them all (``_physics_of``)
+        self._targets_ = select(targets)
+        try:
+            return super().predict(profiles, source, self._targets_)
+        finally:
+            self._targets_ = None
+
+    def _physics_of(self, df, source, target):
+        """method -> its analytical projection of the rows ``df`` (measured on ``source``) to
+        ``target``, computed at the first target for every target of the ``predict`` call: the
+        analytical models' work on the rows is then done once."""
+        targets = getattr(self, "_targets_", None) or [target]
+
+        def of(method):
+            # the rows as ``analytical_projection`` hands them to the model
+            return self._once(("physics", method), lambda: project_rows(
+                df.assign(src_row=np.arange(len(df)), gpu=source.id), method, source,
+                targets))[target.id]
+        return of
+
     def _project(self, df, source, target):
         self._check_fitted()
         pairs = df.assign(source=source.id, target=target.id, src_row=np.arange(len(df)))
-        data = PairFeatures(pairs, self.spec_, (source, target))
+        data = PairFeatures(pairs, self.spec_, (source, target),
+                            self._physics_of(df, source, target))
         t = self._final(data)
         low = high = None
         if self.conformal_ is not None:
@@ -376,7 +400,8 @@ class LearnedModel(Model):
                   if g not in self.train_info_["gpus"]]
         # models saved before kernel names were kept have only their number
         seen = self.train_info_.get("kernel_names")
-        unseen = sorted(set(df["kernel"].astype(str)) - set(seen)) if seen is not None else []
+        kernels = set(df["kernel"].astype(str).unique())  # a set of every row costs more
+        unseen = sorted(kernels - set(seen)) if seen is not None else []
         if unseen:
             notes.append(f"kernels not in the training data: {first_of(unseen, 6)}: the "
                          "prediction extrapolates")
