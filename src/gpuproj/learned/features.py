@@ -54,7 +54,7 @@ DERIVED_KERNEL = (
 KERNEL_FEATURES = tuple(f"log_{c}" for c in LOG_COUNTS) + RAW_COLUMNS + DERIVED_KERNEL
 # The shared-memory level has its bytes (log_shared_bytes) but no intensity or source
 # efficiency (ai_shared, src_eff_shared) as the other levels do. Measured with both added
-# (scripts/learned_experiments.py settings, 2026-12-06): of the public tables only the seed
+# (scripts/learned_experiments.py settings, @96d6cf0): of the public tables only the seed
 # report counts shared bytes, and there they lost: leave-one-GPU-out bounded-efficiency MAPE
 # 132.6 -> 137.5 %, ensemble 107.4 -> 108.3 %, residual 128.3 -> 128.1 %; Table 6's new GPU
 # bounded-efficiency 63.8 -> 70.7 % and new kernel 107.2 -> 141.9 %. Not adopted.

@@ -47,8 +47,8 @@ class _PhysicsBased(LearnedModel):
     most of both the gains and the losses (bounded-efficiency: Rodinia 7.2 / 35.0 / 15.0 %,
     the seed report 140.5 %, NeuSight bmm 24.5 %; residual: calculate_temp 14.9 -> 16.0 %,
     bmm 24.3 -> 25.2 %), and so did both absolute-feature hybrids as extra ensemble members
-    (adjust_weights 49.0 -> 45.2 %, the seed report 107.4 -> 111.9 %, KernelTuner GEMM 22.0 ->
-    23.5 %, convolution 28.8 -> 29.8 %, NeuSight within 0.1 point).
+    (adjust_weights 49.0 -> 45.2 %, the seed report 107.4 -> 111.9 % @96d6cf0, KernelTuner
+    GEMM 22.0 -> 23.5 %, convolution 28.8 -> 29.8 %, NeuSight within 0.1 point).
     A linear correction (``learner="ridge"`` or ``"lasso"``) instead of gradient boosting lost
     on Rodinia (residual bpnn_layerforward 7.0 -> 9.0 / 9.2 %, adjust_weights 40.2 -> 42.3 /
     50.3 %, calculate_temp 14.9 -> 19.2 / 18.4 %)."""
@@ -181,7 +181,7 @@ class Ensemble(LearnedModel):
     106.5 %): linear in the GPU features, it extrapolates to a held-out GPU worse than its
     validation on the training GPUs promises. Nor is ``rf``, the seed report's best pure
     learner: with it, leave-one-GPU-out MAPE went 107.4 -> 96.6 % on the seed report (behind
-    the forest alone, 83.7 %), 6.6 -> 8.5 % on bpnn_layerforward and 13.1 -> 14.4 % on
+    the forest alone, 83.7 %; @96d6cf0), 6.6 -> 8.5 % on bpnn_layerforward and 13.1 -> 14.4 % on
     calculate_temp.
 
     The hybrid members predict without the point calibration each has alone (lam, the share
@@ -191,7 +191,7 @@ class Ensemble(LearnedModel):
     uncalibrated, drops its correction, which the training GPUs' folds, mostly outside each
     other's range and so guarded, had not shown), convolution 28.8 -> 27.2 %, but
     calculate_temp 13.0 -> 13.9 %, bpnn_layerforward 6.6 -> 6.8 %, the seed report 107.4 ->
-    108.9 % and NeuSight +0.2 points: a correction that lam = 0 rejects on the pool of
+    108.9 % (@96d6cf0) and NeuSight +0.2 points: a correction that lam = 0 rejects on the pool of
     held-out training GPUs still helps some held-out GPUs (KernelTuner GEMM's TITAN RTX fold
     11.7 -> 16.5 %). The validated hybrid beat both other families on the same number of
     tables either way (MAPE 5, median APE 4, both 3), on different ones. Nor can the weights
