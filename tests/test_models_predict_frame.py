@@ -87,6 +87,18 @@ def test_target_blocks_follow_the_targets():
         assert np.array_equal(part["row"].to_numpy(), np.arange(25))
 
 
+@pytest.mark.parametrize("method", ["bandwidth", "hierarchical-ext"])
+def test_row_is_the_profiles_row_whatever_its_columns(method):
+    # a table with its own "index" column (a user's row counter) gave its values as each
+    # prediction's row, which the totals and a target's SASS counts are keyed by
+    t = kernels(6, seed=5)
+    want = get_model(method).predict(t, SOURCE, TARGETS[:1]).df
+    t.df["index"] = np.arange(100, 106)
+    got = get_model(method).predict(t, SOURCE, TARGETS[:1]).df
+    assert np.array_equal(got["row"].to_numpy(), np.arange(6))
+    assert np.array_equal(got["time_s"].to_numpy(), want["time_s"].to_numpy())
+
+
 def test_rows_faster_than_the_datasheet_roofline_are_said():
     """On an A100 SXM4 80GB (FP32 FMA peak 19.5e12 FLOP/s, DRAM 2.039e12 B/s): 1.95e10 FLOPs
     need 1 ms at the peak, measured in 0.5 ms: 2x faster than any A100 can run them. 2.039e9

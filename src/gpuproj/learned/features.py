@@ -485,9 +485,6 @@ def project_rows(rows: pd.DataFrame, method: str, source: GPU, targets) -> dict:
 
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore", RuntimeWarning)
-        # without the row labels ``Model.predict`` adds (``index``): the model's ``row`` must
-        # count the rows given here, which a label of a row before a skipped one does not
-        rows = rows.drop(columns="index", errors="ignore")
         pred = get_model(method).predict(ProfileTable(rows, (), ""), source, targets).df
     row, time_s = pred["row"].to_numpy(int), pred["time_s"].to_numpy(float)
     out = {}

@@ -34,6 +34,9 @@ def has_width(low, high) -> np.ndarray:
     return np.asarray(high, float) > np.asarray(low, float) * (1 + 1e-9)
 
 
+# the column of the frame a model's ``_project`` gets that holds each row's label in the profile
+ROW_LABEL = "_index"
+
 # Limiting resources a model may name; "unknown" where the target lacks the ceiling of what
 # limits the row on the source; "learned" for a learned model's prediction, which names none.
 LIMITERS = ("dram", "l2", "l1", "shared", "fp64", "fp32", "fp16", "int", "sfu", "ldst",
@@ -165,7 +168,10 @@ class Model:
         configs = df["config"].to_numpy(object)[skip]
         skipped = [Skipped(profiles.origin, None, f"{k} [{c}]: {r}")
                    for k, c, r in zip(kernels, configs, reason[skip])]
-        use = df.loc[ok].reset_index()
+        # each row's label in the profile, under a name no profile column takes (a user's table may
+        # have an "index" column); a frame from another call (a learned model's physics) brings
+        # that call's labels, replaced by this one's
+        use = df.loc[ok].drop(columns=ROW_LABEL, errors="ignore").reset_index(names=ROW_LABEL)
         use["_dtype"] = dtype_codes(use)  # computed once, shared by every target
         n = len(use)
         cols = {k: [] for k in ("time_s", "low_s", "high_s", "band_low_s", "band_high_s",
@@ -232,7 +238,7 @@ class Model:
             pred.insert(loc, c, v)
         at = pred.columns.get_loc("launches")
         pred.insert(at, "limiter", _stack_labels(cols["limiter"]))
-        pred.insert(at + 2, "row", np.tile(use["index"].to_numpy(), k))  # after launches
+        pred.insert(at + 2, "row", np.tile(use[ROW_LABEL].to_numpy(), k))  # after launches
         time_s = pred["time_s"].to_numpy()
         bad = ~np.isfinite(time_s) | (time_s <= 0)
         if bad.any():

@@ -132,7 +132,7 @@ import pandas as pd
 
 from ..kernel_names import without_arguments
 from ..units import first_of
-from .base import Model, Projection
+from .base import ROW_LABEL, Model, Projection
 from .common import (
     DTYPES,
     CeilingBook,
@@ -728,7 +728,7 @@ class Hierarchical(Model):
         has them for this target (the source's where a count is missing), else the source's
         own ``rows``; as counts, whether they are the target's SASS counts (``from_sass``), FP
         mix, FLOPs, OI per level and FLOP ratio target / source."""
-        over = (self.target_counts[target.id].reindex(df["index"])
+        over = (self.target_counts[target.id].reindex(df[ROW_LABEL])
                 if self.target_counts and target.id in self.target_counts else None)
         # none, or a comparison that found no kernel in both listings
         if over is None or not np.isfinite(over.to_numpy(float)).any():
