@@ -85,26 +85,33 @@ def test_fp32_peak_matches_lanes_times_clock(path):
 # ROCm Compute Profiler, RDNA ISA guides; CDNA 4 doubles the read rate)
 SHARED_BYTES_PER_CLOCK = {"sm_75": 64, "gfx906": 128, "gfx908": 128, "gfx90a": 128,
                           "gfx942": 128, "gfx950": 256, "gfx1030": 128, "gfx1100": 128}
+# AMD vector L1 bytes per clock per CU: one cache line (GPUOpen on GCN, ROCm Compute Profiler's
+# vL1D peak per gfx; the CDNA 3 white paper doubles line and bus to 128 B)
+L1_BYTES_PER_CLOCK = {"gfx803": 64, "gfx906": 64, "gfx908": 64, "gfx90a": 64, "gfx942": 128,
+                      "gfx950": 128}
 
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.stem)
 def test_derived_shared_memory_and_l1_peaks_follow_the_clock(path):
-    """A derived shared-memory peak is SMs (CUs) x bytes per clock x boost clock, so a change of
-    clock or SM count in the file must carry over to it; on NVIDIA GPUs 32 banks x 4 B unless
-    NVIDIA says otherwise. A derived NVIDIA L1 peak is the shared-memory one: one block, one
-    rate (GA102 whitepaper)."""
+    """A derived shared-memory or L1 peak is SMs (CUs) x bytes per clock x boost clock, so a
+    change of clock or SM count in the file must carry over to it; on NVIDIA GPUs 32 banks x 4 B
+    unless NVIDIA says otherwise. A derived NVIDIA L1 peak is the shared-memory one: one block,
+    one rate (GA102 whitepaper); an AMD one is a vector L1 line per clock."""
     g = read_gpu_file(path)
-    e = g.peaks.get("shared_bw_bytes_per_s")
-    if e is None or e.kind != "derived":
-        pytest.skip("no derived shared-memory peak")
+    shared, l1 = (g.peaks.get(k) for k in ("shared_bw_bytes_per_s", "l1_bw_bytes_per_s"))
+    if not any(e is not None and e.kind == "derived" for e in (shared, l1)):
+        pytest.skip("no derived shared-memory or L1 peak")
     isa = g.isa.split(":")[0]
-    per_clock = SHARED_BYTES_PER_CLOCK.get(
-        isa, g.value("shared_banks") * g.value("shared_bank_width_bytes"))
-    expected = g.value("sm_count") * per_clock * g.value("boost_clock_hz")
-    assert e.value == pytest.approx(expected, rel=1e-3)
-    l1 = g.peaks.get("l1_bw_bytes_per_s")
-    if g.vendor == "NVIDIA" and l1 is not None:
-        assert l1.kind == "derived" and l1.value == pytest.approx(e.value, rel=1e-3)
+    per_sm_clock = g.value("sm_count") * g.value("boost_clock_hz")
+    if shared is not None and shared.kind == "derived":
+        per_clock = SHARED_BYTES_PER_CLOCK.get(
+            isa, g.value("shared_banks") * g.value("shared_bank_width_bytes"))
+        assert shared.value == pytest.approx(per_sm_clock * per_clock, rel=1e-3)
+    if l1 is not None:
+        assert l1.kind == "derived"
+        expected = (shared.value if g.vendor == "NVIDIA"
+                    else per_sm_clock * L1_BYTES_PER_CLOCK[isa])
+        assert l1.value == pytest.approx(expected, rel=1e-3)
 
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.stem)

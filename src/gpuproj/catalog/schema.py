@@ -73,7 +73,6 @@ VALUE_FIELDS = {
     "sfu_lanes_per_sm": "special-function (MUFU / transcendental) results per clock per SM",
     "warp_issue_per_sm_per_clock": "warp instructions the SM's schedulers issue per clock, all "
                                    "schedulers together",
-    "ldst_units_per_sm": "load/store units per SM",
     # memory hierarchy
     "l2_size_bytes": "L2 cache size of one runtime device",
     "l3_size_bytes": "memory-side cache behind the L2, in front of DRAM (AMD Infinity Cache; "
@@ -210,7 +209,6 @@ PLAUSIBLE = {
     "fp64_lanes_per_sm": (1, 1e4),
     "sfu_lanes_per_sm": (1, 1e4),
     "warp_issue_per_sm_per_clock": (1, 1e3),
-    "ldst_units_per_sm": (1, 1e4),
     "l2_size_bytes": (16 * _KIB, 1e10),  # 16 KiB on the smallest CUDA GPUs (GeForce 8400)
     "l3_size_bytes": (_KIB**2, 1e11),
     "l1_shared_size_bytes_per_sm": (_KIB, 1e9),
