@@ -115,6 +115,22 @@ def test_derived_shared_memory_and_l1_peaks_follow_the_clock(path):
         assert l1.value == pytest.approx(expected, rel=1e-3)
 
 
+# NVIDIA L2 read bytes per clock, whole GPU: the A100 whitepaper's figures for the A100 and V100
+L2_BYTES_PER_CLOCK = {"sm_70": 2048, "sm_80": 5120}
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.stem)
+def test_derived_nvidia_l2_peaks_follow_the_clock(path):
+    """A derived NVIDIA L2 peak is the documented bytes per clock x boost clock."""
+    g = read_gpu_file(path)
+    e = g.peaks.get("l2_bw_bytes_per_s")
+    if g.vendor != "NVIDIA" or e is None:
+        pytest.skip("no NVIDIA L2 peak")
+    assert e.kind == "derived"
+    assert e.value == pytest.approx(L2_BYTES_PER_CLOCK[g.isa] * g.value("boost_clock_hz"),
+                                    rel=1e-3)
+
+
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.stem)
 def test_internal_consistency(path):
     g = read_gpu_file(path)
