@@ -288,7 +288,8 @@ def test_targets_by_wildcard_and_their_assumptions_grouped(capsys):
     # peak for the others, the line says for how many
     peak = [ln for ln in lines if "at peak (no measured value):" in ln]
     gpus = [g for ln in peak for g in ln.split(" at peak")[0].split(", ")]
-    assert len(gpus) == len(set(gpus)) and "mi300x" in gpus and len(peak) < 5
+    # one line per set of ceilings at peak: 6 sets over the 71 GPUs the P100 projects to
+    assert len(gpus) == len(set(gpus)) and "mi300x" in gpus and len(peak) <= 6
     some = [ln.split(":")[0] for ln in lines if "at peak (no measured value) for" in ln]
     n = len(result.targets) - 1  # the source is a target too
     # FP64 and FP32 ADD/MUL measured on the H100 SXM5 and H200 alone, FP32 FMA on 9 GPUs, DRAM
