@@ -29,15 +29,25 @@ def table_markdown() -> str:
 
     cat = bundled_catalog()
     lines = ["| id | vendor | name | architecture | isa | SMs/CUs | FP32 peak TFLOP/s | "
-             "DRAM peak TB/s | DRAM measured TB/s |",
-             "|---|---|---|---|---|---:|---:|---:|---:|"]
+             "DRAM peak TB/s | DRAM measured TB/s | L1 / shared / L2 |",
+             "|---|---|---|---|---|---:|---:|---:|---:|---|"]
     for g in cat:
+        levels = " / ".join(_kinds(g, f"{level}_bw_bytes_per_s")
+                            for level in ("l1", "shared", "l2"))
         lines.append(f"| {g.id} | {g.vendor} | {g.name} | {g.architecture} | {g.isa} | "
                      f"{_f(g.value('sm_count'), 1, 0)} | "
                      f"{_f(g.peak('fp32_fma_flops_per_s'), 1e12, 1)} | "
                      f"{_f(g.peak('dram_bw_bytes_per_s'), 1e12, 2)} | "
-                     f"{_f(g.measured('dram_bw_bytes_per_s'), 1e12, 2)} |")
+                     f"{_f(g.measured('dram_bw_bytes_per_s'), 1e12, 2)} | {levels} |")
     return "\n".join(lines) + "\n"
+
+
+def _kinds(g, name) -> str:
+    """Which bandwidths of a memory level the GPU's file has: p (peak), m (measured), pm, or -
+    (neither: a projection to it goes without that level's ceiling)."""
+    have = ("p" if not math.isnan(g.peak(name)) else "") + (
+        "m" if not math.isnan(g.measured(name)) else "")
+    return have or "-"
 
 
 def main(argv=None) -> int:
