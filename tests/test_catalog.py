@@ -298,7 +298,8 @@ def test_ceiling_measured_derived_peak(cat):
 def test_ceiling_falls_to_the_peak_when_two_benchmarks_measured_the_pair(cat):
     """TITAN V (seed report: 0.30 of 0.65 TB/s) against the A100 SXM4 80 GB (gpu-benches: 1.76
     of 2.04): different benchmarks, so both sides take their peak; within one benchmark
-    (gpu-benches on the A100 and the V100, `gpuproj bench` on the H100 and H200), measured."""
+    (gpu-benches on the A100 and the V100, `gpuproj bench` on the H100 and H200), measured;
+    where only one of the two has a peak, measured on both sides."""
     titan_v, a100, v100 = (cat.gpus[g] for g in ("titan-v", "a100-sxm4-80gb", "v100-pcie-16gb"))
     a = titan_v.ceiling("dram_bw_bytes_per_s", reference=a100)
     b = a100.ceiling("dram_bw_bytes_per_s", reference=titan_v)
@@ -311,6 +312,13 @@ def test_ceiling_falls_to_the_peak_when_two_benchmarks_measured_the_pair(cat):
     e = h200.ceiling("dram_bw_bytes_per_s", reference=h100)  # both gpuproj bench
     assert (e.kind, e.value) == ("measured", h200.measured("dram_bw_bytes_per_s"))
     assert h200.ceiling("dram_bw_bytes_per_s", reference=a100).kind == "peak"
+    # the A100's L2 has a peak (5120 B per clock), our H200's none: both keep their measured
+    # L2, where the A100's peak against the H200's measurement would favour the A100
+    assert not math.isnan(a100.peak("l2_bw_bytes_per_s"))
+    assert math.isnan(h200.peak("l2_bw_bytes_per_s"))
+    for g, ref in ((a100, h200), (h200, a100)):
+        f = g.ceiling("l2_bw_bytes_per_s", reference=ref)
+        assert (f.kind, f.value) == ("measured", g.measured("l2_bw_bytes_per_s"))
 
 
 def test_user_gpu_file_by_path_and_env(tmp_path, monkeypatch):

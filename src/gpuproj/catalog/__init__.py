@@ -167,8 +167,10 @@ class GPU:
         source: ``gpu-benches``, ``seed-report-4gpus``, ``gpuproj``), the peak instead: each
         benchmark moves its bytes its own way (the seed report a ``cudaMemcpy``, gpu-benches
         STREAM kernels, ours a triad over all SMs) and reaches its own share of the peak, so
-        each GPU of the pair falls back alike. A name the schema lacks is a KeyError, as in
-        ``measured``.
+        each GPU of the pair falls back alike, where both have a peak; where one has none, both
+        keep their measurements, as a peak against a measurement would credit one GPU with an
+        efficiency the other is denied (an A100's L2 at its 5120 B per clock against our
+        H200's measured L2). A name the schema lacks is a KeyError, as in ``measured``.
         """
         m = self.measured(name)
         p = self.peak(name)
@@ -176,7 +178,8 @@ class GPU:
         if not math.isnan(m):
             mine = self.measureds[name]
             other = ref.measureds.get(name) if ref is not None else None
-            if other is None or _suite(other) == _suite(mine) or math.isnan(p):
+            if (other is None or _suite(other) == _suite(mine) or math.isnan(p)
+                    or math.isnan(ref.peak(name))):
                 return Ceiling(m, "measured", f"{self.id} {name} measured ({mine.source})")
             return Ceiling(p, "peak", f"{self.id} {name} peak: measured by {_suite(mine)}, "
                                       f"{ref.id} by {_suite(other)}, not comparable")
