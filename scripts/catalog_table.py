@@ -45,9 +45,7 @@ def table_markdown() -> str:
 def _kinds(g, name) -> str:
     """Which bandwidths of a memory level the GPU's file has: p (peak), m (measured), pm, or -
     (neither: a projection to it goes without that level's ceiling)."""
-    have = ("p" if not math.isnan(g.peak(name)) else "") + (
-        "m" if not math.isnan(g.measured(name)) else "")
-    return have or "-"
+    return ("p" if name in g.peaks else "") + ("m" if name in g.measureds else "") or "-"
 
 
 def main(argv=None) -> int:
