@@ -185,8 +185,8 @@ def test_amaris_excerpt_hand_values():
     t = load(p)
     assert len(t) == 18 and len(t.gpus) == 9 and not t.skipped
     v = t.df[(t.df["gpu"] == "gtx-680") & (t.df["input.size.1"] == 8192)].iloc[0]
-    assert v["config"] == "size=8192x0 grid=1x512 block=16x16"
-    assert v["problem"] == "size=8192x0"  # one launch per size: no variants to rank
+    assert v["config"] == "size=8192 grid=1x512 block=16x16"
+    assert v["problem"] == "size=8192"  # one launch per size: no variants to rank
     assert v["time_s"] == pytest.approx(4.6208e-05)
     # flop_count_dp_fma is derived: (flop_count_dp - add - mul) / 2
     assert v["fp64_fma_thread_inst"] == (1179760 - 131088 - 524320) / 2

@@ -27,8 +27,6 @@ from dataclasses import dataclass, field
 
 from ..errors import InputError, MissingToolError
 
-WORKITEM, SUBGROUP, WORKGROUP = "workitem", "subgroup", "workgroup"
-
 
 def _lp():
     try:

@@ -145,9 +145,10 @@ def read(path, gpu: str | None = None) -> ProfileTable:
     sizes = [num[c] for c in ("input.size.1", "input.size.2", "grid.x", "grid.y",
                               "block.x", "block.y")]
     fmt = [s.map("{:.0f}".format) for s in sizes]
-    out["config"] = ("size=" + fmt[0] + "x" + fmt[1] + " grid=" + fmt[2] + "x" + fmt[3]
-                     + " block=" + fmt[4] + "x" + fmt[5])
-    out["problem"] = "size=" + fmt[0] + "x" + fmt[1]
+    # the bpnn kernels take one size and leave input.size.2 at 0: 'size=65536', not '65536x0'
+    size = "size=" + fmt[0] + ("x" + fmt[1]).where(sizes[1] != 0, "")
+    out["config"] = size + " grid=" + fmt[2] + "x" + fmt[3] + " block=" + fmt[4] + "x" + fmt[5]
+    out["problem"] = size
     out["grid_blocks"] = sizes[2] * sizes[3]
     out["block_threads"] = sizes[4] * sizes[5]
     if "registers.per.thread" in num:
