@@ -946,8 +946,11 @@ def main(argv=None):
            "both predict); the hybrid column is "
            "leave-one-GPU-out with the hybrid chosen on the training GPUs alone "
            "(`scripts/learned_experiments.py`, section \"Leave-one-GPU-out\" below), what a "
-           "user without the target can get. The last column predicts each GPU from all the "
-           "others that measured the configuration at once (section \"Several source GPUs\"), "
+           "user without the target can get; on the four gpu-benches tables its models see a "
+           "catalog without gpu-benches' own measurements of their GPUs (the methods beside it "
+           "use them: the section compares all three families on that catalog). The last "
+           "column predicts each GPU from all the others that measured the configuration at "
+           "once (section \"Several source GPUs\"), "
            "a different question: what a centre with several GPUs measured can get.", "",
            scoreboard(results), "",
            "![scoreboard: each table's MAPE per column above](img/scoreboard.png)", "",

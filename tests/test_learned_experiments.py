@@ -1,11 +1,15 @@
 """scripts/learned_experiments.py: the choice of a method per held-out GPU from the training
 GPUs alone."""
 
+import math
+
 import pytest
+import yaml
 from conftest import load_script, table
 from learned_helpers import synthetic_table
 
 from gpuproj.catalog import resolve
+from gpuproj.learned.features import gpu_vector
 from gpuproj.models import get_model
 
 
@@ -57,3 +61,28 @@ def test_fold_error_table_counts_the_gpus_where_the_hybrid_is_lowest(le):
         "hybrid": {"target a": [9.0, 4.0], "target b": [16.0, 7.0]}}}}
     rows = [x for x in le.fold_error_markdown(lg) if x.startswith("| t |")]
     assert rows == ["| t | a 10/12/9; b 20/15/16 | 1 of 2 |"]
+
+
+
+def test_gpu_benches_tables_see_no_gpu_benches_measurement(le, tmp_path):
+    """The catalog's measured values of gpu-benches' GPUs come from the same runs as its
+    tables: their learned models see the catalog without them, features included."""
+    folder = le.without_gpu_benches(tmp_path)
+    a40 = yaml.safe_load((folder / "a40.yaml").read_text())
+    assert a40["peak"]["dram_bw_bytes_per_s"]["value"] == 6.96e11  # the datasheet stays
+    assert not any("gpu-benches" in e["source"] for e in (a40.get("measured") or {}).values())
+    h200 = yaml.safe_load((folder / "h200-sxm-141gb.yaml").read_text())
+    assert "gpuproj bench" in h200["measured"]["dram_bw_bytes_per_s"]["source"]
+
+    def best_dram_bw():
+        return 10 ** gpu_vector("a40")["best_dram_bw"]
+
+    assert resolve("a40").measured("dram_bw_bytes_per_s") == 6.63e11
+    assert best_dram_bw() == pytest.approx(6.63e11)
+    with le.catalog_for("gpu-benches stream occupancy sweep"):
+        assert math.isnan(resolve("a40").measured("dram_bw_bytes_per_s"))
+        # the features follow the catalog, not a cache of the GPU's id
+        assert best_dram_bw() == pytest.approx(6.96e11)
+    with le.catalog_for("neusight bmm"):
+        assert best_dram_bw() == pytest.approx(6.63e11)
+    assert best_dram_bw() == pytest.approx(6.63e11)

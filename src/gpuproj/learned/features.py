@@ -181,8 +181,8 @@ def _cc(isa: str) -> float:
 
 
 @lru_cache(maxsize=256)
-def _gpu_vector_cached(gid: str) -> tuple:
-    return tuple(_gpu_vector(resolve(gid)).items())
+def _gpu_vector_cached(g: GPU) -> tuple:
+    return tuple(_gpu_vector(g).items())
 
 
 def _gpu_vector(g: GPU) -> dict:
@@ -206,7 +206,9 @@ def gpu_vector(gpu) -> dict:
     """GPU features of one catalog GPU (``GPU_FEATURES`` + best_dram_bw, best_fp32)."""
     if isinstance(gpu, GPU):
         return _gpu_vector(gpu)
-    return dict(_gpu_vector_cached(str(gpu)))
+    # cached per catalog GPU, not per id: a catalog read anew (another $GPUPROJ_GPU_PATH, as in
+    # a notebook or scripts/learned_experiments.py) gives other GPU objects
+    return dict(_gpu_vector_cached(resolve(str(gpu))))
 
 
 def _occupancy(df, gpu):
