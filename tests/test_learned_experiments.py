@@ -63,7 +63,6 @@ def test_fold_error_table_counts_the_gpus_where_the_hybrid_is_lowest(le):
     assert rows == ["| t | a 10/12/9; b 20/15/16 | 1 of 2 |"]
 
 
-
 def test_gpu_benches_tables_see_no_gpu_benches_measurement(le, tmp_path):
     """The catalog's measured values of gpu-benches' GPUs come from the same runs as its
     tables: their learned models see the catalog without them, features included."""
