@@ -362,7 +362,7 @@ def markdown(res) -> str:
           "held-out GPUs is finite. There `distance-scaled` covers 87.6-89.6 % and `cv+` "
           "87.7-90.7 %, every hybrid within 3 points, while `+ band outside` over-covers "
           "(96.4-97.7 %): 60 % of the held-out pairs lie outside the training GPUs' range "
-          "(NVIDIA and AMD GPUs of eight architectures), where the public band the interval "
+          "(NVIDIA and AMD GPUs of seven architectures), where the public band the interval "
           "widens to is wider than this table's physics errors. On the L2 sweep (6 GPUs) "
           "`+ band outside` covers 91.6-93.0 %; on the roofline sweep (4 GPUs, no held-out pair "
           "inside the range) 98.7-100 % where `distance-scaled` gives 74.9-77.8 %; on the small "
