@@ -22,6 +22,9 @@ def synth():
 @pytest.mark.parametrize("name,params", [
     ("residual", {"learner_params": {"max_iter": 20}}),
     ("rf", {"learner_params": {"n_estimators": 15}}),
+    # the report's set-up (scripts/learned_experiments.py): the source time alone, in ms
+    ("rf", {"learner_params": {"n_estimators": 15}, "target": "ms",
+            "pair_features": "source_time"}),
     ("knn", {}),
     ("svr", {"learner_params": {"max_samples": 200}}),
     ("ensemble", {"cv_folds": 2, "learner_params": {"max_iter": 10}}),

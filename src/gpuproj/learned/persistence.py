@@ -172,11 +172,18 @@ def _check_params(st, need) -> None:
                  "a known learner" if k == "learner" else "an analytical method")
         elif k == "members":
             need(_is_strs(v), f"params.{k}", "a list of member names")
+        elif k == "pair_features":
+            need(_is_pair_setting(v), f"params.{k}", 'true, false or "source_time"')
         elif d is not None and v is not None:  # None: unset, as max_pairs of all pairs
             like = (bool if isinstance(d, bool) else (int, float) if _is_num(d)
                     else type(d))
             need(isinstance(v, like) and (like is bool or not isinstance(v, bool)),
                  f"params.{k}", f"of the type of its default ({d!r})")
+
+
+def _is_pair_setting(v) -> bool:
+    """A value of ``pair_features`` (``PureLearner``; 1 and 0 are not)."""
+    return isinstance(v, bool) or v == "source_time"
 
 
 def _check_state(st, jpath, where: str) -> None:
@@ -199,8 +206,9 @@ def _check_state(st, jpath, where: str) -> None:
     cats = spec.get("categories", {})
     need(isinstance(cats, dict) and all(_is_strs(v) for v in cats.values()),
          "spec.categories", "an object of value lists")
-    need(all(isinstance(spec.get(k, True), bool) for k in ("gpu", "pair")), "spec",
-         "true or false for gpu and pair")
+    need(isinstance(spec.get("gpu", True), bool), "spec.gpu", "true or false")
+    need(_is_pair_setting(spec.get("pair", True)), "spec.pair",
+         'true, false or "source_time"')
     known = set(FeatureSpec.from_dict(spec).all_names)
     feats = st.get("features")
     need(_is_strs(feats), "features", "a list of names")
