@@ -478,3 +478,24 @@ def test_ensemble_validates_a_held_out_kernel_as_an_unseen_one(synth, monkeypatc
               learner_params={"max_iter": 20}).fit(synth)
     assert classes and all(c <= {"bound:compute", "bound:memory", "bound:unknown"}
                            for c in classes)
+
+
+def test_a_changed_catalog_is_other_training_data(synth, tmp_path, monkeypatch):
+    """The cached training features come from the catalog's GPUs: a fit after
+    $GPUPROJ_GPU_PATH changed one of the table's GPUs sees the changed GPU."""
+    from gpuproj.learned.models import training_data
+
+    m = GradientBoosting(coverage=None)
+    col = "t_val_sm_count"
+    before = training_data(synth, m.max_pairs, m.random_state, m._spec(synth)).column(col)
+    raw = (resolve("titan-v").path).read_text()
+    assert "  sm_count:\n    value: 80\n" in raw
+    (tmp_path / "titan-v.yaml").write_text(raw.replace("  sm_count:\n    value: 80\n",
+                                                       "  sm_count:\n    value: 800\n"))
+    monkeypatch.setenv("GPUPROJ_GPU_PATH", str(tmp_path))
+    after = training_data(synth, m.max_pairs, m.random_state, m._spec(synth)).column(col)
+    on_titan_v = (training_data(synth, m.max_pairs, m.random_state, m._spec(synth))
+                  .pairs["target"] == "titan-v").to_numpy()
+    assert on_titan_v.any()
+    assert (before[on_titan_v] == 80).all() and (after[on_titan_v] == 800).all()
+    np.testing.assert_array_equal(after[~on_titan_v], before[~on_titan_v])

@@ -39,7 +39,7 @@ import inspect
 import numpy as np
 import pandas as pd
 
-from ..catalog import select
+from ..catalog import load_catalog, select
 from ..errors import GpuprojError
 from ..models.bands import OFFSET, band_of, cell, load_bands
 from ..models.base import Model, NotFittedError, Projection
@@ -82,12 +82,15 @@ _CACHE: dict = {}
 
 def training_data(table: ProfileTable, max_pairs, seed, spec: FeatureSpec) -> PairFeatures:
     """The (sub-sampled) training pairs of ``table`` with their feature cache. The two most
-    recent are kept, so that several models trained on the same table in a row (an evaluation
-    fold, an ensemble) compute features and analytical projections once."""
-    key = (table_hash(table), len(table.df), max_pairs, seed, tuple(spec.extras),
-           tuple((k, tuple(v)) for k, v in spec.categories.items()))
+    recently used are kept, so that several models trained on the same table in a row (an
+    evaluation fold, an ensemble) compute features and analytical projections once. The
+    catalog is part of the key: the cached features and projections come from its GPUs, and a
+    notebook that changes ``$GPUPROJ_GPU_PATH`` must not train on the old ones."""
+    key = (load_catalog(), table_hash(table), len(table.df), max_pairs, seed,
+           tuple(spec.extras), tuple((k, tuple(v)) for k, v in spec.categories.items()))
     if key in _CACHE:
-        data = _CACHE[key]
+        data = _CACHE.pop(key)
+        _CACHE[key] = data  # last used: kept longest
         return data.shared(spec)
     pairs = make_pairs(table)
     pairs = pairs.iloc[subsample(len(pairs), max_pairs, seed)]
