@@ -65,6 +65,26 @@ def test_rank_physics_averages_two_methods_only_where_that_validates():
     assert rank_physics(data, candidates=("A", "B")) == ["A", "B"]
 
 
+def test_the_physics_choice_holds_out_the_models_own_groups(monkeypatch):
+    """Averaging the best two methods is validated on the GPUs the model itself holds out:
+    its ``cv_folds`` and ``random_state``, not a fixed 8 and 0."""
+    from learned_helpers import synthetic_table
+
+    from gpuproj.learned import physics
+    from gpuproj.learned.hybrids import ResidualHybrid
+
+    seen = []
+
+    def recording(pairs, groups, folds, seed):
+        seen.append((groups, folds, seed))
+        return iter(())
+
+    monkeypatch.setattr(physics, "cv_masks", recording)
+    ResidualHybrid(coverage=None, point_calibration=False, cv_folds=3, random_state=7,
+                   learner_params={"max_iter": 5}).fit(synthetic_table(n_configs=4))
+    assert seen == [("gpu", 3, 7)]
+
+
 def test_outside_band_of_a_geomean_is_the_envelope_of_its_members():
     from gpuproj.learned.hybrids import ResidualHybrid
 

@@ -76,7 +76,8 @@ class _PhysicsBased(LearnedModel):
         return t
 
     def _prepare(self, data):
-        ranked = rank_physics(data, groups=self.cv_groups)
+        ranked = rank_physics(data, groups=self.cv_groups, folds=self.cv_folds,
+                              seed=self.random_state)
         chain = ranked[: self.n_physics] or ["same"]
         # the best method that predicts (nearly) every pair closes the chain, so that pairs
         # the better methods cannot predict do not fall back to the source time

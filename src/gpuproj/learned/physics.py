@@ -106,13 +106,13 @@ def _top_two(scored) -> list:
     return [m for low, _, _, m in scored if not low][:2]
 
 
-def _averaging_validates(data, candidates, min_coverage, groups) -> bool:
+def _averaging_validates(data, candidates, min_coverage, groups, folds, seed) -> bool:
     """Whether the geometric mean of the best two methods, both chosen without a held-out group
     (``cv_masks``), errs less on that group than the best one alone, over all held-out groups
     (on the pairs the mean predicts)."""
     true = data.pairs["true_s"].to_numpy(float)
     err_one, err_mean = [], []
-    for tr, va in cv_masks(data.pairs, groups, 8, 0):
+    for tr, va in cv_masks(data.pairs, groups, folds, seed):
         top = _top_two(_physics_scores(data, candidates, min_coverage, tr))
         if len(top) < 2:
             continue
@@ -126,12 +126,13 @@ def _averaging_validates(data, candidates, min_coverage, groups) -> bool:
 
 
 def rank_physics(data: PairFeatures, candidates=PHYSICS, min_coverage: float = 0.5,
-                 groups: str = "gpu") -> list:
+                 groups: str = "gpu", folds: int = 8, seed: int = 0) -> list:
     """Analytical methods ordered by their error on the pairs of ``data`` (mean |ln ratio| over
     the pairs each can predict; those covering under ``min_coverage`` of the pairs last).
 
     The geometric mean of the best two heads the list where choosing it validates better than
-    choosing the best alone, with each ``groups`` (GPUs by default) held out in turn. Where
+    choosing the best alone, with each ``groups`` (GPUs by default) held out in turn (up to
+    ``folds`` of them, drawn with ``seed``: ``cv_masks``, as the model's own validation). Where
     two methods are about equally good, the training GPUs cannot tell which will be better
     on a new GPU: on KernelTuner GEMM (``hierarchical-ext`` against the bandwidth ratio) the
     one with the lower training error was the worse one on each of the four held-out GPUs,
@@ -141,7 +142,8 @@ def rank_physics(data: PairFeatures, candidates=PHYSICS, min_coverage: float = 0
     scored = _physics_scores(data, candidates, min_coverage)
     ranked = [m for *_, m in scored]
     top = _top_two(scored)
-    if len(top) == 2 and _averaging_validates(data, candidates, min_coverage, groups):
+    if len(top) == 2 and _averaging_validates(data, candidates, min_coverage, groups, folds,
+                                              seed):
         ranked.insert(0, geomean_name(top))
     return ranked
 
