@@ -392,6 +392,7 @@ def test_a_split_of_a_public_table_widens_to_bands_fitted_without_it(monkeypatch
     the shipped ones, and a separate test table its own source's held-out bands."""
     import gpuproj.splits as sp
     from gpuproj.evaluate import Evaluation
+    from gpuproj.models import get_model
     from gpuproj.models.bands import bands_without_source, load_bands
     from gpuproj.profiles import load
 
@@ -420,6 +421,13 @@ def test_a_split_of_a_public_table_widens_to_bands_fitted_without_it(monkeypatch
     assert seen == [None]
     model = sp.make_method("residual", bands=held)
     assert model.physics_bands is held
+    # a user's instance at the shipped bands is trained, fold by fold, with the held-out ones
+    monkeypatch.undo()
+    fitted = []
+    fold = sp.folds(kt, "gpu")[0]
+    sp.evaluate_fold(fold, [get_model("residual", learner_params={"max_iter": 5})],
+                     bands=held, fitted=fitted)
+    assert fitted[0].physics_bands is held
     assert sp.make_method("bandwidth", bands=held).name == "bandwidth"  # analytical: no bands
 
 

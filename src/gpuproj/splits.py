@@ -180,7 +180,8 @@ def make_method(name_or_model, *, coverage=None, cv_groups="gpu", params=None, b
     """A model instance for ``name_or_model``: trained methods get ``coverage`` (None: their
     default, 90 %; 0: no interval), the CV grouping of the split and ``bands`` (None: the
     shipped ones) to widen to outside their range; analytical methods are wrapped in
-    ``Conformal`` when ``coverage`` is given, so every method reports a calibrated interval."""
+    ``Conformal`` when ``coverage`` is given, so every method reports a calibrated interval.
+    An instance is returned as it is, with the settings its maker gave it."""
     from inspect import signature
 
     from .models import get_model, model_class
@@ -219,7 +220,10 @@ def evaluate_fold(fold: Fold, methods, *, coverage=None, cv_groups="gpu", model_
         model = make_method(m, coverage=coverage, cv_groups=cv_groups,
                             params=(model_params or {}).get(name), bands=bands)
         if model is m and getattr(m, "trained", False) and hasattr(m, "clone"):
-            model = m.clone()  # every fold trains its own, unfitted copy
+            # every fold trains its own, unfitted copy; one left at the shipped bands gets
+            # those without the table's source, as a model made from its name does
+            keep = bands is None or getattr(m, "physics_bands", ...) is not None
+            model = m.clone() if keep else m.clone(physics_bands=bands)
         if getattr(model, "trained", False) and not hasattr(model, "features_"):
             model.fit(fold.train)
         models.append(model)
