@@ -568,6 +568,35 @@ def test_an_ambiguous_device_name_needs_gpu(result, tmp_path, capsys):
                           "answer to: check that the measurements are h100-sxm5-80gb's") in err
 
 
+def test_a_cpu_is_not_measured_as_a_shipped_gpu(result, tmp_path, capsys, monkeypatch):
+    """`--backend auto` without a GPU finds the OpenCL CPU: its rates written over the
+    named GPU's measured ones would change every projection to it. Refused before measuring;
+    a CPU's own file, from an earlier run, takes new measurements."""
+    from gpuproj import bench
+    from gpuproj.bench.backend import DeviceInfo
+
+    cpu = SimulatedBackend()
+    cpu.info = DeviceInfo(**{**cpu.info.to_dict(), "name": "pthread-Intel(R) Xeon(R) Processor",
+                             "device_type": "CPU"})
+    monkeypatch.setattr(bench, "open_backend", lambda *a: cpu)
+    monkeypatch.setattr(bench, "run_suite", lambda *a, **k: pytest.fail("measured"))
+    code, _, err = run_cli(capsys, "bench", "--gpu", "h100-sxm5-80gb", "-o",
+                           str(tmp_path / "h100.yaml"))
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    assert "the device is a CPU ('pthread-Intel(R) Xeon(R) Processor'), not h100-sxm5-80gb" in err
+    path = _raw_file(result, tmp_path, lambda raw: raw["device"].update(
+        name="pthread-Intel(R) Xeon(R) Processor", device_type="CPU"))
+    code, _, err = run_cli(capsys, "bench", "--from-raw", str(path), "--gpu", "h100-sxm5-80gb",
+                           "-o", str(tmp_path / "h100.yaml"))
+    assert code == 2 and "the device is a CPU" in err and not (tmp_path / "h100.yaml").exists()
+    code, _, err = run_cli(capsys, "bench", "--from-raw", str(path), "-o",
+                           str(tmp_path / "cpu.yaml"))
+    assert code == 0, err
+    code, _, err = run_cli(capsys, "bench", "--from-raw", str(path), "--gpu",
+                           str(tmp_path / "cpu.yaml"), "-o", str(tmp_path / "cpu2.yaml"))
+    assert code == 0, err
+
+
 def test_a_pattern_names_no_new_gpu(result, tmp_path, capsys):
     """--gpu 'h100*' is an error, as in every command that takes one GPU, not a new GPU file
     named 'h100*'."""

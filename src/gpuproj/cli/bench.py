@@ -37,6 +37,13 @@ def _resolve_name(name):
         return None
 
 
+def _is_bundled_gpu(gpu) -> bool:
+    """Whether ``gpu`` (None: none) has the id of a GPU gpuproj ships."""
+    from ..catalog import bundled_catalog
+
+    return gpu is not None and gpu.id in {g.id for g in bundled_catalog()}
+
+
 def _resolve_device(gpu, gpu_name, device_name):
     """(catalog GPU, warning or None, whether a new GPU file may take ``device_name`` as an
     alias) for a device that reports ``device_name``, ``gpu`` being what ``--gpu gpu_name``
@@ -183,7 +190,7 @@ def bench(gpu_name, output, raw_out, backend, device, quick, only, reps, plots_d
             raise click.UsageError(f"--from-raw measures nothing: {', '.join(given)} "
                                    f"{'does' if len(given) == 1 else 'do'} not apply with it")
         raw = read_result(from_raw)
-        device_name = raw["device"]["name"]
+        device_name, device_type = raw["device"]["name"], raw["device"]["device_type"]
     else:
         groups = [g.strip() for g in only.split(",") if g.strip()] if only is not None else None
         if groups == []:
@@ -195,9 +202,19 @@ def bench(gpu_name, output, raw_out, backend, device, quick, only, reps, plots_d
                 + f": add {','.join(g for _, g in lacking)} to --only")
         sizes = with_overrides(PRESETS["quick" if quick else "full"], reps=reps)
         b = open_backend(backend, device)
-        device_name = b.info.name
+        device_name, device_type = b.info.name, b.info.device_type
     try:
+        if device_type == "CPU" and _is_bundled_gpu(gpu):
+            # `--backend auto` falls back to an OpenCL CPU where no GPU is found: its
+            # rates would replace the GPU's measured ones (a CPU's own file, from an earlier
+            # run, may be named)
+            raise GpuprojError(
+                f"the device is a CPU ('{device_name}'), not {gpu.id}: pick the GPU with "
+                "--device (--list-devices shows them), or leave out --gpu to write the CPU's "
+                "own file")
         gpu, warn, alias = _resolve_device(gpu, gpu_name, device_name)
+        if warn and not from_raw:  # said before the minutes of measuring, and again after
+            click.echo(f"gpuproj: warning: {warn}", err=True)
         file_id = gpu.id if gpu is not None else slug(gpu_name or device_name)
         out_path = Path(output) if output else Path(f"{file_id}.yaml")
         raw_path = Path(raw_out or from_raw or out_path.with_suffix(".json"))
