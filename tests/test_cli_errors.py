@@ -1151,3 +1151,21 @@ def test_evaluate_says_what_the_widths_measure(capsys):
             "band low) / predicted" in text)
     # the JSON's units, less what they say of JSON's nulls
     assert UNITS["interval_width"].startswith("median (high - low) / predicted; null")
+
+
+def test_progress_bars_go_to_stderr_with_stdout_redirected(capsys, monkeypatch):
+    """`gpuproj evaluate ... > out.txt` on a terminal: the bar on stderr, where it was drawn
+    on stdout and so hidden (rich draws nothing on a stdout that is not a terminal)."""
+    import sys
+
+    from gpuproj.cli._common import progress
+
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: False)
+    assert list(progress(range(3), description="folds")) == [0, 1, 2]
+    out = capsys.readouterr()
+    assert out.out == "" and "folds" in out.err
+    # stderr piped: no bar at all
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: False)
+    assert list(progress(range(3), description="folds")) == [0, 1, 2]
+    assert capsys.readouterr().err == ""

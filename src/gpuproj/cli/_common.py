@@ -81,12 +81,15 @@ def report_skipped(skipped, *, quiet: bool = False) -> None:
 
 
 def progress(iterable, total=None, description=""):
-    """A rich progress bar on a terminal; the plain iterable when piped."""
+    """A rich progress bar on stderr where that is a terminal (with stdout redirected to a
+    file too); the plain iterable when stderr is piped."""
     if not sys.stderr.isatty():
         return iterable
+    from rich.console import Console
     from rich.progress import track
 
-    return track(iterable, total=total, description=description, transient=True)
+    return track(iterable, total=total, description=description, transient=True,
+                 console=Console(stderr=True))
 
 
 def source_option(*extra_names, several: bool = False):
