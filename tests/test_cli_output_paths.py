@@ -147,17 +147,32 @@ def test_calibrate_help_says_what_it_takes(capsys):
 
 def test_a_folder_that_cannot_be_written_in_is_said_before_timing(tmp_path, capsys, no_timing,
                                                                   monkeypatch):
-    import os
+    import tempfile
 
-    # tests run as root, who may write anywhere: the folder is made read-only for the check
+    # tests run as root, who may write anywhere: the folder refuses files for the check
     ro = tmp_path / "ro"
     ro.mkdir()
-    access = os.access
-    monkeypatch.setattr(os, "access", lambda p, mode: Path(p) != ro and access(p, mode))
+    make = tempfile.TemporaryFile
+
+    def refused(*a, dir=None, **kw):
+        if Path(dir) == ro:
+            raise PermissionError(13, "Permission denied")
+        return make(*a, dir=dir, **kw)
+
+    monkeypatch.setattr(tempfile, "TemporaryFile", refused)
     out = ro / "new" / "x.json"
     code, _, err = run_cli(capsys, "calibrate", str(MODEL), "-o", str(out))
     _one_line(code, err)
     assert err == f"gpuproj: error: -o {out}: cannot write: permission denied\n"
+    assert list(ro.iterdir()) == []
+
+
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs Linux's /proc")
+def test_a_folder_no_file_can_be_made_in_is_said_before_timing(capsys, no_timing):
+    """/proc takes no new files, from root either, whom os.access lets write anywhere."""
+    code, _, err = run_cli(capsys, "calibrate", str(MODEL), "-o", "/proc/x.json")
+    _one_line(code, err)
+    assert err.startswith("gpuproj: error: -o /proc/x.json: cannot write: ")
 
 
 @pytest.mark.parametrize("args, message", [
