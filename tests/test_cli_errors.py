@@ -806,6 +806,14 @@ def test_empty_source_missing_trace_and_absurd_times(tmp_path, capsys):
     code, _, err = run(capsys, "predict", EXAMPLE, "-t", "h200", "--trace",
                        str(tmp_path / "none.csv"))
     assert code == 2 and "Invalid value for '--trace'" in one_error(err)
+    # a trace of no known kind: its kinds named, not --format, which applies to the profile
+    odd = tmp_path / "odd.csv"
+    odd.write_text("a,b\n1,2\n")
+    code, _, err = run(capsys, "predict", EXAMPLE, "-t", "h200", "--trace", str(odd))
+    assert code == 2 and one_error(err) == (
+        f"gpuproj: error: {odd}: cannot tell the format of this file; a trace is an nsys "
+        "timeline (cuda_gpu_trace CSV), a PyTorch profiler trace, a rocprofv3 kernel trace or a "
+        "kernel,time_s table")
     # 1e308 s read (and two launches of it overflowed to an infinite mean, 1e10 launches of
     # it to an infinite total); no time, size or count comes near 1e100
     huge = tmp_path / "huge.csv"

@@ -75,8 +75,14 @@ _EXPORT = {
 _EXPORT[".qdrep"] = _EXPORT[".nsys-rep"]  # the name of nsys reports before 2021.4
 
 
-def sniff(path) -> str:
-    """The format of ``path``, from its name and first bytes."""
+# what a trace (``load(..., trace=)``) may be: its format is always detected
+TRACE_KINDS = ("an nsys timeline (cuda_gpu_trace CSV), a PyTorch profiler trace, a rocprofv3 "
+               "kernel trace or a kernel,time_s table")
+
+
+def sniff(path, trace: bool = False) -> str:
+    """The format of ``path``, from its name and first bytes (``trace``: of a trace, whose
+    errors name the kinds of trace rather than --format, which a trace does not take)."""
     path = Path(path)
     if _reader("ncu-rep").sniff(path, ""):
         return "ncu-rep"
@@ -101,13 +107,13 @@ def sniff(path) -> str:
     from .readers.measurement import short_of
 
     missing = short_of(head, path)
+    other = (f"a trace is {TRACE_KINDS}" if trace else f"pass --format: {', '.join(FORMATS)}")
     if missing:
         # most hand-made tables are measurement tables short of a column: say which, and that
         # the file may be of another format
         raise InputError(f"missing required column '{missing}' of a measurement table (or "
-                         f"pass --format: {', '.join(FORMATS)})", path=path)
-    raise InputError("cannot tell the format of this file; pass --format "
-                     f"({', '.join(FORMATS)})", path=path)
+                         f"{other})", path=path)
+    raise InputError(f"cannot tell the format of this file; {other}", path=path)
 
 
 def load(path, format: str | None = None, trace=None, **options) -> ProfileTable:

@@ -101,13 +101,13 @@ def times_from_trace(table: ProfileTable, trace, gpu=None) -> ProfileTable:
     the catalog does not know); a trace that names no GPU (a ``kernel,time_s`` table without a
     ``gpu`` column) needs it. ``sm_clock_hz`` is
     dropped: it is the clock of the profiler's run, not of the trace's."""
-    from . import load
+    from . import load, sniff
 
     df, path = table.df.reset_index(drop=True), table.origin
     if df.duplicated(["kernel", "config", "gpu"]).any():
         raise InputError("a trace gives each kernel's mean time over its launches: one row per "
                          "launch (per_launch) takes none", path=path)
-    tt = load(trace, gpu=gpu)
+    tt = load(trace, sniff(trace, trace=True), gpu=gpu)
     tdf = tt.df.reset_index(drop=True)
     skipped = list(tt.skipped)
     if gpu is None and not set(df["gpu"]) & set(tdf["gpu"]):
