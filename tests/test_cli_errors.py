@@ -30,6 +30,13 @@ def test_kernel_regex_that_is_wrong_or_matches_nothing(tmp_path, capsys, regex, 
     assert not (tmp_path / "r.html").exists()
 
 
+def test_sass_diff_says_a_wrong_regex_before_anything_else(capsys):
+    # one listing of one architecture was "need at least two architectures to compare"
+    listing = str(Path(__file__).parent / "data" / "sass" / "nvdisasm-sm_80-fixture_kernels.sass")
+    code, out, err = run(capsys, "sass", "diff", listing, "-k", "(")
+    assert code == 2 and "--kernel '(' is not a regular expression" in one_error(err)
+
+
 def test_a_target_named_twice_is_predicted_once(capsys):
     code, out, _ = run(capsys, "predict", EXAMPLE, "-t", "h200,H200", "--json")
     d = json.loads(out)

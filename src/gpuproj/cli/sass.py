@@ -41,9 +41,12 @@ def diff(inputs, archs, kernel_regex, code, as_json):
       gpuproj sass diff app.sm_70.sass app.sm_90.sass
     """
     from ..errors import InputError
+    from ..profiles.table import kernel_pattern
     from ..sass import arch_name, load_sass, load_sass_archs
     from ..sass.report import arch_label, diff_programs
 
+    if kernel_regex:  # said first, before the listings are read
+        kernel_pattern(kernel_regex)
     if len(inputs) == 1 and archs:
         programs = load_sass_archs(inputs[0], archs)
     else:
