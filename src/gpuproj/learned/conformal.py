@@ -16,11 +16,12 @@ without each group, their intervals are centred on the model trained on all: Bar
 
 With ``offset`` C (the learned models use ``models.bands.OFFSET``), the scores are
 r / d, d = C + |ln(predicted / source time)|, and the interval is [p exp(r_(lo) d),
-p exp(r_(hi) d)] (with the same clamp at 0): a prediction that moves the time far from the source's gets a wider
-interval, as the analytical methods' error bands do. On leave-one-GPU-out this brought every
-hybrid's coverage within 3 points of 90 % on 5 of the 8 public tables instead of 2
-(docs/results/learned_conformal_rules.md). Outside their training GPUs' range the learned
-models widen this interval further (``LearnedModel._widen_outside``).
+p exp(r_(hi) d)] (with the same clamp at 0): a prediction that moves the time far from the
+source's gets a wider interval, as the analytical methods' error bands do. On
+leave-one-GPU-out this brought every hybrid's coverage within 3 points of 90 % on 7 of the 12
+public tables instead of 3 (docs/results/learned_conformal_rules.md). Outside their training
+GPUs' range, learned models calibrated on fewer than 9 GPUs widen this interval further
+(``LearnedModel._widen_outside``, ``LearnedModel._gpus_enough``).
 
 >>> import numpy as np
 >>> c = LogConformal(coverage=0.8).fit(np.ones(9), np.exp(np.linspace(-0.4, 0.4, 9)))
