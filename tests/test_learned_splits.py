@@ -319,7 +319,7 @@ def test_cv_masks_leave_each_gpu_out_entirely():
     """The learned models' out-of-fold splits (``learned.pairs.cv_masks``): a fold of GPU g
     validates the pairs whose target is g and trains on the pairs that touch g on neither
     side, so that no validated prediction saw g's times as a source or as a target."""
-    from gpuproj.learned.pairs import cv_masks
+    from gpuproj.learned.pairs import GROUP_FOLDS, cv_masks
 
     gpus = ["a", "b", "c"]
     pairs = pd.DataFrame([(s, t, "k", "n=1") for s in gpus for t in gpus if s != t],
@@ -358,6 +358,15 @@ def test_cv_masks_leave_each_gpu_out_entirely():
         assert not set(pairs["kernel"][va]) & set(pairs["kernel"][tr]) and (tr | va).all()
         seen += va
     assert (seen == 1).all()
+    # by default (None) every one of ten GPUs is held out, where a cap of 8 dropped two
+    gpus = list("abcdefghij")
+    ten = pd.DataFrame([(s, t, "k", "n=1") for s in gpus for t in gpus if s != t],
+                       columns=["source", "target", "kernel", "config"])
+    assert [set(ten["target"][va]) for _, va in cv_masks(ten, "gpu", None, 0)] == [
+        {g} for g in gpus]
+    # kernels and configurations: GROUP_FOLDS folds by default
+    configs = ten.assign(config=[f"n={i % 20}" for i in range(len(ten))])
+    assert len(list(cv_masks(configs, "config", None, 0))) == GROUP_FOLDS == 8
 
 
 def test_a_fold_without_a_pair_is_empty_not_an_error():

@@ -213,8 +213,9 @@ class Ensemble(LearnedModel):
 
     def __init__(self, learner: str | None = None, learner_params: dict | None = None,
                  coverage: float | None = 0.9, max_pairs: int | None = 60000,
-                 gpu_features: bool | None = None, cv_folds: int = 8, cv_groups: str = "gpu",
-                 random_state: int = 0, point_calibration: bool | None = None,
+                 gpu_features: bool | None = None, cv_folds: int | None = None,
+                 cv_groups: str = "gpu", random_state: int = 0,
+                 point_calibration: bool | None = None,
                  members: tuple = ("physics", "residual", "bounded-efficiency", "gb"),
                  power: float = 4.0, min_class_pairs: int = 30,
                  physics_bands: dict | None = None):

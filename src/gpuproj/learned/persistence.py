@@ -172,6 +172,9 @@ def _check_params(st, need) -> None:
                  "a known learner" if k == "learner" else "an analytical method")
         elif k == "members":
             need(_is_strs(v), f"params.{k}", "a list of member names")
+        elif k == "cv_folds":  # None: every GPU held out (``pairs.cv_masks``)
+            need(v is None or (isinstance(v, int) and not isinstance(v, bool) and v >= 1),
+                 f"params.{k}", "null or a whole number of at least 1")
         elif k == "pair_features":
             need(_is_pair_setting(v), f"params.{k}", 'true, false or "source_time"')
         elif d is not None and v is not None:  # None: unset, as max_pairs of all pairs

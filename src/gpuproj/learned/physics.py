@@ -126,7 +126,7 @@ def _averaging_validates(data, candidates, min_coverage, groups, folds, seed) ->
 
 
 def rank_physics(data: PairFeatures, candidates=PHYSICS, min_coverage: float = 0.5,
-                 groups: str = "gpu", folds: int = 8, seed: int = 0) -> list:
+                 groups: str = "gpu", folds: int | None = None, seed: int = 0) -> list:
     """Analytical methods ordered by their error on the pairs of ``data`` (mean |ln ratio| over
     the pairs each can predict; those covering under ``min_coverage`` of the pairs last).
 
