@@ -194,3 +194,20 @@ def test_a_hybrid_predicts_the_rows_after_a_skipped_one():
     assert sorted(set(got["row"])) == list(range(1, len(rows)))
     want = whole[whole["row"] != 0].reset_index(drop=True)
     assert np.allclose(got["time_s"].to_numpy(), want["time_s"].to_numpy(), rtol=1e-12)
+
+
+def test_an_interval_calibrated_on_nine_gpus_does_not_widen_outside_the_range():
+    """With K held-out GPUs the 90 % quantile over GPUs is finite from K = 9 on (ceil((K + 1)
+    x 0.9) <= K): the interval then needs no band outside the training range. A model of
+    ten GPUs holds out all ten; capped at 8 (``cv_folds``), or at 95 %, the band stays."""
+    from learned_helpers import synthetic_table
+
+    from gpuproj.learned.hybrids import ResidualHybrid
+
+    ten = ("titan-v", "rtx-2080-ti", "rtx-4070", "gtx-titan-x", "tesla-t4", "v100-pcie-16gb",
+           "a100-pcie-40gb", "rtx-3090", "gtx-1080-ti", "l4")
+    table = synthetic_table(n_configs=3, kernels=("stream", "gemm"), gpus=ten)
+    m = ResidualHybrid(learner_params={"max_iter": 5}).fit(table)
+    assert m.outside_bands_ == {} and m.conformal_ is not None
+    assert m.clone(cv_folds=8).fit(table).outside_bands_ != {}
+    assert m.clone(coverage=0.95).fit(table).outside_bands_ != {}  # needs K >= 19
