@@ -1135,6 +1135,12 @@ def test_roofline_takes_its_source_as_s_not_g(capsys):
     assert code == 2 and "No such option '-g'" in err
 
 
+def test_debug_after_the_command_says_where_it_goes(capsys):
+    code, _, err = run(capsys, "predict", EXAMPLE, "-t", "h200", "--debug")
+    assert code == 2 and ("No such option '--debug': it is gpuproj's own option, given before "
+                          "the command (gpuproj --debug COMMAND ...).") in err
+
+
 @pytest.mark.parametrize("json_out", [False, True], ids=["table", "json"])
 def test_a_reader_that_closes_the_output_early_is_no_error(json_out):
     """`gpuproj predict ... | head -1`: rich (a table) and click (the JSON) ended a closed

@@ -122,6 +122,9 @@ def main(argv=None):
         click.echo(f"gpuproj: error: {_one_line_text(e.format_message())}", err=True)
         sys.exit(e.exit_code)
     except click.ClickException as e:
+        if isinstance(e, click.NoSuchOption) and e.option_name == "--debug":
+            e.message = (e.message.rstrip(".") + ": it is gpuproj's own option, given before "
+                         "the command (gpuproj --debug COMMAND ...).")
         e.show()
         sys.exit(e.exit_code)
     except OSError as e:
