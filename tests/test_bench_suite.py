@@ -216,7 +216,13 @@ def test_from_raw_rewrites_an_existing_catalog_gpu(run, tmp_path):
 
     out, raw, _ = run
     target = tmp_path / "h100.yaml"
-    res = CliRunner().invoke(cli, ["bench", "--from-raw", str(out.with_suffix(".json")),
+    # the run is PoCL's CPU, which bench does not write into a shipped GPU's file: the raw
+    # result said as the H100's
+    as_gpu = json.loads(out.with_suffix(".json").read_text())
+    as_gpu["device"].update(name="NVIDIA H100 80GB HBM3", device_type="GPU")
+    raw_path = tmp_path / "as-h100.json"
+    raw_path.write_text(json.dumps(as_gpu))
+    res = CliRunner().invoke(cli, ["bench", "--from-raw", str(raw_path),
                                    "--gpu", "h100-sxm5-80gb", "--out", str(target), "--json"])
     assert res.exit_code == 0, res.output
     gpu = read_gpu_file(target)
@@ -259,9 +265,19 @@ def test_from_raw_refuses_an_ambiguous_gpu_name_and_warns_of_another_device(run,
     code, _, err = run_cli(capsys, "bench", "--from-raw", src, "--gpu", "H100",
                            "--out", str(tmp_path / "a.yaml"))
     assert code == 2 and "ambiguous" in err and not (tmp_path / "a.yaml").exists()
+    # PoCL's CPU is no shipped GPU: refused (tests/test_bench_simulated.py has the why)
     code, _, err = run_cli(capsys, "bench", "--from-raw", src, "--gpu", "h100-sxm5-80gb",
                            "--out", str(tmp_path / "b.yaml"))
-    assert code == 0 and f"the device reports '{raw['device']['name']}'" in err
+    assert code == 2 and "the device is a CPU" in err and not (tmp_path / "b.yaml").exists()
+    # another GPU's run: written, with a warning
+    other = json.loads(out.with_suffix(".json").read_text())
+    other["device"].update(name="NVIDIA A100-SXM4-80GB", device_type="GPU")
+    (tmp_path / "a100.json").write_text(json.dumps(other))
+    code, _, err = run_cli(capsys, "bench", "--from-raw", str(tmp_path / "a100.json"), "--gpu",
+                           "h100-sxm5-80gb", "--out", str(tmp_path / "b.yaml"))
+    assert code == 0 and ("the device reports 'NVIDIA A100-SXM4-80GB', which the catalog knows "
+                          "as a100-sxm4-80gb: check that the measurements are "
+                          "h100-sxm5-80gb's") in err
 
 
 def test_the_width_probe_counts_kernels_on_the_opencl_device(capsys):
