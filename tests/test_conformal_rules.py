@@ -19,7 +19,11 @@ def test_every_rule_is_scored_on_every_held_out_gpu(tmp_path, monkeypatch):
     res = cr.study(tmp_path, "synthetic", "measurement", ["t.csv"], lambda line: None)
     assert set(res) == set(cr.le.HYBRIDS)
     for rules in res.values():
-        assert set(rules) == set(cr.RULES)
+        assert set(rules) == {*cr.RULES, "shipped"}
+        # three training GPUs per fold, too few for a quantile over GPUs: the model widens
+        # outside the range, and what it returns is the band rule
+        assert rules["shipped"] == {k: v for k, v in rules["+ band outside"].items()
+                                    if k != "per_gpu"}
         for rule, r in rules.items():
             assert r["n"] > 0 and 0.0 <= r["coverage"] <= 1.0 and r["width_ratio"] >= 1.0
             if rule in cr.BANDS:
