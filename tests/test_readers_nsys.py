@@ -139,6 +139,19 @@ def test_damaged_traces_are_errors_with_the_row(tmp_path):
     copies.write_text("\n".join(lines[:3]) + "\n")
     with pytest.raises(InputError, match="no kernel launch in the trace .all 2 rows"):
         load(copies)
+    # a kernel's line printed twice counted as a fifth launch (29.8 us mean, where the four
+    # took 27.1); kernels of one CUDA graph launch share a CorrId, so only a whole line counts
+    twice = tmp_path / "twice_cuda_gpu_trace.csv"
+    twice.write_text("\n".join(lines[:4] + lines[3:]) + "\n")
+    with pytest.raises(InputError, match="the row repeats row 4 field for field") as e:
+        load(twice)
+    assert e.value.row == 5
+    graph = tmp_path / "graph_cuda_gpu_trace.csv"
+    first, second = lines[3].split(","), lines[7].split(",")  # two saxpy launches
+    assert first[3] == second[3] == "4096" and first[2] != second[2]
+    second[2] = first[2]
+    graph.write_text("\n".join(lines[:7] + [",".join(second)] + lines[8:]) + "\n")
+    assert load(graph).df["launches"].sum() == load(THOR).df["launches"].sum()
 
 
 def test_predict_from_an_nsys_trace(capsys):

@@ -153,6 +153,12 @@ def test_nvprof_bad_trace(tmp_path):
     bad.write_text(text.replace("Tesla V100-PCIE-32GB", "Tesla Q999"))
     with pytest.raises(InputError, match="Q999"):
         nvprof.read(bad)
+    # a launch's line printed twice was a third vec_add launch
+    lines = text.splitlines(keepends=True)
+    bad.write_text("".join(lines[:7] + lines[6:]))
+    with pytest.raises(InputError, match="the row repeats row 7 field for field") as e:
+        nvprof.read(bad)
+    assert e.value.row == 8
 
 
 

@@ -44,6 +44,25 @@ def test_a_kernel_trace_finds_its_gpu_in_the_runs_agent_info():
     assert len(df) == 4
 
 
+def test_a_gzipped_trace_finds_its_agent_info_and_a_repeated_line_is_refused(tmp_path):
+    """``omp_kernel_trace.csv.gz`` looked for ``omp_kernel_trace.csv.gzagent_info.csv``; a line
+    printed twice counted as one dispatch more (norm: 4 launches, where it has 3)."""
+    import gzip
+
+    run = tmp_path / "run"
+    shutil.copytree(JACOBI.parent, run)
+    gz = run / "omp_kernel_trace.csv.gz"
+    gz.write_bytes(gzip.compress(JACOBI.read_bytes()))
+    (run / JACOBI.name).unlink()
+    assert load(gz).df.equals(load(JACOBI).df)
+    lines = JACOBI.read_text().splitlines(keepends=True)
+    twice = run / "twice_kernel_trace.csv"
+    twice.write_text("".join(lines[:2] + lines[1:]))
+    shutil.copy(run / "omp_agent_info.csv", run / "twice_agent_info.csv")
+    with pytest.raises(InputError, match="row 3: the row repeats row 2 field for field"):
+        load(twice)
+
+
 def test_the_documentations_trace_and_counters_with_the_gpu_named():
     trace = load(SDK_TRACE, gpu="mi210").df.set_index("kernel")
     add = trace.loc["void addition_kernel<float>(float*, float const*, float const*, int, int)"]

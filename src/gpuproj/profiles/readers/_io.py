@@ -216,6 +216,24 @@ def named_or_given_gpus(names: pd.Series, gpu, path, rows: pd.Series,
     return names.map(ids).astype(object).fillna(given)
 
 
+def refuse_repeated_rows(df: pd.DataFrame, path, what: str) -> None:
+    """An ``InputError`` at the first row of ``df`` that repeats an earlier one in every field
+    (``_row`` aside). ``what`` says why no two rows of the format can be alike (each launch
+    has its own start time): a repeat is a line copied or two outputs joined, and would count
+    as one launch more. A shared launch ID alone is no repeat: the kernels of one CUDA graph
+    launch share their correlation ID."""
+    if df.empty:
+        return
+    keys = pd.util.hash_pandas_object(df.drop(columns="_row"), index=False).to_numpy()
+    twice = pd.Series(keys).duplicated().to_numpy()
+    if twice.any():
+        i = twice.nonzero()[0][0]
+        first = int(df["_row"].to_numpy()[(keys == keys[i]).nonzero()[0][0]])
+        raise InputError(f"the row repeats row {first} field for field: {what}, so a line was "
+                         "repeated or two outputs were joined; give each output its own file",
+                         path=path, row=int(df["_row"].iloc[i]))
+
+
 def strip_device_index(name) -> str:
     """'Tesla V100-PCIE-16GB (0)' -> 'Tesla V100-PCIE-16GB' (nvprof and nsys number devices)."""
     # the spaces before it go with strip(): a leading \s* backtracked for seconds over a name

@@ -46,6 +46,7 @@ from ._io import (
     group_launches,
     launch_config,
     named_or_given_gpus,
+    refuse_repeated_rows,
     resolve_gpus,
     strip_device_index,
 )
@@ -183,6 +184,7 @@ def _si(df, units, shown, name, kind, path, row):
 def _trace(recs, path):
     """One row per kernel launch of a cuda_gpu_trace table, and the skipped copies."""
     df, units, shown, header_row = _frame(recs)
+    refuse_repeated_rows(df, path, "nsys prints each launch and copy once, with its start")
     is_kernel = df["GrdX"].str.strip() != ""
     skipped = [Skipped(str(path), int(r), "not a kernel launch (memory copy or set)")
                for r in df.loc[~is_kernel, "_row"]]
@@ -216,6 +218,7 @@ def _trace(recs, path):
 def _summary(recs, path, gpu):
     """One row per kernel (and launch configuration) of a cuda_gpu_kern_sum table."""
     df, units, shown, header_row = _frame(recs)
+    refuse_repeated_rows(df, path, "nsys sums each kernel (and launch shape) on one row")
     if gpu is None:
         raise GPUNotNamedError("a kernel summary (cuda_gpu_kern_sum) does not name the GPU",
                                in_file="read the cuda_gpu_trace report, whose Device column "

@@ -37,7 +37,14 @@ from ...files import read_text
 from ...units import unit_factor
 from ..table import ProfileTable, Skipped
 from ._checks import numeric, parse_number, split_unusable_times
-from ._io import check_header, csv_fields, launch_config, named_or_given_gpus, strip_device_index
+from ._io import (
+    check_header,
+    csv_fields,
+    launch_config,
+    named_or_given_gpus,
+    refuse_repeated_rows,
+    strip_device_index,
+)
 
 SECTOR_BYTES = 32  # bytes per DRAM / L2 transaction (Profiler User's Guide, dram_read_throughput)
 
@@ -245,6 +252,7 @@ def _read_trace(recs, path):
         raise InputError("file has a header but no rows", path=path)
     df = pd.DataFrame([dict(zip(header, f)) for _, f in recs])
     df["_row"] = [ln for ln, _ in recs]
+    refuse_repeated_rows(df, path, "nvprof prints each launch and copy once, with its start")
     skipped = []
     is_kernel = df["Grid X"].astype(str).str.strip() != ""
     for r in df.loc[~is_kernel, "_row"]:

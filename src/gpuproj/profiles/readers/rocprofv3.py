@@ -39,7 +39,7 @@ import pandas as pd
 from ...errors import GPUNotNamedError, InputError
 from ..table import ProfileTable, Skipped
 from ._checks import numeric
-from ._io import group_launches, read_csv
+from ._io import group_launches, read_csv, refuse_repeated_rows
 from .rocprof import checked_numbers, dispatches, fit_gpu
 
 # rocprofv3's (and rocpd's) column names, lower-cased -> the rocprof v1 names of rocprof.py
@@ -68,6 +68,8 @@ def read(path, gpu: str | None = None) -> ProfileTable:
     ``gpu`` names the GPU where no ``agent_info.csv`` does."""
     path = Path(path)
     raw = read_csv(path)
+    refuse_repeated_rows(raw, path, "rocprofv3 prints each dispatch (and counter) once, with "
+                         "its timestamps")
     df = raw.rename(columns={c: RENAMES.get(str(c).lower(), c) for c in raw.columns})
     # the file's own name of each column, for errors
     names = {**_SHOWN, **{RENAMES.get(str(c).lower(), c): c for c in raw.columns}}
@@ -136,7 +138,7 @@ def _launch_sizes(df: pd.DataFrame, path, names: dict) -> pd.DataFrame:
 def _agent_file(path: Path) -> Path | None:
     """The ``agent_info.csv`` of the run that wrote ``path``: same prefix, same folder or the
     one above (counter passes go to ``pass_N/`` or ``pmc_N/``)."""
-    prefix = re.sub(r"(kernel_trace|counter_collection)\.csv$", "", path.name)
+    prefix = re.sub(r"(kernel_trace|counter_collection)\.csv(\.gz)?$", "", path.name)
     for folder in (path.parent, path.parent.parent):
         f = folder / f"{prefix}agent_info.csv"
         if f.is_file():
