@@ -1204,3 +1204,35 @@ def test_a_row_no_time_can_be_given_says_which_values_the_gpu_lacks():
     assert [s.reason for s in got.skipped] == [
         "k0 [c] src -> tgt: hierarchical gave no finite positive time (tgt has no "
         "fp32_addmul_flops_per_s)"]
+
+
+def test_roof_floor_holds_the_low_end_of_every_row(monkeypatch):
+    """An FP32 kernel of the Tesla K40 (4.47 ms, 7.07 GFLOP, 69 registers a thread) projected
+    to a V100: every level's time lies above the target's roofline floor, but the block-slot
+    alternative of the interval did not (1.07 ms against the floor's 1.29 ms), and it was
+    raised only when another row of the table was floored. Each row's low end is floored now,
+    alone or in any table."""
+    import pandas as pd
+
+    from gpuproj.models import hierarchical as H
+    from gpuproj.profiles.table import ProfileTable
+
+    floors = []
+    rf = H.Hierarchical._roof_floor
+    monkeypatch.setattr(H.Hierarchical, "_roof_floor",
+                        staticmethod(lambda *a: floors.append(rf(*a)) or floors[-1]))
+    row = pd.DataFrame([{
+        "kernel": "k59", "gpu": "tesla-k40", "time_s": 4.472617e-3, "flops": 7.0718898e9,
+        "fp32_flops": 7.0718898e9, "fp32_fma_thread_inst": 2.7042277e9,
+        "fp32_add_thread_inst": 1.6634344e9, "thread_inst": 6.0364842e9,
+        "warp_inst": 3.8895385e8, "dram_bytes": 2.4528422e7, "dram_read_bytes": 1.2264211e7,
+        "dram_write_bytes": 1.2264211e7, "l2_bytes": 4.3216953e7, "l1_bytes": 1.6762358e8,
+        "grid_blocks": 73100, "block_threads": 128, "regs_per_thread": 69,
+        "smem_per_block_bytes": 4096, "working_set_bytes": 7.1042897e6}])
+    p = get_model("hierarchical-ext").predict(ProfileTable.from_frame(row), "tesla-k40",
+                                              ["v100-pcie-16gb"])
+    floor = floors[-1][0]
+    assert floor == pytest.approx(1.2865e-3, rel=1e-3)
+    assert p.df["low_s"].iat[0] == pytest.approx(floor, rel=1e-12)
+    assert p.df["time_s"].iat[0] > floor
+    assert any(a.startswith("roofline floor: 1 row(s)") for a in p.assumptions["v100-pcie-16gb"])

@@ -640,12 +640,15 @@ class Hierarchical(Model):
         per_level, low, high = projected
         floor = self._roof_floor(times_s, times_t, t_body)
         raised = np.isfinite(per_level) & (per_level < floor[:, None])
-        if not raised.any():
+        # the low end too, row by row: an interval's alternatives (the block-slot fill) can
+        # lie below the floor where every level's time does not
+        rows = raised.any(axis=1) | (low < floor)
+        if not rows.any():
             return [], projected
         per_level = np.where(raised, floor[:, None], per_level)
         low, high = np.fmax(low, floor), np.fmax(high, floor)
-        return ([f"roofline floor: {raised.any(axis=1).sum()} row(s) projected below "
-                 f"{target.id}'s own roofline time raised to it"], (per_level, low, high))
+        return ([f"roofline floor: {rows.sum()} row(s) projected below {target.id}'s own "
+                 "roofline time raised to it"], (per_level, low, high))
 
     def _roof_rate(self, source, target) -> float:
         """What the time outside the roofs becomes on the target, per second on the source:
