@@ -10,7 +10,9 @@ parentheses):
 - Eq. 4  E_mix = (M_fpXX + M_fmaXX) / (2 M_fpXX), 50 % for int
 - Eqs. 5-9  D_ops = I_ops / I_total, D_ldst = M_ldst / I_total, D_other = 1 - D_ops - D_ldst,
   I_ops = M_fpXX or M_int, I_total = 32 M_inst                     (ldst_thread_inst, warp_inst)
-  (the counting GPU's warp width for 32: 64 on CDNA)
+  (the counting GPU's warp width for 32: 64 on CDNA); D_other at least 0: counts whose D_ops +
+  D_ldst exceed 1, which no consistent profile gives, would make the other instructions' work
+  negative and the kernel faster than its compute and load/store instructions alone
 
 Target parameters (Table 3) from the catalog (measured, else derived, else peak): T_SP, T_DP
 (FMA FLOP/s), T_int (INT32 multiply-add ops/s), T_add (INT32 add), T_ldst (shared load/store
@@ -78,7 +80,7 @@ class Quantitative(Model):
         d_other = 1.0 - d_ops - d_ldst
         return {"K_type": ktype, "W_comp": w_comp, "W_traf": df["dram_bytes"].to_numpy(float),
                 "E_mix": e_mix, "D_ops": d_ops, "D_ldst": d_ldst,
-                "D_other": np.maximum(d_other, 0.0)}
+                "D_other": np.maximum(d_other, 0.0)}  # at least 0: the module docstring
 
     @staticmethod
     def device_parameters(book) -> dict:
