@@ -618,6 +618,13 @@ def test_quantitative_counts_a_wavefront_as_64_threads():
     p = m.kernel_parameters(k.df, counted_warp_size=64)
     assert p["D_ops"][0] == pytest.approx(1 / 3.2) and p["D_ldst"][0] == pytest.approx(0.25)
     assert m.predict(k, cdna, TGT).df.iloc[0]["time_s"] == pytest.approx(5e-4)
+    # counts whose D_ops + D_ldst exceed 1 (3e9 FP32 and 2e9 LD/ST of I_total = 4e9): no
+    # other instructions, not -0.25 of them
+    odd = m.kernel_parameters(table(time_s=[1e-3], fp32_thread_inst=[3e9],
+                                    fp32_fma_thread_inst=[2e9], fp64_thread_inst=[0.0],
+                                    int_thread_inst=[0.0], warp_inst=[1.25e8],
+                                    ldst_thread_inst=[2e9], dram_bytes=[1e9]).df)
+    assert odd["D_ops"][0] + odd["D_ldst"][0] == pytest.approx(1.25) and odd["D_other"][0] == 0
 
 
 def test_quantitative_transfer_hand_example():
