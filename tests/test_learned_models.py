@@ -211,3 +211,20 @@ def test_an_interval_calibrated_on_nine_gpus_does_not_widen_outside_the_range():
     assert m.outside_bands_ == {} and m.conformal_ is not None
     assert m.clone(cv_folds=8).fit(table).outside_bands_ != {}
     assert m.clone(coverage=0.95).fit(table).outside_bands_ != {}  # needs K >= 19
+
+
+def test_a_prediction_says_where_its_interval_widened_outside_the_training_range():
+    from learned_helpers import synthetic_table
+
+    from gpuproj.learned.hybrids import ResidualHybrid
+
+    synth = synthetic_table(n_configs=10)
+    m = ResidualHybrid(learner_params={"max_iter": 20}).fit(synth)
+    p = m.predict(synth.on("titan-v"), "titan-v", ["rtx-4070", "h100-sxm5-80gb"])
+    inside, outside = (next(a for a in p.assumptions[g] if a.startswith("interval: "))
+                       for g in ("rtx-4070", "h100-sxm5-80gb"))
+    assert "widened" not in inside  # a training GPU
+    n = len(synth.on("titan-v"))
+    assert (f"; for {n} row(s) outside the training GPUs' range widened towards the error band "
+            "of the analytical methods the prediction gives way to there (") in outside
+    assert ", ".join(m._guard_chain()) in outside

@@ -409,10 +409,13 @@ class LearnedModel(Model):
                             self._physics_of(df, source, target))
         t = self._final(data)
         low = high = None
+        widened = 0
         if self.conformal_ is not None:
             src = df["time_s"].to_numpy(float)
             low, high = self.conformal_.interval(t, src)
-            low, high = self._widen_outside(data, t, src, low, high, cell(source, target))
+            wide = self._widen_outside(data, t, src, low, high, cell(source, target))
+            widened = int(((wide[0] != low) | (wide[1] != high)).sum())
+            low, high = wide
         notes = [f"{self.name}: {self.describe()}; trained on {len(self.train_info_['gpus'])} "
                  f"GPUs, {self.train_info_['pairs']} pairs (data sha256 "
                  f"{self.train_info_['hash'][:12]})"]
@@ -443,7 +446,11 @@ class LearnedModel(Model):
                          "the model trained on this kind of kernel?)")
         if self.conformal_ is not None:
             notes.append(f"interval: {100 * self.coverage:.0f} % requested, calibrated on the "
-                         f"out-of-fold errors of {self.conformal_.n_} held-out pairs")
+                         f"out-of-fold errors of {self.conformal_.n_} held-out pairs"
+                         + (f"; for {widened} row(s) outside the training GPUs' range widened "
+                            "towards the error band of the analytical methods the prediction "
+                            f"gives way to there ({', '.join(self._guard_chain())})"
+                            if widened else ""))
         return Projection(t, low, high, np.full(len(df), "learned", object), {}, notes)
 
     def _all_features(self) -> set:
