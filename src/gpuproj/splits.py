@@ -220,10 +220,11 @@ def evaluate_fold(fold: Fold, methods, *, coverage=None, cv_groups="gpu", model_
         model = make_method(m, coverage=coverage, cv_groups=cv_groups,
                             params=(model_params or {}).get(name), bands=bands)
         if model is m and getattr(m, "trained", False) and hasattr(m, "clone"):
-            # every fold trains its own, unfitted copy; one left at the shipped bands gets
-            # those without the table's source, as a model made from its name does
-            keep = bands is None or getattr(m, "physics_bands", ...) is not None
-            model = m.clone() if keep else m.clone(physics_bands=bands)
+            # every fold trains its own, unfitted copy; one left at the shipped bands
+            # (physics_bands None) gets those without the table's source, as a model made
+            # from its name does
+            shipped = bands is not None and getattr(m, "physics_bands", False) is None
+            model = m.clone(physics_bands=bands) if shipped else m.clone()
         if getattr(model, "trained", False) and not hasattr(model, "features_"):
             model.fit(fold.train)
         models.append(model)
