@@ -191,11 +191,25 @@ def test_kerneltuner_gemm_excerpt():
         col = "time_ms__" + col
         got = t.df.loc[t.df["gpu"] == gpu, "time_s"].to_numpy()
         assert got == pytest.approx(raw[col].dropna().to_numpy() / 1e3), gpu
-    assert r["config"].startswith("MWG=16,NWG=16,KWG=32,MDIMC=8,NDIMC=8")
+    assert r["config"] == ("KWG=32,KWI=2,MDIMA=8,MDIMC=8,MWG=16,NDIMB=8,NDIMC=8,NWG=16,"
+                           "PRECISION=32,SA=0,SB=0,STRM=0,STRN=0,VWM=1,VWN=1")
     assert r["block_threads"] == 64 and r["grid_blocks"] == (4096 / 16) ** 2
     assert r["MWG"] == 16  # tuning parameters kept as columns
     # one problem per cache, the variants of which rankings order
     assert set(t.df["problem"]) == {"M=N=K=4096,PRECISION=32"}
+
+
+def test_kerneltuner_caches_with_parameters_in_other_orders_name_configurations_alike(tmp_path):
+    """The configuration key joined the parameters in the file's column order, so a cache
+    written with its columns in another order named every configuration differently, and two
+    such caches read together shared no configuration."""
+    raw = pd.read_csv(DATA / "kerneltuner-4gpus-gemm_clblast_4096.csv")
+    cols = list(raw.columns)
+    raw[cols[::-1]].to_csv(tmp_path / "gemm_4096.csv", index=False)
+    a, b = load(DATA / "kerneltuner-4gpus-gemm_clblast_4096.csv"), load(tmp_path / "gemm_4096.csv")
+    key = ["gpu", "config"]
+    assert a.df.sort_values(key)[key + ["time_s"]].reset_index(drop=True).equals(
+        b.df.sort_values(key)[key + ["time_s"]].reset_index(drop=True))
 
 
 def test_a_gemm_cache_named_with_its_gpu_count_only_has_no_size(tmp_path):

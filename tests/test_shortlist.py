@@ -107,8 +107,8 @@ def test_cli_predict_shortlist(capsys):
     assert len(out.splitlines()) == 7
     on_3090 = src.dropna(subset=["time_ms__RTX_3090"])
     cfg = on_3090.filter(regex=r"^[A-Z]+$").astype(int).astype(str)
-    measured = dict(zip(cfg.apply(lambda r: ",".join(f"{k}={v}" for k, v in r.items()), axis=1),
-                        on_3090["time_ms__RTX_3090"] / 1e3))
+    keys = cfg.apply(lambda r: ",".join(f"{k}={v}" for k, v in sorted(r.items())), axis=1)
+    measured = dict(zip(keys, on_3090["time_ms__RTX_3090"] / 1e3))
     picks = got[got["target"] == "rtx-3090"]
     assert picks["measured_s"].tolist() == pytest.approx([measured[c] for c in picks["config"]])
     code, out, _ = run_cli(capsys, *args)

@@ -6,7 +6,9 @@ configuration does not compile or launch on that GPU: such cells are skipped wit
 ``config invalid on <gpu>``.
 
 The output is long: one row per (configuration, GPU), ``config`` = the tuning parameters joined
-(``MWG=16,NWG=16,...``), the parameters also kept as their own columns for learned models.
+in the order of their names (``KWG=32,KWI=2,MDIMA=8,...``), so that two caches that list them in
+different orders name a configuration alike; the parameters are also kept as their own columns
+for learned models.
 ``problem``: what the configurations solve, one problem per file and kernel (a cache tunes one),
 so that rankings order the tuning variants of it: ``M=N=K=4096,PRECISION=32`` for a GEMM,
 ``image=4096x4096,filter=15x15`` for a convolution, the file name for another kernel.
@@ -112,10 +114,10 @@ def read(path, gpu: str | None = None, gemm_size: int | None = None,
          for c in params}
     kernel, dtype, derived = _problem(params, path, gemm_size, image_size,
                                       {k: v.reset_index(drop=True) for k, v in p.items()})
-    text = {c: df[c].astype(str) for c in params}
-    config = text[params[0]].radd(params[0] + "=")
-    for c in params[1:]:
-        config = config + "," + c + "=" + text[c]
+    keys = sorted(params)  # the file's column order would make one configuration two
+    config = df[keys[0]].astype(str).radd(keys[0] + "=")
+    for c in keys[1:]:
+        config = config + "," + c + "=" + df[c].astype(str)
     base = pd.DataFrame({"kernel": kernel, "config": config, "dtype": dtype,
                          "_row": df["_row"]})
     for c in params:
