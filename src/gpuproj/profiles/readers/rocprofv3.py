@@ -27,6 +27,10 @@ an error. ``Wave_Front_Size`` is the wavefront the counter formulas use.
 
 Dispatches of one kernel with one launch configuration become one row: ``launches`` = their
 number, ``time_s`` and counts the mean per dispatch (``time_s_min`` / ``time_s_max`` the spread).
+A launch configuration is ``grid=<workgroups> block=<work-items>`` in totals, the only sizes a
+counter collection and the ``rocprof`` reader's files give, so that a kernel trace's times match
+their rows (``--trace``); a trace's per-dimension sizes are multiplied out, and two shapes of one
+kernel with the same totals (16 x 64 and 64 x 16 workgroups of 64) become one row.
 """
 
 from __future__ import annotations
