@@ -472,8 +472,9 @@ def test_parallelism_keeps_a_measured_launch_overhead_out_of_the_scaling():
     target), a time is overhead plus body and only the body scales. DRAM-bound, 1e12 -> 2e12
     B/s: 10 us gives (10 - 2) / 2 + 3 = 7 us (the bandwidth ratio alone: 5 us); 2.05 us is
     nearly all overhead, its body floored at 5 % of the time: max(0.05, 0.1025) / 2 + 3 =
-    3.05125 us (alone: 1.025 us). Without a value on both GPUs the whole time scales, and a
-    note says so."""
+    3.05125 us (alone: 1.025 us). Measured on one GPU only, the other's is taken as the same
+    (10 us: (10 - 2) / 2 + 2 = 6 us); measured on neither, the whole time scales, and a note
+    says which."""
     k = table(time_s=[10e-6, 2.05e-6], dram_bytes=[1e6, 1e6], dram_read_bytes=[0.5e6] * 2,
               dram_write_bytes=[0.5e6] * 2)
     src = make_gpu("ls", peak={"dram_bw_bytes_per_s": 1e12},
@@ -487,8 +488,18 @@ def test_parallelism_keeps_a_measured_launch_overhead_out_of_the_scaling():
     plain = make_gpu("lu", peak={"dram_bw_bytes_per_s": 2e12},
                      measured={"dram_bw_bytes_per_s": 2e12})
     q = ext.predict(k, src, plain)
-    assert q.df["time_s"].to_numpy() == pytest.approx([5e-6, 1.025e-6])
-    assert any("not measured for both GPUs" in n for n in q.assumptions["lu"])
+    assert q.df["time_s"].to_numpy() == pytest.approx([6e-6, 0.1025e-6 / 2 + 2e-6])
+    assert any("launch overhead 2.0 us -> 2.0 us (measured on ls, taken as the same on lu)" in n
+               for n in q.assumptions["lu"])
+    back = get_model("hierarchical", parallelism=True).predict(
+        table(time_s=[10e-6], dram_bytes=[1e6]), plain, src)  # 2e12 -> 1e12 B/s
+    assert back.df["time_s"].to_numpy() == pytest.approx([(10e-6 - 2e-6) * 2 + 2e-6])
+    assert any("measured on ls, taken as the same on lu" in n for n in back.assumptions["ls"])
+    bare = make_gpu("lb", peak={"dram_bw_bytes_per_s": 1e12},
+                    measured={"dram_bw_bytes_per_s": 1e12})
+    r = ext.predict(k, bare, plain)
+    assert r.df["time_s"].to_numpy() == pytest.approx([5e-6, 1.025e-6])
+    assert any("measured on neither GPU" in n for n in r.assumptions["lu"])
 
 
 # a GPU with a memory-side L3 (an AMD Infinity Cache) behind a 4 MB L2
