@@ -274,6 +274,21 @@ def test_resolve_unknown_suggests(cat):
         cat.resolve("Voodoo 2")
 
 
+def test_resolve_does_not_take_a_name_for_its_variant(cat):
+    """Every word of 'GeForce RTX 2080' is in 'GeForce RTX 2080 Ti', which it resolved to
+    without a word (46 against 68 SMs); a word the match adds that names a variant makes it
+    another GPU, which the suggestions still offer. Words a vendor adds are no variant."""
+    for name, variant in (("GeForce RTX 2080", "rtx-2080-ti"), ("GeForce GTX 1660", "gtx-1660-ti"),
+                          ("Radeon RX 7900", "rx-7900-xtx")):
+        with pytest.raises(UnknownGPUError, match=f"unknown GPU '{name}'; did you mean .*"
+                                                  + variant):
+            cat.resolve(name)
+    assert cat.resolve("NVIDIA GeForce RTX 3060 Laptop GPU").id == "rtx-3060-laptop"
+    assert cat.resolve("Tesla K40").id == "tesla-k40"
+    with pytest.raises(UnknownGPUError, match="the GPU name is empty"):
+        cat.resolve(" ")
+
+
 def test_resolve_isa_when_unique(cat):
     assert cat.resolve("gfx908").id == "mi100"
     with pytest.raises(UnknownGPUError, match="ambiguous"):  # Tesla C2070 and GTX 480

@@ -394,6 +394,9 @@ _DROP = {"nvidia", "amd", "ati", "intel", "geforce", "tesla", "quadro", "radeon"
 # dropped words that name a product line: a query that has one matches by its other words only
 # a GPU whose names have it too ("Quadro RTX 6000", the Turing card, is not the RTX 6000 Ada)
 _LINES = {"geforce", "tesla", "quadro", "radeon", "instinct"}
+# words that make another product of a name they are added to: 'RTX 2080' is not the RTX 2080 Ti
+_VARIANT_WORDS = {"ti", "super", "xt", "xtx", "gre", "laptop", "mobile", "q", "d", "s", "x",
+                  "black", "ultra"}
 
 
 def normalize_name(name: str) -> str:
@@ -463,6 +466,8 @@ class Catalog:
         if isinstance(name, GPU):
             return name
         raw = str(name).strip()
+        if not raw:
+            raise UnknownGPUError("the GPU name is empty (see `gpuproj gpus list`)")
         if raw.lower() in self.gpus:
             return self.gpus[raw.lower()]
         if any(c in raw for c in "*?["):
@@ -475,11 +480,14 @@ class Catalog:
             isa = raw.lower().split(":")[0]
             ids = {g.id for g in self.gpus.values() if g.isa.lower() == isa}
         if not ids and key:
-            # every word of the query appears in a GPU's name or an alias
+            # every word of the query appears in a GPU's name or an alias, which adds no word
+            # that names a variant of it
             words = set(key.split())
             lines = set(re.findall(r"[a-z]+", raw.lower())) & _LINES
             ids = {g.id for g in self.gpus.values()
-                   for n in (g.id, g.name, *g.aliases) if words <= set(normalize_name(n).split())
+                   for n in (g.id, g.name, *g.aliases)
+                   if words <= (have := set(normalize_name(n).split()))
+                   and not (have - words) & _VARIANT_WORDS
                    and lines <= set(re.findall(r"[a-z]+", " ".join((g.name, *g.aliases)).lower()))}
         if len(ids) == 1:
             return self.gpus[next(iter(ids))]
@@ -590,6 +598,8 @@ def names_a_file(name) -> bool:
     that exists, or one written as a path (./gpus/x). A name with a / inside ('AMD Instinct
     MI250X / MI250', a renderer's 'RTX 3080/PCIe') is no file."""
     text = str(name)
+    if not text.strip():  # Path('') is the working folder, which exists
+        return False
     return is_yaml(text) or _is(Path.exists, text) or text.startswith(("/", "./", "../", "~"))
 
 
