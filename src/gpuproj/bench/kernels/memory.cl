@@ -9,9 +9,16 @@
  *   triad a[i] = b[i] + s * c[i]    2 loads, 1 store   48 B
  * Write-allocate traffic (CPUs) is not counted: the figure is what a GPU kernel moves.
  *
- * ws_read: every work-item reads float4 elements idx & mask, idx += global size, for iters
- * steps: a working set of (mask + 1) * 16 bytes read over and over, which a cache of that size
- * serves (L1 for a few KiB, L2 for a fraction of L2, DRAM above).
+ * ws_read: work-group g walks float4 elements (start + lid + k * 2 * local size) & mask for
+ * iters loads per work-item, two per step, from chunk start = (g * 40503) of 2 * local size
+ * elements: a working set of (mask + 1) * 16 bytes read over and over, which a cache of that
+ * size serves (L1 for a few KiB, L2 for a fraction of L2, DRAM above). Every work-group reads
+ * across the whole set, so every compute unit does: a cache that holds less than the set
+ * cannot serve it. (A step of the global size, before, had each work-item re-read the same
+ * few elements where the global size is a multiple of a large power of two: on the H100 sets
+ * of up to 4 MiB ran at the L1's rate and the 8 MiB L2 set half from L1.) The odd factor
+ * scatters the groups' starting chunks, all distinct while the set has as many chunks as
+ * there are groups, so that groups on one compute unit do not read each other's chunks.
  *
  * smem_read: 8 loads per loop iteration from a local (shared) array, from word base + k * 64
  * where base = (lid * stride) & 2047. stride 1: consecutive words, no bank conflict;
@@ -22,6 +29,7 @@
  * empty: launch overhead and per-block cost (the store never happens: sentinel is never a gid).
  */
 
+#define WS_SCATTER 40503u  /* odd: chunk g * WS_SCATTER mod chunks is one-to-one */
 #define SMEM_WORDS 4096
 #define SMEM_BASE_MASK 2047
 #define SMEM_OFF 64
@@ -66,17 +74,16 @@ __kernel void stream_triad(__global float4* a, __global const float4* b, __globa
 
 __kernel void ws_read(__global const float4* in, __global float* out, uint mask, uint iters)
 {
-    uint gid = (uint)get_global_id(0);
-    uint gs = (uint)get_global_size(0);
-    uint idx = gid;
+    uint ls = (uint)get_local_size(0);
+    uint idx = (uint)get_group_id(0) * WS_SCATTER * 2u * ls + (uint)get_local_id(0);
     float4 s0 = (float4)(0.0f), s1 = (float4)(0.0f);
     for (uint it = 0; it < iters; it += 2) {
         s0 += in[idx & mask];
-        s1 += in[(idx + gs) & mask];
-        idx += 2 * gs;
+        s1 += in[(idx + ls) & mask];
+        idx += 2u * ls;
     }
     float r = s0.x + s0.y + s0.z + s0.w + s1.x + s1.y + s1.z + s1.w;
-    if (r < 0.0f) out[gid] = r;   /* data are >= 0: never stored, but the loads stay */
+    if (r < 0.0f) out[get_global_id(0)] = r;   /* data are >= 0: never stored, but the loads stay */
 }
 
 __kernel void smem_read(__global float* out, uint iters, uint stride)

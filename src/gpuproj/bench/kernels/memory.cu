@@ -1,6 +1,7 @@
 // gpuproj memory kernels (CUDA C++). Same names, arguments and byte counts as memory.cl (see its
 // header for the formula and stream count of each kernel).
 
+#define WS_SCATTER 40503u  // odd: chunk g * WS_SCATTER mod chunks is one-to-one (memory.cl)
 #define SMEM_WORDS 4096
 #define SMEM_BASE_MASK 2047
 #define SMEM_OFF 64
@@ -55,18 +56,17 @@ extern "C" __global__ void stream_triad(float4* __restrict__ a, const float4* __
 extern "C" __global__ void ws_read(const float4* __restrict__ in, float* out, unsigned mask,
                                    unsigned iters)
 {
-    unsigned gid = (unsigned)gid1();
-    unsigned gs = gridDim.x * blockDim.x;
-    unsigned idx = gid;
+    unsigned ls = blockDim.x;
+    unsigned idx = blockIdx.x * WS_SCATTER * 2u * ls + threadIdx.x;
     float4 s0 = make_float4(0.f, 0.f, 0.f, 0.f), s1 = s0;
 #pragma unroll 4
     for (unsigned it = 0; it < iters; it += 2) {
         s0 = add4(s0, in[idx & mask]);
-        s1 = add4(s1, in[(idx + gs) & mask]);
-        idx += 2 * gs;
+        s1 = add4(s1, in[(idx + ls) & mask]);
+        idx += 2u * ls;
     }
     float r = s0.x + s0.y + s0.z + s0.w + s1.x + s1.y + s1.z + s1.w;
-    if (r < 0.0f) out[gid] = r;
+    if (r < 0.0f) out[gid1()] = r;
 }
 
 extern "C" __global__ void smem_read(float* out, unsigned iters, unsigned stride)
