@@ -310,6 +310,18 @@ def test_ceiling_measured_derived_peak(cat):
     assert m.kind == "missing" and math.isnan(m.value)
 
 
+def test_a_derived_ceiling_is_at_most_the_peak(cat):
+    """The H100 SXM5's compiled integer adds ran at 1.95x the Programming Guide's rate (half of
+    them issue on the FMA pipe); carried over, that ratio gave a P100 and a K40 more adds per
+    clock than they have lanes. The derived value stops at the peak, and its note says why."""
+    h100, p100 = cat.gpus["h100-sxm5-80gb"], cat.gpus["tesla-p100-pcie-16gb"]
+    name = "int32_add_ops_per_s"
+    assert h100.measured(name) / h100.peak(name) > 1.9
+    d = p100.ceiling(name, reference=h100)
+    assert (d.kind, d.value) == ("derived", p100.peak(name))
+    assert "taken as 1" in d.note and d.note.ratio == pytest.approx(1.945, abs=0.01)
+
+
 def test_ceiling_falls_to_the_peak_when_two_benchmarks_measured_the_pair(cat):
     """TITAN V (seed report: 0.30 of 0.65 TB/s) against the A100 SXM4 80 GB (gpu-benches: 1.76
     of 2.04): different benchmarks, so both sides take their peak; within one benchmark

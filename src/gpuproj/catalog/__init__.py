@@ -60,6 +60,8 @@ class CeilingNote(str):
                 ratio: float | None = None):
         if kind == "derived":
             text = f"{gpu} {ceiling} derived: peak x {ref} measured/peak = {ratio:.3f}"
+            if ratio > 1:
+                text += " (taken as 1: a peak its own GPU exceeds is no share to carry over)"
         elif kind == "instead":
             text = f"{gpu} has no {ceiling}: {ref} used"
         else:
@@ -162,7 +164,8 @@ class GPU:
         """The best available sustained value of throughput ``name``.
 
         Measured where the catalog has it; else this GPU's peak scaled by ``reference``'s
-        measured/peak ratio (Van Lanker et al., Sec. 4.1), marked ``derived``; else the peak.
+        measured/peak ratio (Van Lanker et al., Sec. 4.1), at most 1, marked ``derived``; else
+        the peak.
         Where both GPUs were measured, but by different benchmarks (the first word of the
         source: ``gpu-benches``, ``seed-report-4gpus``, ``gpuproj``), the peak instead: each
         benchmark moves its bytes its own way (the seed report a ``cudaMemcpy``, gpu-benches
@@ -186,7 +189,10 @@ class GPU:
         if ref is not None:
             rm, rp = ref.measured(name), ref.peak(name)
             if not (math.isnan(p) or math.isnan(rm) or math.isnan(rp)) and rp > 0:
-                return Ceiling(p * rm / rp, "derived",
+                # at most the peak: the H100's compiled integer adds run at 1.95x the
+                # Programming Guide's IADD3 rate (half issue on the FMA pipe), which a Pascal's
+                # or a Kepler's adds cannot
+                return Ceiling(p * min(rm / rp, 1.0), "derived",
                                CeilingNote(self.id, "derived", name, ref.id, rm / rp))
         if not math.isnan(p):
             return Ceiling(p, "peak", CeilingNote(self.id, "peak", name))
