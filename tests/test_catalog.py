@@ -81,9 +81,10 @@ def test_fp32_peak_matches_lanes_times_clock(path):
 
 
 # shared-memory (LDS) bytes per clock per SM or CU where the vendor documents a rate other than
-# 32 banks x 4 B: Turing's 64 (NVIDIA's GA102 whitepaper), AMD's by ISA (CDNA white papers,
+# 32 banks x 4 B: Fermi's 64 per shader clock (the CUDA guide, cc 2.x: 32 bits per bank per two
+# clocks), Turing's 64 (NVIDIA's GA102 whitepaper), AMD's by ISA (CDNA white papers,
 # ROCm Compute Profiler, RDNA ISA guides; CDNA 4 doubles the read rate)
-SHARED_BYTES_PER_CLOCK = {"sm_75": 64, "gfx906": 128, "gfx908": 128, "gfx90a": 128,
+SHARED_BYTES_PER_CLOCK = {"sm_20": 64, "sm_75": 64, "gfx906": 128, "gfx908": 128, "gfx90a": 128,
                           "gfx942": 128, "gfx950": 256, "gfx1030": 128, "gfx1100": 128}
 # L1 bytes per clock per AMD CU: one vector L1 line (GPUOpen on GCN, ROCm Compute Profiler's
 # vL1D peak per gfx; the CDNA 3 white paper doubles line and bus to 128 B); per Intel Xe-HPC
