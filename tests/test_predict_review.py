@@ -111,3 +111,23 @@ def test_interval_note_says_what_the_analytical_interval_spans():
     note = r.bands_note(d)
     assert "interval: the method's own range over memory levels and over the alternatives" in note
     assert "saved model" not in note
+
+
+def test_totals_say_where_a_target_lacks_the_ceiling_of_much_of_the_time():
+    """The H100 suite ranked the B200 before the H200 with nothing in the totals to say that
+    80 % of the source time (atomic_hotspot and naive_transpose on the L2, two kernels on the
+    L1) was projected without those levels, which the B200's entry lacks; the H200 has them."""
+    from gpuproj.predict import predict
+    from gpuproj.profiles import load
+
+    r = predict(load(ROOT / "examples" / "h100-suite-ncu.csv"), targets=["h200", "b200"],
+                methods=["hierarchical-ext"])
+    d = r.table()
+    d = d[d["target"] == "b200"].assign(w=lambda x: x["source_time_s"] * x["launches"])
+    gap = d[d["limiter"] == "unknown"]
+    share = gap["w"].sum() / d["w"].sum()
+    note = r.unbounded_totals()
+    assert f"b200: {len(gap)} rows, {100 * share:.0f} %" in note and "h200" not in note
+    assert note in r._repr_html_().replace("&#x27;", "'")
+    assert predict(load(ROOT / "examples" / "h100-suite-ncu.csv"), targets=["h200"],
+                   methods=["hierarchical-ext"]).unbounded_totals() is None

@@ -261,9 +261,8 @@ class PredictionSet:
                  "<p>Per kernel</p>",
                  text_columns(readable_rows(d), KERNEL_KEYS, own).to_html(index=False,
                                                                           max_rows=60)]
-        partial = self.partial_totals()
-        if partial:
-            parts.append(f"<p>{html.escape(partial)}</p>")
+        parts += [f"<p>{html.escape(n)}</p>" for n in (self.partial_totals(),
+                                                       self.unbounded_totals()) if n]
         parts += [f"<p><small>{html.escape(note)}</small></p>"
                   for note in (self.bands_note(d), limiter_note(d["limiter"]))]
         parts.append(skipped)
@@ -295,6 +294,28 @@ class PredictionSet:
         return (f"application totals add {len(every)} kernel rows, those of "
                 f"{first_of(short, 6)} (rows skipped): compare such a total with the "
                 "source's on the same rows, not with the other totals")
+
+    def unbounded_totals(self) -> str | None:
+        """A note naming the totals (method, target) of which a third or more of the source
+        time lies in rows whose limiter is ``unknown`` (bound on the source by a level the
+        target's catalog entry lacks, projected from the other levels alone), or None: their
+        own interval does not see it, and a target ranked fastest may owe it to the gap (the
+        H100 suite on the B200, without an L2 ceiling: 4 rows, 80 % of the time)."""
+        d = self.table()
+        if d.empty or "source_time_s" not in d:
+            return None
+        w = d["source_time_s"] * d["launches"]
+        by = [d["method"].astype(str), d["target"].astype(str)]
+        share = w.where(d["limiter"] == "unknown", 0.0).groupby(by).sum() / w.groupby(by).sum()
+        rows = (d["limiter"] == "unknown").groupby(by).sum()
+        one = d["method"].nunique() == 1
+        big = [f"{t}{'' if one else f' ({m})'}: {rows[m, t]} rows, {100 * share[m, t]:.0f} %"
+               for (m, t) in share.index if share[m, t] >= 1 / 3]
+        if not big:
+            return None
+        return (f"totals with much of the source time bound by a ceiling the target lacks "
+                f"(limiter unknown), projected from the other levels alone: "
+                f"{first_of(big, 6)}; their totals may be too fast, beyond their interval")
 
     def assumption_lines(self) -> list[str]:
         """Each assumption once, with the methods that made it (a catalog value used for every

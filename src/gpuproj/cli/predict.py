@@ -281,9 +281,9 @@ def print_predictions(result, con) -> None:
             "are variants of a tuned kernel, --shortlist K lists the ones to measure on each "
             "target")
     table(*frames[1])
-    partial = result.partial_totals()
-    if partial:
-        dim(partial)
+    for note in (result.partial_totals(), result.unbounded_totals()):
+        if note:
+            dim(note)
 
 
 def _widest(frame, column: str) -> int:
