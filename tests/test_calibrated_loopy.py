@@ -338,6 +338,30 @@ def test_a_kernel_the_device_refuses_is_one_line(tmp_path, capsys, monkeypatch):
 
 
 @needs_opencl
+def test_a_buffer_the_device_cannot_allocate_is_one_line(tmp_path, capsys):
+    """An array above the device's largest allocation: pyopencl raises a LogicError
+    (INVALID_BUFFER_SIZE), not the RuntimeError the runner caught, which ended in a traceback
+    after the timing had begun."""
+    import pyopencl as cl
+
+    from gpuproj.bench.opencl import list_devices, pick_device
+
+    # the gmem kernel's arrays are (16 ng1) x (16 ng0) floats: one a little above the limit
+    ng = math.isqrt(pick_device(list_devices()).max_mem_alloc_size // (256 * 4)) + 1
+    model = tmp_path / "m.yaml"
+    model.write_text("output: f_wall_time\nexpression: p_g * f_mem_access_global\n")
+    code, _, err = run_cli(capsys, "calibrate", str(model), "--tags", "gmem_access_pattern",
+                           "--tags", f"ng0:{ng}", "--tags", f"ng1:{ng}", "--tags", "narrays:1",
+                           "--repetitions", "1", "--out", str(tmp_path / "p.json"))
+    assert code == 2 and "Traceback" not in err, err
+    (line,) = err.splitlines()
+    assert line.startswith(f"gpuproj: error: OpenCL could not run kernel gmem_float32_1arr_N at "
+                           f"sizes {{'ng0': {ng}, 'ng1': {ng}}} on ")
+    assert line.endswith("INVALID_BUFFER_SIZE")
+    assert issubclass(cl.LogicError, cl.Error) and not issubclass(cl.LogicError, cl.RuntimeError)
+
+
+@needs_opencl
 @pytest.mark.slow
 def test_cli_calibrates_evaluates_and_predicts_end_to_end(tmp_path):
     from click.testing import CliRunner
@@ -606,10 +630,17 @@ def test_cli_calibrate_warns_as_every_command_does(tmp_path, monkeypatch, capsys
 
 class _FakeCupy:
     """The part of CuPy that CudaRunner uses, for a machine without a GPU: kernels compile to
-    nothing and run in a time that grows with their grid (5 us + 1 ns per work-item)."""
+    nothing and run in a time that grows with their grid (5 us + 1 ns per work-item). ``fail``:
+    an exception for NVRTC to raise ("compile") or the launch ("launch"), as CuPy's would."""
+
+    class CompileException(Exception):
+        pass
+
+    class CUDADriverError(RuntimeError):
+        pass
 
     def __init__(self):
-        self.compiled, self.clock = [], 0.0
+        self.compiled, self.clock, self.fail = [], 0.0, {}
         fake = self
 
         class Event:
@@ -637,7 +668,12 @@ class _FakeCupy:
                 fake.compiled.append(code)
 
             def get_function(self, name):
+                if "compile" in fake.fail:
+                    raise fake.fail["compile"]
+
                 def kernel(grid, block, args):
+                    if "launch" in fake.fail:
+                        raise fake.fail["launch"]
                     assert name in fake.compiled[-1] and all(g >= 1 for g in grid + block)
                     fake.clock += 5e-6 + 1e-9 * np.prod(grid) * np.prod(block)
                 return kernel
@@ -645,9 +681,36 @@ class _FakeCupy:
         self.cuda = types.SimpleNamespace(
             Event=Event, Device=Device,
             get_elapsed_time=lambda a, b: (b.t - a.t) * 1e3,  # ms, as CuPy gives it
-            runtime=types.SimpleNamespace(getDeviceProperties=lambda i: {"name": b"Fake H100"}))
+            runtime=types.SimpleNamespace(getDeviceProperties=lambda i: {"name": b"Fake H100"},
+                                          CUDARuntimeError=type("CUDARuntimeError",
+                                                                (RuntimeError,), {})),
+            compiler=types.SimpleNamespace(CompileException=self.CompileException),
+            driver=types.SimpleNamespace(CUDADriverError=self.CUDADriverError),
+            memory=types.SimpleNamespace(OutOfMemoryError=type("OutOfMemoryError",
+                                                               (MemoryError,), {})))
         self.RawModule = RawModule
         self.ones = lambda n, dtype: np.ones(1, dtype=dtype)  # contents never read
+
+
+@pytest.mark.parametrize("stage, error, why", [
+    ("compile", _FakeCupy.CompileException(
+        "kern.cu(3): warning: unused\nkern.cu(12): error: identifier \"x\" is undefined\n\n"
+        "1 error detected in the compilation of \"kern.cu\"."),
+     'kern.cu(12): error: identifier "x" is undefined'),
+    ("launch", _FakeCupy.CUDADriverError("CUDA_ERROR_INVALID_VALUE: invalid argument"),
+     "CUDA_ERROR_INVALID_VALUE: invalid argument"),
+])
+def test_a_kernel_cuda_refuses_is_one_line(tmp_path, monkeypatch, capsys, stage, error, why):
+    # CudaRunner caught nothing: NVRTC's log or CuPy's launch error ended in a traceback
+    fake = _FakeCupy()
+    fake.fail[stage] = error
+    monkeypatch.setitem(sys.modules, "cupy", fake)
+    model = tmp_path / "m.yaml"
+    model.write_text("output: f_wall_time\nexpression: p_a * f_thread_groups\n")
+    code, _, err = run_cli(capsys, "calibrate", str(model), "--device", "cuda", "--tags",
+                           "empty_kernel", "--tags", "ng0:16", "--out", str(tmp_path / "p.json"))
+    assert code == 2 and err == ("gpuproj: error: CUDA could not run kernel empty at sizes "
+                                 f"{{'ng0': 16, 'ng1': 1}} on device 0: {why}\n")
 
 
 def test_case_studies_run_through_the_cuda_runner_at_gpu_sizes(tmp_path, monkeypatch):

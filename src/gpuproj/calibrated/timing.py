@@ -149,11 +149,15 @@ class OpenCLRunner:
             warnings.simplefilter("ignore")
             try:
                 samples = self._samples(prog.executor(self.queue), self._args(mk, knl))
-            except self.cl.RuntimeError as e:  # the device's compiler or runtime refused
+            except self.cl.Error as e:
+                # the device's compiler or runtime refused (RuntimeError), or the launch did:
+                # a buffer above the device's largest allocation, a work-group it cannot run
+                # (LogicError), memory it has not (MemoryError)
                 from ..bench.opencl import build_failure
 
-                raise GpuprojError(f"OpenCL could not run kernel {mk.name} on "
-                                   f"{self.device_name}: {build_failure(e)}") from None
+                raise GpuprojError(f"OpenCL could not run kernel {mk.name} at sizes "
+                                   f"{mk.sizes} on {self.device_name}: {build_failure(e)}"
+                                   ) from None
         med, out = robust_median(samples, self.outlier_factor)
         return Timing(mk.name, dict(mk.sizes), samples, med, out, self.device_name)
 
@@ -213,6 +217,22 @@ class CudaRunner:
     def time(self, mk) -> Timing:
         cp = self.cupy
         launch = cuda_launch(mk)
+        try:
+            samples = self._samples(launch)
+        except (cp.cuda.compiler.CompileException, cp.cuda.driver.CUDADriverError,
+                cp.cuda.runtime.CUDARuntimeError, cp.cuda.memory.OutOfMemoryError) as e:
+            # NVRTC refused the code (its log: the first error line), or CUDA the launch or
+            # the arrays (too many threads per block, too little memory)
+            lines = [ln for ln in str(e).splitlines() if ln.strip()] or [type(e).__name__]
+            why = next((ln for ln in lines if "error" in ln.lower()), lines[0]).strip()
+            # the device by its number: after a failed launch, asking it its name may fail too
+            raise GpuprojError(f"CUDA could not run kernel {mk.name} at sizes {mk.sizes} on "
+                               f"device {self.device_id}: {why}") from None
+        med, out = robust_median(samples, self.outlier_factor)
+        return Timing(mk.name, dict(mk.sizes), samples, med, out, self.device_name)
+
+    def _samples(self, launch) -> list:
+        cp = self.cupy
         with cp.cuda.Device(self.device_id):
             kernel = cp.RawModule(code=launch.code, options=()).get_function(launch.name)
             args = tuple(cp.ones(max(n, 1), dtype=dt) if is_array else dt.type(n)
@@ -228,8 +248,7 @@ class CudaRunner:
                 end.record()
                 end.synchronize()
                 samples.append(cp.cuda.get_elapsed_time(start, end) * 1e-3)
-        med, out = robust_median(samples, self.outlier_factor)
-        return Timing(mk.name, dict(mk.sizes), samples, med, out, self.device_name)
+        return samples
 
 
 def make_runner(device=None, **kw):
