@@ -436,7 +436,7 @@ GOOD_MODEL = "output: f_wall_time\nexpression: 'p_a * f_op_float32_add + p_b'\n"
     (GOOD_MODEL + "evaluation: [{name: x}]\n", "entry 1 needs name and tags"),
     (GOOD_MODEL + "evaluation: {name: x}\n", "field 'evaluation': expected a list"),
     (GOOD_MODEL + "initial: [1]\n", "field 'initial': expected a mapping"),
-    (GOOD_MODEL + "initial: {p_a: fast}\n", "field 'initial.p_a': expected a number, "
+    (GOOD_MODEL + "initial: {p_a: fast}\n", "field 'initial.p_a': expected a finite number, "
                                               "found 'fast'"),
     (GOOD_MODEL + "initial: {p_zz: 1}\n", "field 'initial': ['p_zz'] are not parameters"),
     (GOOD_MODEL + "signed: p_a\n", "field 'signed': expected a list"),
@@ -461,6 +461,11 @@ GOOD_MODEL = "output: f_wall_time\nexpression: 'p_a * f_op_float32_add + p_b'\n"
      "field 'evaluation': entry 1: tags must be a list"),  # was split into its characters
     (GOOD_MODEL + "evaluation: [{name: e1, tags: [empty_kernel, 'prefetch:maybe']}]\n",
      "field 'evaluation': entry 1: generator empty_kernel has no argument(s) ['prefetch']"),
+    # scipy refused these starts with a traceback after every kernel was timed
+    (GOOD_MODEL + "initial: {p_a: .nan}\n", "field 'initial.p_a': expected a finite number, "
+                                              "found nan"),
+    (GOOD_MODEL + "initial: {p_b: -.inf}\n", "field 'initial.p_b': expected a finite number, "
+                                               "found -inf"),
 ])
 def test_cli_reports_bad_model_files(tmp_path, capsys, text, where):
     """Each mistake stops before any kernel runs, in a line naming the file and the field (an

@@ -444,3 +444,21 @@ def test_model_errors_name_the_file_and_field():
     m = CostModel("f_wall_time", "p_a * f_size:a + p_b", path="m.yaml")
     with pytest.raises(InputError, match=r"^m\.yaml, field 'measurement': 1 measurements "):
         calibrate(m, FeatureTable(["x"], {"f_size:a": np.ones(1)}, np.ones(1)))
+
+
+def test_a_start_where_the_model_is_not_finite_is_one_line():
+    # the first fit's start was unguarded: scipy's "Residuals are not finite in the initial
+    # point" as a traceback, after every kernel was timed; a NaN from Python got as far
+    m = CostModel("f_wall_time", "p_a * f_size:a * exp(p_b * f_size:b)", path="m.yaml")
+    a, b = np.array([1.0, 2.0, 3.0]), np.array([2.0, 1.0, 5.0])
+    table = FeatureTable(["x", "y", "z"], {"f_size:a": a, "f_size:b": b}, 1e-9 * a * np.exp(b))
+    with pytest.raises(InputError, match=r"^m\.yaml, field 'expression': the fit cannot start: "
+                       r"at p_a = .*, p_b = 1e\+03 \(initial:\) the expression p_a \* f_size:a "
+                       r"\* exp\(p_b \* f_size:b\) is not a finite number for some measurement "
+                       r"kernel \(scipy: Residuals are not finite in the initial point\.\)$"):
+        calibrate(m, table, initial={"p_b": 1e3})
+    with pytest.raises(InputError, match=r"^m\.yaml, field 'initial\.p_b': expected a finite "
+                                         r"number, found inf$"):
+        calibrate(m, table, initial={"p_b": math.inf})
+    assert calibrate(m, table, initial={"p_b": 1.0}).params == pytest.approx(
+        {"p_a": 1e-9, "p_b": 1.0}, rel=1e-6)

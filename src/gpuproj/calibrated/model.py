@@ -364,6 +364,8 @@ def calibrate(model: CostModel, table: FeatureTable, *, scale_by_output=True, in
     from scipy.optimize import least_squares
 
     initial = dict(initial or {})
+    for p, v in initial.items():  # a model file's are checked when it is read
+        _finite(v, model.path, f"initial.{p}")
     t = np.asarray(table.output_s, dtype=float)
     if not np.all(np.isfinite(t)) or np.any(t <= 0):
         raise InputError("every measured output must be a positive time", path=model.path,
@@ -416,9 +418,19 @@ def calibrate(model: CostModel, table: FeatureTable, *, scale_by_output=True, in
             return None, np.inf
 
     edge = np.array([p in edge_params for p in names])
-    # the usual start first: where it fails, its error is the one to see
-    fits = [fit(q0)] + [fit_other(np.where(edge, q0 * 10.0 ** k, q0))
-                        for k in EDGE_START_DECADES if k and edge.any()]
+    # the usual start first: where it fails, its error is the one to see, as one line naming
+    # the file and the starting values (scipy's names neither)
+    try:
+        first = fit(q0)
+    except ValueError as e:  # the model is not finite there (exp(p x) overflows)
+        text = " ".join(model.expression.split())  # a YAML folded expression ends in \n
+        starts = ", ".join(f"{p} = {start[p]:.3g}" + (" (initial:)" if p in initial else "")
+                           for p in names)
+        raise InputError(f"the fit cannot start: at {starts} the expression {text} is not a "
+                         f"finite number for some measurement kernel (scipy: {e})",
+                         path=model.path, field=model.key("expression")) from None
+    fits = [first] + [fit_other(np.where(edge, q0 * 10.0 ** k, q0))
+                      for k in EDGE_START_DECADES if k and edge.any()]
     res = min(fits, key=lambda rn: rn[1])[0]
     params = {p: float(v) for p, v in zip(names, s * res.x)}
     g = np.asarray(model.expr.evaluate({**feats, **params}), dtype=float)

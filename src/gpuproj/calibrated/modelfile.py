@@ -50,7 +50,7 @@ from ..errors import InputError
 from ..files import parse_yaml, read_text
 from .counting import check_subgroup_size
 from .generators import ALL_GENERATORS, KernelCollection, MatchCondition
-from .model import CostModel
+from .model import CostModel, _finite
 
 TRANSFORMS = ("split_iname", "tag_inames", "assume", "add_prefetch", "fix_parameters",
               "prioritize_loops", "tag_array_axes", "realize_reduction",
@@ -157,9 +157,8 @@ def load_model_file(path) -> ModelSpec:
     if not isinstance(initial, dict):
         raise InputError("expected a mapping of parameter to starting value", path=p,
                          field="initial")
-    for k, v in initial.items():
-        if isinstance(v, bool) or not isinstance(v, int | float):
-            raise InputError(f"expected a number, found {v!r}", path=p, field=f"initial.{k}")
+    # .nan or .inf reached the fit after every kernel was timed, where scipy refused them
+    initial = {str(k): _finite(v, p, f"initial.{k}") for k, v in initial.items()}
     signed = d.get("signed") or []
     if not isinstance(signed, list):
         raise InputError("expected a list of parameter names", path=p, field="signed")
@@ -168,7 +167,6 @@ def load_model_file(path) -> ModelSpec:
         if bad:
             raise InputError(f"{sorted(bad)} are not parameters of the expression", path=p,
                              field=key)
-    initial = {str(k): float(v) for k, v in initial.items()}
     return ModelSpec(model, sg, initial, tuple(str(n) for n in signed), match, tag_sets,
                      evaluation, p)
 
