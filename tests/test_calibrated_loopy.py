@@ -763,6 +763,13 @@ class _NoRunner:
      "field 'features.f_i': user feature f_i = f_op_float32_madd / f_mem_access_global_float32 "
      "is not a finite number for kernel empty at sizes {'ng0': 16, 'ng1': 1}: float division "
      "by zero"),
+    # these two came from calibrate(), after every kernel was timed
+    ("expression: 'p_a * f_thread_groups + p_b * f_thread_groups / f_op_float32_add'\n",
+     "field 'expression': the expression divides by f_op_float32_add, which is 0 for kernel "
+     "empty ng0=16 ng1=1"),
+    ("expression: 'p_a * f_thread_groups + p_b * f_size:ng0 + p_c'\n",
+     "field 'measurement': 2 measurements cannot determine 3 parameters; add measurement "
+     "kernels"),
 ])
 def test_a_model_that_fails_on_a_kernel_fails_before_any_runs(tmp_path, monkeypatch, capsys,
                                                                lines, where):

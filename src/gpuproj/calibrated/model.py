@@ -4,6 +4,8 @@ nonlinear least squares and its predictions (Stevens & Kloeckner, Secs. 6-7).
 * :class:`CostModel` holds the output feature (``f_wall_time``), the expression and any user-defined
   features (expressions over other features);
 * :func:`gather_features` evaluates every input feature for every (kernel, sizes) row;
+  :func:`check_features` refuses what no timing can mend (fewer kernels than parameters, a
+  division by a feature that is 0), so that it is said before any kernel runs;
 * :func:`calibrate` fits the parameters with Levenberg-Marquardt (``scipy.optimize.least_squares
   (method="lm")``, the paper used ``optimize.leastsq``, the same MINPACK code) and the symbolic
   Jacobian. With ``scale_by_output`` (the paper's ``scale_features_by_output``, used in all its
@@ -370,15 +372,8 @@ def calibrate(model: CostModel, table: FeatureTable, *, scale_by_output=True, in
     if not np.all(np.isfinite(t)) or np.any(t <= 0):
         raise InputError("every measured output must be a positive time", path=model.path,
                          field=model.key("output"))
+    check_features(model, table)
     npar = len(model.params)
-    if len(t) < npar:
-        raise InputError(f"{len(t)} measurements cannot determine {npar} parameters; add "
-                         "measurement kernels", path=model.path, field="measurement")
-    missing = set(model.features) - set(table.features)
-    if missing:
-        raise InputError(f"feature table lacks {sorted(missing)}", path=model.path,
-                         field=model.key("features"))
-    _check_finite(model, table)
     start, edge_params = _start(model, table, initial)
     names = model.params
     jac_exprs = E.jacobian(model.expr, names)
@@ -447,6 +442,22 @@ def calibrate(model: CostModel, table: FeatureTable, *, scale_by_output=True, in
     cal.table = parameter_table(model, params, table.granularities, subgroup_size,
                                 table.dtypes)
     return cal
+
+
+def check_features(model: CostModel, table: FeatureTable):
+    """Raise the ``InputError`` that makes ``table`` impossible to calibrate on whatever the
+    kernels' times: fewer kernels than parameters, a feature it lacks, a part of the expression
+    that is not a finite number (:func:`_check_finite`). ``calibrate`` checks it; so does
+    ``study.run_calibration``, before the timing, as the features are all it needs."""
+    npar = len(model.params)
+    if len(table) < npar:
+        raise InputError(f"{len(table)} measurements cannot determine {npar} parameters; add "
+                         "measurement kernels", path=model.path, field="measurement")
+    missing = set(model.features) - set(table.features)
+    if missing:
+        raise InputError(f"feature table lacks {sorted(missing)}", path=model.path,
+                         field=model.key("features"))
+    _check_finite(model, table)
 
 
 def _check_finite(model: CostModel, table: FeatureTable):

@@ -14,7 +14,14 @@ import numpy as np
 
 from ..errors import InputError, InputWarning
 from .generators import ALL_GENERATORS, KernelCollection
-from .model import Calibration, calibrate, gather_features, geomean_rel_error_from, load_params
+from .model import (
+    Calibration,
+    calibrate,
+    check_features,
+    gather_features,
+    geomean_rel_error_from,
+    load_params,
+)
 from .modelfile import tag_errors
 
 
@@ -51,9 +58,11 @@ def run_calibration(spec, runner, kernels=None, progress=None):
     def stage(what):
         return None if progress is None else (lambda it: progress(it, description=what))
 
-    # counting first: a feature the model cannot have on a kernel stops it before any runs
+    # counting first: a feature the model cannot have on a kernel, too few kernels or an
+    # expression that divides by a feature that is 0 stops it before any runs
     table = gather_features(spec.model, kernels, None, spec.subgroup_size,
                             progress=stage("counting"))
+    check_features(spec.model, table)
     timings = time_kernels(kernels, runner, stage("timing kernels"))
     cal = calibrate(spec.model, table.set_timings(timings), initial=spec.initial,
                     device=runner.device_name, subgroup_size=spec.subgroup_size,
