@@ -171,6 +171,23 @@ def test_generators_tags_and_match_conditions():
         kc.variants(["no_such_generator"])
 
 
+def test_a_tag_set_that_makes_no_kernel_is_an_error():
+    # the combinations a generator drops (keep:<arrays> without removal, a size that is not a
+    # multiple of the tile) left a tag set with no kernel, silently
+    kc = KernelCollection(ALL_GENERATORS)
+    for tags, field, why in [
+            (["matmul_sq", "keep:a+c,b+c", "n:128"], "keep", "keep:a+c needs remove_work:True"),
+            (["matmul_sq", "n:100"], "n", "n:100 is not a multiple of lsize_0:16"),
+            (["dg_diff", "nelements:100"], "nelements", "nelements:100 is not a multiple of 16"),
+            (["microbenchmark", "m:6"], "m", "m:6 is not a multiple of unroll:4")]:
+        for call in (kc.check, kc.variants):
+            with pytest.raises(InputError) as e:
+                call(tags)
+            assert e.value.field == field and e.value.message.endswith(why), tags
+    # a combination dropped among others that make kernels is no error
+    assert len(kc.variants(["matmul_sq", "keep:all,a+c", "n:128", "prefetch:True"])) == 1
+
+
 def test_case_study_kernels_count():
     for mk in (K.dg_diff(v, 256) for v in K.DG_VARIANTS):
         cv = count_kernel(mk.program, SG).evaluate(mk.sizes)
@@ -461,6 +478,15 @@ GOOD_MODEL = "output: f_wall_time\nexpression: 'p_a * f_op_float32_add + p_b'\n"
      "field 'evaluation': entry 1: tags must be a list"),  # was split into its characters
     (GOOD_MODEL + "evaluation: [{name: e1, tags: [empty_kernel, 'prefetch:maybe']}]\n",
      "field 'evaluation': entry 1: generator empty_kernel has no argument(s) ['prefetch']"),
+    # tag sets that make no kernel vanished unsaid; an evaluation entry's was a KeyError in
+    # --evaluate, after the parameters were written
+    (GOOD_MODEL + "measurement: {tag_sets: [[empty_kernel], [matmul_sq, 'keep:a+c,b+c', "
+                  "'n:128']]}\n",
+     "field 'measurement.tag_sets': entry 2: generator matmul_sq makes no kernel of these "
+     "argument values: keep:a+c needs remove_work:True"),
+    (GOOD_MODEL + "evaluation: [{name: e1, tags: [finite_diff, 'n:100']}]\n",
+     "field 'evaluation': entry 1: generator finite_diff makes no kernel of these argument "
+     "values: n:100 is not a multiple of lsize - 2 = 14"),
     # scipy refused these starts with a traceback after every kernel was timed
     (GOOD_MODEL + "initial: {p_a: .nan}\n", "field 'initial.p_a': expected a finite number, "
                                               "found nan"),
@@ -784,6 +810,25 @@ def test_a_model_that_fails_on_a_kernel_fails_before_any_runs(tmp_path, monkeypa
                      + "measurement: {tag_sets: [[empty_kernel, 'ng0:16,64']]}\n")
     code, out, err = run_cli(capsys, "calibrate", str(model))
     assert code == 2 and out == "" and err == f"gpuproj: error: {model}, {where}\n"
+
+
+def test_tag_sets_are_checked_again_under_another_match_condition(tmp_path, monkeypatch,
+                                                                   capsys):
+    # under --match, an evaluation entry that selects nothing stopped --evaluate only after
+    # every measurement kernel was timed and the parameters were written
+    from gpuproj.calibrated import timing as T
+
+    monkeypatch.setattr(T, "make_runner", lambda device, **kw: _NoRunner())
+    model = tmp_path / "m.yaml"
+    model.write_text("output: f_wall_time\nexpression: p_a * f_thread_groups\n"
+                     "measurement: {tag_sets: [[empty_kernel, launch, microbenchmark]]}\n"
+                     "evaluation: [{name: e1, tags: [application, 'n:256']}]\n")
+    code, out, err = run_cli(capsys, "calibrate", str(model), "--match", "identical",
+                             "--evaluate", "-o", str(tmp_path / "p.json"))
+    assert code == 2 and out == "" and err == (
+        f"gpuproj: error: {model}, field 'evaluation': entry 1: no generator matches tags "
+        "['application'] (identical)\n")
+    assert not (tmp_path / "p.json").exists()
 
 
 def test_the_default_file_name_is_made_safe(tmp_path, monkeypatch, capsys):

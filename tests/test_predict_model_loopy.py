@@ -421,7 +421,8 @@ MATMUL = KERNEL.read_text()
     ("generator: matmul_sq\nargs: {prefetch: true, n: '128,192'}\n",
      "field 'args': args select 2 variants; give one value for each of n\n"),
     ("generator: matmul_sq\nargs: {prefetch: true, n: 100}\n",
-     "field 'args': generator matmul_sq makes no kernel of these argument values"),
+     "field 'args.n': generator matmul_sq makes no kernel of these argument values: n:100 is "
+     "not a multiple of lsize_0:16"),
 ])
 def test_a_damaged_kernel_file_is_one_line(capsys, two_devices, tmp_path, text, where):
     # each of these was a TypeError, AttributeError, KeyError or loopy traceback

@@ -87,7 +87,9 @@ class Generator:
     tags: frozenset
     args: dict  # name -> Arg
     create: object  # callable(**values) -> MeasurementKernel
-    valid: object = None  # optional predicate(values) -> bool dropping inconsistent combinations
+    # optional: values -> None, or (argument, why) for a combination that makes no kernel
+    # (dropped from the Cartesian product)
+    invalid: object = None
 
     def values(self, variant_tags: dict) -> dict:
         """Each argument's values: those of its variant tag, else its defaults."""
@@ -95,15 +97,30 @@ class Generator:
                        if name in variant_tags else arg.default)
                 for name, arg in self.args.items()}
 
-    def variants(self, variant_tags: dict) -> list:
-        """All kernels for the Cartesian product of the (restricted) argument values."""
+    def combinations(self, variant_tags: dict) -> list:
+        """The argument values of each kernel :meth:`variants` makes: the Cartesian product of
+        the (restricted) values less the combinations that make no kernel. None left is an
+        ``InputError`` whose field is the argument that rules out the first: tags that ask
+        for nothing this generator makes would drop out of a measurement set unsaid."""
         sets = self.values(variant_tags)
-        out = []
         names = list(sets)
+        out, why = [], None
         for combo in itertools.product(*(sets[n] for n in names)):
             values = dict(zip(names, combo))
-            if self.valid is not None and not self.valid(values):
-                continue
+            bad = self.invalid(values) if self.invalid else None
+            if bad is None:
+                out.append(values)
+            else:
+                why = why or bad
+        if not out:
+            raise InputError(f"generator {self.name} makes no kernel of these argument values: "
+                             f"{why[1]}", field=why[0])
+        return out
+
+    def variants(self, variant_tags: dict) -> list:
+        """All kernels for the Cartesian product of the (restricted) argument values."""
+        out = []
+        for values in self.combinations(variant_tags):
             mk = self.create(**values)
             mk.variant = values
             out.append(mk)
@@ -158,7 +175,7 @@ class KernelCollection:
         """Raise the ``InputError`` that :meth:`variants` would, without building kernels (a
         model file's tag sets are checked when it is read, before any kernel runs)."""
         for g, var in self._selected(tags):
-            g.values(var)
+            g.combinations(var)
 
     def variants(self, tags) -> list:
         return [mk for g, var in self._selected(tags) for mk in g.variants(var)]
@@ -192,7 +209,7 @@ def _flops(op):
         f"flops_{op}_pattern", frozenset({f"flops_{op}_pattern", "flops", "microbenchmark"}),
         {"dtype": _DT, "lsize_0": _L, "lsize_1": _L, "ng0": Arg((32,), int),
          "ng1": Arg((4,), int), "m": Arg((64, 128), int), "unroll": Arg((4,), (1, 2, 4, 8, 16))},
-        create, valid=lambda v: v["m"] % v["unroll"] == 0)
+        create, invalid=lambda v: _multiple(v, "m", v["unroll"], f"unroll:{v['unroll']}"))
 
 
 def _gmem(dtype, lsize_0, lsize_1, ng0, ng1, narrays, transposed):
@@ -234,13 +251,21 @@ def _transpose(dtype, n, prefetch, remove_work, keep):
     return _with_removal(K.transpose(n, dtype, prefetch=prefetch), remove_work, keep)
 
 
-def _removal_valid(v):
-    # keep:<vars> means "remove the other global accesses", which only exists with removal.
-    return v["remove_work"] or v["keep"] == "all"
+def _multiple(v, arg, width, what):
+    """(arg, why) where argument ``arg`` is not a multiple of ``width`` (``what``: its name)."""
+    return (arg, f"{arg}:{v[arg]} is not a multiple of {what}") if v[arg] % width else None
 
 
-def _fd_valid(v):
-    return _removal_valid(v) and v["n"] % (v["lsize"] - 2) == 0
+def _removal(v):
+    # keep:<vars> means "remove the other global accesses", which only exists with removal
+    if v["keep"] != "all" and not v["remove_work"]:
+        return "keep", f"keep:{v['keep']} needs remove_work:True"
+    return None
+
+
+def _fd_invalid(v):
+    # a tile of lsize work-items computes its lsize - 2 interior points per axis
+    return _removal(v) or _multiple(v, "n", v["lsize"] - 2, f"lsize - 2 = {v['lsize'] - 2}")
 
 
 _RM = Arg((False,), (False, True))
@@ -270,21 +295,23 @@ ALL_GENERATORS = [
               {"dtype": _DT, "lsize_0": _L, "lsize_1": _L, "n": Arg((128, 192), int),
                "prefetch": Arg((True, False), (True, False)), "remove_work": _RM,
                "keep": Arg(("all",), ("all", "a", "b", "c", "a+c", "b+c", "a+b"))},
-              _matmul, valid=lambda v: _removal_valid(v) and v["n"] % v["lsize_0"] == 0),
+              _matmul, invalid=lambda v: _removal(v) or _multiple(
+                  v, "n", v["lsize_0"], f"lsize_0:{v['lsize_0']}")),
     Generator("dg_diff", frozenset({"dg_diff", "dg", "application"}),
               {"variant": Arg(K.DG_VARIANTS, K.DG_VARIANTS),
                "nelements": Arg((512, 1024), int), "nunit_nodes": Arg((64,), (16, 32, 64)),
                "nmatrices": Arg((3,), int), "remove_work": _RM,
                "keep": Arg(("all",), ("all", "u", "diff_mat", "res", "u+res", "diff_mat+res"))},
-              _dg, valid=lambda v: _removal_valid(v) and v["nelements"] % 16 == 0),
+              _dg, invalid=lambda v: _removal(v) or _multiple(v, "nelements", 16, "16")),
     Generator("finite_diff", frozenset({"finite_diff", "stencil", "application"}),
               {"lsize": Arg((16, 18), (16, 18)), "n": Arg((224,), int), "remove_work": _RM,
-               "keep": Arg(("all",), ("all", "u", "res", "u+res"))}, _fd, valid=_fd_valid),
+               "keep": Arg(("all",), ("all", "u", "res", "u+res"))}, _fd,
+              invalid=_fd_invalid),
     Generator("transpose", frozenset({"transpose", "application"}),
               {"dtype": _DT, "n": Arg((256,), int),
                "prefetch": Arg((True, False), (True, False)), "remove_work": _RM,
                "keep": Arg(("all",), ("all", "a", "b", "a+b"))},
-              _transpose, valid=lambda v: _removal_valid(v) and v["n"] % 16 == 0),
+              _transpose, invalid=lambda v: _removal(v) or _multiple(v, "n", 16, "16")),
 ]
 
 GENERATORS = {g.name: g for g in ALL_GENERATORS}

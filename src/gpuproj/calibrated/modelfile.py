@@ -147,12 +147,6 @@ def load_model_file(path) -> ModelSpec:
                              path=p, field="evaluation")
     evaluation = [{"name": str(e["name"]), "tags": [str(t) for t in e["tags"]]}
                   for e in evaluation]
-    # a tag that selects no kernel is reported now, not after the kernels before it ran
-    coll = KernelCollection(ALL_GENERATORS, match)
-    for field_, i, tags in ([("measurement.tag_sets", i, ts) for i, ts in enumerate(tag_sets)]
-                            + [("evaluation", i, e["tags"]) for i, e in enumerate(evaluation)]):
-        with tag_errors(p, field_, i):
-            coll.check(tags)
     initial = d.get("initial") or {}
     if not isinstance(initial, dict):
         raise InputError("expected a mapping of parameter to starting value", path=p,
@@ -167,8 +161,24 @@ def load_model_file(path) -> ModelSpec:
         if bad:
             raise InputError(f"{sorted(bad)} are not parameters of the expression", path=p,
                              field=key)
-    return ModelSpec(model, sg, initial, tuple(str(n) for n in signed), match, tag_sets,
+    spec = ModelSpec(model, sg, initial, tuple(str(n) for n in signed), match, tag_sets,
                      evaluation, p)
+    check_tag_sets(spec)
+    return spec
+
+
+def check_tag_sets(spec: ModelSpec) -> None:
+    """Raise the ``InputError`` that a tag set or evaluation entry of ``spec`` would raise when
+    its kernels are made (an unknown generator or argument, a bad value, no kernel at all),
+    naming the entry. A tag that selects no kernel is reported when the model file is read,
+    and again for another match condition (``--match``), not after the kernels before it ran
+    (an evaluation entry: after the parameters were written)."""
+    coll = KernelCollection(ALL_GENERATORS, spec.match)
+    for field_, i, tags in (
+            [("measurement.tag_sets", i, ts) for i, ts in enumerate(spec.tag_sets)]
+            + [("evaluation", i, e["tags"]) for i, e in enumerate(spec.evaluation)]):
+        with tag_errors(spec.path, field_, i):
+            coll.check(tags)
 
 
 @contextlib.contextmanager
@@ -202,18 +212,14 @@ def load_kernel_file(path):
             raise InputError(f"generator {g.name} has no argument(s) {sorted(unknown)}",
                              path=p, field="args")
         try:
-            g.values(tags)
+            combos = g.combinations(tags)
         except InputError as e:
             raise InputError(e.message, path=p, field=f"args.{e.field}") from None
-        kernels = g.variants(tags)
-        if not kernels:
-            raise InputError(f"generator {g.name} makes no kernel of these argument values "
-                             "(they do not go together)", path=p, field="args")
-        if len(kernels) > 1:
+        if len(combos) > 1:
             several = [a for a, vs in g.values(tags).items() if len(vs) > 1]
-            raise InputError(f"args select {len(kernels)} variants; give one value for each "
+            raise InputError(f"args select {len(combos)} variants; give one value for each "
                              f"of {', '.join(several)}", path=p, field="args")
-        return kernels[0]
+        return g.variants(tags)[0]
     return _build_loopy(d, p, MeasurementKernel)
 
 

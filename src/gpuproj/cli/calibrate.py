@@ -71,7 +71,7 @@ def calibrate(model_file, tags, match, device, output, repetitions, warmup, do_e
     """
     from ..calibrated.generators import MatchCondition
     from ..calibrated.model import format_table
-    from ..calibrated.modelfile import load_model_file
+    from ..calibrated.modelfile import check_tag_sets, load_model_file
     from ..calibrated.study import evaluate_variants, measurement_kernels, run_calibration
     from ..calibrated.timing import make_runner
     from ..errors import InputError
@@ -81,6 +81,7 @@ def calibrate(model_file, tags, match, device, output, repetitions, warmup, do_e
     spec = load_model_file(model_file)
     if match:
         spec.match = MatchCondition(match)
+        check_tag_sets(spec)
     runner = make_runner(device, warmup=warmup, repetitions=repetitions)
     try:
         kernels = measurement_kernels(spec, list(tags) or None)
