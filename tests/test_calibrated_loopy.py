@@ -188,6 +188,20 @@ def test_a_tag_set_that_makes_no_kernel_is_an_error():
     assert len(kc.variants(["matmul_sq", "keep:all,a+c", "n:128", "prefetch:True"])) == 1
 
 
+def test_an_argument_no_selected_generator_has_is_an_error():
+    # with several generators selected, a misspelt variant tag was dropped from each of them
+    kc = KernelCollection(ALL_GENERATORS)
+    with pytest.raises(InputError, match=r"^none of the 9 generators that tags "
+                                         r"\['microbenchmark'\] select has argument\(s\) "
+                                         r"\['mm'\]; their arguments: dtype, lsize_0, "):
+        kc.check(["microbenchmark", "mm:64,128"])
+    with pytest.raises(InputError, match=r"has argument\(s\) \['mm'\]"):
+        kc.variants(["microbenchmark", "mm:64,128"])
+    # an argument some of them have restricts those: the flops kernels to m = 64
+    kernels = kc.variants(["microbenchmark", "m:64", "ng0:2"])
+    assert {mk.sizes["m"] for mk in kernels if mk.name.startswith("flops_")} == {64}
+
+
 def test_case_study_kernels_count():
     for mk in (K.dg_diff(v, 256) for v in K.DG_VARIANTS):
         cv = count_kernel(mk.program, SG).evaluate(mk.sizes)

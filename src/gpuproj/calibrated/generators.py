@@ -162,14 +162,18 @@ class KernelCollection:
         if not gens:
             raise InputError(f"no generator matches tags {sorted(gen_tags)} "
                              f"({self.match.value})")
-        out = []
-        for g in gens:
-            unknown = set(var) - set(g.args)
-            if unknown and len(gens) == 1:
-                raise InputError(f"generator {g.name} has no argument(s) {sorted(unknown)}; "
-                                 f"arguments: {', '.join(g.args)}")
-            out.append((g, {k: v for k, v in var.items() if k in g.args}))
-        return out
+        # an argument one of several generators lacks restricts the others only; one that
+        # all of them lack is a misspelling (mm:64 for m:64), not a restriction of none
+        known = set().union(*(g.args for g in gens))
+        unknown = sorted(set(var) - known)
+        if unknown and len(gens) == 1:
+            raise InputError(f"generator {gens[0].name} has no argument(s) {unknown}; "
+                             f"arguments: {', '.join(gens[0].args)}")
+        if unknown:
+            raise InputError(f"none of the {len(gens)} generators that tags "
+                             f"{sorted(gen_tags)} select has argument(s) {unknown}; their "
+                             f"arguments: {', '.join(sorted(known))}")
+        return [(g, {k: v for k, v in var.items() if k in g.args}) for g in gens]
 
     def check(self, tags) -> None:
         """Raise the ``InputError`` that :meth:`variants` would, without building kernels (a
