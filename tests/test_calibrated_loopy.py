@@ -3,6 +3,7 @@ an end-to-end calibration on the CPU's OpenCL device (PoCL), small sizes."""
 
 import json
 import math
+import re
 import shutil
 import subprocess
 import sys
@@ -202,6 +203,25 @@ def test_an_argument_no_selected_generator_has_is_an_error():
     assert {mk.sizes["m"] for mk in kernels if mk.name.startswith("flops_")} == {64}
 
 
+def test_matmul_work_groups_are_square(tmp_path):
+    # lsize_0 != lsize_1 reached kernels.matmul_sq, whose ValueError was a traceback (also
+    # from `gpuproj predict --loopy` with such a kernel file)
+    from gpuproj.calibrated.modelfile import load_kernel_file
+
+    kc = KernelCollection(ALL_GENERATORS)
+    kernels = kc.variants(["matmul_sq", "lsize_0:8,16", "lsize_1:8,16", "n:128",
+                           "prefetch:True"])
+    assert sorted((mk.variant["lsize_0"], mk.variant["lsize_1"]) for mk in kernels) == \
+        [(8, 8), (16, 16)]  # the product less the non-square work-groups
+    f = tmp_path / "k.yaml"
+    f.write_text("generator: matmul_sq\nargs: {prefetch: true, n: 1024, lsize_0: 16, "
+                 "lsize_1: 8}\n")
+    with pytest.raises(InputError, match=rf"^{re.escape(str(f))}, field 'args\.lsize_1': "
+                       r"generator matmul_sq makes no kernel of these argument values: "
+                       r"lsize_1:8 is not lsize_0:16 \(matmul_sq needs square work-groups\)$"):
+        load_kernel_file(f)
+
+
 def test_case_study_kernels_count():
     for mk in (K.dg_diff(v, 256) for v in K.DG_VARIANTS):
         cv = count_kernel(mk.program, SG).evaluate(mk.sizes)
@@ -247,8 +267,6 @@ def test_every_bundled_kernel_becomes_a_cuda_launch(tmp_path):
     """CudaRunner retargets each kernel to CUDA. The work-removed ones (which measure the
     memory costs) came out of remove_work half-processed for OpenCL, which loopy refuses to
     retarget: the CUDA path failed on all 32 of them before a GPU was ever reached."""
-    import re
-
     from gpuproj.calibrated.timing import cuda_launch
 
     kernels = _bundled_model_kernels()
@@ -501,6 +519,9 @@ GOOD_MODEL = "output: f_wall_time\nexpression: 'p_a * f_op_float32_add + p_b'\n"
     (GOOD_MODEL + "evaluation: [{name: e1, tags: [finite_diff, 'n:100']}]\n",
      "field 'evaluation': entry 1: generator finite_diff makes no kernel of these argument "
      "values: n:100 is not a multiple of lsize - 2 = 14"),
+    (GOOD_MODEL + "measurement: {tag_sets: [[matmul_sq, 'lsize_1:8']]}\n",
+     "field 'measurement.tag_sets': entry 1: generator matmul_sq makes no kernel of these "
+     "argument values: lsize_1:8 is not lsize_0:16 (matmul_sq needs square work-groups)"),
     # scipy refused these starts with a traceback after every kernel was timed
     (GOOD_MODEL + "initial: {p_a: .nan}\n", "field 'initial.p_a': expected a finite number, "
                                               "found nan"),

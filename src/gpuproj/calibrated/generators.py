@@ -267,6 +267,14 @@ def _removal(v):
     return None
 
 
+def _matmul_invalid(v):
+    # kernels.matmul_sq splits k by the tile width of both i and j (a ValueError traceback)
+    if v["lsize_1"] != v["lsize_0"]:
+        return "lsize_1", (f"lsize_1:{v['lsize_1']} is not lsize_0:{v['lsize_0']} (matmul_sq "
+                           "needs square work-groups)")
+    return _removal(v) or _multiple(v, "n", v["lsize_0"], f"lsize_0:{v['lsize_0']}")
+
+
 def _fd_invalid(v):
     # a tile of lsize work-items computes its lsize - 2 interior points per axis
     return _removal(v) or _multiple(v, "n", v["lsize"] - 2, f"lsize - 2 = {v['lsize'] - 2}")
@@ -299,8 +307,7 @@ ALL_GENERATORS = [
               {"dtype": _DT, "lsize_0": _L, "lsize_1": _L, "n": Arg((128, 192), int),
                "prefetch": Arg((True, False), (True, False)), "remove_work": _RM,
                "keep": Arg(("all",), ("all", "a", "b", "c", "a+c", "b+c", "a+b"))},
-              _matmul, invalid=lambda v: _removal(v) or _multiple(
-                  v, "n", v["lsize_0"], f"lsize_0:{v['lsize_0']}")),
+              _matmul, invalid=_matmul_invalid),
     Generator("dg_diff", frozenset({"dg_diff", "dg", "application"}),
               {"variant": Arg(K.DG_VARIANTS, K.DG_VARIANTS),
                "nelements": Arg((512, 1024), int), "nunit_nodes": Arg((64,), (16, 32, 64)),
