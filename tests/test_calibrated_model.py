@@ -462,3 +462,33 @@ def test_a_start_where_the_model_is_not_finite_is_one_line():
         calibrate(m, table, initial={"p_b": math.inf})
     assert calibrate(m, table, initial={"p_b": 1.0}).params == pytest.approx(
         {"p_a": 1e-9, "p_b": 1.0}, rel=1e-6)
+
+
+def test_a_fit_that_did_not_converge_is_warned_about_and_saved(monkeypatch, tmp_path):
+    # least_squares' success and message were kept on the Calibration, but neither the JSON
+    # nor the command said that the fit had stopped short
+    import scipy.optimize
+
+    real = scipy.optimize.least_squares
+
+    def out_of_evaluations(fun, x0, **kw):
+        r = real(fun, x0, **kw)
+        r.success, r.status = False, 0
+        r.message = "The maximum number of function evaluations is exceeded."
+        return r
+
+    truth = {"p_madd": 5.0e-12, "p_g": 3.5e-12, "p_launch": 7.7e-5}
+    m = CostModel("f_wall_time", "p_madd * f_op_float32_madd + p_g * f_mem_access_global_float32"
+                  " + p_launch * f_sync_kernel_launch")
+    cal = calibrate(m, _synthetic(truth))
+    d = cal.to_dict()
+    assert d["fit_success"] is True and d["fit_message"] and not d["warnings"]
+    monkeypatch.setattr(scipy.optimize, "least_squares", out_of_evaluations)
+    cal = calibrate(m, _synthetic(truth))
+    assert cal.warnings == ["the least-squares fit did not converge (The maximum number of "
+                            "function evaluations is exceeded.): the parameters are where it "
+                            "stopped, not a fit"]
+    cal.save(tmp_path / "p.json")
+    d = json.loads((tmp_path / "p.json").read_text())
+    assert d["fit_success"] is False and d["fit_message"].startswith("The maximum number")
+    assert d["warnings"] == cal.warnings

@@ -241,6 +241,7 @@ class Calibration:
                 "device": self.device, "subgroup_size": self.subgroup_size,
                 "model": self.model.to_dict(), "params": self.params,
                 "residual": self.residual, "scaled_by_output": self.scaled,
+                "fit_success": self.success, "fit_message": self.message,
                 "n_kernels": self.n_kernels,
                 "geomean_rel_error_calibration": geomean_rel_error_from(self.rel_errors),
                 "warnings": self.warnings, "table": self.table,
@@ -437,6 +438,9 @@ def calibrate(model: CostModel, table: FeatureTable, *, scale_by_output=True, in
              for p, v in params.items() if v < 0 and p not in signed]
     with np.errstate(over="ignore", invalid="ignore"):
         warns += _undetermined(names, jac(res.x), params)
+    if not res.success:  # MINPACK ran out of evaluations: the parameters are where it stopped
+        warns.append(f"the least-squares fit did not converge ({res.message}): the parameters "
+                     "are where it stopped, not a fit")
     cal = Calibration(model, params, resid_norm, rel, device, subgroup_size, scale_by_output,
                       len(t), warns, success=bool(res.success), message=str(res.message))
     cal.table = parameter_table(model, params, table.granularities, subgroup_size,
