@@ -549,6 +549,20 @@ def test_model_file_starting_values_and_signed_parameters(tmp_path):
     assert spec.initial == {"p_a": 2.0} and spec.signed == ("p_b",) and spec.subgroup_size == 32
 
 
+def test_a_remove_work_transform_that_fails_names_the_kernel_file(tmp_path):
+    # remove_work's error came out as "field 'keep': ...", naming no file and a field the
+    # kernel file does not have
+    from gpuproj.calibrated.modelfile import load_kernel_file
+
+    f = tmp_path / "k.yaml"
+    f.write_text((DATA / "calibrated-matmul-kernel.yaml").read_text().replace(
+        "access_tags:", "  - [remove_work, {keep_vars: [zz]}]\naccess_tags:"))
+    with pytest.raises(InputError, match=rf"^{re.escape(str(f))}, field 'transforms': "
+                       r"transform 7 \(remove_work\): keep_vars \['zz'\] are not global "
+                       r"arrays of matmul_pf \(\['a', 'b', 'c'\]\)$"):
+        load_kernel_file(f)
+
+
 def test_count_kernel_refuses_a_boolean_subgroup_size():
     prog = K.empty((16, 1), (2, 1)).program
     count_kernel(prog, 1)  # cached: True must not find it

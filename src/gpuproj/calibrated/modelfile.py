@@ -277,7 +277,11 @@ def _build_loopy(d, p, MeasurementKernel):
                                  "files, start an editor or pass compiler flags when the kernel "
                                  "runs)", path=p, field="transforms")
             fn = remove_work if name == "remove_work" else getattr(lp, name)
-            knl = fn(knl, **kw)
+            try:
+                knl = fn(knl, **kw)
+            except InputError as e:  # remove_work's names no file, and its argument as field
+                raise InputError(f"transform {i + 1} ({name}): {e.message}", path=p,
+                                 field="transforms") from None
     except InputError:
         raise
     except Exception as e:  # noqa: BLE001 - loopy's own errors: report them as bad input
