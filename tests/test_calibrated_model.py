@@ -492,3 +492,15 @@ def test_a_fit_that_did_not_converge_is_warned_about_and_saved(monkeypatch, tmp_
     d = json.loads((tmp_path / "p.json").read_text())
     assert d["fit_success"] is False and d["fit_message"].startswith("The maximum number")
     assert d["warnings"] == cal.warnings
+
+
+@pytest.mark.parametrize("bad", [0.0, -1e-6, math.nan])
+def test_a_time_that_is_no_time_names_its_kernel(bad):
+    # "every measured output must be a positive time" named none of the kernels
+    m = CostModel("f_wall_time", "p_a * f_size:a", path="m.yaml")
+    table = FeatureTable(["k1 n=1", "k2 n=2", "k3 n=3"], {"f_size:a": np.array([1.0, 2, 3])},
+                         np.array([1e-3, bad, 3e-3]))
+    with pytest.raises(InputError, match=rf"^m\.yaml, field 'output': every measured output "
+                                         rf"must be a positive time: kernel k2 n=2 measured "
+                                         rf"{bad} s$"):
+        calibrate(m, table)

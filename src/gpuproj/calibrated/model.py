@@ -370,8 +370,11 @@ def calibrate(model: CostModel, table: FeatureTable, *, scale_by_output=True, in
     for p, v in initial.items():  # a model file's are checked when it is read
         _finite(v, model.path, f"initial.{p}")
     t = np.asarray(table.output_s, dtype=float)
-    if not np.all(np.isfinite(t)) or np.any(t <= 0):
-        raise InputError("every measured output must be a positive time", path=model.path,
+    bad = ~np.isfinite(t) | (t <= 0)
+    if bad.any():  # the kernel, so that its timing can be looked at
+        k = int(np.argmax(bad))
+        raise InputError(f"every measured output must be a positive time: kernel "
+                         f"{table.labels[k]} measured {t[k]} s", path=model.path,
                          field=model.key("output"))
     check_features(model, table)
     npar = len(model.params)
