@@ -9,8 +9,10 @@ architecture it compiles the kernels to a cubin (``nvcc -cubin -O3 -arch=sm_XX``
 - ``cuobjdump-sm_XX-fixture_kernels.sass`` ``cuobjdump -sass`` text (``--cuobjdump-archs``),
 
 ``fixture_kernels-sm_90-sm_100.fatbin`` (``nvcc -fatbin -O3`` for both: what ``gpuproj predict
---sass`` reads when the source and the target are of two architectures), and ``MANIFEST.txt``
-with the tool versions. Usage:
+--sass`` reads when the source and the target are of two architectures),
+``nvdisasm-sm_XX-idiom_kernels.sass`` and, for the ``--json-archs`` among them, ``.json``
+(tests/data/sass/src/idiom_kernels.cu for ``--idiom-archs``: constructs the parser must read
+right, no hand count), and ``MANIFEST.txt`` with the tool versions. Usage:
 
     python scripts/make_sass_fixtures.py [--archs sm_75,sm_80,sm_90,sm_100,sm_120]
 """
@@ -29,6 +31,7 @@ sys.path.insert(0, str(ROOT / "src"))
 from gpuproj.sass.tools import compile_cu, find_tool, parse_arch, tool_version
 
 SRC = ROOT / "tests/data/sass/src/fixture_kernels.cu"
+IDIOMS = ROOT / "tests/data/sass/src/idiom_kernels.cu"
 OUT = ROOT / "tests/data/sass"
 FATBIN_ARCHS = (90, 100)
 FATBIN = f"{SRC.stem}-" + "-".join(f"sm_{a}" for a in FATBIN_ARCHS) + ".fatbin"
@@ -43,8 +46,10 @@ def main(argv=None):
     ap.add_argument("--archs", default="sm_75,sm_80,sm_90,sm_100,sm_120")
     ap.add_argument("--json-archs", default="sm_80,sm_90,sm_100")
     ap.add_argument("--cuobjdump-archs", default="sm_75")
+    ap.add_argument("--idiom-archs", default="sm_75,sm_80,sm_90")
     a = ap.parse_args(argv)
     archs = [parse_arch(x) for x in a.archs.split(",")]
+    idiom_archs = [parse_arch(x) for x in a.idiom_archs.split(",") if x]
     json_archs = {parse_arch(x) for x in a.json_archs.split(",") if x}
     cuobj_archs = {parse_arch(x) for x in a.cuobjdump_archs.split(",") if x}
     nvdisasm, cuobjdump = find_tool("nvdisasm"), find_tool("cuobjdump")
@@ -60,6 +65,13 @@ def main(argv=None):
                 (OUT / f"cuobjdump-sm_{arch}-{stem}.sass").write_text(
                     run([cuobjdump, "-sass", str(cubin)]))
             print(f"sm_{arch}: done", file=sys.stderr)
+        for arch in idiom_archs:
+            cubin = compile_cu(IDIOMS, arch, tmp)
+            (OUT / f"nvdisasm-sm_{arch}-{IDIOMS.stem}.sass").write_text(
+                run([nvdisasm, "-c", str(cubin)]))
+            if arch in json_archs:
+                (OUT / f"nvdisasm-sm_{arch}-{IDIOMS.stem}.json").write_text(
+                    run([nvdisasm, "-json", str(cubin)]))
     run([find_tool("nvcc"), "-fatbin", "-O3", *(f"-gencode=arch=compute_{a},code=sm_{a}"
                                                 for a in FATBIN_ARCHS),
          "-o", str(OUT / FATBIN), str(SRC)])
@@ -70,6 +82,9 @@ def main(argv=None):
         f"disassembled with: nvdisasm ({tool_version('nvdisasm')}), "
         f"cuobjdump ({tool_version('cuobjdump')})\n"
         f"architectures: {', '.join(f'sm_{x}' for x in archs)}\n"
+        f"also: tests/data/sass/src/{IDIOMS.name}: nvdisasm text for "
+        f"{', '.join(f'sm_{x}' for x in idiom_archs)}, -json for "
+        f"{', '.join(f'sm_{x}' for x in idiom_archs if x in json_archs) or 'none'}\n"
         "regenerate: python scripts/make_sass_fixtures.py\n")
 
 

@@ -14,8 +14,11 @@ ARCHS = (75, 80, 90, 100, 120)
 JSON_ARCHS = (80, 90, 100)
 
 
-def listing(arch: int, ext: str = "sass", tool: str = "nvdisasm") -> Path:
-    return DATA / f"{tool}-sm_{arch}-fixture_kernels.{ext}"
+def listing(arch: int, ext: str = "sass", tool: str = "nvdisasm",
+            source: str = "fixture_kernels") -> Path:
+    """A fixture of scripts/make_sass_fixtures.py: of fixture_kernels.cu, or of
+    idiom_kernels.cu (``source="idiom_kernels"``, sm_75 to sm_90)."""
+    return DATA / f"{tool}-sm_{arch}-{source}.{ext}"
 
 
 # The path normal inputs take through each kernel compiled for sm_90 (block start -> executions

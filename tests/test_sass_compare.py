@@ -125,6 +125,21 @@ def test_matching_across_listing_formats():
     assert 0x80 in special   # the block with MUFU.RCP
 
 
+def test_measured_counts_reach_the_code_after_a_convergence_branch():
+    """sm_90's shuffle reduction profiled on the converged path (every block up to the
+    kernel's last EXIT at 0x2d0; the diverged path after it never runs), carried to sm_80:
+    the shuffles after each `BRA.DIV UR4, target` lay in no region and got 0."""
+    src = S.parse_file(listing(90, source="idiom_kernels"))
+    path = {s: 1 for s in S.build_cfg(src["shfl_sum"]).blocks if s <= 0x2D0}
+    page = S.parse_ncu_source_csv(ncu_source_csv(src, ["shfl_sum"], N,
+                                                 paths={"shfl_sum": (path, {})}), "p.csv", 90)
+    s = S.measured_counts(page["shfl_sum"])
+    tgt = S.parse_file(listing(80, source="idiom_kernels"))["shfl_sum"]
+    t = S.carry_counts(S.match_blocks(s.cfg, tgt), s)
+    assert sum(t.per_insn[i.offset] for i in tgt.instructions if i.base == "SHFL") == 5 * N
+    assert t.canonical()["fp32_add_thread_inst"] == 5 * N
+
+
 def test_target_intensities(sm90_measured, profile):
     out = S.target_counts(profile, sm90_measured, S.parse_file(listing(100)))
     oi = S.target_intensities(profile, out)

@@ -160,6 +160,34 @@ def test_uniform_predicate_branch_is_conditional():
     assert len(loop[0].succs) == 2   # back to itself and out
 
 
+@pytest.mark.parametrize("arch, diverged", [(75, 0), (80, 0), (90, 5)])
+def test_code_after_a_convergence_branch_is_reached_and_counted(arch, diverged):
+    """``BRA.DIV`` (``BRA.DIV target`` on sm_75, ``BRA.DIV UR4, target`` from sm_80 on) is
+    taken only where the warp has diverged. Read as unconditional, the converged warp's SHFL
+    after it lay in no region and counted 0. The diverged path's shuffles are in a
+    subroutine (entered on 0 of its calls) before sm_90, inline from sm_90 on."""
+    f = parse_file(listing(arch, source="idiom_kernels"))["shfl_sum"]
+    g = build_cfg(f)
+    div = [b for b in g.blocks.values() if b.instructions[-1].opcode == "BRA.DIV"]
+    assert div and all(len(b.succs) == 2 for b in div)
+    # nothing but the trailing `BRA self` + NOP padding outside the kernel and its subroutine
+    assert {b.instructions[-1].base for b in g.blocks.values() if b.region is None} == {
+        "BRA", "NOP"}
+    c = static_counts(f)
+    assert sum(c.per_insn[i.offset] for i in f.instructions if i.base == "SHFL") == 5 + diverged
+
+
+@pytest.mark.parametrize("arch", [80, 90])
+def test_json_on_its_own_finds_the_subroutine_after_a_convergence_branch(arch):
+    # the converged path after `BRA.DIV`, reached by no branch, was taken for the entry of
+    # the shuffle subroutine that the JSON names no offset of (sm_80: 0x120, not 0x530)
+    t = parse_file(listing(arch, source="idiom_kernels"))["shfl_sum"]
+    j = parse_file(listing(arch, "json", source="idiom_kernels"))["shfl_sum"]
+    assert j.symbols == t.symbols
+    assert ([(i.offset, i.target, i.call_offset) for i in j.instructions]
+            == [(i.offset, i.target, i.call_offset) for i in t.instructions])
+
+
 def test_slowpath_static_fraction():
     f = parse_file(listing(80))["sqrt_f32"]
     c0 = static_counts(f).canonical()

@@ -3,8 +3,9 @@
 A block starts at the kernel entry, at a subroutine entry, at a branch target, at a
 ``BSSY`` reconvergence point, and after any instruction that transfers control (branch,
 ``EXIT``, ``RET``, ``CALL``). Edges: an unconditional ``BRA`` goes to its target only, a
-predicated one to its target and the next block; ``EXIT`` and ``RET`` end the path unless
-predicated; ``CALL`` returns to the next block (the call itself is recorded in ``calls``).
+conditional one (``Instruction.conditional``: predicated, ``BRA.DIV``, ...) to its target and
+the next block; ``EXIT`` and ``RET`` end the path unless predicated; ``CALL`` returns to the
+next block (the call itself is recorded in ``calls``).
 Loops are found from back-edges of a depth-first walk (natural loops); a loop is named by the
 offset of its header block.
 """

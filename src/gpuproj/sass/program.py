@@ -14,6 +14,8 @@ from .opcodes import OpClass, classify
 
 _PRED_OPERAND = re.compile(r"^!?U?P(\d+)\s*,|^!U?PT\s*,")
 _INTERNAL = re.compile(r"^\$?__internal_\d+_\$")
+# branch modifiers that make a branch depend on whether the warp has diverged
+_CONVERGENCE = {"DIV", "CONV"}
 
 
 def canonical_callee(name: str | None) -> str | None:
@@ -58,12 +60,19 @@ class Instruction:
 
     @property
     def conditional(self) -> bool:
-        """May or may not take effect: predicated, or a branch on a predicate operand
-        (``BRA.U !UP0, target``, ``@P0 BRA P1, target``)."""
+        """May or may not take effect: predicated, or a branch on a condition: a predicate
+        operand (``BRA.U !UP0, target``, ``@P0 BRA P1, target``), any operand before a
+        ``BRA``'s target (``BRA.DIV UR4, target``), or the warp's convergence
+        (``BRA.DIV``/``BRA.CONV``, taken only where the warp has diverged or not; sm_75 prints
+        ``BRA.DIV target``). Read as unconditional, the code after such a branch (the
+        converged warp's fast path of a ``__shfl_sync``) was reached by no edge."""
         if self.predicated:
             return True
-        return (self.base in ("BRA", "JMP", "BRX", "JMX")
-                and bool(_PRED_OPERAND.match(self.operands)))
+        if self.base not in ("BRA", "JMP", "BRX", "JMX"):
+            return False
+        return (bool(_CONVERGENCE & set(self.opcode.split(".")[1:]))
+                or bool(_PRED_OPERAND.match(self.operands))
+                or (self.base == "BRA" and "," in self.operands))
 
     def text(self) -> str:
         p = f"{self.predicate} " if self.predicate else ""
