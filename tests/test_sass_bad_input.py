@@ -192,3 +192,55 @@ def test_target_code_matching_no_kernel_is_an_error_in_the_api_too(tmp_path):
                                          "h200-sxm-141gb's code") as e:
         predict(table, targets=["h200"], sass=listing(90), target_sass=other)
     assert str(e.value.path) == str(other)
+
+
+def _edited_listing(tmp_path, find, edit):
+    """The sm_90 listing with the first line of div_f32 that holds ``find`` edited by ``edit``
+    (a function of the line, as bytes); the path and the line's number (1-based)."""
+    lines = listing(90).read_bytes().split(b"\n")
+    start = lines.index(b'\t.section\t.text.div_f32,"ax",@progbits')
+    k = next(i for i in range(start, len(lines)) if find in lines[i])
+    lines[k] = edit(lines[k])
+    p = tmp_path / "edited.sass"
+    p.write_bytes(b"\n".join(lines))
+    return p, k + 1
+
+
+@pytest.mark.parametrize("find, edit, said", [
+    # the FFMA was skipped: sass diff reported sm_90 with one FP32 FMA fewer, exit 0
+    pytest.param(b"FFMA R9, -R3, R8, 1 ;", lambda ln: ln.replace(b" ;", b""),
+                 r"'/\*0120\*/ FFMA R9, -R3, R8, 1' is no instruction as nvdisasm and "
+                 "cuobjdump print one", id="no semicolon"),
+    pytest.param(b"/*0120*/", lambda ln: ln.replace(b"/*0120*/", b"/*01g0*/"),
+                 r"'/\*01g0\*/ FFMA R9, -R3, R8, 1 ;' is no instruction", id="offset not hex"),
+    pytest.param(b"/*0120*/", lambda ln: ln.split(b"FFMA")[0] + b";",
+                 "an instruction offset without an instruction", id="no instruction"),
+    # the branch went nowhere: the block after it counted 0
+    pytest.param(b"@!P0 BRA", lambda ln: ln.replace(b".L_x_32", b".L_x_99"),
+                 "BRA to label '.L_x_99', which div_f32 does not define", id="unknown label"),
+    # read as U+FFFD, the byte became part of the opcode (an unknown one: counted as other)
+    pytest.param(b"FFMA R9, -R3, R8, 1 ;", lambda ln: ln.replace(b"FFMA", b"FF\xe9MA"),
+                 r"not a UTF-8 text file \(byte 0xe9 at offset \d+\)", id="not UTF-8"),
+])
+def test_damaged_text_listing_line_names_the_file_and_line(tmp_path, capsys, find, edit, said):
+    p, row = _edited_listing(tmp_path, find, edit)
+    with pytest.raises(InputError, match=said) as e:
+        parse_file(p)
+    assert (e.value.path, e.value.row) == (str(p), row)
+    code, out, err = run_cli(capsys, "sass", "diff", str(listing(80)), str(p), "--kernel",
+                             "div_f32")
+    assert code == 2 and out == ""
+    assert err.startswith(f"gpuproj: error: {p}, row {row}: ")
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+def test_ncu_source_page_not_utf8_names_the_row(tmp_path):
+    text = ncu_source_csv(parse_file(listing(90)), KERNELS, 256 * 1024, 100)
+    lines = text.encode().split(b"\n")
+    k = next(i for i, ln in enumerate(lines) if ln.startswith(b'"0x7f3a2c000120",'))
+    lines[k] = lines[k].replace(b"FFMA", b"F\xffMA", 1)
+    p = tmp_path / "page.csv"
+    p.write_bytes(b"\n".join(lines))
+    with pytest.raises(InputError, match="not a UTF-8 text file") as e:
+        parse_file(p, 90)
+    assert (e.value.path, e.value.row) == (str(p), k + 1)

@@ -277,3 +277,24 @@ def test_a_listing_cut_short_is_said_and_its_missing_kernels_too():
                                           r"hfma2_f16 \(not in sm_90\)"):
         got = diff_programs({80: whole, 90: short})
     assert list(got) == ["atomic_dot_f32", "smem_reduce_f32"]
+
+
+def test_a_dual_issue_pair_of_maxwell_and_pascal_is_read_whole():
+    # `cuobjdump -sass` (CUDA 12 or older) for sm_5x/sm_6x closes a dual-issue pair with '}'
+    # and no ';': its second instruction, here the branch, was dropped without a word
+    text = """
+\tcode for sm_61
+\t\tFunction : k
+        /*0008*/                   MOV R1, c[0x0][0x20] ;                 /* 0x4c98078000870001 */
+        /*0010*/                   ISETP.NE.AND P0, PT, RZ, c[0x0][0x158], PT ;
+        /*0018*/         {         IADD R4, R4, c[0x0][0x150] ;     /* 0x4c10000005470404 */
+        /*0028*/              @!P0 BRA 0x38         }
+                                                                  /* 0x001ff400fe0007fb */
+        /*0030*/                   FADD R4, R4, R4 ;
+        /*0038*/                   EXIT ;
+        /*0040*/                   BRA 0x40 ;
+"""
+    f = parse_text(text)["k"]
+    assert [(i.offset, i.text()) for i in f.instructions[2:4]] == [
+        (0x18, "IADD R4, R4, c[0x0][0x150]"), (0x28, "@!P0 BRA 0x38")]
+    assert f.instructions[3].target == 0x38

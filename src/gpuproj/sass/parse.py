@@ -31,6 +31,9 @@ from .program import Function, Instruction, Program
 # the instruction: the text up to the first ';' without the spaces around it, written so that a
 # line without one fails at once (\s*(.*?)\s*; took cubic time: minutes for 4,000 spaces)
 _INSN = re.compile(r"^\s*/\*([0-9a-fA-F]{4,})\*/\s*+((?:[^;\n]*[^;\s])?)\s*;")
+# what starts an instruction line: its offset in a comment without spaces (cuobjdump's encoding
+# comments, /* 0x000fe40000000f00 */, have them); such a line that _INSN does not read is damaged
+_OFFSET = re.compile(r"^\s*/\*[^*\s]+\*/")
 _LABEL = re.compile(r"^\s*([.$\w][\w.$@]*):\s*$")
 _SECTION = re.compile(r"^\s*\.section\s+\.text\.([^,\s]+)")
 _SECTION_BAR = re.compile(r"^//-+\s*\.text\.(\S+)\s*-+")
@@ -83,16 +86,22 @@ def _targets(opcode, operands):
     return ref, None, None
 
 
-def _finish_function(name, raw, labels, symbols, arch):
+def _finish_function(name, raw, labels, symbols, arch, origin=""):
     symbols = {n: (labels.get(n) if off is None else off) for n, off in symbols.items()}
     symbols = {n: off for n, off in symbols.items() if off is not None}
     insns = []
-    for off, pred, opcode, operands in raw:
+    for off, pred, opcode, operands, row in raw:
         if pred in ("@!PT", "@!UPT"):
             continue   # predicated off for every thread: filler, never executed
         target, callee, call_off = _targets(opcode, operands)
         if isinstance(target, tuple):
-            target = labels.get(target[1])
+            if target[1] not in labels:
+                # a branch to nowhere would end its block with no edge: the code after it
+                # would be left out of every count
+                raise InputError(f"{opcode} to label '{target[1]}', which {name} does not "
+                                 "define (a damaged or edited listing)", path=origin or None,
+                                 row=row)
+            target = labels[target[1]]
         if callee is not None and call_off is None:
             call_off = symbols.get(callee, labels.get(callee))
         insns.append(Instruction(off, pred, opcode, operands, target, callee, call_off))
@@ -120,9 +129,12 @@ def parse_text(text: str, origin: str = "", arch: int | None = None) -> Program:
     def close():
         if cur is not None and raw:
             by_arch.setdefault(sec_arch, {}).setdefault(
-                cur, _finish_function(cur, raw, labels, symbols, sec_arch))
+                cur, _finish_function(cur, raw, labels, symbols, sec_arch, origin))
 
-    for row, line in enumerate(text.splitlines(), 1):
+    lines = text.splitlines()
+    # the unfinished last line of a listing cut short: _check_whole says so
+    cut = len(lines) if lines and not text.endswith(("\n", "\r")) else None
+    for row, line in enumerate(lines, 1):
         m = _TARGET_CUOBJ.search(line) if "code for" in line else None
         if m:
             close()
@@ -132,17 +144,25 @@ def parse_text(text: str, origin: str = "", arch: int | None = None) -> Program:
         if m and sec_arch is None:
             sec_arch = int(m.group(1))
             continue
-        m = _INSN.match(line)
+        m = _INSN.match(line) or _INSN.match(_dual_issue_end(line))
         if m:
             off = int(m.group(1), 16)
             for lab in pending:
                 labels[lab] = off
             pending = []
             pred, opcode, operands = _split(m.group(2))
-            if opcode:
-                _check_order(raw, off, origin, row)
-                raw.append((off, pred, opcode, operands))
+            if not opcode:
+                raise InputError("an instruction offset without an instruction (a damaged or "
+                                 "edited listing)", path=origin or None, row=row)
+            _check_order(raw, off, origin, row)
+            raw.append((off, pred, opcode, operands, row))
             continue
+        if _OFFSET.match(line) and row != cut:
+            # skipped, the instruction would be missing from every count without a word
+            shown = " ".join(line.split())[:60]
+            raise InputError(f"'{shown}' is no instruction as nvdisasm and cuobjdump print "
+                             "one (/*hex offset*/ instruction ;): a damaged or edited listing",
+                             path=origin or None, row=row)
         m = _SECTION.match(line) or _SECTION_BAR.match(line) or _CUOBJ_FUNC.match(line)
         if m:
             name = m.group(1)
@@ -174,6 +194,13 @@ def parse_text(text: str, origin: str = "", arch: int | None = None) -> Program:
     else:
         chosen = next(iter(by_arch))
     return Program(chosen, by_arch[chosen], origin, fmt, [])
+
+
+def _dual_issue_end(line: str) -> str:
+    """A line of cuobjdump's Maxwell and Pascal listings that closes a dual-issue pair
+    (``/*0038*/ @!P0 BRA 0x478 }``) with its ';' restored; any other line as it is."""
+    body = line.rstrip()
+    return body[:-1] + ";" if body.endswith("}") and ";" not in body else line
 
 
 def _check_whole(f: Function | None, origin: str) -> None:
@@ -406,12 +433,12 @@ def _ncu_function(name, header, body, origin, arch):
         t = _num(r[it], origin, row, "Thread Instructions Executed") if it is not None else w * 32
         p = _num(r[ip], origin, row, "Predicated-On Thread Instructions Executed") \
             if ip is not None else t
-        parsed.append((addr, r[isrc], w, t, p))
+        parsed.append((addr, r[isrc], w, t, p, row))
     if not parsed:
         raise InputError(f"kernel '{name}' has no instruction rows", path=origin or None)
     base = min(p[0] for p in parsed)
     raw, counts, labels = [], {}, {}
-    for addr, src, w, t, p in parsed:
+    for addr, src, w, t, p, row in parsed:
         off = addr - base
         src = src.strip()
         m = _INSN.match(src + (";" if not src.endswith(";") else ""))
@@ -423,9 +450,9 @@ def _ncu_function(name, header, body, origin, arch):
         operands = _HEX.sub(lambda h: hex(int(h.group(1), 16) - base)
                             if int(h.group(1), 16) >= base and opcode.split(".")[0] in
                             _BRANCHES | {"CALL", "BSSY", "BREAK"} else h.group(1), operands)
-        raw.append((off, pred, opcode, operands))
+        raw.append((off, pred, opcode, operands, row))
         counts[off] = (w, t, p)
-    f = _finish_function(name, raw, labels, {}, arch)
+    f = _finish_function(name, raw, labels, {}, arch, origin)
     f.counts = counts
     return f
 
@@ -452,7 +479,14 @@ def parse_file(path, arch: int | None = None) -> Program:
     p = Path(path)
     data = p.read_bytes()
     kind = sniff(data[:65536])
-    text = data.decode("utf-8", "replace")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        # NVIDIA's tools write ASCII: other bytes are a damaged file, and read as U+FFFD
+        # they became part of an opcode or an operand
+        raise InputError(f"not a UTF-8 text file (byte 0x{data[e.start]:02x} at offset "
+                         f"{e.start})", path=str(p), row=data.count(b"\n", 0, e.start) + 1
+                         ) from None
     if kind == "nvdisasm-json":
         prog = parse_json(text, str(p))
     elif kind == "ncu-source-csv":
