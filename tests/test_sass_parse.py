@@ -28,6 +28,9 @@ KERNELS = {"div_f32", "div_f64", "sqrt_f32", "exp_f32", "log_f32", "sin_f32", "f
     ("DFMA", "", "fp64.fma", 2), ("DADD", "", "fp64.add", 1), ("DMUL.RP", "", "fp64.mul", 1),
     ("HFMA2", "R9,R2,R5,R0", "fp16.fma", 4), ("HADD2", "", "fp16.add", 2),
     ("HFMA2.MMA", "R3,-RZ,RZ,0,2.38e-07", "move", 0), ("FFMA2", "", "fp32.fma", 4),
+    ("HADD2.F32", "R0,-RZ,R2.H0_H0", "convert", 0),
+    ("HADD2.F32", "R0,R2.H0_H0,-RZ.H0_H0", "convert", 0),
+    ("HADD2.F32", "R0,R1.H0_H0,R2.H0_H0", "fp16.add", 2),
     ("MUFU.RCP", "", "fp32.special", 1), ("MUFU.EX2", "", "fp32.special", 1),
     ("MUFU.RCP64H", "", "fp64.special", 0), ("FSETP.GE.AND", "", "fp32.other", 0),
     ("F2I.NTZ", "", "convert", 0), ("IMAD.WIDE", "", "int", 0), ("LDG.E.64", "", "ld.global", 0),
@@ -39,6 +42,18 @@ KERNELS = {"div_f32", "div_f64", "sqrt_f32", "exp_f32", "log_f32", "sin_f32", "f
 def test_classify(opcode, operands, column, flops):
     c = classify(opcode, operands)
     assert (c.column, c.flops) == (column, flops)
+
+
+@pytest.mark.parametrize("arch", [75, 80, 90])
+def test_half_to_float_is_a_conversion_not_fp16_work(arch):
+    """``__half2float`` compiles to ``HADD2.F32 R0, -RZ, R2.H0_H0`` (sm_75: ``-RZ.H0_H0``
+    last), an add of zero into FP32 counted as 2 FP16 adds, 2 FLOPs, where the ``HFMA2 -RZ, RZ``
+    constant move counts none. The kernel's FP work is its FMUL by 3."""
+    f = parse_file(listing(arch, source="idiom_kernels"))["half_to_float"]
+    assert [i.op.column for i in f.instructions if i.base == "HADD2"] == ["convert"]
+    got = static_counts(f).canonical()
+    assert {k: v for k, v in got.items() if v} == {"fp32_mul_thread_inst": 1, "fp32_flops": 1,
+                                                    "flops": 1}
 
 
 def test_unknown_opcode_warns_once_and_counts_as_other():

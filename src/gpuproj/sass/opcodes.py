@@ -12,6 +12,8 @@ Unknown opcodes never raise: they warn once per opcode and are counted as ``othe
 2
 >>> classify("HFMA2.MMA", "R3,-RZ,RZ,0,2.38e-07").category    # a constant move, not FP16 work
 'move'
+>>> classify("HADD2.F32", "R0, -RZ, R2.H0_H0").category      # __half2float, not FP16 work
+'convert'
 >>> c = classify("HFMA2", "R0,R2,R3,R4"); (c.precision, c.kind, c.lanes, c.flops)
 ('fp16', 'fma', 2, 4)
 >>> classify("LDG.E.128").column
@@ -157,14 +159,25 @@ def _is_const_move(operands: str) -> bool:
     return len(ops) >= 3 and bool(_ZERO.match(ops[1])) and bool(_ZERO.match(ops[2]))
 
 
+def _is_widening(operands: str) -> bool:
+    """``HADD2.F32 Rd, -RZ, Rx.H0_H0`` (sm_75: ``Rd, Rx.H0_H0, -RZ.H0_H0``) adds zero to one
+    half of Rx into an FP32 result: nvcc's idiom for ``__half2float``, a conversion and no
+    floating-point work the program asked for (as ``F2F`` would be)."""
+    ops = [o.strip() for o in (operands or "").split(",")]
+    # the operand without its half selector (.H0_H0, .H1_H1)
+    return len(ops) == 3 and any(_ZERO.match(o.split(".")[0]) for o in ops[1:])
+
+
 @lru_cache(maxsize=4096)
-def _classify(opcode: str, const_move: bool) -> OpClass:
+def _classify(opcode: str, idiom: bool) -> OpClass:
+    """``idiom``: the operands make the instruction one of nvcc's idioms that do no FP work
+    (``_is_const_move``, ``_is_widening``)."""
     parts = opcode.split(".")
     base, mods = parts[0], parts[1:]
     if base in _FP:
         precision, kind, lanes = _FP[base]
-        if const_move and base.startswith("HFMA2"):
-            return OpClass("move")
+        if idiom:
+            return OpClass("move" if base.startswith("HFMA2") else "convert")
         flops = lanes * (2 if kind == "fma" else 1)
         return OpClass("fp", precision, kind, lanes=lanes, flops=flops)
     if base == "MUFU":
@@ -192,6 +205,12 @@ def _classify(opcode: str, const_move: bool) -> OpClass:
 
 def classify(opcode: str, operands: str = "") -> OpClass:
     """The ``OpClass`` of one instruction from its opcode with modifiers (``FFMA.RZ``) and, for
-    the few opcodes whose meaning depends on them, its operands (``HFMA2`` constant moves)."""
+    the few opcodes whose meaning depends on them, its operands (``HFMA2`` constant moves,
+    ``HADD2.F32`` conversions)."""
     opcode = opcode.strip().upper()
-    return _classify(opcode, opcode.startswith("HFMA2") and _is_const_move(operands))
+    parts = opcode.split(".")
+    if parts[0].startswith("HFMA2"):
+        return _classify(opcode, _is_const_move(operands))
+    if parts[0] == "HADD2" and "F32" in parts[1:]:
+        return _classify(opcode, _is_widening(operands))
+    return _classify(opcode, False)
