@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 from sass_handcount import KERNELS, fixture_counts
-from sass_helpers import DATA, listing, ncu_source_csv
+from sass_helpers import ARCHS, DATA, listing, ncu_source_csv
 
 import gpuproj.sass as S
 from gpuproj.profiles.table import ProfileTable
@@ -36,6 +36,30 @@ def profile():
                  l1_bytes=8.0 * N, l2_bytes=8.0 * N, dram_bytes=8.0 * N,
                  **fixture_counts(k, 90, N, ITERS)) for k in KERNELS]
     return ProfileTable.from_frame(pd.DataFrame(rows))
+
+
+# the kernels whose static counts (every block once, predicated instructions on every thread, no
+# slow path) are their work for the inputs of the hand counts; log_f32 and sin_f32 add rare-path
+# FP instructions, and smem_reduce_f32 predicates each step's FADD on the thread's index
+STATIC_EXACT = tuple(k for k in KERNELS if k not in ("log_f32", "sin_f32", "smem_reduce_f32"))
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_hand_counts_are_the_static_counts_of_the_code(arch):
+    """The tests below compare ratios to the sm_90 hand counts, in which an error on every
+    architecture cancels: div_f64's 8 DFMA, where each listing has 7 and a DMUL, went
+    unnoticed. Here the hand counts meet the code itself."""
+    prog = S.parse_file(listing(arch))
+    for k in STATIC_EXACT:
+        got = S.static_counts(prog[k], TRIPS.get(k)).canonical()
+        assert got == pytest.approx(fixture_counts(k, arch, 1, ITERS)), k
+
+
+def test_hand_counts_are_the_measured_counts_on_the_source(sm90_measured):
+    # every kernel, along the path of the inputs the hand counts state (sass_helpers.SM90_PATHS)
+    for k in KERNELS:
+        got = S.measured_counts(sm90_measured[k]).canonical()
+        assert got == pytest.approx(fixture_counts(k, 90, N, ITERS)), k
 
 
 def _rel_err(got, want):
