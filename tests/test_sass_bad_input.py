@@ -244,3 +244,26 @@ def test_ncu_source_page_not_utf8_names_the_row(tmp_path):
     with pytest.raises(InputError, match="not a UTF-8 text file") as e:
         parse_file(p, 90)
     assert (e.value.path, e.value.row) == (str(p), k + 1)
+
+
+@pytest.mark.parametrize("cell, value, fld, said", [
+    # carried over, the target's FFMA ran on more threads than executed it
+    pytest.param(5, "262,145", "Predicated-On Thread Instructions Executed",
+                 "262,145 predicated-on of 262,144 thread instructions executed",
+                 id="predicated-on"),
+    pytest.param(4, "262,176", "Thread Instructions Executed",
+                 r"262,176 thread instructions from 8,192 warp instructions \(at most 32 "
+                 r"threads each\)", id="threads"),
+])
+def test_ncu_source_page_counts_beyond_their_warps_or_threads_are_an_error(
+        tmp_path, capsys, cell, value, fld, said):
+    fields = ["0x7f3a2c000120", "FFMA R9, -R3, R8, 1", "0", "8,192", "262,144", "262,144", ""]
+    fields[cell] = value
+    p, row = _cut_ncu_page(tmp_path, ",".join(f'"{v}"' for v in fields))
+    with pytest.raises(InputError, match=said) as e:
+        parse_file(p, 90)
+    assert (e.value.path, e.value.row, e.value.field) == (str(p), row, fld)
+    code, _, err = run_cli(capsys, "sass", "diff", str(p), str(listing(100)),
+                           "--arch", "sm_90,sm_100")
+    assert code == 2 and err.startswith(f"gpuproj: error: {p}, row {row}, field '{fld}': ")
+    assert len(err.strip().splitlines()) == 1

@@ -433,6 +433,16 @@ def _ncu_function(name, header, body, origin, arch):
         t = _num(r[it], origin, row, "Thread Instructions Executed") if it is not None else w * 32
         p = _num(r[ip], origin, row, "Predicated-On Thread Instructions Executed") \
             if ip is not None else t
+        # a thread executes an instruction only with its warp, and has its predicate true only
+        # where it executes it: more is a damaged page, whose excess would be carried over
+        if t > 32 * w:
+            raise InputError(f"{t:,.0f} thread instructions from {w:,.0f} warp instructions "
+                             "(at most 32 threads each)", path=origin or None, row=row,
+                             field="Thread Instructions Executed")
+        if p > t:
+            raise InputError(f"{p:,.0f} predicated-on of {t:,.0f} thread instructions "
+                             "executed", path=origin or None, row=row,
+                             field="Predicated-On Thread Instructions Executed")
         parsed.append((addr, r[isrc], w, t, p, row))
     if not parsed:
         raise InputError(f"kernel '{name}' has no instruction rows", path=origin or None)
