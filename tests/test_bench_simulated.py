@@ -246,6 +246,10 @@ def _edit(raw, dotted, value):
                                             "positive number, found 0"),
     ("sweeps.working_set[1].bytes_per_s", float("inf"), "expected positive number, found inf"),
     ("checks[0].name", KeyError, "field 'checks[0].name': missing"),
+    # read as a pass: the values of kernels that computed the wrong thing went into the catalog
+    ("checks[0].ok", "no", "field 'checks[0].ok': expected true/false, found text"),
+    ("checks[0].ok", 0, "field 'checks[0].ok': expected true/false, found whole number"),
+    ("checks[0].ok", KeyError, "field 'checks[0].ok': missing"),
     # a hand edit of the unit was never read: 213.1 GFLOP/s became 213.1 FLOP/s
     ("measurements[0].unit", "GFLOP/s", "field 'measurements[0].unit': expected 'flops_per_s' "
                                         "(fp32_fma's unit: a value is in the unit its catalog "

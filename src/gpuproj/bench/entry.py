@@ -90,12 +90,15 @@ SWEEP_FIELDS = {
     "working_set": {"working_set_bytes": "positive whole number",
                     "bytes_per_s": "positive number"},
 }
-CHECK_FIELDS = {"name": "text"}
+# ``ok`` must be JSON's true or false: ``failed_checks`` takes false alone for a failure, so a
+# "no" or a 0 passed, and the values of kernels that computed the wrong thing went into the
+# catalog file
+CHECK_FIELDS = {"name": "text", "ok": "true/false"}
 # benchmark -> the count whose rate a catalog field reads (``FIELD_MAP``'s "rate:<count>")
 RATE_FIELDS = {names[0]: how.split(":", 1)[1] for names, how in FIELD_MAP.values()
                if how.startswith("rate:")}
 KINDS = {"text": str, "number": (int, float), "whole number": int, "list": list,
-         "object": dict, "null": type(None)}
+         "object": dict, "null": type(None), "true/false": bool}
 # A kind's bound: a rate, a time, a size or a count (what the catalog file would refuse, a
 # divisor, a point on a log axis); NaN fails both
 BOUNDS = {"positive": lambda v: v > 0, "non-negative": lambda v: v >= 0}
@@ -200,8 +203,11 @@ def _check_fields(obj, spec, prefix, path):
             raise InputError("missing", path=path, field=prefix + key)
         bound = kinds.split()[0] if kinds.split()[0] in BOUNDS else None
         kind = kinds.removeprefix(f"{bound} ") if bound else kinds
+        allowed = kind.split(" or ")
         # JSON true/false are ints to Python; a count or a rate is never one
-        if isinstance(v, bool) or not any(isinstance(v, KINDS[k]) for k in kind.split(" or ")):
+        fits = ("true/false" in allowed if isinstance(v, bool)
+                else any(isinstance(v, KINDS[k]) for k in allowed))
+        if not fits:
             raise InputError(f"expected {kinds}, found {json_type(v)}", path=path,
                              field=prefix + key)
         if bound and v is not None and not (math.isfinite(v) and BOUNDS[bound](v)):
