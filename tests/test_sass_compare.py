@@ -11,6 +11,7 @@ from sass_handcount import KERNELS, fixture_counts
 from sass_helpers import ARCHS, DATA, listing, ncu_source_csv
 
 import gpuproj.sass as S
+from gpuproj.errors import InputError
 from gpuproj.profiles.table import ProfileTable
 
 N, ITERS = 256 * 1024, 100
@@ -100,6 +101,32 @@ def test_static_ratio_within_2_percent_except_data_dependent_sin(target, sm90, p
             assert 0.05 < err < 0.15
         else:
             assert err <= 0.02, (k, err)
+
+
+@pytest.mark.parametrize("loop", [0, 0x170])
+def test_trips_name_the_source_loops_and_reach_the_target_loops_through_the_matching(loop,
+                                                                                   profile):
+    """fma_loop_f32's loop header is at 0x170 on sm_90 and at 0x180 on sm_100: keyed by the
+    sm_90 offset, the sm_100 loop ran once (a note said so) and the target's FMAs were 100x too
+    few. By loop number too: the number is the source's."""
+    out = S.target_counts(profile, S.parse_file(listing(90)), S.parse_file(listing(100)),
+                          trips={"fma_loop_f32": {loop: ITERS}})
+    i = list(KERNELS).index("fma_loop_f32")
+    want = fixture_counts("fma_loop_f32", 100, N, ITERS)
+    assert out.loc[i, list(S.CANONICAL)].to_dict() == pytest.approx(want)
+    assert not any("fma_loop_f32: loop" in n for n in out.attrs["notes"])
+
+
+def test_trips_naming_no_loop_of_the_source_is_an_error(profile):
+    # the target's header offset, or any other that heads no loop, was ignored with a note
+    said = (r"^fma_loop_f32 \(sm_90\): trips names loop 384 \(0x180\), which is no loop number "
+            r"or loop header offset of this code \(its loops: 0 at 0x170\)$")
+    with pytest.raises(InputError, match=said):
+        S.target_counts(profile, S.parse_file(listing(90)), S.parse_file(listing(100)),
+                        trips={"fma_loop_f32": {0x180: ITERS}})
+    with pytest.raises(InputError, match=r"^exp_f32 \(sm_90\): trips names loop 1 \(0x1\), "
+                                         r".* \(its loops: none\)$"):
+        S.static_counts(S.parse_file(listing(90))["exp_f32"], {1: 5})
 
 
 def test_static_ratio_scales_measured_values(sm90):

@@ -213,13 +213,16 @@ def target_counts(profiles, source_sass, target_sass, *, kernel_map=None, trips=
     ``source_sass``/``target_sass``: ``Program`` objects (``load_sass``) or paths. Per kernel,
     source and target counts come from ``compare.estimate`` (measured counts carried over when
     the source listing is an Nsight Compute source page, static counts otherwise, with
-    ``trips`` = loop trip counts: a number, or {kernel: number or {loop: trips}}; loops not
-    given are assumed to run once; ``slowpath_calls`` = fraction of calls entering nvcc's
-    internal slow-path subroutines, assumed 0). Each column of the row is then the measured
-    source value times target/source of that column's estimate; where the source estimate is
-    0 but the target's is not, the target estimate is scaled by measured/estimated total FLOPs
-    of the source; where nothing was measured and the counts are measured ones, the target
-    estimate itself (per launch). Rows whose kernel has no function in both listings are NaN.
+    ``trips`` = loop trip counts: a number, or {kernel: number or {loop: trips}} with loops
+    named by number or header offset in the source code, the target's taking theirs through
+    the block matching (``compare.carry_trips``), a key that names no source loop an
+    ``InputError``; loops not given are assumed to run once; ``slowpath_calls`` = fraction of
+    calls entering nvcc's internal slow-path subroutines, assumed 0). Each column of the row is
+    then the measured source value times target/source of that column's estimate; where the
+    source estimate is 0 but the target's is not, the target estimate is scaled by
+    measured/estimated total FLOPs of the source; where nothing was measured and the counts are
+    measured ones, the target estimate itself (per launch). Rows whose kernel has no function
+    in both listings are NaN.
     A profile without a special-function count (Nsight Compute's FLOPs are 2 FMA + ADD + MUL)
     is compared on estimates without special functions too: its FLOPs scale by the ratio of
     the estimates' FLOPs that it counts, and it gets no special count.

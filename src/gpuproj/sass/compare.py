@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 
 from .cfg import CFG, build_cfg
-from .counts import Counts, measured_counts, static_counts
+from .counts import Counts, measured_counts, named_trips, static_counts
 from .program import Function
 
 
@@ -178,14 +178,35 @@ def carry_counts(matching: Matching, source_counts: Counts) -> Counts:
     return Counts(tgt.function, tgt, per_insn, per_block, source_counts.measured, notes)
 
 
+def carry_trips(matching: Matching, given: dict[int, float]) -> dict[int, float]:
+    """Trip counts of the target's loops (header offset -> trips) from those ``given`` for the
+    source's loops: each target loop takes the trips of the innermost source loop that holds
+    the block its header is matched with. Loops not reached that way are left out (one trip,
+    noted by ``static_counts``)."""
+    src = matching.source
+    out = {}
+    for h in matching.target.loops:
+        a = matching.pairs.get(h)
+        around = [sh for sh, body in src.loops.items() if a in body]
+        inner = min(around, key=lambda sh: len(src.loops[sh]), default=None)
+        if inner in given:
+            out[h] = given[inner]
+    return out
+
+
 def estimate(source: Function, target: Function, *, trips=None,
              slowpath_calls: float = 0.0) -> tuple[Counts, Counts, Matching | None]:
     """(source counts, target counts, matching) for one kernel: measured source counts carried
-    over where the source function has them, static counts of both codes otherwise."""
+    over where the source function has them, static counts of both codes otherwise. ``trips``
+    as ``static_counts`` takes it, naming the source's loops; the target's loops take theirs
+    through the block matching (``carry_trips``): the two codes' loops sit at other offsets."""
     if source.counts:
         s = measured_counts(source)
         m = match_blocks(s.cfg, build_cfg(target))
         return s, carry_counts(m, s), m
     s = static_counts(source, trips, slowpath_calls)
-    t = static_counts(target, trips, slowpath_calls)
+    tgt = build_cfg(target)
+    if isinstance(trips, dict):
+        trips = carry_trips(match_blocks(s.cfg, tgt), named_trips(s.cfg, trips))
+    t = static_counts(target, trips, slowpath_calls, cfg=tgt)
     return s, t, None

@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
+from ..errors import InputError
 from .cfg import CFG, build_cfg
 from .program import Function
 
@@ -80,24 +81,50 @@ def canonical_counts(pairs) -> dict[str, float]:
     return out
 
 
+def named_trips(cfg: CFG, trips: dict) -> dict[int, float]:
+    """Header offset -> trip count of the loops of ``cfg`` that ``trips`` names by loop number
+    (0, 1, ... in the order of the headers' offsets) or by header offset (which wins where
+    both name one loop). A key that names no loop is an ``InputError``: a header offset read
+    off another listing (each architecture puts its loops elsewhere) left the loop at one trip,
+    said only in a note."""
+    headers = sorted(cfg.loops)
+    f = cfg.function
+    out = {}
+    # header offsets last, so that they win
+    for key, n in sorted(trips.items(), key=lambda kv: kv[0] in cfg.loops):
+        if key in cfg.loops:
+            out[key] = float(n)
+        elif isinstance(key, int) and 0 <= key < len(headers):
+            out[headers[key]] = float(n)
+        else:
+            loops = ", ".join(f"{k} at {h:#x}" for k, h in enumerate(headers)) or "none"
+            # a number or an offset: both ways
+            shown = f"{key} ({key:#x})" if isinstance(key, int) else repr(key)
+            arch = f" (sm_{f.arch})" if f.arch else ""
+            raise InputError(f"{f.name}{arch}: trips names loop {shown}, which is no loop "
+                             f"number or loop header offset of this code (its loops: {loops})")
+    return out
+
+
 def static_counts(f: Function, trips=None, slowpath_calls: float = 0.0,
                   cfg: CFG | None = None) -> Counts:
     """Counts per thread from the code alone.
 
-    ``trips``: trip count of every loop (a number), or a mapping from loop number (0, 1, ...
-    in the order of the loop headers' offsets) or header offset to trip count; loops not named
-    run once. ``slowpath_calls``: fraction of calls to internal subroutines (nvcc's slow paths
-    of division, sqrt, ...) that enter them.
+    ``trips``: trip count of every loop (a number), or a mapping from loop number or header
+    offset to trip count (``named_trips``); loops not named run once. ``slowpath_calls``:
+    fraction of calls to internal subroutines (nvcc's slow paths of division, sqrt, ...) that
+    enter them.
     """
     cfg = cfg or build_cfg(f)
     notes = []
     headers = sorted(cfg.loops)
+    given = named_trips(cfg, trips) if isinstance(trips, dict) else {}
     trip = {}
     for k, h in enumerate(headers):
         if isinstance(trips, (int, float)):
             trip[h] = float(trips)
-        elif isinstance(trips, dict) and (k in trips or h in trips):
-            trip[h] = float(trips.get(h, trips.get(k)))
+        elif h in given:
+            trip[h] = given[h]
         else:
             trip[h] = 1.0
             notes.append(f"{f.name}: loop {k} (header at {h:#x}) trip count assumed 1")
