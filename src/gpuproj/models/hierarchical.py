@@ -32,7 +32,7 @@ profile has and the point is their mean. The paper's "mean point of the projecti
 on the public tables of docs/accuracy.md the three give the same errors to 0.1 points, and on
 our H100 <-> H200 suite, whose ncu profiles count the bytes of all three levels, within 0.4
 (midpoint 18.3 / 19.1 %, mean of the times 18.6 / 18.8 %, FLOP over the mean performance
-18.6 / 19.1 %, MAPE / median APE), so the choice is not one the data can make. A kernel
+18.6 / 19.1 %, MAPE / median APE, @1ed6543, before the H200's L2 read was corrected), so the choice is not one the data can make. A kernel
 without FLOPs is projected on bytes: the same Eq. 9 at OI -> 0, i.e. t_t = t_s x BW_ceil_s /
 BW_ceil_t per level.
 
@@ -673,7 +673,7 @@ class Hierarchical(Model):
         (``parallelism`` moves it with the busy SMs like the rest). On our suite, H100 -> H200
         (the same SMs, 1.43x the DRAM bandwidth), the speed-up follows the DRAM share: 1.01x
         below 10 % of the DRAM ceiling, 1.15x at 30-50 %, 1.33x above 90 %, where Eq. 9 gave
-        every row 1.43x; `hierarchical-ext` went from 14.7 to 4.1 % MAPE there. Across designs
+        every row 1.43x; `hierarchical-ext` went from 14.7 to 4.2 % MAPE there. Across designs
         the SMs' latencies and issue limits differ and nothing here prices them: scaling the
         rest by the SMs' clock there takes Rodinia bpnn_layerforward from 10.2 to 41.4 % MAPE and
         calculate_temp from 39.4 to 58.2 % (docs/accuracy_analysis.md)."""
