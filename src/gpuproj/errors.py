@@ -39,6 +39,12 @@ class GPUNotNamedError(InputError):
                          "(gpu=NAME in load())", path=path, row=row, field=field)
 
 
+class NotATableError(GpuprojError, TypeError):
+    """An API function given something else where it takes a ``ProfileTable`` (a DataFrame,
+    a file name): a ``TypeError``, as Python's own for an argument of the wrong type, that says
+    what to pass."""
+
+
 class UnknownGPUError(GpuprojError):
     """A GPU name that the catalog cannot resolve (unknown or ambiguous)."""
 

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .catalog import select
 from .errors import GpuprojWarning, InputError
 from .models.base import has_width
+from .names import gpu_list
 from .profiles.table import (
     ProfileTable,
     Skipped,
@@ -607,11 +607,13 @@ def evaluate(table: ProfileTable, methods=None, sources=None, targets=None, *,
     instances) and compare with the measurements.
 
     ``sources``/``targets`` restrict the GPUs (names resolved by the catalog; each must have
-    rows in the table). Each of the three may be one name instead of a list; ``methods`` may be
-    "all" (every method the table's columns allow, the default). Each source's rows are
-    predicted for all targets in one vectorised call per method. A table where no kernel
-    configuration was measured on two of the GPUs selected is an ``InputError``; pairs no
-    method could predict leave an empty evaluation, their reasons in ``skipped``.
+    rows in the table). Each of the three may be one name instead of a list, or names
+    separated by commas as on the command line (``methods="bandwidth,roofline"``;
+    ``gpuproj.names``); ``methods`` may be "all" (every method the table's columns allow, the
+    default). Each source's rows are predicted for all targets in one vectorised call per
+    method. A table where no kernel configuration was measured on two of the GPUs selected is
+    an ``InputError``; pairs no method could predict leave an empty evaluation, their reasons
+    in ``skipped``.
     """
     from .models import get_model, method_list
 
@@ -619,8 +621,8 @@ def evaluate(table: ProfileTable, methods=None, sources=None, targets=None, *,
     table.require_unique_configs()
     gpus = table.gpus
     # a GPU named twice (or by two of its names) is one GPU: each pair once
-    srcs = [g.id for g in select(sources)] if sources else gpus
-    tgts = [g.id for g in select(targets)] if targets else gpus
+    srcs = [g.id for g in gpu_list(sources)] if sources else gpus
+    tgts = [g.id for g in gpu_list(targets)] if targets else gpus
     absent = [g for g in (*srcs, *tgts) if g not in gpus]
     if absent:
         raise InputError(f"no rows measured on {', '.join(dict.fromkeys(absent))}: the table has "

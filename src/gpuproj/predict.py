@@ -25,13 +25,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .catalog import GPU, resolve, select
+from .catalog import GPU, resolve
 from .combine import COMBINED, combine_sources
 from .errors import GpuprojError, GpuprojWarning, InputError, InputWarning
 from .models import MODELS, get_model, method_list, model_class
 from .models.bands import load_bands
 from .models.base import Model, Prediction, has_width
 from .models.common import roofline_times
+from .names import gpu_list, name_list
 from .profiles.table import (
     ProfileTable,
     Skipped,
@@ -545,9 +546,11 @@ def _labelled(models, taken) -> list:
 def predict(table: ProfileTable, *, targets, source=None, methods=None,
             kernel: str | None = None, sass=None, target_sass=None,
             model_params: dict | None = None, models=()) -> PredictionSet:
-    """Predict the kernels of ``table`` measured on ``source`` for each of ``targets`` (a GPU
+    """Predict the kernels of ``table`` (a ``ProfileTable``: ``profiles.load(path)``, or
+    ``ProfileTable.from_frame(df)``) measured on ``source`` for each of ``targets`` (a GPU
     name or a list of names; ``all`` or wildcards on catalog ids such as ``mi3*`` select
-    several, see ``catalog.select``).
+    several, see ``catalog.select``). Names separated by commas are several, as on the command
+    line (``targets="h100*,mi3*"``, ``methods="bandwidth,roofline"``; ``gpuproj.names``).
 
     ``methods``: a name, a list of names, or "all" (every analytical method the table's
     columns allow); default ``DEFAULT_METHOD`` (hierarchical-ext), ``TIMES_ONLY_METHOD``
@@ -583,7 +586,7 @@ def predict(table: ProfileTable, *, targets, source=None, methods=None,
     if several:  # combined per kernel and configuration
         for r in rows.values():
             r.require_unique_configs()
-    tgts = select(targets) if targets else []  # h200,H200: once
+    tgts = gpu_list(targets) if targets else []  # h200,H200: once
     if not tgts:
         raise GpuprojError("no target GPU named (--target NAME[,NAME], targets=[...] in the "
                            "API)")
@@ -635,13 +638,12 @@ def _methods_to_run(methods, rows: dict) -> list:
     """The method names ``methods`` gives (a name, a list of names, or "all": every analytical
     method the columns of ``rows``, a ``ProfileTable`` per source id, allow), in ``MODELS``'
     order for "all"; a learned method, which needs training, is a ``GpuprojError``."""
-    if methods == "all":
+    names = method_list(methods)
+    if names == ["all"]:
         from .evaluate import applicable_methods
 
         usable = {n for r in rows.values() for n in applicable_methods(r, list(MODELS))}
         names = [n for n in MODELS if n in usable]
-    else:
-        names = method_list(methods)
     for n in names:
         if getattr(model_class(n), "trained", False):
             raise GpuprojError(f"{n} is a learned method: train and save it with `gpuproj "
@@ -703,7 +705,7 @@ def _nothing_predicted(table: ProfileTable, skipped: list, methods) -> None:
 
     why = top_cause(skipped, besides=table.skipped)
     can = applicable_methods(table)
-    hint = ("" if methods == "all" or not can
+    hint = ("" if method_list(methods or []) == ["all"] or not can
             else f"; the profile's columns suit the methods {','.join(can)}")
     raise GpuprojError("no kernel could be predicted" + (f" ({why})" if why else "") + hint)
 
@@ -789,14 +791,14 @@ def _sources(table: ProfileTable, source) -> list:
     only GPU), each checked to have rows in ``table``."""
     if not table.gpus:
         raise InputError("the profile has no rows", path=table.origin or None)
-    if source is None or source == "all":
-        if source is None and len(table.gpus) != 1:
+    names = None if source is None else name_list(source)  # "a,b": a and b
+    if names is None or names == ["all"]:
+        if names is None and len(table.gpus) != 1:
             raise InputError(f"the profile holds several GPUs ({', '.join(table.gpus)}); "
                              "pass --source (several, or 'all', to combine them)",
                              path=table.origin or None)
-        source = table.gpus
-    names = [source] if isinstance(source, (str, GPU)) else list(source)
-    if not names or names == [""]:
+        names = table.gpus
+    if not names:
         raise GpuprojError("no source GPU named (--source NAME[,NAME], or 'all')")
     srcs = list({g.id: g for g in map(resolve, names)}.values())  # v100,V100: once
     for s in srcs:

@@ -33,8 +33,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .catalog import select
 from .errors import GpuprojError
+from .names import gpu_list
 from .profiles.table import ProfileTable
 
 SPLITS = ("gpu", "config", "kernel")
@@ -63,8 +63,9 @@ def _keys(df, columns=("kernel", "config")) -> pd.MultiIndex:
 
 
 def gpu_folds(table: ProfileTable, gpus=None) -> list[Fold]:
-    """Leave-one-GPU-out folds (all GPUs of ``table``, or those named in ``gpus``)."""
-    ids = [g.id for g in select(gpus)] if gpus else table.gpus
+    """Leave-one-GPU-out folds (all GPUs of ``table``, or those named in ``gpus``: a list, or
+    names separated by commas)."""
+    ids = [g.id for g in gpu_list(gpus)] if gpus else table.gpus
     if len(table.gpus) < 3:
         raise GpuprojError("leave-one-GPU-out needs a table with three or more GPUs (training "
                            "needs pairs of two GPUs besides the one left out)")
@@ -123,8 +124,11 @@ def config_folds(table: ProfileTable) -> list[Fold]:
 
 
 def kernel_folds(table: ProfileTable, test_kernels=None) -> list[Fold]:
-    """The report's Experiment 3 split where its kernels are present (or ``test_kernels``);
-    else leave-one-kernel-out."""
+    """One fold holding out ``test_kernels`` (a kernel's name or a list of names) together,
+    or without them the report's Experiment 3 split where its kernels are present; else
+    leave-one-kernel-out."""
+    if isinstance(test_kernels, str):  # one name (a C++ signature may hold commas)
+        test_kernels = [test_kernels]
     d = table.df
     kernels = sorted(d["kernel"].astype(str).unique())
     if len(kernels) < 2:
@@ -213,8 +217,10 @@ def evaluate_fold(fold: Fold, methods, *, coverage=None, cv_groups="gpu", model_
     column. ``fitted`` (a list) receives the fitted models; ``progress`` wraps the methods
     as they are made and trained; ``bands``: see ``make_method``."""
     from .evaluate import Evaluation, NothingToEvaluate, TrainedOnWarning, evaluate
+    from .models import method_list
 
     models = []
+    methods = method_list(methods)  # "gb,residual": two methods, as on the command line
     for m in progress(methods) if progress else methods:
         name = m if isinstance(m, str) else m.name
         model = make_method(m, coverage=coverage, cv_groups=cv_groups,

@@ -9,10 +9,8 @@ from pathlib import Path
 
 import click
 
-
-def split_list(value) -> list[str]:
-    """'a, b,c' -> ['a', 'b', 'c'] (comma-separated option values; empty -> [])."""
-    return [v.strip() for v in value.split(",") if v.strip()] if value else []
+# comma-separated option values, split as the API splits its list arguments
+from ..names import split_lists
 
 
 def names_or_all(value):
@@ -23,11 +21,6 @@ def names_or_all(value):
         return None
     names = split_lists((value,) if isinstance(value, str) else value)
     return "all" if names == ["all"] else names
-
-
-def split_lists(values) -> list[str]:
-    """A repeatable option's values, each comma-separated: ('a,b', 'c') -> ['a', 'b', 'c']."""
-    return [v for value in values for v in split_list(value)]
 
 
 def is_tty() -> bool:

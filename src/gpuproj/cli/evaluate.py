@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from ..names import split_lists
 from ._common import (
     WrittenPath,
     console,
@@ -12,7 +13,6 @@ from ._common import (
     progress,
     reader_option,
     report_skipped,
-    split_lists,
 )
 
 

@@ -6,7 +6,8 @@ import math
 
 import click
 
-from ._common import console, emit_json, split_list
+from ..names import split_list
+from ._common import console, emit_json
 
 
 def _catalog():

@@ -7,6 +7,7 @@ import sys
 
 import click
 
+from ..names import split_list, split_lists
 from ..plots import MAX_PANELS
 from ._common import (
     WrittenPath,
@@ -18,8 +19,6 @@ from ._common import (
     reader_option,
     report_skipped,
     source_option,
-    split_list,
-    split_lists,
     trace_option,
 )
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import click
 
+from ..names import split_list
 from ._common import (
     emit_json,
     format_option,
@@ -14,7 +15,6 @@ from ._common import (
     report_dropped,
     report_skipped,
     source_option,
-    split_list,
 )
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from ..names import split_list
 from ._common import (
     format_option,
     load_profile,
@@ -12,7 +13,6 @@ from ._common import (
     reader_option,
     report_skipped,
     source_option,
-    split_list,
     trace_option,
 )
 

@@ -40,10 +40,11 @@ import math
 import numpy as np
 import pandas as pd
 
-from ..catalog import load_catalog, select
+from ..catalog import load_catalog
 from ..errors import GpuprojError
 from ..models.bands import OFFSET, band_of, cell, load_bands
 from ..models.base import Model, NotFittedError, Projection
+from ..names import gpu_list
 from ..profiles.table import ProfileTable, require_table
 from ..units import first_of
 from .conformal import LogConformal
@@ -382,8 +383,17 @@ class LearnedModel(Model):
         return self._final(PairFeatures(pairs, self.spec_, gpus))
 
     def predict(self, profiles: ProfileTable, source, targets):
+        """Predict every row of ``profiles`` (a ``ProfileTable``) measured on ``source`` for
+        each of ``targets``, as ``Model.predict`` does: a ``Prediction`` whose ``time_s`` is
+        the learned time, ``low_s``/``high_s`` the interval at ``coverage`` (calibrated in
+        ``fit``; for rows outside the training GPUs' range widened towards the error band of
+        the analytical methods the model gives way to there; the point itself without
+        ``coverage``) and ``limiter`` ``learned``. Its assumptions say what was trained on and
+        where the prediction extrapolates: a GPU or kernel not in the training data, a column
+        the model learned from that the profile lacks. Before ``fit``: ``NotFittedError``."""
+        require_table(profiles)
         # ``_project``, called once per target, projects the rows to them all (``_physics_of``)
-        self._targets_ = select(targets)
+        self._targets_ = gpu_list(targets)
         try:
             return super().predict(profiles, source, self._targets_)
         finally:

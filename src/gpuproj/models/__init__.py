@@ -38,13 +38,14 @@ BASELINES = ("same", "bandwidth", "compute", "roofline")
 
 
 def method_list(methods) -> list:
-    """Method names (or model objects) as a list: one name is a list of one, a set is sorted
-    (it has no order of its own: results would change order from run to run), and a method
-    named twice is one (each copy would count its pairs or sources again)."""
-    if isinstance(methods, str):
-        return [methods]
-    return list(dict.fromkeys(sorted(methods, key=str) if isinstance(methods, (set, frozenset))
-                              else methods))
+    """Method names (or model objects) as a list (``names.name_list``): one name is a list of
+    one, names separated by commas are several, as on the command line
+    (``"bandwidth,roofline"``), a set is sorted (it has no order of its own: results would
+    change order from run to run), and a method named twice is one (each copy would count its
+    pairs or sources again)."""
+    from ..names import name_list
+
+    return list(dict.fromkeys(name_list(methods)))
 
 
 def is_analytical(name: str) -> bool:

@@ -21,9 +21,10 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from ..catalog import GPU, CeilingNote, resolve, select
+from ..catalog import GPU, CeilingNote
 from ..errors import GpuprojError
-from ..profiles.table import ProfileTable, Skipped
+from ..names import gpu_list, one_gpu
+from ..profiles.table import ProfileTable, Skipped, require_table
 from .bands import band_of, band_quantiles
 from .common import dtype_codes
 
@@ -157,9 +158,18 @@ class Model:
         return ok, reason
 
     def predict(self, profiles: ProfileTable, source, targets) -> Prediction:
-        """Project every row of ``profiles`` (measured on ``source``) to each of ``targets``."""
-        src = resolve(source)
-        tgts = select(targets)  # a GPU named twice is predicted once
+        """Project every row of ``profiles`` (a ``ProfileTable``; a DataFrame goes through
+        ``ProfileTable.from_frame(df)`` first), measured on ``source`` (one GPU: a name, a GPU
+        file or a ``GPU``), to each of ``targets`` (a name, a list, or names separated by
+        commas; ``all`` and wildcards as ``catalog.select`` reads them).
+
+        Returns a ``Prediction`` (see its ``df`` columns); rows the method cannot predict (a
+        count it needs is missing, no finite time) are in its ``skipped``, with why. A profile
+        of several GPUs is projected as if every row were measured on ``source``: select them
+        first (``profiles.on(gpu)``), as ``gpuproj.predict.predict`` does."""
+        require_table(profiles)
+        src = one_gpu(source, "source")
+        tgts = gpu_list(targets)  # a GPU named twice is predicted once
         df = profiles.df
         ok, reason = self.usable(df)
         # labels as arrays once: per-row .at lookups cost seconds when a whole table is skipped

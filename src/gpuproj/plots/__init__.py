@@ -7,14 +7,15 @@ functions (Agg canvas, no pyplot state), so importing this package costs nothing
 MAX_PANELS = 4
 
 
-def drawn_gpu(table, source=None):
+def drawn_gpu(table, source=None, what: str = "source"):
     """The GPU whose rows a picture (or the report) draws: ``source`` (a name or a GPU file),
     else the profile's only GPU; an ``InputError`` where the profile holds several and
-    ``source`` names none."""
-    from ..catalog import resolve
+    ``source`` names none, an ``UnknownGPUError`` where it names several (``what``: the
+    argument's name in that error)."""
     from ..errors import InputError
+    from ..names import one_gpu
 
     if source is None and len(table.gpus) > 1:
         raise InputError(f"the profile holds several GPUs ({', '.join(table.gpus)}); pass "
                          "--source with one of them", path=table.origin or None)
-    return resolve(source if source else table.gpus[0])
+    return one_gpu(source if source else table.gpus[0], what)

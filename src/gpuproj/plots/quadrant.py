@@ -48,9 +48,9 @@ def points_from_gpus(gpus, precision: str = "fp32", which: str = "peak") -> tupl
 
     ``which`` is ``peak`` (datasheet, as the paper draws it; the measured value where a GPU has
     no peak) or ``measured`` (the measured value, else the peak). ``gpus``: GPU objects or
-    names the catalog resolves.
+    names the catalog resolves (a list, or names separated by commas).
     """
-    from ..catalog import select
+    from ..names import gpu_list
 
     bw_f, c_f = "dram_bw_bytes_per_s", f"{precision}_fma_flops_per_s"
     if precision.startswith("int"):
@@ -58,7 +58,7 @@ def points_from_gpus(gpus, precision: str = "fp32", which: str = "peak") -> tupl
     out, skipped = [], []
     if not gpus:
         raise GpuprojError("no GPU named to place (--gpus NAME[,NAME])")
-    for g in select(gpus):  # a GPU named twice is one
+    for g in gpu_list(gpus):  # a GPU named twice is one
         get = {"peak": g.peak, "measured": g.measured}
         first, second = ("peak", "measured") if which == "peak" else ("measured", "peak")
         vals, kinds = [], []

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..catalog import resolve
 from ..errors import InputError
 from ..models.hierarchical import LEVELS, Hierarchical
+from ..names import one_gpu
 from ..profiles.table import ProfileTable
 from . import _style as st
 from . import drawn_gpu
@@ -46,7 +46,8 @@ def _nan(v):
 def roofline_data(table: ProfileTable, gpu=None, target=None, kernel: str | None = None,
                   model: Hierarchical | None = None) -> dict:
     """The roofline of every kernel row of ``table`` measured on ``gpu`` (None: the table's
-    only GPU) and its projection to ``target``, as plain numbers in SI units.
+    only GPU) and its projection to ``target`` (one GPU each: a name, a GPU file or a
+    ``GPU``), as plain numbers in SI units.
 
     Returns ``{"gpu", "target", "hardware", "kernels", "skipped"}``: ``hardware`` holds the
     GPUs' shared-memory bandwidth ceilings (B/s); each entry of ``kernels`` has ``kernel``,
@@ -61,8 +62,8 @@ def roofline_data(table: ProfileTable, gpu=None, target=None, kernel: str | None
     ``skipped``.
     """
     model = model or Hierarchical()
-    src = drawn_gpu(table, gpu)
-    tgt = resolve(target) if target is not None else None
+    src = drawn_gpu(table, gpu, "gpu")
+    tgt = one_gpu(target, "target") if target is not None else None
     rows = table.on(src.id) if src.id in table.gpus else None
     if rows is None or len(rows) == 0:
         raise InputError(f"no rows measured on {src.id} (the file has "

@@ -119,9 +119,10 @@ def sniff(path, trace: bool = False) -> str:
 def load(path, format: str | None = None, trace=None, **options) -> ProfileTable:
     """Read a profile or measurement file into a ``ProfileTable``.
 
-    ``options`` go to the reader (``gpu=`` names the GPU where the file does not; each
-    reader's own options are in docs/profiles.md). An option the reader does not take is an
-    error; a value given as text, as on the command line, is read as the type the reader wants.
+    ``options`` go to the reader (``gpu=``, every reader's, names the GPU where the file does
+    not: one GPU, a name, a GPU file or a ``GPU``; each reader's own options are in
+    docs/profiles.md). An option the reader does not take is an error listing those it does;
+    a value given as text, as on the command line, is read as the type the reader wants.
     ``trace`` is a trace of the same application run (an nsys timeline, a PyTorch profiler
     trace, a rocprofv3 kernel trace, a ``kernel,time_s`` table) whose times and launch counts
     replace the profile's (``gpuproj.profiles.trace_times``); nvprof's reader takes its
@@ -133,11 +134,12 @@ def load(path, format: str | None = None, trace=None, **options) -> ProfileTable
     # a pipe's second read began mid-stream ("the file is empty", a header seen twice)
     refuse_irregular(path)
     if options.get("gpu") is not None:
-        from ..catalog import resolve
+        from ..names import one_gpu
 
-        gpu = resolve(options["gpu"])  # a name the user gave: its error names no file row
-        if options["gpu"] is gpu:  # a GPU object: the readers take a name or a GPU file
-            options["gpu"] = str(gpu.path) if gpu.path else gpu.id
+        # a name the user gave: its error names no file row
+        gpu = one_gpu(options["gpu"], "gpu= (--source)")
+        if not isinstance(options["gpu"], str):  # a GPU object, a list of one: the readers
+            options["gpu"] = str(gpu.path) if gpu.path else gpu.id  # take a name or a file
     fmt = format or sniff(path)
     reader = _reader(fmt)
     own_trace = trace is not None and "trace" in inspect.signature(reader.read).parameters
@@ -163,7 +165,9 @@ def _reader_options(reader, fmt, options) -> dict:
     out = {}
     for name, value in options.items():
         if name not in params:
-            own = [n for n in params if n != "gpu"]  # gpu= is every reader's, named apart
+            # gpu= first: every reader takes it (the CLI's --source), and one who wrote
+            # source= looks for it
+            own = sorted(params, key=lambda n: n != "gpu")
             raise InputError(f"the {fmt} reader has no option '{name}' ("
                              + (f"its options: {', '.join(own)})" if own else "it has none)"))
         kind = str(params[name].annotation)

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from ..errors import GpuprojError, InputError, UnknownGPUError
+from ..errors import InputError, NotATableError, UnknownGPUError
 from ..units import first_of
 from .schema import COLUMNS, NUMERIC, REQUIRED, STRINGS
 
@@ -123,9 +123,10 @@ def top_cause(skipped, besides=()) -> str | None:
 
 
 def require_table(table) -> None:
-    """A one-line error where the API gets a file name or a DataFrame for a ``ProfileTable``."""
+    """A one-line error (``NotATableError``, a ``TypeError``) where the API gets a file name or
+    a DataFrame for a ``ProfileTable``."""
     if not isinstance(table, ProfileTable):
-        raise GpuprojError(f"expected a ProfileTable, got {type(table).__name__}: "
+        raise NotATableError(f"expected a ProfileTable, got {type(table).__name__}: "
                            "gpuproj.profiles.load(path) reads a file, "
                            "ProfileTable.from_frame(df) takes a DataFrame")
 
