@@ -1,8 +1,10 @@
 """The Python API takes its arguments as a notebook user writes them: names separated by commas
 are several, as on the command line (one rule, ``gpuproj.names``, for both); an argument that
 takes one GPU says so when given several; a DataFrame where a ``ProfileTable`` belongs is a
-``TypeError`` that says what to pass."""
+``TypeError`` that says what to pass; and ``help()`` on what a user calls says what it does."""
 
+import inspect
+import warnings
 from pathlib import Path
 
 import pandas as pd
@@ -13,12 +15,13 @@ from gpuproj import names
 from gpuproj.errors import GpuprojError, UnknownGPUError
 from gpuproj.evaluate import evaluate
 from gpuproj.models import get_model, method_list
-from gpuproj.predict import predict
+from gpuproj.predict import PredictionSet, predict
 from gpuproj.profiles import load
 from gpuproj.profiles.table import ProfileTable
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "rodinia-p100-nvprof.csv"
+SUITE = ROOT / "examples" / "h100-suite-ncu.csv"
 DATA = ROOT / "tests" / "data"
 NINE = DATA / "amaris-9gpus-bpnn_adjust_weights.csv"
 
@@ -122,3 +125,44 @@ def test_a_frame_where_a_table_belongs_is_a_type_error_saying_what_to_pass():
             call()
     with pytest.raises(GpuprojError):  # one line on the command line, as before
         calls[0]()
+
+
+def test_help_says_what_a_notebook_user_calls():
+    from gpuproj.learned.models import LearnedModel
+    from gpuproj.models.base import Model
+    from gpuproj.splits import folds
+
+    for f in (LearnedModel.predict, LearnedModel.fit, LearnedModel.describe,
+              LearnedModel.clone, LearnedModel.get_params, Model.fit, Model.get_params,
+              Model.predict, folds):
+        assert len(inspect.getdoc(f) or "") > 80, f.__qualname__
+    # an instance's own class (a hybrid overrides describe) shows the base's help
+    assert inspect.getdoc(get_model("residual").describe) == inspect.getdoc(
+        LearnedModel.describe)
+
+
+def test_the_table_docstring_names_every_column_it_can_have():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        one = predict(load(SUITE), targets="h200", methods="all").table()
+        nine = load(NINE)
+        combined = predict(nine, source="all", targets="h200", methods="bandwidth").table()
+        measured = predict(nine, source="gtx-titan-x", targets="gtx-980", methods="same").table()
+    doc = inspect.getdoc(PredictionSet.table)
+    for c in {*one.columns, *combined.columns, *measured.columns}:
+        assert f"``{c}``" in doc, c
+
+
+def test_the_limiter_is_the_targets():
+    # a kernel whose intensity lies between the P100's ridge point (12.7 FLOP/B) and the
+    # H100's (20) is compute-bound on the P100 and memory-bound on the H100: the limiter is
+    # the target's, as the note under the tables says
+    from gpuproj.views import limiter_note
+
+    df = pd.DataFrame({"kernel": ["k"], "gpu": ["tesla-p100-pcie-16gb"], "time_s": [1e-2],
+                       "fp32_flops": [16e9], "dram_bytes": [1e9]})
+    t = ProfileTable.from_frame(df)
+    for target, bound in (("h100-sxm5-80gb", "dram"), ("tesla-p100-pcie-16gb", "fp32")):
+        d = predict(t, targets=target, methods=["roofline", "hierarchical"]).table()
+        assert set(d["limiter"]) == {bound}, target
+    assert limiter_note(d["limiter"]).startswith("limiter: what bounds the row on the target")

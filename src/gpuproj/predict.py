@@ -116,14 +116,47 @@ class PredictionSet:
                 else self.sources[0])
 
     def table(self) -> pd.DataFrame:
-        """One row per kernel, configuration, target and method: ``time_s`` predicted,
-        ``source_time_s``, ``speedup`` (one source), ``measured_s`` (a column only where the
-        profile holds rows of a target: the time measured there of the same kernel and
-        configuration, NaN where it has none), the interval
-        ``low_s``/``high_s``, the error band ``band_low_s``/``band_high_s``, ``limiter`` (one
-        of ``models.base.LIMITERS``: ``unknown`` where the target lacks the ceiling of what
-        limits the row on the source, ``learned`` for a learned model) and ``launches``;
-        empty, with these columns, where every row was skipped."""
+        """One row per kernel, configuration, target and method, times in seconds; empty,
+        with the columns, where every row was skipped. The columns:
+
+        - ``kernel``, ``config``, ``source`` (``combined`` for several sources), ``target``,
+          ``method``;
+        - ``source_time_s``: the time measured on the source (combined: the sources' weighted
+          geometric mean), ``time_s``: the prediction on the target, ``speedup`` (one source):
+          ``source_time_s / time_s``;
+        - ``measured_s``, a column only where the profile holds rows of a target: the time
+          measured there of the same kernel and configuration (NaN where it has none);
+        - ``low_s``/``high_s``: the method's own interval: the hierarchical methods' range over
+          the memory levels (and their extensions' alternatives), a learned model's interval
+          calibrated on out-of-fold errors; ``time_s`` twice for a method without one;
+        - ``band_low_s``/``band_high_s``: the 90 % error band, how far the method has been off
+          on real cross-GPU data for such a GPU pair (``models.bands``; NaN where none was
+          measured for the method);
+        - ``limiter``: what bounds the row on the target in the method's projection, the
+          ceiling it comes nearest (which it need not reach): the resource whose time at the
+          target's ceiling is the longest, named by the kernel's data type (``fp32``,
+          ``fp64``, ``fp16``, ``int``) where that is compute, else ``dram``, ``l2``, ``l1``,
+          ``shared``; ``parallelism`` or ``latency`` where ``hierarchical-ext`` finds too few
+          blocks to fill the target or too few loads in flight to hide memory latency;
+          ``unknown`` where the target lacks the ceiling of what bounds the row on the
+          source; the one ratio a baseline scales by (``dram`` for ``bandwidth``, the data
+          type for ``compute``, ``measured`` for ``same``); ``learned`` for a learned model
+          (``models.base.LIMITER_MEANINGS``). Combined: the limiter of the source weighted
+          most;
+        - ``launches``: the kernel row's launches in the application (the totals of
+          ``application()`` weigh ``time_s`` by them);
+        - ``t_compute_s``, ``t_dram_s``, ``t_l2_s``, ``t_l1_s``, ``t_shared_s`` (a method that
+          gives them; one source): the time the row's work takes on the target at each
+          resource's ceiling alone, the longest naming the limiter. The hierarchical methods:
+          the target's FLOPs at the kernel-specific compute ceiling and the bytes of each
+          level at its bandwidth; NaN where the profile does not count the quantity or the
+          target lacks the ceiling. The quantitative methods: ``t_compute_s`` and
+          ``t_dram_s`` of their model. ``time_s`` is no sum of them; NaN for other methods;
+        - ``occupancy_source``, ``occupancy_target`` (``efficiency``; one source): the
+          launch's theoretical occupancy on each GPU (resident warps per SM over the most an
+          SM holds), by whose ratio the time scales; 1 on both where the ratio cannot be known
+          (no block size, a limit the catalog lacks, no block fitting the source);
+        - ``sources`` (combined): the number of sources whose projections were combined."""
         d = _stacked([p.df.drop(columns=["row"]) for p in self.predictions.values()])
         if "time_s" not in d:  # (no method at all: no columns)
             return d

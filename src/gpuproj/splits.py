@@ -149,6 +149,14 @@ def kernel_folds(table: ProfileTable, test_kernels=None) -> list[Fold]:
 
 
 def folds(table: ProfileTable, split: str, **kw) -> list[Fold]:
+    """The train/test folds of ``table`` for ``split`` (one of ``SPLITS``), each a ``Fold``
+    to fit on ``train`` and score on ``test``: ``gpu``, each GPU left out in turn, trained on
+    the others and predicted from them (``gpu_folds``; ``gpus=`` names the GPUs to leave
+    out); ``config``, one fold holding out each kernel's largest configurations
+    (``config_folds``); ``kernel``, the kernels of ``test_kernels=`` held out together, else
+    the report's four test kernels where the table has them, else each kernel in turn
+    (``kernel_folds``).
+    ``evaluate_split`` scores methods on them; another split is a ``GpuprojError``."""
     if split == "gpu":
         return gpu_folds(table, kw.get("gpus"))
     if split == "config":

@@ -70,8 +70,8 @@ def text_columns(d: pd.DataFrame, keys: list, own: bool) -> pd.DataFrame:
 def limiter_note(limiters: pd.Series) -> str:
     """What the limiters in the table mean (``models.base.LIMITER_MEANINGS``)."""
     seen = [x for x in LIMITER_MEANINGS if (limiters == x).any()]
-    return ("limiter: what bounds the row (of the ceilings, the one it came nearest on the "
-            "source, which it need not have reached): "
+    return ("limiter: what bounds the row on the target (of the target's ceilings, the one "
+            "the projection puts it nearest, which it need not reach): "
             + "; ".join(f"{x} = {LIMITER_MEANINGS[x]}" for x in seen))
 
 

@@ -133,10 +133,16 @@ class LearnedModel(Model):
         self.physics_bands = physics_bands
 
     def get_params(self) -> dict:
+        """The constructor's arguments as this model holds them, {name: value} (what
+        ``clone`` and ``learned.save_model`` take over); nothing learned by ``fit`` (the
+        attributes ending in ``_``) is among them."""
         sig = inspect.signature(type(self).__init__)
         return {k: getattr(self, k) for k in sig.parameters if k != "self"}
 
     def clone(self, **changes) -> LearnedModel:
+        """A new, unfitted model of the same class and parameters (``get_params``), with
+        ``changes`` in place of some (``m.clone(coverage=0.8)``); a renamed instance's copy
+        keeps the name. Nothing learned is copied: fit the copy before it predicts."""
         p = self.get_params()
         p.update(changes)
         out = type(self)(**p)
@@ -205,8 +211,14 @@ class LearnedModel(Model):
         return self._time(data, f)
 
     def fit(self, table: ProfileTable) -> LearnedModel:
-        """Learn from every ordered GPU pair of ``table`` (at most ``max_pairs``, drawn with
-        ``random_state``)."""
+        """Learn from every ordered GPU pair of ``table`` (a ``ProfileTable`` of kernels
+        measured on two or more GPUs; at most ``max_pairs`` pairs, drawn with
+        ``random_state``) and return the model itself. With ``coverage`` (default 0.9) the
+        interval is calibrated on out-of-fold predictions of held-out groups (``cv_groups``,
+        the GPUs by default), whose errors ``cv_metrics_`` keeps; ``train_metrics_`` holds the
+        in-sample ones and ``train_info_`` what the model was trained on (GPUs, kernels, pairs,
+        the table's hash). A table with no configuration measured on two GPUs is a
+        ``GpuprojError``."""
         require_table(table)
         data = training_data(table, self.max_pairs, self.random_state, self._spec(table))
         if len(data) == 0:
@@ -471,6 +483,9 @@ class LearnedModel(Model):
         return out
 
     def describe(self) -> str:
+        """What the model is, in a few words (its learner and what the learner predicts; a
+        hybrid's analytical chain, an ensemble's weights, known once fitted): the first
+        assumption of each prediction."""
         return f"{self.learner} learner"
 
 

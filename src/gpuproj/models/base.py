@@ -42,9 +42,9 @@ ROW_LABEL = "_index"
 # limits the row on the source; "learned" for a learned model's prediction, which names none.
 LIMITERS = ("dram", "l2", "l1", "shared", "fp64", "fp32", "fp16", "int", "sfu", "ldst",
             "parallelism", "latency", "launch", "measured", "unknown", "learned")
-# What each names, for the notes under a table (a ceiling is the one the row came nearest on
-# the source, which it need not have reached: a kernel of atomics far below every ceiling
-# still names the nearest)
+# What each names, for the notes under a table (a ceiling is the one the projection puts the
+# row nearest on the target, the longest of its resource times there, which it need not reach:
+# a kernel of atomics far below every ceiling still names the nearest)
 LIMITER_MEANINGS = {
     "dram": "DRAM bandwidth", "l2": "L2 bandwidth", "l1": "L1 bandwidth",
     "shared": "shared-memory bandwidth", "fp64": "FP64 throughput", "fp32": "FP32 throughput",
@@ -129,13 +129,19 @@ class Model:
     trained: bool = False
 
     def get_params(self) -> dict:
+        """The model's hyper-parameters, {name: value}: its attributes except those ending in
+        ``_`` (what a fit or a predict call sets)."""
         return {k: v for k, v in vars(self).items() if not k.endswith("_")}
 
     def __repr__(self):
         args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
         return f"{type(self).__name__}({args})"
 
-    def fit(self, table: ProfileTable) -> Model:  # analytical models learn nothing
+    def fit(self, table: ProfileTable) -> Model:
+        """Learn from ``table`` (a ``ProfileTable`` measured on several GPUs) and return the
+        model itself, so that ``get_model(name).fit(table).predict(...)`` chains. The
+        analytical methods and baselines learn nothing: theirs returns them as they are; the
+        learned ones (``trained``, ``gpuproj.learned``) must be fitted before they predict."""
         return self
 
     # the shared driver ------------------------------------------------------------------
