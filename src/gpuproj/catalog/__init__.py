@@ -391,6 +391,11 @@ def parse_gpu(data: dict, path=None) -> GPU:
 
 
 def read_gpu_file(path) -> GPU:
+    """The GPU that the YAML file ``path`` describes (the catalog's schema, docs/catalog.md;
+    what ``gpuproj bench -o FILE`` writes), validated as the bundled GPUs are, without adding
+    it to the catalog: wherever a GPU name is taken, the file's path is taken too
+    (``resolve``). A file that cannot be read, is not UTF-8, or breaks the schema is an
+    ``InputError`` naming it and, where it can, the field."""
     path = Path(path)
     return parse_gpu(parse_yaml(read_text(path, strict=True), path), path)
 
