@@ -380,7 +380,8 @@ def markdown(res) -> str:
           "moved Rodinia bpnn_layerforward from 85.3-87.0 % to 83.6-84.8 % pooled.",
           "",
           "gpu-benches' four tables, learned through the catalog without gpu-benches' own "
-          "measurements (docs/results/learned.md), add the one public table of 10 GPUs, the "
+          "measurements (docs/results/learned.md; measured with the H200's earlier L2 read of "
+          "22.4 TB/s, @1ed6543, as the note there says), add the one public table of 10 GPUs, the "
           "stream sweep, whose folds calibrate on 9: the fewest with which a 90 % quantile over "
           "held-out GPUs is finite. There `distance-scaled` covers 88.9-90.4 % and `cv+` "
           "89.1-91.2 %, every hybrid within 3 points, while `+ band outside` over-covers "
