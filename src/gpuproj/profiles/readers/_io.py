@@ -7,6 +7,7 @@ import csv
 import io
 import re
 
+import numpy as np
 import pandas as pd
 
 from ...errors import GPUNotNamedError, InputError, UnknownGPUError
@@ -33,14 +34,16 @@ def read_csv(path, sep: str = ",", text=()) -> pd.DataFrame:
     written, for the reader to convert its numbers by the file's style (``_checks.number_style``):
     pandas would read "0,5" with a decimal comma and leave "1.234" as text, or the reverse."""
     content = read_text(path)
-    header = next((r for r in csv.reader(io.StringIO(content), delimiter=sep)
+    header = next((r for r in csv.reader(_lines(content), delimiter=sep)
                    if any(f.strip() for f in r)), [])
     check_header(header, path)
-    trailing = _check_widths(content, len(header), sep, path) == "trailing"
+    lines, widths = _records(content, sep, path)
+    trailing = _check_widths(content, lines, widths, len(header), sep, path) == "trailing"
     try:
         # index_col=False: pandas drops the empty field a trailing separator leaves, where it
         # would take the first field for a row name and move every column one to the left
-        df = pd.read_csv(io.StringIO(content), sep=sep,
+        # bytes: pandas encodes text to UTF-8 for its parser anyway, in a copy that took longer
+        df = pd.read_csv(io.BytesIO(content.encode()), sep=sep,
                          dtype=str if sep == ";" else {c: str for c in text},
                          index_col=False if trailing else None)
     except pd.errors.EmptyDataError:
@@ -55,8 +58,19 @@ def read_csv(path, sep: str = ",", text=()) -> pd.DataFrame:
     # copy(): pandas 3 keeps a block per column of a wide file (a rocprof pass prints 149), and
     # adding a column to such a frame warns that it is fragmented
     df = df.reset_index(drop=True).copy()
-    df["_row"] = _record_lines(content, len(df), sep)
+    df["_row"] = _record_lines(content, len(df), lines)
     return df
+
+
+def _lines(text: str):
+    """The lines of ``text`` as ``io.StringIO(text)`` gives them (split after each "\\n"), one
+    at a time: a StringIO first copies the whole text into 4 bytes a character, 0.1 s for a
+    30 MB table of which the header is wanted."""
+    start = 0
+    while start < len(text):
+        end = text.find("\n", start) + 1 or len(text)
+        yield text[start:end]
+        start = end
 
 
 def csv_fields(line: str, path, row: int) -> list[str]:
@@ -81,34 +95,93 @@ def check_header(names, path, row: int = 1) -> None:
         seen.add(n)
 
 
-def _check_widths(text: str, width: int, sep: str, path) -> str | None:
+def _records(text: str, sep: str, path) -> tuple[np.ndarray, np.ndarray]:
+    """The file line where each record that is not blank starts (the header first) and its
+    number of fields, as the csv module reads them; a one-line error where it cannot (a field
+    over its size limit, 128 KiB). Blank: no field, or one of whitespace only."""
+    fast = _simple_records(text, sep)
+    if fast is not None:
+        return fast
+    reader = csv.reader(io.StringIO(text), delimiter=sep)
+    lines, widths, line = [], [], 1
+    try:
+        for r in reader:
+            if r and (len(r) > 1 or r[0].strip()):
+                lines.append(line)
+                widths.append(len(r))
+            line = reader.line_num + 1
+    except csv.Error as e:
+        raise InputError(f"not a readable CSV file ({e})", path=path) from None
+    return np.array(lines, dtype=np.int64), np.array(widths, dtype=np.int64)
+
+
+def _simple_records(text: str, sep: str) -> tuple[np.ndarray, np.ndarray] | None:
+    """``_records`` without the csv module, which makes a string of every field (2 s for the
+    6 million of a 30 MB table), where the text is simple: every record is one line, and every
+    quote opens or closes a whole field on it, without one inside ("a","b c",3; "x, y" too),
+    so that a record has its separators outside quotes + 1 fields. None where the csv module
+    must read it: a quote inside a field, a line break inside quotes, a line long enough to
+    hold a field over its size limit, a NUL or a carriage return. Works on the UTF-8 bytes:
+    separators, quotes and line breaks are single bytes there, found by numpy."""
+    if "\0" in text or "\r" in text:
+        return None
+    try:
+        raw = text.encode()
+    except UnicodeEncodeError:  # a lone surrogate
+        return None
+    b = np.frombuffer(raw, dtype=np.uint8)
+    s, nl = ord(sep), ord("\n")
+    ends = np.flatnonzero(b == nl)  # each line's end, past its last character
+    if len(b) and b[-1] != nl:
+        ends = np.append(ends, len(b))  # a last line without a line break
+    starts = np.concatenate(([0], ends[:-1] + 1))
+    # bytes: at least the characters, to which the csv module's limit applies
+    if len(ends) and (ends - starts).max() >= csv.field_size_limit():
+        return None
+    seps = np.flatnonzero(b == s)
+    fields = np.diff(np.searchsorted(seps, ends), prepend=0) + 1
+    quotes = np.flatnonzero(b == ord('"'))
+    if len(quotes):
+        if len(quotes) % 2:
+            return None
+        opens, closes = quotes[::2], quotes[1::2]
+        before = b[np.maximum(opens - 1, 0)]
+        after = b[np.minimum(closes + 1, len(b) - 1)]
+        line = np.searchsorted(ends, opens)
+        if not (((opens == 0) | (before == s) | (before == nl)).all()
+                and ((closes == len(b) - 1) | (after == s) | (after == nl)).all()
+                and (line == np.searchsorted(ends, closes)).all()):
+            return None
+        # separators inside quotes part no fields
+        np.subtract.at(fields, line, np.searchsorted(seps, closes) - np.searchsorted(seps, opens))
+    # a line of one field is blank where that field (the line, or what its quotes hold) is
+    # whitespace; an empty line has no field
+    blank = np.zeros(len(ends), dtype=bool)
+    for i in np.flatnonzero(fields == 1):
+        one = raw[starts[i]:ends[i]].decode()
+        blank[i] = not (one[1:-1] if one.startswith('"') else one).strip()
+    keep = np.flatnonzero(~blank)
+    return keep + 1, fields[keep]
+
+
+def _check_widths(text: str, lines, widths, width: int, sep: str, path) -> str | None:
     """A one-line error naming the first row whose number of fields is not the header's
     ``width``: pandas fills a short row in with empty values, without a word, and stops at a
     long one with its own message; a short last row without a line break after it is a file
     that ends inside a row. Rows that all have one field more are "trailing" where that field
     is the last and empty in every row (a separator at the end of each row, as some scripts and
     spreadsheets write them), else "row names" (R's ``write.table`` puts a row name first,
-    without a header name); None where every row has the header's width."""
-    def records():
-        """(line, fields) of each record that is not blank, the header first."""
-        reader = csv.reader(io.StringIO(text), delimiter=sep)
-        line = 1
-        for r in reader:
-            if r and (len(r) > 1 or r[0].strip()):
-                yield line, r
-            line = reader.line_num + 1
-
-    try:
-        rows = [r for _, r in records()][1:]
-    except csv.Error as e:
-        raise InputError(f"not a readable CSV file ({e})", path=path) from None
-    widths = [len(r) for r in rows]
-    if all(n == width for n in widths):
+    without a header name); None where every row has the header's width. ``lines``, ``widths``:
+    the text's ``_records``, the header first."""
+    lines, widths = lines[1:], widths[1:]
+    if (widths == width).all():
         return None
-    if all(n == width + 1 for n in widths):
-        return "trailing" if all(not r[-1].strip() for r in rows) else "row names"
-    k = next(k for k, n in enumerate(widths) if n != width)
-    line, n = [(line, len(r)) for line, r in records()][k + 1]
+    if (widths == width + 1).all():
+        last = [r[-1] for r in csv.reader(io.StringIO(text), delimiter=sep)
+                if r and (len(r) > 1 or r[0].strip())][1:]
+        return "trailing" if all(not f.strip() for f in last) else "row names"
+    k = np.flatnonzero(widths != width)[0]
+    line, n = int(lines[k]), int(widths[k])
     if k == len(widths) - 1 and n < width and not text.endswith("\n"):
         raise InputError(f"the file ends inside a row ({n} of the header's {width} fields): "
                          "cut short?", path=path, row=line)
@@ -147,22 +220,14 @@ def cell_text(path, row, field) -> str | None:
     return rec[at].strip() if at < len(rec) else None
 
 
-def _record_lines(text: str, n: int, sep: str = ","):
-    """The file line where each of the ``n`` records after the header starts."""
+def _record_lines(text: str, n: int, lines):
+    """The file line where each of the ``n`` records after the header starts; ``lines``: the
+    text's ``_records``, the header first."""
     if text.count("\n") + (not text.endswith("\n")) == n + 1:
-        return range(2, n + 2)  # one line per record: nothing to scan
-    reader = csv.reader(io.StringIO(text), delimiter=sep)
-    starts, end = [], 0
-    try:
-        for rec in reader:
-            start, end = end + 1, reader.line_num
-            # pandas skips empty and whitespace-only lines; a line of commas is a row
-            if len(rec) > 1 or (rec and rec[0].strip()):
-                starts.append(start)
-    except csv.Error:
-        starts = []
-    # where the csv module and pandas disagree on the records, number them as lines
-    return starts[1:] if len(starts) == n + 1 else range(2, n + 2)
+        return range(2, n + 2)  # one line per record
+    # pandas skips empty and whitespace-only lines, as _records; a line of commas is a row.
+    # Where the csv module and pandas disagree on the records, number them as lines
+    return lines[1:] if len(lines) == n + 1 else range(2, n + 2)
 
 
 def resolve_gpus(names: pd.Series, path, rows: pd.Series | None = None,
@@ -245,10 +310,22 @@ def launch_config(grid, block) -> pd.Series:
     """The ``config`` of launches from their grid and block sizes (three Series each):
     ``grid=4096x1x1 block=256x1x1``."""
     def xyz(parts):
-        return parts[0].map("{:.0f}".format) + "x" + parts[1].map("{:.0f}".format) + "x" + \
-            parts[2].map("{:.0f}".format)
+        return whole_numbers(parts[0]) + "x" + whole_numbers(parts[1]) + "x" + \
+            whole_numbers(parts[2])
 
     return "grid=" + xyz(grid) + " block=" + xyz(block)
+
+
+def whole_numbers(values: pd.Series) -> pd.Series:
+    """``values.map("{:.0f}".format)`` ("4096"), each distinct value formatted once: a profile
+    repeats its sizes in every row, and formatting 60,000 took 0.08 s a column."""
+    if values.dtype != np.float64 or not len(values):
+        return values.map("{:.0f}".format)
+    # by bit pattern, so that -0.0 ("-0") stays apart from 0.0 ("0"), as map formats them
+    bits = np.ascontiguousarray(values.to_numpy()).view(np.int64)
+    distinct, at = np.unique(bits, return_inverse=True)
+    text = np.array(["{:.0f}".format(v) for v in distinct.view(np.float64).tolist()], dtype=object)
+    return pd.Series(text[at], index=values.index, name=values.name, dtype="str")
 
 
 def group_launches(df: pd.DataFrame) -> pd.DataFrame:

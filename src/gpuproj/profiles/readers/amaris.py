@@ -54,7 +54,7 @@ import pandas as pd
 from ...errors import InputError
 from ..table import ProfileTable
 from ._checks import numeric, require_columns, split_missing_names, split_unusable_times
-from ._io import read_csv, resolve_gpus
+from ._io import read_csv, resolve_gpus, whole_numbers
 from .nvprof import SECTOR_BYTES, apply_metrics
 
 # short names used by the dataset -> catalog ids. Explicit, because 'Titan' alone would be
@@ -130,7 +130,7 @@ def read(path, gpu: str | None = None) -> ProfileTable:
     require_columns(df, _REQUIRED, path)
     df, skipped = split_missing_names(df, path, {"name": "name", "gpu_name": "gpu_name"})
     df["gpu_name"] = df["gpu_name"].astype(str)
-    unknown = sorted(set(df["gpu_name"]) - set(AMARIS_GPUS))
+    unknown = sorted(set(df["gpu_name"].unique()) - set(AMARIS_GPUS))
     if unknown:
         i = df.index[df["gpu_name"] == unknown[0]][0]
         raise InputError(f"unknown GPU short name '{unknown[0]}' (known: "
@@ -144,7 +144,7 @@ def read(path, gpu: str | None = None) -> ProfileTable:
                         "time_s": num["duration"]})
     sizes = [num[c] for c in ("input.size.1", "input.size.2", "grid.x", "grid.y",
                               "block.x", "block.y")]
-    fmt = [s.map("{:.0f}".format) for s in sizes]
+    fmt = [whole_numbers(s) for s in sizes]
     # the bpnn kernels take one size and leave input.size.2 at 0: 'size=65536', not '65536x0'
     size = "size=" + fmt[0] + ("x" + fmt[1]).where(sizes[1] != 0, "")
     out["config"] = size + " grid=" + fmt[2] + "x" + fmt[3] + " block=" + fmt[4] + "x" + fmt[5]

@@ -39,7 +39,7 @@ import pandas as pd
 from ...errors import InputError, InputWarning
 from ..table import ProfileTable
 from ._checks import numeric, split_unusable_times
-from ._io import read_csv, resolve_gpus
+from ._io import read_csv, resolve_gpus, whole_numbers
 
 PREFIX = "time_ms__"
 CONV_IMAGE_SIZE = 4096  # benchmark_hub kernels/convolution.py: image_width = image_height = 4096
@@ -76,7 +76,7 @@ def _problem(params, path, gemm_size, image_size, p):
         problem = pd.Series(f"M=N=K={size:.0f}" if gemm_size else "M=N=K=unknown",
                             index=nan.index)
         if "PRECISION" in p:
-            problem = problem + ",PRECISION=" + p["PRECISION"].map("{:.0f}".format)
+            problem = problem + ",PRECISION=" + whole_numbers(p["PRECISION"])
         return "clblast_xgemm", dtype, {
             "problem": problem,
             "flops": pd.Series(2.0 * size**3, index=nan.index),
@@ -85,8 +85,7 @@ def _problem(params, path, gemm_size, image_size, p):
         }
     if _CONV <= set(params):
         w = h = float(image_size)
-        filters = p["filter_width"].map("{:.0f}".format) + "x" + p["filter_height"].map(
-            "{:.0f}".format)
+        filters = whole_numbers(p["filter_width"]) + "x" + whole_numbers(p["filter_height"])
         return "convolution_kernel", "fp32", {
             "problem": f"image={w:.0f}x{h:.0f},filter=" + filters,
             "flops": 2.0 * w * h * p["filter_width"] * p["filter_height"],

@@ -28,7 +28,7 @@ import pandas as pd
 from ...errors import InputError
 from ..table import ProfileTable
 from ._checks import numeric, require_columns, split_unusable_times
-from ._io import read_csv, resolve_gpus
+from ._io import read_csv, resolve_gpus, whole_numbers
 
 BMM_SHAPE = ("B", "M", "N", "K")
 CONV_SHAPE = {"B": "B", "Input_Channel": "Cin", "Output_Channel": "Cout", "Kernel_Szie": "k",
@@ -59,7 +59,7 @@ def read(path, gpu: str | None = None) -> ProfileTable:
     out = pd.DataFrame({"kernel": df["OPName"].astype(str), "_row": rows, "dtype": "fp32"})
     config = None
     for short, v in s.items():
-        part = short + "=" + v.map("{:.0f}".format)
+        part = short + "=" + whole_numbers(v)
         config = part if config is None else config + "," + part
         out[short] = v
     out["config"] = config
