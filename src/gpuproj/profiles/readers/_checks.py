@@ -75,6 +75,13 @@ def _separator_style(text: str) -> str | None:
     return styles[0] if len(styles) == 1 else None
 
 
+def shown_styles(texts) -> set[str]:
+    """The styles ("comma", "point") that some of ``texts`` can only be written in: with one
+    or none, it is what ``number_style`` says of them, whatever their order (which it needs
+    only to quote the first of each style)."""
+    return {style for t in texts if ("," in t or "." in t) and (style := _separator_style(t))}
+
+
 def number_style(values, path, default: str = "point") -> str:
     """"comma" or "point": how the (file row, field, text) ``values`` of one file write decimals
     (the module docstring); ``default`` where no value shows it. Both styles in one file is an
@@ -131,7 +138,7 @@ def parse_number(text) -> float:
     s = str(text).strip().strip('"')
     if s in _NA_TEXT:
         return float("nan")
-    if _THOUSANDS.match(s):
+    if "," in s and _THOUSANDS.match(s):  # the test first: most numbers have no comma
         s = s.replace(",", "")
     return float(s)
 

@@ -44,8 +44,10 @@ Metric names and meanings follow NVIDIA's Nsight Compute "Kernel Profiling Guide
 
 from __future__ import annotations
 
+import functools
 import re
 import warnings
+from operator import itemgetter
 from pathlib import Path
 
 import numpy as np
@@ -59,6 +61,7 @@ from ._checks import (
     MAX_VALUE,
     number_style,
     parse_number,
+    shown_styles,
     split_missing_names,
     split_unusable_times,
     with_decimal_points,
@@ -179,23 +182,11 @@ def to_si(metric: str, text, unit: str, *, path, row, unit_row=None):
         raise InputError(f"'{text}' is not a number", path=path, row=row, field=metric) from None
     if np.isnan(v):
         return v
-    unit = (unit or "").strip()
-    if kind == "time" and unit not in TIME_UNITS:
-        raise InputError(f"unit '{unit}' is not a time unit", path=path, row=at, field=metric)
-    if kind == "bytes" and not _BYTE_UNIT.fullmatch(unit):  # not Gbyte/second, byte/cycle
-        raise InputError(f"unit '{unit}' is not a byte unit", path=path, row=at, field=metric)
-    if kind == "count" and ("byte" in unit or "second" in unit):
-        raise InputError(f"unit '{unit}' does not fit a count", path=path, row=at, field=metric)
-    if kind == "frequency" and not (unit.lower().endswith("hz") or unit.startswith("cycle/")):
-        raise InputError(f"unit '{unit}' is not a frequency", path=path, row=at, field=metric)
+    wrong, f = _unit(kind, unit)
+    if wrong:
+        raise InputError(wrong, path=path, row=at, field=metric)
     if kind == "pct":
-        if unit not in ("%", ""):
-            raise InputError(f"unit '{unit}' is not '%'", path=path, row=at, field=metric)
         return v / 100.0
-    try:
-        f = unit_factor(unit)
-    except InputError as e:
-        raise InputError(str(e), path=path, row=at, field=metric) from None
     if v < 0:
         raise InputError(f"{text} is negative", path=path, row=row, field=metric)
     if not np.isfinite(v * f):
@@ -204,6 +195,27 @@ def to_si(metric: str, text, unit: str, *, path, row, unit_row=None):
         raise InputError(f"'{text}' {unit} is beyond any count, size or time (over "
                          f"{MAX_VALUE:g})", path=path, row=row, field=metric)
     return v * f
+
+
+@functools.lru_cache(maxsize=1024)
+def _unit(kind: str, unit) -> tuple[str | None, float]:
+    """What is wrong with ``unit`` for a metric of ``kind`` (None where nothing) and its SI
+    factor: once per unit, not once per value (a raw page prints a column's unit once)."""
+    unit = (unit or "").strip()
+    if kind == "time" and unit not in TIME_UNITS:
+        return f"unit '{unit}' is not a time unit", 0.0
+    if kind == "bytes" and not _BYTE_UNIT.fullmatch(unit):  # not Gbyte/second, byte/cycle
+        return f"unit '{unit}' is not a byte unit", 0.0
+    if kind == "count" and ("byte" in unit or "second" in unit):
+        return f"unit '{unit}' does not fit a count", 0.0
+    if kind == "frequency" and not (unit.lower().endswith("hz") or unit.startswith("cycle/")):
+        return f"unit '{unit}' is not a frequency", 0.0
+    if kind == "pct":
+        return (None if unit in ("%", "") else f"unit '{unit}' is not '%'"), 0.01
+    try:
+        return None, unit_factor(unit)
+    except InputError as e:
+        return str(e), 0.0
 
 
 def _dims(text) -> str | None:
@@ -259,8 +271,7 @@ def _per_launch_raw(recs, path) -> pd.DataFrame:
     if not body:
         raise InputError("file has a header but no rows", path=path)
     metric_cols = {i for i, m in enumerate(header) if m not in _IDENTITY and not _is_text(m)}
-    if number_style(((line, header[i], f[i]) for line, f in body for i in metric_cols
-                     if i < len(f)), path) == "comma":
+    if _raw_style(body, header, metric_cols, path) == "comma":
         body = [(line, [with_decimal_points(v, "comma") if i in metric_cols else v
                         for i, v in enumerate(f)]) for line, f in body]
     read = [m for m in header if m in NCU_METRICS or m in TIME_METRICS]  # _launch's metrics
@@ -281,6 +292,24 @@ def _per_launch_raw(recs, path) -> pd.DataFrame:
         out.append(_launch(rec, {m: (rec[m], units.get(m, ""), line, unit_row) for m in read},
                            line, path))
     return pd.DataFrame(out)
+
+
+def _raw_style(body, header, metric_cols, path) -> str:
+    """``number_style`` of the metric cells of a raw page's ``body``, from its distinct texts
+    where every row has every metric column: a generator of each cell's (row, field, text)
+    took 20 s for 11 million cells. It goes cell by cell where that may be an error, to quote
+    the first number of each style."""
+    cols = sorted(metric_cols)
+    if cols and all(len(f) > cols[-1] for _, f in body):
+        take = itemgetter(*cols) if len(cols) > 1 else (lambda f: (f[cols[0]],))
+        distinct = set()
+        for _, f in body:
+            distinct.update(take(f))
+        styles = shown_styles(distinct)
+        if len(styles) < 2:
+            return next(iter(styles), "point")
+    return number_style(((line, header[i], f[i]) for line, f in body for i in metric_cols
+                         if i < len(f)), path)
 
 
 def _per_launch_details(recs, path) -> pd.DataFrame:
