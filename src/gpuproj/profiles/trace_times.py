@@ -155,14 +155,20 @@ def times_from_trace(table: ProfileTable, trace, gpu=None) -> ProfileTable:
                       f"kernel in {configs_per_kernel[i]}")
             continue
         used.setdefault(found[0], []).append(i)
+    pairs = []  # (profile row, trace row) of each kernel matched one to one
     for t, rows in used.items():
         if len(rows) > 1:  # two kernels of the profile found one of the trace (bare names)
             for i in rows:
                 why[i] = f"the trace's {tdf.at[t, 'kernel']} matches {len(rows)} profile kernels"
             continue
-        for c in _TAKEN:  # a table of one's own timings may have no min, max or launches
-            if c in tdf.columns and not (c == "launches" and tt.launches_assumed[t]):
-                out.at[rows[0], c] = tdf.at[t, c]
+        pairs.append((rows[0], t))
+    for c in _TAKEN:  # a table of one's own timings may have no min, max or launches
+        if c in tdf.columns:
+            # a column at a time: a value at a time took 2 s for 3,000 kernels
+            take = [(i, t) for i, t in pairs if not (c == "launches" and tt.launches_assumed[t])]
+            if take:
+                at, ts = zip(*take)
+                out.loc[list(at), c] = tdf[c].to_numpy()[list(ts)]
     kept = [i for i in df.index if i not in why]
     if not kept and len(df):  # the trace's fault or the pairing's, not the profile's
         first = df.index[0]
