@@ -32,9 +32,9 @@ profile has and the point is their mean. The paper's "mean point of the projecti
 on the public tables of docs/accuracy.md the three give the same errors to 0.1 points, and on
 our H100 <-> H200 suite, whose ncu profiles count the bytes of all three levels, within 0.4
 (midpoint 18.3 / 19.1 %, mean of the times 18.6 / 18.8 %, FLOP over the mean performance
-18.6 / 19.1 %, MAPE / median APE, @1ed6543, before the H200's L2 read was corrected), so the choice is not one the data can make. A kernel
-without FLOPs is projected on bytes: the same Eq. 9 at OI -> 0, i.e. t_t = t_s x BW_ceil_s /
-BW_ceil_t per level.
+18.6 / 19.1 %, MAPE / median APE, @1ed6543, before the H200's L2 read was corrected), so the
+choice is not one the data can make. A kernel without FLOPs is projected on bytes: the same
+Eq. 9 at OI -> 0, i.e. t_t = t_s x BW_ceil_s / BW_ceil_t per level.
 
 Ceilings: the catalog's measured value where there is one, else peak x the source GPU's
 measured/peak ratio (Sec. 4.1, marked derived), else the peak; write-only kernels use the
