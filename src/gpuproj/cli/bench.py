@@ -11,6 +11,7 @@ import click
 
 from ..errors import AmbiguousGPUError, GpuprojError, InputError, UnknownGPUError
 from ..files import write_text
+from ..names import split_list
 from ..units import with_prefix
 from ._common import WrittenPath, check_writable, emit_json, output_option
 
@@ -192,7 +193,7 @@ def bench(gpu_name, output, raw_out, backend, device, quick, only, reps, plots_d
         raw = read_result(from_raw)
         device_name, device_type = raw["device"]["name"], raw["device"]["device_type"]
     else:
-        groups = [g.strip() for g in only.split(",") if g.strip()] if only is not None else None
+        groups = split_list(only) if only is not None else None
         if groups == []:
             raise click.UsageError("--only: no group given")
         lacking = [(p, g) for p, g in PLOTTED_SWEEPS.values() if g not in groups] if groups else []
