@@ -273,6 +273,13 @@ def test_resolve_unknown_suggests(cat):
         cat.resolve("RTX 4909")
     with pytest.raises(UnknownGPUError, match="unknown GPU"):
         cat.resolve("Voodoo 2")
+    # a short name is compared with the leading words of the catalog's names ('h10O' was far
+    # from every whole name), and letter Os typed for zeros are read as the zeros
+    for name, ids in (("h10O", "h100-nvl-94gb, h100-pcie-80gb, h100-sxm5-80gb"),
+                      ("a1OO", "a100-pcie-40gb, a100-pcie-80gb, a100-sxm4-40gb, a100-sxm4-80gb"),
+                      ("tesla k4o", "tesla-k40")):
+        with pytest.raises(UnknownGPUError, match=f"did you mean {ids}\\?"):
+            cat.resolve(name)
 
 
 def test_resolve_does_not_take_a_name_for_its_variant(cat):

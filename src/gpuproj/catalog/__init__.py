@@ -437,6 +437,13 @@ class Catalog:
             for n in (g.id, g.name, *g.aliases):
                 for key in (normalize_name(n), normalize_name(n).replace(" ", "")):
                     self._names.setdefault(key, set()).add(g.id)
+        # the leading words of every name: a short query ('h10O') is spelt close to 'h100',
+        # and far from 'h100 sxm5 80gb', which the spelling distance would compare it with
+        self._leads = {}
+        for key, ids in self._names.items():
+            words = key.split()
+            for k in range(1, len(words) + 1):
+                self._leads.setdefault(" ".join(words[:k]), set()).update(ids)
         for g in self.gpus.values():  # said at load, not at the first profile that names it
             if g.path is not None and g.path.parent != BUNDLED_DIR:
                 for field_, n in [("name", g.name)] + [(f"aliases[{i}]", a)
@@ -507,9 +514,12 @@ class Catalog:
             raise AmbiguousGPUError(f"GPU name '{raw}' is ambiguous: it matches {cands}")
         # an id cut short names the GPUs it begins ('mi300': mi300a, mi300x), which spelling
         # distance ranks below others ('mi100')
+        # and a letter O typed for a zero ('a1OO') names the GPUs of the zero
+        zeros = re.sub(r"(?<=\d)o+|o+(?=\d)", lambda m: "0" * len(m[0]), key)
         ids = sorted(i for i in self.gpus if i.startswith(raw.lower())) or sorted(
-            {i for c in difflib.get_close_matches(key, list(self._names), n=4, cutoff=0.6)
-             for i in self._names[c]})
+            self._leads.get(zeros) or
+            {i for c in difflib.get_close_matches(key, list(self._leads), n=4, cutoff=0.6)
+             for i in self._leads[c]})
         hint = "; did you mean " + ", ".join(ids[:6]) + "?" if ids else ""
         raise UnknownGPUError(f"unknown GPU '{raw}'{hint} (see `gpuproj gpus list`; add your own "
                               f"GPU as a YAML file in {USER_DIR})")
