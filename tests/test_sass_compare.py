@@ -311,6 +311,12 @@ def test_cli_diff_labels_listings_with_the_architecture_names_given(capsys):
                              "--arch", "sm_90a,sm_90", "--kernel", "sin_f32", "--json")
     assert code == 0, err
     assert json.loads(out)["sin_f32"]["archs"] == ["sm_90a", "sm_90"]
+    # names split as every option's lists: spaces around the commas and a trailing comma
+    # ('sm_90a, sm_90, ' was three architectures for two inputs)
+    code, out, err = run_cli(capsys, "sass", "diff", str(listing(90)), str(listing(90)),
+                             "--arch", "sm_90a, sm_90, ", "--kernel", "sin_f32", "--json")
+    assert code == 0, err
+    assert json.loads(out)["sin_f32"]["archs"] == ["sm_90a", "sm_90"]
     code, _, err = run_cli(capsys, "sass", "diff", str(listing(90)), str(listing(90)),
                            "--arch", "sm_90a,9.0a")
     assert code == 2 and "sm_90a again" in err

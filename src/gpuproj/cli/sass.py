@@ -41,6 +41,7 @@ def diff(inputs, archs, kernel_regex, code, as_json):
       gpuproj sass diff app.sm_70.sass app.sm_90.sass
     """
     from ..errors import InputError
+    from ..names import split_list
     from ..profiles.table import kernel_pattern
     from ..sass import arch_name, load_sass, load_sass_archs
     from ..sass.report import arch_label, diff_programs
@@ -50,7 +51,7 @@ def diff(inputs, archs, kernel_regex, code, as_json):
     if len(inputs) == 1 and archs:
         programs = load_sass_archs(inputs[0], archs)
     else:
-        arch_list = [a for a in (archs or "").split(",") if a]
+        arch_list = split_list(archs)
         if arch_list and len(arch_list) != len(inputs):
             raise InputError(f"{len(inputs)} inputs but {len(arch_list)} architectures")
         programs = {}

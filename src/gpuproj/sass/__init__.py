@@ -17,6 +17,7 @@ from pathlib import Path
 
 from ..errors import InputError
 from ..files import refuse_irregular
+from ..names import split_list
 from .cfg import CFG, Block, build_cfg
 from .compare import Matching, carry_counts, estimate, match_blocks
 from .counts import CANONICAL, Counts, canonical_counts, measured_counts, static_counts
@@ -140,7 +141,7 @@ def load_sass_archs(path, archs, *, nvcc_options=()) -> dict[str, Program]:
     """``load_sass`` for each architecture in ``archs`` (a list or 'sm_80,sm_90a'), keyed by
     its ``arch_name``: 'sm_90a' stays apart from 'sm_90', whose code it is not."""
     if isinstance(archs, str):
-        archs = [a for a in archs.split(",") if a.strip()]
+        archs = split_list(archs)
     names = [arch_name(a) for a in archs]
     twice = sorted({n for n in names if names.count(n) > 1})
     if twice:
