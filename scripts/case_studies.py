@@ -196,7 +196,10 @@ def main(argv=None):
         record["studies"][name] = {
             "model": spec.model.to_dict(), "calibration": cal.to_dict(),
             "measurements": [t.to_dict() for t in timings],
-            "evaluation": ev.to_dict(), "seconds": round(time.time() - t0, 1),
+            "evaluation": ev.to_dict(),
+            # the measuring run's wall time, which a replay (no device, no timing) keeps
+            "seconds": (old["studies"][name].get("seconds") if args.replay
+                        else round(time.time() - t0, 1)),
             "rounds": [{"geomean_rel_error": e.geomean_rel_error,
                         "ranking_correct": e.ranking_correct, "residual": c.residual}
                        for c, _, e in rounds]}
