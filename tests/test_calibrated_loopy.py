@@ -142,6 +142,23 @@ def test_work_removal_keeps_the_b_pattern_like_the_paper(mm_pf):
         remove_work(mm_pf.program, keep_vars=["zz"])
 
 
+def test_work_removal_stores_tgt_read_once_per_work_item():
+    """Algorithm 3 stores tgt_read to one entry per work-item after every update: a removed
+    store inside a sequential loop gave a tgt_read_dest store per iteration, (m - 1) x n."""
+    knl = lp.make_kernel("{[i,k]: 0<=i<n and 1<=k<m}", "out[i, k] = 2*a[i, k] + b[i]",
+                         [lp.GlobalArg("a,out", np.float32, shape=("n", "m")),
+                          lp.GlobalArg("b", np.float32, shape=("n",)),
+                          lp.ValueArg("n,m", np.int32)], lang_version=(2018, 2))
+    knl = lp.split_iname(knl, "i", 32, outer_tag="g.0", inner_tag="l.0")
+    prog = remove_work(knl, keep_vars=["b"])
+    cv = count_kernel(prog, SG).evaluate({"n": 64, "m": 9})
+    assert _feat(cv, "f_mem_access_global_float32_store") == 64
+    assert _feat(cv, "f_mem_access_global_float32_load") == 64 * 8
+    # the entry of the loop's first iteration (k = 1), inside the removed array's extent
+    assert "tgt_read_dest[m * (32 * gid(0) + lid(0)) + 1] = tgt_read" in \
+        lp.generate_code_v2(prog).device_code()
+
+
 def test_generators_tags_and_match_conditions():
     names = {g.name for g in ALL_GENERATORS}
     assert len(names) >= 12

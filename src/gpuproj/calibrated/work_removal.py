@@ -10,7 +10,8 @@ measurement kernel for exactly those access patterns:
 3. if S stores to a global array not to be removed, insert ``<that store> = tgt_read``;
 4. remove S;
 5. if ``tgt_read`` is never stored, store it to a new array ``tgt_read_dest`` indexed like the
-   first removed global store (one entry per work-item), so the compiler cannot drop the loads.
+   first removed global store (one entry per work-item: outside its sequential loops, their
+   inames taken at their first value), so the compiler cannot drop the loads.
 
 The type of ``tgt_read`` is that of the first kept load. Dependencies on removed statements are
 redirected to their replacements; the ``tgt_read`` updates are chained in a topological order of
@@ -188,9 +189,21 @@ def remove_work(program, remove_vars=(), keep_vars=None):
                              "array, so there is no index for tgt_read_dest", field="keep")
         assignee, inames, preds = store_template
         src = knl.arg_dict[assignee.aggregate.name]
-        insns.append(Assignment(Subscript(Variable(DEST), assignee.index), tgt,
-                                id="tgt_read_dest_store", within_inames=inames,
-                                depends_on=frozenset({last_writer}), predicates=preds))
+        # one entry per work-item, stored once after the loops (Algorithm 3): the store's
+        # sequential loops are left, their inames in the index taken at their first value;
+        # inside them, the removed store gave one tgt_read_dest store per iteration
+        seq = {i for i in inames if not knl.iname_tags_of_type(
+            i, (GroupInameTag, LocalInameTag))}
+        first_values = {i: lp.symbolic.pw_aff_to_expr(
+            knl.get_iname_bounds(i).lower_bound_pw_aff) for i in seq}
+        index = lp.symbolic.SubstitutionMapper(
+            lambda v: first_values.get(v.name))(assignee.index)
+        insns.append(Assignment(Subscript(Variable(DEST), index), tgt,
+                                id="tgt_read_dest_store", within_inames=inames - seq,
+                                depends_on=frozenset({last_writer}),
+                                predicates=frozenset(
+                                    p for p in preds
+                                    if not lp.symbolic.get_dependencies(p) & seq)))
         new_args.append(src.copy(name=DEST, dtype=dtype))
 
     temps = {n: t for n, t in knl.temporary_variables.items()
