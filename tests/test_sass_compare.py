@@ -185,10 +185,13 @@ def test_measured_counts_reach_the_code_after_a_convergence_branch():
     page = S.parse_ncu_source_csv(ncu_source_csv(src, ["shfl_sum"], N,
                                                  paths={"shfl_sum": (path, {})}), "p.csv", 90)
     s = S.measured_counts(page["shfl_sum"])
-    tgt = S.parse_file(listing(80, source="idiom_kernels"))["shfl_sum"]
-    t = S.carry_counts(S.match_blocks(s.cfg, tgt), s)
-    assert sum(t.per_insn[i.offset] for i in tgt.instructions if i.base == "SHFL") == 5 * N
-    assert t.canonical()["fp32_add_thread_inst"] == 5 * N
+    # sm_75 calls a shuffle subroutine on the diverged path, after the kernel's last EXIT:
+    # blocks without a counterpart there took the store's count before it (9 adds for 5)
+    for arch in (80, 75):
+        tgt = S.parse_file(listing(arch, source="idiom_kernels"))["shfl_sum"]
+        t = S.carry_counts(S.match_blocks(s.cfg, tgt), s)
+        assert sum(t.per_insn[i.offset] for i in tgt.instructions if i.base == "SHFL") == 5 * N
+        assert t.canonical()["fp32_add_thread_inst"] == 5 * N
 
 
 def test_target_intensities(sm90_measured, profile):

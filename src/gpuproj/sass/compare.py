@@ -15,8 +15,9 @@ or, where names are unknown as in ``cuobjdump`` listings, with the most similar 
 region pair, blocks in address order are aligned on their signatures (special functions,
 calls, memory operations by space, barriers, how the block ends: what the PTX fixes) with a
 longest-matching-subsequence alignment. Target blocks left over take the counts of the
-source blocks of the same gap in order, or, where the gap has none, of the nearest preceding
-matched block, and a note says how many.
+source blocks of the same gap in order, or, where the gap has none, of the block before them
+where that one can reach them, else of the next matched source block, and a note says how
+many.
 """
 
 from __future__ import annotations
@@ -116,8 +117,16 @@ def match_blocks(source: CFG | Function, target: CFG | Function) -> Matching:
                 guessed += n_t if n_s != n_t else 0
                 last = sb[i2 - 1].start
             elif tag == "insert":
-                for b in tb[j1:j2]:
-                    pairs[b.start] = last
+                # a block that the one before it can reach (fall-through or jump) takes that
+                # one's counterpart; one it cannot (after an EXIT or an unconditional jump)
+                # is reached from elsewhere, and takes the next source block: the diverged
+                # path of a shuffle after the kernel's last EXIT is not the store before it
+                after = sb[i2].start if i2 < len(sb) else last
+                for k in range(j1, j2):
+                    prev = tb[k - 1] if k else None
+                    reached = prev is not None and prev.start in tb[k].preds
+                    pairs[tb[k].start] = (pairs[prev.start] if reached
+                                          else last if prev is None else after)
                 guessed += j2 - j1
             else:   # delete: source blocks without a counterpart
                 last = sb[i2 - 1].start
