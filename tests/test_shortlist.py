@@ -51,6 +51,11 @@ def test_short_groups_missing_predictions_and_bad_k():
     assert picked[picked["kernel"] == "j"]["config"].tolist() == ["x"]
     with pytest.raises(ValueError, match="at least 1"):
         shortlist(p, ["same"], 0, ["kernel"])
+    # no time from the methods named (none of theirs, or every one missing): no rows, where
+    # the groups' walk indexed the first of none
+    for methods, q in ((["rf"], p), (["same"], p.assign(time_s=np.nan))):
+        none = shortlist(q, methods, 3, ["kernel"])
+        assert none.empty and {"config", "method", "rank"} <= set(none.columns)
 
 
 def test_loss_by_hand():

@@ -40,6 +40,8 @@ def shortlist(pred: pd.DataFrame, methods, k: int, keys) -> pd.DataFrame:
     if k < 1:
         raise ValueError(f"shortlist: k must be at least 1 (got {k})")
     d = pred[pred["method"].isin(list(methods)) & pred["time_s"].notna()]
+    if d.empty:  # no method named predicted a time: no group, nothing to choose
+        return d.assign(rank=np.zeros(0, int)).reset_index(drop=True)
     turn = {m: i for i, m in enumerate(dict.fromkeys(methods))}
     group = d.groupby(list(keys), sort=False).ngroup().to_numpy()
     method = d["method"].map(turn).to_numpy()
