@@ -129,6 +129,14 @@ def test_cli_predict_shortlist(capsys):
     assert code == 2 and "--shortlist" in err
 
 
+def test_evaluation_shortlist_takes_names_separated_by_commas():
+    # as every other list argument of the API: "same,gb" is two methods, not one unknown
+    ev = evaluate(load(GEMM), "same,hierarchical-ext")
+    assert ev.shortlist("same,hierarchical-ext") == ev.shortlist(["same", "hierarchical-ext"])
+    with pytest.raises(ValueError, match="no pairs of roofline$"):
+        ev.shortlist("same,roofline")
+
+
 def test_cli_evaluate_shortlist(capsys):
     base = ["evaluate", str(GEMM), "-m", "same,hierarchical-ext"]
     code, out, _ = run_cli(capsys, *base, "--shortlist", "same,hierarchical-ext", "--json")

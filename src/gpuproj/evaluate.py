@@ -262,8 +262,11 @@ class Evaluation:
     def shortlist(self, methods, top: int = TOP_K) -> dict:
         """How much longer, measured on the target, the best of the ``top`` configurations
         taken in turn from ``methods``' predicted orders (``gpuproj.shortlist``) takes than the
-        fastest: ``shortlist_metrics``."""
-        methods = [methods] if isinstance(methods, str) else list(methods)
+        fastest: ``shortlist_metrics``. ``methods`` as ``evaluate`` takes them: a list, or names
+        separated by commas (``"same,gb"``)."""
+        from .models import method_list
+
+        methods = method_list(methods)
         missing = [m for m in methods if m not in set(self.pairs["method"])]
         if missing:
             raise ValueError(f"shortlist: no pairs of {', '.join(missing)}")
