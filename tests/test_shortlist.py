@@ -152,6 +152,20 @@ def test_cli_evaluate_shortlist(capsys):
                          "--method)" in err
 
 
+def test_evaluate_help_names_every_json_key(capsys):
+    # each top-level key of --json is named in --help: in --json's own text, or in that of the
+    # option that adds it ('ranking', 'train_overlap', ...)
+    _, help_text, _ = run_cli(capsys, "evaluate", "--help")
+    help_text = " ".join(help_text.split())
+    keys = set()
+    for extra in (["--shortlist", "same", "--gpu-choice"], ["--train", str(GEMM)]):
+        code, out, _ = run_cli(capsys, "evaluate", str(GEMM), "-m", "same", "--json", *extra)
+        assert code == 0
+        keys |= set(json.loads(out))
+    assert {"shortlist", "ranking", "gpu_choice", "train_overlap"} <= keys
+    assert [k for k in sorted(keys) if k not in help_text] == []
+
+
 def test_predict_suggests_a_shortlist_for_many_configurations(capsys):
     from gpuproj.cli.predict import MANY_CONFIGS
 

@@ -60,7 +60,9 @@ from ._common import (
 @click.option("--plots", "plots_dir", type=WrittenPath(file_okay=False), metavar="DIR",
               help="Also draw the evaluation pictures into DIR.")
 @click.option("--train", "train_tables", multiple=True, type=click.Path(),
-              help="Fit the learned methods on this table (repeatable), then evaluate on TABLES.")
+              help="Fit the learned methods on this table (repeatable), then evaluate on TABLES; "
+                   "JSON key 'train_overlap' (the test rows also in training, the test "
+                   "table's kernels and GPUs training never saw).")
 @click.option("--split", type=click.Choice(["gpu", "config", "kernel"]),
               help="Train and test on TABLES by folds: gpu = leave one GPU out (the --target "
                    "GPUs, default all), config = largest size of each kernel, kernel = the "
