@@ -793,6 +793,38 @@ def test_quantitative_prices_load_stores_like_the_reference_that_measured_them()
     assert not any("has no ldst_inst_per_s" in n for n in notes)
 
 
+def test_quantitative_derives_load_stores_on_the_footing_of_the_targets_adds():
+    """The H100's compiled integer adds ran at 1.95x its peak, which a derived ceiling does not
+    carry over (at most the peak, GPU.ceiling): an A100's T_add is its peak, 64 per SM and
+    clock. Its T_ldst took that peak x the H100's LD/ST / *measured* add ratio (31.7 / 124.5),
+    16 per SM and clock, half the 32 shared-memory lanes both GPUs have (and half the B200's 31
+    from the same ratio). On the footing of the A100's add, the ratio is the H100's LD/ST over
+    its add at its peak: 64 x 31.7 / 64 (examples/h100-suite-ncu.csv on the A100: 0.63x to 1x
+    the time it had, median 0.88x)."""
+    from gpuproj.catalog import load_catalog
+    from gpuproj.models.common import CeilingBook
+    from gpuproj.models.quantitative import Quantitative
+
+    cat = load_catalog()
+    h100, a100 = cat.resolve("h100-sxm5-80gb"), cat.resolve("a100-sxm4-80gb")
+    book = CeilingBook(a100, reference=h100)
+    d = Quantitative.device_parameters(book)
+
+    def per_sm_clock(gpu, rate):
+        return rate / (gpu.value("sm_count") * gpu.value("boost_clock_hz"))
+
+    assert per_sm_clock(a100, d["T_add"]) == pytest.approx(64)
+    assert per_sm_clock(a100, d["T_ldst"]) == pytest.approx(
+        per_sm_clock(h100, h100.measured("ldst_inst_per_s")), rel=1e-3)
+    assert ("a100-sxm4-80gb ldst_inst_per_s derived: int32_add_ops_per_s x h100-sxm5-80gb "
+            "measured ldst_inst_per_s / peak int32_add_ops_per_s = 0.495") in book.notes
+    # a target whose add is measured (the H200) or a stand-in (the B200's FP32 add rate) keeps
+    # the measured ratio: its own LD/ST rate, 31 per clock and SM
+    b200 = cat.resolve("b200")
+    t = Quantitative.device_parameters(CeilingBook(b200, reference=h100))
+    assert per_sm_clock(b200, t["T_ldst"]) == pytest.approx(31.0, abs=0.1)
+
+
 def test_hierarchical_breakdown_is_unknown_not_zero_where_the_profile_has_no_count():
     """t_l1_s is NaN when the profile has no L1 bytes (0 would read as 'no time spent there');
     the limiter still comes from the levels that are known."""

@@ -149,7 +149,8 @@ class CeilingBook:
         """``key`` where known (measured or peak); else this GPU's ``base`` ceiling (or
         ``base_value``, where the caller has one in its place) x the reference GPU's
         ``key``/``base`` ratio of sustained values (e.g. the write bandwidth from the DRAM
-        bandwidth and the source GPU's STREAM init/triad ratio); else ``base``."""
+        bandwidth and the source GPU's STREAM init/triad ratio), its ``base`` at most its peak
+        where this GPU's, derived from it, is; else ``base``."""
         m = self.gpu.measured(key)
         if not np.isnan(m):
             self.kinds[key] = "measured"
@@ -162,10 +163,18 @@ class CeilingBook:
         if ref is not None:
             rk, rb = ref.measured(key), ref.measured(base)
             if not (np.isnan(rk) or np.isnan(rb)) and rb > 0:
+                value = b()
+                over = "/"
+                if self.kinds.get(base) == "derived" and rb > ref.peak(base):
+                    # this GPU's base, derived from the reference's, stops at its peak
+                    # (GPU.ceiling): so does the reference's in the ratio, or the share the
+                    # cap left out is taken out of ``key`` (the H100's adds at 1.95x their
+                    # peak gave an A100 16 LD/ST per clock and SM, not its 32)
+                    rb, over = ref.peak(base), " / peak "
                 self.note(f"{self.gpu.id} {key} derived: {base} x {ref.id} measured "
-                          f"{key}/{base} = {rk / rb:.3f}")
+                          f"{key}{over}{base} = {rk / rb:.3f}")
                 self.kinds[key] = "derived"
-                return b() * rk / rb
+                return value * rk / rb
         p = self.gpu.peak(key)
         if not np.isnan(p):
             self.note(CeilingNote(self.gpu.id, "peak", key))

@@ -21,7 +21,9 @@ B200) T_add is the FP32 add rate; where it has no INT32 multiply-add rate (AMD, 
 Maxwell and Pascal, whose IMAD is several instructions, so that the stand-in flatters them) T_int
 is half the FP32 FMA rate. Only the H100 and H200 have a measured load/store rate (32 per SM and
 clock); another GPU's T_ldst is its T_add x the reference GPU's measured T_ldst / T_add where
-the reference has both, else T_add. Each stand-in is noted.
+the reference has both (that T_add at most its peak where the other GPU's, derived from it,
+stops there: the H100's compiled adds run at 1.95x their peak), else T_add. Each stand-in is
+noted.
 
 - Eq. 10 T_op = T_SP | T_DP | T_int
 - Eqs. 11-13  W_op = T_SP / T_op, W_ldst = (T_SP/2) / T_ldst, W_other = (T_SP/2) / T_add
@@ -92,10 +94,9 @@ class Quantitative(Model):
             t_add = book("fp32_addmul_flops_per_s")
             book.stand_in("int32_add_ops_per_s", "fp32_addmul_flops_per_s")
         # LD/ST: measured on the H100 and H200 only (32 per SM and clock); another GPU takes
-        # its T_add x the reference's measured LD/ST/add ratio, so that both GPUs of a
-        # projection price load/stores alike (the H100's LSU rate against an A100's add rate,
-        # 124 per SM and clock, would make an LD/ST-heavy kernel faster on the A100); else
-        # T_add
+        # its T_add x the reference's measured LD/ST/add ratio, the add on the footing of this
+        # GPU's (CeilingBook.relative), so that both GPUs of a projection price load/stores
+        # alike (the H100's LSU rate itself against a GPU's add rate would not); else T_add
         t_ldst = book.relative("ldst_inst_per_s", "int32_add_ops_per_s", base_value=t_add)
         t_sp = book("fp32_fma_flops_per_s")
         t_int = book("int32_fma_ops_per_s")
