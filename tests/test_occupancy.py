@@ -104,6 +104,21 @@ def test_carveout_option(cat):
     assert one(occ) == (4, 16, 0.25, "shared_memory")
 
 
+def test_a_carveout_is_a_preference_the_driver_rounds_up(cat):
+    """The carve-out is a hint (cudaFuncAttributePreferredSharedMemoryCarveout): the driver
+    takes the smallest size the GPU supports that holds it, and one that holds a block where it
+    holds none (cuda_occupancy.h, cudaOccMaxBlocksPerSMSmemLimit). A100, 20000 + 1024 B ->
+    21120 B a block: 50 KB -> 64 KB, 3 blocks (not 51200 / 21120 = 2); 16 KB -> 32 KB, 1 block
+    (not 0: it launches)."""
+    a100 = cat.resolve("a100-sxm4-80gb")
+    for kb, blocks in ((50, 3), (16, 1)):
+        occ = occupancy(a100, 128, 32, 20000, smem_carveout_bytes=kb * 1024)
+        assert one(occ)[0::3] == (blocks, "shared_memory"), kb
+    # without a list of sizes (a GTX 1080), a preference that holds no block is the largest
+    gtx = cat.resolve("gtx-1080")
+    assert int(occupancy(gtx, 128, 32, 20000, smem_carveout_bytes=16384).blocks_per_sm) == 4
+
+
 def test_vectorised_matches_scalar(cat):
     h100 = cat.resolve("h100-sxm5-80gb")
     T = np.array([64, 128, 256, 512, 1024, 96])

@@ -75,8 +75,9 @@ def occupancy(gpu, block_threads, regs_per_thread=0, smem_per_block_bytes=0, *,
 
     ``block_threads``: threads per block; ``regs_per_thread``: 32-bit registers per thread (0 = not
     known, no register limit); ``smem_per_block_bytes``: static + dynamic shared memory per block in
-    bytes; ``smem_carveout_bytes``: the shared-memory carve-out per SM (default: the largest,
-    ``smem_per_sm_bytes``). Arrays broadcast against each other.
+    bytes; ``smem_carveout_bytes``: the preferred shared-memory carve-out per SM, which the driver
+    rounds up (``_carveout``; default: the largest, ``smem_per_sm_bytes``). Arrays broadcast
+    against each other.
     """
     T = np.asarray(block_threads, dtype=np.int64)
     R = np.asarray(regs_per_thread, dtype=np.int64)
@@ -98,8 +99,7 @@ def occupancy(gpu, block_threads, regs_per_thread=0, smem_per_block_bytes=0, *,
     smem_block_max = int(_need(gpu, "smem_per_block_optin_bytes"))
     reserved = gpu.value("reserved_smem_per_block_bytes")
     reserved = 0 if math.isnan(reserved) else int(reserved)
-    carve = int(_need(gpu, "smem_per_sm_bytes") if smem_carveout_bytes is None
-                else smem_carveout_bytes)
+    smem_sm = int(_need(gpu, "smem_per_sm_bytes"))
 
     wpb = -(-T // ws)  # warps per block
     big = np.iinfo(np.int64).max // 4
@@ -114,6 +114,8 @@ def occupancy(gpu, block_threads, regs_per_thread=0, smem_per_block_bytes=0, *,
                         np.where(R > regs_thread, 0, (warps_fit // wpb) * (regs_sm // regs_block)))
 
     footprint = -(-(S + reserved) // smem_unit) * smem_unit
+    carve = (smem_sm if smem_carveout_bytes is None
+             else _carveout(gpu, smem_carveout_bytes, footprint, smem_sm))
     lim_smem = np.where(S > smem_block_max, 0,
                         np.where(footprint == 0, big, carve // np.maximum(footprint, 1)))
 
@@ -131,6 +133,20 @@ def occupancy(gpu, block_threads, regs_per_thread=0, smem_per_block_bytes=0, *,
               "blocks": lim_blocks}
     return Occupancy(blocks_per_sm=blocks, active_warps=active, occupancy=active / max_warps,
                      limiter=limiter, limits=limits)
+
+
+def _carveout(gpu, preferred, footprint, largest):
+    """The carve-out a launch gets for a ``preferred`` one, a hint
+    (``cudaFuncAttributePreferredSharedMemoryCarveout``): the smallest size the GPU supports
+    (``smem_carveouts_bytes``) that holds it and a block; without the list of sizes, the
+    preference where it holds a block, else the largest (``cuda_occupancy.h``,
+    ``cudaOccMaxBlocksPerSMSmemLimit``)."""
+    entry = gpu.values.get("smem_carveouts_bytes")
+    if entry is None:
+        return np.where(preferred >= footprint, min(preferred, largest), largest)
+    sizes = np.sort(np.asarray(entry.value, dtype=np.int64))
+    i = np.searchsorted(sizes, np.maximum(preferred, footprint))
+    return np.where(i < len(sizes), sizes[np.minimum(i, len(sizes) - 1)], largest)
 
 
 def report_occupancy(gpu, block_threads, regs_per_thread=0, smem_per_block_bytes=0):
