@@ -136,6 +136,8 @@ def test_waves(cat):
     # 108 SMs x 4 blocks = 432 per wave: 1000 blocks -> 3 waves, 432 -> 1, 433 -> 2
     assert list(waves([1000, 432, 433], a100, 4)) == [3, 1, 2]
     assert np.isinf(waves(10, a100, 0))
+    # resident blocks unknown (launch_occupancy's NaN): unknown waves, not "no block fits"
+    assert np.isnan(waves(10, a100, np.nan))
 
 
 def test_fill_fractions_count_waves_and_leave_unknowns_unknown(cat):

@@ -181,9 +181,10 @@ def report_occupancy(gpu, block_threads, regs_per_thread=0, smem_per_block_bytes
 
 def waves(grid_blocks, gpu, blocks_per_sm) -> np.ndarray:
     """Number of waves: ceil(grid blocks / (SMs x resident blocks per SM)); ``inf`` where no block
-    fits (blocks_per_sm == 0)."""
+    fits (blocks_per_sm == 0), NaN where that is unknown (``launch_occupancy``'s NaN)."""
     grid = np.asarray(grid_blocks, dtype=np.float64)
     bps = np.asarray(blocks_per_sm, dtype=np.float64)
     per_wave = _need(gpu, "sm_count") * bps
+    none = np.where(np.isnan(per_wave), np.nan, np.inf)
     with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(per_wave > 0, np.ceil(grid / np.where(per_wave > 0, per_wave, 1)), np.inf)
+        return np.where(per_wave > 0, np.ceil(grid / np.where(per_wave > 0, per_wave, 1)), none)
