@@ -448,6 +448,24 @@ def test_bytes_no_level_can_price_fall_back_to_the_dram_ratio():
     assert any("no L2 time for working sets that fit its L2" in n for n in ext)
 
 
+def test_bytes_no_level_can_price_need_the_compute_ceilings_of_a_row_with_flops():
+    """The DRAM-ratio fallback for bytes no level can price (above) is for the bytes: a row with
+    FLOPs on a target without an FP64 ceiling (nor an L2 bandwidth) has no time there, as it
+    would have with DRAM bytes, where the DRAM ratio gave it one (1/2, the fallback's ratio,
+    while the row's compute ceiling there is unknown). A row without FLOPs needs none."""
+    no_fp64 = make_gpu("no-fp64", values={"warp_size": 32, "l2_size_bytes": 40e6},
+                       peak={"fp32_fma_flops_per_s": 20e12, "dram_bw_bytes_per_s": 2.5e12},
+                       measured={"dram_bw_bytes_per_s": 2e12})
+    k = table(time_s=[1e-3] * 2, l2_bytes=[1e9] * 2, fp64_fma_thread_inst=[0.0, np.nan],
+              fp64_add_thread_inst=[0.0, np.nan], fp64_mul_thread_inst=[6.25e7, np.nan])
+    for name in ("hierarchical", "hierarchical-ext"):
+        p = get_model(name).predict(k, SRC, no_fp64)
+        assert list(p.df["kernel"]) == ["k1"] and p.df["time_s"][0] == pytest.approx(0.5e-3)
+        [why] = [s.reason for s in p.skipped]
+        assert why.startswith(f"k0 [c] src -> no-fp64: {name} gave no finite positive time (")
+        assert "no-fp64 has no fp64_addmul_flops_per_s" in why
+
+
 def test_dram_rooflines_say_when_a_row_has_cache_bytes_only():
     """`roofline` and `efficiency` see DRAM bytes only: a row with L2 bytes and none at DRAM is
     compute-bound to them, and their assumptions say so (once per call); a row with DRAM

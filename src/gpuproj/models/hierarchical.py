@@ -597,7 +597,10 @@ class Hierarchical(Model):
             # to 20.9 %
             priced = np.logical_or.reduce([np.isfinite(bw_s[lvl]) & np.isfinite(bw_t[lvl])
                                            for lvl in LEVELS])
-            unpriced = no_level & has_bytes & ~priced  # none's rows have no bytes
+            # a row with FLOPs needs both compute ceilings: the DRAM ratio alone would give
+            # a time where the compute ceiling bounding the row is unknown
+            timed = ~has_flops | (np.isfinite(perf_s) & np.isfinite(perf_t))
+            unpriced = no_level & has_bytes & ~priced & timed  # none's rows have no bytes
             out[unpriced, 0] = (t_body * dram_t / dram_s)[unpriced]
         return out, int(none.sum()), unpriced, share
 
