@@ -298,6 +298,31 @@ def test_hierarchical_write_only_uses_write_bandwidth():
     assert any("derived" in a for a in pred.assumptions["tgt"])
 
 
+def test_write_bandwidth_derived_from_a_dram_peak_takes_the_sources_write_over_its_peak():
+    """An H100 (our STREAM triad and init) to a Titan V (the seed report's triad, no write
+    measured): the triads of two benchmarks leave both DRAM ceilings at their peaks
+    (GPU.ceiling), 3350 and 652.8 GB/s. The Titan V's write ceiling is then its peak x the
+    H100's write / its peak, 3261 / 3350, below its peak, so a write-only row scales as a read
+    one, 3350 / 652.8 = 5.13x. Before, that peak took the H100's write / its triad, 3261 /
+    3056 = 1.07: a write ceiling 1.07x the Titan V's DRAM peak, and write rows 4.68x."""
+    from gpuproj.catalog import resolve
+    from gpuproj.models.common import CeilingBook
+
+    h100, titan = resolve("h100-sxm5-80gb"), resolve("titan-v")
+    book = CeilingBook(titan, reference=h100)
+    peak = titan.peak("dram_bw_bytes_per_s")
+    assert book("dram_bw_bytes_per_s") == peak
+    write = book.relative("dram_write_bw_bytes_per_s", "dram_bw_bytes_per_s")
+    assert write == pytest.approx(peak * h100.measured("dram_write_bw_bytes_per_s")
+                                  / h100.peak("dram_bw_bytes_per_s"), rel=1e-12)
+    assert ("titan-v dram_write_bw_bytes_per_s derived: dram_bw_bytes_per_s x h100-sxm5-80gb "
+            "measured dram_write_bw_bytes_per_s / peak dram_bw_bytes_per_s = 0.973") in book.notes
+    k = table(time_s=[1e-3] * 2, dram_bytes=[1e9] * 2, dram_read_bytes=[0.0, 0.5e9],
+              dram_write_bytes=[1e9, 0.5e9], gpu=["h100-sxm5-80gb"] * 2)
+    t = get_model("hierarchical").predict(k, h100, titan).df["time_s"].to_numpy()
+    assert t == pytest.approx([1e-3 * h100.peak("dram_bw_bytes_per_s") / peak] * 2, rel=1e-12)
+
+
 def test_hierarchical_shared_bank_conflicts_slow_the_l1_ceiling():
     """Eq. 5: 2 wavefronts per request (2-way conflicts) double t_shM."""
     base = dict(shared_bytes=[1.28e9], shared_requests=[1e7])

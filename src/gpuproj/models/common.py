@@ -150,7 +150,8 @@ class CeilingBook:
         ``base_value``, where the caller has one in its place) x the reference GPU's
         ``key``/``base`` ratio of sustained values (e.g. the write bandwidth from the DRAM
         bandwidth and the source GPU's STREAM init/triad ratio), its ``base`` at most its peak
-        where this GPU's, derived from it, is; else ``base``."""
+        where this GPU's, derived from it, is, and its peak where this GPU's is (the two GPUs'
+        measurements of ``base`` from two benchmarks, ``GPU.ceiling``); else ``base``."""
         m = self.gpu.measured(key)
         if not np.isnan(m):
             self.kinds[key] = "measured"
@@ -165,11 +166,16 @@ class CeilingBook:
             if not (np.isnan(rk) or np.isnan(rb)) and rb > 0:
                 value = b()
                 over = "/"
-                if self.kinds.get(base) == "derived" and rb > ref.peak(base):
+                kind = self.kinds.get(base)
+                if (kind == "derived" and rb > ref.peak(base)
+                        or kind == "peak" and ref.peak(base) > 0):
                     # this GPU's base, derived from the reference's, stops at its peak
                     # (GPU.ceiling): so does the reference's in the ratio, or the share the
                     # cap left out is taken out of ``key`` (the H100's adds at 1.95x their
-                    # peak gave an A100 16 LD/ST per clock and SM, not its 32)
+                    # peak gave an A100 16 LD/ST per clock and SM, not its 32). A base taken
+                    # at its peak (both GPUs measured by two benchmarks) is set against the
+                    # reference's peak too: its measured STREAM triad gave a Titan V from an
+                    # H100 a write bandwidth 1.07x its DRAM peak
                     rb, over = ref.peak(base), " / peak "
                 self.note(f"{self.gpu.id} {key} derived: {base} x {ref.id} measured "
                           f"{key}{over}{base} = {rk / rb:.3f}")
