@@ -64,13 +64,14 @@ switchable):
   resident blocks an SM needs to reach its throughput lies between one and the b that fit (the
   occupancy calculator); the point takes one, u = B / (ceil(B / S) S), and the interval also
   spans the block-slot fill u = B / (waves S b), waves = ceil(B / (S b)). Launch overhead
-  (measured, where the catalog has it for both GPUs) is taken off the source time and the
-  target's added back. A row held by the loads its resident threads keep in flight (Little's
-  law: few threads per SM, the source well below its DRAM ceiling, and its waves of resident
-  threads at a typical 600 ns latency as long as its time) is projected by the ratio of those
-  waves instead, at least the target's DRAM time (``_concurrency``). The limiter of a row whose
-  grid has fewer blocks than half the target's SMs is ``parallelism`` (``UNDERFILL``): its
-  speed-up follows the busy SMs, not a roof; of a row held so, ``latency``.
+  (measured, where the catalog has it for either GPU, the other's taken as the same:
+  ``_launch_split``) is taken off the source time and the target's added back. A row held by
+  the loads its resident threads keep in flight (Little's law: few threads per SM, the source
+  well below its DRAM ceiling, and its waves of resident threads at a typical 600 ns latency
+  as long as its time) is projected by the ratio of those waves instead, at least the target's
+  DRAM time (``_concurrency``). The limiter of a row whose grid has fewer blocks than half the
+  target's SMs is ``parallelism`` (``UNDERFILL``): its speed-up follows the busy SMs, not a
+  roof; of a row held so, ``latency``.
 - ``warp_bandwidth``: bandwidth ceilings are also scaled by the active-thread ratio of Eq. 3
   (the paper's MiniMDock miss), which moves the ridge point.
 - ``issue_rate``: the FP pipe reaches its peak only if the schedulers issue FP instructions fast
