@@ -186,6 +186,28 @@ def test_roofline_figure_of_a_target_without_a_finite_roof():
         oi[f"oi_{lvl}_flop_per_byte"] for lvl in ("dram", "l2", "l1"))
 
 
+def markers_inside(ax):
+    """Whether every marker (a point, not a line) of ``ax`` lies within its axis limits."""
+    (x0, x1), (y0, y1) = ax.get_xlim(), ax.get_ylim()
+    pts = [(x, y) for ln in ax.get_lines() if ln.get_marker() not in (None, "None", "")
+           for x, y in zip(ln.get_xdata(), ln.get_ydata())]
+    assert pts
+    return all(x0 <= x <= x1 and y0 <= y <= y1 for x, y in pts)
+
+
+def test_roofline_shows_a_row_faster_than_its_ceilings():
+    """A source row at 3x its FMA peak (counts in doubt: the report warns of such rows)
+    projects at 2.7-3x the target's; the y axis stopped at 2.5x the peak and cut the
+    projected points, interval and point off."""
+    from gpuproj.plots.roofline import roofline_data, roofline_figure
+
+    d = roofline_data(kernel_table(time_s=[1e-4]), SRC, TGT)
+    assert d["kernels"][0]["perf_flops_per_s"] == pytest.approx(3e13)
+    assert max(d["kernels"][0]["projected_flops_per_s"].values()) == pytest.approx(6e13)
+    fig = roofline_figure(d)
+    assert all(markers_inside(ax) for ax in fig.axes[:2])
+
+
 # the pictures ------------------------------------------------------------------------------
 def text_overlaps(fig):
     """Pairs of visible, non-empty texts of ``fig`` whose boxes intersect (in pixels)."""
