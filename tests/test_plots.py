@@ -208,6 +208,24 @@ def test_roofline_shows_a_row_faster_than_its_ceilings():
     assert all(markers_inside(ax) for ax in fig.axes[:2])
 
 
+def test_roofline_shows_the_target_measured_at_its_own_intensity():
+    """The target's row with 1000x fewer DRAM bytes (its L2 holds the working set) puts its
+    star at DRAM OI 3000; the x axis, made of the source's OIs and ridge points, stopped at
+    60 and cut it off."""
+    from gpuproj.plots.roofline import roofline_data, roofline_figure
+    from gpuproj.profiles.table import ProfileTable
+
+    base = kernel_table().df
+    other = base.assign(gpu="tgt", time_s=1e-3, dram_bytes=1e6, dram_read_bytes=5e5,
+                        dram_write_bytes=5e5)
+    d = roofline_data(ProfileTable.from_frame(pd.concat([base, other], ignore_index=True)),
+                      SRC, TGT)
+    assert d["kernels"][0]["measured_target_oi"]["dram"] == pytest.approx(3000)
+    fig = roofline_figure(d)
+    assert all(markers_inside(ax) for ax in fig.axes[:2])
+    assert fig.axes[0].get_xlim() == fig.axes[1].get_xlim()
+
+
 # the pictures ------------------------------------------------------------------------------
 def text_overlaps(fig):
     """Pairs of visible, non-empty texts of ``fig`` whose boxes intersect (in pixels)."""

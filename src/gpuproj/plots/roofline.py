@@ -235,7 +235,8 @@ def roofline_figure(data: dict, max_kernels: int = 4):
             # both panels share the x range, so each ceiling line spans the whole panel
             xr = [_xrange(k["source"], hw_s)]
             if ncol == 2:
-                xr.append(_xrange(k["target"], hw_t))
+                # the target's own counts place its measured star, at OIs of their own
+                xr.append(_xrange(k["target"], hw_t, (k.get("measured_target_oi") or {}).values()))
             xlim = (min(a for a, _ in xr), max(b for _, b in xr))
             _panel(axes[r][0], k, "source", hw_s, unit,
                    f"{name}\non {data['gpu_name']} (measured time)", xlim)
@@ -281,9 +282,11 @@ def _bandwidths(c, hw):
     return bws
 
 
-def _xrange(c, hw):
-    """OI range (FLOP/byte) that shows the kernel's points and every ridge point."""
+def _xrange(c, hw, more=()):
+    """OI range (FLOP/byte) that shows the kernel's points, every ridge point and the OIs
+    ``more``."""
     ois = [c[f"oi_{lvl}_flop_per_byte"] for lvl in LEVELS if c[f"oi_{lvl}_flop_per_byte"]]
+    ois += [x for x in more if x]
     ridges = [_top(c) / b for b in _bandwidths(c, hw).values()]
     xs = [x for x in ois + ridges if x and np.isfinite(x) and x > 0] or [1.0]
     return min(xs) / 6, max(xs) * 6
