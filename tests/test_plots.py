@@ -771,6 +771,25 @@ def test_quadrant_draws_the_longest_rows_and_says_how_many():
     assert fig._suptitle.get_text().endswith(f"the {MAX_KERNELS} longest of {n} kernel rows)")
 
 
+def test_longest_running_counts_the_launches():
+    """A kernel launched 1000 times at 0.2 ms runs 0.2 s, longer than one launched once at
+    0.5 ms: the projection bars keep it (time x launches), the roofline and the quadrant
+    view drew the other as "the longest-running"."""
+    from gpuproj.plots.projection import projection_frame
+    from gpuproj.plots.quadrant import kernels_from_rows
+    from gpuproj.plots.roofline import roofline_data, roofline_figure
+
+    t = table(kernel=["often", "once"], time_s=[2e-4, 5e-4], flops=[1e9, 1e9],
+              dram_bytes=[4e8, 4e8], launches=[1000, 1])
+    data = roofline_data(t, SRC, TGT)
+    roofline_figure(data, max_kernels=1)
+    assert data["shown"] == [("often", "c")]
+    assert [lb for lb, _ in kernels_from_rows(t)[0]] == ["often [c]", "once [c]"]
+    result = PredictionSet(["src"], ["tgt"], {"hierarchical": get_model("hierarchical").predict(
+        t, SRC, [TGT])}, [])
+    assert projection_frame(result, max_kernels=1)[0]["kernel"].tolist() == ["often"]
+
+
 def test_projection_figure_takes_the_targets_times_from_the_prediction():
     """A notebook's ``projection_figure(predict(...))``, with no other argument, draws the
     target's times the profile holds (real data: the Amaris et al. calculate_temp excerpt)."""

@@ -81,9 +81,10 @@ def points_from_gpus(gpus, precision: str = "fp32", which: str = "peak") -> tupl
 
 def kernels_from_rows(rows) -> tuple[list, list]:
     """(``(label, intensity)`` of every profile row with FLOPs and DRAM bytes, the longest
-    first (``time_s``; a picture draws the first ``MAX_KERNELS``), one line per other row
-    saying which count it lacks); ``rows``: a ``ProfileTable`` or a DataFrame with ``kernel``,
-    ``flops``, ``dram_bytes`` (``config``, ``time_s`` optional)."""
+    first (``time_s`` x ``launches``, as the projection bars; a picture draws the first
+    ``MAX_KERNELS``), one line per other row saying which count it lacks); ``rows``: a
+    ``ProfileTable`` or a DataFrame with ``kernel``, ``flops``, ``dram_bytes`` (``config``,
+    ``time_s``, ``launches`` optional)."""
     from . import _style as st
 
     df = getattr(rows, "df", rows)
@@ -96,8 +97,10 @@ def kernels_from_rows(rows) -> tuple[list, list]:
         cfg = r.get("config", "")
         has_cfg = cfg not in (None, "", "nan") and len(df) > 1
         if np.isfinite(f) and np.isfinite(b) and f > 0 and b > 0:
+            launches = float(r.get("launches", np.nan))
             out.append((str(r["kernel"]) + (f" [{cfg}]" if has_cfg else ""), f / b,
-                        -float(r.get("time_s", np.nan))))
+                        -float(r.get("time_s", np.nan))
+                        * (launches if np.isfinite(launches) else 1.0)))
         else:
             # as `gpuproj roofline` says it
             skipped.append(f"{st.short(st.kernel_name(r['kernel']), 80)} [{cfg}]: no "

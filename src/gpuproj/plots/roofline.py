@@ -51,7 +51,8 @@ def roofline_data(table: ProfileTable, gpu=None, target=None, kernel: str | None
 
     Returns ``{"gpu", "target", "hardware", "kernels", "skipped"}``: ``hardware`` holds the
     GPUs' shared-memory bandwidth ceilings (B/s); each entry of ``kernels`` has ``kernel``,
-    ``config``, ``flops``, ``time_s``, ``perf_flops_per_s`` (measured, FLOP / time),
+    ``config``, ``flops``, ``time_s`` (per launch), ``launches``, ``perf_flops_per_s``
+    (measured, FLOP / time),
     ``source`` (the ceilings and OIs of ``Hierarchical.ceilings``) and, with a target,
     ``target`` (the target's ceilings), ``projected_flops_per_s`` per level (Eq. 9),
     ``projected_time_s`` per level, ``low_s``/``high_s``/``point_s`` (the interval and its
@@ -99,7 +100,8 @@ def roofline_data(table: ProfileTable, gpu=None, target=None, kernel: str | None
     t_s = df["time_s"].to_numpy(float)
     for i in range(len(df)):
         k = {"kernel": df.at[i, "kernel"], "config": df.at[i, "config"], "flops": float(flops[i]),
-             "time_s": float(t_s[i]), "perf_flops_per_s": float(flops[i] / t_s[i]),
+             "time_s": float(t_s[i]), "launches": _f(df.at[i, "launches"]),
+             "perf_flops_per_s": float(flops[i] / t_s[i]),
              "source": _row(cs, i)}
         # checked before the projection, which divides by the source's roofs
         why = _undrawable(k, "source")
@@ -211,13 +213,16 @@ def roofline(table: ProfileTable, path, gpu, target=None, kernel: str | None = N
 
 
 def roofline_figure(data: dict, max_kernels: int = 4):
-    """One row of panels per kernel (the ``max_kernels`` longest-running, by time): the source
-    GPU, and the target GPU when ``data`` has one."""
+    """One row of panels per kernel (the ``max_kernels`` longest-running, by time x launches,
+    as the projection bars choose them): the source GPU, and the target GPU when ``data`` has
+    one."""
     ks = data["kernels"]
     if not ks:
         raise InputError("nothing to draw: every kernel row was skipped "
                          f"({len(data['skipped'])} row(s); the first: {data['skipped'][0]})")
-    order = sorted(range(len(ks)), key=lambda i: -ks[i]["time_s"])[:max_kernels]
+    # a kernel launched 1000 times runs longer than one launched once at twice its time
+    order = sorted(range(len(ks)),
+                   key=lambda i: -ks[i]["time_s"] * (ks[i]["launches"] or 1))[:max_kernels]
     data["shown"] = [(ks[i]["kernel"], ks[i]["config"]) for i in order]
     ncol = 2 if data["target"] else 1
     with st.rc():
