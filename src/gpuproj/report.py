@@ -285,7 +285,10 @@ def _pictures(table, result, kernel, max_kernels, notes) -> list[str]:
             f"Hierarchical rooflines of the {len(data['shown'])} longest-running kernel rows "
             f"with kernel-specific ceilings on {_e(data['gpu_name'])} (left, measured "
             f"performance at the L1, L2 and DRAM intensities) and {_e(data['target_name'])} "
-            "(right, projected performance per level and the projected interval).",
+            # the panel projects by Eq. 9 alone: hierarchical-ext's rows above may differ 2x
+            "(right, the performance per level, interval and point projected by the "
+            "<code>hierarchical</code> method: Eq. 9 without the extensions of "
+            "<code>hierarchical-ext</code>).",
             f"fig-roofline-{t}"))
     q = _quadrant_png(table, result, kernel, notes)
     if q is not None:
