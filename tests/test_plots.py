@@ -322,10 +322,28 @@ def test_projection_bars(tmp_path):
     assert np.isnan(d.loc[d["kernel"] == "small", "measured_s"]).all()
     labels = [x.get_text() for x in fig.legends[0].get_texts()]
     assert "measured on tgt" in labels  # no catalog name: the id
-    assert "roofline: predicted point and interval" in labels
+    # one memory level: neither method has an interval to draw
+    assert {"hierarchical: predicted point", "roofline: predicted point"} <= set(labels)
     assert len(labels) == len(set(labels))  # each entry once, whatever the panels
     out = projection_bars(result, tmp_path / "p.png")
     assert (tmp_path / "p.png").stat().st_size > 10_000 and len(out) == 4
+
+
+def test_projection_legend_names_an_interval_where_one_is_drawn():
+    """Every method's entry read "predicted point and interval", also of a method whose
+    interval is its point (low = high: roofline, or one memory level), which draws none."""
+    from gpuproj.plots.projection import projection_figure
+
+    t = kernel_table()  # three memory levels: hierarchical projects an interval
+    result = PredictionSet(["src"], ["tgt"], {m: get_model(m).predict(t, SRC, [TGT])
+                                              for m in ("hierarchical", "roofline")}, [])
+    d = result.table().set_index("method")
+    assert d.at["hierarchical", "low_s"] < d.at["hierarchical", "high_s"]
+    assert d.at["roofline", "low_s"] == d.at["roofline", "high_s"]
+    fig, _ = projection_figure(result)
+    labels = [x.get_text() for x in fig.legends[0].get_texts()]
+    assert {"hierarchical: predicted point and interval", "roofline: predicted point"} <= set(
+        labels)
 
 
 def test_projection_bars_many_kernels_keeps_the_largest():

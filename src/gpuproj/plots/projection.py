@@ -10,6 +10,7 @@ import pandas as pd
 
 from ..catalog import resolve
 from ..errors import InputError, UnknownGPUError
+from ..models.base import has_width
 from . import _style as st
 
 # `-m all` draws up to ten methods side by side: ten colours and twelve markers give every method
@@ -66,6 +67,9 @@ def projection_figure(result, max_kernels: int = 30, targets=None):
     targets = [t for t in (targets or result.targets) if (d["target"] == t).any()]
     d = d[d["target"].isin(targets)]
     methods = list(dict.fromkeys(d["method"]))
+    # a method without an interval of its own (low = high) draws none: its legend says so
+    wide = {m: bool(has_width(d.loc[d["method"] == m, "low_s"],
+                              d.loc[d["method"] == m, "high_s"]).any()) for m in methods}
     keys = list(dict.fromkeys(zip(d["kernel"], d["config"])))
     n = len(keys)
     repeated = len({k for k, _ in keys}) < n
@@ -122,7 +126,8 @@ def projection_figure(result, max_kernels: int = 30, targets=None):
                 ax.errorbar(xs, t_pt / uf, yerr=np.maximum(yerr, 0), fmt=MARKERS[j % len(MARKERS)],
                             ms=8, mfc=st.COLORS["point"], mec=col, mew=1.4, ecolor=col,
                             elinewidth=2.4, capsize=5, capthick=2, zorder=5,
-                            label=st.literal(f"{m}: predicted point and interval"))
+                            label=st.literal(f"{m}: predicted point"
+                                             + (" and interval" if wide[m] else "")))
             fin = vals[np.isfinite(vals) & (vals > 0)] / uf
             if fin.max() > np.finfo(float).max / 2.5:  # near the largest float: no axis holds it
                 raise InputError(f"times up to {fin.max() * uf:.3g} s cannot be drawn")
