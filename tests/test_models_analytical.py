@@ -298,6 +298,19 @@ def test_hierarchical_write_only_uses_write_bandwidth():
     assert any("derived" in a for a in pred.assumptions["tgt"])
 
 
+def test_a_row_without_a_read_count_is_write_only_by_its_dram_bytes_less_its_writes():
+    """A profile that counts DRAM bytes and writes, not reads: the reads are the rest. Taken as
+    none, a row of 1 GB with 0.5 GB written was write-only, priced at the write bandwidth."""
+    nan = float("nan")
+    tgt = make_gpu("tgt", values={"warp_size": 32, "sm_count": 20},
+                   peak={"dram_bw_bytes_per_s": 2.5e12},
+                   measured={"dram_bw_bytes_per_s": 2e12, "dram_write_bw_bytes_per_s": 3e12})
+    k = table(time_s=[1e-3] * 3, dram_bytes=[1e9] * 3, dram_read_bytes=[nan, nan, 0.0],
+              dram_write_bytes=[0.5e9, 1e9, 1e9])
+    t = get_model("hierarchical").predict(k, SRC, tgt).df["time_s"].to_numpy()
+    assert t == pytest.approx([1e-3 * 1e12 / 2e12] + [1e-3 * 1.1e12 / 3e12] * 2)
+
+
 def test_write_bandwidth_derived_from_a_dram_peak_takes_the_sources_write_over_its_peak():
     """An H100 (our STREAM triad and init) to a Titan V (the seed report's triad, no write
     measured): the triads of two benchmarks leave both DRAM ceilings at their peaks

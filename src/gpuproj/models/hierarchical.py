@@ -393,9 +393,18 @@ class Hierarchical(Model):
             "dram": dram, "n": n, "mix": self._mix_counts(df), "oi": oi,
             # target/source ratios of FLOPs and bytes when both are the source's counts
             "same_flops": same_flops, "same_bytes": same_bytes,
-            "write_only": (_nz(df["dram_read_bytes"].to_numpy(float)) <= 0.01 * n["z_dram"]) & (
-                _nz(df["dram_write_bytes"].to_numpy(float)) > 0),
+            "write_only": self._write_only(df, n["z_dram"]),
         }
+
+    @staticmethod
+    def _write_only(df, z_dram):
+        """Rows whose DRAM traffic is writes (reads at most 1 %), priced at the write
+        bandwidth. A read count the profile lacks is the DRAM bytes less the writes: taken as
+        none, it made every row with a write count write-only."""
+        w = _nz(df["dram_write_bytes"].to_numpy(float))
+        r = df["dram_read_bytes"].to_numpy(float)
+        r = np.where(np.isfinite(r), r, z_dram - w)
+        return (r <= 0.01 * z_dram) & (w > 0)
 
     # the projection ---------------------------------------------------------------------
     def _project(self, df, source, target):
