@@ -585,6 +585,23 @@ def test_cli_quadrant(profile, tmp_path):
     assert out.read_text().startswith("<?xml")
 
 
+def test_quadrant_draws_the_intensities_asked_for_beside_many_rows():
+    """--intensity lines came after the profile's rows: with six rows or more they were not
+    drawn, unsaid. They are, and the longest rows take the lines left."""
+    from gpuproj.plots.quadrant import MAX_KERNELS, data_figure, quadrant_data
+
+    n = MAX_KERNELS + 2
+    rows = table(kernel=[f"k{i}" for i in range(n)], fp32_flops=[1e9] * n,
+                 dram_bytes=[1e8] * n, time_s=[1e-3 * (i + 1) for i in range(n)],
+                 gpu=["h100-sxm5-80gb"] * n)
+    data = quadrant_data(["h100-sxm5-80gb", "a100-sxm4-80gb"], rows,
+                         kernels=[("I = 100 FLOP/B", 100.0)])
+    assert [k["from_profile"] for k in data["kernels"]] == [True] * n + [False]
+    data_figure(data)
+    assert data["shown"] == [f"k{i} [c]" for i in range(n - 1, n - MAX_KERNELS, -1)] + [
+        "I = 100 FLOP/B"]
+
+
 def test_quadrant_note_clear_of_points_and_arrows():
     """The quadrant-split note must not cross a GPU point or arrow, also for a GPU with much
     compute and little bandwidth (L40: top left) and with the H200 far right (its arrow ran

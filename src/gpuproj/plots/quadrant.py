@@ -142,8 +142,9 @@ def quadrant_data(gpus, rows=None, *, kernels=(), precision: str | None = None,
     quadrant --json`` prints them): ``precision`` (the compute axis; default: the rows'
     ``dominant_dtype``, else fp32), ``values`` (``which``), ``gpus`` (``points_from_gpus``),
     ``kernels`` (the rows' with FLOPs and DRAM bytes, then ``kernels`` [(label, I)]: each
-    ``label``, ``intensity_flop_per_byte`` and, per GPU id, ``bound`` and
-    ``attainable_flops_per_s``) and ``skipped`` (a line per GPU or row left out, with why)."""
+    ``label``, ``intensity_flop_per_byte``, ``from_profile`` (a row's, not one of
+    ``kernels``) and, per GPU id, ``bound`` and ``attainable_flops_per_s``) and ``skipped`` (a
+    line per GPU or row left out, with why)."""
     found, skipped = kernels_from_rows(rows) if rows is not None else ([], [])
     precision = precision or (dominant_dtype(rows) if rows is not None else "fp32")
     points, left_out = points_from_gpus(gpus, precision, which)
@@ -152,10 +153,11 @@ def quadrant_data(gpus, rows=None, *, kernels=(), precision: str | None = None,
                            "throughput" + (f" ({'; '.join(left_out)})" if left_out else ""))
     return {"precision": precision, "values": which, "gpus": points,
             "kernels": [{"label": lb, "intensity_flop_per_byte": oi,
+                         "from_profile": i < len(found),
                          "bound": {p["id"]: classify(*_rates(p), oi) for p in points},
                          "attainable_flops_per_s": {p["id"]: attainable(*_rates(p), oi)
                                                     for p in points}}
-                        for lb, oi in [*found, *kernels]],
+                        for i, (lb, oi) in enumerate([*found, *kernels])],
             "skipped": left_out + skipped}
 
 
@@ -220,10 +222,16 @@ def draw(ax, points, kernels, max_kernels: int = MAX_KERNELS) -> None:
 def data_figure(data: dict):
     """The picture of ``quadrant_data``'s GPUs and first ``MAX_KERNELS`` kernels; adds
     ``shown``, the labels of the kernels drawn, to ``data``."""
-    kernels = [(k["label"], k["intensity_flop_per_byte"]) for k in data["kernels"]]
-    data["shown"] = [lb for lb, _ in kernels[:MAX_KERNELS]]
-    few = (f"; the {MAX_KERNELS} longest of {len(kernels)} kernel rows"
-           if len(kernels) > MAX_KERNELS else "")
+    rows = [(k["label"], k["intensity_flop_per_byte"]) for k in data["kernels"]
+            if k["from_profile"]]
+    asked = [(k["label"], k["intensity_flop_per_byte"]) for k in data["kernels"]
+             if not k["from_profile"]][:MAX_KERNELS]
+    # the intensities asked for are drawn, the longest rows in the lines left: rows first
+    # pushed them out of the picture unsaid
+    room = MAX_KERNELS - len(asked)
+    kernels = rows[:room] + asked
+    data["shown"] = [lb for lb, _ in kernels]
+    few = (f"; the {room} longest of {len(rows)} kernel rows" if len(rows) > room else "")
     return _figure(data["gpus"], kernels, f"Quadrant-split view ({data['precision']} FMA, "
                                           f"{data['values']} values{few})")
 
