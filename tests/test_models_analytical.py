@@ -1349,3 +1349,15 @@ def test_roof_floor_holds_the_low_end_of_every_row(monkeypatch):
     assert p.df["low_s"].iat[0] == pytest.approx(floor, rel=1e-12)
     assert p.df["time_s"].iat[0] > floor
     assert any(a.startswith("roofline floor: 1 row(s)") for a in p.assumptions["v100-pcie-16gb"])
+
+
+def test_hierarchical_says_it_leaves_tensor_core_flops_unpriced():
+    """Eq. 2's instruction mix has no tensor pipe: a row's tensor-core FLOPs are not priced,
+    and the assumptions say so (they said nothing)."""
+    k = table(time_s=[1e-3] * 2, fp32_flops=[1e9] * 2, tensor_flops=[1e12, 0.0],
+              dram_bytes=[1e9] * 2)
+    for method in ("hierarchical", "hierarchical-ext"):
+        notes = get_model(method).predict(k, SRC, TGT).assumptions["tgt"]
+        assert [n for n in notes if "tensor" in str(n)] == [
+            "1 row(s) with tensor-core FLOPs: projected on their other FLOPs and their bytes, "
+            "the tensor cores' work unpriced (the roofline method prices it at the tensor peak)"]

@@ -417,6 +417,13 @@ class Hierarchical(Model):
         if self.target_counts and target.id in self.target_counts:
             # what the comparison assumed, and the kernels it found in no listing
             notes += self.target_counts[target.id].attrs.get("notes", [])
+        if "tensor_flops" in df:
+            # Eq. 2's mix has no tensor pipe (nor has the paper): said, not priced
+            tensor = int((_nz(df["tensor_flops"].to_numpy(float)) > 0).sum())
+            if tensor:
+                notes.append(f"{tensor} row(s) with tensor-core FLOPs: projected on their "
+                             "other FLOPs and their bytes, the tensor cores' work unpriced "
+                             "(the roofline method prices it at the tensor peak)")
 
         ws_s, ws_t = warp_size(source), warp_size(target)
         # the counts are the source's, in its warps (``_active_fraction``)
