@@ -72,6 +72,18 @@ def test_seed_report_hand_values(tmp_path):
 
 
 
+def test_seed_report_shared_bytes_are_a_blocks_allocation_not_traffic(tmp_path):
+    """The report's shared_bytes is the shared memory one block allocates (its README: "Shared
+    memory allocated"), the same at every grid size: read as the canonical shared_bytes (bytes
+    loaded and stored over the launch) it gave reduce_sum 1 KiB of shared traffic at any N."""
+    rows = [f"reduce_sum,10,1024,{ms},0.001,{n},0,0,,256,{n // 256},N,{n - 1},{4 * n + 4},0.25,"
+            f"{4 * n},1024,shared_reduction,NVIDIA GeForce RTX 4070,89,46,0.1,1.0"
+            for n, ms in ((262144, 0.01), (16777216, 0.2))]
+    d = load(seed_file(tmp_path / "runs_4070_final.csv", rows)).df
+    assert list(d["smem_per_block_bytes"]) == [1024, 1024]
+    assert d["shared_bytes"].isna().all()
+
+
 def test_seed_report_gpu_given_must_be_the_one_a_row_names(tmp_path, capsys):
     """gpu= (--source) used to replace every row's device name without a word: an RTX 4070's
     runs projected from an RTX 3090's peaks. It names the GPU only where a row names none."""

@@ -6,9 +6,12 @@ One row per (kernel, size, GPU): ``mean_ms`` (and ``std_ms``) of repeated timing
 (``regs``, ``shmem``, ``block``, ``grid_blocks``), the size (``N`` or ``rows`` x ``cols``, and
 ``iters`` for kernels that loop) and the report's *analytic* counts: ``FLOPs`` -> ``flops``,
 ``BYTES`` -> ``dram_bytes`` (bytes the kernel must move, not a counter reading),
-``shared_bytes``, ``working_set_bytes``. ``config`` = the size fields that are set
-(``N=1048576,iters=50``; empty and 0 both mean "not used by this kernel", as the files differ),
-and ``problem`` too: each size is a problem of its own, not a tuning variant of another.
+``working_set_bytes``. The report's ``shared_bytes`` is not read: it is the shared memory one
+block allocates (the repository's README: "Shared memory allocated"; ``shmem`` again, the same
+at every grid size), not the bytes loaded and stored over the launch that the canonical
+``shared_bytes`` counts and the hierarchical model prices. ``config`` = the size fields that
+are set (``N=1048576,iters=50``; empty and 0 both mean "not used by this kernel", as the files
+differ), and ``problem`` too: each size is a problem of its own, not a tuning variant of another.
 Descriptive columns the report's learned models use are kept:
 ``mem_pattern``, ``size_kind``, ``has_branch_divergence``, ``atomic_ops_count``,
 ``arithmetic_intensity``. The GPU description columns (``gpu_*``, ``peak_*``, ``calibrated_*``)
@@ -28,7 +31,7 @@ from ._checks import numeric, require_columns, split_unusable_times
 from ._io import named_or_given_gpus, read_csv
 
 SIZE_FIELDS = ("N", "rows", "cols", "iters")
-RENAME = {"FLOPs": "flops", "BYTES": "dram_bytes", "shared_bytes": "shared_bytes",
+RENAME = {"FLOPs": "flops", "BYTES": "dram_bytes",
           "working_set_bytes": "working_set_bytes", "regs": "regs_per_thread",
           "shmem": "smem_per_block_bytes", "block": "block_threads",
           "grid_blocks": "grid_blocks"}
