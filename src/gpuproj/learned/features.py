@@ -55,9 +55,11 @@ KERNEL_FEATURES = tuple(f"log_{c}" for c in LOG_COUNTS) + RAW_COLUMNS + DERIVED_
 # The shared-memory level has its bytes (log_shared_bytes) but no intensity or source
 # efficiency (ai_shared, src_eff_shared) as the other levels do. Measured with both added
 # (scripts/learned_experiments.py settings, @96d6cf0): of the public tables only the seed
-# report counts shared bytes, and there they lost: leave-one-GPU-out bounded-efficiency MAPE
+# report had shared bytes, and there they lost: leave-one-GPU-out bounded-efficiency MAPE
 # 132.6 -> 137.5 %, ensemble 107.4 -> 108.3 %, residual 128.3 -> 128.1 %; Table 6's new GPU
-# bounded-efficiency 63.8 -> 70.7 % and new kernel 107.2 -> 141.9 %. Not adopted.
+# bounded-efficiency 63.8 -> 70.7 % and new kernel 107.2 -> 141.9 %. Not adopted. Those
+# bytes were a block's allocation, not its traffic, which the seed reader no longer reads as
+# such (@99ba81b): no public table counts shared-memory traffic.
 
 # catalog throughputs (peak) used as log10; measured where present
 GPU_PEAKS = ("fp64_fma_flops_per_s", "fp32_fma_flops_per_s", "fp16_fma_flops_per_s",
