@@ -132,7 +132,7 @@ def seed_checks(data):
     table = load(data, SEED[1], SEED[2])
     d = table.df
     out = {"differing_counts": [], "flat_times": []}
-    for col in ("flops", "dram_bytes", "working_set_bytes", "shared_bytes"):
+    for col in ("flops", "dram_bytes", "working_set_bytes"):
         g = d.groupby(["kernel", "config"])[col].agg(["min", "max", "count"])
         bad = g[(g["count"] > 1) & (g["max"] > g["min"] * (1 + 1e-9))]
         for k, sub in bad.groupby(level=0):
