@@ -393,6 +393,30 @@ def test_ensemble_calibration_predictions_do_not_see_their_own_group(synth):
     assert not np.allclose(after[fold != k], before[fold != k], rtol=1e-6, equal_nan=True)
 
 
+def test_ensemble_calibration_weights_do_not_see_the_held_out_gpus_own_times(synth):
+    """Leave-one-GPU-out within the training table: the pairs predicted from the held-out GPU's
+    own measured times (it as the source) belong to other groups, but no copy trained without
+    that GPU sees them, and the weights its group's predictions are combined with must not
+    either: changing the members' predictions of those pairs leaves the group's as they were."""
+    from gpuproj.learned.hybrids import Ensemble
+    from gpuproj.learned.models import training_data
+
+    m = Ensemble(learner_params={"max_iter": 20})
+    data = training_data(synth, m.max_pairs, m.random_state, m._spec(synth))
+    m._fit_data(data)
+    before, _ = m.out_of_fold(data)
+    fold = m._fold_of(data)
+    g = "rtx-4070"
+    va = (data.pairs["target"] == g).to_numpy()
+    from_g = (data.pairs["source"] == g).to_numpy()
+    assert np.isfinite(before[va]).all() and (fold[from_g] >= 0).all()
+    rng = np.random.default_rng(0)
+    m.oof_members_[from_g] *= rng.uniform(0.2, 5.0, m.oof_members_[from_g].shape)
+    after, _ = m.out_of_fold(data)
+    np.testing.assert_allclose(after[va], before[va], rtol=1e-12)
+    assert not np.allclose(after[~va], before[~va], rtol=1e-6, equal_nan=True)
+
+
 def test_conformal_wrapper_around_analytical(synth):
     from gpuproj.learned.models import Conformal
 

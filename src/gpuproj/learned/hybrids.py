@@ -322,18 +322,23 @@ class Ensemble(LearnedModel):
     def out_of_fold(self, data):
         # the members' out-of-fold predictions of each held-out group, combined with weights
         # fitted on the other groups: weights fitted on the same predictions made the errors
-        # the intervals are calibrated on optimistic
+        # the intervals are calibrated on optimistic. Only on the other groups' pairs that the
+        # group's copies trained on: with GPUs held out, those predicted from the held-out
+        # GPU's own times belong to other groups too, and carried its measurements into the
+        # weights its group's calibration predictions were combined with (the members that
+        # predicted the other groups still trained on the group: only a nested validation
+        # would keep it out of them)
         oof, true = self.oof_members_, data.pairs["true_s"].to_numpy(float)
         classes, bound = kernel_class(data, self.known_kernels_), kernel_class(data, ())
         kernels = data.pairs["kernel"].astype(str).to_numpy(object)
         fold = self._fold_of(data)
         pred = np.full(len(data), np.nan)  # pairs in no held-out group, or no member: NaN
-        for k in np.unique(fold[fold >= 0]):
-            va, other = fold == k, (fold >= 0) & (fold != k)
+        for tr, va in cv_masks(data.pairs, self.cv_groups, self.cv_folds, self.random_state):
+            other = tr & (fold >= 0)
             w = self._class_weights(oof[other], true[other], classes[other], bound[other])
             # classed as a model trained without the group classes them: a kernel only the
             # group has (a kernel split) is an unseen kernel, of its source bound's weights
-            seen = np.isin(kernels[va], kernels[fold != k])
+            seen = np.isin(kernels[va], kernels[tr])
             pred[va] = self._combine(oof[va], np.where(seen, classes[va], bound[va]), w)
         return pred, None
 
