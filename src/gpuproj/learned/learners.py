@@ -592,6 +592,8 @@ def _threads_for(rows: int):
 
 class HistGBLearner(Learner):
     kind = "gb"
+    # losses whose trees sum to the log of the prediction (scikit-learn's predict takes exp)
+    LOG_LINK = ("poisson", "gamma")
 
     def fit(self, X, y) -> Learner:
         with _threads_for(len(X)):
@@ -649,10 +651,12 @@ class HistGBLearner(Learner):
 
     def _numpy_predict(self, Z):
         if not self.nodes_:
-            return np.full(len(Z), self.baseline_)
-        if self.compiled_ is not None:
-            return self.baseline_ + self.compiled_(Z)
-        return self.baseline_ + _tree_predict_sum(self.nodes_, Z, False)
+            raw = np.full(len(Z), self.baseline_)
+        elif self.compiled_ is not None:
+            raw = self.baseline_ + self.compiled_(Z)
+        else:
+            raw = self.baseline_ + _tree_predict_sum(self.nodes_, Z, False)
+        return np.exp(raw) if self.params.get("loss") in self.LOG_LINK else raw
 
 
 LEARNER_CLASSES = {"linear": LinearLearner, "ridge": RidgeLearner, "lasso": LassoLearner,
