@@ -84,6 +84,28 @@ def test_other_versions_warn_and_numpy_path_is_used(tmp_path, synth):
     np.testing.assert_allclose(back._predict_pairs(probe), m._predict_pairs(probe), rtol=1e-9)
 
 
+def test_a_loaded_model_saved_again_keeps_the_versions_it_was_trained_with(tmp_path, synth):
+    """Saving a loaded model writes the library versions it was trained with, not the installed
+    ones: its file still warns, and its trees still take the version-independent path. Fitted
+    anew, it was trained with the installed ones."""
+    m = get_model("gb", coverage=None, learner_params={"max_iter": 10}).fit(synth)
+    jpath, _ = save_model(m, tmp_path / "gb")
+    doc = json.loads(jpath.read_text())
+    doc["versions"]["scikit-learn"] = "0.0.1"
+    jpath.write_text(json.dumps(doc))
+    with pytest.warns(ModelVersionWarning):
+        back = load_model(jpath)
+    again_path, _ = save_model(back, tmp_path / "again")
+    assert json.loads(again_path.read_text())["versions"] == doc["versions"]
+    with pytest.warns(ModelVersionWarning, match="scikit-learn 0.0.1"):
+        again = load_model(again_path)
+    assert again.learner_.compiled_ is None
+    refit, _ = save_model(again.fit(synth), tmp_path / "refit")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ModelVersionWarning)
+        load_model(refit)
+
+
 def test_load_refuses_foreign_files(tmp_path, synth):
     m = get_model("ridge").fit(synth)
     jpath, npath = save_model(m, tmp_path / "ridge")

@@ -226,6 +226,7 @@ class LearnedModel(Model):
                                "was measured on two GPUs")
         pairs = data.pairs
         self._fit_data(data)
+        self.saved_versions_ = None  # a loaded model trained anew: with the installed versions
         true = data.pairs["true_s"].to_numpy(float)
         kernels = sorted(table.df["kernel"].astype(str).unique())
         self.train_info_ = {"hash": table_hash(table), "gpus": table.gpus,

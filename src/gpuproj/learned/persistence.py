@@ -110,9 +110,12 @@ def save_model(model, path) -> tuple[Path, Path]:
         raise InputError("only a fitted learned model can be saved", path=path)
     jpath, npath = _paths(path)
     arrays: dict = {}
+    # a loaded model keeps the versions it was trained with: saved again under others, its
+    # file must still warn where they differ from those installed
+    versions = getattr(model, "saved_versions_", None)
     doc = {
         "format": FORMAT, "format_version": FORMAT_VERSION, "method": model.name,
-        "versions": _versions(), "train": model.train_info_,
+        "versions": _versions() if versions is None else versions, "train": model.train_info_,
         "metrics": {"train": model.train_metrics_, "cross_validation": model.cv_metrics_},
         "conformal": model.conformal_.state() if model.conformal_ is not None else None,
         "model": _model_state(model, arrays, ""),
