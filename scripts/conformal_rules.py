@@ -139,17 +139,18 @@ def fold_copies(model, data):
             yield va, mk
         return
     # the ensemble's are its members trained without the GPU, combined with weights fitted on
-    # the other held-out GPUs (``Ensemble.out_of_fold``), not copies that run the ensemble's
-    # own cross-validation again (K x K fits: 19 min for the seed report alone)
+    # the other held-out GPUs' pairs the members trained on (``Ensemble.out_of_fold``), not
+    # copies that run the ensemble's own cross-validation again (K x K fits: 19 min for the
+    # seed report alone)
     true = data.pairs["true_s"].to_numpy(float)
     classes, bound = kernel_class(data, model.known_kernels_), kernel_class(data, ())
     fold = model._fold_of(data)
-    for k, (tr, va) in enumerate(folds):
+    for tr, va in folds:
         mk = copy.copy(model)
         mk.members_ = [model._member(name) for name in model.members]
         for m in mk.members_:
             m._fit_data(data.subset(np.flatnonzero(tr)))
-        other = (fold >= 0) & (fold != k)
+        other = tr & (fold >= 0)
         mk.weights_ = model._class_weights(model.oof_members_[other], true[other],
                                            classes[other], bound[other])
         yield va, mk
