@@ -305,7 +305,11 @@ def markdown(res) -> str:
          "`shipped`: the interval the model returned); `pooled` is what it used before, "
          "`chain band outside`, `cv+` and `cv+ band outside` are measured alternatives it "
          "does not use. Every fold calibrates on all its training GPUs: 3 to 8 on every table "
-         "but gpu-benches' stream sweep, 9 there.",
+         "but gpu-benches' stream sweep, 9 there. The ensemble's rows of every table but the "
+         "stream sweep were measured while the weights that combine a held-out GPU's "
+         "calibration predictions were also fitted on the pairs predicted from that GPU's "
+         "own times (before f21af0d); rerun without them, the stream sweep's moved by 0.1-0.3 "
+         "points.",
          "",
          "| table | hybrid | " + " | ".join(RULES) + " |", "|---|---|" + "---|" * len(RULES)]
     for table, ms in res.items():
@@ -381,12 +385,13 @@ def markdown(res) -> str:
           "moved Rodinia bpnn_layerforward from 85.3-87.0 % to 83.6-84.8 % pooled.",
           "",
           "gpu-benches' four tables, learned through the catalog without gpu-benches' own "
-          "measurements (docs/results/learned.md; measured with the H200's earlier L2 read of "
-          "22.4 TB/s, @1ed6543, as the note there says), add the one public table of 10 GPUs, the "
+          "measurements (docs/results/learned.md; the L2 sweep, the small kernels and the "
+          "roofline sweep measured with the H200's earlier L2 read of 22.4 TB/s, @1ed6543), add "
+          "the one public table of 10 GPUs, the "
           "stream sweep, whose folds calibrate on 9: the fewest with which a 90 % quantile over "
-          "held-out GPUs is finite. There `distance-scaled` covers 88.9-90.4 % and `cv+` "
-          "89.1-91.2 %, every hybrid within 3 points, while `+ band outside` over-covers "
-          "(96.4-97.7 %, 3.6-4.0x wide against 1.8-2.3x): 60 % of the held-out pairs lie "
+          "held-out GPUs is finite. There `distance-scaled` covers 88.8-90.5 % and `cv+` "
+          "89.1-91.3 %, every hybrid within 3 points, while `+ band outside` over-covers "
+          "(96.3-97.5 %, 3.5-3.9x wide against 1.8-2.3x): 60 % of the held-out pairs lie "
           "outside the training GPUs' range (NVIDIA and AMD GPUs of seven architectures), where "
           "the public band the interval widens to is wider than this table's physics errors. "
           "So from 9 calibration GPUs on gpuproj does not widen (`LearnedModel._gpus_enough`), "

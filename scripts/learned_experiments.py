@@ -1018,7 +1018,7 @@ NOTES = [
     "range (`LearnedModel._gpus_enough`): they cover 88.8-90.4 % (bootstrap over GPUs: the "
     "ensemble's 87-93 %), each held-out GPU 64-99 %: the H200, outside the range on every pair, "
     "64-85 %. Widened to the band, as while its folds held out at most 8 GPUs, they covered "
-    "96.4-97.7 %, the ensemble's bounds 3.6x apart (high / low, geometric mean; 1.8x now: the "
+    "96.3-97.5 %, the ensemble's bounds 3.5x apart (high / low, geometric mean; 1.8x now: the "
     "conformal rules); its validated MAPE was 11.7 %, with at most 8 GPUs for its weights.",
 ]
 
