@@ -305,11 +305,13 @@ def markdown(res) -> str:
          "`shipped`: the interval the model returned); `pooled` is what it used before, "
          "`chain band outside`, `cv+` and `cv+ band outside` are measured alternatives it "
          "does not use. Every fold calibrates on all its training GPUs: 3 to 8 on every table "
-         "but gpu-benches' stream sweep, 9 there. The ensemble's rows of every table but the "
-         "stream sweep were measured while the weights that combine a held-out GPU's "
-         "calibration predictions were also fitted on the pairs predicted from that GPU's "
-         "own times (before f21af0d); rerun without them, the stream sweep's moved by 0.1-0.3 "
-         "points.",
+         "but gpu-benches' stream sweep, 9 there. The ensemble's rows of the 8 tables of the "
+         "other sources than gpu-benches were measured while the weights that combine a "
+         "held-out GPU's calibration predictions were also fitted on the pairs predicted from "
+         "that GPU's own times (before f21af0d); gpu-benches' four were rerun after it (the L2 "
+         "sweep, the small kernels and the roofline sweep also with the H200's corrected L2 "
+         "read, 10.4 TB/s for 22.4): their ensemble rows moved by up to 3.4 points, the "
+         "stream sweep's, whose L2 the change does not touch, by 0.1-0.3.",
          "",
          "| table | hybrid | " + " | ".join(RULES) + " |", "|---|---|" + "---|" * len(RULES)]
     for table, ms in res.items():
@@ -385,9 +387,7 @@ def markdown(res) -> str:
           "moved Rodinia bpnn_layerforward from 85.3-87.0 % to 83.6-84.8 % pooled.",
           "",
           "gpu-benches' four tables, learned through the catalog without gpu-benches' own "
-          "measurements (docs/results/learned.md; the L2 sweep, the small kernels and the "
-          "roofline sweep measured with the H200's earlier L2 read of 22.4 TB/s, @1ed6543), add "
-          "the one public table of 10 GPUs, the "
+          "measurements (docs/results/learned.md), add the one public table of 10 GPUs, the "
           "stream sweep, whose folds calibrate on 9: the fewest with which a 90 % quantile over "
           "held-out GPUs is finite. There `distance-scaled` covers 88.8-90.5 % and `cv+` "
           "89.1-91.3 %, every hybrid within 3 points, while `+ band outside` over-covers "
@@ -399,9 +399,9 @@ def markdown(res) -> str:
           "this table does not test it; one table is all the public data has to judge it on. "
           "While the folds held out at most 8 GPUs (`cv_folds` = 8, before 2026-12-06), "
           "`distance-scaled` covered 87.6-89.6 % here. On the L2 sweep (6 GPUs) "
-          "`+ band outside` covers 91.6-93.0 %; on the roofline sweep (4 GPUs, no held-out pair "
-          "inside the range) 99.0-100 % where `distance-scaled` gives 74.9-77.8 %; on the small "
-          "kernels 82.4-96.1 %, the ensemble's H200 fold 48 %: the hybrids predict a median "
+          "`+ band outside` covers 91.7-93.3 %; on the roofline sweep (4 GPUs, no held-out pair "
+          "inside the range) 98.0-100 % where `distance-scaled` gives 74.9-78.9 %; on the small "
+          "kernels 81.7-95.8 %, the ensemble's H200 fold 46 %: the hybrids predict a median "
           "0.15-0.17 of the H200's time there, as their physics does, which without the launch "
           "overheads scales launch-bound kernels by the H200's DRAM bandwidth, the highest of "
           "the six.",
