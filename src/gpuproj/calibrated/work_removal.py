@@ -173,8 +173,11 @@ def remove_work(program, remove_vars=(), keep_vars=None):
     # (loopy wants every instruction to use all hardware axes).
     from loopy.kernel.data import GroupInameTag, LocalInameTag
 
+    def parallel(iname):  # a hardware axis (group or local), not a sequential loop
+        return bool(knl.iname_tags_of_type(iname, (GroupInameTag, LocalInameTag)))
+
     first = new_insns[0].within_inames if new_insns else frozenset()
-    hw = frozenset(i for i in first if knl.iname_tags_of_type(i, (GroupInameTag, LocalInameTag)))
+    hw = frozenset(filter(parallel, first))
     insns = [Assignment(tgt, 0, id=init_id, within_inames=hw)]
     for i in new_insns:
         own = {init_id} | {d for d in i.depends_on if d.startswith(("tgt_read", i.id))}
@@ -192,8 +195,7 @@ def remove_work(program, remove_vars=(), keep_vars=None):
         # one entry per work-item, stored once after the loops (Algorithm 3): the store's
         # sequential loops are left, their inames in the index taken at their first value;
         # inside them, the removed store gave one tgt_read_dest store per iteration
-        seq = {i for i in inames if not knl.iname_tags_of_type(
-            i, (GroupInameTag, LocalInameTag))}
+        seq = {i for i in inames if not parallel(i)}
         first_values = {i: lp.symbolic.pw_aff_to_expr(
             knl.get_iname_bounds(i).lower_bound_pw_aff) for i in seq}
         index = lp.symbolic.SubstitutionMapper(
