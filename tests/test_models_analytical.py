@@ -199,6 +199,24 @@ def test_efficiency_hand_example_with_the_occupancy_rules_and_the_reports_formul
         get_model("efficiency", occupancy="paper")
 
 
+def test_efficiency_roof_is_memory_on_one_gpu_and_compute_on_the_other():
+    """Algorithm 1's compute-or-mixed branch with bytes, datasheet peaks. AI = 6e9 / 1e9 = 6.
+    Source: Roof = min(10e12, 6 x 1.25e12) = 7.5e12 (memory). Target with 5e12 B/s: Roof =
+    min(20e12, 6 x 5e12) = 20e12 (compute). P = 6e9 / 1 ms = 6e12, eta = 6e12 / 7.5e12 = 0.8
+    (no launch geometry: O_src = O_tgt = 1), T_tgt = 6e9 / (0.8 x 20e12) = 0.375 ms."""
+    fast_mem = make_gpu("fastmem", values={"warp_size": 32},
+                        peak={"fp32_fma_flops_per_s": 20e12, "dram_bw_bytes_per_s": 5e12})
+    k = table(time_s=[1e-3], fp32_flops=[6e9], flops=[6e9], dram_bytes=[1e9])
+    row = get_model("efficiency").predict(k, SRC, fast_mem).df.iloc[0]
+    assert row["time_s"] == pytest.approx(3.75e-4, rel=1e-12)
+    assert row["limiter"] == "fp32"
+    # back the other way: Roof 20e12 on fastmem, 7.5e12 on SRC, limited by DRAM there
+    back = table(time_s=[3.75e-4], fp32_flops=[6e9], flops=[6e9], dram_bytes=[1e9],
+                 gpu=["fastmem"])
+    row = get_model("efficiency").predict(back, fast_mem, SRC).df.iloc[0]
+    assert row["time_s"] == pytest.approx(1e-3, rel=1e-12) and row["limiter"] == "dram"
+
+
 def test_efficiency_without_flops_transfers_the_bandwidth_efficiency():
     """Algorithm 1's FLOPs = 0 branch: eta = (Bytes / T_src) / (O_src BW_src), T_tgt = Bytes /
     (eta O_tgt BW_tgt) = 1 ms x 1.25e12 / 2.5e12 (datasheet DRAM peaks; no launch geometry,

@@ -203,6 +203,24 @@ def test_the_reports_occupancy_formulas_are_the_rules_with_units_of_one(cat):
     assert int(occupancy(cat.resolve("titan-v"), 128, 33, 0).blocks_per_sm) == 12
 
 
+def test_the_reports_occupancy_by_hand():
+    """Srivastava et al. Sec. 4.0.2 (``report_occupancy``) on a Titan V's limits: 64 warps,
+    32 blocks, 65536 registers and 96 KB (98304 B) of shared memory per SM, warps of 32.
+
+    - 128 threads, 33 registers: B_reg = 65536 // 4224 = 15, B_threads = 2048 // 128 = 16:
+      15 blocks of 4 warps, O = 60/64 = 0.9375;
+    - 128 threads, 40000 B of shared memory: B_smem = 98304 // 40000 = 2: O = 8/64 = 0.125;
+    - 32 threads, nothing else: B_threads = 64, B_hardware = 32: O = 32/64 = 0.5;
+    - 80 threads (3 warps): B_threads = 2048 // 80 = 25 blocks, 75 warps: O is 1, not 75/64."""
+    from gpuproj.occupancy import report_occupancy
+
+    tv = make_gpu("tv", values={"warp_size": 32, "max_warps_per_sm": 64,
+                                "max_blocks_per_sm": 32, "regs_per_sm": 65536,
+                                "smem_per_sm_bytes": 98304})
+    got = report_occupancy(tv, [128, 128, 32, 80], [33, 0, 0, 0], [0, 40000, 0, 0])
+    assert got.tolist() == [0.9375, 0.125, 0.5, 1.0]
+
+
 def test_every_nvidia_gpu_has_the_occupancy_limits(cat):
     """Without one limit a GPU's occupancy is unknown and `efficiency` takes a ratio of 1 on
     it (the Jetson AGX Thor lacked its allocation units). cc 11.0 (cuda_occupancy.h, CUDA 13):

@@ -156,7 +156,10 @@ def report_occupancy(gpu, block_threads, regs_per_thread=0, smem_per_block_bytes
     per SM / smem per block), B_threads = floor(max threads per SM / threads); a count of 0 is
     no limit, as in ``occupancy``. Without allocation units, register-file partitions, reserved
     shared memory or per-block limits: `efficiency` uses ``occupancy``'s rules unless told
-    otherwise (``EfficiencyTransfer(occupancy="report")``).
+    otherwise (``EfficiencyTransfer(occupancy="report")``). One departure: O is at most 1, as
+    the report defines it (0 to 1). B_threads counts threads, the warps count whole warps, so
+    a block whose threads are not a multiple of the warp size would count more warps than the
+    SM holds (80 threads on a Titan V: 25 blocks of 3 warps, 75 of 64).
 
     >>> from gpuproj.catalog import load_catalog
     >>> titan_v = load_catalog().resolve("titan-v")
