@@ -135,7 +135,7 @@ def test_evaluation_without_pairs_and_gpus_it_lacks():
     # shown without error
     tuned = load(Path(__file__).parent / "data" / "kerneltuner-4gpus-gemm_clblast_4096.csv")
     ev = evaluate(tuned, "quantitative")
-    assert ev.frame().empty and "mape" in ev.frame() and "coverage_ci" not in ev.frame()
+    assert ev.frame().empty and "mape_pct" in ev.frame() and "coverage_ci" not in ev.frame()
     assert "mape" in ev._repr_html_()
     t = load(Path(__file__).parent / "data" / "amaris-2gpus-calculate_temp.csv")
     assert evaluate(t).gpu_choice(by="pair").empty  # two GPUs: nothing to rank
@@ -169,9 +169,9 @@ def test_evaluation_in_a_notebook():
                         ".frame(), .summary(), .pairs>")
     f = ev.frame()
     # the bandwidth ratio of the two (900 and 1555 GB/s) misses the measured 2x less than `same`
-    assert list(f.index) == ["bandwidth", "same"] and f.loc["same", "mape"] == 75.0
+    assert list(f.index) == ["bandwidth", "same"] and f.loc["same", "mape_pct"] == 75.0
     c = cells(ev._repr_html_())
-    assert "mape" in c and "75" in c
+    assert "mape_pct" in c and "75" in c
 
 
 def test_api_arguments_a_notebook_user_passes():
@@ -284,7 +284,8 @@ def test_the_views_say_what_was_skipped():
     ev = evaluate(load(Path(__file__).parent / "data" / "amaris-2gpus-calculate_temp.csv"),
                   methods=["bandwidth"])
     page = ev._repr_html_()
-    assert "mape: %" in page and "within_10: fraction of pairs within 10 %" in page
+    assert "mape_pct: mean |predicted - measured| / measured, %" in page
+    assert "within_10_pct: % of pairs within 10 %" in page
 
 
 def test_a_gpu_the_catalog_and_a_models_prediction_read_in_a_notebook():

@@ -136,10 +136,33 @@ UNITS = {
     "rank_corr": "Spearman's rho", "top1_hit": "fraction of rankings",
     "topk": "configurations", "*_pct": "%",
 }
+# ``Evaluation.frame``'s column of each metric: (name with its unit, factor from the metric's
+# value, what it is). A frame carries no ``units`` as the JSON does, so each name says its
+# unit, and its shares are in % as the errors are (the printed table shows them so too)
+FRAME_COLUMNS = {
+    "n": ("pairs", 1, "pairs predicted"),
+    "mape": ("mape_pct", 1, "mean |predicted - measured| / measured, %"),
+    "median_ape": ("median_ape_pct", 1, "its median, %"),
+    "gmre": ("gmre_pct", 1, "its geometric mean (each floored at 1e-6), %"),
+    "median_ratio": ("median_ratio", 1, "median predicted / measured"),
+    **{f"within_{p}": (f"within_{p}_pct", 100, f"% of pairs within {p} %")
+       for p in (10, 25, 50)},
+    "coverage": ("coverage_pct", 100, "% of pairs inside the method's own interval (an "
+                 "analytical method's: its range over memory levels, not a probability)"),
+    "interval_width": ("interval_width_ratio", 1, "median (high - low) / predicted"),
+    "band_coverage": ("band_coverage_pct", 100,
+                      "% of the band_pairs pairs inside the 90 % error band"),
+    "band_width": ("band_width_ratio", 1, "median (band high - band low) / predicted"),
+    "band_n": ("band_pairs", 1, "pairs with a measured error band"),
+}
 TOP_K = 5  # configurations an autotuner would run on the target (ranking's topk_loss_pct)
 MIN_CONFIGS = 3  # a ranking of two configurations is a coin toss, not a ranking
 CHOICE_KEYS = ["kernel", "config", "source"]  # gpu_choice: one ranking of the targets per group
 RANDOM_PICK = "random pick"  # gpu_choice's reference row
+# predicted times this close (relative) are one time: a ratio of two equal bandwidths differs
+# in its last bits
+TIE_RTOL = 1e-9
+MISSING_GROUP = "(missing)"  # summary(by=column): the pairs without a value in that column
 _METRIC_COLUMNS = ("time_s", "true_s", "low_s", "high_s", "band_low_s", "band_high_s")
 _PAIR_COLUMNS = ["method", "kernel", "config", "source", "target", "source_time_s", "time_s",
                  "low_s", "high_s", "band_low_s", "band_high_s", "limiter"]
@@ -163,7 +186,8 @@ class Evaluation:
 
     def summary(self, by: str | None = None) -> dict:
         """Metrics per method (and per ``by``: 'pair', or a column such as 'kernel' or
-        'fold')."""
+        'fold'; pairs whose ``by`` is missing are the group MISSING_GROUP, so that the groups
+        add up to every pair)."""
         out = {}
         d = self.pairs
         if by not in (None, "pair") and by not in d:
@@ -181,8 +205,15 @@ class Evaluation:
                 cols = [g[c].to_numpy(float) for c in _METRIC_COLUMNS]
                 out[m] = {k: metrics(*(a[at[k]] for a in cols)) for k in sorted(at)}
             else:
+                # pairs without a value of ``by`` (a kernel of no known family) are a group of
+                # their own, MISSING_GROUP, last: left out, the groups would add up to fewer
+                # pairs than the method's total without a word
+                key = g[by]
                 out[m] = {k: metrics(*(h[c] for c in _METRIC_COLUMNS))
-                          for k, h in g.groupby(g[by], sort=True)}
+                          for k, h in g[key.notna()].groupby(key[key.notna()], sort=True)}
+                if key.isna().any():
+                    out[m][MISSING_GROUP] = metrics(*(g.loc[key.isna(), c]
+                                                      for c in _METRIC_COLUMNS))
         return out
 
     def per_fold(self) -> dict:
@@ -193,13 +224,19 @@ class Evaluation:
         return self.summary("fold")
 
     def frame(self) -> pd.DataFrame:
-        """One row per method with its metrics (``summary()``), lowest MAPE first: ``mape``,
-        ``median_ape`` and ``gmre`` in %, the ``within_*`` shares, ``coverage`` (of the
-        method's own interval) and ``band_coverage`` as fractions (``UNITS``)."""
-        columns = [k for k in metrics([], []) if k != "coverage_ci"]
-        d = pd.DataFrame.from_dict(self.summary(), orient="index").reindex(columns=columns)
+        """One row per method with its metrics (``summary()``), lowest MAPE first, each
+        column's unit in its name (``FRAME_COLUMNS``): counts of pairs (``pairs``,
+        ``band_pairs``), percentages (``*_pct``: the errors, and the shares within 10/25/50 %
+        and inside the interval and the band, which ``summary()`` and the JSON give as
+        fractions) and ratios (``*_ratio``)."""
+        d = pd.DataFrame.from_dict(self.summary(), orient="index").reindex(
+            columns=list(FRAME_COLUMNS))
         # a metric a method has not (None) is missing, as in every other frame
-        return d.apply(pd.to_numeric).sort_values("mape").rename_axis("method")
+        d = d.apply(pd.to_numeric)
+        for k, (name, scale, _) in FRAME_COLUMNS.items():
+            d[k] = d[k] * scale
+        return (d.rename(columns={k: v[0] for k, v in FRAME_COLUMNS.items()})
+                .sort_values("mape_pct").rename_axis("method"))
 
     def __repr__(self) -> str:
         # pairs per method: each method predicts the same source -> target pairs (a method
@@ -218,7 +255,7 @@ class Evaluation:
         from .profiles.table import skipped_lines
 
         d = self.frame()
-        units = "; ".join(f"{k}: {UNITS[k]}" for k in d.columns if k in UNITS)
+        units = "; ".join(f"{name}: {what}" for name, _, what in FRAME_COLUMNS.values())
         return (d.to_html(float_format=lambda v: f"{v:.3g}")
                 + f"<p><small>{html.escape(units)}</small></p>"
                 + "".join(f"<p><small>{html.escape(ln)}</small></p>"
@@ -285,9 +322,12 @@ class Evaluation:
         as the choice. One row per method: ``groups`` (rankings), ``targets`` (GPUs per ranking,
         "3" or "3-8"), ``rank_corr``, ``top1_hit``, ``top1_loss_pct`` and
         ``top1_loss_max_pct``; then RANDOM_PICK, the expected hit rate and loss of a target
-        taken at random. A method that predicts every target alike (``same``) cannot rank and
-        gets no row. In a split by GPU each target's prediction comes from the fold that held
-        it out, by a model that saw the other targets.
+        taken at random. Targets predicted alike (within TIE_RTOL, e.g. by a ratio of two
+        equal bandwidths) share the choice: each of n tied counts 1/n of the hit and the loss,
+        whatever the order of the pairs (``rank_metrics``). A method that predicts every
+        target alike (``same``) cannot rank and gets no row. In a split by GPU each target's
+        prediction comes from the fold that held it out, by a model that saw the other
+        targets.
 
         ``by='pair'``: which GPUs a method confuses, one row per method and pair of target
         GPUs (a, b) ranked together: ``groups``, ``swapped`` (the fraction of those rankings
@@ -346,7 +386,7 @@ class Evaluation:
                                   for x in (pred[a], pred[b], true[a], true[b]))
                 ea, eb = np.log(pa / ta), np.log(pb / tb)
                 shared = len(ea) > 1 and ea.std() > 0 and eb.std() > 0
-                tie = np.isclose(pa, pb, rtol=1e-9, atol=0.0)
+                tie = np.isclose(pa, pb, rtol=TIE_RTOL, atol=0.0)
                 swapped = float((~tie & (np.sign(pa - pb) * np.sign(ta - tb) < 0)).mean())
                 tied = float((tie & (ta != tb)).mean())
                 rows[(m, a, b)] = {
@@ -447,8 +487,12 @@ def rank_metrics(pairs: pd.DataFrame, keys, top: int = TOP_K, fastest=None) -> d
     of the ``top`` configurations predicted fastest (an autotuner that runs those ``top`` on
     the target). Ties in the prediction are broken by the source's time (``source_time_s``,
     where given: a floor such as hierarchical-ext's ``roof_floor`` gives many configurations
-    one time, and among those an autotuner takes the one that ran fastest where it measured),
-    then by row order.
+    one time, and among those an autotuner takes the one that ran fastest where it measured).
+    Rows tied on both (predicted times within TIE_RTOL; in ``gpu_choice`` every target of a
+    ranking shares the source row, so any tie in the prediction) share the first place: each
+    of n counts 1/n of the group's hit and loss, the expected result of a pick among them, as
+    ``gpu_choice(by='pair')`` counts a predicted tie as half wrong. The top ``top``, where
+    rows tied so straddle its last place, take them in row order.
 
     >>> p = pd.DataFrame({"kernel": "k", "time_s": [1.0, 2.0, 3.0], "true_s": [2.0, 1.0, 3.0]})
     >>> m = rank_metrics(p, ["kernel"], top=2)
@@ -481,15 +525,34 @@ def rank_metrics(pairs: pd.DataFrame, keys, top: int = TOP_K, fastest=None) -> d
         known = d[keys].merge(fastest.rename("_best").reset_index(), on=keys, how="left")
         best = np.fmin(best, known["_best"].to_numpy())
     loss = d["true_s"] / best - 1
-    top1 = loss[order == 1]
+    # the rows tied for first place share it (weights 1/n summing to 1 per group): the hit and
+    # the loss of a pick among them, whatever their order in the frame
+    share = _first_place(d, by)
+    top1 = (loss * share).groupby(by, sort=False).sum()
+    hit = ((loss <= 0) * share).groupby(by, sort=False).sum()
     topk = loss[order <= top].groupby(by, sort=False).min()
     return {"groups": int(g.ngroups), "predictions": int(len(d)),
             "rank_corr": None if rho.isna().all() else float(ranks.mean()),
             "top1_loss_pct": float(100 * top1.median()),
-            "top1_loss_max_pct": float(100 * top1.max()), "top1_hit": float((top1 <= 0).mean()),
+            "top1_loss_max_pct": float(100 * top1.max()), "top1_hit": float(hit.mean()),
             "topk": int(top),
             "topk_loss_pct": float(100 * topk.median()),
             "topk_loss_max_pct": float(100 * topk.max())}
+
+
+def _first_place(d: pd.DataFrame, by) -> pd.Series:
+    """Per row of ``d``, its share of its group's first place: 1/n for each of the n rows
+    predicted fastest (``time_s`` within TIE_RTOL of the group's least, as
+    ``gpu_choice(by='pair')`` calls a tie) and, among those, of the least ``source_time_s``
+    where ``d`` has it (``shortlist.by_prediction``'s tie-break); 0 for the others."""
+    t = d["time_s"]
+    first = t <= t.groupby(by, sort=False).transform("min") * (1 + TIE_RTOL)
+    if "source_time_s" in d:  # a group of no source time (combined sets) ties on the time
+        src = d["source_time_s"].where(first)
+        least = src.groupby(by, sort=False).transform("min")
+        first &= src.eq(least) | least.isna()
+    first = first.astype(float)
+    return first / first.groupby(by, sort=False).transform("sum")
 
 
 def _order(d: pd.DataFrame, by) -> pd.Series:

@@ -48,7 +48,8 @@ from ._common import (
               help="Also say how well each method orders the GPUs: each kernel configuration "
                    "measured on a source ranks the 3 or more other GPUs that measured it; "
                    "Spearman's rank correlation, how often the GPU predicted fastest is the "
-                   "fastest, and how much longer it takes, against a GPU taken at random, and "
+                   "fastest (n GPUs predicted alike count 1/n each), and how much longer it "
+                   "takes, against a GPU taken at random, and "
                    "the two GPUs each orders wrongly most often; JSON key 'gpu_choice', "
                    "losses in %.")
 @click.option("--combine-sources", "combine", is_flag=True,
