@@ -894,6 +894,30 @@ def test_a_file_named_cubin_that_is_no_elf(tmp_path, capsys):
     from gpuproj.sass.tools import cubin_arch
 
     assert cubin_arch(b"\x7fELF\x02\x01\x01garbage") is None  # was a struct.error
+    # and the architecture of a real cubin is still read (a cubin_arch that always said None
+    # passed the line above): the two cubins of the committed fatbin (nvcc 13.0, MANIFEST.txt)
+    # start at the two ELF magics in it; their headers are CUDA 12.8+'s (OS ABI 0x41, ABI
+    # version 8), the architecture in e_flags bits 8..15: 0x6005a04 -> 0x5a = 90,
+    # 0x6006402 -> 0x64 = 100
+    fat = (DATA / "sass" / "fixture_kernels-sm_90-sm_100.fatbin").read_bytes()
+    starts = [i for i in range(len(fat)) if fat.startswith(b"\x7fELF", i)]
+    assert [cubin_arch(fat[i:]) for i in starts] == [90, 100]
+
+    def header(osabi, abi_version, machine, flags):
+        h = bytearray(64)
+        h[:9] = b"\x7fELF\x02\x01\x01" + bytes([osabi, abi_version])
+        h[0x12:0x14] = machine.to_bytes(2, "little")
+        h[0x30:0x34] = flags.to_bytes(4, "little")
+        return bytes(h)
+
+    # before CUDA 12.8 (OS ABI 0x33, ABI version 7) the architecture is e_flags' low byte, the
+    # virtual one bits 16..23: sm_80 is 0x500550, sm_70 0x460546, as cuobjdump's headerflags
+    # "EF_CUDA_SM80 EF_CUDA_VIRTUAL_SM(EF_CUDA_SM80)"; read as the new layout they would be 5
+    assert cubin_arch(header(0x33, 7, 190, 0x500550)) == 80
+    assert cubin_arch(header(0x33, 7, 190, 0x460546)) == 70
+    assert cubin_arch(header(0x41, 8, 190, 0x6005a04)) == 90
+    assert cubin_arch(header(0x41, 8, 62, 0x6005a04)) is None  # EM_X86_64: no CUDA ELF
+    assert cubin_arch(header(0x41, 8, 190, 0x6005a04)[:63]) is None  # header cut short
 
 
 def test_rows_a_model_skips_for_one_missing_ceiling_are_one_line(tmp_path, capsys):

@@ -65,6 +65,51 @@ def test_rank_physics_averages_two_methods_only_where_that_validates():
     assert rank_physics(data, candidates=("A", "B")) == ["A", "B"]
 
 
+def test_guard_range_weight_and_blend_by_hand():
+    """The range guard (physics.guard_fit, guard_weight) and the blend it feeds, on descriptor
+    columns given by hand (log10 units, as the GPU columns are): trust 1 inside every
+    training range, falling linearly to 0 one range (at least its floor) outside, the worst
+    descriptor deciding; the prediction base^(1 - g) x t^g."""
+    from gpuproj.learned.physics import GUARD, blend, guard_fit, guard_weight
+
+    nan = np.nan
+    data = _pairs_with_physics({}, np.ones(12))
+    fp32, sms = "t_peak_fp32_fma_flops_per_s", "r_val_sm_count"
+    cols = {k: np.full(12, nan) for k in GUARD}  # a descriptor no pair has is not guarded
+    # training: FP32 peaks 10^13 .. 10^14 (range 1), SM-count ratios 1.90 .. 1.92 (range
+    # 0.02, raised to its floor 0.1)
+    cols[fp32] = np.array([13.0, 13.5, 14.0] * 4)
+    cols[sms] = np.array([1.9, 1.92, 1.91] * 4)
+    data._cols.update(cols)
+    guard = guard_fit(data)
+    assert guard == {fp32: [13.0, 14.0, 1.0], sms: [1.9, 1.92, GUARD[sms]]}
+    assert GUARD[sms] == 0.1
+
+    # new pairs: distance outside / range, the larger of the two, 1 - that clipped to [0, 1]
+    #   FP32 13.5 inside, SMs 1.91 inside                   -> 1
+    #   FP32 14.25: 0.25 / 1 above                          -> 0.75
+    #   FP32 12.5: 0.5 / 1 below                            -> 0.5
+    #   FP32 15.5: 1.5 / 1 above                            -> 0 (clipped)
+    #   FP32 missing (an AMD GPU's compute capability)      -> 0: counted as outside
+    #   FP32 inside, SMs 1.97: 0.05 / 0.1 (the floor)       -> 0.5
+    #   FP32 14.25 (0.25) and SMs 1.95 (0.03 / 0.1 = 0.3)   -> 1 - 0.3 = 0.7: the worst one
+    new = _pairs_with_physics({}, np.ones(12))
+    new._cols.update({k: np.full(12, nan) for k in GUARD})
+    new._cols[fp32] = np.array([13.5, 14.25, 12.5, 15.5, nan, 13.5, 14.25] + [13.5] * 5)
+    new._cols[sms] = np.array([1.91] * 5 + [1.97, 1.95] + [1.91] * 5)
+    g = guard_weight(new, guard)
+    np.testing.assert_allclose(g[:7], [1.0, 0.75, 0.5, 0.0, 0.0, 0.5, 0.7], atol=1e-12)
+    assert (guard_weight(new, None) == 1).all()  # no guard fitted: full trust
+
+    # blend: base^(1 - g) t^g. 1^0.5 x 4^0.5 = 2; g = 0 keeps the base, g = 1 takes t; a
+    # learned time that is no positive number falls back to the base
+    got = blend(np.array([1.0, 1.0, 1.0, 2.0, 2.0, 8.0]),
+                np.array([4.0, 4.0, 4.0, 0.0, nan, 2.0]),
+                np.array([0.5, 0.0, 1.0, 0.5, 0.5, 0.25]))
+    # last: 8^0.75 x 2^0.25 = 2^2.25 x 2^0.25 = 2^2.5
+    np.testing.assert_allclose(got, [2.0, 1.0, 4.0, 2.0, 2.0, 2 ** 2.5], rtol=1e-12)
+
+
 def test_the_physics_choice_holds_out_the_models_own_groups(monkeypatch):
     """Averaging the best two methods is validated on the GPUs the model itself holds out:
     its ``cv_folds`` and ``random_state``, not a fixed 8 and 0."""

@@ -354,6 +354,32 @@ def test_write_bandwidth_derived_from_a_dram_peak_takes_the_sources_write_over_i
     assert t == pytest.approx([1e-3 * h100.peak("dram_bw_bytes_per_s") / peak] * 2, rel=1e-12)
 
 
+def test_warp_bandwidth_scales_the_bandwidth_ceilings_by_the_warp_usage():
+    """The warp-bandwidth extension (on in hierarchical-ext): Eq. 3's active-thread ratio
+    u = 1.6e9 / (1e8 x 32) = 0.5 scales the bandwidth ceilings as it does Perf_ceil, which
+    moves the ridge point. DRAM bytes only, OI = 3e9 / 0.5e9 = 6; compute ceilings 3.75e12
+    (source) and 7.5e12 (target, DRAM measured 3e12 here). Without it: source min(1e12 x 6,
+    3.75e12) = 3.75e12 (compute-bound), target min(3e12 x 6, 7.5e12) = 7.5e12, t = 2 ms x
+    3.75 / 7.5 = 1 ms. With it: source min(0.5e12 x 6, 3.75e12) = 3e12 (now DRAM-bound),
+    target min(1.5e12 x 6, 7.5e12) = 7.5e12, t = 2 ms x 3 / 7.5 = 0.8 ms."""
+    from gpuproj.models.hierarchical import Hierarchical
+
+    tgt = replace(TGT, id="tgt3", measureds={
+        **TGT.measureds, "dram_bw_bytes_per_s": Entry(3e12, "measured", "test")})
+    k = table(time_s=[2e-3], fp32_fma_thread_inst=[1e9], fp32_add_thread_inst=[0.5e9],
+              fp32_mul_thread_inst=[0.5e9], warp_inst=[1e8], thread_inst=[1.6e9],
+              dram_bytes=[0.5e9])
+    plain = Hierarchical().predict(k, SRC, tgt)
+    scaled = Hierarchical(warp_bandwidth=True).predict(k, SRC, tgt)
+    assert plain.df.iloc[0]["time_s"] == pytest.approx(1e-3, rel=1e-12)
+    assert scaled.df.iloc[0]["time_s"] == pytest.approx(0.8e-3, rel=1e-12)
+    assert ("bandwidth ceilings scaled by active threads per warp instruction"
+            in scaled.assumptions["tgt3"])
+    # the ceilings a roofline picture draws carry the same factor: 1e12 x 0.5 on the source
+    c = Hierarchical(warp_bandwidth=True).ceilings(k.df, SRC)
+    assert c["bw_dram_bytes_per_s"][0] == pytest.approx(0.5e12)
+
+
 def test_hierarchical_shared_bank_conflicts_slow_the_l1_ceiling():
     """Eq. 5: 2 wavefronts per request (2-way conflicts) double t_shM."""
     base = dict(shared_bytes=[1.28e9], shared_requests=[1e7])
@@ -1363,7 +1389,18 @@ def test_roof_floor_holds_the_low_end_of_every_row(monkeypatch):
     p = get_model("hierarchical-ext").predict(ProfileTable.from_frame(row), "tesla-k40",
                                               ["v100-pcie-16gb"])
     floor = floors[-1][0]
-    assert floor == pytest.approx(1.2865e-3, rel=1e-3)
+    # by hand: the V100's longest resource time is its compute time, Eqs. 2-3 as a time: the
+    # FMA FLOPs at the FP32 FMA peak (14e12) plus the add FLOPs at the ADD/MUL peak (7e12),
+    # over the warp usage 6.0364842e9 / (32 x 3.8895385e8) = 0.485: (3.863e-4 + 2.376e-4) /
+    # 0.485 = 1.2865e-3 s (DRAM 2.45e7 / 8.14e11 and L2 4.3e7 / 2.8e12 B/s take ~0.03 ms).
+    # The K40 ran slower than its own such bound (5e12 and 2.5e12: 3.6 ms < 4.47 ms), so the
+    # floor is not scaled down (min(1, t_s / T_s) = 1)
+    usage = 6.0364842e9 / (32 * 3.8895385e8)
+    by_hand = (2 * 2.7042277e9 / 14e12 + 1.6634344e9 / 7e12) / usage
+    k40_bound = (2 * 2.7042277e9 / 5e12 + 1.6634344e9 / 2.5e12) / usage
+    assert k40_bound < 4.472617e-3
+    assert floor == pytest.approx(by_hand, rel=1e-9) and by_hand == pytest.approx(1.2865e-3,
+                                                                                 rel=1e-4)
     assert p.df["low_s"].iat[0] == pytest.approx(floor, rel=1e-12)
     assert p.df["time_s"].iat[0] > floor
     assert any(a.startswith("roofline floor: 1 row(s)") for a in p.assumptions["v100-pcie-16gb"])
