@@ -190,17 +190,19 @@ def test_parse_gpu_benches_files():
     assert st["init"] == 3898e9 and st["read"] == 2756e9
     assert st["scale"] == 3165e9 and st["triad"] == 3534e9
     rows = parse_size_bw(GPU_BENCHES / "gpu-l2-cache" / "h200.txt")
-    assert rows[0] == (1536e3, 13526.6e9)
+    assert rows[0] == (1536 * 1024, 13526.6e9)  # "1536 kB": 1536 x 1024 B
     rows = parse_size_bw(GPU_BENCHES / "gpu-cache" / "h100_pcie.txt")
-    assert rows[0] == (2e3, 24476.7e9)
+    assert rows[0] == (2 * 1024, 24476.7e9)
     rf = parse_roofline(GPU_BENCHES / "gpu-roofline" / "h200.txt")
     assert rf["flops_per_s"] == 42558e9
 
 
 @pytest.mark.skipif(not GPU_BENCHES.is_dir(), reason="shared gpu-benches data not present")
 def test_compare_with_the_real_h200_files():
-    # our L2 kernel's working set (12 MB) is set against the sweep's closest size, 12288 kB
-    # (9716.0 GB/s); our best FP32 mixbench point against gpu-roofline's best, 42558 GF/s
+    # a working set of 12 MB is set against the sweep's closest size: 11264 kB = 11.534 MB,
+    # 0.466 MB below it (9914.4 GB/s), not 12288 kB = 12.583 MB, 0.583 MB above (read as
+    # 12.288 MB, with kB taken for 1000 B, it was that one); our best FP32 mixbench point
+    # against gpu-roofline's best, 42558 GF/s
     raw = {"measurements": [{"name": "stream_triad", "value": 3.5e12},
                             {"name": "l2_read", "value": 9e12,
                              "params": {"working_set_bytes": 12e6}}],
@@ -210,8 +212,8 @@ def test_compare_with_the_real_h200_files():
     rows = {r["metric"]: r for r in compare(raw, GPU_BENCHES, "h200")}
     assert set(rows) == {"stream_triad", "l2_read", "mixbench_best_flops"}
     assert rows["stream_triad"]["theirs"] == 3534e9
-    assert rows["l2_read"]["theirs"] == 9716.0e9
-    assert rows["l2_read"]["theirs_source"] == "gpu-l2-cache/h200.txt at 12.3 MB"
+    assert rows["l2_read"]["theirs"] == 9914.4e9
+    assert rows["l2_read"]["theirs_source"] == "gpu-l2-cache/h200.txt at 11.5 MB"
     assert rows["mixbench_best_flops"]["ours"] == 50e12
     assert rows["mixbench_best_flops"]["ratio"] == pytest.approx(50e12 / 42558e9)
 
@@ -222,7 +224,8 @@ def test_compare_names_the_l1_sweep_size_in_kb():
                              "params": {"working_set_bytes": 64e3}}], "sweeps": {}}
     [row] = compare(raw, GPU_BENCHES, "h100_pcie")
     assert row["metric"] == "l1_read" and row["theirs"] == 25204.7e9
-    assert row["theirs_source"] == "gpu-cache/h100_pcie.txt at 64 kB"
+    # 64e3 B: 1536 B from the "64 kB" row (65536 B), 2560 B from "60 kB" (61440 B)
+    assert row["theirs_source"] == "gpu-cache/h100_pcie.txt at 65.5 kB"
 
 
 @pytest.mark.skipif(not GPU_BENCHES.is_dir(), reason="shared gpu-benches data not present")
@@ -287,11 +290,12 @@ def _hand_gpu_benches(root, stem):
 
 def test_compare_with_hand_made_gpu_benches_files(tmp_path):
     _hand_gpu_benches(tmp_path, "x")
-    # kB = 1e3 B (compare._UNIT), GB/s = 1e9 B/s; the total data set, not the 512 kB per block
+    # kB = 1024 B (gpu-l2-cache/main.cu and gpu-cache/main.cu print blockDV / 1024 as "kB"),
+    # GB/s = 1e9 B/s; the total data set, not the 512 kB per block
     assert parse_size_bw(tmp_path / "gpu-l2-cache" / "x.txt") == [
-        (6144e3, 9000e9), (12288e3, 8000e9), (24576e3, 5000e9)]
+        (6144 * 1024, 9000e9), (12288 * 1024, 8000e9), (24576 * 1024, 5000e9)]
     assert parse_size_bw(tmp_path / "gpu-cache" / "x.txt") == [
-        (32e3, 20000e9), (64e3, 25000e9), (128e3, 15000e9)]
+        (32 * 1024, 20000e9), (64 * 1024, 25000e9), (128 * 1024, 15000e9)]
     # the best of each column over all lines, not the last line's
     assert parse_roofline(tmp_path / "gpu-roofline" / "x.txt") == {
         "flops_per_s": 42558e9, "bytes_per_s": 3759e9}
@@ -305,14 +309,21 @@ def test_compare_with_hand_made_gpu_benches_files(tmp_path):
     rows = compare(raw, tmp_path, "x")
     assert [r["metric"] for r in rows] == ["l2_read", "l1_read", "mixbench_best_flops"]
     l2, l1, mix = rows
-    # 11 MB lies 4.856 MB above 6.144 MB, 1.288 MB below 12.288 MB, 13.576 MB below 24.576 MB
+    # 11 MB lies 4.709 MB above 6144 kB = 6.291 MB, 1.583 MB below 12288 kB = 12.583 MB,
+    # 14.166 MB below 24576 kB = 25.166 MB
     assert (l2["ours"], l2["theirs"]) == (9e12, 8000e9)
     assert l2["ratio"] == pytest.approx(9e12 / 8000e9)  # 1.125
-    assert l2["theirs_source"] == "gpu-l2-cache/x.txt at 12.3 MB"
-    # 60 kB: 28 kB from 32 kB, 4 kB from 64 kB, 68 kB from 128 kB
+    assert l2["theirs_source"] == "gpu-l2-cache/x.txt at 12.6 MB"
+    # 9.3 MB lies 3.009 MB above 6291456 B and 3.283 MB below 12582912 B: the 6144 kB row
+    # (read as 6.144 and 12.288 MB it was the other one, 2.988 MB away against 3.156)
+    raw["measurements"][0]["params"]["working_set_bytes"] = 9.3e6
+    near = compare(raw, tmp_path, "x")[0]
+    assert (near["theirs"], near["theirs_source"]) == (9000e9, "gpu-l2-cache/x.txt at 6.29 MB")
+    raw["measurements"][0]["params"]["working_set_bytes"] = 11e6
+    # 60 kB: 27.2 kB from 32 x 1024 B, 5.5 kB from 64 x 1024 = 65.5 kB, 71.1 kB from 131.1 kB
     assert (l1["ours"], l1["theirs"]) == (2e13, 25000e9)
     assert l1["ratio"] == pytest.approx(2e13 / 25000e9)  # 0.8
-    assert l1["theirs_source"] == "gpu-cache/x.txt at 64 kB"
+    assert l1["theirs_source"] == "gpu-cache/x.txt at 65.5 kB"
     # the best FP32 point (the FP64 one, higher, is not FP32) against the best GF/s
     assert (mix["ours"], mix["theirs"]) == (50e12, 42558e9)
     assert mix["ratio"] == pytest.approx(50e12 / 42558e9)
@@ -348,8 +359,8 @@ def test_compare_script_on_hand_made_files(tmp_path, capsys):
         "### NVIDIA H200 (2026-11-24) against gpu-benches h200\n\n"
         "| metric | gpuproj | gpu-benches | ratio | gpu-benches row |\n"
         "|---|---|---|---|---|\n"
-        "| l2_read | 9e+12 | 8e+12 | 1.125 | gpu-l2-cache/h200.txt at 12.3 MB |\n"
-        "| l1_read | 2e+13 | 2.5e+13 | 0.800 | gpu-cache/h200.txt at 64 kB |\n"
+        "| l2_read | 9e+12 | 8e+12 | 1.125 | gpu-l2-cache/h200.txt at 12.6 MB |\n"
+        "| l1_read | 2e+13 | 2.5e+13 | 0.800 | gpu-cache/h200.txt at 65.5 kB |\n"
         "| mixbench_best_flops | 5e+13 | 4.256e+13 | 1.175 | gpu-roofline/h200.txt best GF/s |\n")
     # files of another GPU's stem only: one line naming what it looked for, no table
     other = tmp_path / "other"

@@ -162,11 +162,15 @@ def test_nsys_header_and_device_names():
     from gpuproj.profiles.readers import nsys
     from gpuproj.profiles.readers._io import strip_device_index
 
-    (m, t) = timed(nsys._UNIT.match, " " * 50000 + "(a")  # 3.4 s
+    # the old patterns backtracked quadratically: 50,000 spaces took 3.4 s and 5.3 s on one
+    # machine, 17 s and 23 s on a 2-core one, so a machine 4x faster than the first would
+    # have passed them under FAST_S; 200,000 spaces take 16x that (54 s, 85 s there), the
+    # fixed patterns milliseconds
+    (m, t) = timed(nsys._UNIT.match, " " * 200_000 + "(a")
     assert t < FAST_S and m is None
     assert nsys._UNIT.match("Start" + " " * 9 + "((a)").groups() == ("Start" + " " * 9 + "(", "a")
     assert nsys._UNIT.match("Duration (ns)").groups() == ("Duration", "ns")
-    (s, t) = timed(strip_device_index, "Tesla" + " " * 50000 + "x")  # 5.3 s
+    (s, t) = timed(strip_device_index, "Tesla" + " " * 200_000 + "x")
     assert t < FAST_S and s.endswith("x")
     assert strip_device_index("Tesla V100-PCIE-16GB (0)") == "Tesla V100-PCIE-16GB"
 
