@@ -27,3 +27,12 @@ def test_profiles_doc_says_a_table_of_times_needs_its_gpu_named():
     text = (ROOT / "docs" / "profiles.md").read_text()
     trace = text.split("## Times from a trace", 1)[1].split("\n## ", 1)[0]
     assert "needs a ``gpu`` column, or ``--source NAME``" in trace
+
+
+def test_ncu_doc_names_every_limiter():
+    """docs/ncu.md says what each limiter of a prediction means; a new one must be added there."""
+    from gpuproj.models.base import LIMITERS
+
+    text = (ROOT / "docs" / "ncu.md").read_text()
+    section = text.split("## From a report to a prediction", 1)[1].split("\n## ", 1)[0]
+    assert not [name for name in LIMITERS if f"`{name}`" not in section]
