@@ -35,6 +35,56 @@ def console():
     return Console(width=None if is_tty() else 400)
 
 
+# the narrowest a text column (a name) is let fold to where a table is fitted to a terminal
+FOLDED_NAME_CHARS = 12
+
+
+def print_fitted(con, columns, rows, *, keys: int = 1, title=None, caption=None,
+                 **table_options) -> None:
+    """``rows`` of text cells as rich tables no wider than ``con``. ``columns``: (header,
+    justify, folds) each; a column that folds (a name) breaks onto more lines, down to
+    ``FOLDED_NAME_CHARS``, and any other (a number, an id to copy) stays whole, its header a
+    line per word where the table is too wide: rich would cut every cell to 'ab…' to fit.
+    Columns that do not fit side by side go to a second table (and a third...), each led by
+    the first ``keys`` columns again; the title heads the first, the caption ends the last;
+    ``table_options`` go to each ``rich.table.Table``."""
+    from rich.table import Table
+    from rich.text import Text
+
+    rows = [[c if isinstance(c, Text) else Text(str(c)) for c in r] for r in rows]
+    widest = [max((r[i].cell_len for r in rows), default=0) for i in range(len(columns))]
+
+    def least(i):  # a column's narrowest, its padding and border included
+        header, _, folds = columns[i]
+        if not folds:  # its header does not wrap either (but for the breaks put in below)
+            return max(*map(len, header.split("\n")), widest[i]) + 3
+        word = max((len(w) for w in header.split()), default=0)
+        return max(word, min(widest[i], FOLDED_NAME_CHARS)) + 3
+
+    if sum(map(least, range(len(columns)))) + 1 > con.width:
+        # a number's header on a line per word, as a wrapping column's would be
+        columns = [(h if folds else "\n".join(h.split()), j, folds) for h, j, folds in columns]
+    lead = sum(least(i) for i in range(keys)) + 1
+    chunks, used = [[]], lead
+    for i in range(keys, len(columns)):
+        if chunks[-1] and used + least(i) > con.width:
+            chunks.append([])
+            used = lead
+        chunks[-1].append(i)
+        used += least(i)
+    for n, chunk in enumerate(chunks):
+        t = Table(title=title if n == 0 else None,
+                  caption=caption if n == len(chunks) - 1 else None, **table_options)
+        shown = [*range(keys), *chunk]
+        for i in shown:
+            header, justify, folds = columns[i]
+            t.add_column(header, justify=justify, no_wrap=not folds, overflow="fold",
+                         min_width=None if folds else widest[i])
+        for r in rows:
+            t.add_row(*(r[i] for i in shown))
+        con.print(t)
+
+
 def emit_json(obj) -> None:
     """``obj`` as strict JSON on stdout: NaN and infinities become null (Python would write
     NaN, which JSON has not and strict parsers reject), numpy scalars plain numbers, anything

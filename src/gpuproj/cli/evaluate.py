@@ -10,6 +10,7 @@ from ._common import (
     console,
     emit_json,
     format_option,
+    print_fitted,
     progress,
     reader_option,
     report_skipped,
@@ -300,8 +301,6 @@ def _save_models(fitted: list, save_model, quiet: bool) -> None:
 def _print_summary(ev, n_gpus: int, combined_from: str | None) -> list:
     """The table of every method's metrics, lowest MAPE first; returns the methods in that
     order."""
-    from rich.table import Table
-
     from ..evaluate import UNITS
 
     how = f" (each from {combined_from}, combined)" if combined_from else ""
@@ -309,27 +308,22 @@ def _print_summary(ev, n_gpus: int, combined_from: str | None) -> list:
     # the widths' unit as the JSON's 'units' gives it, less what it says of JSON's nulls
     # (the table shows "-")
     width = {c: UNITS[c].split("; ")[0] for c in ("interval_width", "band_width")}
-    t = Table(title=f"{len(ev.pairs)} predictions by {len(summary)} method(s) over "
-                    f"{n_gpus} GPUs{how}",
-              caption="interval: the method's own (hierarchical: its spread over memory "
-                      "levels, not a probability; learned: calibrated on out-of-fold errors; "
-                      "analytical with --coverage: split-conformal); "
-                      "band: its measured 90 % error band (docs/accuracy.md); "
-                      f"interval width: {width['interval_width']}; "
-                      f"band width: {width['band_width']}",
-              caption_justify="left")
+    title = f"{len(ev.pairs)} predictions by {len(summary)} method(s) over {n_gpus} GPUs{how}"
+    caption = ("interval: the method's own (hierarchical: its spread over memory "
+               "levels, not a probability; learned: calibrated on out-of-fold errors; "
+               "analytical with --coverage: split-conformal); "
+               "band: its measured 90 % error band (docs/accuracy.md); "
+               f"interval width: {width['interval_width']}; "
+               f"band width: {width['band_width']}")
     # a split's coverage gets its bootstrap interval over the held-out folds beside it
     ci = ("coverage_ci",) if any(s["coverage_ci"] for s in summary.values()) else ()
     cols = ("n", "mape", "median_ape", "gmre", "median_ratio", "within_10", "within_25",
             "within_50", "coverage", *ci, "interval_width", "band_coverage", "band_width")
-    t.add_column("method")
-    for c in cols:
-        t.add_column(HEADERS[c], justify="right")
     # lowest MAPE first (0 % too); a method without one last
     order = sorted(summary, key=lambda m: (summary[m]["mape"] is None, summary[m]["mape"] or 0))
-    for m in order:
-        t.add_row(m, *[_cell(c, summary[m][c], summary[m]) for c in cols])
-    console().print(t)
+    print_fitted(console(), [METHOD, *((HEADERS[c], "right", False) for c in cols)],
+                 [[m, *(_cell(c, summary[m][c], summary[m]) for c in cols)] for m in order],
+                 title=title, caption=caption, caption_justify="left")
     return order
 
 
@@ -355,17 +349,12 @@ def _overlap_notes(shared: dict) -> list[str]:
 def _print_folds(per, methods) -> None:
     """MAPE per fold of a split (``Evaluation.per_fold()``, e.g. per held-out GPU): where a
     method loses."""
-    from rich.table import Table
-
     folds = sorted({f for m in methods for f in per.get(m, {})})
-    t = Table(title="MAPE per fold (with --split gpu: per held-out GPU)")
-    t.add_column("method")
-    for f in folds:
-        t.add_column(str(f).removeprefix("target "), justify="right")
-    for m in methods:
-        t.add_row(m, *[_cell("mape", per[m][f]["mape"]) if f in per.get(m, {}) else "-"
-                       for f in folds])
-    console().print(t)
+    print_fitted(console(),
+                 [METHOD, *((str(f).removeprefix("target "), "right", False) for f in folds)],
+                 [[m, *(_cell("mape", per[m][f]["mape"]) if f in per.get(m, {}) else "-"
+                        for f in folds)] for m in methods],
+                 title="MAPE per fold (with --split gpu: per held-out GPU)")
     lead = _lead(per, methods)
     if lead:
         console().print(lead)
@@ -393,42 +382,38 @@ def _print_ranking(ev, short=None) -> None:
     """The ranking table; ``short``: the --shortlist result (``Evaluation.shortlist`` and its
     methods), one more row."""
     import pandas as pd
-    from rich.table import Table
-
     r = ev.ranking()
     if not r["groups"].any():
         click.echo(f"ranking: {ev.why_no_ranking()}", err=True)
         return
     k = int(r["topk"].iloc[0])
-    t = Table(title=f"Ranking the variants of each kernel on each target "
-                    f"({int(r['groups'].max())} kernel x problem x source x target groups)",
-              caption="variants: the configurations of one kernel and problem (all of a "
-                      "kernel's where the table names no problem); loss: how much longer "
-                      "(measured on the target) the configuration predicted fastest, or the "
-                      f"best of the {k} predicted fastest, takes than the fastest; median over "
-                      "groups / the worst group")
-    t.add_column("method")
-    for c in ("rank corr.", "top-1 loss", f"best-of-{k} loss"):
-        t.add_column(c, justify="right")
+    title = (f"Ranking the variants of each kernel on each target "
+             f"({int(r['groups'].max())} kernel x problem x source x target groups)")
+    caption = ("variants: the configurations of one kernel and problem (all of a "
+               "kernel's where the table names no problem); loss: how much longer "
+               "(measured on the target) the configuration predicted fastest, or the "
+               f"best of the {k} predicted fastest, takes than the fastest; median over "
+               "groups / the worst group")
 
     def pct(a, b):
         return "-" if pd.isna(a) else f"{a:.1f} / {b:.1f} %"
 
-    for m, row in r.sort_values("top1_loss_pct").iterrows():
-        rho = "-" if pd.isna(row["rank_corr"]) else f"{row['rank_corr']:.3f}"
-        t.add_row(m, rho, pct(row["top1_loss_pct"], row["top1_loss_max_pct"]),
-                  pct(row["topk_loss_pct"], row["topk_loss_max_pct"]))
+    rows = [[m, "-" if pd.isna(row["rank_corr"]) else f"{row['rank_corr']:.3f}",
+             pct(row["top1_loss_pct"], row["top1_loss_max_pct"]),
+             pct(row["topk_loss_pct"], row["topk_loss_max_pct"])]
+            for m, row in r.sort_values("top1_loss_pct").iterrows()]
     if short:
-        t.add_row(f"shortlist ({', '.join(short['methods'])})", "-", "-",
-                  pct(short["loss_pct"], short["loss_max_pct"]))
-    console().print(t)
+        rows.append([f"shortlist ({', '.join(short['methods'])})", "-", "-",
+                     pct(short["loss_pct"], short["loss_max_pct"])])
+    print_fitted(console(), [METHOD, *((c, "right", False) for c in
+                                       ("rank corr.", "top-1 loss", f"best-of-{k} loss"))],
+                 rows, title=title, caption=caption)
 
 
 def _print_gpu_choice(ev) -> None:
     """The ``Evaluation.gpu_choice`` table, best rank correlation first, the random pick
     last."""
     import pandas as pd
-    from rich.table import Table
 
     from ..evaluate import RANDOM_PICK
 
@@ -439,23 +424,25 @@ def _print_gpu_choice(ev) -> None:
         return
     rnd = r.loc[RANDOM_PICK]
     worst = _most_confused(ev)
-    t = Table(title=f"Choosing a GPU: {rnd['groups']} rankings (kernel configuration x source) "
-                    f"of {rnd['targets']} target GPUs each",
-              caption="fastest chosen: how often the GPU predicted fastest is the fastest "
-                      "measured; loss: how much longer (measured) it takes than the fastest, "
-                      "median over rankings / the worst; most confused: the two GPUs ordered "
-                      "the wrong way round most often (a predicted tie counts half)")
-    for c in ("method", "rank corr.", "fastest chosen", "loss", "most confused"):
-        t.add_column(c, justify="left" if c in ("method", "most confused") else "right")
+    title = (f"Choosing a GPU: {rnd['groups']} rankings (kernel configuration x source) "
+             f"of {rnd['targets']} target GPUs each")
+    caption = ("fastest chosen: how often the GPU predicted fastest is the fastest "
+               "measured; loss: how much longer (measured) it takes than the fastest, "
+               "median over rankings / the worst; most confused: the two GPUs ordered "
+               "the wrong way round most often (a predicted tie counts half)")
+    rows = []
     for m, row in pd.concat([r.drop(index=RANDOM_PICK).sort_values("rank_corr", ascending=False),
                              r.loc[[RANDOM_PICK]]]).iterrows():
         w = worst.get(m)
-        t.add_row(m, "-" if pd.isna(row["rank_corr"]) else f"{row['rank_corr']:.3f}",
-                  f"{100 * row['top1_hit']:.0f} %",
-                  f"{row['top1_loss_pct']:.1f} / {row['top1_loss_max_pct']:.1f} %",
-                  "-" if w is None else f"{w['gpus'][0]} / {w['gpus'][1]} "
-                                        f"{100 * w['wrong_share']:.0f} %")
-    console().print(t)
+        rows.append([m, "-" if pd.isna(row["rank_corr"]) else f"{row['rank_corr']:.3f}",
+                     f"{100 * row['top1_hit']:.0f} %",
+                     f"{row['top1_loss_pct']:.1f} / {row['top1_loss_max_pct']:.1f} %",
+                     "-" if w is None else f"{w['gpus'][0]} / {w['gpus'][1]} "
+                                           f"{100 * w['wrong_share']:.0f} %"])
+    print_fitted(console(), [METHOD, ("rank corr.", "right", False),
+                             ("fastest chosen", "right", False), ("loss", "right", False),
+                             ("most confused", "left", True)], rows, title=title,
+                 caption=caption)
     unranked = [m for m in ev.pairs["method"].unique() if m not in r.index]
     if unranked:
         verb = "predicts" if len(unranked) == 1 else "predict"
@@ -528,6 +515,9 @@ def _warn_beyond_roofline(table) -> None:
     if said:
         warnings.warn(said, RooflineWarning, stacklevel=2)
 
+
+# the first column of every table: a method's name, which may fold to fit a terminal
+METHOD = ("method", "left", True)
 
 # the printed table's column of each --json key
 HEADERS = {"n": "pairs", "mape": "MAPE", "median_ape": "median APE", "gmre": "GMRE",

@@ -7,7 +7,7 @@ import math
 import click
 
 from ..names import split_list
-from ._common import console, emit_json
+from ._common import console, emit_json, print_fitted
 
 
 def _catalog():
@@ -101,24 +101,22 @@ def list_(names, vendor, as_json):
     if as_json:
         emit_json([_row(g) for g in gs])
         return
-    from rich.table import Table
-
-    t = Table(box=None, header_style="bold")
-    for col, just in (("id", "left"), ("name", "left"), ("arch", "left"), ("isa", "left"),
-                      ("SMs", "right"), ("FP64 TFLOP/s", "right"), ("FP32 TFLOP/s", "right"),
-                      ("DRAM TB/s", "right"), ("DRAM meas. TB/s", "right"),
-                      ("memory GiB", "right"), ("L2 MiB", "right")):
-        t.add_column(col, justify=just)
+    # the id stays whole (it is what --target takes), the names fold
+    columns = [("id", "left", False), ("name", "left", True), ("arch", "left", True),
+               ("isa", "left", True), *((c, "right", False) for c in (
+                   "SMs", "FP64 TFLOP/s", "FP32 TFLOP/s", "DRAM TB/s", "DRAM meas. TB/s",
+                   "memory GiB", "L2 MiB"))]
+    rows = []
     for g in gs:
         r = _row(g)
-        t.add_row(*map(_text, (g.id, g.name, g.architecture, g.isa)), _fmt(r["sm_count"], 1, 0),
-                  _fmt(r["fp64_peak_flops_per_s"], 1e12),
-                  _fmt(r["fp32_peak_flops_per_s"], 1e12),
-                  _fmt(r["dram_bw_peak_bytes_per_s"], 1e12, 2),
-                  _fmt(r["dram_bw_measured_bytes_per_s"], 1e12, 2),
-                  _fmt(r["memory_size_bytes"], 2**30, None),
-                  _fmt(r["l2_size_bytes"], 2**20, None))
-    console().print(t)
+        rows.append([*map(_text, (g.id, g.name, g.architecture, g.isa)),
+                     _fmt(r["sm_count"], 1, 0), _fmt(r["fp64_peak_flops_per_s"], 1e12),
+                     _fmt(r["fp32_peak_flops_per_s"], 1e12),
+                     _fmt(r["dram_bw_peak_bytes_per_s"], 1e12, 2),
+                     _fmt(r["dram_bw_measured_bytes_per_s"], 1e12, 2),
+                     _fmt(r["memory_size_bytes"], 2**30, None),
+                     _fmt(r["l2_size_bytes"], 2**20, None)])
+    print_fitted(console(), columns, rows, box=None, header_style="bold")
 
 
 @gpus.command()

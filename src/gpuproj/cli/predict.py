@@ -10,12 +10,14 @@ import click
 from ..names import split_list, split_lists
 from ..plots import MAX_PANELS
 from ._common import (
+    FOLDED_NAME_CHARS,
     WrittenPath,
     console,
     emit_json,
     format_option,
     load_profile,
     names_or_all,
+    print_fitted,
     reader_option,
     report_skipped,
     source_option,
@@ -189,7 +191,6 @@ def _predict_profile(profile, source, target, method, model_paths, kernel, fmt, 
 # configurations of one kernel from which the printed table suggests a shortlist: more than an
 # application launches (a few grid sizes), as many as a sweep or a tuning run measures
 MANY_CONFIGS = 20
-FOLDED_NAME_CHARS = 12  # the narrowest a kernel, config, target or method column is let fold to
 
 
 def print_predictions(result, con) -> None:
@@ -221,19 +222,25 @@ def print_predictions(result, con) -> None:
              + (f" by {d['method'].iloc[0]}" if "method" in one else ""))
     keys = [k for k in KERNEL_KEYS if k not in one]
     d = readable_rows(d)
-    # a line under each kernel configuration where it has several rows (targets, methods)
-    last = ~d.duplicated(["kernel", "config"], keep="last").to_numpy()
-    if last.all():
-        last[:] = False
-    frames = [(text_columns(d, keys, own), last, title),
-              (text_columns(result.ranked_application(), ["method", "target"], own), None,
-               APPLICATION_TITLE)]
+    totals = (text_columns(result.ranked_application(), ["method", "target"], own), None,
+              APPLICATION_TITLE)
     # a terminal too narrow for a whole table shows the answers (times, speed-up,
     # limiter) without the ranges, which JSON and a wider window keep: rich would cut
     # every column to a few letters
-    narrowed = any(_text_width(f) > con.width for f, _, _ in frames)
+    frames = _kernel_tables(d, keys, own, title, [])
+    narrowed = any(_text_width(f) > con.width for f, _, _ in (*frames, totals))
+    # still too wide, the kernel table is cut into one per target, then per target and
+    # method, each named in its title: else rich folds four name columns to a few letters
+    # each, a kernel's name over dozens of lines
+    for by in ([], ["target"], ["target", "method"]):
+        if by:
+            frames = _kernel_tables(d, keys, own, title, [k for k in by if k in keys])
+        if narrowed:
+            frames = [(_without_ranges(f), e, t) for f, e, t in frames]
+        if all(_text_width(f) <= con.width for f, _, _ in frames):
+            break
     if narrowed:
-        frames = [(f.drop(columns=list(RANGES), errors="ignore"), e, t) for f, e, t in frames]
+        totals = (_without_ranges(totals[0]), *totals[1:])
 
     def table(frame, ends, title):
         # Text, not str: rich would read brackets in kernel names (f[i]) as markup
@@ -254,7 +261,8 @@ def print_predictions(result, con) -> None:
 
     # the kernels, what they rest on, then the answer, the totals, last: on a terminal
     # what stays on the screen
-    table(*frames[0])
+    for frame in frames:
+        table(*frame)
     dim(result.bands_note(d))
     dim(limiter_note(d["limiter"]))
     if narrowed:
@@ -279,10 +287,35 @@ def print_predictions(result, con) -> None:
         dim(f"many configurations of {names}: the application total adds them all; if they "
             "are variants of a tuned kernel, --shortlist K lists the ones to measure on each "
             "target")
-    table(*frames[1])
+    table(*totals)
     for note in (result.partial_totals(), result.unbounded_totals()):
         if note:
             dim(note)
+
+
+def _kernel_tables(d, keys: list, own: bool, title: str, by: list) -> list:
+    """(text columns, section ends, title) of the kernel table ``d``, or of one table per
+    value of the ``by`` keys (target, method), which leave the columns for the title."""
+    from ..views import text_columns
+
+    words = {"target": "to", "method": "by"}
+    groups = d.groupby(by, sort=False) if by else [((), d)]
+    out = []
+    for values, g in groups:
+        values = values if isinstance(values, tuple) else (values,)
+        # a line under each kernel configuration where it has several rows (targets, methods)
+        last = ~g.duplicated(["kernel", "config"], keep="last").to_numpy()
+        if last.all():
+            last[:] = False
+        out.append((text_columns(g, [k for k in keys if k not in by], own), last,
+                    title + "".join(f" {words[k]} {v}" for k, v in zip(by, values))))
+    return out
+
+
+def _without_ranges(frame):
+    from ..views import RANGES
+
+    return frame.drop(columns=list(RANGES), errors="ignore")
 
 
 def _widest(frame, column: str) -> int:
@@ -305,31 +338,30 @@ def _text_width(frame) -> int:
 
 def print_shortlist(result, con, k: int) -> None:
     """``result.shortlist(k)`` as one rich table per target."""
-    from rich.table import Table
     from rich.text import Text
 
     from ..units import fmt_time
 
     d = result.shortlist(k)
     for target, g in d.groupby("target", sort=False):
-        t = Table(title=f"Configurations to measure on {target} (shortlist of {k}, from "
-                        f"{', '.join(result.predictions)} in turn)",
-                  caption=_fastest_measured(result, g, target))
         last = "sources" if result.combined else "source"
         problem = ("problem",) if "problem" in d else ()
         measured = ("measured",) if "measured_s" in g and g["measured_s"].notna().any() \
             else ()
-        for c in ("kernel", *problem, "rank", "config", "proposed by", "its prediction",
-                  last, *measured):
-            t.add_column(c, justify="right" if c in ("rank", "its prediction", last,
-                                                    "measured") else "left")
-        for r in g.itertuples(index=False):
-            t.add_row(Text(r.kernel), *(Text(r.problem) for _ in problem), str(r.rank),
-                      Text(r.config), r.method, fmt_time(r.time_s),
-                      str(r.sources) if result.combined else fmt_time(r.source_time_s),
-                      *(fmt_time(r.measured_s) if r.measured_s == r.measured_s else "-"
-                        for _ in measured))
-        con.print(t)
+        # the configurations are the answer: every column folds or stays whole, none is cut
+        columns = [(c, "right" if c in ("rank", "its prediction", last, "measured") else "left",
+                    c in ("kernel", "problem", "config", "proposed by"))
+                   for c in ("kernel", *problem, "rank", "config", "proposed by",
+                             "its prediction", last, *measured)]
+        rows = [[Text(r.kernel), *(Text(r.problem) for _ in problem), str(r.rank),
+                 Text(r.config), r.method, fmt_time(r.time_s),
+                 str(r.sources) if result.combined else fmt_time(r.source_time_s),
+                 *(fmt_time(r.measured_s) if r.measured_s == r.measured_s else "-"
+                   for _ in measured)] for r in g.itertuples(index=False)]
+        print_fitted(con, columns, rows, keys=len(columns),
+                     title=f"Configurations to measure on {target} (shortlist of {k}, from "
+                           f"{', '.join(result.predictions)} in turn)",
+                     caption=_fastest_measured(result, g, target))
 
 
 def _fastest_measured(result, short, target: str) -> str | None:
