@@ -350,3 +350,23 @@ def test_a_message_quoting_a_huge_value_is_shortened(tmp_path, capsys):
     line = one_error(err)
     assert code == 2 and len(line) < 1100
     assert str(f) in line and "row 2" in line and "characters left out" in line
+
+
+def test_escape_sequences_in_a_file_do_not_reach_the_terminal(tmp_path, capsys, monkeypatch):
+    # a kernel name set the terminal's title and coloured what followed, in the table and in
+    # an error line quoting it
+    import gpuproj.cli.predict
+    from gpuproj.cli._common import console
+
+    evil = "evil\x1b[31mRED\x1b[0m\x1b]0;pwned\x07\x9b2J"
+    f = tmp_path / "esc.csv"
+    f.write_text("kernel,time_s,dram_bytes,gpu\n"
+                 f"{evil},1e-3,1e6,h100-sxm5-80gb\n", encoding="utf-8")
+    # the table as on a terminal, which keeps rich's own escape sequences for its styles
+    monkeypatch.setattr(gpuproj.cli.predict, "console",
+                        lambda: type(console())(force_terminal=True, width=200))
+    code, out, _ = run(capsys, "predict", str(f), "-t", "h200", "-m", "bandwidth")
+    assert code == 0 and "evil?[31mRED?[0m?]0;pw" in out
+    assert not any(c in out for c in "\x07\x9b") and "\x1b]" not in out and "\x1b[31m" not in out
+    code, _, err = run(capsys, "predict", str(f), "-t", "h200", "-k", "nomatch")
+    assert code == 2 and "evil?[31mRED?[0m?]0;pwned??2J" in one_error(err)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 import tempfile
 from pathlib import Path
@@ -27,12 +28,33 @@ def is_tty() -> bool:
     return sys.stdout.isatty()
 
 
+# C0 and C1 control characters but the line break and the tab: in a crafted file's kernel
+# name or cell they would reach the terminal as escape sequences (a title set, text hidden)
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def printable(text: str) -> str:
+    """``text`` with each control character shown as '?'.
+
+    >>> printable("evil\x1b]0;title\x07")
+    'evil?]0;title?'
+    """
+    return _CONTROL.sub("?", text)
+
+
 def console():
     """A rich console on stdout: the terminal's width on a terminal; piped or redirected, wide
-    enough that no table cell is cut (a table is only as wide as its content)."""
+    enough that no table cell is cut (a table is only as wide as its content). The text it
+    prints is ``printable``; its own styles and cursor moves are not text."""
     from rich.console import Console
+    from rich.segment import Segment
 
-    return Console(width=None if is_tty() else 400)
+    class PrintableConsole(Console):
+        def render(self, renderable, options=None):
+            for seg in super().render(renderable, options):
+                yield seg if seg.control else Segment(printable(seg.text), seg.style)
+
+    return PrintableConsole(width=None if is_tty() else 400)
 
 
 # the narrowest a text column (a name) is let fold to where a table is fitted to a terminal
@@ -120,7 +142,7 @@ def report_skipped(skipped, *, quiet: bool = False) -> None:
     from ..profiles.table import skipped_lines
 
     for line in skipped_lines(skipped):
-        click.echo(f"gpuproj: {line}", err=True)
+        click.echo(f"gpuproj: {printable(line)}", err=True)
 
 
 def progress(iterable, total=None, description=""):

@@ -13,6 +13,7 @@ import click
 
 from .. import __version__
 from ..errors import GpuprojError, GpuprojWarning
+from ._common import printable
 
 # name -> ("module:attribute", one-line help shown by `gpuproj --help`)
 COMMANDS = {
@@ -144,8 +145,9 @@ MESSAGE_MAX_CHARS = 1000
 def _one_line_text(message) -> str:
     """``message`` on one line, even where it quotes a value with a line break (a device name),
     and shortened in its middle past ``MESSAGE_MAX_CHARS``: the file, row and field come first
-    and what was wrong last."""
-    text = " ".join(str(message).splitlines())
+    and what was wrong last; a control character a crafted file put in it shows as '?'
+    (``printable``)."""
+    text = printable(" ".join(str(message).splitlines()))
     if len(text) <= MESSAGE_MAX_CHARS:
         return text
     head, tail = MESSAGE_MAX_CHARS * 2 // 3, MESSAGE_MAX_CHARS // 3
