@@ -105,11 +105,20 @@ def test_an_argument_that_takes_one_gpu_says_so(tmp_path, capsys):
     assert code == 2 and "target takes one GPU, got 2: h200, b200" in err
 
 
-def test_a_readers_options_name_gpu():
+def test_a_readers_options_name_gpu(capsys):
     # `gpu=` works for every reader but was left out of the list, so `source=` found no fix
     with pytest.raises(GpuprojError, match=r"reader has no option 'source' \(its options: "
-                                           r"gpu, per_launch\)"):
+                                           r"gpu \(--source\), per_launch\)"):
         load(DATA / "ncu-handbuilt-h100-raw-base.csv", source="h100")
+    # the command line, which refuses gpu= as a reader option, points to its --source
+    code, _, err = run_cli(capsys, "predict", str(DATA / "ncu-handbuilt-h100-raw-base.csv"),
+                           "-t", "h200", "--reader-option", "source=h100")
+    assert code == 2 and "its options: gpu (--source), per_launch" in err
+    # load()'s own arguments are no reader options (they were a TypeError's traceback)
+    for key in ("path", "format"):
+        code, _, err = run_cli(capsys, "predict", str(DATA / "ncu-handbuilt-h100-raw-base.csv"),
+                               "-t", "h200", "--reader-option", f"{key}=x")
+        assert code == 2 and f"{key} is no reader option" in err
 
 
 def test_a_frame_where_a_table_belongs_is_a_type_error_saying_what_to_pass():

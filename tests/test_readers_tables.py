@@ -254,7 +254,7 @@ def test_reader_options_by_name_and_type(tmp_path):
         assert len(load(DATA / "kerneltuner-4gpus-gemm_clblast_4096.csv"))
     assert (load(p, gemm_size=512.0).df["grid_blocks"].iloc[0] == (512 / 16) ** 2)
     with pytest.raises(InputError, match=r"kerneltuner reader has no option 'gemm' \(its "
-                                         r"options: gpu, gemm_size, image_size\)"):
+                                         r"options: gpu \(--source\), gemm_size, image_size\)"):
         load(p, gemm="512")
     for bad in ("abc", "0", "-4", "1.5", "inf", True):
         with pytest.raises(InputError, match="gemm_size: .* is not a positive integer"):
@@ -264,7 +264,7 @@ def test_reader_options_by_name_and_type(tmp_path):
     with pytest.raises(InputError, match="per_launch: 'maybe' is not true or false"):
         load(ncu, per_launch="maybe")
     with pytest.raises(InputError, match="the amaris reader has no option 'x' \\(its options: "
-                                         "gpu\\)"):
+                                         "gpu \\(--source\\)\\)"):
         load(DATA / "amaris-2gpus-calculate_temp.csv", x="1")
 
 

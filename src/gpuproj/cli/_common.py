@@ -194,6 +194,9 @@ def reader_option():
             if key == "trace":
                 raise click.BadParameter("a trace is given with --trace (of predict, report "
                                          "and roofline)", ctx, param)
+            if key in ("path", "format"):  # profiles.load's own arguments
+                raise click.BadParameter(f"{key} is no reader option: the file is the command's "
+                                         "argument, its format --format", ctx, param)
             out[key] = value.strip()
         return out
 
@@ -261,14 +264,15 @@ def trace_option():
              "--print-gpu-trace CSV of the run.")
 
 
-def load_profile(path, fmt, source, trace=None, **options):
+def load_profile(path, fmt, source, trace=None, options=None):
     """The profile at ``path``; ``source`` names its GPU where the file does not (nvprof and
     ncu exports without the device, gpu-benches output, a measurement table without a ``gpu``
-    column); ``trace`` and ``options`` go to ``profiles.load``."""
+    column); ``trace`` and the reader's ``options`` (a dict: a key such as 'source' must reach
+    the reader's check, not this function's arguments) go to ``profiles.load``."""
     from ..profiles import load
 
     return load(path, format=fmt, **({"gpu": source} if source else {}),
-                **({"trace": trace} if trace else {}), **options)
+                **({"trace": trace} if trace else {}), **(options or {}))
 
 
 def report_dropped(skipped, as_json: bool) -> None:

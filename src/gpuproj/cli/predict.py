@@ -160,7 +160,7 @@ def _predict_profile(profile, source, target, method, model_paths, kernel, fmt, 
     # takes its one source from --source
     sources = names_or_all(source)
     one = isinstance(sources, list) and len({g.id for g in select(sources)}) == 1
-    table = load_profile(profile, fmt, sources[0] if one else None, **options)
+    table = load_profile(profile, fmt, sources[0] if one else None, options=options)
     methods = names_or_all(method)
     result = api.predict(table, source=sources, targets=split_list(target), methods=methods,
                          kernel=kernel, sass=sass, target_sass=target_sass, models=model_paths)

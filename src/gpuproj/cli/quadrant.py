@@ -67,7 +67,7 @@ def quadrant(gpu_names, profile, source, kernel, intensities, precision, measure
                          f"{'they select' if len(alone) > 1 else 'it selects'} among its rows")
     rows = None
     if profile:
-        table = load_profile(profile, fmt, source, **reader_options)
+        table = load_profile(profile, fmt, source, options=reader_options)
         report_skipped(table.skipped)  # on stderr with --json too: the JSON holds no rows
         rows = table.on(drawn_gpu(table, source).id).select(kernel)
     data = q.quadrant_data(split_list(gpu_names), rows,

@@ -55,7 +55,7 @@ def report(profile, source, target, method, kernel, fmt, reader_options, trace, 
         raise click.BadParameter("a report draws one source's profile: give one GPU (`gpuproj "
                                  "predict --source a,b` combines several)",
                                  param_hint="--source")
-    table = load_profile(profile, fmt, source, trace, **reader_options)
+    table = load_profile(profile, fmt, source, trace, reader_options)
     if source is None:
         # a profile of several GPUs: say that a report takes one (predict's message offers
         # 'all', which a report refuses)

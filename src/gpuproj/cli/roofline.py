@@ -53,7 +53,7 @@ def roofline(profile, source, target, kernel, max_kernels, fmt, reader_options, 
 
     if output is None and not as_json:
         raise click.UsageError("give -o FILE for the picture, or --json for the numbers")
-    table = load_profile(profile, fmt, source, trace, **reader_options)
+    table = load_profile(profile, fmt, source, trace, reader_options)
     report_skipped(table.skipped)  # on stderr with --json too: the JSON lists only the plot's
     if output is None:
         data = roofline_data(table, drawn_gpu(table, source), target, kernel)

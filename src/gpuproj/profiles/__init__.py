@@ -165,9 +165,10 @@ def _reader_options(reader, fmt, options) -> dict:
     out = {}
     for name, value in options.items():
         if name not in params:
-            # gpu= first: every reader takes it (the CLI's --source), and one who wrote
-            # source= looks for it
-            own = sorted(params, key=lambda n: n != "gpu")
+            # gpu= first: every reader takes it, and one who wrote source= looks for it; the
+            # command line refuses it as a reader option (--source gives it there)
+            own = [n if n != "gpu" else "gpu (--source)"
+                   for n in sorted(params, key=lambda n: n != "gpu")]
             raise InputError(f"the {fmt} reader has no option '{name}' ("
                              + (f"its options: {', '.join(own)})" if own else "it has none)"))
         kind = str(params[name].annotation)
