@@ -1104,6 +1104,28 @@ def test_issue_rate_from_counts():
     assert p2["time_s"] == pytest.approx(1e-3)
 
 
+def test_issue_held_rows_name_issue_as_their_limiter():
+    """f = 0.1 from the counts (low_fp_share_kernel) on the GA10x-like target: factor
+    min(1, 0.1 x 4 / 4) = 0.1. Its compute time: 0.32e9 FLOPs / 20e12 = 16 us at the FP peak,
+    160 us at the issue-fed ceiling; 5e7 DRAM bytes / 1e12 B/s = 50 us. The plain model names
+    DRAM; with the issue rate compute at 160 us takes longest, and the schedulers, not the FP
+    pipe, set that ceiling: the limiter is `issue`, the breakdown shows the 160 us."""
+    src, tgt = (make_gpu(name, values={"warp_size": 32, "fp32_lanes_per_sm": lanes,
+                                       "warp_issue_per_sm_per_clock": 4},
+                         peak={"fp32_fma_flops_per_s": fma, "fp32_addmul_flops_per_s": fma / 2,
+                               "dram_bw_bytes_per_s": 1e12})
+                for name, lanes, fma in (("turing", 64, 10e12), ("ampere", 128, 20e12)))
+    k = low_fp_share_kernel()
+    k = table(**{c: k.df[c].tolist() for c in ("time_s", "fp32_fma_thread_inst",
+                                               "fp32_add_thread_inst", "fp32_mul_thread_inst",
+                                               "thread_inst", "warp_inst")}, dram_bytes=[5e7])
+    plain = get_model("hierarchical").predict(k, src, tgt).df.iloc[0]
+    held = get_model("hierarchical", issue_rate=True).predict(k, src, tgt).df.iloc[0]
+    assert plain["limiter"] == "dram" and plain["t_compute_s"] == pytest.approx(16e-6)
+    assert held["limiter"] == "issue" and held["t_compute_s"] == pytest.approx(160e-6)
+    assert held["t_dram_s"] == pytest.approx(50e-6)
+
+
 def test_issue_rate_counts_of_another_architecture():
     """Counts are the source ISA's instructions: to a target of another architecture (without
     its SASS counts) f is taken in [0.5, 1] on both GPUs, as without counts; ``ceilings`` on

@@ -41,7 +41,7 @@ ROW_LABEL = "_index"
 # Limiting resources a model may name; "unknown" where the target lacks the ceiling of what
 # limits the row on the source; "learned" for a learned model's prediction, which names none.
 LIMITERS = ("dram", "l2", "l1", "shared", "fp64", "fp32", "fp16", "int", "sfu", "ldst",
-            "parallelism", "latency", "launch", "measured", "unknown", "learned")
+            "issue", "parallelism", "latency", "launch", "measured", "unknown", "learned")
 # What each names, for the notes under a table (a ceiling is the one the projection puts the
 # row nearest on the target, the longest of its resource times there, which it need not reach:
 # a kernel of atomics far below every ceiling still names the nearest)
@@ -49,7 +49,9 @@ LIMITER_MEANINGS = {
     "dram": "DRAM bandwidth", "l2": "L2 bandwidth", "l1": "L1 bandwidth",
     "shared": "shared-memory bandwidth", "fp64": "FP64 throughput", "fp32": "FP32 throughput",
     "fp16": "FP16 throughput", "int": "integer throughput", "sfu": "special functions",
-    "ldst": "load/store issue", "parallelism": "too few blocks to fill the target",
+    "ldst": "load/store issue",
+    "issue": "instruction issue: the schedulers feed the FP pipe below its peak",
+    "parallelism": "too few blocks to fill the target",
     "latency": "memory latency, too few loads in flight", "launch": "launch overhead",
     "measured": "the source's own time", "unknown": "the target lacks that ceiling",
     "learned": "a learned model's, which names none"}

@@ -85,7 +85,8 @@ switchable):
   geometric mean the point. Counts are instructions of the source's ISA: between two
   architectures, without the target's SASS counts (``target_counts``), f is taken in that
   range on both GPUs. GPUs without the issue rate in the catalog leave both ceilings
-  unchanged.
+  unchanged. The breakdown's compute time is the one at the point's issue-fed ceiling, and a
+  row whose compute takes longest there, below the FP peak, names ``issue`` as its limiter.
 - ``roof_share``: Eq. 9 scales the whole source time by the roofs' ratio, also the part of it
   that no roof explains (a kernel at 5 % of every ceiling is held by latencies, not by them).
   Between GPUs of one instruction set, only the share T / t that the source's roofline bound T
@@ -479,6 +480,14 @@ class Hierarchical(Model):
             point = np.nanmean(per_level, axis=1) + launch_t
         low, high = low + launch_t, high + launch_t
 
+        # the breakdown and the limiter take compute at the point's issue-fed ceiling
+        # (variants[0]): where the schedulers cannot feed the FP pipe, the row is held by issue,
+        # not by the FP peak; the floor and the lost-ceiling check above keep the roofline's
+        # own compute time, as their definitions say
+        issue_t = variants[0][1]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            t_comp = np.where(rows["has_flops"], tgt["flops"] / issue_t, 0.0)
+            issue = (issue_t < perf_t * (1 - 1e-9)) if self.issue_rate else None
         n = rows["n"]
         if unpriced.any():
             # the breakdown shows what the projection used: those bytes at DRAM bandwidth
@@ -486,7 +495,7 @@ class Hierarchical(Model):
             times_t = {**times_t, "t_dram_s": np.where(unpriced, through * dram_per_byte[1],
                                                         times_t["t_dram_s"])}
         breakdown, limiter = self._breakdown(df, n, {"t_compute_s": t_comp, **times_t},
-                                             unpriced, underfilled, held, unbounded)
+                                             unpriced, underfilled, held, unbounded, issue)
         notes = bs.notes + bt.notes + notes
         why = None
         if unfit is not None and unfit.any():
@@ -800,10 +809,12 @@ class Hierarchical(Model):
                        for a, b in zip(f_s, f_t)]
 
     @staticmethod
-    def _breakdown(df, n, times, at_dram, underfilled, latency, unbounded):
+    def _breakdown(df, n, times, at_dram, underfilled, latency, unbounded, issue=None):
         """The target's time per resource (``times``: compute and per level) as the
         projection's breakdown, and the limiter: the kernel's dtype where compute takes the
-        longest, else that level; ``parallelism`` where that mask says so (grids that leave
+        longest (``issue`` where that mask says the issue rate, not the FP pipe, sets the
+        compute ceiling: ``issue_rate``), else that level; ``parallelism`` where that mask
+        says so (grids that leave
         most of the target's SMs idle, ``UNDERFILL``), and ``latency`` where that one does
         (rows held by the loads their threads keep in flight, ``_concurrency``); else
         ``unknown`` where ``unbounded`` says the target lacks the ceiling of what bounds the
@@ -822,10 +833,13 @@ class Hierarchical(Model):
         breakdown = {k: np.where(counted[k], v, np.nan) for k, v in times.items()}
         stack = np.column_stack([_nz(breakdown[k]) for k in
                                  ("t_compute_s", "t_dram_s", "t_l2_s", "t_l1_s", "t_shared_s")])
-        names = DTYPES + ("dram", "l2", "l1", "shared", "parallelism", "latency", "unknown")
+        names = DTYPES + ("dram", "l2", "l1", "shared", "parallelism", "latency", "unknown",
+                          "issue")
         largest = np.argmax(stack, axis=1)
         # compute (column 0) is named by the row's dtype, each other column by its resource
         codes = np.where(largest == 0, df["_dtype"].to_numpy(), len(DTYPES) + largest - 1)
+        if issue is not None:
+            codes = np.where((largest == 0) & issue, names.index("issue"), codes)
         for name, mask in (("unknown", unbounded & ~at_dram), ("parallelism", underfilled),
                            ("latency", latency)):
             if mask is not None:  # a later mask wins
