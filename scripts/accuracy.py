@@ -62,7 +62,8 @@ DATASETS = [
       for g in ("a100_80", "a40", "h200", "l40", "mi210", "rx6900xt")],
      "a stream kernel (A[i] = B[i] x 0.25 on n doubles) launched back to back, launch gaps "
      "included, 64 kB to 3 GB in blocks of 32 to 1024 threads, analytic bytes, 6 GPUs (the A100 "
-     "and MI210 runs used other sizes and pair only with each other)"),
+     "and MI210 runs used other sizes and pair with each other, and with the others on a few "
+     "sizes only)"),
     ("gpu-benches roofline sweep", "gpu-benches",
      [f"gpu-benches/gpu-roofline/{g}.txt"
       for g in ("alex_a100_40", "alex_a40", "genoa_l40", "h200")],
@@ -353,10 +354,37 @@ def band_pairs(ev, table_name) -> pd.DataFrame:
         "source_time_s": d["source_time_s"].to_numpy(float)})
 
 
-def error_bands(pairs: pd.DataFrame, coverage=0.9):
+def point_interval_methods(results, methods=("hierarchical", "hierarchical-ext")) -> tuple:
+    """(those of ``methods`` whose own interval is a point on every table of ``results``
+    that scores them, those with an interval on some table)."""
+    scored = {m: [r["methods"][m] for r in results.values() if r["methods"].get(m)]
+              for m in methods}
+    point = tuple(m for m in methods if scored[m]
+                  and all(s["coverage"] is None for s in scored[m]))
+    return point, tuple(m for m in methods if scored[m] and m not in point)
+
+
+def variant_sentence(variants, methods, near, far) -> str:
+    """Each band variant's held-out coverage of the nearest (``near`` bucket) and farthest
+    (``far``) projections, the mean over ``methods`` of their mean over tables, in %: what
+    the comparison of the variants rests on, from the numbers, not said once and left to go
+    stale."""
+    cells = []
+    for name, h in variants.items():
+        h = h[h["method"].isin(methods) & (h["n"] > 0)]
+        cov = (h["covered"] / h["n"]).groupby([h["method"], h["bucket"]]).mean()
+        by = cov.groupby(level="bucket").mean()
+        if near in by.index and far in by.index:
+            cells.append(f"{name} {100 * by[near]:.0f} / {100 * by[far]:.0f}")
+    return ("Coverage of the nearest (" + near + ") / farthest (" + far + ") projections, "
+            "mean over the methods below: " + "; ".join(cells) + " %.") if cells else ""
+
+
+def error_bands(pairs: pd.DataFrame, coverage=0.9, results=None):
     """Bands fitted on every table (shipped), and their coverage on each data source's tables
     when fitted without that source (leave one source out): (bands file dict, markdown,
-    held-out coverage frame)."""
+    held-out coverage frame). ``results`` (``run``'s): what the prose says of the methods'
+    own intervals is taken from them (left unsaid without)."""
     from gpuproj.models.bands import (
         BUCKETS,
         CELLS,
@@ -376,19 +404,25 @@ def error_bands(pairs: pd.DataFrame, coverage=0.9):
         low, high = band_of(1.0, speedup, b["lo"], b["hi"])
         return f"x{low[()]:.2f}-{high[()]:.2f}"
 
+    pct = f"{100 * coverage:g} %"
+    point, spread = point_interval_methods(results) if results else ((), ())
+    own_interval = (f", which is the case for {' and '.join(f'`{m}`' for m in point)} on every "
+                    "table here (no coverage above)" if point else "")
+    if "hierarchical-ext" in spread:
+        own_interval += ("; `hierarchical-ext`'s also spans the alternatives of its extensions "
+                         "(the issue-rate range, the block-slot fill, a working set near a "
+                         "cache's size), hence its coverage above, a spread of the model, not a "
+                         "probability")
     lines = [
-        "## Error bands (measured, 90 %)", "",
-        "Every prediction of an analytical method comes with a *90 % band*: the range its "
+        f"## Error bands (measured, {pct})", "",
+        f"Every prediction of an analytical method comes with a *{pct} band*: the range its "
         "errors spanned on the tables above, scaled by how far the projection extrapolates "
         f"(score z = ln(measured / predicted) / ({OFFSET} + |ln(predicted / source time)|); "
         "`gpuproj.models.bands` has the formulas). Bands for pairs within one "
         "micro-architecture and across two are kept apart. The method's own interval (the "
         "hierarchical spread over memory levels) has zero width wherever a profile or the "
-        "catalog gives one memory level only, which is the case for `hierarchical` on every "
-        "table here (no coverage above); `hierarchical-ext`'s also spans the alternatives of "
-        "its extensions (the issue-rate range, the block-slot fill, a working set near a "
-        "cache's size), hence its coverage above, a spread of the model, not a probability; "
-        "the band is what to read as uncertainty. Shipped bands, fitted on all "
+        "catalog gives one memory level only" + own_interval + "; the band is what to read as "
+        "uncertainty. Shipped bands, fitted on all "
         f"tables, each table weighing the same (`{BANDS_REL}`), as factors on the predicted "
         "time for a predicted speed-up of 1x and of 4x (or 1/4x). The tables are those above "
         "that the bands do not leave out, plus our suite (docs/results/suite.md): H100 <-> H200, "
@@ -433,13 +467,16 @@ def error_bands(pairs: pd.DataFrame, coverage=0.9):
         lines.append(f"| {m} | {' | '.join(row)} | {mean} |")
     lines += ["", "Variants compared on the same held-out split: coverage in % (mean over the "
               "tables) overall and per predicted speed-up (or slow-down), with the median band "
-              f"width; the shipped form is C = {OFFSET:g}. A band should hold for near and far "
-              "projections alike: the plain log error over-covers near ones and under-covers far "
-              "ones, C = 0.5 the reverse.", "",
+              f"width; the shipped form is C = {OFFSET:g}, chosen by this comparison on these "
+              "same held-out tables (so the coverage above is not independent of that choice). "
+              "A band should hold for near and far projections alike. @VARIANTS@", "",
               "| method | variant | all (lowest table) | " + " | ".join(BUCKETS) + " |",
               "|---|---|---|" + "---|" * len(BUCKETS)]
     variants = {name: (held if off == OFFSET else held_out(pairs, coverage, offset=off))
                 for name, off in BAND_VARIANTS}
+    at = lines.index(next(ln for ln in lines if "@VARIANTS@" in ln))
+    lines[at] = lines[at].replace("@VARIANTS@", variant_sentence(
+        variants, [m for m in methods if m != "same"], BUCKETS[0], BUCKETS[-1])).rstrip()
 
     def cov_mean(h):
         return (h["covered"] / h["n"]).mean()
@@ -496,9 +533,11 @@ def regime_notes(ev, table, methods=("same", "bandwidth", "hierarchical", "hiera
     order = {"fits both": 0, "between": 1, "misses both": 2, "all": 3}
     for pairs, regime in sorted({k[:2] for k in g.index}, key=lambda k: (k[0], order[k[1]])):
         r = g.loc[(pairs, regime)]
-        cells = [f"{r.at[m, 'mean']:.1f} / {r.at[m, 'median']:.1f}" if m in r.index else "-"
-                 for m in methods]
-        lines.append(f"| {pairs} | {regime} | {int(r['size'].iloc[0])} | {' | '.join(cells)} |")
+        # the pairs of the method that predicts the most, a method with fewer says its own
+        most = int(r["size"].max())
+        cells = [ape_cell(r.at[m, "mean"], r.at[m, "median"], int(r.at[m, "size"]), most)
+                 if m in r.index else "-" for m in methods]
+        lines.append(f"| {pairs} | {regime} | {most} | {' | '.join(cells)} |")
     return "\n".join(lines)
 
 
@@ -607,17 +646,25 @@ def intensity_notes(ev, table, methods=("roofline", "hierarchical", "hierarchica
     return "\n".join(lines)
 
 
+def ape_cell(mean, median, n, most) -> str:
+    """'MAPE / median APE' of a breakdown's cell, with its pairs where a method predicts fewer
+    than the row's ``most`` (a method that skips pairs is scored on others than its
+    neighbours, and says so)."""
+    return f"{mean:.1f} / {median:.1f}" + (f" (n = {n})" if n != most else "")
+
+
 def _ape_rows(d, column, order, methods):
     """Markdown rows of a breakdown: per value of ``column`` (those of ``order`` present, then
-    all pairs), the pairs and each method's MAPE / median APE ('-' for a method without
-    pairs there)."""
+    all pairs), the pairs (of the method that predicts the most) and each method's MAPE /
+    median APE ('-' for a method without pairs there, its own pairs where fewer)."""
     d = d.assign(ape=100 * (d["time_s"] / d["true_s"] - 1).abs())
     rows = []
     for value in [o for o in order if (d[column] == o).any()] + ["all"]:
         g = d if value == "all" else d[d[column] == value]
         ape = [g.loc[g["method"] == m, "ape"] for m in methods]
-        cells = [f"{a.mean():.1f} / {a.median():.1f}" if len(a) else "-" for a in ape]
-        rows.append(f"| {value} | {max(len(a) for a in ape)} | {' | '.join(cells)} |")
+        most = max(len(a) for a in ape)
+        cells = [ape_cell(a.mean(), a.median(), len(a), most) if len(a) else "-" for a in ape]
+        rows.append(f"| {value} | {most} | {' | '.join(cells)} |")
     return rows
 
 
@@ -694,14 +741,28 @@ def with_bands(ev, fitted):
     return Evaluation(d, list(ev.skipped))
 
 
-def combined_sources(ev, table_name) -> dict | None:
+def bands_without_table(table_name, bands=None) -> dict | None:
+    """The band quantiles ({method: {cell: {lo, hi}}}) fitted without ``table_name``'s data
+    source, from ``bands`` (a bands file as ``error_bands`` makes it; None: the shipped file):
+    its ``without_source`` entry, or, for a table the bands leave out (``NOT_IN_BANDS``), the
+    bands themselves, fitted on other tables only (as scripts/learned_experiments.py takes
+    them); None where there is none."""
+    from gpuproj.models.bands import load_bands
+
+    bands = load_bands() if bands is None else bands
+    if table_name in NOT_IN_BANDS:
+        return bands.get("methods") or None
+    return bands.get("without_source", {}).get(table_name.split(" ")[0])
+
+
+def combined_sources(ev, table_name, bands=None) -> dict | None:
     """Each target predicted from all other GPUs at once (``Evaluation.combined``), per method
     with a band: MAPE, median APE and band coverage from one source (the mean over sources, as
     everywhere else), combined with equal weights, and combined with the band weights; the
-    bands fitted without the table's data source."""
-    from gpuproj.models.bands import load_bands
-
-    fitted = load_bands().get("without_source", {}).get(table_name.split(" ")[0])
+    bands fitted without the table's data source (``bands_without_table`` of ``bands``, the
+    bands this run fitted; None: the shipped file, which a run writes only at its end, so that
+    it holds the previous run's bands)."""
+    fitted = bands_without_table(table_name, bands)
     if fitted is None:
         return None
     held = with_bands(ev, fitted)
@@ -781,9 +842,12 @@ def occupancy_differences(table) -> str:
 
 
 def run(data_dir, only=None):
+    """Every table of ``DATASETS`` (those whose name contains ``only``) evaluated: (results by
+    table, markdown sections, the band pairs or None, the evaluations by table). Each result's
+    ``combined`` is None until ``add_combined`` fills it in, once the bands are fitted."""
     from gpuproj.evaluate import applicable_methods, evaluate, records
 
-    results = {}
+    results, evs = {}, {}
     sections = []
     band_frames = []
     for name, fmt, files, note in DATASETS:
@@ -820,7 +884,8 @@ def run(data_dir, only=None):
                          "skipped_rows": len(table.skipped), "methods": summary,
                          "extensions": ext, "efficiency_report_occupancy": report_occ,
                          "gpu_choice": records(ev.gpu_choice()),
-                         "combined": combined_sources(ev, name), "seconds": round(secs, 1)}
+                         "combined": None, "seconds": round(secs, 1)}
+        evs[name] = ev
         best_base, best_ours = best_method(summary, True), best_method(summary, False)
         lines = [f"### {name}", "",
                  f"{note}; {len(table)} rows on {len(table.gpus)} GPUs ({', '.join(table.gpus)}), "
@@ -869,7 +934,14 @@ def run(data_dir, only=None):
     if not only or any(only in t for t in SUITE_TABLES):
         band_frames += suite_band_pairs(data_dir)
     return results, sections, (pd.concat(band_frames, ignore_index=True) if band_frames
-                               else None)
+                               else None), evs
+
+
+def add_combined(results, evs, bands=None) -> None:
+    """Fill in each result's ``combined`` (``combined_sources``) from the bands this run
+    fitted (``bands``; None: the shipped file, for a partial run that does not refit them)."""
+    for name, ev in evs.items():
+        results[name]["combined"] = combined_sources(ev, name, bands)
 
 
 # our own collections in the bands (their accuracy tables are scripts/suite_crossval.py's)
@@ -911,15 +983,20 @@ def main(argv=None):
     if not args.only:
         args.out = args.out or ROOT / "docs" / "accuracy.md"
         args.json = args.json or ROOT / "docs" / "results" / "accuracy.json"
-    results, sections, band_frame = run(args.data, args.only)
+    results, sections, band_frame, evs = run(args.data, args.only)
     if band_frame is None:  # --only on tables the bands leave out
         bands_md, held = "", pd.DataFrame()
     else:
-        bands, bands_md, held = error_bands(band_frame)
+        bands, bands_md, held = error_bands(band_frame, results=results)
     if args.only:
-        print("--only: the shipped error bands are left as they are", file=sys.stderr)
+        print("--only: the shipped error bands are left as they are (and weigh the several "
+              "sources)", file=sys.stderr)
+        add_combined(results, evs)
     else:
+        # the bands just fitted, not the shipped file's: that holds the previous run's
+        add_combined(results, evs, bands)
         BANDS.write_text(json.dumps(bands, indent=1) + "\n")
+    del evs
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         # a method without held-out pairs has no width: null, not NaN (which JSON has not)
@@ -975,9 +1052,10 @@ def main(argv=None):
            "once, as `gpuproj predict --source a,b,c` (or `--source all`) does for a GPU not "
            "in the table: the geometric mean of their projections, each weighted by the "
            "inverse square of its 90 % band's log-width, so that a source of the target's "
-           "architecture and a short projection count more. The bands here are those fitted "
-           "without the table's data source, and only the methods with such a band are in "
-           "the table (the command weighs by the shipped bands, fitted on every table, so "
+           "architecture and a short projection count more. The bands here are those this run "
+           "fitted without the table's data source (for the gpu-benches tables, which the "
+           "bands leave out, the bands themselves), and only the methods with such a band are "
+           "in the table (the command weighs by the shipped bands, fitted on every table, so "
            "its numbers differ a little, and it combines every method). One source: the "
            "mean over single-source projections, as in every other table; the best method "
            "of each column chosen on its own pairs. Band coverage: of the best band-weighted "

@@ -465,3 +465,13 @@ def test_a_split_counts_the_tables_own_skipped_rows_once():
     assert len(table.skipped) == 10
     ev = evaluate_split(table, ["same"], "gpu")
     assert set(ev.skipped) == set(table.skipped) and len(ev.skipped) == 10
+
+
+def test_coverage_interval_takes_a_missing_group_as_one_of_its_own():
+    # the sentinel of a missing group (-1) stopped np.bincount with a ValueError
+    from gpuproj.evaluate import coverage_interval
+
+    inside = np.array([1, 1, 0, 0, 1, 1], bool)
+    got = coverage_interval(inside, np.array(["a", "a", None, None, "b", "b"], object))
+    assert got == coverage_interval(inside, ["a", "a", "x", "x", "b", "b"])
+    assert coverage_interval(inside, [np.nan] * 6) is None

@@ -104,7 +104,9 @@ def coverage_interval(inside, groups, n_boot: int = 2000) -> list | None:
     [0.0, 1.0]
     """
     inside = np.asarray(inside, float)
-    codes, groups = pd.factorize(np.asarray(groups))
+    # a pair without a group (NaN, None) is a group of its own: the sentinel -1 of missing
+    # values would stop np.bincount
+    codes, groups = pd.factorize(np.asarray(groups, object), use_na_sentinel=False)
     if len(groups) < 2:
         return None
     hits = np.bincount(codes, weights=inside, minlength=len(groups))

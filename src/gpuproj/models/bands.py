@@ -11,9 +11,10 @@ s the source time and m the measured target time, the score is
 the log error per unit of extrapolation: a projection that moves the time far from the
 source's (P100 -> H100) errs more than one that moves it little (H100 -> H200), and
 normalising by that distance keeps the band narrow where the projection is short (a locally
-weighted split-conformal score, Lei et al. 2018). C = 1 is the offset under which the held-out
-coverage is most even across predicted speed-ups (C = 0.5 over-covers far projections, the
-plain log error under-covers them). The band of a new prediction is
+weighted split-conformal score, Lei et al. 2018). C = 1 was chosen as the offset under which
+the held-out coverage of the nearest and the farthest projections, the mean over the methods,
+differ least (docs/accuracy.md, "Error bands", compares the variants with the numbers); it was
+chosen on the same held-out tables whose coverage is reported. The band of a new prediction is
 
     [p x exp(z_lo d), p x exp(z_hi d)],   d = C + |ln(p / s)|,
 
