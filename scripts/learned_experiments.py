@@ -974,8 +974,8 @@ NOTES = [
     "(interval 49-89 %; the GTX TITAN X fold 11 %, 21 % now) and its adjust_weights ones 87.1 %. "
     "The KernelTuner over-coverage lies above the interval: a real cost of the band outside the "
     "training range. A band of how the chain erred between the training GPUs ends it (convolution "
-    "91-92 %) but leaves the GPUs furthest out under-covered (KernelTuner GEMM 81-82 %, its RTX "
-    "3090 fold 43-50 %; the bpnn_adjust_weights P100 fold 24 %): see the conformal rules.",
+    "91-92 %) but leaves the GPUs furthest out under-covered (KernelTuner GEMM 81-84 %, its RTX "
+    "3090 fold 43-58 %; the bpnn_adjust_weights P100 fold 24 %): see the conformal rules.",
     "From all other GPUs at once (the last table), the physics gains most and the pure learners "
     "least: a projection's error is partly its source's (clock, caches, how the configuration "
     "suits the source's architecture) and averaging sources cancels that part (validated "
