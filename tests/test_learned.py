@@ -97,6 +97,23 @@ def test_svr_and_knn_numpy_predictions_match_sklearn():
         np.testing.assert_allclose(knn.predict(Xt), ref, rtol=1e-9, atol=1e-9)
 
 
+def test_a_small_first_fit_runs_on_one_openmp_thread():
+    # the limit must hold where scikit-learn's OpenMP runtime is not loaded yet (a fresh
+    # process): threadpoolctl limits only the runtimes loaded when it is entered
+    import os
+    import subprocess
+    import sys
+
+    code = ("from gpuproj.learned.learners import _threads_for\n"
+            "with _threads_for(18):\n"
+            "    from sklearn.utils._openmp_helpers import _openmp_effective_n_threads\n"
+            "    print(_openmp_effective_n_threads())\n")
+    env = dict(os.environ, OMP_NUM_THREADS="4")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                         text=True, check=True).stdout
+    assert out.split() == ["1"]
+
+
 def test_linear_learner_exact():
     X = np.array([[1.0, 0], [2, 1], [3, 5], [4, 2]])
     y = 3 * X[:, 0] - 2 * X[:, 1] + 1

@@ -585,6 +585,10 @@ def _threads_for(rows: int):
     """One OpenMP thread under ``THREADED_MIN_ROWS`` rows, else as many as there are."""
     if rows >= THREADED_MIN_ROWS:
         return contextlib.nullcontext()
+    # threadpoolctl limits only the OpenMP runtimes already loaded when the limit is entered,
+    # and scikit-learn loads its own on import: imported inside the limit (the first fit of a
+    # process), the fit ran on every core (18 rows beside busy processes: 66 s, not 1 s)
+    import sklearn.ensemble  # noqa: F401
     from threadpoolctl import threadpool_limits
 
     return threadpool_limits(1, user_api="openmp")
