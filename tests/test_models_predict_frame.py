@@ -331,3 +331,23 @@ def test_the_totals_come_last_where_a_terminal_keeps_them(capsys):
     at = {k: out.index(k) for k in ("Projected from", "Assumptions of", "Application total")}
     assert at["Projected from"] < at["Assumptions of"] < at["Application total"]
     assert "Assumptions" not in out[at["Application total"]:]
+
+
+def test_a_note_made_for_some_targets_names_them():
+    # the issue rates differ by target: with the target left out of the printed line, two
+    # lines 'I = 4 -> 8' and 'I = 4 -> 4' did not say which target had which
+    from gpuproj.predict import predict
+    from gpuproj.profiles import load
+
+    result = predict(load("examples/rodinia-p100-nvprof.csv"),
+                     targets=["gtx-980", "h100-sxm5-80gb"], methods=["hierarchical-ext"])
+    per_target = result.predictions["hierarchical-ext"].assumptions
+    lines = result.assumption_lines()
+    for t, other in (("gtx-980", "h100-sxm5-80gb"), ("h100-sxm5-80gb", "gtx-980")):
+        (issue,) = [n for n in per_target[t] if n.startswith("issue rate: FP ceiling")]
+        assert issue not in per_target[other]
+        assert f"for {t}: {issue} (hierarchical-ext)" in lines
+    # a note made for every target, and one that names its target, keep their line
+    shared = [n for n in per_target["gtx-980"] if n in per_target["h100-sxm5-80gb"]
+              and getattr(n, "kind", None) is None]  # not a note on a ceiling
+    assert shared and all(f"{n} (hierarchical-ext)" in lines for n in shared)

@@ -383,13 +383,29 @@ class PredictionSet:
                 return f" for {', '.join(some)}"
             return f" for {len(some)} of {len(targets)} targets"
 
+        def for_targets(n, ms) -> str:
+            """'for T: ' where a plain note holds for some of the targets of methods ``ms``
+            only and does not name them itself: with several targets, 'I = 8 -> 4' and
+            'I = 8 -> 8' said nothing of which target had which."""
+            some = list(made_for[n])
+            targets = [t for t in dict.fromkeys(t for m in ms
+                                                for t in self.predictions[m].assumptions)]
+            if len(some) == len(targets) or all(t in str(n) for t in some):
+                return ""
+            if len(some) <= 3:
+                return f"for {', '.join(some)}: "
+            rest = [t for t in targets if t not in made_for[n]]
+            if len(rest) <= 3:
+                return f"for every target but {', '.join(rest)}: "
+            return f"for {len(some)} of {len(targets)} targets: "
+
         # a group of notes on ceilings per key, its line in the place of its first note
         groups: dict = {}  # key -> (notes, methods)
         order: list = []  # plain lines and group keys
         for n, ms in seen.items():
             kind = getattr(n, "kind", None)
             if kind is None:
-                order.append(f"{n} ({who(ms)})")
+                order.append(f"{for_targets(n, ms)}{n} ({who(ms)})")
                 continue
             key = ((kind, n.gpu, scope(n, ms) if kind == "peak" else "")
                    if kind in ("peak", "missing")
