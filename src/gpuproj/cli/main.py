@@ -33,7 +33,18 @@ COMMANDS = {
 }
 
 
+class _ReaderGone(Exception):
+    """A command's BrokenPipeError, carried past click: click 8.5 ends a closed pipe with
+    status 1 outside its handler, where ``main`` cannot tell it from an error."""
+
+
 class LazyGroup(click.Group):
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except BrokenPipeError as e:
+            raise _ReaderGone from e
+
     def list_commands(self, ctx):
         return sorted(COMMANDS)
 
@@ -93,7 +104,7 @@ def main(argv=None):
     try:
         cli.main(args=argv, prog_name="gpuproj", standalone_mode=False)
         sys.stdout.flush()  # a closed pipe shows here, not as Python exits
-    except BrokenPipeError:
+    except (BrokenPipeError, _ReaderGone):
         # the reader of the output closed it early (`gpuproj predict ... | head -1`): it has
         # what it wanted, so quiet and status 0
         _stdout_to_devnull()
