@@ -566,6 +566,26 @@ def test_cli_evaluate_plot(profile, tmp_path):
     assert "pair_error_hierarchical.png" in names
 
 
+def test_predict_and_evaluate_say_what_they_drew_as_roofline_does(tmp_path, capsys):
+    """`predict --plot` and `evaluate --plots` wrote their pictures without a word, where
+    roofline, quadrant and report say `wrote ...` on stderr; with --json, as theirs, nothing
+    (--csv keeps it: stdout holds the CSV alone)."""
+    bars, many, ev = tmp_path / "bars.png", tmp_path / "many.png", tmp_path / "ev"
+    for args, said in (
+            (["predict", "examples/rodinia-p100-nvprof.csv", "-t", "h200", "--plot", str(bars)],
+             f"wrote {bars} (3 of 3 kernel rows)"),
+            (["predict", "examples/rodinia-p100-nvprof.csv", "-t", "h100*,h200*,mi3*",
+              "--plot", str(many), "--csv"], f"wrote {many} (the application totals of 9 "
+                                             "targets)"),
+            (["evaluate", str(Path(__file__).parent / "data" /
+                              "amaris-9gpus-bpnn_adjust_weights.csv"), "-m", "bandwidth",
+              "--plots", str(ev)], f"wrote 3 pictures to {ev}")):
+        code, _, err = run_cli(capsys, *args)
+        assert code == 0 and err.splitlines()[-1] == said, err
+        code, out, err = run_cli(capsys, *args[:-1] if args[-1] == "--csv" else args, "--json")
+        assert code == 0 and json.loads(out) and "wrote" not in err
+
+
 def test_cli_quadrant(profile, tmp_path):
     import json
 

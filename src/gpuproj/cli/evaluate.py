@@ -176,7 +176,9 @@ def evaluate(tables, methods, sources, targets, fmt, reader_options, as_json, ra
     if plots_dir:
         from ..plots.evaluation import evaluation_plots
 
-        evaluation_plots(ev, plots_dir)
+        paths = evaluation_plots(ev, plots_dir)
+        if not quiet:  # on stderr as roofline's -o: stdout holds the tables alone
+            click.echo(f"wrote {len(paths)} pictures to {plots_dir}", err=True)
     if as_json:
         out = ev.to_json(ranking=ranking, gpu_choice=gpu_choice)
         if gpu_choice:

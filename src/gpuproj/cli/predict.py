@@ -173,10 +173,15 @@ def _predict_profile(profile, source, target, method, model_paths, kernel, fmt, 
         from ..plots.targets import targets_chart
 
         targets_chart(result, plot)
+        drawn = f"the application totals of {len(result.targets)} targets"
     elif plot:
         from ..plots.projection import projection_bars
 
-        projection_bars(result, plot)
+        d = projection_bars(result, plot)
+        rows = len(result.table().drop_duplicates(["kernel", "config"]))
+        drawn = f"{len(d.drop_duplicates(['kernel', 'config']))} of {rows} kernel rows"
+    if plot and not as_json:  # on stderr as roofline's -o: stdout holds the table or CSV alone
+        click.echo(f"wrote {plot} ({drawn})", err=True)
     if as_json:
         emit_json(result.to_json(shortlist=shortlist))
     elif as_csv:
