@@ -1188,14 +1188,41 @@ def test_a_reader_that_closes_the_output_early_is_no_error(json_out):
 def test_evaluate_says_what_the_widths_measure(capsys):
     from gpuproj.evaluate import UNITS
 
+    # hierarchical-ext: the one with an interval on this table (hierarchical has none there)
     code, out, _ = run(capsys, "evaluate", str(DATA / "amaris-9gpus-bpnn_adjust_weights.csv"),
-                       "-m", "bandwidth,hierarchical")
+                       "-m", "bandwidth,hierarchical-ext")
     text = " ".join(out.split())  # the caption wraps at the table's width
     assert code == 0 and "interval width" in text and "band width" in text
     assert ("interval width: median (high - low) / predicted; band width: median (band high - "
             "band low) / predicted" in text)
     # the JSON's units, less what they say of JSON's nulls
     assert UNITS["interval_width"].startswith("median (high - low) / predicted; null")
+
+
+def test_evaluate_explains_only_the_intervals_its_table_shows(capsys):
+    """The footnote explained hierarchical's and --coverage's intervals under a table of
+    methods without any (its interval columns all '-')."""
+    from gpuproj.cli.evaluate import _summary_caption
+
+    code, out, _ = run(capsys, "evaluate", str(DATA / "amaris-9gpus-bpnn_adjust_weights.csv"),
+                       "-m", "bandwidth,roofline")
+    caption = " ".join(out.split("┘")[-1].split())  # below the table
+    assert code == 0 and caption == ("band: its measured 90 % error band (docs/accuracy.md); "
+                                     "band width: median (band high - band low) / predicted")
+
+    def row(interval, band=True):
+        return {"coverage": 0.9 if interval else None, "band_coverage": 0.9 if band else None}
+
+    caption = _summary_caption({"gb": row(True, False), "same": row(False)}, None)
+    assert caption.startswith("interval: the method's own (learned: calibrated on out-of-fold "
+                              "errors); band: ")
+    assert _summary_caption({"gb": row(True, False), "bandwidth": row(True)}, 0.8).startswith(
+        "interval: the method's own (learned: calibrated on out-of-fold errors; analytical "
+        "with --coverage: split-conformal); band: ")
+    assert _summary_caption({"hierarchical-ext": row(True)}, None).startswith(
+        "interval: the method's own (hierarchical: its spread over memory levels, not a "
+        "probability); band: ")
+    assert _summary_caption({"gb": row(False, False)}, None) is None
 
 
 def test_progress_bars_go_to_stderr_with_stdout_redirected(capsys, monkeypatch):

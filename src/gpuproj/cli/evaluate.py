@@ -187,7 +187,7 @@ def evaluate(tables, methods, sources, targets, fmt, reader_options, as_json, ra
                    **({"shortlist": short} if short else {}),
                    **({"train_overlap": shared} if shared else {})})
         return
-    order = _print_summary(ev, n_gpus, combined_from=(
+    order = _print_summary(ev, n_gpus, coverage, combined_from=(
         ("the --source GPUs" if sources else "all other GPUs") if combine else None))
     per_fold = ev.per_fold()
     if per_fold:
@@ -300,23 +300,13 @@ def _save_models(fitted: list, save_model, quiet: bool) -> None:
             click.echo(f"gpuproj: saved {m.name} to {jpath} (+ .npz)", err=True)
 
 
-def _print_summary(ev, n_gpus: int, combined_from: str | None) -> list:
+def _print_summary(ev, n_gpus: int, coverage, combined_from: str | None) -> list:
     """The table of every method's metrics, lowest MAPE first; returns the methods in that
-    order."""
-    from ..evaluate import UNITS
-
+    order. ``coverage``: the --coverage given (None without)."""
     how = f" (each from {combined_from}, combined)" if combined_from else ""
     summary = ev.summary()
-    # the widths' unit as the JSON's 'units' gives it, less what it says of JSON's nulls
-    # (the table shows "-")
-    width = {c: UNITS[c].split("; ")[0] for c in ("interval_width", "band_width")}
     title = f"{len(ev.pairs)} predictions by {len(summary)} method(s) over {n_gpus} GPUs{how}"
-    caption = ("interval: the method's own (hierarchical: its spread over memory "
-               "levels, not a probability; learned: calibrated on out-of-fold errors; "
-               "analytical with --coverage: split-conformal); "
-               "band: its measured 90 % error band (docs/accuracy.md); "
-               f"interval width: {width['interval_width']}; "
-               f"band width: {width['band_width']}")
+    caption = _summary_caption(summary, coverage)
     # a split's coverage gets its bootstrap interval over the held-out folds beside it
     ci = ("coverage_ci",) if any(s["coverage_ci"] for s in summary.values()) else ()
     cols = ("n", "mape", "median_ape", "gmre", "median_ratio", "within_10", "within_25",
@@ -327,6 +317,37 @@ def _print_summary(ev, n_gpus: int, combined_from: str | None) -> list:
                  [[m, *(_cell(c, summary[m][c], summary[m]) for c in cols)] for m in order],
                  title=title, caption=caption, caption_justify="left")
     return order
+
+
+def _summary_caption(summary: dict, coverage) -> str | None:
+    """What the metrics table's interval and band columns mean, said only of what it shows: a
+    kind of interval no method in it has, or a column of dashes, is left unexplained (it read
+    as if the table had them)."""
+    from ..evaluate import UNITS
+    from ..models import model_class
+
+    # the widths' unit as the JSON's 'units' gives it, less what it says of JSON's nulls
+    # (the table shows "-")
+    width = {c: UNITS[c].split("; ")[0] for c in ("interval_width", "band_width")}
+    with_interval = [m for m, s in summary.items() if s["coverage"] is not None]
+    learned = [m for m in with_interval if getattr(model_class(m), "trained", False)]
+    analytical = [m for m in with_interval if m not in learned]
+    kinds = ["learned: calibrated on out-of-fold errors"] if learned else []
+    if analytical and coverage:
+        kinds.append("analytical with --coverage: split-conformal")
+    elif any(m.startswith("hierarchical") for m in analytical):  # --coverage 0 keeps its own
+        kinds.append("hierarchical: its spread over memory levels, not a probability")
+    banded = any(s["band_coverage"] is not None for s in summary.values())
+    parts = []
+    if with_interval:
+        parts.append("interval: the method's own" + (f" ({'; '.join(kinds)})" if kinds else ""))
+    if banded:
+        parts.append("band: its measured 90 % error band (docs/accuracy.md)")
+    if with_interval:
+        parts.append(f"interval width: {width['interval_width']}")
+    if banded:
+        parts.append(f"band width: {width['band_width']}")
+    return "; ".join(parts) or None
 
 
 def _overlap_notes(shared: dict) -> list[str]:
