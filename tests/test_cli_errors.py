@@ -1111,6 +1111,17 @@ def test_roofline_numbers_need_no_picture(capsys):
     assert code == 2 and "give -o FILE for the picture, or --json for the numbers" in err
 
 
+def test_quadrant_and_report_say_what_to_give_without_o(capsys):
+    """Without -o, click said only "Missing option '-o' / '--output' / '--out'"; they say what
+    to give as roofline does, and quadrant's --json, as roofline's, needs no picture."""
+    code, out, _ = run(capsys, "quadrant", "-g", "h200", "--intensity", "1", "--json")
+    assert code == 0 and json.loads(out)["kernels"][0]["bound"] == {"h200-sxm-141gb": "memory"}
+    code, _, err = run(capsys, "quadrant", "-g", "h200", "--intensity", "1")
+    assert code == 2 and "give -o FILE for the picture, or --json for the numbers" in err
+    code, _, err = run(capsys, "report", EXAMPLE, "-t", "h200")
+    assert code == 2 and "give -o FILE: the HTML file to write" in err
+
+
 def test_a_pipe_is_refused_before_it_is_read(tmp_path):
     """A named pipe (as `<(cmd)` gives) reads once, and the readers read a file more than
     once: the second read began mid-stream and gave 'the file is empty' or a header seen

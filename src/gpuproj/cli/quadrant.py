@@ -33,9 +33,9 @@ from ._common import (
               "there are any, instead of datasheet peaks.")
 @format_option()
 @reader_option()
-@output_option("Picture to write: .png, .svg or .pdf.", required=True)
-@click.option("--json", "as_json", is_flag=True, help="Also print the points, intensities and "
-              "the bound of each kernel on each GPU as JSON.")
+@output_option("Picture to write: .png, .svg or .pdf (needed unless --json).")
+@click.option("--json", "as_json", is_flag=True, help="Print the points, intensities and the "
+              "bound of each kernel on each GPU as JSON (with -o: as well as the picture).")
 def quadrant(gpu_names, profile, source, kernel, intensities, precision, measured, fmt,
              reader_options, output, as_json):
     """Draw the quadrant-split view: each GPU as a point (DRAM bandwidth, compute throughput),
@@ -53,7 +53,10 @@ def quadrant(gpu_names, profile, source, kernel, intensities, precision, measure
     from ..plots import drawn_gpu
     from ..plots import quadrant as q
 
-    st.check_path(output)
+    if output is None and not as_json:
+        raise click.UsageError("give -o FILE for the picture, or --json for the numbers")
+    if output is not None:
+        st.check_path(output)
     bad = [i for i in intensities if not (0 < i < float("inf"))]
     if bad:
         raise click.BadParameter(f"{bad[0]:g} is not a positive, finite FLOP/byte",
@@ -73,7 +76,8 @@ def quadrant(gpu_names, profile, source, kernel, intensities, precision, measure
     data = q.quadrant_data(split_list(gpu_names), rows,
                            kernels=[(f"I = {i:g} FLOP/B", i) for i in intensities],
                            precision=precision, which="measured" if measured else "peak")
-    st.save(q.data_figure(data), output)
+    if output is not None:
+        st.save(q.data_figure(data), output)
     report_dropped(data["skipped"], as_json)
     if as_json:
         emit_json(data)

@@ -31,7 +31,7 @@ from ._common import (
 @click.option("--max-kernels", type=click.IntRange(1, 20), default=3, show_default=True,
               help="Kernel rows drawn in each roofline picture (the longest-running).")
 @click.option("--title", help="Title of the page.")
-@output_option("HTML file to write.", required=True)
+@output_option("HTML file to write (needed).")
 def report(profile, source, target, method, kernel, fmt, reader_options, trace, max_kernels,
            title, output):
     """Write one self-contained HTML file (pictures embedded, nothing fetched from the network):
@@ -51,6 +51,8 @@ def report(profile, source, target, method, kernel, fmt, reader_options, trace, 
     from ..predict import predict
     from ..report import write_report
 
+    if output is None:  # said as roofline says it, where click's would name the option alone
+        raise click.UsageError("give -o FILE: the HTML file to write")
     if source is not None and ("," in source or source == "all"):
         raise click.BadParameter("a report draws one source's profile: give one GPU (`gpuproj "
                                  "predict --source a,b` combines several)",
