@@ -666,6 +666,9 @@ def test_cli_calibration_gives_back_a_simulated_devices_parameters(tmp_path, mon
     assert code == 0
     assert stdout.startswith("tiny: 16 kernels on simulated")
     assert "ranking right" in stdout and stdout.rstrip().endswith(f"wrote {out}")
+    # the residual says what it measures ('residual 1e-9 (relative)' did not)
+    assert re.search(r"^least-squares residual [-0-9.e]+: the Euclidean norm of the 16 "
+                     r"kernels' relative errors \(1 - predicted / measured\)$", stdout, re.M)
 
 
 def test_cli_calibrate_shows_the_progress_of_counting_and_timing(tmp_path, monkeypatch,
