@@ -676,8 +676,16 @@ class Hierarchical(Model):
             return [], projected
         per_level = np.where(raised, floor[:, None], per_level)
         low, high = np.fmax(low, floor), np.fmax(high, floor)
+        # a row that ran faster than the source's roofline has its floor scaled down by as
+        # much: its prediction can end below the target's resource time the table shows, which
+        # "raised to it" alone left unexplained
+        with np.errstate(invalid="ignore"):
+            scaled = rows & (t_body < self._roof_times(times_s, times_t)[0])
+        how = (f" ({scaled.sum()} of them to that time x source time / source roofline time, "
+               f"as {'it' if scaled.sum() == 1 else 'they'} ran faster than the source's "
+               "roofline: below the target's longest resource time)" if scaled.any() else "")
         return ([f"roofline floor: {rows.sum()} row(s) projected below {target.id}'s own "
-                 "roofline time raised to it"], (per_level, low, high))
+                 f"roofline time raised to it{how}"], (per_level, low, high))
 
     def _roof_rate(self, source, target) -> float:
         """What the time outside the roofs becomes on the target, per second on the source:
@@ -746,14 +754,21 @@ class Hierarchical(Model):
         x min(1, t_s / T_s) where the source ran faster than its own such bound T_s (counts
         or ceilings that overstate the work carry over). Only the resources timed on both GPUs
         count; NaN where there is none."""
+        roof_s, roof_t, timed = Hierarchical._roof_times(times_s, times_t)
         with np.errstate(invalid="ignore", divide="ignore"):
+            floor = roof_t * np.minimum(1.0, t_body / roof_s)
+        return np.where(timed & np.isfinite(floor), floor, np.nan)
+
+    @staticmethod
+    def _roof_times(times_s, times_t):
+        """(T_s, T_t, whether any resource is timed on both GPUs) per row: the longest of the
+        resource times timed on both GPUs, on the source and on the target (``_roof_floor``)."""
+        with np.errstate(invalid="ignore"):
             s = np.vstack([times_s[k] for k in times_t])
             t = np.vstack([times_t[k] for k in times_t])
             both = np.isfinite(s) & np.isfinite(t) & (s > 0)
-            roof_s = np.where(both, s, 0.0).max(axis=0)
-            roof_t = np.where(both, t, 0.0).max(axis=0)
-            floor = roof_t * np.minimum(1.0, t_body / roof_s)
-        return np.where(both.any(axis=0) & np.isfinite(floor), floor, np.nan)
+        return (np.where(both, s, 0.0).max(axis=0), np.where(both, t, 0.0).max(axis=0),
+                both.any(axis=0))
 
     def _target_counts(self, df, target, rows):
         """The target's side of the counts: the target's SASS counts where ``target_counts``
