@@ -12,15 +12,19 @@ from gpuproj.models.bands import band_of, cell, load_bands
 from gpuproj.profiles import load
 
 
-def test_regime_notes_split_pairs_by_working_set():
-    # H100 PCIe (50 MiB of L2) and H200 (60 MiB): 10 MB fits both (at most half), 60 MB lies
-    # between, 200 MB misses both (over twice); both times equal, so `same` errs 0 %; a table
-    # without working sets gets no breakdown
-    acc = load_script("accuracy")
+def working_set_table():
+    """H100 PCIe (50 MiB of L2) and H200 (60 MiB): 10 MB fits both (at most half), 60 MB lies
+    between, 200 MB misses both (over twice); both times equal, so `same` errs 0 %."""
     sets = [10e6, 60e6, 200e6]
-    t = table(kernel=["k"] * 6, config=[f"w{w:.0f}" for w in sets] * 2,
-              gpu=["h100-pcie-80gb"] * 3 + ["h200-sxm-141gb"] * 3, time_s=[1e-3] * 6,
-              l2_bytes=[1e9] * 6, working_set_bytes=sets * 2)
+    return table(kernel=["k"] * 6, config=[f"w{w:.0f}" for w in sets] * 2,
+                 gpu=["h100-pcie-80gb"] * 3 + ["h200-sxm-141gb"] * 3, time_s=[1e-3] * 6,
+                 l2_bytes=[1e9] * 6, working_set_bytes=sets * 2)
+
+
+def test_regime_notes_split_pairs_by_working_set():
+    # working_set_table's three regimes; a table without working sets gets no breakdown
+    acc = load_script("accuracy")
+    t = working_set_table()
     ev = evaluate(t, ["same", "bandwidth"])
     lines = acc.regime_notes(ev, t, methods=("same", "bandwidth")).splitlines()
     rows = [r.split(" | ") for r in lines if r.startswith("| NVIDIA")]
@@ -341,10 +345,7 @@ def test_breakdowns_show_the_pairs_of_a_method_that_predicts_fewer():
     # its cell says how many it has (the seed report's `hierarchical` predicts 566 of 572);
     # the row's n is that of the method that predicts the most, whatever the methods' order
     acc = load_script("accuracy")
-    sets = [10e6, 60e6, 200e6]
-    t = table(kernel=["k"] * 6, config=[f"w{w:.0f}" for w in sets] * 2,
-              gpu=["h100-pcie-80gb"] * 3 + ["h200-sxm-141gb"] * 3, time_s=[1e-3] * 6,
-              l2_bytes=[1e9] * 6, working_set_bytes=sets * 2)
+    t = working_set_table()
     ev = evaluate(t, ["same", "bandwidth"])
     p = ev.pairs
     drop = p.index[(p["method"] == "bandwidth") & (p["config"] == "w10000000")][:1]
