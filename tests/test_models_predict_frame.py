@@ -293,6 +293,25 @@ def test_the_json_totals_come_fastest_first_as_printed(capsys):
     assert code == 0 and len(times) == 3 and times == sorted(times)
 
 
+def test_the_json_says_which_methods_have_an_interval_and_what_limiters_mean(capsys):
+    # low_s = high_s = time_s for a method without an interval and for a one-level
+    # hierarchical row alike: 'interval' tells them apart per method; the limiters named are
+    # explained, as the printed table's notes explain them
+    import json
+
+    from conftest import run_cli
+
+    from gpuproj.models.base import LIMITER_MEANINGS
+
+    code, out, _ = run_cli(capsys, "predict", "examples/h100-suite-ncu.csv", "-t", "h200",
+                           "-m", "bandwidth,hierarchical-ext", "--json")
+    d = json.loads(out)
+    assert code == 0 and d["interval"] == {"bandwidth": False, "hierarchical-ext": True}
+    named = {r["limiter"] for r in d["predictions"]}
+    assert d["limiters"] == {x: LIMITER_MEANINGS[x] for x in LIMITER_MEANINGS if x in named}
+    assert "issue" in named  # the suite's reductions and convolutions on the H200
+
+
 @pytest.mark.parametrize("width", [80, 130, 400])
 def test_a_narrow_terminal_cuts_no_number(width):
     # at 80 columns rich cut every column to a few letters ('4.4…' for a speed-up); now the

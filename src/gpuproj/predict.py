@@ -30,7 +30,7 @@ from .combine import COMBINED, combine_sources
 from .errors import GpuprojError, GpuprojWarning, InputError, InputWarning
 from .models import MODELS, get_model, method_list, model_class
 from .models.bands import load_bands
-from .models.base import Model, Prediction, has_width
+from .models.base import LIMITER_MEANINGS, Model, Prediction, has_width
 from .models.common import roofline_times
 from .names import gpu_list, name_list
 from .profiles.table import (
@@ -136,8 +136,10 @@ class PredictionSet:
           ceiling it comes nearest (which it need not reach): the resource whose time at the
           target's ceiling is the longest, named by the kernel's data type (``fp32``,
           ``fp64``, ``fp16``, ``int``) where that is compute, else ``dram``, ``l2``, ``l1``,
-          ``shared``; ``parallelism`` or ``latency`` where ``hierarchical-ext`` finds too few
-          blocks to fill the target or too few loads in flight to hide memory latency;
+          ``shared``; ``issue`` where ``hierarchical-ext``'s issue rate holds that compute
+          ceiling below the FP peak; ``parallelism`` or ``latency`` where ``hierarchical-ext``
+          finds too few blocks to fill the target or too few loads in flight to hide memory
+          latency;
           ``unknown`` where the target lacks the ceiling of what bounds the row on the
           source; the one ratio a baseline scales by (``dram`` for ``bandwidth``, the data
           type for ``compute``, ``measured`` for ``same``); ``learned`` for a learned model
@@ -244,10 +246,18 @@ class PredictionSet:
         def recs(df):
             return df.replace({np.nan: None}).to_dict(orient="records")
 
+        d = self.table()
         return {
             "source": COMBINED if self.combined else self.sources[0],
             "sources": self.sources, "targets": self.targets,
-            "predictions": recs(self.table()),
+            "predictions": recs(d),
+            # per method, whether low_s / high_s is an interval of its own anywhere (else they
+            # repeat time_s, a point, as a one-level hierarchical row does too), and what the
+            # limiters named mean: a reader of the JSON has no table notes
+            "interval": {m: bool(has_width(g["low_s"], g["high_s"]).any())
+                         for m, g in d.groupby("method", sort=False)} if len(d) else {},
+            "limiters": {x: LIMITER_MEANINGS[x] for x in LIMITER_MEANINGS
+                         if len(d) and (d["limiter"] == x).any()},
             "application": recs(self.ranked_application()),
             **({"shortlist": recs(self.shortlist(shortlist))} if shortlist else {}),
             "assumptions": {m: p.assumptions for m, p in self.predictions.items()},

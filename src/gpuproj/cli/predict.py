@@ -76,7 +76,11 @@ LOOPY_ONLY = ("params_files", "sizes")
                    "instead the K configurations of each kernel to measure on each target, "
                    "taken in turn from each method's predicted order (fastest first; methods "
                    "in the order given, --model ones last); --json adds key 'shortlist'.")
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print one JSON object: 'predictions' and the 'application' totals (times "
+                   "in s), 'interval': whether each method has an interval of its own (else "
+                   "low_s = high_s = time_s), 'limiters': what those named mean, the "
+                   "assumptions, bands and skipped rows.")
 @click.option("--csv", "as_csv", is_flag=True,
               help="Print the prediction table (or the --shortlist) as CSV.")
 @click.option("--plot", type=WrittenPath(dir_okay=False),
