@@ -490,3 +490,25 @@ def test_flops_of_a_profile_without_special_functions_scale_without_theirs():
     out = S.target_counts(ProfileTable.from_frame(pd.DataFrame([nvprof])), src, tgt)
     assert out.loc[0, "flops"] == pytest.approx(7e9)
     assert out.loc[0, "fp32_special_thread_inst"] == pytest.approx(1e9)
+
+
+def test_a_loop_unrolled_otherwise_on_the_target_runs_its_body_fewer_times():
+    """CUDA 13 unrolls unroll_kernels.cu's loop 4x on sm_90 (body at 0x1f0: 4 LDG + 4 FFMA) and
+    16x on sm_100 (body at 0x330: 16 + 16), then runs 8x and 4x tails (0x7e0, 0xa60) outside
+    the loop. n = 96: the sm_90 body runs 24 times per thread, 96 FFMA. Carried block for
+    block, the sm_100 body ran 24 times (384 FFMA) and its tails took the loop's count too
+    (+ 8 x 24 + 4 x 24): 672 for 96. Now the body runs 24 x 4/16 = 6 times (96 FFMA) and the
+    tails take the count of the block after the source loop (once: + 12), static trips too."""
+    s = S.parse_file(listing(90, source="unroll_kernels"))["fma_loop_unrolled"]
+    t = S.parse_file(listing(100, source="unroll_kernels"))["fma_loop_unrolled"]
+    path = {0x0: 1, 0xa0: 1, 0x120: 1, 0x1f0: "iters", 0x330: 1, 0x400: 1, 0x430: 1}
+    page = ncu_source_csv(S.Program(90, {t.name: s}), [t.name], 64, 24, {t.name: (path, {})})
+    src = S.parse_ncu_source_csv(page, "sm90.csv", 90)[t.name]
+    s_c, t_c, _ = S.estimate(src, t)
+    assert s_c.canonical()["fp32_fma_thread_inst"] == 64 * 96
+    assert t_c.per_block[0x330] == 64 * 6
+    assert t_c.canonical()["fp32_fma_thread_inst"] == 64 * (96 + 8 + 4)
+    # static: the source loop's 24 trips are 6 of the target's
+    s_c, t_c, _ = S.estimate(s, t, trips={0: 24, 1: 0})
+    assert s_c.canonical()["fp32_fma_thread_inst"] == 96
+    assert t_c.canonical()["fp32_fma_thread_inst"] == 96 + 8 + 4

@@ -112,8 +112,14 @@ def match_blocks(source: CFG | Function, target: CFG | Function) -> Matching:
                 last = sb[i2 - 1].start
             elif tag == "replace":
                 n_s, n_t = i2 - i1, j2 - j1
+                after = sb[i2].start if i2 < len(sb) else None
                 for k, b in enumerate(tb[j1:j2]):
-                    pairs[b.start] = sb[i1 + min(n_s - 1, k * n_s // n_t)].start
+                    a = sb[i1 + min(n_s - 1, k * n_s // n_t)]
+                    # a block in fewer loops than its counterpart is no part of that loop's
+                    # body (sm_100's 8x and 4x tails after a loop unrolled 16x): it takes
+                    # the count of the source block after the gap
+                    pairs[b.start] = (after if after is not None
+                                      and len(a.loops) > len(b.loops) else a.start)
                 guessed += n_t if n_s != n_t else 0
                 last = sb[i2 - 1].start
             elif tag == "insert":
@@ -122,9 +128,14 @@ def match_blocks(source: CFG | Function, target: CFG | Function) -> Matching:
                 # is reached from elsewhere, and takes the next source block: the diverged
                 # path of a shuffle after the kernel's last EXIT is not the store before it
                 after = sb[i2].start if i2 < len(sb) else last
+                # (nor, when it lies in fewer loops than that one's counterpart, is it that
+                # loop's body: sm_100's 8x and 4x tails after a loop unrolled 16x are not)
                 for k in range(j1, j2):
                     prev = tb[k - 1] if k else None
                     reached = prev is not None and prev.start in tb[k].preds
+                    if reached and pairs[prev.start] is not None and (
+                            len(src.blocks[pairs[prev.start]].loops) > len(tb[k].loops)):
+                        reached = False
                     pairs[tb[k].start] = (pairs[prev.start] if reached
                                           else last if prev is None else after)
                 guessed += j2 - j1
@@ -147,12 +158,16 @@ def carry_counts(matching: Matching, source_counts: Counts) -> Counts:
     per_block, per_insn = {}, {}
     notes = list(matching.notes)
     unknown_pred = 0
+    unroll = unroll_factors(matching)
     for s, b in tgt.blocks.items():
         a = matching.pairs.get(s)
         if a is None or b.region is None:
             n = 0.0
         else:
             n = source_counts.per_block.get(a, 0.0)
+            if b.loops:
+                # a loop unrolled otherwise runs its body another number of times
+                n *= unroll.get(min(b.loops, key=lambda h: len(tgt.loops[h])), 1.0)
         per_block[s] = n
         src_pred = []
         if a is not None and source_counts.measured:
@@ -187,19 +202,53 @@ def carry_counts(matching: Matching, source_counts: Counts) -> Counts:
     return Counts(tgt.function, tgt, per_insn, per_block, source_counts.measured, notes)
 
 
+def _loop_work(cfg: CFG, h: int) -> int:
+    """The PTX-fixed work (``Block.signature`` without how the block ends: loads, stores,
+    special functions, calls, ...) of the blocks of loop ``h`` outside its inner loops."""
+    body = set(cfg.loops[h])
+    for g, inner in cfg.loops.items():
+        if g != h and inner < cfg.loops[h]:
+            body -= inner
+    return sum(1 for s in body for t in cfg.blocks[s].signature() if t[0] != "end")
+
+
+def _source_loop(matching: Matching, h: int) -> int | None:
+    """The innermost source loop that holds the block target loop ``h``'s header is matched
+    with."""
+    src = matching.source
+    a = matching.pairs.get(h)
+    around = [sh for sh, body in src.loops.items() if a in body]
+    return min(around, key=lambda sh: len(src.loops[sh]), default=None)
+
+
+def unroll_factors(matching: Matching) -> dict[int, float]:
+    """Target loop header -> source iterations per target iteration, where the two compilers
+    unrolled a loop by other factors (CUDA 13: 4x up to sm_90, 16x on sm_100): the ratio of
+    the PTX-fixed work (``_loop_work``) of the source loop to that of the target loop. A
+    count carried into the body of a loop unrolled 4x more runs it 4x too often."""
+    out = {}
+    for h in matching.target.loops:
+        sh = _source_loop(matching, h)
+        if sh is None:
+            continue
+        ns, nt = _loop_work(matching.source, sh), _loop_work(matching.target, h)
+        if ns and nt and ns != nt:
+            out[h] = ns / nt
+    return out
+
+
 def carry_trips(matching: Matching, given: dict[int, float]) -> dict[int, float]:
     """Trip counts of the target's loops (header offset -> trips) from those ``given`` for the
     source's loops: each target loop takes the trips of the innermost source loop that holds
-    the block its header is matched with. Loops not reached that way are left out (one trip,
-    noted by ``static_counts``)."""
-    src = matching.source
+    the block its header is matched with, times the ratio of their unrolling
+    (``unroll_factors``). Loops not reached that way are left out (one trip, noted by
+    ``static_counts``)."""
+    unroll = unroll_factors(matching)
     out = {}
     for h in matching.target.loops:
-        a = matching.pairs.get(h)
-        around = [sh for sh, body in src.loops.items() if a in body]
-        inner = min(around, key=lambda sh: len(src.loops[sh]), default=None)
+        inner = _source_loop(matching, h)
         if inner in given:
-            out[h] = given[inner]
+            out[h] = given[inner] * unroll.get(h, 1.0)
     return out
 
 
