@@ -508,6 +508,9 @@ def test_a_loop_unrolled_otherwise_on_the_target_runs_its_body_fewer_times():
     assert s_c.canonical()["fp32_fma_thread_inst"] == 64 * 96
     assert t_c.per_block[0x330] == 64 * 6
     assert t_c.canonical()["fp32_fma_thread_inst"] == 64 * (96 + 8 + 4)
+    # and says so: 16 loads (the PTX-fixed work) a target iteration against 4
+    assert any("loop at 0x330 does 4x the source loop's work" in n and "x 0.25" in n
+               for n in t_c.notes)
     # static: the source loop's 24 trips are 6 of the target's
     s_c, t_c, _ = S.estimate(s, t, trips={0: 24, 1: 0})
     assert s_c.canonical()["fp32_fma_thread_inst"] == 96

@@ -159,6 +159,9 @@ def carry_counts(matching: Matching, source_counts: Counts) -> Counts:
     notes = list(matching.notes)
     unknown_pred = 0
     unroll = unroll_factors(matching)
+    notes += [f"{tgt.function.name}: the loop at {h:#x} does {1 / r:.3g}x the source loop's "
+              f"work per iteration (unrolled otherwise): its body's counts x {r:.3g}"
+              for h, r in unroll.items()]
     for s, b in tgt.blocks.items():
         a = matching.pairs.get(s)
         if a is None or b.region is None:
