@@ -383,31 +383,35 @@ class PredictionSet:
         def who(ms):
             return "all methods" if len(ms) == every > 1 else ", ".join(ms)
 
-        def scope(n, ms) -> str:
-            """'' where a note on ``n.gpu`` holds for every other target of methods ``ms``."""
-            some = [t for t in made_for[n] if t != n.gpu]
-            targets = {t for m in ms for t in self.predictions[m].assumptions} - {n.gpu}
+        def which_targets(n, ms, skip=()) -> str:
+            """The targets of methods ``ms`` (but ``skip``) note ``n`` was made for, in
+            words; '' where it was made for each of them."""
+            some = [t for t in made_for[n] if t not in skip]
+            targets = [t for t in dict.fromkeys(t for m in ms
+                                                for t in self.predictions[m].assumptions)
+                       if t not in skip]
             if not some or len(some) == len(targets):
                 return ""
             if len(some) <= 3:
-                return f" for {', '.join(some)}"
-            return f" for {len(some)} of {len(targets)} targets"
-
-        def for_targets(n, ms) -> str:
-            """'for T: ' where a plain note holds for some of the targets of methods ``ms``
-            only and does not name them itself: with several targets, 'I = 8 -> 4' and
-            'I = 8 -> 8' said nothing of which target had which."""
-            some = list(made_for[n])
-            targets = [t for t in dict.fromkeys(t for m in ms
-                                                for t in self.predictions[m].assumptions)]
-            if len(some) == len(targets) or all(t in str(n) for t in some):
-                return ""
-            if len(some) <= 3:
-                return f"for {', '.join(some)}: "
+                return ", ".join(some)
             rest = [t for t in targets if t not in made_for[n]]
             if len(rest) <= 3:
-                return f"for every target but {', '.join(rest)}: "
-            return f"for {len(some)} of {len(targets)} targets: "
+                return f"every target but {', '.join(rest)}"
+            return f"{len(some)} of {len(targets)} targets"
+
+        def scope(n, ms) -> str:
+            """' for T' where a note on ``n.gpu`` holds for some other targets only."""
+            w = which_targets(n, ms, skip={n.gpu})
+            return f" for {w}" if w else ""
+
+        def for_targets(n, ms) -> str:
+            """'for T: ' where a plain note holds for some of the targets only and does not
+            name them itself: with several targets, 'I = 8 -> 4' and 'I = 8 -> 8' said
+            nothing of which target had which."""
+            if all(t in str(n) for t in made_for[n]):
+                return ""
+            w = which_targets(n, ms)
+            return f"for {w}: " if w else ""
 
         # a group of notes on ceilings per key, its line in the place of its first note
         groups: dict = {}  # key -> (notes, methods)
