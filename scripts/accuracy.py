@@ -84,6 +84,9 @@ DATASETS = [
 # there understate those of other kernels
 NOT_IN_BANDS = ("gpu-benches L2 sweep", "gpu-benches small kernels",
                 "gpu-benches roofline sweep", "gpu-benches stream occupancy sweep")
+FORMAT = {name: fmt for name, fmt, *_ in DATASETS}  # each table's data source
+BANDLESS_FORMATS = {FORMAT[name] for name in NOT_IN_BANDS}
+assert not any(FORMAT[n] in BANDLESS_FORMATS for n in FORMAT if n not in NOT_IN_BANDS)
 
 ANALYTICAL = ("hierarchical", "hierarchical-ext", "quantitative", "quantitative-transfer",
               "efficiency")
@@ -741,28 +744,28 @@ def with_bands(ev, fitted):
     return Evaluation(d, list(ev.skipped))
 
 
-def bands_without_table(table_name, bands=None) -> dict | None:
-    """The band quantiles ({method: {cell: {lo, hi}}}) fitted without ``table_name``'s data
-    source, from ``bands`` (a bands file as ``error_bands`` makes it; None: the shipped file):
-    its ``without_source`` entry, or, for a table the bands leave out (``NOT_IN_BANDS``), the
-    bands themselves, fitted on other tables only (as scripts/learned_experiments.py takes
-    them); None where there is none."""
-    from gpuproj.models.bands import load_bands
+def bands_without_format(fmt, bands=None) -> dict | None:
+    """The band quantiles ({method: {cell: {lo, hi}}}) fitted without the tables of data source
+    ``fmt`` (a reader's format), from ``bands`` (a bands file as ``error_bands`` makes it; None:
+    the shipped file): its ``without_source`` entry, or, for gpu-benches, whose tables the bands
+    leave out (``NOT_IN_BANDS``), the bands themselves, fitted on other tables only; None where
+    there is none. The one rule that every script evaluating a table against bands follows."""
+    from gpuproj.models.bands import bands_without_source, load_bands
 
     bands = load_bands() if bands is None else bands
-    if table_name in NOT_IN_BANDS:
+    if fmt in BANDLESS_FORMATS:
         return bands.get("methods") or None
-    return bands.get("without_source", {}).get(table_name.split(" ")[0])
+    return bands_without_source(fmt, bands)
 
 
 def combined_sources(ev, table_name, bands=None) -> dict | None:
     """Each target predicted from all other GPUs at once (``Evaluation.combined``), per method
     with a band: MAPE, median APE and band coverage from one source (the mean over sources, as
     everywhere else), combined with equal weights, and combined with the band weights; the
-    bands fitted without the table's data source (``bands_without_table`` of ``bands``, the
+    bands fitted without the table's data source (``bands_without_format`` of ``bands``, the
     bands this run fitted; None: the shipped file, which a run writes only at its end, so that
     it holds the previous run's bands)."""
-    fitted = bands_without_table(table_name, bands)
+    fitted = bands_without_format(FORMAT[table_name], bands)
     if fitted is None:
         return None
     held = with_bands(ev, fitted)

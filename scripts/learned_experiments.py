@@ -38,7 +38,7 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 # one data location, loader and band re-fit for all scripts
-from accuracy import DATASETS, DEFAULT_DATA, NOT_IN_BANDS, with_bands
+from accuracy import DATASETS, DEFAULT_DATA, NOT_IN_BANDS, bands_without_format, with_bands
 from accuracy import load_dataset as load
 from catalog_corrections import BUNDLED, bundled_catalog_and
 
@@ -178,13 +178,10 @@ def is_big(table) -> bool:
 
 def bands_without(fmt) -> dict:
     """The analytical error bands fitted without the tables of data source ``fmt``
-    (``gpuproj.models.bands.bands_without_source``, as ``gpuproj evaluate --split`` takes
-    them): outside their training range the hybrids' intervals lean on these, and a held-out
-    GPU of a table must not see that table's errors through them. The shipped bands leave
-    gpu-benches' tables out (``accuracy.NOT_IN_BANDS``), so for those they are the bands."""
-    from gpuproj.models.bands import bands_without_source, load_bands
-
-    bands = load_bands()["methods"] if fmt == "gpu-benches" else bands_without_source(fmt)
+    (``accuracy.bands_without_format`` of the shipped bands, as ``gpuproj evaluate --split``
+    takes them): outside their training range the hybrids' intervals lean on these, and a
+    held-out GPU of a table must not see that table's errors through them."""
+    bands = bands_without_format(fmt)
     if bands is None:
         raise SystemExit(f"no bands fitted without '{fmt}' in the shipped bands file: run "
                          "scripts/accuracy.py first")

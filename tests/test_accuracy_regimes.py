@@ -378,8 +378,8 @@ def test_several_sources_weigh_by_the_bands_this_run_fitted():
     assert set(c["methods"]) == {"bandwidth"}
     assert c["methods"]["bandwidth"]["weighted"] == want
     leave_out = acc.NOT_IN_BANDS[0]
-    assert acc.bands_without_table(leave_out, bands) is other
-    assert acc.bands_without_table("neusight bmm", bands) is None
+    assert acc.bands_without_format(acc.FORMAT[leave_out], bands) is other
+    assert acc.bands_without_format("neusight", bands) is None
     g = acc.combined_sources(ev, leave_out, bands)
     assert g["methods"]["bandwidth"]["weighted"] == \
         acc.with_bands(ev, other).combined().summary()["bandwidth"]

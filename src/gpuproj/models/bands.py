@@ -167,12 +167,14 @@ def load_bands() -> dict:
     return json.loads(BANDS_FILE.read_text())
 
 
-def bands_without_source(source: str) -> dict | None:
+def bands_without_source(source: str, bands: dict | None = None) -> dict | None:
     """The bands (``{method: {cell: {lo, hi}}}``) fitted without the tables of data source
     ``source`` (a reader's format: ``amaris``, ``kerneltuner``, ``neusight``, ``seed-report``),
     for an evaluation on one of those tables that must not see its own errors through them;
-    None where the shipped file has none for it (a table of no public data source)."""
-    for name, bands in load_bands().get("without_source", {}).items():
+    None where the bands file (``bands``, as ``load_bands`` returns it; None: the shipped one)
+    has none for it (a table of no public data source)."""
+    bands = load_bands() if bands is None else bands
+    for name, bands in bands.get("without_source", {}).items():
         if name.startswith(source):
             return bands
     return None
