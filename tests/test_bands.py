@@ -98,6 +98,19 @@ def test_held_out_coverage_fits_without_the_tables_own_source():
     assert h.at["A", "covered"] == 3 and h.at["A", "width"] == pytest.approx(np.exp(2.0))
 
 
+def test_held_out_counts_the_pairs_of_a_cell_no_other_source_has_a_band_for():
+    # s3's same-architecture pairs: only s3 has that cell, so held out they have no band,
+    # and are counted, not dropped unsaid; its cross-architecture pair is checked
+    p = pd.concat([pairs_frame({("s1", "A"): [-0.2, 0.0, 0.2], ("s2", "B"): [-0.2, 0.0, 0.2],
+                                ("s3", "C"): [0.0]}),
+                   pairs_frame({("s3", "C"): [0.1, 0.3]}, cell_name="same_arch")])
+    h = held_out(p, coverage=0.9, offset=None)
+    c = h[(h["table"] == "C") & (h["bucket"] == "all")].iloc[0]
+    assert (c["covered"], c["n"], c["no_band"]) == (1, 1, 2)
+    assert (h[h["bucket"] != "all"]["no_band"] == 0).all()
+    assert (h[h["table"] != "C"]["no_band"] == 0).all()
+
+
 def test_held_out_coverage_per_predicted_speed_up():
     # r = 0 and +-1 in source s3: predicted = source x exp(-r), so the pair at 0 predicts 1x
     # and the pairs at +-1 predict a factor e = 2.72 (bucket 2-3.3x)

@@ -138,7 +138,9 @@ def held_out(pairs: pd.DataFrame, coverage: float = 0.9, offset=OFFSET) -> pd.Da
     """Coverage of the bands on each data source's tables when fitted without that source
     (leave one source out): one row per method, table and speed-up bucket (``bucket``: 'all'
     and the ``speedup_bucket`` labels) with ``covered`` and ``n`` (pairs inside the band,
-    pairs with a band) and ``width`` (median band high / low)."""
+    pairs with a band), ``width`` (median band high / low) and ``no_band`` (pairs of a cell,
+    same or cross architecture, that the other sources fitted no band for: counted on the
+    'all' row, so that a check on fewer pairs says so)."""
     d = pairs[np.isfinite(scores(pairs, offset))]
     rows = []
     for source, fitted in leave_one_source_out(d, coverage, offset).items():
@@ -155,8 +157,10 @@ def held_out(pairs: pd.DataFrame, coverage: float = 0.9, offset=OFFSET) -> pd.Da
             for b in ["all", *sorted(set(bucket))]:
                 k = np.ones(len(g), bool) if b == "all" else bucket == b
                 rows.append((m, t, b, int(inside[k].sum()), int(k.sum()),
-                             float(np.median(width[k])) if k.any() else np.nan))
-    return pd.DataFrame(rows, columns=["method", "table", "bucket", "covered", "n", "width"])
+                             float(np.median(width[k])) if k.any() else np.nan,
+                             int((~has).sum()) if b == "all" else 0))
+    return pd.DataFrame(rows, columns=["method", "table", "bucket", "covered", "n", "width",
+                                       "no_band"])
 
 
 @lru_cache(maxsize=1)
