@@ -61,7 +61,17 @@ def guard_weight(data: PairFeatures, guard: dict | None) -> np.ndarray:
     descriptor, falling linearly to 0 at one training range (at least its floor) outside,
     so that for GPUs unlike any seen in training the physics carries the prediction. A pair
     without a descriptor the training range has (an AMD GPU's compute capability, a peak its
-    catalog file lacks) counts as outside: nothing says it is like the training GPUs."""
+    catalog file lacks) counts as outside: nothing says it is like the training GPUs.
+
+    Wider guards (falling to 0 at 3 training ranges, or none) were measured on
+    leave-one-GPU-out (residual and bounded-efficiency): on gpu-benches' small kernels, whose
+    physics lacks the launch times, no guard validated far better on the training GPUs (the
+    residual's out-of-fold MAPE 101-115 -> 45-78 % on four of six folds) but on the held-out
+    GPU won on two folds (RX 6900 XT 206 -> 59 %, A100 34 -> 29 %) and lost on two (L40 160 ->
+    181 %, MI210 30 -> 36 %); the width chosen per fold by that out-of-fold error lost on
+    both hybrids (the bounded-efficiency hybrid's A100 fold 34 -> 78 %). On Rodinia's
+    bpnn_adjust_weights this guard validated best on every fold, and the P100 fold needs it
+    (193 % against 206-251 % with the wider ones)."""
     n = len(data)
     if not guard:
         return np.ones(n)
