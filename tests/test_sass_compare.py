@@ -515,3 +515,12 @@ def test_a_loop_unrolled_otherwise_on_the_target_runs_its_body_fewer_times():
     s_c, t_c, _ = S.estimate(s, t, trips={0: 24, 1: 0})
     assert s_c.canonical()["fp32_fma_thread_inst"] == 96
     assert t_c.canonical()["fp32_fma_thread_inst"] == 96 + 8 + 4
+    assert t_c.notes == ["fma_loop_unrolled: loop at 0x330 runs 6 trips for the source loop's "
+                         "24 (unrolled otherwise: its work per iteration x 4)"]
+    # one number for every loop is each source loop's trips, carried the same way (it ran
+    # the sm_100 body 24 times: 384 + 12 + the remainder loop's 24 = 420 FFMA for 120); the
+    # remainder loop (1 FFMA an iteration on both) keeps 24
+    s_c, t_c, _ = S.estimate(s, t, trips=24)
+    assert s_c.canonical()["fp32_fma_thread_inst"] == 96 + 24
+    assert t_c.canonical()["fp32_fma_thread_inst"] == 96 + 8 + 4 + 24
+    assert len(t_c.notes) == 1 and "runs 6 trips" in t_c.notes[0]
