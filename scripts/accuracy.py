@@ -864,7 +864,7 @@ JSON_NOTES = {
 def run(data_dir, only=None):
     """Every table of ``DATASETS`` (those whose name contains ``only``) evaluated: (results by
     table, markdown sections, the band pairs or None, the evaluations by table). Each result's
-    ``combined`` is None until ``add_combined`` fills it in, once the bands are fitted."""
+    ``combined`` and ``totals`` are None until ``add_held_out`` fills them in, once the bands are fitted."""
     from gpuproj.evaluate import applicable_methods, evaluate, records
 
     results, evs = {}, {}
@@ -957,11 +957,51 @@ def run(data_dir, only=None):
                                else None), evs
 
 
-def add_combined(results, evs, bands=None) -> None:
-    """Fill in each result's ``combined`` (``combined_sources``) from the bands this run
-    fitted (``bands``; None: the shipped file, for a partial run that does not refit them)."""
+def add_held_out(results, evs, bands=None) -> None:
+    """Fill in each result's ``combined`` (``combined_sources``) and ``totals``
+    (``application_totals``) from the bands this run fitted (``bands``; None: the shipped
+    file, for a partial run that does not refit them)."""
     for name, ev in evs.items():
         results[name]["combined"] = combined_sources(ev, name, bands)
+        results[name]["totals"] = application_totals(ev, name, bands)
+
+
+def application_totals(ev, table_name, bands=None) -> dict | None:
+    """Each ordered GPU pair's kernel configurations added up as one application
+    (``Evaluation.totals``): per method, the metrics of its kernel pairs and of its totals,
+    both with the bands fitted without the table's data source (``bands_without_format``);
+    None where there are none."""
+    fitted = bands_without_format(FORMAT[table_name], bands)
+    if fitted is None:
+        return None
+    held = with_bands(ev, fitted)
+    kernels, totals = held.summary(), held.totals().summary()
+    return {m: {"kernels": kernels[m], "totals": totals[m]} for m in totals}
+
+
+def totals_table(results) -> str:
+    """Per table: the method of lowest kernel MAPE, its MAPE / median APE over the kernel
+    pairs and over the application totals, the method of lowest MAPE on the totals, and the
+    band coverage of the first on kernels and on totals."""
+    lines = ["| table | totals | best on kernels: kernels -> totals | best on totals | "
+             "band coverage kernels -> totals |", "|---|---|---|---|---|"]
+    for name, r in results.items():
+        t = r.get("totals")
+        if not t:
+            continue
+
+        def best(level):
+            return min(t, key=mape_order(lambda m: t[m][level]["mape"]))
+
+        def errors(m, level):
+            v = t[m][level]
+            return f"{fmt_pct(v['mape'])} / {fmt_pct(v['median_ape'])}"
+
+        k, a = best("kernels"), best("totals")
+        cov = " -> ".join(fmt_frac(t[k][lv]["band_coverage"]) for lv in ("kernels", "totals"))
+        lines.append(f"| {name} | {t[k]['totals']['n']} | `{k}` {errors(k, 'kernels')} -> "
+                     f"{errors(k, 'totals')} | `{a}` {errors(a, 'totals')} | {cov} |")
+    return "\n".join(lines)
 
 
 # our own collections in the bands (their accuracy tables are scripts/suite_crossval.py's)
@@ -1011,10 +1051,10 @@ def main(argv=None):
     if args.only:
         print("--only: the shipped error bands are left as they are (and weigh the several "
               "sources)", file=sys.stderr)
-        add_combined(results, evs)
+        add_held_out(results, evs)
     else:
         # the bands just fitted, not the shipped file's: that holds the previous run's
-        add_combined(results, evs, bands)
+        add_held_out(results, evs, bands)
         BANDS.write_text(json.dumps(bands, indent=1) + "\n")
     del evs
     if args.json:
@@ -1084,6 +1124,20 @@ def main(argv=None):
            "of the sources' bounds; the sources share the target's own deviation, so it is "
            "not narrowed).", "",
            combined_table(results), "",
+           "## Application totals", "",
+           "An application runs many kernels, and the error of its total is not its kernels' "
+           "MAPE: errors of one sign add up, errors of opposite signs cancel, and the longest "
+           "kernels weigh most. Here each ordered GPU pair of a table is one application that "
+           "runs every kernel configuration both GPUs measured once (`gpuproj evaluate "
+           "--totals`, `Evaluation.totals()`; `gpuproj predict` adds a profile's rows, times "
+           "launches, the same way). The band of a total is its pairs' bands added up, which "
+           "is exact where the kernels' errors move together and wider than needed where they "
+           "are independent; bands fitted without the table's data source, as in the previous "
+           "section. A table is one kernel's configurations for Rodinia, KernelTuner and "
+           "gpu-benches, 16 kernels at several sizes for the seed report, and many operators "
+           "for NeuSight. MAPE / median APE in %, over the kernel pairs and over the totals "
+           "(one per ordered GPU pair).", "",
+           totals_table(results), "",
            "## Analytical methods and baselines, per table", "", *sections]
     doc += [bands_md]
     if analysis.exists():

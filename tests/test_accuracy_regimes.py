@@ -384,9 +384,16 @@ def test_several_sources_weigh_by_the_bands_this_run_fitted():
     assert g["methods"]["bandwidth"]["weighted"] == \
         acc.with_bands(ev, other).combined().summary()["bandwidth"]
     results = {"kerneltuner convolution": {"combined": None}}
-    acc.add_combined(results, {"kerneltuner convolution": ev}, bands)
-    assert results["kerneltuner convolution"]["combined"]["methods"]["bandwidth"]["weighted"] \
-        == want
+    acc.add_held_out(results, {"kerneltuner convolution": ev}, bands)
+    r = results["kerneltuner convolution"]
+    assert r["combined"]["methods"]["bandwidth"]["weighted"] == want
+    # the totals with the same held-out bands: one per ordered GPU pair
+    held = acc.with_bands(ev, fitted)
+    assert r["totals"]["bandwidth"]["totals"] == held.totals().summary()["bandwidth"]
+    assert r["totals"]["bandwidth"]["kernels"] == held.summary()["bandwidth"]
+    pairs = ev.pairs[ev.pairs["method"] == "bandwidth"]
+    assert r["totals"]["bandwidth"]["totals"]["n"] == len(pairs.groupby(["source", "target"]))
+    assert "| kerneltuner convolution | " in acc.totals_table(results)
 
 
 def _band_pairs(seed=0):

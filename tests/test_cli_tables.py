@@ -99,3 +99,21 @@ def test_a_shortlist_keeps_its_configurations_whole_at_80_columns():
     joined = "".join(cells[at].strip() for cells in lines)
     for config in r.shortlist(3)["config"]:
         assert config in joined
+
+
+def test_evaluate_totals_table_and_json(capsys, narrow):
+    from gpuproj.evaluate import evaluate
+    from gpuproj.profiles import load
+
+    want = evaluate(load(GEMM), ["bandwidth", "same"]).totals().summary()
+    code, out, _ = run_cli(capsys, "evaluate", GEMM, "-m", "bandwidth,same", "--totals", "--json")
+    assert code == 0
+    got = json.loads(out)["totals"]
+    assert got["bandwidth"]["n"] == 12  # 4 GPUs: 12 ordered pairs, one total each
+    assert got["bandwidth"]["mape"] == pytest.approx(want["bandwidth"]["mape"])
+    code, out, _ = run_cli(capsys, "evaluate", GEMM, "-m", "bandwidth,same", "--totals")
+    assert code == 0
+    _fits(out)
+    words = " ".join(out.split())
+    assert "Application totals: 24 totals" in words
+    assert f"{want['same']['mape']:.1f} %" in out

@@ -4,7 +4,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from gpuproj.evaluate import FRAME_COLUMNS, MISSING_GROUP, UNITS, Evaluation, metrics
+from gpuproj.evaluate import (
+    FRAME_COLUMNS,
+    MISSING_GROUP,
+    TOTAL_KERNEL,
+    UNITS,
+    Evaluation,
+    metrics,
+)
 
 
 def pairs(rows, **extra):
@@ -73,3 +80,34 @@ def test_frame_columns_say_their_units():
     # every metric but the bootstrap interval has its column
     assert set(FRAME_COLUMNS) == set(metrics([], [])) - {"coverage_ci"} <= set(UNITS)
     assert "within_10_pct: % of pairs within 10 %" in ev._repr_html_()
+
+
+def test_totals_add_each_gpu_pairs_configurations_and_their_bounds():
+    # s -> t: k1 predicted 1 for 2 (-50 %), k2 3 for 2 (+50 %): each 50 % off, the total 4 for
+    # 4 exact. t -> s: 2 for 1 and 1 for 1, total 3 for 2 (+50 %). Bands: s -> t both have one,
+    # [0.5 + 1.5, 1.5 + 4.5] = [2, 6] holds 4; t -> s k1 has none, so its total has none
+    d = pd.DataFrame({
+        "method": "m", "kernel": ["k1", "k2", "k1", "k2"], "config": "c",
+        "source": ["s", "s", "t", "t"], "target": ["t", "t", "s", "s"],
+        "source_time_s": [1.0, 2.0, 2.0, 2.0], "time_s": [1.0, 3.0, 2.0, 1.0],
+        "true_s": [2.0, 2.0, 1.0, 1.0], "low_s": [1.0, 3.0, 2.0, 1.0],
+        "high_s": [1.0, 3.0, 2.0, 1.0], "band_low_s": [0.5, 1.5, np.nan, 0.5],
+        "band_high_s": [1.5, 4.5, np.nan, 1.5]})
+    ev = Evaluation(d, [])
+    assert ev.summary()["m"]["mape"] == pytest.approx(50.0)
+    t = ev.totals()
+    got = t.pairs.set_index(["source", "target"])
+    assert got.loc[("s", "t"), ["source_time_s", "time_s", "true_s"]].tolist() == [3, 4, 4]
+    assert got.loc[("s", "t"), ["band_low_s", "band_high_s"]].tolist() == [2, 6]
+    assert got.loc[("t", "s"), "time_s"] == 3 and np.isnan(got.loc[("t", "s"), "band_low_s"])
+    assert (got["config"] == "2").all() and (got["kernel"] == TOTAL_KERNEL).all()
+    s = t.summary()["m"]
+    assert (s["n"], s["mape"], s["band_n"], s["band_coverage"]) == (2, 25.0, 1, 1.0)
+    # per kernel: each kernel's configurations (here one) on each GPU pair
+    k = ev.totals("kernel")
+    assert len(k.pairs) == 4 and k.summary()["m"]["mape"] == pytest.approx(50.0)
+    # a pair the method could not predict leaves its total out: a total of fewer is none
+    part = Evaluation(d.assign(time_s=[1.0, np.nan, 2.0, 1.0]), [])
+    assert part.totals().pairs[["source", "target"]].values.tolist() == [["t", "s"]]
+    with pytest.raises(ValueError, match="totals"):
+        ev.totals("nope")

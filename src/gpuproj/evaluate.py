@@ -165,6 +165,7 @@ RANDOM_PICK = "random pick"  # gpu_choice's reference row
 # in its last bits
 TIE_RTOL = 1e-9
 MISSING_GROUP = "(missing)"  # summary(by=column): the pairs without a value in that column
+TOTAL_KERNEL = "(all kernels)"  # totals(): the kernel of a total over every kernel
 _METRIC_COLUMNS = ("time_s", "true_s", "low_s", "high_s", "band_low_s", "band_high_s")
 _PAIR_COLUMNS = ["method", "kernel", "config", "source", "target", "source_time_s", "time_s",
                  "low_s", "high_s", "band_low_s", "band_high_s", "limiter"]
@@ -274,6 +275,36 @@ class Evaluation:
         from .combine import combine_sources
 
         return Evaluation(combine_sources(self.pairs, weighted), list(self.skipped))
+
+    def totals(self, by: str | None = None) -> Evaluation:
+        """Each source -> target pair's kernel configurations added up as one application (each
+        run once): per method (and value of the column ``by``, e.g. 'kernel' for the total of
+        each kernel's configurations), the sums of the source, predicted and measured times,
+        and of each bound where every pair added has one (a bound over fewer pairs would bound
+        less than the total; ``PredictionSet.application`` adds a profile's rows alike). An
+        ``Evaluation`` of these totals: its ``summary()`` gives the error and the interval and
+        band coverage of an application's total, which the kernels' do not tell (errors of one
+        sign add up, of opposite signs they cancel, and the longest kernels weigh most).
+        ``kernel`` is TOTAL_KERNEL (or the ``by='kernel'`` value), ``config`` the number of
+        pairs added: a method that predicted fewer of them adds fewer."""
+        d = self.pairs
+        if by is not None and by not in d:
+            raise ValueError(f"totals(by={by!r}): by is None or a column of the pairs "
+                             f"({', '.join(d.columns)})")
+        keys = ["method", "source", "target", *([by] if by else []),
+                # a split's folds stay apart (the held-out GPU's pairs are one fold)
+                *(["fold"] if "fold" in d and by != "fold" else [])]
+        g = d.groupby(keys, sort=False, observed=True, dropna=False)
+        times = ["source_time_s", "time_s", "true_s"]
+        bounds = ["low_s", "high_s", "band_low_s", "band_high_s"]
+        whole = g[times + bounds].sum(min_count=1)
+        # a total of fewer predictions or bounds than pairs is no total
+        whole = whole.where(g[times + bounds].count().eq(g.size(), axis=0))
+        out = whole.reset_index()
+        out["config"] = g.size().to_numpy().astype(str)
+        if by != "kernel":
+            out["kernel"] = TOTAL_KERNEL
+        return Evaluation(out[out["time_s"].notna()].reset_index(drop=True), list(self.skipped))
 
     def ranking(self, by: str | None = None, top: int = TOP_K) -> pd.DataFrame:
         """How well each method ranks the configurations of a kernel on a target: the question
@@ -416,9 +447,11 @@ class Evaluation:
             return self.pairs
         return self.pairs.assign(problem=problem_labels(self.pairs["problem"]))
 
-    def to_json(self, ranking: bool = False, gpu_choice: bool = False) -> dict:
+    def to_json(self, ranking: bool = False, gpu_choice: bool = False,
+                totals: bool = False) -> dict:
         """Metrics as plain data, with ``units`` (``UNITS``); a split adds ``per_fold()``,
-        ``ranking`` adds ``ranking()``, ``gpu_choice`` ``gpu_choice()``."""
+        ``ranking`` adds ``ranking()``, ``gpu_choice`` ``gpu_choice()``, ``totals`` the
+        metrics of ``totals()``."""
         out = {"methods": self.summary(), "per_pair": self.summary("pair"),
                "per_kernel": self.summary("kernel"),
                **({"per_fold": folds} if (folds := self.per_fold()) else {}),
@@ -427,6 +460,8 @@ class Evaluation:
                                    ("gpu_choice", gpu_choice, self.gpu_choice)):
             if wanted:
                 out[key] = records(frame())
+        if totals:
+            out["totals"] = self.totals().summary()
         return out
 
 

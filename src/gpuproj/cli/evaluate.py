@@ -53,6 +53,11 @@ from ._common import (
                    "takes, against a GPU taken at random, and "
                    "the two GPUs each orders wrongly most often; JSON key 'gpu_choice', "
                    "losses in %.")
+@click.option("--totals", is_flag=True,
+              help="Also evaluate applications: each source -> target pair's kernel "
+                   "configurations added up (each run once), per method the error of that total "
+                   "and whether its interval and band (the pairs' bounds added up) hold it; "
+                   "errors of one sign add up, of opposite signs they cancel. JSON key 'totals'.")
 @click.option("--combine-sources", "combine", is_flag=True,
               help="Predict each target from all the other GPUs that measured the kernel "
                    "configuration at once: the geometric mean of their projections, each "
@@ -78,7 +83,7 @@ from ._common import (
               help="With --train: save each fitted learned model as PATH.json + PATH.npz "
                    "(PATH-<method> when several).")
 def evaluate(tables, methods, sources, targets, fmt, reader_options, as_json, ranking, shortlist,
-             gpu_choice, combine, plots_dir, train_tables, split, coverage, save_model):
+             gpu_choice, totals, combine, plots_dir, train_tables, split, coverage, save_model):
     """Predict, for every kernel configuration measured on two or more GPUs and every ordered
     pair of distinct GPUs (s, t), t's time from s's row alone, and compare with t's measurement.
 
@@ -180,7 +185,7 @@ def evaluate(tables, methods, sources, targets, fmt, reader_options, as_json, ra
         if not quiet:  # on stderr as roofline's -o: stdout holds the tables alone
             click.echo(f"wrote {len(paths)} pictures to {plots_dir}", err=True)
     if as_json:
-        out = ev.to_json(ranking=ranking, gpu_choice=gpu_choice)
+        out = ev.to_json(ranking=ranking, gpu_choice=gpu_choice, totals=totals)
         if gpu_choice:
             out["gpu_choice"] = _choice_json(out["gpu_choice"], _most_confused(ev))
         emit_json({**out, "units": _json_units(out["units"]),
@@ -196,6 +201,11 @@ def evaluate(tables, methods, sources, targets, fmt, reader_options, as_json, ra
         _print_ranking(ev, short)
     if gpu_choice:
         _print_gpu_choice(ev)
+    if totals:
+        whole = ev.totals()
+        _print_summary(whole, n_gpus, coverage, None, title=(
+            f"Application totals: {len(whole.pairs)} totals (source -> target pairs, each "
+            "adding every kernel configuration the method predicted for it)"))
 
 
 def _read_tables(paths, fmt, reader_options):
@@ -300,12 +310,14 @@ def _save_models(fitted: list, save_model, quiet: bool) -> None:
             click.echo(f"gpuproj: saved {m.name} to {jpath} (+ .npz)", err=True)
 
 
-def _print_summary(ev, n_gpus: int, coverage, combined_from: str | None) -> list:
+def _print_summary(ev, n_gpus: int, coverage, combined_from: str | None,
+                   title: str | None = None) -> list:
     """The table of every method's metrics, lowest MAPE first; returns the methods in that
     order. ``coverage``: the --coverage given (None without)."""
     how = f" (each from {combined_from}, combined)" if combined_from else ""
     summary = ev.summary()
-    title = f"{len(ev.pairs)} predictions by {len(summary)} method(s) over {n_gpus} GPUs{how}"
+    title = title or (f"{len(ev.pairs)} predictions by {len(summary)} method(s) over {n_gpus} "
+                      f"GPUs{how}")
     caption = _summary_caption(summary, coverage)
     # a split's coverage gets its bootstrap interval over the held-out folds beside it
     ci = ("coverage_ci",) if any(s["coverage_ci"] for s in summary.values()) else ()
