@@ -864,7 +864,8 @@ JSON_NOTES = {
 def run(data_dir, only=None):
     """Every table of ``DATASETS`` (those whose name contains ``only``) evaluated: (results by
     table, markdown sections, the band pairs or None, the evaluations by table). Each result's
-    ``combined`` and ``totals`` are None until ``add_held_out`` fills them in, once the bands are fitted."""
+    ``combined`` and ``totals`` are None until ``add_held_out`` fills them in, once the bands
+    are fitted."""
     from gpuproj.evaluate import applicable_methods, evaluate, records
 
     results, evs = {}, {}
