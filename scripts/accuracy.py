@@ -905,7 +905,7 @@ def run(data_dir, only=None):
                          "skipped_rows": len(table.skipped), "methods": summary,
                          "extensions": ext, "efficiency_report_occupancy": report_occ,
                          "gpu_choice": records(ev.gpu_choice()),
-                         "combined": None, "seconds": round(secs, 1)}
+                         "combined": None, "totals": None, "seconds": round(secs, 1)}
         evs[name] = ev
         best_base, best_ours = best_method(summary, True), best_method(summary, False)
         lines = [f"### {name}", "",
