@@ -34,6 +34,7 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -189,7 +190,26 @@ def summarize(ev: Evaluation) -> dict:
     d = ev.pairs
     by_direction = Evaluation(d.assign(direction=d["source"] + " -> " + d["target"]), [])
     return {"methods": ev.summary(), "per_direction": by_direction.summary("direction"),
-            "per_family": ev.summary("family")}
+            "per_family": ev.summary("family"), "totals": suite_totals(ev)}
+
+
+def suite_totals(ev: Evaluation) -> dict:
+    """{method: {"source -> target": [predicted / measured total, bound low / measured, bound
+    high / measured]}}: the suite as one application that runs each configuration once
+    (``Evaluation.totals``; the learned models' folds added up, each pair predicted by a
+    model that did not train on its family). The bounds are the 90 % band's, a learned
+    model's calibrated interval's (it has no band), None where a pair has neither."""
+    from gpuproj.models import model_class
+
+    whole = Evaluation(ev.pairs.drop(columns=["fold"], errors="ignore"), []).totals().pairs
+    out: dict = {}
+    for r in whole.itertuples():
+        lo, hi = ((r.low_s, r.high_s) if getattr(model_class(r.method), "trained", False)
+                  else (r.band_low_s, r.band_high_s))
+        bound = [lo / r.true_s, hi / r.true_s]
+        out.setdefault(r.method, {})[f"{r.source} -> {r.target}"] = [
+            r.time_s / r.true_s, *(bound if np.isfinite(bound).all() else [None, None])]
+    return out
 
 
 SHARE_EDGES = (0.1, 0.3, 0.5, 0.7, 0.9)
@@ -285,6 +305,29 @@ def method_rows(methods: dict, per: dict, cols: list) -> tuple[list, list]:
     return order, lines
 
 
+def totals_markdown(totals: dict, order: list, dirs: list) -> list:
+    """The suite as one application: each method's total against the measured one, per
+    direction, and whether its 90 % band (a learned model's interval) holds it."""
+    def cell(v):
+        if v is None:
+            return "-"
+        ratio, lo, hi = v
+        held = "" if lo is None else (" (holds)" if lo <= 1 <= hi else
+                                      f" ({lo:.2f}-{hi:.2f}x: misses)")
+        return f"{100 * (ratio - 1):+.1f} %{held}"
+
+    L = ["The suite as one application that runs each configuration once "
+         "(`gpuproj evaluate --totals`): the error of the predicted total, and whether the 90 % "
+         "band of the total (its pairs' bands added up; for the learned models their "
+         "intervals, which they have instead) holds the measured one. Errors of opposite signs "
+         "cancel in a total and the longest kernels weigh most, so the order differs from the "
+         "per-pair one above.", "",
+         "| method | " + " | ".join(dirs) + " |", "|---|" + "---|" * len(dirs)]
+    L += [f"| {m} | " + " | ".join(cell(totals[m].get(d)) for d in dirs) + " |"
+          for m in order if m in totals]
+    return L
+
+
 def report_markdown(res: dict) -> str:
     r = res["report"]
     per = r["per_target"]
@@ -336,6 +379,8 @@ def pair_markdown(res: dict) -> str:
         bw = per.get("bandwidth")
         L.append(f"| {fam} | {per[b]['n']} | {b} {f1(per[b]['mape'])} | "
                  f"{f1(bw['mape']) if bw else '-'} |")
+    if "totals" in s:
+        L += ["", *totals_markdown(s["totals"], order, dirs)]
     if "speedup_by_dram_share" in res:
         L += ["", *share_markdown(res["speedup_by_dram_share"])]
     return "\n".join(L) + "\n"

@@ -86,6 +86,13 @@ def test_both_directions_and_learned_models_never_see_their_family(sc, tmp_path)
     # follow it exactly
     assert bw["h100-sxm5-80gb -> h200-sxm-141gb"]["mape"] == pytest.approx(0.0, abs=0.5)
     assert set(s["per_family"]["rf"]) == {"srivastava", "stencil", "special"}
+    # the suite as one application: the synthetic times follow the bandwidth ratio, so its
+    # total is exact too; the learned models' folds are added into one total per direction
+    total = s["totals"]["bandwidth"]["h100-sxm5-80gb -> h200-sxm-141gb"]
+    assert total[0] == pytest.approx(1.0, abs=0.005)
+    assert set(s["totals"]["rf"]) == set(bw)
+    assert "The suite as one application" in sc.pair_markdown(
+        {"gpus": ["a", "b"], "dates": ["?"], "ncu_rows": 0, "rows": 0, "summary": s})
     assert s["methods"]["residual"]["coverage"] is not None
     # each family's learned predictions come from the fold that held that family out
     for fam, g in ev.pairs[ev.pairs["method"] == "rf"].groupby("family"):
