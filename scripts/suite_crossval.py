@@ -194,22 +194,42 @@ def summarize(ev: Evaluation) -> dict:
 
 
 def suite_totals(ev: Evaluation) -> dict:
-    """{method: {"source -> target": [predicted / measured total, bound low / measured, bound
-    high / measured]}}: the suite as one application that runs each configuration once
+    """The suite as one application that runs each configuration once
     (``Evaluation.totals``; the learned models' folds added up, each pair predicted by a
-    model that did not train on its family). The bounds are the 90 % band's, a learned
-    model's calibrated interval's (it has no band), None where a pair has neither."""
+    model that did not train on its family): ``methods``, {method: {"source -> target":
+    [predicted / measured total, bound low / measured, bound high / measured, predicted /
+    measured over the longest configurations]}}, the bounds the 90 % band's, a learned model's
+    calibrated interval's (it has no band), None where a pair has neither; ``longest``, per
+    direction, the configurations that make half the measured total, longest first, as
+    [kernel, config, share of the total]."""
     from gpuproj.models import model_class
 
-    whole = Evaluation(ev.pairs.drop(columns=["fold"], errors="ignore"), []).totals().pairs
+    d = ev.pairs.drop(columns=["fold"], errors="ignore")
+    longest, heads = {}, {}
+    for (s, t), g in d.drop_duplicates(["kernel", "config", "source", "target"]).groupby(
+            ["source", "target"]):
+        g = g.sort_values("true_s", ascending=False)
+        share = g["true_s"] / g["true_s"].sum()
+        n = int((share.cumsum() < 0.5).sum()) + 1
+        longest[f"{s} -> {t}"] = [[k, c, float(v)] for k, c, v in
+                                  zip(g["kernel"][:n], g["config"][:n], share[:n])]
+        heads[(s, t)] = set(zip(g["kernel"][:n], g["config"][:n]))
+    on_longest = {}
+    for (m, s, t), g in d.groupby(["method", "source", "target"]):
+        top = np.array([(k, c) in heads[(s, t)] for k, c in zip(g["kernel"], g["config"])])
+        # None where the method predicted none of them
+        on_longest[(m, s, t)] = (float(g["time_s"][top].sum() / g["true_s"][top].sum())
+                                 if top.any() else None)
+    whole = Evaluation(d, []).totals().pairs
     out: dict = {}
     for r in whole.itertuples():
         lo, hi = ((r.low_s, r.high_s) if getattr(model_class(r.method), "trained", False)
                   else (r.band_low_s, r.band_high_s))
         bound = [lo / r.true_s, hi / r.true_s]
         out.setdefault(r.method, {})[f"{r.source} -> {r.target}"] = [
-            r.time_s / r.true_s, *(bound if np.isfinite(bound).all() else [None, None])]
-    return out
+            r.time_s / r.true_s, *(bound if np.isfinite(bound).all() else [None, None]),
+            on_longest[(r.method, r.source, r.target)]]
+    return {"methods": out, "longest": longest}
 
 
 SHARE_EDGES = (0.1, 0.3, 0.5, 0.7, 0.9)
@@ -307,24 +327,34 @@ def method_rows(methods: dict, per: dict, cols: list) -> tuple[list, list]:
 
 def totals_markdown(totals: dict, order: list, dirs: list) -> list:
     """The suite as one application: each method's total against the measured one, per
-    direction, and whether its 90 % band (a learned model's interval) holds it."""
+    direction, whether its 90 % band (a learned model's interval) holds it, and how it
+    predicts the few configurations that make half the total."""
     def cell(v):
         if v is None:
             return "-"
-        ratio, lo, hi = v
+        ratio, lo, hi, top = v
         held = "" if lo is None else (" (holds)" if lo <= 1 <= hi else
                                       f" ({lo:.2f}-{hi:.2f}x: misses)")
-        return f"{100 * (ratio - 1):+.1f} %{held}"
+        return f"{100 * (ratio - 1):+.1f} %{held}; " + ("-" if top is None else f"{top:.2f}x")
 
+    def named(rows):
+        return ", ".join(f"{k} {c} ({100 * v:.0f} %)" for k, c, v in rows)
+
+    longest = "; ".join(f"{d}: {named(totals['longest'][d])}" for d in dirs)
     L = ["The suite as one application that runs each configuration once "
-         "(`gpuproj evaluate --totals`): the error of the predicted total, and whether the 90 % "
+         "(`gpuproj evaluate --totals`): the error of the predicted total; whether the 90 % "
          "band of the total (its pairs' bands added up; for the learned models their "
-         "intervals, which they have instead) holds the measured one. Errors of opposite signs "
-         "cancel in a total and the longest kernels weigh most, so the order differs from the "
-         "per-pair one above.", "",
+         "intervals, which they have instead) holds the measured one; and predicted / measured "
+         "over the configurations that make half the measured total, longest first with their "
+         f"share ({longest}). Errors of opposite signs cancel in a total and the longest "
+         "kernels weigh most, so the order differs from the per-pair one above. A pure "
+         "learner predicts ln time from the features; a tree's prediction is a mean of times it "
+         "trained on, so a configuration longer than any of the other families' is predicted "
+         "shorter than it is, and its error becomes the total's; a hybrid's learner predicts "
+         "a ratio to the physics, which carries the scale.", "",
          "| method | " + " | ".join(dirs) + " |", "|---|" + "---|" * len(dirs)]
-    L += [f"| {m} | " + " | ".join(cell(totals[m].get(d)) for d in dirs) + " |"
-          for m in order if m in totals]
+    L += [f"| {m} | " + " | ".join(cell(totals["methods"][m].get(d)) for d in dirs) + " |"
+          for m in order if m in totals["methods"]]
     return L
 
 

@@ -88,9 +88,13 @@ def test_both_directions_and_learned_models_never_see_their_family(sc, tmp_path)
     assert set(s["per_family"]["rf"]) == {"srivastava", "stencil", "special"}
     # the suite as one application: the synthetic times follow the bandwidth ratio, so its
     # total is exact too; the learned models' folds are added into one total per direction
-    total = s["totals"]["bandwidth"]["h100-sxm5-80gb -> h200-sxm-141gb"]
-    assert total[0] == pytest.approx(1.0, abs=0.005)
-    assert set(s["totals"]["rf"]) == set(bw)
+    total = s["totals"]["methods"]["bandwidth"]["h100-sxm5-80gb -> h200-sxm-141gb"]
+    assert total[0] == pytest.approx(1.0, abs=0.005) and total[3] == pytest.approx(1.0, abs=0.005)
+    assert set(s["totals"]["methods"]["rf"]) == set(bw)
+    # the configurations that make half the measured total, longest first
+    top = s["totals"]["longest"]["h100-sxm5-80gb -> h200-sxm-141gb"]
+    shares = [v for *_, v in top]
+    assert shares == sorted(shares, reverse=True) and sum(shares[:-1]) < 0.5 <= sum(shares)
     assert "The suite as one application" in sc.pair_markdown(
         {"gpus": ["a", "b"], "dates": ["?"], "ncu_rows": 0, "rows": 0, "summary": s})
     assert s["methods"]["residual"]["coverage"] is not None
