@@ -138,7 +138,7 @@ CORRECTIONS = (
     Correction("h200-own-run",
                "The H200 SXM's measured ceilings are our own `gpuproj bench` run, not "
                "gpu-benches' maxima for its 'h200' (STREAM triad 3.53 against 4.37 TB/s, L2 "
-               "10.1 against 22.4 TB/s, FP32 FMA 42.6 against 65.1 TFLOP/s)", "787e95c",
+               "10.4 against 22.4 TB/s, FP32 FMA 42.6 against 65.1 TFLOP/s)", "787e95c",
                ("gpu-benches",), {"h200-sxm-141gb": _h200_gpu_benches}),
     Correction("h200-l2-size",
                "The H200 SXM's L2 is 60 MiB and its memory bus 6016 bits, as its CUDA driver "
