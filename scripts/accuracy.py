@@ -983,9 +983,11 @@ def application_totals(ev, table_name, bands=None) -> dict | None:
 def totals_table(results) -> str:
     """Per table: the method of lowest kernel MAPE, its MAPE / median APE over the kernel
     pairs and over the application totals, the method of lowest MAPE on the totals, and the
-    band coverage of the first on kernels and on totals."""
+    band coverage of the first on kernels and on totals; then what the table shows, in
+    words computed from it."""
     lines = ["| table | totals | best on kernels: kernels -> totals | best on totals | "
              "band coverage kernels -> totals |", "|---|---|---|---|---|"]
+    rows = []  # (table, the best on kernels' metrics, whether another is best on totals)
     for name, r in results.items():
         t = r.get("totals")
         if not t:
@@ -1002,6 +1004,24 @@ def totals_table(results) -> str:
         cov = " -> ".join(fmt_frac(t[k][lv]["band_coverage"]) for lv in ("kernels", "totals"))
         lines.append(f"| {name} | {t[k]['totals']['n']} | `{k}` {errors(k, 'kernels')} -> "
                      f"{errors(k, 'totals')} | `{a}` {errors(a, 'totals')} | {cov} |")
+        rows.append((name, t[k], k != a))
+    if rows:
+        lower = [n for n, v, _ in rows if v["totals"]["mape"] < v["kernels"]["mape"]]
+        other = [n for n, _, differs in rows if differs]
+        short = [f"{n} ({fmt_frac(v['totals']['band_coverage'])})" for n, v, _ in rows
+                 if v["totals"]["band_coverage"] is not None
+                 and v["totals"]["band_coverage"] < 0.9]
+        lines += ["", f"The best method on the kernels errs less on the totals on {len(lower)} "
+                  f"of {len(rows)} tables"
+                  + (f" (more on {', '.join(n for n, *_ in rows if n not in lower)})"
+                     if len(lower) < len(rows) else "")
+                  + "; another method is best on the totals on "
+                  + (", ".join(other) if other else "none")
+                  + ". The band of the total holds it on at least 90 % of the GPU pairs on "
+                  + ("every table" if not short else "every table but " + ", ".join(short))
+                  + ": added up, the bands assume that the kernels' errors move together, "
+                  "and where they partly cancel the band of the total is wider than it needs "
+                  "to be."]
     return "\n".join(lines)
 
 
