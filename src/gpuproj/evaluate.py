@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from .errors import GpuprojWarning, InputError
-from .models.base import has_width
+from .models.base import complete_sums, has_width
 from .names import gpu_list
 from .profiles.table import (
     ProfileTable,
@@ -297,10 +297,7 @@ class Evaluation:
         g = d.groupby(keys, sort=False, observed=True, dropna=False)
         times = ["source_time_s", "time_s", "true_s"]
         bounds = ["low_s", "high_s", "band_low_s", "band_high_s"]
-        whole = g[times + bounds].sum(min_count=1)
-        # a total of fewer predictions or bounds than pairs is no total
-        whole = whole.where(g[times + bounds].count().eq(g.size(), axis=0))
-        out = whole.reset_index()
+        out = complete_sums(g[times + bounds]).reset_index()
         out["config"] = g.size().to_numpy().astype(str)
         if by != "kernel":
             out["kernel"] = TOTAL_KERNEL

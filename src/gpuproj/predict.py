@@ -30,7 +30,7 @@ from .combine import COMBINED, combine_sources
 from .errors import GpuprojError, GpuprojWarning, InputError, InputWarning
 from .models import MODELS, get_model, method_list, model_class
 from .models.bands import load_bands
-from .models.base import LIMITER_MEANINGS, Model, Prediction, has_width
+from .models.base import LIMITER_MEANINGS, Model, Prediction, complete_sums, has_width
 from .models.common import roofline_times
 from .names import gpu_list, name_list
 from .profiles.table import (
@@ -197,8 +197,7 @@ class PredictionSet:
             return None
         d = self.table()
         w = d["measured_s"] * d["launches"]
-        by = w.groupby([d["method"].astype(str), d["target"].astype(str)])
-        total = by.sum(min_count=1).where(by.count() == by.size())
+        total = complete_sums(w.groupby([d["method"].astype(str), d["target"].astype(str)]))
         out: dict = {}
         for (m, t), v in total.items():
             out.setdefault(m, {})[t] = v

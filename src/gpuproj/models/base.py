@@ -113,10 +113,17 @@ class Prediction:
         by = g.groupby("target", sort=False, observed=True)
         out = by.sum(min_count=1)
         bounds = ["low_s", "high_s", "band_low_s", "band_high_s"]
-        out[bounds] = out[bounds].where(by[bounds].count().eq(by.size(), axis=0))
+        out[bounds] = complete_sums(by[bounds])
         out["speedup"] = out["source_time_s"] / out["time_s"]
         out["rows"] = by.size()
         return out.reset_index()
+
+
+def complete_sums(grouped) -> pd.DataFrame:
+    """Per group and column of ``grouped`` (a pandas groupby), the sum of its values where every
+    row of the group has one, else NaN: a total over fewer rows (a time or a bound a row
+    lacks) is no total, and would read as one."""
+    return grouped.sum(min_count=1).where(grouped.count().eq(grouped.size(), axis=0))
 
 
 class Model:
