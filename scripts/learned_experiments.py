@@ -359,6 +359,9 @@ def logo(data, name, fmt, files, log):
            # each held-out GPU from all the others at once, the analytical projections weighed
            # by their bands fitted without this data source, the learned ones by their intervals
            "combined": summary_of(with_bands(ev, bands_without(fmt)).combined()),
+           # each (source, held-out GPU) pair's configurations added up: an application's
+           # total (``Evaluation.totals``), the intervals added up too
+           "totals": summary_of(ev.totals()),
            "seconds": round(time.time() - t0, 1)}
     log(f"logo {name}: {res['seconds']} s")
     return res
@@ -417,6 +420,33 @@ def combined_markdown(lg) -> list:
         h, a, p_ = (c[f"validated {f}"] for f in ("hybrid", "analytical", "pure learner"))
         ok = [h[k] < min(a[k], p_[k]) for k in ("mape", "median_ape")]
         L.append(f"| {name} | " + " | ".join(cells)
+                 + f" | {', '.join('yes' if o else 'no' for o in ok)} | {cov_cell(h)} |")
+    return L
+
+
+def totals_markdown(lg) -> list:
+    """The families chosen on the training GPUs, on the kernel pairs and on the application
+    totals (each source and held-out GPU's configurations added up)."""
+    fams = ("analytical", "pure learner", "hybrid")
+    L = ["", "Application totals (`gpuproj evaluate --split gpu --totals`, docs/accuracy.md "
+         "\"Application totals\"): each source's configurations of the held-out GPU added up, "
+         "one total per source and held-out GPU; the methods chosen per fold as above. Kernel "
+         "pairs -> totals, MAPE / median APE, and the coverage of the hybrid's interval of "
+         "the total (its pairs' intervals added up):", "",
+         "| table | totals | " + " | ".join(f"validated {f}" for f in fams)
+         + " | hybrid beats both on totals (MAPE, median) | hybrid coverage of totals |",
+         "|---" * 7 + "|"]
+    for name, r in lg.items():
+        t = r.get("totals")
+        if not t:
+            continue
+        one = r["methods"]
+        cells = [f"{f1(one[f'validated {f}']['mape'])} / {f1(one[f'validated {f}']['median_ape'])}"
+                 f" -> {f1(t[f'validated {f}']['mape'])} / {f1(t[f'validated {f}']['median_ape'])}"
+                 for f in fams]
+        h, a, p_ = (t[f"validated {f}"] for f in ("hybrid", "analytical", "pure learner"))
+        ok = [h[k] < min(a[k], p_[k]) for k in ("mape", "median_ape")]
+        L.append(f"| {name} | {h['n']} | " + " | ".join(cells)
                  + f" | {', '.join('yes' if o else 'no' for o in ok)} | {cov_cell(h)} |")
     return L
 
@@ -735,6 +765,8 @@ def markdown(res) -> str:
             L += choice_markdown(lg)
         if any("combined" in r for r in lg.values()):
             L += combined_markdown(lg)
+        if any("totals" in r for r in lg.values()):
+            L += totals_markdown(lg)
         L.append("")
     if res.get("notes"):
         L += ["### Notes", ""] + [f"- {n}" for n in res["notes"]] + [""]

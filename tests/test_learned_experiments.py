@@ -100,3 +100,18 @@ def test_table6_quotes_the_reports_numbers_as_printed(le):
     assert rows["Gradient boosting"] == ["336.25", "87.74", "107.82"]
     assert rows["kNN"] == ["287.08", "88.55", "186.38"]
     assert rows["Linear"] == ["1390.91", "416.62", "1253.85"]
+
+
+def test_totals_table_compares_the_validated_families_on_kernels_and_totals(le):
+    def m(mape, med, cov=None):
+        return {"n": 12, "mape": mape, "median_ape": med, "coverage": cov,
+                "interval_width": 1.0 if cov is not None else None, "coverage_ci": None}
+
+    fams = ("analytical", "pure learner", "hybrid")
+    lg = {"t": {"methods": {f"validated {f}": m(20.0, 10.0) for f in fams},
+                "totals": {"validated analytical": m(15.0, 9.0),
+                           "validated pure learner": m(60.0, 50.0),
+                           "validated hybrid": m(12.0, 9.5, 0.75)}}}
+    row = [line for line in le.totals_markdown(lg) if line.startswith("| t |")]
+    assert row == ["| t | 12 | 20.0 / 10.0 -> 15.0 / 9.0 | 20.0 / 10.0 -> 60.0 / 50.0 | "
+                   "20.0 / 10.0 -> 12.0 / 9.5 | yes, no | 75.0 |"]
