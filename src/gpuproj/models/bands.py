@@ -178,9 +178,9 @@ def bands_without_source(source: str, bands: dict | None = None) -> dict | None:
     None where the bands file (``bands``, as ``load_bands`` returns it; None: the shipped one)
     has none for it (a table of no public data source)."""
     bands = load_bands() if bands is None else bands
-    for name, bands in bands.get("without_source", {}).items():
+    for name, fitted in bands.get("without_source", {}).items():
         if name.startswith(source):
-            return bands
+            return fitted
     return None
 
 
