@@ -858,7 +858,9 @@ JSON_NOTES = {
                             "the table's data source (out of sample); no_band counts the pairs "
                             "of a cell no other source has a band for, left out of covered/n",
     "combined": "per table (tables.*.combined): bands fitted without the table's data source "
-                "(bands_without_format)"}
+                "(bands_without_format)",
+    "totals": "per table and method (tables.*.totals): kernel pairs and application totals "
+              "(Evaluation.totals), both with the bands fitted without the table's data source"}
 
 
 def run(data_dir, only=None):
