@@ -409,8 +409,18 @@ def combined_markdown(lg) -> list:
          "| table | " + " | ".join(f"validated {f}" for f in fams)
          + " | hybrid beats both, all sources (MAPE, median) | hybrid coverage, all sources |",
          "|---" * 6 + "|"]
+    return L + family_rows(lg, "combined")
+
+
+def family_rows(lg, key, count=False) -> list:
+    """Table rows of each family's validated choice per table: MAPE / median APE on the pairs
+    -> on ``key``'s (``combined``, ``totals``), whether the hybrid beats both others there,
+    and the coverage of its interval there; ``count``: the number of ``key``'s predictions
+    after the table's name."""
+    fams = ("analytical", "pure learner", "hybrid")
+    L = []
     for name, r in lg.items():
-        c = r.get("combined")
+        c = r.get(key)
         if not c:
             continue
         one = r["methods"]
@@ -419,7 +429,7 @@ def combined_markdown(lg) -> list:
                  for f in fams]
         h, a, p_ = (c[f"validated {f}"] for f in ("hybrid", "analytical", "pure learner"))
         ok = [h[k] < min(a[k], p_[k]) for k in ("mape", "median_ape")]
-        L.append(f"| {name} | " + " | ".join(cells)
+        L.append(f"| {name} | " + (f"{h['n']} | " if count else "") + " | ".join(cells)
                  + f" | {', '.join('yes' if o else 'no' for o in ok)} | {cov_cell(h)} |")
     return L
 
@@ -436,19 +446,7 @@ def totals_markdown(lg) -> list:
          "| table | totals | " + " | ".join(f"validated {f}" for f in fams)
          + " | hybrid beats both on totals (MAPE, median) | hybrid coverage of totals |",
          "|---" * 7 + "|"]
-    for name, r in lg.items():
-        t = r.get("totals")
-        if not t:
-            continue
-        one = r["methods"]
-        cells = [f"{f1(one[f'validated {f}']['mape'])} / {f1(one[f'validated {f}']['median_ape'])}"
-                 f" -> {f1(t[f'validated {f}']['mape'])} / {f1(t[f'validated {f}']['median_ape'])}"
-                 for f in fams]
-        h, a, p_ = (t[f"validated {f}"] for f in ("hybrid", "analytical", "pure learner"))
-        ok = [h[k] < min(a[k], p_[k]) for k in ("mape", "median_ape")]
-        L.append(f"| {name} | {h['n']} | " + " | ".join(cells)
-                 + f" | {', '.join('yes' if o else 'no' for o in ok)} | {cov_cell(h)} |")
-    return L
+    return L + family_rows(lg, "totals", count=True)
 
 
 def fold_error_markdown(lg) -> list:
