@@ -410,7 +410,8 @@ def error_bands(pairs: pd.DataFrame, coverage=0.9, results=None):
     pct = f"{100 * coverage:g} %"
     point, spread = point_interval_methods(results) if results else ((), ())
     own_interval = (f", which is the case for {' and '.join(f'`{m}`' for m in point)} on every "
-                    "table here (no coverage above)" if point else "")
+                    "public table here (no coverage above; our suite's ncu rows give several "
+                    "levels, docs/results/suite.md)" if point else "")
     if "hierarchical-ext" in spread:
         own_interval += ("; `hierarchical-ext`'s also spans the alternatives of its extensions "
                          "(the issue-rate range, the block-slot fill, a working set near a "

@@ -438,13 +438,13 @@ def test_error_bands_prose_says_what_the_numbers_say():
     near = cov.xs(BUCKETS[0], level="bucket").mean()
     far = cov.xs(BUCKETS[-1], level="bucket").mean()
     assert f"plain log error {100 * near:.0f} / {100 * far:.0f}" in line
-    assert "hierarchical` on every table" not in md
+    assert "hierarchical` on every public table" not in md
     point = {"coverage": None}
     spread = {"coverage": 0.5}
     res = {"t": {"methods": {"hierarchical": point, "hierarchical-ext": spread}}}
     _, md, _ = acc.error_bands(pairs, results=res)
-    assert "the case for `hierarchical` on every table" in md and "hence its coverage" in md
+    assert "the case for `hierarchical` on every public table" in md and "hence its coverage" in md
     res = {"t": {"methods": {"hierarchical": spread, "hierarchical-ext": point}}}
     _, md, _ = acc.error_bands(pairs, coverage=0.8, results=res)
-    assert "the case for `hierarchical-ext` on every table" in md
+    assert "the case for `hierarchical-ext` on every public table" in md
     assert "hence its coverage" not in md and "## Error bands (measured, 80 %)" in md
