@@ -764,17 +764,20 @@ def bands_without_format(fmt, bands=None) -> dict | None:
     return bands_without_source(fmt, bands)
 
 
-def combined_sources(ev, table_name, bands=None) -> dict | None:
+def held_out_evaluation(ev, table_name, bands=None):
+    """``ev`` with the bands fitted without the table's data source (``with_bands`` of
+    ``bands_without_format`` of ``bands``, the bands this run fitted; None: the shipped file,
+    which a run writes only at its end, so that it holds the previous run's bands); None where
+    there are none."""
+    fitted = bands_without_format(FORMAT[table_name], bands)
+    return None if fitted is None else with_bands(ev, fitted)
+
+
+def combined_sources(held) -> dict:
     """Each target predicted from all other GPUs at once (``Evaluation.combined``), per method
     with a band: MAPE, median APE and band coverage from one source (the mean over sources, as
-    everywhere else), combined with equal weights, and combined with the band weights; the
-    bands fitted without the table's data source (``bands_without_format`` of ``bands``, the
-    bands this run fitted; None: the shipped file, which a run writes only at its end, so that
-    it holds the previous run's bands)."""
-    fitted = bands_without_format(FORMAT[table_name], bands)
-    if fitted is None:
-        return None
-    held = with_bands(ev, fitted)
+    everywhere else), combined with equal weights, and combined with the band weights; ``held``
+    as ``held_out_evaluation`` returns it."""
     single = held.summary()
     equal = held.combined(weighted=False).summary()
     comb = held.combined()
@@ -964,21 +967,18 @@ def run(data_dir, only=None):
 def add_held_out(results, evs, bands=None) -> None:
     """Fill in each result's ``combined`` (``combined_sources``) and ``totals``
     (``application_totals``) from the bands this run fitted (``bands``; None: the shipped
-    file, for a partial run that does not refit them)."""
+    file, for a partial run that does not refit them); None where a table has none."""
     for name, ev in evs.items():
-        results[name]["combined"] = combined_sources(ev, name, bands)
-        results[name]["totals"] = application_totals(ev, name, bands)
+        # one held-out evaluation for both: with_bands walks every pair in Python
+        held = held_out_evaluation(ev, name, bands)
+        results[name]["combined"] = None if held is None else combined_sources(held)
+        results[name]["totals"] = None if held is None else application_totals(held)
 
 
-def application_totals(ev, table_name, bands=None) -> dict | None:
+def application_totals(held) -> dict:
     """Each ordered GPU pair's kernel configurations added up as one application
     (``Evaluation.totals``): per method, the metrics of its kernel pairs and of its totals,
-    both with the bands fitted without the table's data source (``bands_without_format``);
-    None where there are none."""
-    fitted = bands_without_format(FORMAT[table_name], bands)
-    if fitted is None:
-        return None
-    held = with_bands(ev, fitted)
+    both with the held-out bands of ``held`` (``held_out_evaluation``)."""
     kernels, totals = held.summary(), held.totals().summary()
     return {m: {"kernels": kernels[m], "totals": totals[m]} for m in totals}
 

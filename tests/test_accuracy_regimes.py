@@ -144,7 +144,7 @@ def test_several_sources_table_uses_held_out_bands():
     assert np.allclose(bw["band_low_s"], want[0]) and np.allclose(bw["band_high_s"], want[1])
     assert d.loc[d["method"] == "same", "band_low_s"].isna().all()
     held = load_bands()["without_source"]["kerneltuner"]
-    c = acc.combined_sources(ev, "kerneltuner convolution")
+    c = acc.combined_sources(acc.held_out_evaluation(ev, "kerneltuner convolution"))
     assert set(c["methods"]) == {m for m in ("same", "bandwidth") if m in held}
     comb = acc.with_bands(ev, held).combined().summary()["bandwidth"]
     assert c["methods"]["bandwidth"]["weighted"]["mape"] == comb["mape"]
@@ -374,13 +374,13 @@ def test_several_sources_weigh_by_the_bands_this_run_fitted():
                            "cross_arch": {"lo": -2.0, "hi": 0.1}}}
     bands = {"methods": other, "without_source": {"kerneltuner": fitted}}
     want = acc.with_bands(ev, fitted).combined().summary()["bandwidth"]
-    c = acc.combined_sources(ev, "kerneltuner convolution", bands)
+    c = acc.combined_sources(acc.held_out_evaluation(ev, "kerneltuner convolution", bands))
     assert set(c["methods"]) == {"bandwidth"}
     assert c["methods"]["bandwidth"]["weighted"] == want
     leave_out = acc.NOT_IN_BANDS[0]
     assert acc.bands_without_format(acc.FORMAT[leave_out], bands) is other
     assert acc.bands_without_format("neusight", bands) is None
-    g = acc.combined_sources(ev, leave_out, bands)
+    g = acc.combined_sources(acc.held_out_evaluation(ev, leave_out, bands))
     assert g["methods"]["bandwidth"]["weighted"] == \
         acc.with_bands(ev, other).combined().summary()["bandwidth"]
     results = {"kerneltuner convolution": {"combined": None}}
