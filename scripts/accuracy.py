@@ -911,7 +911,8 @@ def run(data_dir, only=None):
                          "skipped_rows": len(table.skipped), "methods": summary,
                          "extensions": ext, "efficiency_report_occupancy": report_occ,
                          "gpu_choice": records(ev.gpu_choice()),
-                         "combined": None, "totals": None, "seconds": round(secs, 1)}
+                         "combined": None, "totals": None, "totals_fitted_band": None,
+                         "seconds": round(secs, 1)}
         evs[name] = ev
         best_base, best_ours = best_method(summary, True), best_method(summary, False)
         lines = [f"### {name}", "",
@@ -967,29 +968,100 @@ def run(data_dir, only=None):
 def add_held_out(results, evs, bands=None) -> None:
     """Fill in each result's ``combined`` (``combined_sources``) and ``totals``
     (``application_totals``) from the bands this run fitted (``bands``; None: the shipped
-    file, for a partial run that does not refit them); None where a table has none."""
+    file, for a partial run that does not refit them), None where a table has none; and
+    ``totals_fitted_band`` (``totals_fitted_bands``), which needs every table's totals."""
     for name, ev in evs.items():
         # one held-out evaluation for both: with_bands walks every pair in Python
         held = held_out_evaluation(ev, name, bands)
         results[name]["combined"] = None if held is None else combined_sources(held)
         results[name]["totals"] = None if held is None else application_totals(held)
+    for name, fitted in totals_fitted_bands(evs).items():
+        results[name]["totals_fitted_band"] = fitted
 
 
 def application_totals(held) -> dict:
     """Each ordered GPU pair's kernel configurations added up as one application
     (``Evaluation.totals``): per method, the metrics of its kernel pairs and of its totals,
-    both with the held-out bands of ``held`` (``held_out_evaluation``)."""
+    both with the held-out bands of ``held`` (``held_out_evaluation``), and how far the
+    kernels' errors on a pair move together (``pair_dependence``)."""
     kernels, totals = held.summary(), held.totals().summary()
-    return {m: {"kernels": kernels[m], "totals": totals[m]} for m in totals}
+    dependence = pair_dependence(held.pairs)
+    return {m: {"kernels": kernels[m], "totals": totals[m], **dependence.get(m, {})}
+            for m in totals}
+
+
+def pair_dependence(pairs) -> dict:
+    """Per method with a band on every pair of some GPU pair: ``between_pairs``, the share of
+    the variance of the band score z (``bands.scores``) that lies between the ordered GPU
+    pairs (1 - within-pair sum of squares / total sum of squares: 1 where a pair's kernels
+    all err alike, near 0 where the pair says nothing of a kernel's error), and
+    ``independent_band_coverage``, how often the band of a total would hold it were the
+    kernels' errors independent: the total's prediction -/+ the root of the summed squares of
+    its pairs' distances to their band bounds, in place of their sum (the rule
+    ``Evaluation.totals`` follows, which assumes they move as one)."""
+    from gpuproj.models.bands import scores
+
+    d = pairs[pairs["band_low_s"].notna() & pairs["band_high_s"].notna()]
+    d = d.assign(z=scores(d), down=(d["time_s"] - d["band_low_s"]) ** 2,
+                 up=(d["band_high_s"] - d["time_s"]) ** 2)
+    d = d[np.isfinite(d["z"])]
+    out = {}
+    for m, g in d.groupby("method", sort=True, observed=True):
+        by_pair = g.groupby(["source", "target"], sort=False, observed=True)
+        within = ((g["z"] - by_pair["z"].transform("mean")) ** 2).sum()
+        total = ((g["z"] - g["z"].mean()) ** 2).sum()
+        t = by_pair[["time_s", "true_s", "down", "up"]].sum()
+        low, high = t["time_s"] - np.sqrt(t["down"]), t["time_s"] + np.sqrt(t["up"])
+        out[str(m)] = {"between_pairs": float(1 - within / total) if total > 0 else None,
+                       "independent_band_coverage":
+                           float(((t["true_s"] >= low) & (t["true_s"] <= high)).mean())}
+    return out
+
+
+def totals_fitted_bands(evs) -> dict:
+    """The alternative to adding the kernels' bands: a band fitted on application totals
+    themselves (the bands' own rule, ``fit_bands``, on every table's ``Evaluation.totals``),
+    without the table's data source, as the kernels' held-out bands are (the gpu-benches
+    tables, which the bands leave out: fitted on all the others; our suite's totals are not
+    in it). Per table and method: the coverage, median width ((high - low) / predicted) and
+    number of the totals it holds."""
+    from gpuproj.models.bands import band_of, fit_bands, leave_one_source_out
+
+    frames = {name: band_pairs(ev.totals(), name) for name, ev in evs.items()}
+    fit_on = pd.concat([f for n, f in frames.items() if n not in NOT_IN_BANDS],
+                       ignore_index=True)
+    if fit_on.empty:
+        return {}
+    held, everything = leave_one_source_out(fit_on), fit_bands(fit_on)
+    out = {}
+    for name, f in frames.items():
+        fitted = everything if name in NOT_IN_BANDS else held.get(name.split(" ")[0], {})
+        for m, g in f.groupby("method", sort=True):
+            q = np.array([[fitted.get(m, {}).get(c, {}).get(b, np.nan) for b in ("lo", "hi")]
+                          for c in g["cell"]], float).reshape(len(g), 2)
+            has = np.isfinite(q[:, 0])
+            if not has.any():
+                continue
+            low, high = band_of(g["time_s"][has], g["source_time_s"][has], q[has, 0], q[has, 1])
+            true = g["true_s"].to_numpy(float)[has]
+            out.setdefault(name, {})[str(m)] = {
+                "coverage": float(((true >= low) & (true <= high)).mean()),
+                # as Evaluation.summary's band_width, so that the two compare
+                "width": float(np.median((high - low) / g["time_s"].to_numpy(float)[has])),
+                "n": int(has.sum())}
+    return out
 
 
 def totals_table(results) -> str:
     """Per table: the method of lowest kernel MAPE, its MAPE / median APE over the kernel
-    pairs and over the application totals, the method of lowest MAPE on the totals, and the
-    band coverage of the first on kernels and on totals; then what the table shows, in
-    words computed from it."""
+    pairs and over the application totals, the method of lowest MAPE on the totals, the band
+    coverage of the first on kernels and on totals, how far its kernels' errors on a pair
+    move together and what the band of a total would hold were they independent
+    (``pair_dependence``); then what the table shows, in words computed from it."""
     lines = ["| table | totals | best on kernels: kernels -> totals | best on totals | "
-             "band coverage kernels -> totals |", "|---|---|---|---|---|"]
+             "band coverage kernels -> totals | score variance between GPU pairs | "
+             "band coverage of totals, errors taken as independent |",
+             "|---|---|---|---|---|---|---|"]
     rows = []  # (table, the best on kernels' metrics, whether another is best on totals)
     for name, r in results.items():
         t = r.get("totals")
@@ -1006,26 +1078,62 @@ def totals_table(results) -> str:
         k, a = best("kernels"), best("totals")
         cov = " -> ".join(fmt_frac(t[k][lv]["band_coverage"]) for lv in ("kernels", "totals"))
         lines.append(f"| {name} | {t[k]['totals']['n']} | `{k}` {errors(k, 'kernels')} -> "
-                     f"{errors(k, 'totals')} | `{a}` {errors(a, 'totals')} | {cov} |")
+                     f"{errors(k, 'totals')} | `{a}` {errors(a, 'totals')} | {cov} | "
+                     f"{fmt_frac(t[k].get('between_pairs'))} | "
+                     f"{fmt_frac(t[k].get('independent_band_coverage'))} |")
         rows.append((name, t[k], k != a))
-    if rows:
-        lower = [n for n, v, _ in rows if v["totals"]["mape"] < v["kernels"]["mape"]]
-        other = [n for n, _, differs in rows if differs]
-        short = [f"{n} ({fmt_frac(v['totals']['band_coverage'])})" for n, v, _ in rows
-                 if v["totals"]["band_coverage"] is not None
-                 and v["totals"]["band_coverage"] < 0.9]
-        lines += ["", f"The best method on the kernels errs less on the totals on {len(lower)} "
-                  f"of {len(rows)} tables"
-                  + (f" (more on {', '.join(n for n, *_ in rows if n not in lower)})"
-                     if len(lower) < len(rows) else "")
-                  + "; another method is best on the totals on "
-                  + (", ".join(other) if other else "none")
-                  + ". The band of the total holds it on at least 90 % of the GPU pairs on "
-                  + ("every table" if not short else "every table but " + ", ".join(short))
-                  + ": added up, the bands assume that the kernels' errors move together, "
-                  "and where they partly cancel the band of the total is wider than it needs "
-                  "to be."]
+    if not rows:
+        return "\n".join(lines)
+    lower = [n for n, v, _ in rows if v["totals"]["mape"] < v["kernels"]["mape"]]
+    other = [n for n, _, differs in rows if differs]
+    short = [f"{n} ({fmt_frac(v['totals']['band_coverage'])})" for n, v, _ in rows
+             if v["totals"]["band_coverage"] is not None
+             and v["totals"]["band_coverage"] < 0.9]
+    banded = [v for _, v, _ in rows if v.get("between_pairs") is not None]
+    lines += ["", f"The best method on the kernels errs less on the totals on {len(lower)} "
+              f"of {len(rows)} tables"
+              + (f" (more on {', '.join(n for n, *_ in rows if n not in lower)})"
+                 if len(lower) < len(rows) else "")
+              + "; another method is best on the totals on "
+              + (", ".join(other) if other else "none")
+              + ". The band of the total holds it on at least 90 % of the GPU pairs on "
+              + ("every table" if not short else "every table but " + ", ".join(short))
+              + "."]
+    if banded:
+        share = [v["between_pairs"] for v in banded]
+        indep = [v["independent_band_coverage"] for v in banded]
+        lines[-1] += (
+            f" Adding the kernels' bands assumes that their errors on a GPU pair move as one. "
+            f"They share a part: {fmt_frac(min(share))} to {fmt_frac(max(share))} of the band "
+            f"score's variance lies between the GPU pairs (the pair sets part of the error, "
+            f"the kernel the rest), and in a total of many kernels the shared part is what "
+            f"remains, as the kernels' own parts cancel. Taken as independent (the root of the "
+            f"summed squares of the kernels' distances to their bounds), the band of the total "
+            f"would hold {fmt_frac(min(indep))} to {fmt_frac(max(indep))} of the totals, not "
+            f"90 %."
+            + fitted_band_sentence(results))
     return "\n".join(lines)
+
+
+def fitted_band_sentence(results) -> str:
+    """The totals' bands added up against bands fitted on totals (``totals_fitted_bands``),
+    over every method and table that has both: mean coverage and mean median width."""
+    both = [(f, r["totals"][m]["totals"]) for r in results.values()
+            for m, f in (r.get("totals_fitted_band") or {}).items()
+            if (r.get("totals") or {}).get(m, {}).get("totals", {}).get("band_coverage")
+            is not None]
+    if not both:
+        return ""
+    fitted = np.mean([(f["coverage"], f["width"]) for f, _ in both], axis=0)
+    summed = np.mean([(s["band_coverage"], s["band_width"]) for _, s in both], axis=0)
+    return (f" Nor does a band fitted on the totals themselves, the bands' rule applied to "
+            f"every table's totals without the table's data source (our suite's totals not "
+            f"among them), serve them better: over the {len(both)} (method, table) cells that "
+            f"have both, it holds {fmt_frac(fitted[0])} of the totals with a median width "
+            f"of {fitted[1]:.2f} x the prediction (high - low; the mean over them), the summed "
+            f"bands {fmt_frac(summed[0])} with {summed[1]:.2f}. Its scores come from one "
+            f"application per GPU pair and table, the kernels' bands from every kernel. "
+            f"`gpuproj predict` adds the bounds.")
 
 
 # our own collections in the bands (their accuracy tables are scripts/suite_crossval.py's)

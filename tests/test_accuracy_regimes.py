@@ -400,6 +400,58 @@ def test_several_sources_weigh_by_the_bands_this_run_fitted():
     assert f"errs less on the totals on {int(lower)} of 1 tables" in text
     assert "another method is best on the totals on none" in text
 
+    # the words: every number computed from the results
+    dep = r["totals"]["bandwidth"]
+    assert f"{acc.fmt_frac(dep['between_pairs'])} to " in text
+    assert f"would hold {acc.fmt_frac(dep['independent_band_coverage'])} to " in text
+
+
+def test_pair_dependence_by_hand():
+    # two kernels on each of two GPU pairs, each predicted at its source time (d = 1, so the
+    # band score is ln(measured / predicted)) with the band [0.5, 1.5] s around 1 s
+    import pandas as pd
+
+    acc = load_script("accuracy")
+
+    def pairs(true):
+        return pd.DataFrame({"method": "m", "source": ["a", "a", "b", "b"],
+                             "target": ["b", "b", "a", "a"], "time_s": 1.0,
+                             "source_time_s": 1.0, "true_s": true, "band_low_s": 0.5,
+                             "band_high_s": 1.5})
+
+    # errors set by the pair alone (x1.4 on a -> b, x0.6 on b -> a): all variance between pairs
+    d = acc.pair_dependence(pairs([1.4, 1.4, 0.6, 0.6]))["m"]
+    assert d["between_pairs"] == pytest.approx(1.0)
+    # summed, the bands of the totals are [1, 3] s: both 2.8 and 1.2 s inside; as independent
+    # errors, 2 -/+ sqrt(0.5^2 + 0.5^2) = [1.29, 2.71] s: both outside
+    assert d["independent_band_coverage"] == 0.0
+    # opposite errors within each pair, the same on both pairs: no variance between them,
+    # and the totals (2 s) inside either band
+    d = acc.pair_dependence(pairs([1.4, 1 / 1.4, 1.4, 1 / 1.4]))["m"]
+    assert d["between_pairs"] == pytest.approx(0.0, abs=1e-12)
+    assert d["independent_band_coverage"] == 1.0
+
+
+def test_totals_fitted_band_is_fitted_without_the_tables_source():
+    # a table's totals band comes from the other data sources' totals alone: scaling its own
+    # measured times changes its coverage, not its band, and changes the others' bands
+    acc = load_script("accuracy")
+    data = Path(__file__).parent / "data"
+    evs = {"kerneltuner convolution": evaluate(load(data / "kerneltuner-4gpus-convolution.csv"),
+                                               ["same", "bandwidth"]),
+           "neusight conv": evaluate(load(data / "neusight-5gpus-conv.csv"), ["same", "bandwidth"]),
+           "amaris-rodinia bpnn_adjust_weights": evaluate(
+               load(data / "amaris-9gpus-bpnn_adjust_weights.csv"), ["same", "bandwidth"])}
+    before = acc.totals_fitted_bands(evs)
+    ev = evs["neusight conv"]
+    evs["neusight conv"] = type(ev)(ev.pairs.assign(true_s=ev.pairs["true_s"] * 3), [])
+    after = acc.totals_fitted_bands(evs)
+    for m in ("same", "bandwidth"):
+        assert after["neusight conv"][m]["width"] == before["neusight conv"][m]["width"]
+        assert after["kerneltuner convolution"][m]["width"] != \
+            before["kerneltuner convolution"][m]["width"]
+    assert after["neusight conv"]["same"]["coverage"] != before["neusight conv"]["same"]["coverage"]
+
 
 def _band_pairs(seed=0):
     """Synthetic band pairs: three data sources of two tables each, two methods."""
