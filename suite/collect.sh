@@ -224,7 +224,7 @@ profile_cmd() {  # OUTCSV BINARY ARGS... : gpuproj profile, else ncu with gpupro
   else
     local metrics
     metrics="$("$PY" -c 'from gpuproj.profiles.readers.ncu_csv import NCU_METRICS; print(",".join(NCU_METRICS))' 2>/dev/null)"
-    [ -n "$metrics" ] || metrics="gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_bytes.sum,l1tex__t_bytes.sum,smsp__inst_executed.sum,smsp__thread_inst_executed.sum,launch__grid_size,launch__block_size,launch__registers_per_thread"
+    [ -n "$metrics" ] || metrics="gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_bytes.sum,lts__t_sectors_srcunit_tex.sum,l1tex__t_bytes.sum,smsp__inst_executed.sum,smsp__thread_inst_executed.sum,launch__grid_size,launch__block_size,launch__registers_per_thread"
     "$NCU" --csv --page raw --print-units base --clock-control none --metrics "$metrics" --kernel-name "regex:$KFILTER" \
       --log-file "$out" "$@"
   fi

@@ -277,6 +277,44 @@ def test_metric_list_is_the_mapping_table():
     assert len(names) == len(set(names)) == len(ncu_csv.NCU_METRICS)
 
 
+SUITE_NCU = Path(__file__).parents[1] / "data" / "suite"
+
+
+@pytest.mark.parametrize("gpu, l2", [("h100-sxm5-80gb", 305597280), ("h200-sxm-141gb", 304938176)])
+def test_l2_bytes_count_a_far_partition_lookup_twice(gpu, l2):
+    """docs/ncu.md, "L2 bytes on a partitioned L2": the suite's vector_add over 2^24 floats
+    (srivastava-xlarge) reads a and b and writes c once each, so its L1 sends 12 x 2^24 bytes to
+    the L2, while lts__t_bytes (l2_bytes, the value printed) is 1.52 x that on the H100 and
+    the H200: the sectors homed in the far L2 partition are looked up twice. These profiles
+    predate l2_tex_sectors, and l2_bytes stays lts__t_bytes."""
+    v = _real(load(SUITE_NCU / gpu / "ncu" / "srivastava-xlarge.csv")).loc["vector_add"]
+    assert v["l1_bytes"] == 12 * 2**24 and v["l2_bytes"] == l2
+    assert 1.5 < v["l2_bytes"] / v["l1_bytes"] < 1.53
+    assert v["l2_tex_sectors"] != v["l2_tex_sectors"]  # NaN: not collected then
+
+
+@pytest.mark.parametrize("unit, scale", [("sector", 1), ("Ksector", 1000)])
+def test_l1tex_lookups_at_the_l2_are_read_beside_l2_bytes(tmp_path, unit, scale):
+    """lts__t_sectors_srcunit_tex.sum becomes l2_tex_sectors (ncu's auto-scaled units print
+    Ksector); l2_bytes is still lts__t_bytes. The real capture with the column added by hand:
+    the L1's bytes / 32 per kernel (vector_add and saxpy 12 x 2^18 bytes, reduce_sum 1081344)."""
+    tex = {"0": 98304, "1": 98304, "2": 33792}
+    lines = REAL_BASE.read_text().splitlines()
+    head = next(i for i, ln in enumerate(lines) if ln.startswith('"ID"'))
+    lines[head] += ',"lts__t_sectors_srcunit_tex.sum"'
+    lines[head + 1] += f',"{unit}"'
+    for i in range(head + 2, len(lines)):
+        if lines[i].startswith('"'):
+            launch = next(csv.reader([lines[i]]))[0]
+            lines[i] += f',"{tex[launch] / scale:g}"'
+    df = _real(load(_write(tmp_path, "\n".join(lines) + "\n")))
+    raw = _real(load(REAL_BASE))
+    assert df.loc[["vector_add", "saxpy", "reduce_sum"], "l2_tex_sectors"].tolist() == [
+        98304, 98304, 33792]
+    assert (df["l2_bytes"] == raw["l2_bytes"]).all()
+    assert raw.loc["vector_add", "l2_bytes"] == 6182400  # lts__t_bytes.sum as printed
+
+
 # ---- .ncu-rep ---------------------------------------------------------------------------------
 class _Metric:
     def __init__(self, value, unit=""):

@@ -70,7 +70,7 @@ def unit_factor(unit: str) -> float:
         return f
     for p, v in _PREFIX.items():
         if p and u.startswith(p) and u[len(p):] in ("inst", "op", "FLOP", "flop", "hz", "Hz",
-                                                    "cycle"):
+                                                    "cycle", "sector"):
             return v
     if u in ("hz", "Hz", "FLOP", "flop", "op"):
         return 1.0

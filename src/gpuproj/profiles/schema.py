@@ -61,6 +61,11 @@ COLUMNS = {
     "dram_write_bytes": ("float", "B", "DRAM bytes written"),
     "l2_bytes": ("float", "B", "bytes read + written at L2 (from L1 and other clients)"),
     "l1_bytes": ("float", "B", "bytes read + written at L1 (global and local accesses)"),
+    "l2_tex_sectors": ("float", "", ("32-byte sectors the L1/TEX units requested from L2, each "
+                                     "looked up once (Nsight Compute lts__t_sectors_srcunit_tex);"
+                                     " on an A100, H100 or H200 l2_bytes also counts a second "
+                                     "lookup of a request that crosses to the other L2 partition."
+                                     " Collected, not used by the models yet (docs/ncu.md)")),
     "shared_bytes": ("float", "B", "shared-memory bytes loaded + stored"),
     "shared_requests": ("float", "", "shared-memory load/store warp requests"),
     "shared_wavefronts": ("float", "",

@@ -99,6 +99,16 @@ NCU_METRICS = {
     "dram__bytes_read.sum": ("dram_read_bytes", "bytes"),
     "dram__bytes_write.sum": ("dram_write_bytes", "bytes"),
     "lts__t_bytes.sum": ("l2_bytes", "bytes"),
+    # the L2 tag-stage sectors (32 B) the L1/TEX units asked for, each looked up once. On a GPU
+    # whose L2 is split in two partitions (A100, H100, H200) lts__t_bytes counts every lookup at
+    # a slice's tag stage: a request for memory homed in the far partition is looked up in a
+    # near slice and, on a miss there, again in the far one over the L2 fabric, that lookup
+    # attributed to srcunit_ltcfabric (NVIDIA, forums.developer.nvidia.com/t/361731). Our H100
+    # and H200 suite profiles show lts__t_bytes = 1.50-1.56 x the L1's bytes on streaming
+    # kernels; collected so that the next GPU run can tell whether the L2 level should take 32 x
+    # these instead. Not used yet: l2_bytes stays lts__t_bytes (docs/ncu.md, "L2 bytes on a
+    # partitioned L2").
+    "lts__t_sectors_srcunit_tex.sum": ("l2_tex_sectors", "count"),
     "l1tex__t_bytes.sum": ("l1_bytes", "bytes"),
     # shared memory: bytes moved by SASS shared loads/stores, wavefronts (data-stage passes:
     # one per conflict-free access, more with bank conflicts), warp-level instructions, conflicts
