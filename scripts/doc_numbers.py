@@ -1,0 +1,386 @@
+#!/usr/bin/env python3
+"""Recompute numbers that the prose of the docs quotes and no other script prints.
+
+Each section prints what one passage rests on, where the passage names it:
+
+- ``kerneltuner-architectures`` (docs/accuracy_analysis.md, "Several measured GPUs"): the
+  bandwidth ratio's log error per configuration on KernelTuner convolution, each GPU pair's
+  mean removed, correlated between two targets over the same (source, configuration), and the
+  share of the log-error variance that this per-configuration part holds;
+- ``launch-overhead-hidden`` (accuracy_analysis.md, "Kernels too small to fill the GPU";
+  ``Hierarchical._launch_split``): `hierarchical-ext` on gpu-benches' small kernels with each
+  GPU's ``launch_overhead_s`` hidden in turn, the overhead kept inside the time where only one
+  GPU has it (as before the rule) and taken as the other GPU's (the rule), MAPE in % of that
+  GPU's pairs as target and as source, and with both measured;
+- ``bands-without-suite`` (accuracy_analysis.md, "Our suite is in the bands"): the coverage of
+  the seed report's GPUs -> ours pairs by the bands fitted on the public tables alone and by
+  those fitted with the suite too (in-sample), their median predicted / measured time, and
+  `hierarchical-ext`'s cross-architecture band both ways;
+- ``issue-rate-interval`` (accuracy_analysis.md, "Tables with analytic FLOPs only"):
+  `hierarchical` with the `issue_rate` extension alone on the KernelTuner tables, its interval
+  (high / low) per pair of architectures and its coverage;
+- ``boost-base-clocks`` (docs/ncu.md, `--clock-control none`): boost / base clock of the
+  catalog's GPUs that list both;
+- ``pocl-fp64-spills`` (docs/bench.md, `-DVW64`): FP64 vector moves to and from the stack in
+  PoCL's x86 code for compute.cl's ``fp64_fma`` at 8 and 4 FP64 lanes (objdump of the kernel
+  PoCL builds into a scratch cache; needs pyopencl, PoCL's CPU device and objdump);
+- ``pocl-fp64-rates`` (docs/bench.md, the same passage): FP32 and FP64 FMA rates of the quick
+  suite's compute kernels on the first OpenCL device at the device's vector width, FP64 at 4
+  and at 8 lanes, three runs each (the rate of each run's median time, as ``gpuproj bench``);
+- ``band-alone-outside`` (docs/learned.md, coverage): the hybrids' leave-one-GPU-out coverage
+  with the interval outside the training GPUs' range widened towards the band (what gpuproj
+  does, ``LearnedModel._widen_outside``) and with the band in place of the conformal bounds
+  there (the prediction kept inside), on the seed report (``--tables`` for others; KernelTuner
+  takes minutes per table).
+
+    python scripts/doc_numbers.py [SECTION ...] [--data DIR] [--tables NAME,...]
+
+About 2 minutes on 2 cores for every section (the band fits evaluate every public table).
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import math
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "scripts"))
+import accuracy as acc  # noqa: E402  (the tables, their band pairs and our suite's)
+
+SMALL_KERNELS = "gpu-benches small kernels"
+
+
+def table_of(data_dir, name):
+    _, fmt, files, _ = next(d for d in acc.DATASETS if d[0] == name)
+    return acc.load_dataset(data_dir, fmt, files)
+
+
+def kerneltuner_architectures(data_dir):
+    from gpuproj.catalog import resolve
+    from gpuproj.evaluate import evaluate
+
+    table = table_of(data_dir, "kerneltuner convolution")
+    p = evaluate(table, "bandwidth").pairs
+    e = np.log(p["time_s"] / p["true_s"])
+    r = e - e.groupby([p["source"], p["target"]], observed=True).transform("mean")
+    print("KernelTuner convolution, bandwidth ratio: the per-configuration part (each GPU pair's "
+          f"mean removed) holds {100 * r.var() / e.var():.0f} % of the log-error variance")
+    w = p.assign(r=r).pivot_table(index=["source", "kernel", "config"], columns="target",
+                                  values="r", observed=True)
+    arch = {g: resolve(g).architecture for g in table.gpus}
+    print("correlation between two targets over the same (source, configuration):")
+    for a, b in itertools.combinations(table.gpus, 2):
+        d = w[[a, b]].dropna()
+        print(f"  {a} ({arch[a]}) / {b} ({arch[b]}): {d[a].corr(d[b]):.2f} (n = {len(d)})")
+
+
+def launch_overhead_hidden(data_dir):
+    from gpuproj.evaluate import evaluate, metrics
+    from gpuproj.models.hierarchical import Hierarchical
+
+    table = table_of(data_dir, SMALL_KERNELS)
+    shipped = Hierarchical.__dict__["_launch_split"]
+    hidden, kept_inside = [None], [False]
+
+    def split(t_s, source, target):
+        class Hide:  # the GPU whose launch overhead is hidden measured none
+            def __init__(self, gpu):
+                self.gpu = gpu
+                self.id = gpu.id
+
+            def measured(self, name):
+                return math.nan if self.id == hidden[0] else self.gpu.measured(name)
+
+        s, t = Hide(source), Hide(target)
+        both = all(np.isfinite(g.measured("launch_overhead_s")) for g in (s, t))
+        if kept_inside[0] and not both:  # before the rule: the time scales as it is
+            return t_s, 0.0, "kept inside"
+        return shipped.__func__(t_s, s, t)
+
+    def mape(p, role, gpu):
+        d = p[p[role] == gpu]
+        return metrics(d["time_s"], d["true_s"])["mape"]
+
+    rows = []
+    try:
+        Hierarchical._launch_split = staticmethod(split)
+        both = evaluate(table, "hierarchical-ext").pairs
+        for g in table.gpus:
+            row = {"gpu": g, "both measured, as target": mape(both, "target", g),
+                   "both measured, as source": mape(both, "source", g)}
+            hidden[0] = g
+            for inside, label in ((True, "kept inside"), (False, "taken as the other's")):
+                kept_inside[0] = inside
+                p = evaluate(table, "hierarchical-ext").pairs
+                row[f"{label}, as target"] = mape(p, "target", g)
+                row[f"{label}, as source"] = mape(p, "source", g)
+            hidden[0], kept_inside[0] = None, False
+            rows.append(row)
+    finally:
+        Hierarchical._launch_split = shipped
+    d = pd.DataFrame(rows).set_index("gpu")
+    print(f"{SMALL_KERNELS}, hierarchical-ext MAPE in %, each GPU's launch overhead hidden in "
+          "turn:")
+    print(d.round(1).T.to_string())
+    print("ranges over the GPUs: " + "; ".join(
+        f"{c} {d[c].min():.1f}-{d[c].max():.1f}" for c in d.columns))
+    both_roles = d[["both measured, as target", "both measured, as source"]]
+    print(f"both measured, either role: {both_roles.min().min():.1f}-"
+          f"{both_roles.max().max():.1f}")
+
+
+def bands_without_suite(data_dir):
+    from gpuproj.evaluate import applicable_methods, evaluate
+    from gpuproj.models.bands import band_of, fit_bands, scores
+
+    frames = []
+    for name, fmt, files, _ in acc.DATASETS:
+        if name in acc.NOT_IN_BANDS:
+            continue
+        table = acc.load_dataset(data_dir, fmt, files)
+        ev = evaluate(table, applicable_methods(table, list(acc.BASELINES) + list(acc.ANALYTICAL)))
+        frames.append(acc.band_pairs(ev, name))
+    suite = acc.suite_band_pairs(data_dir)
+    report = next((f for f in suite if f["table"].iloc[0] == acc.SUITE_TABLES[1]), None)
+    if report is None:
+        print("no suite collected (data/suite/): nothing to check")
+        return
+    public = pd.concat(frames, ignore_index=True)
+    fits = {"fitted on the public tables alone": fit_bands(public),
+            "fitted with the suite (in-sample)": fit_bands(pd.concat(frames + suite,
+                                                                     ignore_index=True))}
+
+    def coverage(bands, g):
+        q = np.array([[bands.get(m, {}).get(c, {}).get(b, np.nan) for b in ("lo", "hi")]
+                      for m, c in zip(g["method"], g["cell"])], float).reshape(len(g), 2)
+        low, high = band_of(g["time_s"], g["source_time_s"], q[:, 0], q[:, 1])
+        has = np.isfinite(q[:, 0]) & np.isfinite(scores(g))
+        inside = has & (g["true_s"] >= low) & (g["true_s"] <= high)
+        return 100 * inside.groupby(g["method"]).sum() / pd.Series(has).groupby(
+            g["method"].to_numpy()).sum()
+
+    out = pd.DataFrame({k: coverage(b, report) for k, b in fits.items()})
+    out["median pred/true"] = (report["time_s"] / report["true_s"]).groupby(
+        report["method"]).median()
+    print(f"{acc.SUITE_TABLES[1]}: {len(report)} pairs; band coverage in %")
+    print(out.round({c: 0 for c in fits} | {"median pred/true": 3}).to_string())
+    for k, b in fits.items():
+        q = b["hierarchical-ext"]["cross_arch"]
+        facs = [band_of(1.0, s, q["lo"], q["hi"]) for s in (1.0, 4.0)]
+        print(f"hierarchical-ext across architectures, {k}: "
+              + ", ".join(f"at {s:g}x x{float(lo):.2f}-{float(hi):.2f}"
+                          for s, (lo, hi) in zip((1, 4), facs)))
+
+
+def issue_rate_interval(data_dir):
+    from gpuproj.catalog import resolve
+    from gpuproj.evaluate import evaluate
+    from gpuproj.models import get_model
+
+    for name in ("kerneltuner GEMM", "kerneltuner convolution"):
+        table = table_of(data_dir, name)
+        m = get_model("hierarchical", issue_rate=True)
+        m.name = "hierarchical+issue_rate"
+        ev = evaluate(table, [m])
+        p = ev.pairs
+        arch = {g: resolve(g).architecture for g in table.gpus}
+        width = (p["high_s"] / p["low_s"]).groupby(
+            [p["source"].astype(str).map(arch), p["target"].astype(str).map(arch)])
+        s = ev.summary()[m.name]
+        print(f"{name}, {m.name}: coverage {100 * s['coverage']:.0f} %; interval high / low "
+              "per source -> target architecture (min-max): " + "; ".join(
+                  f"{a} -> {b} x{lo:.2f}-{hi:.2f}" for (a, b), lo, hi in
+                  zip(width.groups, width.min(), width.max())))
+
+
+def boost_base_clocks(data_dir):
+    from gpuproj.catalog import bundled_catalog
+
+    rows = [(g.value("boost_clock_hz") / g.value("base_clock_hz"), g.id, g.vendor)
+            for g in bundled_catalog()
+            if np.isfinite(g.value("base_clock_hz")) and np.isfinite(g.value("boost_clock_hz"))]
+    for vendor in sorted({v for *_, v in rows}):
+        r = sorted((x, i) for x, i, v in rows if v == vendor)
+        print(f"{vendor}: boost / base clock on the {len(r)} catalog GPUs that list both: "
+              f"{r[0][0]:.2f} ({r[0][1]}) to {r[-1][0]:.2f} ({r[-1][1]})")
+
+
+def pocl_fp64_spills(data_dir):
+    try:
+        import pyopencl as cl
+    except ImportError:
+        print("no pyopencl: skipped")
+        return
+    if not shutil.which("objdump"):
+        print("no objdump: skipped")
+        return
+    from gpuproj.bench.sizes import QUICK
+
+    devices = [d for p in cl.get_platforms() for d in p.get_devices()
+               if "pocl" in p.name.lower() + p.vendor.lower()
+               and d.type & cl.device_type.CPU]
+    if not devices:
+        print("no PoCL CPU device: skipped")
+        return
+    d = devices[0]
+    print(f"{d.platform.version}, {d.name}")
+    code = ("import sys, numpy as np, pyopencl as cl\n"
+            "from gpuproj.bench.opencl import kernel_source\n"
+            "p, i, w, n = (int(a) for a in sys.argv[1:])\n"
+            "ctx = cl.Context(devices=[cl.get_platforms()[p].get_devices()[i]])\n"
+            "q = cl.CommandQueue(ctx)\n"
+            "prog = cl.Program(ctx, kernel_source('compute', 'cl')).build("
+            "options=['-DVW=8', f'-DVW64={w}'])\n"
+            "buf = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, size=n * 8 * w)\n"
+            "cl.enqueue_copy(q, buf, np.ones(n * w))\n"
+            "prog.fp64_fma(q, (n,), (n,), buf, np.uint32(1), np.float64(1), np.float64(0))\n"
+            "q.finish()\n")
+    platforms = cl.get_platforms()
+    where = next((pi, platforms[pi].get_devices().index(d)) for pi in range(len(platforms))
+                 if d in platforms[pi].get_devices())
+    for lanes in (8, 4):
+        with tempfile.TemporaryDirectory() as cache:
+            # a fresh cache: PoCL builds the kernel (for the quick suite's block size) there
+            env = dict(os.environ, POCL_CACHE_DIR=cache, PYTHONPATH=os.pathsep.join(
+                [str(ROOT / "src"), *filter(None, [os.environ.get("PYTHONPATH")])]))
+            subprocess.run([sys.executable, "-c", code, *map(str, where), str(lanes),
+                            str(QUICK.block)], env=env, check=True, capture_output=True)
+            so = sorted(Path(cache).rglob("fp64_fma.so"))
+            if not so:
+                print(f"{lanes} lanes: no fp64_fma.so in PoCL's cache")
+                continue
+            asm = subprocess.run(["objdump", "-d", "--no-show-raw-insn", str(so[0])],
+                                 capture_output=True, text=True, check=True).stdout
+            moves = [ln for ln in asm.splitlines()
+                     if re.search(r"\bvmov[au]pd\b.*\(%rsp\)", ln)]
+            stack = [ln for ln in asm.splitlines() if "(%rsp)" in ln or "(%rbp)" in ln]
+            print(f"{lanes} FP64 lanes (VW = 8): {len(moves)} vmovapd / vmovupd to and from the "
+                  f"stack ({len(stack)} instructions with a stack operand in all)")
+
+
+def pocl_fp64_rates(data_dir, runs=3):
+    try:
+        from gpuproj.bench import suite
+        from gpuproj.bench.opencl import OpenCLBackend
+        from gpuproj.bench.sizes import QUICK
+
+        backend = OpenCLBackend()
+    except Exception as e:  # no pyopencl, no device
+        print(f"no OpenCL device: skipped ({e})")
+        return
+    vw = int(backend.compute_vector_width)
+    print(f"{backend.info.name}: vector width {vw}")
+    lane_width, defines = suite.lane_width, suite.vector_defines
+    for lanes in (4, 8):
+        suite.lane_width = lambda dt, w, n=lanes: (
+            n if not isinstance(dt, str) and np.dtype(dt) == np.float64 else lane_width(dt, w))
+        suite.vector_defines = lambda w, n=lanes: {"VW": w, "VW64": n}
+        try:
+            rates = []
+            for _ in range(runs):
+                r = suite.Runner(backend, QUICK)
+                r.compute()
+                rates.append({m.name: m.value / 1e9 for m in r.measurements})
+        finally:
+            suite.lane_width, suite.vector_defines = lane_width, defines
+        print(f"FP64 at {lanes} lanes: " + "; ".join(
+            f"{k} " + ", ".join(f"{x[k]:.1f}" for x in rates) + " GFLOP/s"
+            for k in ("fp32_fma", "fp64_fma")))
+
+
+def band_alone_outside(data_dir, tables=("seed-report-4gpus",)):
+    import learned_experiments as le
+
+    from gpuproj.learned import models as lm
+    from gpuproj.models.bands import band_of
+    from gpuproj.splits import evaluate_fold, gpu_folds
+
+    widen = lm.LearnedModel._widen_outside
+
+    def band_alone(self, data, t, src, low, high, cell_name):
+        """``LearnedModel._widen_outside`` with the band in place of the conformal bound
+        outside the range (leaning to it by 1 - g as there), not their union; the prediction
+        kept inside."""
+        bands = getattr(self, "outside_bands_", None)
+        g = lm.guard_weight(data, getattr(self, "guard_", None))
+        if not bands or (g >= 1).all():
+            return low, high
+        chain = self._guard_chain()
+        base, which = lm.physics_chain(data, chain)
+        q = np.array([bands.get(m, {}).get(cell_name, [np.nan, np.nan]) for m in chain]
+                     + [[np.nan, np.nan]], float)[which]
+        b_low, b_high = band_of(base, src, q[:, 0], q[:, 1])
+        use = np.isfinite(b_low) & np.isfinite(b_high) & (g < 1)
+
+        def lean(conf, band):
+            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+                c = np.where(g > 0, g * np.log(conf / t), 0.0)
+                return np.where(use, t * np.exp(c + (1 - g) * np.log(band / t)), conf)
+
+        return np.fmin(t, lean(low, b_low)), np.fmax(t, lean(high, b_high))
+
+    for label, fmt, files in le.TABLES:
+        if label not in tables:
+            continue
+        table = le.load(data_dir, fmt, files)
+        params = le.hybrid_params(table, fmt)
+        for variant, rule in (("widened towards the band (gpuproj)", widen),
+                              ("the band in place of the conformal bounds", band_alone)):
+            t0 = time.time()
+            lm.LearnedModel._widen_outside = rule
+            try:
+                pairs = pd.concat([evaluate_fold(f, list(le.HYBRIDS), model_params=params).pairs
+                                   for f in gpu_folds(table)])
+            finally:
+                lm.LearnedModel._widen_outside = widen
+            inside = (pairs["true_s"] >= pairs["low_s"]) & (pairs["true_s"] <= pairs["high_s"])
+            cov = 100 * inside.groupby(pairs["method"].astype(str)).mean()
+            print(f"{label}, leave-one-GPU-out, outside the training range {variant}: "
+                  + ", ".join(f"{m} {c:.1f} %" for m, c in cov.items())
+                  + f" ({time.time() - t0:.0f} s)")
+
+
+SECTIONS = {"kerneltuner-architectures": kerneltuner_architectures,
+            "launch-overhead-hidden": launch_overhead_hidden,
+            "bands-without-suite": bands_without_suite,
+            "issue-rate-interval": issue_rate_interval,
+            "boost-base-clocks": boost_base_clocks,
+            "pocl-fp64-spills": pocl_fp64_spills,
+            "pocl-fp64-rates": pocl_fp64_rates,
+            "band-alone-outside": band_alone_outside}
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("sections", nargs="*", metavar="SECTION",
+                    help=f"any of {', '.join(SECTIONS)} (default: all)")
+    ap.add_argument("--data", type=Path, default=acc.DEFAULT_DATA)
+    ap.add_argument("--tables", default="seed-report-4gpus",
+                    help="band-alone-outside: the learned experiments' tables, comma-separated")
+    args = ap.parse_args(argv)
+    unknown = [s for s in args.sections if s not in SECTIONS]
+    if unknown:
+        ap.error(f"unknown section {', '.join(unknown)}: any of {', '.join(SECTIONS)}")
+    for name in args.sections or SECTIONS:
+        print(f"## {name}", flush=True)
+        if name == "band-alone-outside":
+            band_alone_outside(args.data, tuple(args.tables.split(",")))
+        else:
+            SECTIONS[name](args.data)
+        print(flush=True)
+
+
+if __name__ == "__main__":
+    main()
