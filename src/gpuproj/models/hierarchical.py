@@ -1112,9 +1112,10 @@ class Hierarchical(Model):
         back, a note). Where the catalog has it measured on one GPU only, the other's is taken
         as the same: launches cost 1.6 to 3.3 us on the six GPUs (two vendors) gpu-benches
         measured, whose DRAM bandwidths differ up to 9x. On its small kernels, each
-        GPU's value hidden in turn, that beat keeping the overhead inside the time for every
-        GPU as target (MAPE of `hierarchical-ext` 28.6-217.0 -> 22.3-110.7 %) and as source
-        (42.9-453.0 -> 15.9-237.5 %; both measured: 15.2-192.7 %). Measured on neither, the
+        GPU's value hidden in turn, that beats keeping the overhead inside the time for every
+        GPU as target (MAPE of `hierarchical-ext` 27.2-165.7 -> 22.2-73.5 %) and as source
+        (27.1-243.7 -> 15.9-125.3 %; both measured: 15.2-94.6 %; scripts/doc_numbers.py
+        launch-overhead-hidden). Measured on neither, the
         time scales as it is. The body keeps at least 5 % of the time: an overhead measured on
         an empty kernel may exceed a short kernel's time, and a time of 0 would not scale."""
         ls, lt = source.measured("launch_overhead_s"), target.measured("launch_overhead_s")
