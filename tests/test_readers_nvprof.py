@@ -344,3 +344,40 @@ def test_amaris_clock_of_gpus_with_one_clock():
     clock = df.groupby("gpu")["sm_clock_hz"].median()
     assert clock["tesla-k20"] == pytest.approx(706e6, rel=0.02)
     assert clock["tesla-p100-pcie-16gb"] == pytest.approx(1303e6, rel=0.02)
+
+
+def test_a_trace_without_correlation_id_column_keeps_kernels_apart_from_their_launches(tmp_path):
+    """CUDA 8's nvprof prints no Correlation_ID column: it ends each kernel's Name with the
+    launch's correlation ID, "kernel(...) [1073]" (github leimingyu/magus, GTX 1080 Ti traces,
+    which state no licence; this is a hand-made reproduction of that layout, values invented).
+    Kept, every launch was a kernel of its own and no metric found its kernel: the counts were
+    lost, with only a skipped row for a word."""
+    dev = '"GeForce GTX 1080 Ti (0)","1","7"'
+    launch = '8,8,1,16,16,1,20,2.000000,0,,,' + dev + ',"void mm<int=16>(float*, int)'
+    trace = tmp_path / "trace.csv"
+    trace.write_text(
+        "==100== Profiling result:\n"
+        '"Start","Duration","Grid X","Grid Y","Grid Z","Block X","Block Y","Block Z",'
+        '"Registers Per Thread","Static SMem","Dynamic SMem","Size","Throughput","Device",'
+        '"Context","Stream","Name"\n'
+        "ms,ms,,,,,,,,KB,B,KB,MB/s,,,,\n"
+        f'1.000000,0.500000,,,,,,,,,,400.000000,800.000000,{dev},"[CUDA memcpy HtoD]"\n'
+        f'2.000000,0.010000,{launch} [101]"\n'
+        f'2.100000,0.030000,{launch} [108]"\n'
+        f'2.200000,0.004000,4,1,1,64,1,1,8,0.000000,0,,,{dev},"scale(float*) [115]"\n')
+    metrics = tmp_path / "metrics.csv"
+    k = '"GeForce GTX 1080 Ti (0)","void mm<int=16>(float*, int)",2'
+    metrics.write_text(
+        "==101== Metric result:\n"
+        '"Device","Kernel","Invocations","Metric Name","Metric Description","Min","Max","Avg"\n'
+        f'{k},"flop_count_sp_fma","FMA",1000,1000,1000\n'
+        f'{k},"l2_read_transactions","L2 Reads",10,30,20\n')
+    t = load(trace)
+    assert sorted(t.df["kernel"]) == ["scale(float*)", "void mm<int=16>(float*, int)"]
+    mm = t.df.set_index("kernel").loc["void mm<int=16>(float*, int)"]
+    assert mm["launches"] == 2 and mm["time_s"] == pytest.approx(20e-6)   # (10 + 30) / 2 us
+    assert mm["smem_per_block_bytes"] == 2048 and mm["config"] == "grid=8x8x1 block=16x16x1"
+    joined = load(metrics, trace=trace)
+    assert count_causes(joined.skipped) == {"not a kernel launch (memory copy or set)": 1}
+    mm = joined.df.set_index("kernel").loc["void mm<int=16>(float*, int)"]
+    assert mm["fp32_fma_thread_inst"] == 1000 and mm["l2_bytes"] == 20 * 32

@@ -9,7 +9,9 @@
   with a warning.
 - ``nvprof --csv --print-gpu-trace APP``: one row per launch or copy with ``Start, Duration,
   Grid X..Z, Block X..Z, Registers Per Thread, Static SMem, Dynamic SMem, ..., Device, Name``
-  and a units row under the header (``us,us,,,...``). Copies and memsets are skipped.
+  and a units row under the header (``us,us,,,...``). Copies and memsets are skipped. Where
+  the trace has no ``Correlation_ID`` column (CUDA 8's nvprof), each name ends with the
+  launch's correlation ID (``kernel(...) [1073]``), which is dropped.
 
 Durations come only from the trace: ``read(metrics_csv, trace=trace_csv)`` joins the two by
 device and kernel name (nvprof averages metrics per kernel name, so every launch configuration
@@ -280,8 +282,14 @@ def _read_trace(recs, path):
     if "Static SMem" in dims:
         df["smem_per_block_bytes"] = dims["Static SMem"] + dims.get("Dynamic SMem", 0.0)
     df["config"] = launch_config(grid, block)
-    df["kernel"] = df["Name"]
-    df["_key"] = df["Name"].map(_kernel_key)
+    names = df["Name"].astype(str)
+    if "Correlation_ID" not in header:
+        # an nvprof without the Correlation_ID column (CUDA 8's, the magus traces) ends each
+        # kernel's name with it instead, "matrixMulCUDA(...) [1073]": kept, every launch was a
+        # kernel of its own and none found its metrics
+        names = names.str.replace(_CORRELATION_SUFFIX, "", regex=True)
+    df["kernel"] = names
+    df["_key"] = names.map(_kernel_key)
     df["_device"] = df["Device"].map(strip_device_index) if "Device" in df.columns else None
     return df, skipped
 
@@ -297,6 +305,10 @@ def _trace_bytes(unit, path, row, field) -> float:
         raise InputError(f"unit '{unit}' is not a size unit of nvprof's trace", path=path,
                          row=row, field=field)
     return _TRACE_BYTES[unit]
+
+
+# the correlation ID that ends a kernel's name in a trace without a Correlation_ID column
+_CORRELATION_SUFFIX = re.compile(r"\s\[\d+\]$")
 
 
 def _kernel_key(name) -> str:
