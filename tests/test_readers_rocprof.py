@@ -174,3 +174,36 @@ def test_no_warning_reading_wide_passes():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         load(VCOPY)  # pmc_perf_12/13 print 149 columns
+
+
+def _rocprof_compute_3(folder, model="MI300X_A1"):
+    """A workload folder as rocprof-compute 3 (ROCm 7) writes it: sysinfo.csv names the ISA and
+    the CU count ``gpu_arch`` and ``cu_per_gpu`` and the part ``gpu_model``; the merged
+    pmc_perf.csv has float timestamps. A hand-made reproduction of that layout (the MI300X
+    workloads of github HGLiu1998/batched_gemm state no licence); the values are invented."""
+    folder.mkdir()
+    (folder / "sysinfo.csv").write_text(
+        "workload_name,command,version,gpu_series,gpu_model,gpu_arch,gpu_chip_id,cu_per_gpu,"
+        "simd_per_cu,wave_size,compute_partition\n"
+        f"mm,./mm,3,MI300,{model},gfx942,29857,304,4,64,SPX\n")
+    (folder / "pmc_perf.csv").write_text(
+        "Dispatch_ID,GPU_ID,Grid_Size,Workgroup_Size,LDS_Per_Workgroup,Scratch_Per_Workitem,"
+        "Arch_VGPR,Accum_VGPR,SGPR,Wave_Size,Kernel_Name,Correlation_ID,SQ_WAVES,TCC_REQ[0],"
+        "TCC_REQ_sum,Start_Timestamp,End_Timestamp\n"
+        '0,0,65536,256,1024,0,32,8,16,64,"mm(float*, int)",1,1024.0,5.0,640.0,'
+        "1000000.25,1040000.75\n")
+    return folder
+
+
+def test_rocprof_compute_3_sysinfo_names_the_gpu(tmp_path):
+    """Its sysinfo.csv has no gpu_soc and numCU: such folders were refused ("missing column
+    'gpu_soc'") though they name the GPU; gpu_model tells the MI300X from the MI325X, which
+    share gfx942 and 304 CUs."""
+    r = load(_rocprof_compute_3(tmp_path / "mi300x")).df.iloc[0]
+    assert r["gpu"] == "mi300x" and r["config"] == "grid=256 block=256"
+    assert r["time_s"] == pytest.approx(40000.5e-9) and r["regs_per_thread"] == 40
+    assert load(_rocprof_compute_3(tmp_path / "mi325x", "MI325X")).gpus == ["mi325x"]
+    # a part the catalog does not know leaves the choice to --source
+    with pytest.raises(InputError, match=r"sysinfo.csv, row 2, field 'gpu_arch': a gfx942 with "
+                                         "304 CUs is any of mi300x, mi325x"):
+        load(_rocprof_compute_3(tmp_path / "other", "MI3XX"))

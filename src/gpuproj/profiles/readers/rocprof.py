@@ -13,8 +13,10 @@ profiled on an AMD Instinct GPU, to project to any other GPU.
   (``Dispatch_ID``, ``Kernel_Name``, ``Grid_Size``, ``Start_Timestamp``, ...) read the same.
 
 The GPU: ``gpu=`` (``--source``), else the ``sysinfo.csv`` beside the file (or in the folder),
-whose ``gpu_soc`` (ISA) and ``numCU`` must fit exactly one catalog GPU. They cannot tell an
-MI210 from one GCD of an MI250 (both gfx90a with 104 CUs): such a profile needs ``--source``.
+whose ``gpu_soc`` (ISA) and ``numCU`` (rocprof-compute 3: ``gpu_arch`` and ``cu_per_gpu``) must
+fit exactly one catalog GPU, or one that rocprof-compute 3's ``gpu_model`` (``MI300X_A1``)
+names. They cannot tell an MI210 from one GCD of an MI250 (both gfx90a with 104 CUs): such a
+profile needs ``--source``.
 With both, a ``gpu=`` of another ISA or CU count than ``sysinfo.csv`` is an error.
 
 Counters -> canonical columns, per dispatch, as Omniperf's roofline and panels compute them
@@ -68,7 +70,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ...errors import GPUNotNamedError, InputError, InputWarning
+from ...errors import GPUNotNamedError, InputError, InputWarning, UnknownGPUError
 from ..table import ProfileTable
 from ._checks import numeric, split_missing_names, split_unusable_times
 from ._io import group_launches, read_csv
@@ -191,17 +193,24 @@ def _gpu(gpu, sysinfo: Path, path):
                                    path=path, field="gpu")
         return resolve(gpu)
     info = read_csv(sysinfo)
-    for c in ("gpu_soc", "numCU"):
+    # rocprof-compute 3 (ROCm 7) names them gpu_arch and cu_per_gpu (an MI300X workload of
+    # github HGLiu1998/batched_gemm); without them its folders needed --source
+    isa_col, cu_col = next(((i, c) for i, c in (("gpu_soc", "numCU"), ("gpu_arch", "cu_per_gpu"))
+                            if i in info.columns and c in info.columns), ("gpu_soc", "numCU"))
+    for c in (isa_col, cu_col):
         if c not in info.columns:
             raise InputError(f"missing column '{c}'", path=sysinfo, field=c)
-    cus = numeric(info["numCU"], path=sysinfo, field="numCU", rows=info["_row"]).iloc[0]
-    return fit_gpu(gpu, str(info["gpu_soc"].iloc[0]).strip(), cus, sysinfo, 2, "gpu_soc")
+    cus = numeric(info[cu_col], path=sysinfo, field=cu_col, rows=info["_row"]).iloc[0]
+    # rocprof-compute 3 also names the part ("MI300X_A1"), which tells an MI300X from an MI325X
+    model = str(info["gpu_model"].iloc[0]) if "gpu_model" in info.columns else None
+    return fit_gpu(gpu, str(info[isa_col].iloc[0]).strip(), cus, sysinfo, 2, isa_col, model)
 
 
-def fit_gpu(gpu, isa: str, cus: float, path, row: int, field: str):
+def fit_gpu(gpu, isa: str, cus: float, path, row: int, field: str, model: str | None = None):
     """The catalog GPU of a profile whose GPU is an ``isa`` with ``cus`` compute units (as a
     profiler's description of the machine says, in ``path`` at ``row``): ``gpu`` where the user
-    named one, which must be such a GPU, else the one catalog GPU that is."""
+    named one, which must be such a GPU, else the one catalog GPU that is, or of several the one
+    that ``model`` (the profiler's name of the part, "MI300X_A1": the name before "_") names."""
     from ...catalog import load_catalog, resolve
 
     def fits(g):
@@ -216,6 +225,12 @@ def fit_gpu(gpu, isa: str, cus: float, path, row: int, field: str):
                              "it was taken on", path=path, row=row, field=field)
         return g
     cands = [g for g in load_catalog() if fits(g)]
+    if len(cands) > 1 and model and model.strip() and model.strip().lower() != "nan":
+        try:
+            named = resolve(model.strip().split("_")[0]).id
+        except UnknownGPUError:
+            named = None
+        cands = [g for g in cands if g.id == named] or cands
     if len(cands) == 1:
         return cands[0]
     what = f"{isa} with {cus:.0f} CUs"
