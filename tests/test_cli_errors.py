@@ -124,6 +124,26 @@ def test_a_measurement_table_short_of_a_column(tmp_path, capsys):
     assert code == 2 and "cannot tell the format of this file" in one_error(err)
 
 
+
+def test_a_profilers_file_without_a_profile_says_what_it_is(tmp_path, capsys):
+    # both seen committed in projects' repositories under a profile's name: an ncu run that
+    # failed (its log saved as the CSV) and rocprof's per-kernel summary; each was "cannot
+    # tell the format of this file"
+    log = tmp_path / "ncu.csv"
+    log.write_text("==PROF== Connected to process 4242\n"
+                   "==ERROR== Option '--section Foo' did not match any section.\n"
+                   "==ERROR== Use --list-sections to see the list of available sections.\n")
+    code, out, err = run(capsys, "predict", str(log), "-t", "h200")
+    assert code == 2 and out == "" and one_error(err) == (
+        f"gpuproj: error: {log}: Nsight Compute wrote no results, only errors: ==ERROR== "
+        "Option '--section Foo' did not match any section.")
+    stats = tmp_path / "results.stats.csv"
+    stats.write_text('"Name","Calls","TotalDurationNs","AverageNs","Percentage"\n'
+                     '"k(float*)",3,3000,1000,100.0\n')
+    code, _, err = run(capsys, "predict", str(stats), "-t", "h200")
+    assert code == 2 and "a rocprof --stats summary" in one_error(err)
+    assert "results.csv" in err
+
 def test_skipped_rows_are_named(tmp_path, capsys):
     q = tmp_path / "m.csv"
     q.write_text("kernel,config,gpu,time_s\nk,a,h100-sxm5-80gb,1e-3\nk,b,h100-sxm5-80gb,-1\n")

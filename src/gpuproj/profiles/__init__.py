@@ -80,6 +80,21 @@ TRACE_KINDS = ("an nsys timeline (cuda_gpu_trace CSV), a PyTorch profiler trace,
                "kernel trace or a kernel,time_s table")
 
 
+def _not_a_profile(head: str) -> str | None:
+    """What a file of a profiler's that holds no profile gpuproj reads is, and what to read in
+    its place; None for any other file. Seen in projects' repositories: an ncu log of errors
+    only, saved under the name of its CSV, and rocprof's per-kernel summary."""
+    lines = [line.strip() for line in head.splitlines() if line.strip()]
+    errors = [line for line in lines if line.startswith("==ERROR==")]
+    if errors and all(line.startswith("==") for line in lines):
+        return f"Nsight Compute wrote no results, only errors: {errors[0][:200]}"
+    if lines and lines[0].replace('"', "").startswith("Name,Calls,TotalDurationNs,AverageNs"):
+        return ("a rocprof --stats summary (each kernel's calls and total time, no launch "
+                "configuration or counters): read the per-dispatch CSV it was made from "
+                "(results.csv, or rocprofv3's kernel_trace.csv)")
+    return None
+
+
 def sniff(path, trace: bool = False) -> str:
     """The format of ``path``, from its name and first bytes (``trace``: of a trace, whose
     errors name the kinds of trace rather than --format, which a trace does not take)."""
@@ -104,6 +119,9 @@ def sniff(path, trace: bool = False) -> str:
         mod = _reader(fmt)
         if mod.sniff(path, head):
             return fmt
+    known = _not_a_profile(head)
+    if known:
+        raise InputError(known, path=path)
     from .readers.measurement import short_of
 
     missing = short_of(head, path)
