@@ -123,6 +123,24 @@ def test_local_access_and_barrier_kernels():
     assert _feat(count_kernel(mk.program, SG).evaluate(mk.sizes), "f_sync_barrier_local") == 40
 
 
+
+@pytest.mark.parametrize("prefetch", [True, False])
+def test_transpose_kernel_counts(prefetch):
+    # b = a^T at n = 64: 4096 work-items (16x16 work-groups), each loading one element of a
+    # and storing one of b, counted per work-item (the address varies within a sub-group); the tile
+    # stores and loads each element once more in local memory, counted per sub-group of 32
+    # (4096 / 32 = 128), behind one barrier
+    mk = K.transpose(64, prefetch=prefetch)
+    cv = count_kernel(mk.program, SG).evaluate(mk.sizes)
+    assert mk.name == ("transpose_pf" if prefetch else "transpose_nopf")
+    for name, tag in (("global_float32_load", "aLD"), ("global_float32_store", "bST")):
+        assert _feat(cv, f"f_mem_access_{name}") == 64 * 64
+        assert _feat(cv, f"f_mem_access_tag:{tag}", mk.access_tags) == 64 * 64
+    local = 64 * 64 // SG if prefetch else 0
+    assert _feat(cv, "f_mem_access_local_float32_load") == local
+    assert _feat(cv, "f_mem_access_local_float32_store") == local
+    assert _feat(cv, "f_sync_barrier_local") == (1 if prefetch else 0)
+
 def test_work_removal_keeps_the_b_pattern_like_the_paper(mm_pf):
     """Sec. 7.1.1: remove_work(knl, remove_vars=["a", "c"]) keeps b's loads and loop."""
     prog = remove_work(mm_pf.program, remove_vars=["a", "c"])
