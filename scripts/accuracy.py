@@ -1028,8 +1028,9 @@ def totals_fitted_bands(evs) -> dict:
     from gpuproj.models.bands import band_of, fit_bands, leave_one_source_out
 
     frames = {name: band_pairs(ev.totals(), name) for name, ev in evs.items()}
-    fit_on = pd.concat([f for n, f in frames.items() if n not in NOT_IN_BANDS],
-                       ignore_index=True)
+    fit_on = [f for n, f in frames.items() if n not in NOT_IN_BANDS]
+    # none: --only on tables the bands leave out (pd.concat takes no empty list)
+    fit_on = pd.concat(fit_on, ignore_index=True) if fit_on else pd.DataFrame()
     if fit_on.empty:
         return {}
     held, everything = leave_one_source_out(fit_on), fit_bands(fit_on)
