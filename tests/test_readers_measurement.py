@@ -250,7 +250,8 @@ def test_files_of_other_formats_are_not_taken_for_hand_made_tables():
                                "rocprof/rocprofv3-sdk-docs/kernel_trace.csv"]}
     files = {DATA / name: fmt for fmt, names in by_format.items() for name in names}
     files.update({p: "seed-report" for p in SEED.glob("runs_*_final.csv")})
-    files.update({p: "gpu-benches" for sweep in ("l2-cache", "roofline", "small-kernels", "stream")
+    files.update({p: "gpu-benches"
+                  for sweep in ("l2-cache", "cache", "roofline", "small-kernels", "stream")
                   for p in (GPU_BENCHES / f"gpu-{sweep}").glob("*.txt")})
     assert len(files) >= 25 and {p: sniff(p) for p in files} == files
 

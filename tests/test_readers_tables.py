@@ -416,6 +416,99 @@ def test_gpu_benches_bad_input(tmp_path):
     assert gpu_benches_error(p, lines[:2] + ["       512 kB      2048 kB  fast"]).row == 3
 
 
+# ---- gpu-benches L1 sweeps (GPL-3.0 data: read from shared/data/external only) ----------------
+GC = EXT / "gpu-benches" / "gpu-cache"
+GC_HEAD = ("     data set   exec time     spread        Eff. bw       DRAM read      DRAM write"
+           "         L2 read       L2 store")
+GC_LINE = ("{set:>10} kB{ms:>10}ms       0.1%{bw:>11} GB/s         0 GB/s          0 GB/s          "
+           "0 GB/s          0 GB/s ")
+
+
+@need(not GC.is_dir(), reason="shared/data/external not present")
+def test_gpu_benches_l1_sweeps():
+    from gpuproj.catalog import resolve
+    from gpuproj.profiles.readers.gpu_benches import CACHE_BYTES, GPU_FILES
+
+    # file -> (element, lines, blocks per launch, iterations x N): the version of main.cu each
+    # run used (docstring); the RX 6900 XT's times fit 40 blocks, half its CUs
+    runs = {"a100_80": ("fp64", 73, None, 1e8), "a40": ("fp32", 82, None, 1e9),
+            "h100_pcie": ("fp64", 73, None, 1e8), "l40": ("fp32", 82, None, 1e9),
+            "mi100": ("float4", 85, None, 1e9), "mi210": ("float4", 73, None, 1e8),
+            "rx6900xt": ("float4", 85, 40, 1e9), "v100": ("fp64", 73, None, 1e8)}
+    assert sorted(f.stem for f in GC.glob("*.txt")) == sorted(runs)
+    for stem, (element, lines, blocks, work) in runs.items():
+        f = GC / f"{stem}.txt"
+        assert sniff(f) == "gpu-benches"
+        t = load(f)
+        assert len(t) == lines and not t.skipped and t.gpus == [GPU_FILES[stem][0]]
+        assert set(t.df["kernel"]) == {f"gpu-cache sumKernel ({element})"}
+        # the launch the printed whole milliseconds time: data set x blocks x (work / N + 2)
+        # iterations at the printed bandwidth (that of the fastest launch; the printed time is
+        # the mean of the others, rounded: up to 9 % more in the median over a file, where the
+        # launches take 4 or 5 ms), where 10 x the iterations or 2 x the blocks would be far off
+        blocks = blocks or resolve(t.gpus[0]).value("sm_count")
+        size = {"fp32": 4, "fp64": 8, "float4": 16}[element]
+        ws = t.df["working_set_bytes"]
+        launch = ws * blocks * (work // (ws / size) + 2) * t.df["time_s"] / CACHE_BYTES
+        printed = pd.Series([float(x.split()[2].rstrip("ms")) for x in f.read_text().splitlines()
+                             if "GB/s" in x], index=t.df.index)
+        assert 0.95 < (printed / (launch * 1e3)).median() < 1.12
+    # v100.txt's first line: "2 kB 5ms 0.4% 13646.3 GB/s", 256 doubles
+    r = load(GC / "v100.txt").df.iloc[0]
+    assert r["kernel"] == "gpu-cache sumKernel (fp64)" and r["config"] == "data_set=2kB"
+    assert r["time_s"] == pytest.approx(CACHE_BYTES / 13646.3e9)
+    assert r["l1_bytes"] == CACHE_BYTES and r["working_set_bytes"] == 2048
+    assert pd.isna(r["l2_bytes"]) and pd.isna(r["dram_bytes"]) and pd.isna(r["grid_blocks"])
+
+
+def test_gpu_benches_l1_sweep_from_lines(tmp_path):
+    from gpuproj.profiles.readers import gpu_benches
+
+    # a clock line before the header and ROCm's agent lines after it are passed over
+    lines = ["clock: 1740 1740 1755", GC_HEAD, "Agent 0", GC_LINE.format(set=1, ms=40, bw="9000.5"),
+             GC_LINE.format(set=2, ms=38, bw="0.0"), "",
+             GC_LINE.format(set=64, ms=39, bw="9400.0")]
+    p = tmp_path / "a40.txt"
+    p.write_text("\n".join(lines) + "\n")
+    assert sniff(p) == "gpu-benches"
+    t = load(p)
+    assert len(t) == 2 and t.gpus == ["a40"]
+    assert count_causes(t.skipped) == {"Eff. bw = 0 is not positive": 1}
+    assert t.skipped[0].row == 5
+    # the first data set, 1 kB, is main.cu's first run of N = 256 elements: 4-byte floats. Each
+    # row is 10^11 bytes loaded at the printed bandwidth (10^9 B/s), all of them L1 loads; the
+    # data set in 1024-byte kB; one block of 256 threads per SM, no grid; no counter columns read
+    assert gpu_benches.CACHE_BYTES == 1e11
+    r = t.df.iloc[0]
+    assert r["kernel"] == "gpu-cache sumKernel (fp32)" and r["config"] == "data_set=1kB"
+    assert r["time_s"] == pytest.approx(1e11 / 9000.5e9, rel=1e-12)
+    assert r["l1_bytes"] == 1e11 and r["working_set_bytes"] == 1024
+    assert r["block_threads"] == 256 and pd.isna(r["grid_blocks"])
+    assert pd.isna(r["l2_bytes"]) and pd.isna(r["dram_bytes"]) and pd.isna(r["flops"])
+    r = t.df.iloc[1]
+    assert r["config"] == "data_set=64kB" and r["working_set_bytes"] == 64 * 1024
+    assert r["time_s"] == pytest.approx(1e11 / 9400e9, rel=1e-12)
+    # the header alone tells the two sweeps apart: without a clock line too
+    p.write_text("\n".join(lines[1:]) + "\n")
+    assert sniff(p) == "gpu-benches" and len(load(p)) == 2
+    # 2 kB first: doubles; 4 kB: the HIP build's float4
+    for first, element in ((2, "fp64"), (4, "float4")):
+        p.write_text(GC_HEAD + "\n" + GC_LINE.format(set=first, ms=5, bw="1.0") + "\n")
+        assert load(p).df["kernel"].iloc[0] == f"gpu-cache sumKernel ({element})"
+    q = tmp_path / "mybox.txt"
+    q.write_text("\n".join(lines) + "\n")
+    with pytest.raises(InputError, match="pass --source NAME"):
+        gpu_benches.read(q)
+    assert gpu_benches.read(q, gpu="L40").gpus == ["l40"]
+    # an L2-sweep line under the L1 sweep's header, a first data set that is not 256 elements
+    # of 4, 8 or 16 bytes, a header without lines
+    for bad, match, row in (
+            ([GC_HEAD, GB_LINE.format(set=1536, ms=4, bw="13526.6")], "not a gpu-cache line", 2),
+            ([GC_HEAD, GC_LINE.format(set=3, ms=5, bw="1.0")], "first data set 3 kB", 2),
+            (["clock: 1740", GC_HEAD, "Agent 0"], "header but no rows", None)):
+        assert gpu_benches_error(p, bad, match).row == row
+
+
 # ---- gpu-benches repeated small kernels (GPL-3.0 data: read from shared/data/external only) ----
 SK = EXT / "gpu-benches" / "gpu-small-kernels"
 

@@ -40,7 +40,7 @@ FORMATS = {
              "cuda_gpu_kern_sum report (times and launch configurations, no counters)"),
     "pytorch": ("pytorch", "PyTorch profiler trace (torch.profiler's Chrome trace JSON, "
                 "*.pt.trace.json[.gz]): kernel times and launch configurations, no counters"),
-    "gpu-benches": ("gpu_benches", "gpu-benches L2 working-set sweeps, repeated small "
+    "gpu-benches": ("gpu_benches", "gpu-benches L1 and L2 working-set sweeps, repeated small "
                     "kernels, roofline and stream occupancy sweeps (<gpu>.txt)"),
     "measurement": ("measurement", "plain measurement table: kernel, time_s, optional gpu, "
                     "config and counts"),

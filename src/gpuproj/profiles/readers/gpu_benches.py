@@ -1,5 +1,5 @@
 """gpu-benches microbenchmark results (github te42kyfo/gpu-benches @1c36d50, GPL-3.0 data;
-``shared/data/external/gpu-benches/``; gpuproj ships no copy). Four of its benchmarks are
+``shared/data/external/gpu-benches/``; gpuproj ships no copy). Five of its benchmarks are
 read, told apart by their first lines.
 
 **L2 working-set sweeps** (``gpu-l2-cache/<gpu>.txt``). The benchmark
@@ -18,6 +18,40 @@ the blocks, so the time is that of the launch in the benchmark's source), ``l2_b
 bytes moved (every load reaches L2), ``working_set_bytes`` = the data set, ``dram_bytes``
 from the counter columns where they are not 0 (none of the published files has them),
 ``block_threads`` = 1024, ``grid_blocks`` = 100 000.
+
+**L1 working-set sweeps** (``gpu-cache/<gpu>.txt``). The benchmark (``gpu-cache/main.cu``:
+``measure<N>``, ``sumKernel``) launches one block of 256 threads per SM (``blockCount`` =
+the runtime's ``multiProcessorCount``); every block sums the same buffer of N elements (thread
+t reads elements t, t + 256, ...) ``iters`` times over, so the data set (the ``data set``
+column, N x the element's bytes, printed in 1024-byte kB) is each SM's working set and the
+GPU's. N runs 256, 512, 768, then multiples of 512 up to 16 384, then 16 384 x 1.17^k rounded
+down to a multiple of 512 (``expSeries``, k = 15 left out). A launch loads N x element bytes x
+blocks x ``iters``; ``Eff. bw`` is that over the fastest of 15 launches (GB/s, 10^9 B/s, one
+decimal), ``exec time`` the mean of the 13 between the fastest and the slowest in whole ms,
+``spread`` (slowest - fastest) / that mean; four counter columns follow (DRAM read/write, L2
+read/store GB/s). A ``clock:`` line (a clock reading taken before the runs) and
+ROCm's ``Agent <n>`` lines are passed over.
+
+The published runs come from different versions of main.cu: a ``typedef`` makes the element a
+double (the V100, A100 80 GB and H100 PCIe files: first data set 2 kB), a float (A40, L40: 1 kB)
+or, in the HIP build, a float4 (MI100, MI210, RX 6900 XT: 4 kB), and ``iters`` is
+10^8 / N + 2 (V100, A100, H100, MI210) or 10^9 / N + 2 (A40, L40, MI100, RX 6900 XT), which the
+printed times fit (the RX 6900 XT's at 40 blocks, half its 80 CUs). Their work thus differs
+from GPU to GPU, so every row is scaled to the same work, ``CACHE_BYTES`` loaded, at the
+printed bandwidth (as the roofline sweeps are). Upstream also has ``mi100d``, ``mi100f`` and
+``mi210d`` runs (not in shared/): their stems are not in ``GPU_FILES``, so they need ``gpu=``.
+
+One row per line: ``kernel`` = ``gpu-cache sumKernel (<element>)``, the element from the first
+line's data set, which is N = 256 elements (1 kB: ``fp32``, 2 kB: ``fp64``, 4 kB: ``float4``;
+another is an error): the three builds are different code (one load of 4, 8 or 16 bytes per
+addition) and pair only among themselves. ``config`` = ``data_set=<kB>kB``, ``time_s`` =
+``CACHE_BYTES`` / ``Eff. bw``, ``l1_bytes`` = ``CACHE_BYTES`` (every load), ``working_set_bytes``
+= the data set, ``block_threads`` = 256; no grid (each run is one block per SM of its own GPU,
+which the scaled work is not), no FLOPs (as for the L2 sweeps), and no L2 or DRAM bytes: which
+level serves the loads (the L1 while the set fits it, the L2 past it) is what the sweep
+measures. The counter columns are not read: 0 in four files, and the MI210's ``DRAM read``
+equals its ``Eff. bw`` at every data set (10.6 TB/s at 4 kB, past any DRAM), so they do not
+count what they are named for on every GPU.
 
 **Repeated small kernels** (``gpu-small-kernels/<gpu>[_graph|_pt|_gsync].txt``). The benchmark
 (``gpu-small-kernels/main.cu``) launches a stream kernel ``A[i] = B[i] * 0.25`` on ``n``
@@ -133,6 +167,21 @@ _UNITS = ("kB", "kB", "ms", "%", "GB/s", "GB/s", "GB/s", "GB/s", "GB/s")
 _LINE = re.compile(r"^\s*" + r"\s+".join(rf"([0-9]+(?:\.[0-9]*)?)\s*{re.escape(u)}"
                                         for u in _UNITS) + r"\s*$")
 
+CACHE_KERNEL = "gpu-cache sumKernel"
+CACHE_BLOCK_THREADS = 256  # gpu-cache/main.cu: blockSize
+CACHE_FIRST_ELEMENTS = 256  # gpu-cache/main.cu: the first measure<N>
+CACHE_ELEMENTS = {4: "fp32", 8: "fp64", 16: "float4"}  # element bytes -> name (main.cu's dtype)
+# the work every row is scaled to: 10^11 bytes loaded (the runs launch one block per SM of their
+# own GPU and differ in iterations, so their work differs from GPU to GPU)
+CACHE_BYTES = 1e11
+_CACHE_HEAD = re.compile(r"^\s*data set\s+exec time\s+spread\s+Eff\. bw\s+DRAM read\s+"
+                         r"DRAM write\s+L2 read\s+L2 store\s*$")
+# data set, time, spread, bandwidth, then DRAM read/write and L2 read/store bandwidths
+_CACHE_LINE = re.compile(r"^\s*" + r"\s+".join(rf"([0-9]+(?:\.[0-9]*)?)\s*{re.escape(u)}"
+                                              for u in _UNITS[1:]) + r"\s*$")
+# what the runs print besides: gpu-clock.cuh's clock reading, ROCm's agent lines (MI210)
+_CACHE_NOISE = re.compile(r"^\s*(?:clock:(?:\s+[0-9]+)*|Agent\s+[0-9]+)\s*$")
+
 SMALL_KERNEL = "gpu-small-kernels scale"
 SMALL_BYTES_PER_ELEMENT = 16  # one double read, one written (main.cu: size * 2 * sizeof(double))
 SMALL_MAX_BLOCK = 1024  # main.cu: for (xblock = ...; xblock <= 1024; xblock *= 2)
@@ -171,7 +220,17 @@ def sniff(path, head: str) -> bool:
     first = head.splitlines()[0] if head else ""
     l2 = "data set" in first and "exec time" in first and "Eff. bw" in first
     return (l2 or bool(_SMALL_LINE.match(first) or _STREAM_HEAD.match(first))
-            or _roofline_head(head.splitlines()))
+            or _cache_head(head.splitlines()) is not None or _roofline_head(head.splitlines()))
+
+
+def _cache_head(lines) -> int | None:
+    """The line number of a gpu-cache header (the gpu-l2-cache header stops at ``Eff. bw``;
+    this one names the four counter columns) where the first line that is not blank or the
+    runs' other output is one, else None."""
+    for lineno, line in enumerate(lines, start=1):
+        if line.strip() and not _CACHE_NOISE.match(line):
+            return lineno if _CACHE_HEAD.match(line) else None
+    return None
 
 
 def _roofline_head(lines) -> bool:
@@ -190,13 +249,16 @@ def _gpu_of(path, stem, gpu):
 
 
 def read(path, gpu: str | None = None) -> ProfileTable:
-    """Read one ``gpu-l2-cache/<gpu>.txt``, ``gpu-small-kernels/<gpu>[_suffix].txt``,
-    ``gpu-roofline/<gpu>.txt`` or ``gpu-stream/<gpu>.txt``; ``gpu`` names the GPU (default: from
-    the file name, ``GPU_FILES``)."""
+    """Read one ``gpu-l2-cache/<gpu>.txt``, ``gpu-cache/<gpu>.txt``,
+    ``gpu-small-kernels/<gpu>[_suffix].txt``, ``gpu-roofline/<gpu>.txt`` or
+    ``gpu-stream/<gpu>.txt``; ``gpu`` names the GPU (default: from the file name,
+    ``GPU_FILES``)."""
     path = Path(path)
     lines = read_text(path).splitlines()
     first = next((line for line in lines if line.strip()), "")
-    if _SMALL_LINE.match(first):
+    if (head := _cache_head(lines)) is not None:
+        out, gpu, skipped = _cache_sweep(path, lines, head, gpu)
+    elif _SMALL_LINE.match(first):
         out, gpu, skipped = _small_kernels(path, lines, gpu)
     elif _STREAM_HEAD.match(first):
         out, gpu, skipped = _stream(path, lines, gpu)
@@ -239,6 +301,39 @@ def _l2_sweep(path, lines, gpu) -> tuple[pd.DataFrame, str]:
     out["kernel"] = KERNEL
     out["block_threads"] = float(BLOCK_THREADS)
     out["grid_blocks"] = float(BLOCKS)
+    out, skipped = split_unusable_times(out, path, field="Eff. bw")
+    return out, gpu, skipped
+
+
+def _cache_sweep(path, lines, head, gpu) -> tuple[pd.DataFrame, str, list]:
+    gpu = _gpu_of(path, path.name.split(".")[0], gpu)
+    rows, element = [], None
+    for lineno, line in enumerate(lines[head:], start=head + 1):
+        if not line.strip() or _CACHE_NOISE.match(line):
+            continue
+        m = _CACHE_LINE.match(line)
+        if not m:
+            raise InputError("not a gpu-cache line (data set kB, time ms, spread %, bandwidth "
+                             "GB/s, four counter GB/s)", path=path, row=lineno)
+        set_kb, _, _, bw_gbs = (float(x) for x in m.groups()[:4])
+        if element is None:
+            # the first run is N = 256 elements: its data set gives the element's size
+            size = set_kb * KIB / CACHE_FIRST_ELEMENTS
+            if size not in CACHE_ELEMENTS:
+                raise InputError(f"first data set {set_kb:g} kB is not {CACHE_FIRST_ELEMENTS} "
+                                 "elements of 4, 8 or 16 bytes (the first run of gpu-cache/"
+                                 "main.cu)", path=path, row=lineno)
+            element = CACHE_ELEMENTS[size]
+        rows.append({"_row": lineno, "config": f"data_set={set_kb:.0f}kB",
+                     # 0 GB/s gives time 0, which split_unusable_times skips and counts
+                     "time_s": CACHE_BYTES / (bw_gbs * 1e9) if bw_gbs > 0 else 0.0,
+                     "working_set_bytes": set_kb * KIB})
+    if not rows:
+        raise InputError("file has a header but no rows", path=path)
+    out = pd.DataFrame(rows)
+    out["kernel"] = f"{CACHE_KERNEL} ({element})"
+    out["l1_bytes"] = CACHE_BYTES
+    out["block_threads"] = float(CACHE_BLOCK_THREADS)
     out, skipped = split_unusable_times(out, path, field="Eff. bw")
     return out, gpu, skipped
 
