@@ -1226,7 +1226,7 @@ def main(argv=None):
            "both predict); the hybrid column is "
            "leave-one-GPU-out with the hybrid chosen on the training GPUs alone "
            "(`scripts/learned_experiments.py`, section \"Leave-one-GPU-out\" below), what a "
-           "user without the target can get; on the four gpu-benches tables its models see a "
+           "user without the target can get; on the five gpu-benches tables its models see a "
            "catalog without gpu-benches' own measurements of their GPUs (the methods beside it "
            "use them: the section compares all three families on that catalog). The last "
            "column predicts each GPU from all the others that measured the configuration at "
