@@ -312,7 +312,9 @@ class LearnedModel(Model):
         band alone, without the union with the conformal bounds (only the prediction kept
         inside), changed nothing where the intervals over-cover (KernelTuner, NeuSight conv:
         the band is the wider bound there; NeuSight bmm -0.2 points) and took the seed report
-        from 88.5-89.5 to 82.0-83.9 %, where the conformal bound is the wider."""
+        from 88.5-89.5 to 82.0-83.9 % (@2bf586a; 89.0-89.5 to 82.0-83.6 % at 2026-12-07's
+        rerun, ``scripts/doc_numbers.py band-alone-outside``), where the conformal bound is the
+        wider."""
         bands = getattr(self, "outside_bands_", None)
         g = guard_weight(data, getattr(self, "guard_", None))
         if not bands or (g >= 1).all():
