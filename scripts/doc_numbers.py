@@ -304,7 +304,6 @@ def band_alone_outside(data_dir, tables=("seed-report-4gpus",)):
     import learned_experiments as le
 
     from gpuproj.learned import models as lm
-    from gpuproj.models.bands import band_of
     from gpuproj.splits import evaluate_fold, gpu_folds
 
     widen = lm.LearnedModel._widen_outside
@@ -313,23 +312,8 @@ def band_alone_outside(data_dir, tables=("seed-report-4gpus",)):
         """``LearnedModel._widen_outside`` with the band in place of the conformal bound
         outside the range (leaning to it by 1 - g as there), not their union; the prediction
         kept inside."""
-        bands = getattr(self, "outside_bands_", None)
-        g = lm.guard_weight(data, getattr(self, "guard_", None))
-        if not bands or (g >= 1).all():
-            return low, high
-        chain = self._guard_chain()
-        base, which = lm.physics_chain(data, chain)
-        q = np.array([bands.get(m, {}).get(cell_name, [np.nan, np.nan]) for m in chain]
-                     + [[np.nan, np.nan]], float)[which]
-        b_low, b_high = band_of(base, src, q[:, 0], q[:, 1])
-        use = np.isfinite(b_low) & np.isfinite(b_high) & (g < 1)
-
-        def lean(conf, band):
-            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-                c = np.where(g > 0, g * np.log(conf / t), 0.0)
-                return np.where(use, t * np.exp(c + (1 - g) * np.log(band / t)), conf)
-
-        return np.fmin(t, lean(low, b_low)), np.fmax(t, lean(high, b_high))
+        leaned_low, leaned_high = self._leaned_bounds(data, t, src, low, high, cell_name)
+        return np.fmin(t, leaned_low), np.fmax(t, leaned_high)
 
     for label, fmt, files in le.TABLES:
         if label not in tables:

@@ -315,6 +315,14 @@ class LearnedModel(Model):
         from 88.5-89.5 to 82.0-83.9 % (@2bf586a; 89.0-89.5 to 82.0-83.6 % at 2026-12-07's
         rerun, ``scripts/doc_numbers.py band-alone-outside``), where the conformal bound is the
         wider."""
+        leaned_low, leaned_high = self._leaned_bounds(data, t, src, low, high, cell_name)
+        return np.fmin(low, leaned_low), np.fmax(high, leaned_high)
+
+    def _leaned_bounds(self, data, t, src, low, high, cell_name):
+        """The conformal bounds ``low``, ``high`` of prediction ``t`` leaned towards those of
+        the chain's band in proportion 1 - g of the log-bounds where a pair is outside the
+        training range and its chain method has a band; as they are elsewhere
+        (``_widen_outside`` takes their union with the conformal bounds)."""
         bands = getattr(self, "outside_bands_", None)
         g = guard_weight(data, getattr(self, "guard_", None))
         if not bands or (g >= 1).all():
@@ -333,7 +341,7 @@ class LearnedModel(Model):
                 c = np.where(g > 0, g * np.log(conf / t), 0.0)
                 return np.where(use, t * np.exp(c + (1 - g) * np.log(band / t)), conf)
 
-        return np.fmin(low, lean(low, b_low)), np.fmax(high, lean(high, b_high))
+        return lean(low, b_low), lean(high, b_high)
 
     calibrate_by_default = False
 
