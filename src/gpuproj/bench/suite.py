@@ -92,8 +92,9 @@ def _arg(dtype, v):
 def lane_width(dtype, vw: int) -> int:
     """Vector lanes per chain or element of ``dtype`` when 4-byte types take ``vw`` (1 on GPUs):
     8-byte types take half as many, to fill the same vector registers; at ``vw`` lanes a CPU's
-    FP64 chains need twice the registers and spill (PoCL on a 2-core AMD EPYC: FP64 FMA 28-56
-    GFLOP/s at 8 lanes, 117 at 4). Paired FP16 is never widened."""
+    FP64 chains need twice the registers and spill, at half the rate or less (PoCL on an AMD
+    EPYC: docs/bench.md, ``-DVW64``, with the script that measures it). Paired FP16 is never
+    widened."""
     if isinstance(dtype, str):  # "half2"
         return 1
     return max(1, vw * 4 // np.dtype(dtype).itemsize)
