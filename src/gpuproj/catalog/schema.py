@@ -78,6 +78,11 @@ VALUE_FIELDS = {
     "l3_size_bytes": "memory-side cache behind the L2, in front of DRAM (AMD Infinity Cache; "
                      "'L3 Cache' in AMD's CDNA tables), of one runtime device",
     "l1_shared_size_bytes_per_sm": "combined L1 data cache + shared memory per SM",
+    "l1_cache_size_bytes_per_sm": "L1 data cache per SM / CU where it is separate from shared "
+                                  "memory (AMD's vector L1, RDNA's vector L0, NVIDIA Maxwell/"
+                                  "Pascal's L1/texture cache); where one array holds both "
+                                  "(NVIDIA since Volta) the model derives it from "
+                                  "l1_shared_size_bytes_per_sm and smem_carveouts_bytes",
     "shared_banks": "shared-memory banks",
     "shared_bank_width_bytes": "width of one shared-memory bank",
     # occupancy limits
@@ -212,6 +217,7 @@ PLAUSIBLE = {
     "l2_size_bytes": (16 * _KIB, 1e10),  # 16 KiB on the smallest CUDA GPUs (GeForce 8400)
     "l3_size_bytes": (_KIB**2, 1e11),
     "l1_shared_size_bytes_per_sm": (_KIB, 1e9),
+    "l1_cache_size_bytes_per_sm": (_KIB, 1e9),  # 16 KiB on GCN: '16' is 16 KiB short
     "shared_banks": (1, 1e4),
     "shared_bank_width_bytes": (1, _KIB),
     "regs_per_sm": (_KIB, 1e8),  # 8192 on the first CUDA GPUs: '64' is 64K written short
