@@ -214,6 +214,32 @@ def test_amd_wave_sizes_and_multi_die_runtime_device(cat):
         assert cat.gpus[gid].runtime_device
 
 
+def test_l1_data_cache_size_has_one_route_per_gpu(cat):
+    """The largest L1 data cache one SM / CU holds loads in comes either from
+    ``l1_cache_size_bytes_per_sm`` (an array apart from shared memory: AMD's vector L1, RDNA's
+    vector L0, Maxwell/Pascal's L1/texture cache) or, where one array holds both (NVIDIA since
+    Volta), from ``l1_shared_size_bytes_per_sm`` less the least of ``smem_carveouts_bytes``;
+    never both, so the two routes cannot disagree."""
+    kib = 1024
+    pinned = {  # ROCm 'GPU hardware specifications'; CUDA C++ Programming Guide, cc 5.x / 6.x
+        "mi210": 16, "mi300x": 32, "mi355x": 32, "mi50": 16, "r9-nano": 16,
+        "rx-6900-xt": 16, "rx-7900-xtx": 32,  # RDNA's per-CU vector L0
+        "gtx-980": 24, "tesla-p100-pcie-16gb": 24, "gtx-1080": 48, "tesla-p4": 48}
+    for gid, size in pinned.items():
+        assert cat.gpus[gid].value("l1_cache_size_bytes_per_sm") == size * kib, gid
+    for g in cat:
+        separate = "l1_cache_size_bytes_per_sm" in g.values
+        assert not (separate and "smem_carveouts_bytes" in g.values), g.id
+        assert not (separate and "l1_shared_size_bytes_per_sm" in g.values), g.id
+        cc = int(g.isa[3:]) if g.vendor == "NVIDIA" else None
+        if g.vendor == "AMD" or cc is not None and 50 <= cc < 70:
+            assert separate, g.id
+        if cc is not None and cc >= 70:  # the derived route has both of its numbers
+            assert {"l1_shared_size_bytes_per_sm", "smem_carveouts_bytes"} <= set(g.values), g.id
+            carve = g.values["smem_carveouts_bytes"].value
+            assert 0 < g.value("l1_shared_size_bytes_per_sm") - min(carve), g.id
+
+
 # Max 1550 figures of the whole card, which one stack (its device in Level Zero's FLAT mode)
 # has half of; the others are per Xe core (or a clock, a sub-group, a work-group), alike
 MAX_1550_CARD_TOTALS = {"memory_size_bytes", "memory_bus_bits", "sm_count", "l2_size_bytes"}
