@@ -28,7 +28,7 @@ from .units import fmt_error, fmt_time, readable
 
 # identity numbers shown beside the throughputs (field, how to print it)
 _VALUES = ("sm_count", "boost_clock_hz", "warp_size", "l2_size_bytes", "l3_size_bytes",
-           "memory_size_bytes", "l1_shared_size_bytes_per_sm")
+           "memory_size_bytes", "l1_shared_size_bytes_per_sm", "l1_cache_size_bytes_per_sm")
 
 _CSS = """
 body{font:15px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,"DejaVu Sans",sans-serif;
