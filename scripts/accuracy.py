@@ -524,28 +524,34 @@ def error_bands(pairs: pd.DataFrame, coverage=0.9, results=None):
 
 
 def regime_notes(ev, table, methods=("same", "bandwidth", "hierarchical", "hierarchical-ext")):
-    """Errors by where the working set lies against the two GPUs' L2 sizes, for tables whose
-    every row has a working set: where it fits both L2s (at most half of each: the measured L2
-    ceilings are plateaus over such sets), misses both (over twice each), or lies between."""
+    """Errors by where the working set lies against the two GPUs' cache sizes, for tables whose
+    every row has a working set: where it fits both caches (at most half of each: the measured
+    cache ceilings are plateaus over such sets), misses both (over twice each), or lies
+    between. The cache is the L1 (``l1_cache_bytes``) where every row has the set one SM
+    re-reads (a cache sweep), else the L2."""
     from gpuproj.catalog import resolve
+    from gpuproj.models.hierarchical import l1_cache_bytes
 
-    ws = table.df.groupby(["kernel", "config", "gpu"])["working_set_bytes"].median()
+    level, column, size_of = "L2", "working_set_bytes", lambda g: g.value("l2_size_bytes")
+    if table.df["sm_working_set_bytes"].notna().all():
+        level, column, size_of = "L1", "sm_working_set_bytes", l1_cache_bytes
+    ws = table.df.groupby(["kernel", "config", "gpu"])[column].median()
     if not np.isfinite(ws.to_numpy(float)).all():
         return ""
     d = ev.pairs[ev.pairs["method"].isin(methods)].copy()
-    l2 = {g: resolve(g).value("l2_size_bytes") for g in set(d["source"]) | set(d["target"])}
-    vendor = {g: resolve(g).vendor for g in l2}
+    size = {g: size_of(resolve(g)) for g in set(d["source"]) | set(d["target"])}
+    vendor = {g: resolve(g).vendor for g in size}
     w = ws.reindex(pd.MultiIndex.from_arrays([d["kernel"], d["config"], d["source"]])).to_numpy()
-    lo = np.minimum(w / d["source"].map(l2), w / d["target"].map(l2))
-    hi = np.maximum(w / d["source"].map(l2), w / d["target"].map(l2))
+    lo = np.minimum(w / d["source"].map(size), w / d["target"].map(size))
+    hi = np.maximum(w / d["source"].map(size), w / d["target"].map(size))
     d["regime"] = np.select([hi <= 0.5, lo > 2], ["fits both", "misses both"], "between")
     same = d["source"].map(vendor) == d["target"].map(vendor)
     d["pairs"] = np.where(same, d["source"].map(vendor) + " pairs", "mixed pairs")
     d["ape"] = 100 * (d["time_s"] / d["true_s"] - 1).abs()
     d = pd.concat([d, d.assign(regime="all")])
     g = d.groupby(["pairs", "regime", "method"])["ape"].agg(["size", "mean", "median"])
-    lines = ["By working set against the two GPUs' L2 sizes (fits both: at most half of each; "
-             "misses both: over twice each), MAPE / median APE in %:", "",
+    lines = [f"By working set against the two GPUs' {level} sizes (fits both: at most half of "
+             "each; misses both: over twice each), MAPE / median APE in %:", "",
              "| pairs | working set | n | " + " | ".join(methods) + " |",
              "|---|---|---|" + "---|" * len(methods)]
     order = {"fits both": 0, "between": 1, "misses both": 2, "all": 3}

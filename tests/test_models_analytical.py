@@ -455,6 +455,76 @@ def test_cache_capacity_interval_near_a_cache_size():
     assert any("holding and missing" in n for n in p.assumptions["tgt"])
 
 
+def l1_sweep_gpus(src_l1=None):
+    """Two GPUs for the L1 rule: the source's L1 an array of its own (16 KiB, as AMD's), the
+    target's one array with shared memory (128 KiB, least carve-out 16 KiB: 112 KiB of L1)."""
+    src_values = {"warp_size": 32, "sm_count": 10, "l2_size_bytes": 4e6}
+    if src_l1 is not None:
+        src_values["l1_cache_size_bytes_per_sm"] = src_l1
+    src = make_gpu("s1", values=src_values,
+                   peak={"l1_bw_bytes_per_s": 16e12, "l2_bw_bytes_per_s": 4e12,
+                         "dram_bw_bytes_per_s": 1e12})
+    tgt = make_gpu("t1", values={"warp_size": 32, "sm_count": 20, "l2_size_bytes": 40e6,
+                                 "l1_shared_size_bytes_per_sm": 131072,
+                                 "smem_carveouts_bytes": [16384, 65536]},
+                   peak={"l1_bw_bytes_per_s": 20e12, "l2_bw_bytes_per_s": 6e12,
+                         "dram_bw_bytes_per_s": 2e12})
+    return src, tgt
+
+
+def test_l1_cache_bytes_own_array_or_unified_less_the_least_carveout():
+    from gpuproj.catalog import resolve
+    from gpuproj.models.hierarchical import l1_cache_bytes
+
+    src, tgt = l1_sweep_gpus(src_l1=16384)
+    assert l1_cache_bytes(src) == 16384
+    assert l1_cache_bytes(tgt) == 131072 - 16384
+    assert np.isnan(l1_cache_bytes(SRC))
+    # the CUDA guide's carve-outs of cc 8.0 and 9.0 start at 0: all of the array
+    assert l1_cache_bytes(resolve("a100-sxm4-80gb")) == 192 * 1024
+    assert l1_cache_bytes(resolve("h100-pcie-80gb")) == 256 * 1024
+
+
+def test_cache_capacity_l1_rule_serves_sets_past_an_l1_at_the_l2_rate():
+    """A cache sweep (L1 bytes and each SM's working set, no L2 or DRAM bytes): the set is
+    served by a GPU's L1 while it fits (source 16 KiB, target 112 KiB), by its L2 past it.
+    8 KiB fits both: t_s x (1/20e12)/(1/16e12) = 0.8 t_s. 64 KiB misses the source's only:
+    t_s x (1/20e12)/(1/4e12) = 0.2 t_s. 1 MiB misses both: t_s x 4/6. 100 KiB is 0.89 x the
+    target's L1, inside ``CAPACITY_BAND``: the point 0.2 t_s as for 64 KiB, the interval up to
+    the target's L1 missing it (4/6 t_s). Without the extension every set projects on the L1
+    ratio, 0.8."""
+    src, tgt = l1_sweep_gpus(src_l1=16384)
+    sets = [8 * 1024, 64 * 1024, 2**20, 100 * 1024]
+    k = table(time_s=[1e-3] * 4, l1_bytes=[1e9] * 4, sm_working_set_bytes=sets,
+              working_set_bytes=sets, gpu=["s1"] * 4)
+    ext = get_model("hierarchical", cache_capacity=True).predict(k, src, tgt)
+    plain = get_model("hierarchical").predict(k, src, tgt)
+    assert ext.df["time_s"].to_numpy() == pytest.approx(1e-3 * np.array([0.8, 0.2, 4 / 6, 0.2]))
+    assert ext.df["low_s"].to_numpy() == pytest.approx(1e-3 * np.array([0.8, 0.2, 4 / 6, 0.2]))
+    assert ext.df["high_s"].to_numpy() == pytest.approx(
+        1e-3 * np.array([0.8, 0.2, 4 / 6, 4 / 6]))
+    assert plain.df["time_s"].to_numpy() == pytest.approx([0.8e-3] * 4)
+    notes = ext.assumptions["t1"]
+    assert any("16 KiB on s1, 112 KiB on t1" in n for n in notes)
+    assert any("an L1's size" in n for n in notes)
+
+
+def test_cache_capacity_l1_rule_needs_both_l1_sizes():
+    """Without the source's L1 size the rule leaves the sweep on the L1 ratio and says why;
+    rows with L2 bytes are the L2 rule's, not the L1's."""
+    src, tgt = l1_sweep_gpus()
+    k = table(time_s=[1e-3] * 2, l1_bytes=[1e9] * 2, sm_working_set_bytes=[64 * 1024] * 2,
+              l2_bytes=[np.nan, 1e9], gpu=["s1"] * 2)
+    p = get_model("hierarchical", cache_capacity=True).predict(k, src, tgt)
+    assert p.df["time_s"].iloc[0] == pytest.approx(0.8e-3)
+    assert any("no s1's L1 size in the catalog" in n for n in p.assumptions["t1"])
+    src, tgt = l1_sweep_gpus(src_l1=16384)
+    p = get_model("hierarchical", cache_capacity=True).predict(k, src, tgt)
+    assert not any("L1 size" in n for n in p.assumptions["t1"])
+    # the row with L2 bytes: its L1 hits (0 B) and L2 bytes on the L2 ratio, 4/6
+    assert p.df["time_s"].iloc[1] == pytest.approx(1e-3 * 4 / 6)
+
+
 def test_cache_capacity_two_caches_of_one_design_and_size_hold_the_same_sets():
     """An H100 NVL and an H200 (one architecture, 60 MiB L2 each, as their drivers report) at a
     working set near that size: both hold it or both miss it, so the measured DRAM bytes carry

@@ -483,10 +483,13 @@ def test_gpu_benches_l1_sweep_from_lines(tmp_path):
     assert r["kernel"] == "gpu-cache sumKernel (fp32)" and r["config"] == "data_set=1kB"
     assert r["time_s"] == pytest.approx(1e11 / 9000.5e9, rel=1e-12)
     assert r["l1_bytes"] == 1e11 and r["working_set_bytes"] == 1024
+    # every block re-reads the whole set: it is also each SM's (what its L1 must hold)
+    assert r["sm_working_set_bytes"] == 1024
     assert r["block_threads"] == 256 and pd.isna(r["grid_blocks"])
     assert pd.isna(r["l2_bytes"]) and pd.isna(r["dram_bytes"]) and pd.isna(r["flops"])
     r = t.df.iloc[1]
     assert r["config"] == "data_set=64kB" and r["working_set_bytes"] == 64 * 1024
+    assert r["sm_working_set_bytes"] == 64 * 1024
     assert r["time_s"] == pytest.approx(1e11 / 9400e9, rel=1e-12)
     # the header alone tells the two sweeps apart: without a clock line too
     p.write_text("\n".join(lines[1:]) + "\n")

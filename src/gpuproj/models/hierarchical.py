@@ -59,6 +59,11 @@ switchable):
   sits where caches turn from hits to misses only roughly (0.8-1.3 x the size on the measured
   sweeps), so where a working set lies within ``CAPACITY_BAND`` of a cache's size, the
   interval also spans the projections with that cache holding and missing the set.
+  One level up, where a profile has L1 bytes only and the working set one SM re-reads (a cache
+  sweep, ``sm_working_set_bytes``), the L1 serves it while it fits the GPU's L1
+  (``l1_cache_bytes``) and the L2 past it: Eq. 6's L1 ceiling becomes
+  1 / ((1 - f) / BW_L1 + f / BW_L2) on each GPU, f = 1 where the set exceeds the L1, with the
+  same interval near an L1's size.
 - ``parallelism``: wave quantisation and under-filled GPUs. The projected time is multiplied by
   u_s / u_t, u the fraction of the GPU a launch of B blocks keeps busy on S SMs. How many
   resident blocks an SM needs to reach its throughput lies between one and the b that fit (the
@@ -237,6 +242,37 @@ def _uncached(working_set, size):
     random accesses, which gpuproj used before (NVIDIA pairs there: 8.6 against 13.6 % MAPE
     with gpu-benches' own H200 ceilings, 29.2 against 33.8 % with ours)."""
     return np.where(np.asarray(working_set, float) > size, 1.0, 0.0)
+
+
+def l1_cache_bytes(gpu) -> float:
+    """The largest L1 data cache one SM of ``gpu`` holds loads in: the catalog's
+    ``l1_cache_size_bytes_per_sm`` where the L1 is an array of its own (AMD, NVIDIA before
+    Volta), else the L1 + shared-memory array less its least shared-memory carve-out (what the
+    driver leaves a kernel without shared memory; a kernel with some has less L1), NaN where
+    neither is known."""
+    own = gpu.value("l1_cache_size_bytes_per_sm")
+    if np.isfinite(own):
+        return own
+    carveouts = gpu.values.get("smem_carveouts_bytes")
+    if carveouts is None:
+        return np.nan
+    return gpu.value("l1_shared_size_bytes_per_sm") - min(carveouts.value)
+
+
+def _capacity_ends(source, target, size_s, size_t):
+    """The (source, target) held flags of the interval's ends for sets near a cache's size
+    (``CAPACITY_BAND``): the target's cache holding them and the source's missing them, and the
+    reverse. One cache design turns at one multiple of its size: a set that the smaller cache
+    holds the larger one holds too, and two caches of one size hold the same sets (an H100 NVL
+    and an H200 at their 60 MiB L2: not 23x apart)."""
+    if source.architecture != target.architecture:
+        return [(False, True), (True, False)]
+    ends = [(True, True), (False, False)]
+    if size_t > size_s:
+        ends.append((False, True))
+    elif size_t < size_s:
+        ends.append((True, False))
+    return ends
 
 
 def _blend(f, hit, miss):
@@ -951,11 +987,83 @@ class Hierarchical(Model):
 
     def _cache_capacity(self, df, n, *gpus):
         """``cache_capacity``: which cache level serves the working set on each GPU, as per-byte
-        times. ``gpus``: (GPU, ceiling book, ``_byte_times`` dict) of the source and the target.
-        Returns (notes, variants): (source, target) per-byte dicts for the point and, where a
-        working set lies within ``CAPACITY_BAND`` of a cache's size (where the measured
-        hit-to-miss turn happens, so the step's side is uncertain), for the two ends: the
-        target's caches holding the set and the source's missing it, and the reverse.
+        times: the L2 rule (``_l2_capacity``) and the L1 rule (``_l1_capacity``), which cover
+        different rows (those with L2 or DRAM bytes, those with L1 bytes only). Returns (notes,
+        variants) as ``_l2_capacity``: the point with both rules, then the ends of each rule's
+        interval with the other at its point."""
+        notes, variants = self._l2_capacity(df, n, *gpus)
+        l1_notes, l1 = self._l1_capacity(df, n, *gpus)
+        notes += l1_notes
+        if l1 is None:
+            return notes, variants
+        rows, times, ends = l1
+
+        def with_l1(pair, held):
+            (p_s, p_t), (t_s, t_t) = pair, times(held)
+            return ({**p_s, "l1": np.where(rows, t_s, p_s["l1"])},
+                    {**p_t, "l1": np.where(rows, t_t, p_t["l1"])})
+
+        return notes, ([with_l1(v, (None, None)) for v in variants]
+                       + [with_l1(variants[0], e) for e in ends])
+
+    def _l1_capacity(self, df, n, *gpus):
+        """The L1 rule of ``cache_capacity``: rows with L1 bytes, no L2 or DRAM bytes and the
+        working set one SM re-reads (``sm_working_set_bytes``: a cache sweep, whose level is
+        what it measures) are served by a GPU's L1 while the set fits it (``l1_cache_bytes``)
+        and by its L2 past it: per L1 byte (1 - f) / BW_L1 + f / BW_L2, f = ``_uncached``
+        (set, L1 size). The L2's own capacity is not applied after it: a set that every SM
+        re-reads is fetched into the L2 once for them all, so past the L2 the rate stays near
+        the L2's (gpu-benches' V100 L1 sweep: 2.3 TB/s at 7-68 MB, 2.6x its DRAM's). Needs
+        both GPUs' L1 sizes and L2 bandwidths; without them nothing changes. Returns (notes,
+        None) where no row is covered, else (notes, (rows, times, ends)): ``times(held)`` the
+        (source, target) seconds per L1 byte of the rows, ``held`` as in ``_l2_capacity``, and
+        ``ends`` the ``held`` pairs of the interval (empty where no set lies near an L1's
+        size)."""
+        ws = df["sm_working_set_bytes"].to_numpy(float)
+        present = n["present"]
+        rows = (np.isfinite(ws) & (ws > 0) & present["l1"] & ~present["l2"]
+                & ~present["dram"])
+        if not rows.any():
+            return [], None
+        sizes = [l1_cache_bytes(g) for g, _, _ in gpus]
+        per_l2 = [1.0 / book("l2_bw_bytes_per_s") for _, book, _ in gpus]
+        lacking = [f"{g.id}'s {what}" for (g, _, _), size, l2 in zip(gpus, sizes, per_l2)
+                   for what, v in (("L1 size", size), ("L2 bandwidth", l2)) if np.isnan(v)]
+        if lacking:
+            return ([f"cache capacity: no {' or '.join(lacking)} in the catalog: L1 traffic "
+                     "of the working sets per SM taken at L1 bandwidth on both GPUs"], None)
+
+        def near(size):
+            return rows & (ws > CAPACITY_BAND[0] * size) & (ws < CAPACITY_BAND[1] * size)
+
+        def times(held):
+            out = []
+            for (_, _, per), size, l2, h in zip(gpus, sizes, per_l2, held):
+                f = _uncached(ws, size)
+                if h is not None:
+                    f = np.where(near(size), 0.0 if h else 1.0, f)
+                out.append(_blend(f, per["l1"], l2))
+            return tuple(out)
+
+        notes = [f"cache capacity: L1 traffic of working sets per SM past the L1 "
+                 f"({sizes[0] / 1024:g} KiB on {gpus[0][0].id}, {sizes[1] / 1024:g} KiB on "
+                 f"{gpus[1][0].id}) served at the L2's bandwidth"]
+        ends = []
+        if any(near(c).any() for c in sizes):
+            ends = _capacity_ends(gpus[0][0], gpus[1][0], *sizes)
+            notes.append(f"cache capacity: working sets per SM within {CAPACITY_BAND[0]:g}-"
+                         f"{CAPACITY_BAND[1]:g} x an L1's size projected with that L1 holding "
+                         "and missing them: the ends of the interval")
+        return notes, (rows, times, ends)
+
+    def _l2_capacity(self, df, n, *gpus):
+        """The L2 rule of ``cache_capacity``: which cache level past the L1 serves the working
+        set on each GPU, as per-byte times. ``gpus``: (GPU, ceiling book, ``_byte_times``
+        dict) of the source and the target. Returns (notes, variants): (source, target)
+        per-byte dicts for the point and, where a working set lies within ``CAPACITY_BAND`` of
+        a cache's size (where the measured hit-to-miss turn happens, so the step's side is
+        uncertain), for the two ends: the target's caches holding the set and the source's
+        missing it, and the reverse.
 
         Per GPU, f = ``_uncached`` (working set, L2 size) is the share of the traffic that
         leaves the L2; a byte that leaves it takes 1 / BW_L3 where the GPU has a memory-side L3
@@ -1037,17 +1145,7 @@ class Hierarchical(Model):
                          "none where it fits")
         caches = sizes + [l3[0] for l3 in l3s if l3 is not None]
         if any((near(c) & (dram | est)).any() for c in caches):
-            ends = [(False, True), (True, False)]
-            if gpus[0][0].architecture == gpus[1][0].architecture:
-                # one cache design turns at one multiple of its size: a set that the smaller
-                # cache holds the larger one holds too, and two caches of one size hold the
-                # same sets (an H100 NVL and an H200 at their 60 MiB L2: not 23x apart)
-                ends = [(True, True), (False, False)]
-                if sizes[1] > sizes[0]:
-                    ends.append((False, True))
-                elif sizes[1] < sizes[0]:
-                    ends.append((True, False))
-            variants += [times(e) for e in ends]
+            variants += [times(e) for e in _capacity_ends(gpus[0][0], gpus[1][0], *sizes)]
             notes.append(f"cache capacity: working sets within {CAPACITY_BAND[0]:g}-"
                          f"{CAPACITY_BAND[1]:g} x a cache's size projected with that cache "
                          "holding and missing them: the ends of the interval")

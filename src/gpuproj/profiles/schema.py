@@ -78,6 +78,8 @@ COLUMNS = {
     "smem_per_block_bytes": ("float", "B", "static + dynamic shared memory per block"),
     "achieved_occupancy": ("float", "", "achieved active warps / max warps per SM (0..1)"),
     "working_set_bytes": ("float", "B", "distinct bytes the kernel touches (where known)"),
+    "sm_working_set_bytes": ("float", "B", ("distinct bytes the blocks on one SM re-read: what "
+                                            "its L1 must hold to serve them (where known)")),
     # clock
     "sm_clock_hz": ("float", "Hz", ("SM clock the launch ran at: elapsed SM cycles / duration "
                                     "(peaks assume the boost clock; Nsight Compute locks it to "

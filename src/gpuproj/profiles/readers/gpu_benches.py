@@ -46,12 +46,12 @@ line's data set, which is N = 256 elements (1 kB: ``fp32``, 2 kB: ``fp64``, 4 kB
 another is an error): the three builds are different code (one load of 4, 8 or 16 bytes per
 addition) and pair only among themselves. ``config`` = ``data_set=<kB>kB``, ``time_s`` =
 ``CACHE_BYTES`` / ``Eff. bw``, ``l1_bytes`` = ``CACHE_BYTES`` (every load), ``working_set_bytes``
-= the data set, ``block_threads`` = 256; no grid (each run is one block per SM of its own GPU,
-which the scaled work is not), no FLOPs (as for the L2 sweeps), and no L2 or DRAM bytes: which
-level serves the loads (the L1 while the set fits it, the L2 past it) is what the sweep
-measures. The counter columns are not read: 0 in four files, and the MI210's ``DRAM read``
-equals its ``Eff. bw`` at every data set (10.6 TB/s at 4 kB, past any DRAM), so they do not
-count what they are named for on every GPU.
+= ``sm_working_set_bytes`` = the data set (every block re-reads all of it), ``block_threads`` =
+256; no grid (each run is one block per SM of its own GPU, which the scaled work is not), no
+FLOPs (as for the L2 sweeps), and no L2 or DRAM bytes: which level serves the loads (the L1
+while the set fits it, the L2 past it) is what the sweep measures. The counter columns are not
+read: 0 in four files, and the MI210's ``DRAM read`` equals its ``Eff. bw`` at every data set
+(10.6 TB/s at 4 kB, past any DRAM), so they do not count what they are named for on every GPU.
 
 **Repeated small kernels** (``gpu-small-kernels/<gpu>[_graph|_pt|_gsync].txt``). The benchmark
 (``gpu-small-kernels/main.cu``) launches a stream kernel ``A[i] = B[i] * 0.25`` on ``n``
@@ -327,7 +327,7 @@ def _cache_sweep(path, lines, head, gpu) -> tuple[pd.DataFrame, str, list]:
         rows.append({"_row": lineno, "config": f"data_set={set_kb:.0f}kB",
                      # 0 GB/s gives time 0, which split_unusable_times skips and counts
                      "time_s": CACHE_BYTES / (bw_gbs * 1e9) if bw_gbs > 0 else 0.0,
-                     "working_set_bytes": set_kb * KIB})
+                     "working_set_bytes": set_kb * KIB, "sm_working_set_bytes": set_kb * KIB})
     if not rows:
         raise InputError("file has a header but no rows", path=path)
     out = pd.DataFrame(rows)
