@@ -27,6 +27,9 @@ Each section prints what one passage rests on, where the passage names it:
 - ``pocl-fp64-rates`` (docs/bench.md, the same passage): FP32 and FP64 FMA rates of the quick
   suite's compute kernels on the first OpenCL device at the device's vector width, FP64 at 4
   and at 8 lanes, three runs each (the rate of each run's median time, as ``gpuproj bench``);
+- ``l1-sweep`` (accuracy_analysis.md, "the gpu-benches L1 sweep"): per GPU of gpu-benches'
+  L1 sweep, its L1 rate, where the rate falls past the L1 and how far, and past about half its
+  L2; `hierarchical-ext`'s capacity interval there (how many pairs, their error, its coverage);
 - ``band-alone-outside`` (docs/learned.md, coverage): the hybrids' leave-one-GPU-out coverage
   with the interval outside the training GPUs' range widened towards the band (what gpuproj
   does, ``LearnedModel._widen_outside``) and with the band in place of the conformal bounds
@@ -336,6 +339,47 @@ def band_alone_outside(data_dir, tables=("seed-report-4gpus",)):
                   + f" ({time.time() - t0:.0f} s)")
 
 
+L1_SWEEP = "gpu-benches L1 sweep"
+
+
+def l1_sweep(data_dir):
+    from gpuproj.catalog import resolve
+    from gpuproj.evaluate import evaluate
+    from gpuproj.models.hierarchical import l1_cache_bytes
+
+    table = table_of(data_dir, L1_SWEEP)
+    print(f"{L1_SWEEP}, per GPU: the median rate (TB/s) over the data sets in each span of "
+          "multiples of its L1 size, then up to 4 MB and past 0.6 x its L2; the set from which "
+          "on every larger one runs under 0.9 x the rate of the sets <= 16 kB (the turn):")
+    spans = [(0, 0.5), (0.5, 1), (1, 2), (2, 8)]
+    for gpu, d in table.df.groupby("gpu"):
+        d = d.sort_values("sm_working_set_bytes")
+        ws = d["sm_working_set_bytes"].to_numpy()
+        rate = (d["l1_bytes"] / d["time_s"]).to_numpy() / 1e12
+        g = resolve(gpu)
+        l1, l2 = l1_cache_bytes(g), g.value("l2_size_bytes")
+
+        def median(inside):
+            return f"{np.median(rate[inside]):.2f}" if inside.any() else "-"
+
+        cells = [f"{a:g}-{b:g} x {median((ws > a * l1) & (ws <= b * l1))}" for a, b in spans]
+        cells.append(f"to 4 MB {median((ws > spans[-1][1] * l1) & (ws <= 4 * 2**20))}")
+        cells.append(f"past 0.6 x the {l2 / 2**20:g} MiB L2 {median(ws > 0.6 * l2)}")
+        slow = rate < 0.9 * np.median(rate[ws <= 16 * 1024])
+        turn = ws[np.argmax(np.logical_and.accumulate(slow[::-1])[::-1])]
+        print(f"  {gpu} (L1 {l1 / 1024:g} KiB; L2 {g.measured('l2_bw_bytes_per_s') / 1e12:.2f} "
+              f"TB/s measured, {g.peak('l2_bw_bytes_per_s') / 1e12:.2f} peak): "
+              + "; ".join(cells) + f"; turn {turn / 1024:g} kB ({turn / l1:.2f} x the L1)")
+    p = evaluate(table, "hierarchical-ext").pairs
+    ape = 100 * (p["time_s"] / p["true_s"] - 1).abs()
+    wide = p["high_s"] > p["low_s"] * (1 + 1e-9)
+    inside = (p["true_s"] >= p["low_s"] * (1 - 1e-9)) & (p["true_s"] <= p["high_s"] * (1 + 1e-9))
+    print(f"hierarchical-ext: an interval (the L1 capacity rule's, sets near an L1's size) on "
+          f"{int(wide.sum())} of {len(p)} pairs, MAPE {ape[wide].mean():.1f} % there against "
+          f"{ape[~wide].mean():.1f} % on the others; it holds the measured time on "
+          f"{100 * inside[wide].mean():.1f} % of them")
+
+
 SECTIONS = {"kerneltuner-architectures": kerneltuner_architectures,
             "launch-overhead-hidden": launch_overhead_hidden,
             "bands-without-suite": bands_without_suite,
@@ -343,7 +387,8 @@ SECTIONS = {"kerneltuner-architectures": kerneltuner_architectures,
             "boost-base-clocks": boost_base_clocks,
             "pocl-fp64-spills": pocl_fp64_spills,
             "pocl-fp64-rates": pocl_fp64_rates,
-            "band-alone-outside": band_alone_outside}
+            "band-alone-outside": band_alone_outside,
+            "l1-sweep": l1_sweep}
 
 
 def main(argv=None):

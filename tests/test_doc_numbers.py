@@ -5,6 +5,7 @@ fails here rather than leaving the prose stale."""
 import re
 from pathlib import Path
 
+import pytest
 from conftest import load_script
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -19,3 +20,24 @@ def test_the_boost_base_clock_ratio_docs_ncu_quotes(capsys):
     n, low, high = m.groups()
     text = " ".join((ROOT / "docs" / "ncu.md").read_text().split())
     assert f"({low}-{high} on the {n} NVIDIA GPUs of the catalog that list both" in text
+
+
+EXT = ROOT.parent / "shared" / "data" / "external"
+
+
+@pytest.mark.skipif(not (EXT / "gpu-benches" / "gpu-cache").is_dir(),
+                    reason="needs shared/data/external (gpu-benches)")
+def test_the_l1_sweep_numbers_docs_accuracy_analysis_quotes(capsys):
+    load_script("doc_numbers").l1_sweep(EXT)
+    out = capsys.readouterr().out
+    m = re.search(r"an interval \(.*\) on (\d+) of (\d+) pairs, MAPE ([\d.]+) % there against "
+                  r"([\d.]+) % on the others; it holds the measured time on ([\d.]+) %", out)
+    assert m, out
+    n, total, there, others, cov = m.groups()
+    text = " ".join((ROOT / "docs" / "accuracy_analysis.md").read_text().split())
+    assert f"spans {n} of the {total} pairs" in text
+    assert f"({there} % MAPE against {others} % for the others)" in text
+    assert f"in {cov} % of them" in text
+    # the H100's rate past its L1 and past 0.6 x its L2, as the paragraph quotes them
+    h100 = next(line for line in out.splitlines() if line.strip().startswith("h100-pcie-80gb"))
+    assert "to 4 MB 8.23" in h100 and "L2 3.69" in h100
