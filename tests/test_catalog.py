@@ -140,6 +140,40 @@ def test_derived_nvidia_l2_peaks_follow_the_clock():
     assert checked == set(L2_BYTES_PER_CLOCK)  # no entry of the table checks nothing
 
 
+# NVIDIA L1 bytes per clock per SM where an NVIDIA document states one: the GA102 whitepaper's
+# 64 for Turing and 128 for GA10x ("128 bytes/clock per SM versus 64 bytes/clock in Turing",
+# "Total L1 bandwidth"). The Volta, GA100, Hopper, Ada and Blackwell documents describe the L1
+# in words or give its size only (docs/catalog.md), so those GPUs have no L1 peak.
+NVIDIA_L1_BYTES_PER_CLOCK = {"sm_75": 64, "sm_86": 128}
+
+
+def test_nvidia_l1_peaks_only_where_nvidia_states_the_rate():
+    """Every Turing and GA10x GPU has a derived L1 peak = SMs x the whitepaper's bytes per clock
+    x boost clock (three pinned by hand); no other NVIDIA GPU has one: an L1 peak of another
+    architecture needs a document that states its rate, and this table's entry."""
+    pinned = {"rtx-2080-ti": 68 * 64 * 1.545e9,     # 6.72 TB/s
+              "rtx-3090": 82 * 128 * 1.695e9,       # 17.8 TB/s
+              "a40": 18.7e12}                       # 84 x 128 x 1.739 GHz (37.4 TFLOP/s / 256 / 84)
+    seen, checked = set(), set()
+    for path in FILES:
+        g = read_gpu_file(path)
+        if g.vendor != "NVIDIA":
+            continue
+        isa, l1 = g.isa.split(":")[0], g.peaks.get("l1_bw_bytes_per_s")
+        if isa not in NVIDIA_L1_BYTES_PER_CLOCK:
+            assert l1 is None, f"{g.id}: an L1 peak without an NVIDIA rate for {isa}"
+            continue
+        assert l1 is not None and l1.kind == "derived", g.id
+        expected = (g.value("sm_count") * NVIDIA_L1_BYTES_PER_CLOCK[isa]
+                    * g.value("boost_clock_hz"))
+        assert l1.value == pytest.approx(expected, rel=1e-3), g.id
+        if g.id in pinned:
+            assert l1.value == pytest.approx(pinned[g.id], rel=1e-3), g.id
+            checked.add(g.id)
+        seen.add(isa)
+    assert seen == set(NVIDIA_L1_BYTES_PER_CLOCK) and checked == set(pinned)
+
+
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.stem)
 def test_internal_consistency(path):
     g = read_gpu_file(path)
