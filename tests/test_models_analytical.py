@@ -517,7 +517,7 @@ def test_cache_capacity_l1_rule_needs_both_l1_sizes():
               l2_bytes=[np.nan, 1e9], gpu=["s1"] * 2)
     p = get_model("hierarchical", cache_capacity=True).predict(k, src, tgt)
     assert p.df["time_s"].iloc[0] == pytest.approx(0.8e-3)
-    assert any("no s1's L1 size in the catalog" in n for n in p.assumptions["t1"])
+    assert any("s1's L1 size not in the catalog" in n for n in p.assumptions["t1"])
     src, tgt = l1_sweep_gpus(src_l1=16384)
     p = get_model("hierarchical", cache_capacity=True).predict(k, src, tgt)
     assert not any("L1 size" in n for n in p.assumptions["t1"])

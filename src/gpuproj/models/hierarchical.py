@@ -1030,7 +1030,7 @@ class Hierarchical(Model):
         lacking = [f"{g.id}'s {what}" for (g, _, _), size, l2 in zip(gpus, sizes, per_l2)
                    for what, v in (("L1 size", size), ("L2 bandwidth", l2)) if np.isnan(v)]
         if lacking:
-            return ([f"cache capacity: no {' or '.join(lacking)} in the catalog: L1 traffic "
+            return ([f"cache capacity: {' and '.join(lacking)} not in the catalog: L1 traffic "
                      "of the working sets per SM taken at L1 bandwidth on both GPUs"], None)
 
         def near(size):
