@@ -495,8 +495,7 @@ def test_cache_capacity_l1_rule_serves_sets_past_an_l1_at_the_l2_rate():
     ratio, 0.8."""
     src, tgt = l1_sweep_gpus(src_l1=16384)
     sets = [8 * 1024, 64 * 1024, 2**20, 100 * 1024]
-    k = table(time_s=[1e-3] * 4, l1_bytes=[1e9] * 4, sm_working_set_bytes=sets,
-              working_set_bytes=sets, gpu=["s1"] * 4)
+    k = table(time_s=[1e-3] * 4, l1_bytes=[1e9] * 4, sm_working_set_bytes=sets, gpu=["s1"] * 4)
     ext = get_model("hierarchical", cache_capacity=True).predict(k, src, tgt)
     plain = get_model("hierarchical").predict(k, src, tgt)
     assert ext.df["time_s"].to_numpy() == pytest.approx(1e-3 * np.array([0.8, 0.2, 4 / 6, 0.2]))
@@ -507,6 +506,8 @@ def test_cache_capacity_l1_rule_serves_sets_past_an_l1_at_the_l2_rate():
     notes = ext.assumptions["t1"]
     assert any("16 KiB on s1, 112 KiB on t1" in n for n in notes)
     assert any("an L1's size" in n for n in notes)
+    # the L2 rule has no row here (no L2 or DRAM bytes): it says nothing of its working set
+    assert not any("no working set or L2 size" in n for n in notes)
 
 
 def test_cache_capacity_l1_rule_needs_both_l1_sizes():

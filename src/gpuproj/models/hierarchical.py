@@ -1078,8 +1078,11 @@ class Hierarchical(Model):
         ws = df["working_set_bytes"].to_numpy(float)
         sizes = [g.value("l2_size_bytes") for g, _, _ in gpus]
         if not np.isfinite(ws).any() or not all(np.isfinite(c) for c in sizes):
-            return (["cache capacity: no working set or L2 size known, DRAM bytes unchanged"],
-                    [(per_byte_s, per_byte_t)])
+            # said only where the rule had rows to change: a cache sweep's L1 bytes are the
+            # L1 rule's
+            below_l1 = (n["present"]["dram"] | n["present"]["l2"]).any()
+            return (["cache capacity: no working set or L2 size known, DRAM bytes unchanged"]
+                    if below_l1 else [], [(per_byte_s, per_byte_t)])
         notes = []
         known = np.isfinite(ws) & (ws > 0)
         l3s = [self._l3(g, book, size, notes) for (g, book, _), size in zip(gpus, sizes)]
