@@ -1013,7 +1013,8 @@ class Hierarchical(Model):
         and by its L2 past it: per L1 byte (1 - f) / BW_L1 + f / BW_L2, f = ``_uncached``
         (set, L1 size). The L2's own capacity is not applied after it: a set that every SM
         re-reads is fetched into the L2 once for them all, so past the L2 the rate stays near
-        the L2's (gpu-benches' V100 L1 sweep: 2.3 TB/s at 7-68 MB, 2.6x its DRAM's). Needs
+        the L2's (gpu-benches' V100 L1 sweep: 2.33 TB/s past 0.6 x its 6 MiB L2, 2.9x its
+        measured DRAM's 0.81; ``scripts/doc_numbers.py l1-sweep``). Needs
         both GPUs' L1 sizes and L2 bandwidths; without them nothing changes. Returns (notes,
         None) where no row is covered, else (notes, (rows, times, ends)): ``times(held)`` the
         (source, target) seconds per L1 byte of the rows, ``held`` as in ``_l2_capacity``, and
