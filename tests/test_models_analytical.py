@@ -422,6 +422,8 @@ def test_hierarchical_cache_capacity_extension():
     ext = get_model("hierarchical", cache_capacity=True).predict(k, SRC, TGT).df.iloc[0]
     assert plain["time_s"] == pytest.approx(0.5e-3)
     assert ext["time_s"] == pytest.approx(2e7 / 2e12 + 9.8e8 / 6e12)
+    # the target's L2 serves 98 % of the DRAM level's bytes: the limiter names it
+    assert plain["limiter"] == "dram" and ext["limiter"] == "l2"
 
 
 def test_cache_capacity_estimates_dram_traffic_from_the_working_set():
@@ -436,6 +438,9 @@ def test_cache_capacity_estimates_dram_traffic_from_the_working_set():
     plain = get_model("hierarchical").predict(k, SRC, TGT)
     assert ext.df["time_s"].to_numpy() == pytest.approx(1e-3 * np.array([4 / 6, 1 / 6, 1 / 2]))
     assert plain.df["time_s"].to_numpy() == pytest.approx([1e-3 * 4 / 6] * 3)
+    # the limiter: the level that serves the bytes on the target, DRAM past its L2
+    assert list(ext.df["limiter"]) == ["l2", "l2", "dram"]
+    assert list(plain.df["limiter"]) == ["l2"] * 3
     assert any("estimated on each GPU" in n for n in ext.assumptions["tgt"])
 
 
@@ -503,6 +508,9 @@ def test_cache_capacity_l1_rule_serves_sets_past_an_l1_at_the_l2_rate():
     assert ext.df["high_s"].to_numpy() == pytest.approx(
         1e-3 * np.array([0.8, 0.2, 4 / 6, 4 / 6]))
     assert plain.df["time_s"].to_numpy() == pytest.approx([0.8e-3] * 4)
+    # the limiter names what serves the set on the target: its L2 past its 112 KiB L1
+    assert list(ext.df["limiter"]) == ["l1", "l1", "l2", "l1"]
+    assert list(plain.df["limiter"]) == ["l1"] * 4
     notes = ext.assumptions["t1"]
     assert any("16 KiB on s1, 112 KiB on t1" in n for n in notes)
     assert any("an L1's size" in n for n in notes)
@@ -588,12 +596,12 @@ def test_bytes_no_level_can_price_fall_back_to_the_dram_ratio():
     k = table(time_s=[1e-3] * 2, l2_bytes=[1e9] * 2, working_set_bytes=[2e6, 80e6],
               fp64_fma_thread_inst=[0.0] * 2, fp64_add_thread_inst=[0.0] * 2,
               fp64_mul_thread_inst=[6.25e7] * 2)
-    for name, unpriced, limiters in (("hierarchical-ext", 1, ["dram", "l2"]),
-                                     ("hierarchical", 2, ["dram", "dram"])):
+    for name, unpriced in (("hierarchical-ext", 1), ("hierarchical", 2)):
         p = get_model(name).predict(k, SRC, no_l2)
         assert p.df["time_s"].to_numpy() == pytest.approx([0.5e-3, 0.5e-3])
-        # the limiter says what priced the bytes, not the FP64 pipe
-        assert list(p.df["limiter"]) == limiters
+        # the limiter says what priced the bytes, not the FP64 pipe: DRAM, also where the
+        # set past the target's L2 is the L2 level's (cache_capacity names what serves it)
+        assert list(p.df["limiter"]) == ["dram", "dram"]
         notes = p.assumptions["no-l2"]
         assert f"{unpriced} row(s) whose bytes no level with a ceiling on both GPUs serves: " \
                "DRAM bandwidth ratio" in notes
@@ -690,6 +698,8 @@ def test_cache_capacity_serves_sets_that_fit_an_l3_at_its_bandwidth():
     ext = get_model("hierarchical", cache_capacity=True)
     to_ic = ext.predict(k, SRC, INFINITY)
     assert to_ic.df["time_s"].to_numpy() == pytest.approx(1e-3 * np.array([4 / 6, 1 / 3, 1 / 2]))
+    # the limiter names what serves the L2 level's bytes on the target
+    assert list(to_ic.df["limiter"]) == ["l2", "l3", "dram"]
     assert any("64 MiB L3 at 3 TB/s" in n for n in to_ic.assumptions["infinity"])
     back = ext.predict(table(time_s=[1e-3], l2_bytes=[1e9], working_set_bytes=[8e6]),
                        INFINITY, SRC)

@@ -40,13 +40,14 @@ ROW_LABEL = "_index"
 
 # Limiting resources a model may name; "unknown" where the target lacks the ceiling of what
 # limits the row on the source; "learned" for a learned model's prediction, which names none.
-LIMITERS = ("dram", "l2", "l1", "shared", "fp64", "fp32", "fp16", "int", "sfu", "ldst",
+LIMITERS = ("dram", "l3", "l2", "l1", "shared", "fp64", "fp32", "fp16", "int", "sfu", "ldst",
             "issue", "parallelism", "latency", "launch", "measured", "unknown", "learned")
 # What each names, for the notes under a table (a ceiling is the one the projection puts the
 # row nearest on the target, the longest of its resource times there, which it need not reach:
 # a kernel of atomics far below every ceiling still names the nearest)
 LIMITER_MEANINGS = {
-    "dram": "DRAM bandwidth", "l2": "L2 bandwidth", "l1": "L1 bandwidth",
+    "dram": "DRAM bandwidth", "l3": "L3 (AMD Infinity Cache) bandwidth",
+    "l2": "L2 bandwidth", "l1": "L1 bandwidth",
     "shared": "shared-memory bandwidth", "fp64": "FP64 throughput", "fp32": "FP32 throughput",
     "fp16": "FP16 throughput", "int": "integer throughput", "sfu": "special functions",
     "ldst": "load/store issue",

@@ -63,7 +63,9 @@ switchable):
   sweep, ``sm_working_set_bytes``), the L1 serves it while it fits the GPU's L1
   (``l1_cache_bytes``) and the L2 past it: Eq. 6's L1 ceiling becomes
   1 / ((1 - f) / BW_L1 + f / BW_L2) on each GPU, f = 1 where the set exceeds the L1, with the
-  same interval near an L1's size.
+  same interval near an L1's size. The limiter then names the level that serves the bytes on
+  the target (the L2 past its L1; DRAM or the L3 past its L2; the L2 for DRAM bytes it now
+  holds), not the profile's level they were counted at.
 - ``parallelism``: wave quantisation and under-filled GPUs. The projected time is multiplied by
   u_s / u_t, u the fraction of the GPU a launch of B blocks keeps busy on S SMs. How many
   resident blocks an SM needs to reach its throughput lies between one and the b that fit (the
@@ -473,7 +475,7 @@ class Hierarchical(Model):
         source_side, target_side = (source, bs, usage_s), (target, bt, usage_t)
         more, perf_s, perf_t = self._compute_ceilings(df, rows, tgt, source_side, target_side)
         notes += more
-        more, bws, (times_s, times_t), dram_per_byte = self._bw_ceiling_variants(
+        more, bws, (times_s, times_t), dram_per_byte, served = self._bw_ceiling_variants(
             df, rows, source_side, target_side)
         notes += more
 
@@ -531,7 +533,8 @@ class Hierarchical(Model):
             times_t = {**times_t, "t_dram_s": np.where(unpriced, through * dram_per_byte[1],
                                                         times_t["t_dram_s"])}
         breakdown, limiter = self._breakdown(df, n, {"t_compute_s": t_comp, **times_t},
-                                             unpriced, underfilled, held, unbounded, issue)
+                                             unpriced, underfilled, held, unbounded, issue,
+                                             served)
         notes = bs.notes + bt.notes + notes
         why = None
         if unfit is not None and unfit.any():
@@ -561,8 +564,9 @@ class Hierarchical(Model):
         """Eqs. 4-8 on each GPU, as (notes, [(source, target) bandwidth ceilings per level]: the
         point, then under ``cache_capacity`` the ends of its interval; (source, target) times
         per level at the point; (source, target) seconds per DRAM byte before
-        ``cache_capacity``). The ceilings carry the warp usage under ``warp_bandwidth``. Each
-        side is (gpu, ceiling book, warp usage)."""
+        ``cache_capacity``; ``served`` from ``_cache_capacity``, {} without it). The ceilings
+        carry the warp usage under ``warp_bandwidth``. Each side is (gpu, ceiling book, warp
+        usage)."""
         (source, bs, usage_s), (target, bt, usage_t) = source_side, target_side
         # the target keeps the source's bytes per level: cache_capacity changes the time a
         # byte of a level takes, not N+
@@ -571,10 +575,10 @@ class Hierarchical(Model):
         per_byte_t = self._byte_times(df, n, bt, rows["write_only"])
         # (source, target) per-byte times: the point, then the ends of the capacity interval
         per_bytes = [(per_byte_s, per_byte_t)]
-        notes = []
+        notes, served = [], {}
         if self.cache_capacity:
-            cache_notes, per_bytes = self._cache_capacity(df, n, (source, bs, per_byte_s),
-                                                          (target, bt, per_byte_t))
+            cache_notes, per_bytes, served = self._cache_capacity(
+                df, n, (source, bs, per_byte_s), (target, bt, per_byte_t))
             notes.extend(cache_notes)
         bw_usage_s, bw_usage_t = 1.0, 1.0
         if self.warp_bandwidth:
@@ -588,7 +592,7 @@ class Hierarchical(Model):
                 times = (level_s, level_t)
             bws.append(({k: v * bw_usage_s for k, v in bw_s.items()},
                         {k: v * bw_usage_t for k, v in bw_t.items()}))
-        return notes, bws, times, (per_byte_s["dram"], per_byte_t["dram"])
+        return notes, bws, times, (per_byte_s["dram"], per_byte_t["dram"]), served
 
     def _eq9_interval(self, rows, tgt, t_body, rate, variants, bws, dram_per_byte):
         """Eq. 9 per level under every compute variant (``variants``, from ``issue_rate``) and
@@ -860,7 +864,8 @@ class Hierarchical(Model):
                        for a, b in zip(f_s, f_t)]
 
     @staticmethod
-    def _breakdown(df, n, times, at_dram, underfilled, latency, unbounded, issue=None):
+    def _breakdown(df, n, times, at_dram, underfilled, latency, unbounded, issue=None,
+                   served=None):
         """The target's time per resource (``times``: compute and per level) as the
         projection's breakdown, and the limiter: the kernel's dtype where compute takes the
         longest (``issue`` where that mask says the issue rate, not the FP pipe, sets the
@@ -873,7 +878,9 @@ class Hierarchical(Model):
         bandwidth instead: the longest time left would name a resource the projection could
         not weigh against it. ``at_dram``: rows whose bytes were priced at DRAM bandwidth,
         their DRAM time counted. ``underfilled`` and ``latency`` are None without
-        ``parallelism``."""
+        ``parallelism``. ``served`` (``_cache_capacity``): where the target's bytes of a
+        level are served by another (a set past its L1 by its L2), the limiter names that one;
+        the breakdown keeps the profile's levels."""
         # NaN, not 0, where the profile does not count a quantity: "unknown" is not "no time"
         counted = {"t_compute_s": np.isfinite(df["flops"].to_numpy(float)),
                    "t_dram_s": np.isfinite(n["dram"]) | at_dram,
@@ -885,12 +892,16 @@ class Hierarchical(Model):
         stack = np.column_stack([_nz(breakdown[k]) for k in
                                  ("t_compute_s", "t_dram_s", "t_l2_s", "t_l1_s", "t_shared_s")])
         names = DTYPES + ("dram", "l2", "l1", "shared", "parallelism", "latency", "unknown",
-                          "issue")
+                          "issue", "l3")
         largest = np.argmax(stack, axis=1)
         # compute (column 0) is named by the row's dtype, each other column by its resource
         codes = np.where(largest == 0, df["_dtype"].to_numpy(), len(DTYPES) + largest - 1)
         if issue is not None:
             codes = np.where((largest == 0) & issue, names.index("issue"), codes)
+        for level, by in (served or {}).items():
+            for other in ("l1", "l2", "l3", "dram"):
+                codes = np.where((codes == names.index(level)) & (by == other),
+                                 names.index(other), codes)
         for name, mask in (("unknown", unbounded & ~at_dram), ("parallelism", underfilled),
                            ("latency", latency)):
             if mask is not None:  # a later mask wins
@@ -989,14 +1000,18 @@ class Hierarchical(Model):
         """``cache_capacity``: which cache level serves the working set on each GPU, as per-byte
         times: the L2 rule (``_l2_capacity``) and the L1 rule (``_l1_capacity``), which cover
         different rows (those with L2 or DRAM bytes, those with L1 bytes only). Returns (notes,
-        variants) as ``_l2_capacity``: the point with both rules, then the ends of each rule's
-        interval with the other at its point."""
-        notes, variants = self._l2_capacity(df, n, *gpus)
+        variants, served) as ``_l2_capacity``: the point with both rules, then the ends of each
+        rule's interval with the other at its point; per level, what serves the target's bytes
+        of each row where a rule moved them to another level ("" where none did)."""
+        notes, variants, served = self._l2_capacity(df, n, *gpus)
         l1_notes, l1 = self._l1_capacity(df, n, *gpus)
         notes += l1_notes
         if l1 is None:
-            return notes, variants
+            return notes, variants, served
         rows, times, ends = l1
+        # past the target's L1 its L2 serves the sweep's bytes
+        served["l1"] = np.where(rows & (_uncached(df["sm_working_set_bytes"].to_numpy(float),
+                                                  l1_cache_bytes(gpus[1][0])) > 0), "l2", "")
 
         def with_l1(pair, held):
             (p_s, p_t), (t_s, t_t) = pair, times(held)
@@ -1004,7 +1019,7 @@ class Hierarchical(Model):
                     {**p_t, "l1": np.where(rows, t_t, p_t["l1"])})
 
         return notes, ([with_l1(v, (None, None)) for v in variants]
-                       + [with_l1(variants[0], e) for e in ends])
+                       + [with_l1(variants[0], e) for e in ends]), served
 
     def _l1_capacity(self, df, n, *gpus):
         """The L1 rule of ``cache_capacity``: rows with L1 bytes, no L2 or DRAM bytes and the
@@ -1060,11 +1075,13 @@ class Hierarchical(Model):
     def _l2_capacity(self, df, n, *gpus):
         """The L2 rule of ``cache_capacity``: which cache level past the L1 serves the working
         set on each GPU, as per-byte times. ``gpus``: (GPU, ceiling book, ``_byte_times``
-        dict) of the source and the target. Returns (notes, variants): (source, target)
-        per-byte dicts for the point and, where a working set lies within ``CAPACITY_BAND`` of
-        a cache's size (where the measured hit-to-miss turn happens, so the step's side is
-        uncertain), for the two ends: the target's caches holding the set and the source's
-        missing it, and the reverse.
+        dict) of the source and the target. Returns (notes, variants, served): (source,
+        target) per-byte dicts for the point and, where a working set lies within
+        ``CAPACITY_BAND`` of a cache's size (where the measured hit-to-miss turn happens, so
+        the step's side is uncertain), for the two ends: the target's caches holding the set
+        and the source's missing it, and the reverse; ``served``: per level ("l2", "dram"),
+        the level that serves the target's bytes at the point where that is another one
+        ("l3", "dram", "l2"; "" elsewhere).
 
         Per GPU, f = ``_uncached`` (working set, L2 size) is the share of the traffic that
         leaves the L2; a byte that leaves it takes 1 / BW_L3 where the GPU has a memory-side L3
@@ -1083,7 +1100,7 @@ class Hierarchical(Model):
             # L1 rule's
             below_l1 = (n["present"]["dram"] | n["present"]["l2"]).any()
             return (["cache capacity: no working set or L2 size known, DRAM bytes unchanged"]
-                    if below_l1 else [], [(per_byte_s, per_byte_t)])
+                    if below_l1 else [], [(per_byte_s, per_byte_t)], {})
         notes = []
         known = np.isfinite(ws) & (ws > 0)
         l3s = [self._l3(g, book, size, notes) for (g, book, _), size in zip(gpus, sizes)]
@@ -1108,6 +1125,14 @@ class Hierarchical(Model):
         def near(size):
             return known & (ws > CAPACITY_BAND[0] * size) & (ws < CAPACITY_BAND[1] * size)
 
+        def share(f_s, f_t):
+            """r, the target's share of the source's DRAM bytes: a floor of 2 % (the source
+            measured DRAM bytes, so some traffic missed its L2), at most the L2 bytes."""
+            r = np.maximum(f_t, 0.02) / np.maximum(f_s, 0.02)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                cap = df["l2_bytes"].to_numpy(float) / n["dram"]
+            return np.where(np.isfinite(cap), np.minimum(r, np.maximum(cap, 1.0)), r)
+
         def times(held):
             """Per-byte dicts of both GPUs; ``held[i]``: None for the step, True / False for
             every set near one of GPU i's cache sizes held / missed there."""
@@ -1125,11 +1150,7 @@ class Hierarchical(Model):
                 out.append((dict(per), f2, past))
             (p_s, f_s, past_s), (p_t, f_t, past_t) = out
             if dram.any():
-                # a floor of 2 %: the source measured DRAM bytes, so some traffic missed its L2
-                r = np.maximum(f_t, 0.02) / np.maximum(f_s, 0.02)
-                with np.errstate(invalid="ignore", divide="ignore"):
-                    cap = df["l2_bytes"].to_numpy(float) / n["dram"]
-                r = np.where(np.isfinite(cap), np.minimum(r, np.maximum(cap, 1.0)), r)
+                r = share(f_s, f_t)
                 p_t["dram"] = np.where(dram, r * past_t + np.maximum(1 - r, 0) * per_l2[1],
                                        p_t["dram"])
                 p_s["dram"] = np.where(dram, past_s, p_s["dram"])
@@ -1153,7 +1174,16 @@ class Hierarchical(Model):
             notes.append(f"cache capacity: working sets within {CAPACITY_BAND[0]:g}-"
                          f"{CAPACITY_BAND[1]:g} x a cache's size projected with that cache "
                          "holding and missing them: the ends of the interval")
-        return notes, variants
+        # what serves the target's bytes at the point where the rule moved them off the
+        # profile's level, which the limiter names: past its L2, DRAM or its L3; DRAM bytes
+        # that its L2 now mostly holds, the L2
+        f_s, f_t = (_uncached(ws, c) for c in sizes)
+        beyond = "dram" if l3s[1] is None else np.where(_uncached(ws, l3s[1][0]) > 0, "dram",
+                                                         "l3")
+        served = {"l2": np.where(est & (f_t > 0), beyond, ""),
+                  "dram": np.where(dram & (share(f_s, f_t) < 0.5), "l2",
+                                   np.where(dram & (f_t > 0) & (beyond == "l3"), "l3", ""))}
+        return notes, variants, served
 
     @staticmethod
     def _l3(gpu, book, l2_size, notes):
