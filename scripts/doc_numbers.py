@@ -29,7 +29,8 @@ Each section prints what one passage rests on, where the passage names it:
   and at 8 lanes, three runs each (the rate of each run's median time, as ``gpuproj bench``);
 - ``l1-sweep`` (accuracy_analysis.md, "the gpu-benches L1 sweep"): per GPU of gpu-benches'
   L1 sweep, its L1 rate, where the rate falls past the L1 and how far, and past about half its
-  L2; `hierarchical-ext`'s capacity interval there (how many pairs, their error, its coverage);
+  L2; per GPU pair, `hierarchical` and `hierarchical-ext`'s MAPE; `hierarchical-ext`'s
+  capacity interval there (how many pairs, their error, its coverage);
 - ``band-alone-outside`` (docs/learned.md, coverage): the hybrids' leave-one-GPU-out coverage
   with the interval outside the training GPUs' range widened towards the band (what gpuproj
   does, ``LearnedModel._widen_outside``) and with the band in place of the conformal bounds
@@ -370,8 +371,14 @@ def l1_sweep(data_dir):
         print(f"  {gpu} (L1 {l1 / 1024:g} KiB; L2 {g.measured('l2_bw_bytes_per_s') / 1e12:.2f} "
               f"TB/s measured, {g.peak('l2_bw_bytes_per_s') / 1e12:.2f} peak): "
               + "; ".join(cells) + f"; turn {turn / 1024:g} kB ({turn / l1:.2f} x the L1)")
-    p = evaluate(table, "hierarchical-ext").pairs
-    ape = 100 * (p["time_s"] / p["true_s"] - 1).abs()
+    both = evaluate(table, ["hierarchical", "hierarchical-ext"]).pairs
+    ape = 100 * (both["time_s"] / both["true_s"] - 1).abs()
+    per_pair = ape.groupby([both["source"], both["target"], both["method"]]).mean().unstack()
+    print("MAPE in % per GPU pair, hierarchical (the L1 ratio) -> hierarchical-ext (the L1 rule):")
+    for (s, t), r in per_pair.iterrows():
+        print(f"  {s} -> {t}: {r['hierarchical']:.1f} -> {r['hierarchical-ext']:.1f}")
+    p = both[both["method"] == "hierarchical-ext"]
+    ape = ape[p.index]
     wide = p["high_s"] > p["low_s"] * (1 + 1e-9)
     inside = (p["true_s"] >= p["low_s"] * (1 - 1e-9)) & (p["true_s"] <= p["high_s"] * (1 + 1e-9))
     print(f"hierarchical-ext: an interval (the L1 capacity rule's, sets near an L1's size) on "
