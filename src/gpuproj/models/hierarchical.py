@@ -1008,10 +1008,7 @@ class Hierarchical(Model):
         notes += l1_notes
         if l1 is None:
             return notes, variants, served
-        rows, times, ends = l1
-        # past the target's L1 its L2 serves the sweep's bytes
-        served["l1"] = np.where(rows & (_uncached(df["sm_working_set_bytes"].to_numpy(float),
-                                                  l1_cache_bytes(gpus[1][0])) > 0), "l2", "")
+        rows, times, ends, served["l1"] = l1
 
         def with_l1(pair, held):
             (p_s, p_t), (t_s, t_t) = pair, times(held)
@@ -1031,10 +1028,11 @@ class Hierarchical(Model):
         the L2's (gpu-benches' V100 L1 sweep: 2.33 TB/s past 0.6 x its 6 MiB L2, 2.9x its
         measured DRAM's 0.81; ``scripts/doc_numbers.py l1-sweep``). Needs
         both GPUs' L1 sizes and L2 bandwidths; without them nothing changes. Returns (notes,
-        None) where no row is covered, else (notes, (rows, times, ends)): ``times(held)`` the
-        (source, target) seconds per L1 byte of the rows, ``held`` as in ``_l2_capacity``, and
+        None) where no row is covered, else (notes, (rows, times, ends, served)): ``times(held)``
+        the (source, target) seconds per L1 byte of the rows, ``held`` as in ``_l2_capacity``,
         ``ends`` the ``held`` pairs of the interval (empty where no set lies near an L1's
-        size)."""
+        size), ``served`` "l2" for the rows whose set the target's L1 misses at the point (its
+        L2 serves them), "" elsewhere."""
         ws = df["sm_working_set_bytes"].to_numpy(float)
         present = n["present"]
         rows = (np.isfinite(ws) & (ws > 0) & present["l1"] & ~present["l2"]
@@ -1070,7 +1068,8 @@ class Hierarchical(Model):
             notes.append(f"cache capacity: working sets per SM within {CAPACITY_BAND[0]:g}-"
                          f"{CAPACITY_BAND[1]:g} x an L1's size projected with that L1 holding "
                          "and missing them: the ends of the interval")
-        return notes, (rows, times, ends)
+        served = np.where(rows & (_uncached(ws, sizes[1]) > 0), "l2", "")
+        return notes, (rows, times, ends, served)
 
     def _l2_capacity(self, df, n, *gpus):
         """The L2 rule of ``cache_capacity``: which cache level past the L1 serves the working
