@@ -308,6 +308,31 @@ def test_roofline_and_ratio_features_from_catalog():
     assert pf.column("log_roof_ratio")[0] == pytest.approx(math.log10(r["roof"][0] / rs["roof"][0]))
 
 
+def test_cache_fit_features_by_hand():
+    """How a working set fits each GPU's caches: log10 of the set over the L2 size, and of one
+    SM's set over the L1 the SM holds loads in (MI100: 16 KiB of its own; A100: 192 KiB of L1
+    and shared memory less the least carve-out, none)."""
+    df = pd.DataFrame({"kernel": ["k"], "config": ["c"], "gpu": ["mi100"], "time_s": [1e-5],
+                       "l1_bytes": [1e9], "working_set_bytes": [64 * 1024],
+                       "sm_working_set_bytes": [64 * 1024]})
+    pairs = ProfileTable.from_frame(df).df.rename(columns={"gpu": "source"}).assign(
+        target="a100-sxm4-80gb", true_s=1e-5)
+    pf = PairFeatures(pairs, FeatureSpec())
+    assert pf.column("l1_fit_s")[0] == pytest.approx(math.log10(4))
+    assert pf.column("l1_fit_t")[0] == pytest.approx(math.log10(1 / 3))
+    assert pf.column("l2_fit_s")[0] == pytest.approx(math.log10(64 / (8 * 1024)))
+    assert pf.column("l2_fit_t")[0] == pytest.approx(math.log10(64 / (40 * 1024)))
+
+
+def test_a_feature_no_training_row_has_is_left_out(synth):
+    """No table but a cache sweep has one SM's working set: its L1 fit is then empty in
+    training, and the model leaves it out rather than learn from a constant."""
+    assert synth.df["sm_working_set_bytes"].isna().all()
+    m = get_model("rf", learner_params={"n_estimators": 5}, coverage=None).fit(synth)
+    assert "l1_fit_s" in m.spec_.drop and "l1_fit_s" not in m.features_
+    assert "l2_fit_s" in m.features_
+
+
 def test_the_report_set_up_takes_the_source_time_in_ms_as_its_only_pair_feature(synth):
     """The report's scripts' features end with T_src_ms, the source's measured time in ms;
     their set-up used to leave it out with the rest of the pair features."""

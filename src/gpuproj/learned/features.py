@@ -11,7 +11,8 @@ Three groups, all numeric, NaN where unknown (learners impute):
   ratios (``r_``) of the throughputs, which carry over to GPUs outside the training set better
   than absolute values.
 - pair (``PAIR_FEATURES``): the source's measured time, its efficiency against each roofline
-  level on the source, the roofline time on both GPUs, theoretical occupancy and waves on both.
+  level on the source, the roofline time on both GPUs, theoretical occupancy and waves on both,
+  and how the working set fits each GPU's L2 and one SM's set its L1.
 
 ``FeatureSpec`` fixes the list and order of columns at ``fit`` time so a saved model can rebuild
 exactly the same matrix.
@@ -28,6 +29,7 @@ import pandas as pd
 
 from ..catalog import GPU, resolve
 from ..models.common import ROOF_LEVELS, roofline_times, warp_size
+from ..models.hierarchical import l1_cache_bytes
 from ..profiles.schema import COLUMNS
 
 # canonical count columns used as log10(1 + x)
@@ -97,7 +99,12 @@ PAIR_FEATURES = (
     "occ_s", "occ_t", "log_occ_ratio",
     "waves_s", "waves_t", "fill_s", "fill_t",
     "l2_fit_s", "l2_fit_t",   # log10 working set / L2 size
+    "l1_fit_s", "l1_fit_t",   # log10 one SM's working set / L1 size
 )
+# The L1 fit was measured on the one table that has one SM's working set, gpu-benches' L1
+# sweep (leave-one-GPU-out, scripts/learned_experiments.py, catalog without gpu-benches'
+# measurements): the validated hybrid 63.1 / 42.2 -> 55.6 / 40.8 % MAPE / median APE, its
+# application totals 50.5 / 26.5 -> 46.4 / 32.3 %. Elsewhere the column is empty and left out.
 
 
 def _log10(x):
@@ -248,6 +255,9 @@ def pair_features(df: pd.DataFrame, source: GPU, target: GPU) -> dict:
     ws = _col(df, "working_set_bytes")
     f["l2_fit_s"] = _log_ratio(ws, source.value("l2_size_bytes"))
     f["l2_fit_t"] = _log_ratio(ws, target.value("l2_size_bytes"))
+    sm_ws = _col(df, "sm_working_set_bytes")
+    f["l1_fit_s"] = _log_ratio(sm_ws, l1_cache_bytes(source))
+    f["l1_fit_t"] = _log_ratio(sm_ws, l1_cache_bytes(target))
     return f
 
 
