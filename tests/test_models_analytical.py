@@ -355,6 +355,31 @@ def test_write_bandwidth_derived_from_a_dram_peak_takes_the_sources_write_over_i
     assert t == pytest.approx([1e-3 * h100.peak("dram_bw_bytes_per_s") / peak] * 2, rel=1e-12)
 
 
+def test_a_missing_l1_rate_is_the_other_gpus_per_sm_and_clock():
+    """A GPU without an L1 rate takes the other GPU's per SM and clock: the source's 16e12 B/s
+    over 10 SMs x 1.5 GHz, on a target of 20 SMs x 1.2 GHz, 25.6e12 B/s; a row of L1 bytes
+    alone goes 1 ms x 16 / 25.6 = 0.625 ms. Before, no level was priced on both GPUs and the
+    row took the DRAM ratio (1 ms x 1.25 / 2.5 = 0.5 ms). Without the other's rate it stays
+    missing."""
+    from gpuproj.models.common import CeilingBook
+
+    src = replace(SRC, values={**SRC.values, "boost_clock_hz": Entry(1.5e9, "user", "test")})
+    tgt = replace(TGT, values={**TGT.values, "boost_clock_hz": Entry(1.2e9, "user", "test")},
+                  peaks={k: v for k, v in TGT.peaks.items() if k != "l1_bw_bytes_per_s"})
+    book = CeilingBook(tgt, reference=src)
+    assert book.per_sm_clock("l1_bw_bytes_per_s") == pytest.approx(25.6e12, rel=1e-12)
+    assert book.notes == ["tgt l1_bw_bytes_per_s derived: src's per SM and clock x SM count x "
+                          "boost clock = 25.6 TB/s"]
+    assert book.kinds["l1_bw_bytes_per_s"] == "derived"
+    k = table(time_s=[1e-3], l1_bytes=[1e9])
+    t = get_model("hierarchical").predict(k, src, tgt).df["time_s"].iloc[0]
+    assert t == pytest.approx(0.625e-3, rel=1e-12)
+    alone = CeilingBook(tgt, reference=replace(src, peaks={
+        k: v for k, v in SRC.peaks.items() if k != "l1_bw_bytes_per_s"}))
+    assert np.isnan(alone.per_sm_clock("l1_bw_bytes_per_s"))
+    assert alone.notes == ["tgt has no l1_bw_bytes_per_s"]
+
+
 def test_warp_bandwidth_scales_the_bandwidth_ceilings_by_the_warp_usage():
     """The warp-bandwidth extension (on in hierarchical-ext): Eq. 3's active-thread ratio
     u = 1.6e9 / (1e8 x 32) = 0.5 scales the bandwidth ceilings as it does Perf_ceil, which

@@ -103,8 +103,8 @@ PAIR_FEATURES = (
 )
 # The L1 fit was measured on the one table that has one SM's working set, gpu-benches' L1
 # sweep (leave-one-GPU-out, scripts/learned_experiments.py, catalog without gpu-benches'
-# measurements): the validated hybrid 63.1 / 42.2 -> 55.6 / 40.8 % MAPE / median APE, its
-# application totals 50.5 / 26.5 -> 46.4 / 32.3 %. Elsewhere the column is empty and left out.
+# measurements, @7e108fb): the validated hybrid 63.1 / 42.2 -> 55.6 / 40.8 % MAPE / median APE,
+# its application totals 50.5 / 26.5 -> 46.4 / 32.3 %. Elsewhere the column is empty and left out.
 
 
 def _log10(x):

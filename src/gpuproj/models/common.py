@@ -189,6 +189,34 @@ class CeilingBook:
         self.stand_in(key, base)
         return b()
 
+    def per_sm_clock(self, key: str) -> float:
+        """``key``, a rate that every SM serves on its own at its clock (the L1's), where this
+        GPU has it (``__call__``); else the reference GPU's, per SM and clock, x this GPU's SM
+        count and boost clock, marked ``derived``; else NaN. Without it a row whose bytes only
+        the L1 serves had no level priced on both GPUs and took the DRAM ratio: on gpu-benches'
+        L1 sweep with the catalog without gpu-benches' measurements, where five of its eight
+        GPUs have no L1 rate (NVIDIA gives none since Volta), `hierarchical-ext` erred 108.4 /
+        49.0 % MAPE / median APE, 43.2 / 28.2 % so (`compute` 52.9 / 43.1 %). The bytes per
+        clock of one SM's L1 differ between designs (64 on Turing, 128 on GA10x: docs/catalog.md),
+        which this takes as the reference's."""
+        v = self(key)
+        ref = self.reference
+        if np.isfinite(v) or ref is None:
+            return v
+        theirs = ref.peak(key) if self.prefer == "peak" else ref.ceiling(key, self.gpu).value
+        with np.errstate(invalid="ignore", divide="ignore"):
+            scale = (self.gpu.value("sm_count") * self.gpu.value("boost_clock_hz")
+                     / (ref.value("sm_count") * ref.value("boost_clock_hz")))
+        value = theirs * scale
+        if not (np.isfinite(value) and value > 0):
+            return v
+        self.notes = [n for n in self.notes
+                      if not (getattr(n, "kind", None) == "missing" and n.ceiling == key)]
+        self.note(f"{self.gpu.id} {key} derived: {ref.id}'s per SM and clock x SM count x "
+                  f"boost clock = {value / 1e12:.3g} TB/s")
+        self.kinds[key] = "derived"
+        return value
+
     def stand_in(self, key: str, base: str) -> None:
         """Record that this GPU's ``base`` ceiling took the place of its missing ``key``: that
         note replaces the one saying ``key`` is missing, which would only repeat it."""

@@ -100,8 +100,9 @@ switchable):
   explains scales so; the rest scales with the SMs' aggregate clock (``_roof_share``).
 - ``roof_floor``: a level's projection may fall below the time the target's own ceilings give
   the row's work: a level that does not see a resource (the DRAM level and shared memory)
-  projects by its own ratio alone, and where the target lacks a level's bandwidth (the B200's L1
-  and L2) only the others project. No candidate time may lie below the target's roofline time,
+  projects by its own ratio alone, and where the target lacks a level's bandwidth (the B200's
+  L2; an L1 rate takes the other GPU's per SM and clock, ``CeilingBook.per_sm_clock``) only
+  the others project. No candidate time may lie below the target's roofline time,
   the longest of the row's resource times there (compute, each level, shared memory), times
   min(1, t_s / T_s), T_s the same bound on the source (where the source ran faster than it, its
   counts or ceilings overstate the work, and the target's bound by as much). Only the resources
@@ -378,7 +379,8 @@ class Hierarchical(Model):
         return {
             "dram": np.broadcast_to(1.0 / np.asarray(bw_dram, float), (len(df),)).copy(),
             "l2": 1.0 / book("l2_bw_bytes_per_s") if np.isfinite(n["l2"]).any() else 0.0,
-            "l1": 1.0 / book("l1_bw_bytes_per_s") if np.isfinite(n["l1"]).any() else 0.0,
+            "l1": (1.0 / book.per_sm_clock("l1_bw_bytes_per_s") if np.isfinite(n["l1"]).any()
+                   else 0.0),
         }
 
     def _bw_ceilings(self, df, n, book, per_byte):
