@@ -380,6 +380,30 @@ def test_a_missing_l1_rate_is_the_other_gpus_per_sm_and_clock():
     assert alone.notes == ["tgt has no l1_bw_bytes_per_s"]
 
 
+def test_where_neither_gpu_has_an_l1_rate_one_array_serves_it_as_shared_memory():
+    """Without an L1 rate on either GPU, a GPU whose L1 and shared memory are one array (the
+    catalog gives the array's size, no L1 of its own) takes its shared-memory bandwidth in its
+    place (its peak here, 20e12 B/s). A GPU with an L1 of its own (AMD's, Pascal's) does not,
+    and its L1 stays unpriced."""
+    from gpuproj.models.common import CeilingBook
+    from gpuproj.models.hierarchical import l1_bandwidth
+
+    def without_l1(g, **values):
+        return replace(g, peaks={k: v for k, v in g.peaks.items() if k != "l1_bw_bytes_per_s"},
+                       values={**g.values, **{k: Entry(v, "user", "test")
+                                              for k, v in values.items()}})
+
+    one = without_l1(TGT, boost_clock_hz=1.2e9, l1_shared_size_bytes_per_sm=128 * 1024)
+    other = without_l1(SRC, boost_clock_hz=1.5e9)
+    book = CeilingBook(one, reference=other)
+    assert l1_bandwidth(book) == 20e12
+    assert book.kinds["l1_bw_bytes_per_s"] == "instead"
+    assert book.notes[-1] == "tgt has no l1_bw_bytes_per_s: shared_bw_bytes_per_s used"
+    own = replace(one, values={**one.values,
+                               "l1_cache_size_bytes_per_sm": Entry(24576.0, "user", "test")})
+    assert np.isnan(l1_bandwidth(CeilingBook(own, reference=other)))
+
+
 def test_warp_bandwidth_scales_the_bandwidth_ceilings_by_the_warp_usage():
     """The warp-bandwidth extension (on in hierarchical-ext): Eq. 3's active-thread ratio
     u = 1.6e9 / (1e8 x 32) = 0.5 scales the bandwidth ceilings as it does Perf_ceil, which

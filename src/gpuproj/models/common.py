@@ -192,13 +192,9 @@ class CeilingBook:
     def per_sm_clock(self, key: str) -> float:
         """``key``, a rate that every SM serves on its own at its clock (the L1's), where this
         GPU has it (``__call__``); else the reference GPU's, per SM and clock, x this GPU's SM
-        count and boost clock, marked ``derived``; else NaN. Without it a row whose bytes only
-        the L1 serves had no level priced on both GPUs and took the DRAM ratio: on gpu-benches'
-        L1 sweep with the catalog without gpu-benches' measurements, where five of its eight
-        GPUs have no L1 rate (NVIDIA gives none since Volta), `hierarchical-ext` erred 108.4 /
-        49.0 % MAPE / median APE, 43.2 / 28.2 % so (`compute` 52.9 / 43.1 %). The bytes per
-        clock of one SM's L1 differ between designs (64 on Turing, 128 on GA10x: docs/catalog.md),
-        which this takes as the reference's."""
+        count and boost clock, marked ``derived``; else NaN (``hierarchical.l1_bandwidth``
+        says what it served there). The bytes per clock of one SM's L1 differ between designs
+        (64 on Turing, 128 on GA10x: docs/catalog.md), which this takes as the reference's."""
         v = self(key)
         ref = self.reference
         if np.isfinite(v) or ref is None:

@@ -262,6 +262,38 @@ def l1_cache_bytes(gpu) -> float:
     return gpu.value("l1_shared_size_bytes_per_sm") - min(carveouts.value)
 
 
+def l1_bandwidth(book) -> float:
+    """The L1 rate of ``book``'s GPU for the hierarchical methods, against the book's reference
+    GPU: its own (measured, derived or peak); else the reference's per SM and clock
+    (``CeilingBook.per_sm_clock``), so that an efficiency measured on it carries over alike;
+    else, where the GPU's L1 and shared memory are one array (the catalog gives the array's
+    size and no L1 of its own: NVIDIA's Fermi, Kepler and since Volta), its shared-memory
+    bandwidth in its place (kind ``instead``); else NaN, and the level is not priced.
+
+    NVIDIA states no L1 rate since Volta (docs/catalog.md), so without them a row whose bytes
+    only the L1 serves had no level priced on both GPUs and took the DRAM ratio. One array
+    serves both from the same banks: the measured L1 of the V100, A100, H100 and H200 is 124-127
+    B per SM and clock against their shared-memory peak of 128, and the GA102 whitepaper gives
+    Turing and GA10x one rate for both. An L1 of its own (AMD, NVIDIA's Maxwell and Pascal) is
+    not the shared memory's: AMD's vector L1 serves 64 B per CU and clock against the LDS's 128.
+    On gpu-benches' L1 sweep with the catalog without gpu-benches' measurements, where five of
+    its eight GPUs have no L1 rate, `hierarchical-ext` erred 108.4 / 49.0 % MAPE / median APE;
+    with the reference's rate per SM and clock 43.2 / 28.2 % (A40 <-> L40 91 and 47 -> 4 and
+    5 %), and with the shared memory's where neither GPU has one 36.6 / 12.7 % (five of the six
+    V100, A100 and H100 pairs from 30-68 to 15-33 %, V100 -> H100 44 -> 54 %; `compute` 52.9 /
+    43.1 %, and 23.4 / 11.2 % with the measured rates, docs/accuracy.md)."""
+    v = book.per_sm_clock("l1_bw_bytes_per_s")
+    gpu = book.gpu
+    one_array = (np.isfinite(gpu.value("l1_shared_size_bytes_per_sm"))
+                 and not np.isfinite(gpu.value("l1_cache_size_bytes_per_sm")))
+    if np.isfinite(v) or not one_array:
+        return v
+    shared = book("shared_bw_bytes_per_s")
+    if np.isfinite(shared):
+        book.stand_in("l1_bw_bytes_per_s", "shared_bw_bytes_per_s")
+    return shared
+
+
 def _capacity_ends(source, target, size_s, size_t):
     """The (source, target) held flags of the interval's ends for sets near a cache's size
     (``CAPACITY_BAND``): the target's cache holding them and the source's missing them, and the
@@ -379,8 +411,7 @@ class Hierarchical(Model):
         return {
             "dram": np.broadcast_to(1.0 / np.asarray(bw_dram, float), (len(df),)).copy(),
             "l2": 1.0 / book("l2_bw_bytes_per_s") if np.isfinite(n["l2"]).any() else 0.0,
-            "l1": (1.0 / book.per_sm_clock("l1_bw_bytes_per_s") if np.isfinite(n["l1"]).any()
-                   else 0.0),
+            "l1": 1.0 / l1_bandwidth(book) if np.isfinite(n["l1"]).any() else 0.0,
         }
 
     def _bw_ceilings(self, df, n, book, per_byte):
@@ -1345,3 +1376,4 @@ def _quiet():
     """Silence numpy's 'mean of empty slice' and 'All-NaN slice' for rows with no level or
     no bound (they become NaN)."""
     return warnings.catch_warnings(action="ignore", category=RuntimeWarning)
+
