@@ -101,11 +101,11 @@ switchable):
 - ``roof_floor``: a level's projection may fall below the time the target's own ceilings give
   the row's work: a level that does not see a resource (the DRAM level and shared memory)
   projects by its own ratio alone, and where the target lacks a level's bandwidth (the B200's
-  L2; an L1 rate takes the other GPU's per SM and clock, ``CeilingBook.per_sm_clock``) only
-  the others project. No candidate time may lie below the target's roofline time,
-  the longest of the row's resource times there (compute, each level, shared memory), times
-  min(1, t_s / T_s), T_s the same bound on the source (where the source ran faster than it, its
-  counts or ceilings overstate the work, and the target's bound by as much). Only the resources
+  L2; a missing L1 rate is mostly stood in for, ``l1_bandwidth``) only the others project. No
+  candidate time may lie below the target's roofline time, the longest of the row's resource
+  times there (compute, each level, shared memory), times min(1, t_s / T_s), T_s the same bound
+  on the source (where the source ran faster than it, its counts or ceilings overstate the
+  work, and the target's bound by as much). Only the resources
   timed on both GPUs count. Our H100 suite's shared_bank_conflict, 1.96 ms with 1.95 ms of it in
   shared memory, went to a B200 at the DRAM ratio, 0.82 ms, against the 1.74 ms its shared
   memory takes there; now 1.74 ms. On the public tables (@7f9e665), only the gpu-benches
@@ -1376,4 +1376,3 @@ def _quiet():
     """Silence numpy's 'mean of empty slice' and 'All-NaN slice' for rows with no level or
     no bound (they become NaN)."""
     return warnings.catch_warnings(action="ignore", category=RuntimeWarning)
-
