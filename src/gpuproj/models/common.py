@@ -125,20 +125,14 @@ class CeilingBook:
     """Looks up ceilings of one GPU (against a reference GPU for derived values) and remembers
     every non-measured value it used, so a prediction can state its assumptions."""
 
-    def __init__(self, gpu, reference=None, prefer: str = "measured"):
-        self.gpu, self.reference, self.prefer = gpu, reference, prefer
+    def __init__(self, gpu, reference=None):
+        self.gpu, self.reference = gpu, reference
         self.notes: list[str] = []
         # where each ceiling looked up came from: measured, derived, peak, missing or instead
         # (another ceiling in its place), for a picture's legend
         self.kinds: dict[str, str] = {}
 
     def __call__(self, key: str) -> float:
-        if self.prefer == "peak":
-            v = self.gpu.peak(key)
-            self.kinds[key] = "missing" if np.isnan(v) else "peak"
-            if np.isnan(v):
-                self.note(CeilingNote(self.gpu.id, "missing", key))
-            return v
         c = self.gpu.ceiling(key, self.reference)
         self.kinds[key] = c.kind
         if c.kind != "measured":
@@ -199,7 +193,7 @@ class CeilingBook:
         ref = self.reference
         if np.isfinite(v) or ref is None:
             return v
-        theirs = ref.peak(key) if self.prefer == "peak" else ref.ceiling(key, self.gpu).value
+        theirs = ref.ceiling(key, self.gpu).value
         with np.errstate(invalid="ignore", divide="ignore"):
             scale = (self.gpu.value("sm_count") * self.gpu.value("boost_clock_hz")
                      / (ref.value("sm_count") * ref.value("boost_clock_hz")))
