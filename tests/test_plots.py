@@ -278,6 +278,23 @@ def assert_readable(fig):
     assert text_overlaps(fig) == []
 
 
+def test_roofline_legend_says_why_a_level_has_no_line():
+    """A target without an L2 bandwidth has no L2 line, and no L1 line either: the L1's
+    ceiling (Eq. 6) counts the time of the bytes that pass on to the L2. The legend tells the
+    two apart."""
+    from gpuproj.plots.roofline import roofline_data, roofline_figure
+
+    tgt = make_gpu("tgt", values={"warp_size": 32, "shared_banks": 32,
+                                  "shared_bank_width_bytes": 4},
+                   peak={k: v.value for k, v in TGT.peaks.items() if k != "l2_bw_bytes_per_s"},
+                   measured={"dram_bw_bytes_per_s": 2e12})
+    fig = roofline_figure(roofline_data(kernel_table(), SRC, tgt))
+    labels = [x.get_text() for x in fig.axes[1].get_legend().get_texts()]
+    assert "L2: no bandwidth in the catalog" in labels
+    assert "L1: no ceiling without the bandwidth of a level below" in labels
+    assert not any(lb.startswith(("L1 ceiling", "L2 ceiling")) for lb in labels)
+
+
 def test_roofline_picture(tmp_path):
     from gpuproj.plots.roofline import roofline, roofline_data, roofline_figure
 

@@ -321,10 +321,16 @@ def _panel(ax, k, side, hw, unit, title, xlim):
             style = {"ls": "-", "lw": 2.0}
         ax.plot(x, np.minimum(b * x, top) / uf, color=st.COLORS[lvl], label=lab, **style)
 
-    missing = [st.LEVEL_NAMES[lvl] for lvl in LEVELS
-               if lvl not in bws and c[f"nplus_{lvl}_bytes"]]
-    if missing:  # say why a level the kernel uses has no line (and no projection)
-        ax.plot([], [], " ", label=f"{', '.join(missing)}: no bandwidth in the catalog")
+    # say why a level the kernel uses has no line (and no projection): no bandwidth of its
+    # own, or (Eqs. 6-7) none of a level below it, whose bytes pass through it
+    missing = [lvl for lvl in LEVELS if lvl not in bws and c[f"nplus_{lvl}_bytes"]]
+    none = [lvl for lvl in missing if hw["kinds"].get(f"{lvl}_bw_bytes_per_s") == "missing"]
+    for levels, why in ((none, "no bandwidth in the catalog"),
+                        ([lvl for lvl in missing if lvl not in none],
+                         "no ceiling without the bandwidth of a level below")):
+        if levels:
+            names = ", ".join(st.LEVEL_NAMES[lvl] for lvl in levels)
+            ax.plot([], [], " ", label=f"{names}: {why}")
 
     # compute ceilings
     p = c["dtype"].upper()
