@@ -35,7 +35,21 @@ Each section prints what one passage rests on, where the passage names it:
   with the interval outside the training GPUs' range widened towards the band (what gpuproj
   does, ``LearnedModel._widen_outside``) and with the band in place of the conformal bounds
   there (the prediction kept inside), on the seed report (``--tables`` for others; KernelTuner
-  takes minutes per table).
+  takes minutes per table);
+- ``neusight-bytes`` (accuracy_analysis.md, "Tables with analytic FLOPs only"): NeuSight's
+  bmm and conv with each operator's compulsory traffic (every tensor read or written once,
+  FP32) added as DRAM bytes, and as L2 bytes with that working set, against FLOPs alone (what
+  the reader gives): the roofline methods' MAPE / median APE, the share of rows those bytes
+  make memory-bound, the median share of each datasheet bound the rows reach, and how much
+  slower the memory-bound rows run on the Tesla P4 than on the A100;
+- ``small-kernels-fitted-floors`` (docs/learned.md, "Training and evaluation"): gpu-benches'
+  small kernels, leave-one-GPU-out on the catalog without gpu-benches' measurements (as the
+  learned experiments), with each training GPU's launch floor, its shortest time in the
+  training rows, added to the physics the hybrids stand on (the held-out GPU takes the
+  source's, as ``Hierarchical._launch_split`` does where one GPU has none): the analytical
+  projections' and the hybrids' MAPE / median APE with and without it, per held-out GPU, and
+  `hierarchical-ext`'s median predicted / measured time with the floors by held-out GPU and
+  working set.
 
     python scripts/doc_numbers.py [SECTION ...] [--data DIR] [--tables NAME,...]
 
@@ -387,6 +401,125 @@ def l1_sweep(data_dir):
           f"{100 * inside[wide].mean():.1f} % of them")
 
 
+def neusight_bytes(data_dir):
+    from gpuproj.catalog import resolve
+    from gpuproj.evaluate import evaluate
+    from gpuproj.profiles.table import ProfileTable
+
+    methods = ["roofline", "hierarchical", "hierarchical-ext"]
+    for name in ("neusight bmm", "neusight conv"):
+        table = table_of(data_dir, name)
+        df = table.df
+        if "M" in df.columns:  # B x M x K by B x K x N, the B x M x N result
+            nbytes = 4.0 * df["B"] * (df["M"] * df["K"] + df["K"] * df["N"] + df["M"] * df["N"])
+        else:  # input, filters, output (the reader's output side)
+            side = np.floor((df["size"] + 2 * df["pad"] - df["k"]) / df["stride"]) + 1
+            nbytes = 4.0 * (df["B"] * df["Cin"] * df["size"] ** 2
+                            + df["Cout"] * df["Cin"] * df["k"] ** 2
+                            + df["B"] * df["Cout"] * side ** 2)
+        variants = {"FLOPs only": df,
+                    "+ DRAM bytes": df.assign(dram_bytes=nbytes),
+                    "+ L2 bytes and working set": df.assign(l2_bytes=nbytes,
+                                                            working_set_bytes=nbytes)}
+        for label, d in variants.items():
+            s = evaluate(ProfileTable.from_frame(d), methods).summary()
+            print(f"{name}, {label}: " + "; ".join(
+                f"{m} {s[m]['mape']:.1f} / {s[m]['median_ape']:.1f} %" for m in methods))
+        gpus = {g: resolve(g) for g in table.gpus}
+        mem = nbytes / df["gpu"].map({g: x.peak("dram_bw_bytes_per_s") for g, x in gpus.items()})
+        comp = df["flops"] / df["gpu"].map({g: x.peak("fp32_fma_flops_per_s")
+                                            for g, x in gpus.items()})
+        bound = mem > comp
+        on = [bound & (df["gpu"] == g) for g in table.gpus]
+        print(f"  memory-bound by these bytes at the datasheet peaks: {100 * bound.mean():.0f} % "
+              "of the rows; the share of the DRAM / FP32 bound those rows reach, median per "
+              "GPU: " + "; ".join(f"{g} {(mem / df['time_s'])[m].median():.2f} / "
+                                  f"{(comp / df['time_s'])[m].median():.2f}"
+                                  for g, m in zip(table.gpus, on)))
+        a100, p4 = next(g for g in table.gpus if g.startswith("a100")), "tesla-p4"
+        t = df.pivot_table(index="config", columns="gpu", values="time_s")
+        slower = (t[p4] / t[a100]).reindex(df.loc[df["gpu"] == a100, "config"])
+        on_a100 = bound[df["gpu"] == a100].to_numpy()
+        dram, fp32 = ([gpus[g].peak(k) for g in (a100, p4)]
+                      for k in ("dram_bw_bytes_per_s", "fp32_fma_flops_per_s"))
+        print(f"  {a100} -> {p4}, median time ratio: memory-bound rows "
+              f"{slower[on_a100].median():.2f}, the others {slower[~on_a100].median():.2f}; "
+              f"DRAM bandwidth ratio {dram[0] / dram[1]:.2f}, FP32 peak ratio "
+              f"{fp32[0] / fp32[1]:.2f}")
+
+
+def small_kernels_fitted_floors(data_dir):
+    import learned_experiments as le
+
+    from gpuproj.evaluate import metrics
+    from gpuproj.learned import features, models
+    from gpuproj.learned.pairs import make_pairs
+    from gpuproj.splits import evaluate_fold, gpu_folds
+
+    shipped = features.project_rows
+    floors = {}
+
+    def floored(rows, method, source, targets):
+        """The analytical projections with the launch floors of ``floors`` (none: as shipped):
+        t_t = max(t_s - L_s, 0.05 t_s) x projection / t_s + L_t (``_launch_split``'s rule)."""
+        out = shipped(rows, method, source, targets)
+        ls = floors.get(source.id, math.nan)
+        if not np.isfinite(ls):
+            return out
+        t_s = rows["time_s"].to_numpy(float)
+        body = np.maximum(t_s - ls, 0.05 * t_s)
+        return {g: body * p / t_s + floors.get(g, ls) for g, p in out.items()}
+
+    def per_fold(with_floors):
+        """Each fold, with ``floors`` set to its training GPUs' shortest times or empty."""
+        for f in folds:
+            floors.clear()
+            if with_floors:
+                floors.update(f.train.df.groupby("gpu")["time_s"].min().to_dict())
+            yield f
+
+    def score(d):
+        r = metrics(d["time_s"], d["true_s"])
+        return f"{r['mape']:.1f} / {r['median_ape']:.1f} %"
+
+    variants = (("as shipped", False), ("with fitted floors", True))
+    features.project_rows = models.project_rows = floored
+    try:
+        with le.catalog_for(SMALL_KERNELS):
+            fmt, files = next((f, fl) for name, f, fl in le.TABLES if name == SMALL_KERNELS)
+            table = le.load(data_dir, fmt, files)
+            folds = gpu_folds(table)
+            for m in ("bandwidth", "hierarchical-ext"):
+                cells = []
+                for _, with_floors in variants:
+                    d = pd.concat([make_pairs(table, sources=f.sources, targets=f.targets)
+                                   .pipe(lambda p: p.assign(
+                                       time_s=features.analytical_projection(p, m)))
+                                   for f in per_fold(with_floors)])
+                    cells.append(score(d))
+                print(f"{SMALL_KERNELS}, leave-one-GPU-out, {m}: {cells[0]} as shipped, "
+                      f"{cells[1]} with fitted floors")
+            # where the floors leave it wrong: by the held-out GPU and the arrays' size
+            size = pd.cut(d["working_set_bytes"] / 2**20, [0, 1, 16, 64, np.inf],
+                          labels=["< 1", "1-16", "16-64", "> 64"])
+            ratio = (d["time_s"] / d["true_s"]).groupby([d["target"], size], observed=True)
+            print(f"  {m} with fitted floors, median predicted / measured time per held-out "
+                  "GPU and MiB of the two arrays: " + "; ".join(
+                      f"{g} " + ", ".join(f"{b} {r:.2f}" for (_, b), r in x.items())
+                      for g, x in ratio.median().groupby(level=0)))
+            params = le.hybrid_params(table, fmt)
+            for label, with_floors in variants:
+                t0 = time.time()
+                pairs = pd.concat([evaluate_fold(f, list(le.HYBRIDS), model_params=params).pairs
+                                   for f in per_fold(with_floors)])
+                for m, d in pairs.groupby(pairs["method"].astype(str)):
+                    print(f"  {m}, {label}: {score(d)} (per held-out GPU: " + ", ".join(
+                        f"{fold.split()[-1]} {metrics(x['time_s'], x['true_s'])['mape']:.0f}"
+                        for fold, x in d.groupby("fold")) + f" %; {time.time() - t0:.0f} s)")
+    finally:
+        features.project_rows = models.project_rows = shipped
+
+
 SECTIONS = {"kerneltuner-architectures": kerneltuner_architectures,
             "launch-overhead-hidden": launch_overhead_hidden,
             "bands-without-suite": bands_without_suite,
@@ -395,7 +528,9 @@ SECTIONS = {"kerneltuner-architectures": kerneltuner_architectures,
             "pocl-fp64-spills": pocl_fp64_spills,
             "pocl-fp64-rates": pocl_fp64_rates,
             "band-alone-outside": band_alone_outside,
-            "l1-sweep": l1_sweep}
+            "l1-sweep": l1_sweep,
+            "neusight-bytes": neusight_bytes,
+            "small-kernels-fitted-floors": small_kernels_fitted_floors}
 
 
 def main(argv=None):

@@ -41,3 +41,27 @@ def test_the_l1_sweep_numbers_docs_accuracy_analysis_quotes(capsys):
     # the H100's rate past its L1 and past 0.6 x its L2, as the paragraph quotes them
     h100 = next(line for line in out.splitlines() if line.strip().startswith("h100-pcie-80gb"))
     assert "to 4 MB 8.23" in h100 and "L2 3.69" in h100
+
+
+@pytest.mark.skipif(not (EXT / "neusight-train").is_dir(),
+                    reason="needs shared/data/external (neusight-train)")
+def test_the_neusight_bytes_numbers_docs_accuracy_analysis_quotes(capsys):
+    load_script("doc_numbers").neusight_bytes(EXT)
+    out = capsys.readouterr().out
+    plain = re.search(r"neusight bmm, FLOPs only: roofline ([\d.]+) / [\d.]+ %; hierarchical "
+                      r"[\d.]+ / [\d.]+ %; hierarchical-ext ([\d.]+) /", out)
+    dram = re.search(r"neusight bmm, \+ DRAM bytes: roofline ([\d.]+) / [\d.]+ %; hierarchical "
+                     r"[\d.]+ / [\d.]+ %; hierarchical-ext ([\d.]+) /", out)
+    share = re.search(r"memory-bound by these bytes at the datasheet peaks: (\d+) % of the rows",
+                      out)
+    ratios = re.search(r"a100-pcie-40gb -> tesla-p4, median time ratio: memory-bound rows "
+                       r"([\d.]+), the others ([\d.]+); DRAM bandwidth ratio ([\d.]+), FP32 peak "
+                       r"ratio ([\d.]+)", out)
+    assert plain and dram and share and ratios, out
+    text = " ".join((ROOT / "docs" / "accuracy_analysis.md").read_text().split())
+    assert f"makes {share[1]} % of the bmm rows memory-bound" in text
+    slow, others, by_dram, by_fp32 = ratios.groups()
+    assert (f"they run {slow}x slower, where the DRAM ratio says {by_dram}x and the FP32 ratio "
+            f"{by_fp32}x (the other rows {others}x)") in text
+    assert (f"go from {plain[1]} to {dram[1]} % MAPE on bmm and `hierarchical-ext` from "
+            f"{plain[2]} to {dram[2]} %") in text

@@ -16,6 +16,11 @@ per-SM figures are kept as extra columns (``kernel_name``, ``warps_per_sm``,
   multiply-adds of the convolution; bias additions and the algorithm cuDNN picked, e.g.
   Winograd, are not counted: where it did fewer, a row ran faster than the datasheet roofline
   of these FLOPs allows, and ``gpuproj predict`` and ``evaluate`` say so in a warning).
+
+No bytes: each operator's compulsory traffic (every tensor read or written once) would make
+59 % of the bmm rows memory-bound at the datasheet peaks, where they reach a median 13-40 % of
+that bound and scale with neither ceiling, and every roofline method erred more with it
+(docs/accuracy_analysis.md, "Tables with analytic FLOPs only").
 """
 
 from __future__ import annotations
