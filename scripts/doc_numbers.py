@@ -489,22 +489,23 @@ def small_kernels_fitted_floors(data_dir):
             fmt, files = next((f, fl) for name, f, fl in le.TABLES if name == SMALL_KERNELS)
             table = le.load(data_dir, fmt, files)
             folds = gpu_folds(table)
+            projected = {}  # (method, with floors) -> the folds' pairs, projected
             for m in ("bandwidth", "hierarchical-ext"):
-                cells = []
                 for _, with_floors in variants:
-                    d = pd.concat([make_pairs(table, sources=f.sources, targets=f.targets)
-                                   .pipe(lambda p: p.assign(
-                                       time_s=features.analytical_projection(p, m)))
-                                   for f in per_fold(with_floors)])
-                    cells.append(score(d))
-                print(f"{SMALL_KERNELS}, leave-one-GPU-out, {m}: {cells[0]} as shipped, "
-                      f"{cells[1]} with fitted floors")
+                    projected[m, with_floors] = pd.concat([
+                        make_pairs(table, sources=f.sources, targets=f.targets).pipe(
+                            lambda p: p.assign(time_s=features.analytical_projection(p, m)))
+                        for f in per_fold(with_floors)])
+                print(f"{SMALL_KERNELS}, leave-one-GPU-out, {m}: "
+                      f"{score(projected[m, False])} as shipped, "
+                      f"{score(projected[m, True])} with fitted floors")
             # where the floors leave it wrong: by the held-out GPU and the arrays' size
+            d = projected["hierarchical-ext", True]
             size = pd.cut(d["working_set_bytes"] / 2**20, [0, 1, 16, 64, np.inf],
                           labels=["< 1", "1-16", "16-64", "> 64"])
             ratio = (d["time_s"] / d["true_s"]).groupby([d["target"], size], observed=True)
-            print(f"  {m} with fitted floors, median predicted / measured time per held-out "
-                  "GPU and MiB of the two arrays: " + "; ".join(
+            print("  hierarchical-ext with fitted floors, median predicted / measured time per "
+                  "held-out GPU and MiB of the two arrays: " + "; ".join(
                       f"{g} " + ", ".join(f"{b} {r:.2f}" for (_, b), r in x.items())
                       for g, x in ratio.median().groupby(level=0)))
             params = le.hybrid_params(table, fmt)
