@@ -653,10 +653,28 @@ def test_bytes_no_level_can_price_fall_back_to_the_dram_ratio():
         assert list(p.df["limiter"]) == ["dram", "dram"]
         notes = p.assumptions["no-l2"]
         assert f"{unpriced} row(s) whose bytes no level with a ceiling on both GPUs serves: " \
-               "DRAM bandwidth ratio" in notes
+               "priced at DRAM bandwidth" in notes
     assert not any("no L2 time for working sets that fit its L2" in n for n in notes)
     ext = get_model("hierarchical-ext").predict(k, SRC, no_l2).assumptions["no-l2"]
     assert any("no L2 time for working sets that fit its L2" in n for n in ext)
+
+
+def test_bytes_no_level_can_price_keep_a_compute_bound_row_on_its_compute_ceilings():
+    """Those bytes go to DRAM under its roofline, not by the bandwidth ratio alone: 1e12 FP64
+    FMAs (2e12 FLOP) on 1e9 L2 bytes, OI 2000 FLOP/B, are compute-bound on both GPUs,
+    min(2000 x 1e12, 5e12) = 5e12 on the source (its measured DRAM 1e12 B/s) and
+    min(2000 x 2e12, 2e12) = 2e12 on the target, so t = 1 ms x 5 / 2 = 2.5 ms, limited by
+    FP64, where the DRAM ratio gave 0.5 ms. The stream row beside it (OI 0.0625) keeps the DRAM
+    ratio."""
+    no_l2 = make_gpu("no-l2", values={"warp_size": 32, "l2_size_bytes": 40e6},
+                     peak={"fp64_fma_flops_per_s": 2e12, "fp64_addmul_flops_per_s": 1e12,
+                           "dram_bw_bytes_per_s": 2.5e12},
+                     measured={"dram_bw_bytes_per_s": 2e12})
+    k = table(time_s=[1e-3] * 2, l2_bytes=[1e9] * 2, fp64_fma_thread_inst=[1e12, 0.0],
+              fp64_add_thread_inst=[0.0] * 2, fp64_mul_thread_inst=[0.0, 6.25e7])
+    p = get_model("hierarchical").predict(k, SRC, no_l2)
+    assert p.df["time_s"].to_numpy() == pytest.approx([2.5e-3, 0.5e-3])
+    assert list(p.df["limiter"]) == ["fp64", "dram"]
 
 
 def test_bytes_no_level_can_price_need_the_compute_ceilings_of_a_row_with_flops():
