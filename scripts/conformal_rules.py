@@ -386,7 +386,7 @@ def markdown(res) -> str:
           "and at 92.3-94.9 % since the seed report's measured DRAM rates count the bytes a "
           "device-to-device copy reads and writes (the GTX TITAN X's rate doubled), which also "
           "moved Rodinia bpnn_layerforward from 85.3-87.0 % to 83.6-84.8 % pooled; since the "
-          "ensemble's calibration fix calculate_temp is at 92.3-95.3 % and bpnn_layerforward "
+          "ensemble's calibration fix calculate_temp is at 92.4-95.2 % and bpnn_layerforward "
           "at 84.3-85.1 % pooled.",
           "",
           "gpu-benches' four tables, learned through the catalog without gpu-benches' own "
