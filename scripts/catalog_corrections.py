@@ -109,6 +109,16 @@ def _h200_l2_and_bus_as_cited_before(gpu: dict) -> None:
                                               _H100_TABLE3 + "memory interface 6144-bit")
 
 
+def _laptop_clock_upper_end(gpu: dict) -> None:
+    gpu["values"]["boost_clock_hz"] = _value(
+        1.703e9, "datasheet", "NVIDIA GeForce RTX 3060 Laptop GPU specifications page: boost "
+        "clock range 1283-1703 MHz; the upper end is stored")
+    for field, e in gpu["peak"].items():
+        if field != "dram_bw_bytes_per_s":  # every other peak is derived from the clock
+            e["value"] *= 1.703 / 1.478
+            e["source"] = e["source"].replace("1.478 GHz", "1.703 GHz")
+
+
 @dataclass(frozen=True)
 class Correction:
     name: str  # for --before
@@ -145,6 +155,11 @@ CORRECTIONS = (
                "reported in our bench run; before, 50 MiB and 6144 bits, cited from the H100 "
                "whitepaper (the H100 SXM5's L2; 6144 bits are the full GH100's)",
                "f964079", ("gpu-benches",), {"h200-sxm-141gb": _h200_l2_and_bus_as_cited_before}),
+    Correction("laptop-clock",
+               "The RTX 3060 Laptop's boost clock is the geometric mean of NVIDIA's 1283-1703 "
+               "MHz range, 1478 MHz (the laptop's power limit sets it, and the name does not "
+               "say it), and its peaks follow; before, the upper end", "52967df",
+               ("kerneltuner",), {"rtx-3060-laptop": _laptop_clock_upper_end}),
 )
 
 

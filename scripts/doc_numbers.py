@@ -223,6 +223,50 @@ def issue_rate_interval(data_dir):
                   zip(width.groups, width.min(), width.max())))
 
 
+def issue_rate_fixed_f(data_dir):
+    import gpuproj.models.hierarchical as hierarchical
+    from gpuproj.evaluate import evaluate
+    from gpuproj.models import get_model
+
+    shipped = hierarchical.ISSUE_F_RANGE
+    try:
+        for name in ("kerneltuner GEMM", "kerneltuner convolution"):
+            table, out = table_of(data_dir, name), []
+            for f in (0.5, 0.6, 0.71, 0.8, 1.0):
+                hierarchical.ISSUE_F_RANGE = (f, f)
+                m = get_model("hierarchical", issue_rate=True)
+                out.append(f"f = {f}: {evaluate(table, [m]).summary()[m.name]['mape']:.1f}")
+            print(f"{name}, hierarchical+issue_rate with a fixed f, MAPE %: " + "; ".join(out))
+    finally:
+        hierarchical.ISSUE_F_RANGE = shipped
+
+
+def kerneltuner_clocks(data_dir):
+    from gpuproj.catalog import resolve
+
+    def ratio(name, a, b):
+        t = table_of(data_dir, name).df.pivot_table(index=["kernel", "config"], columns="gpu",
+                                                      values="time_s", observed=True)
+        r = (t[a.id] / t[b.id]).dropna()
+        return r, (f"{a.id} / {b.id} time, median {r.median():.3f} (10-90 %: "
+                   f"{r.quantile(0.1):.2f}-{r.quantile(0.9):.2f}, n = {len(r)})")
+
+    def sm_clock(g):
+        return g.value("sm_count") * g.value("boost_clock_hz")
+
+    laptop, big = resolve("rtx-3060-laptop"), resolve("rtx-3090")
+    titan, ti = resolve("titan-rtx"), resolve("rtx-2080-ti")
+    for name in ("kerneltuner GEMM", "kerneltuner convolution"):
+        r, text = ratio(name, laptop, big)
+        # same architecture and kernel: time x SMs x clock alike on both GPUs
+        clock = sm_clock(big) / (laptop.value("sm_count") * r.median())
+        print(f"{name}: {text}: as {laptop.value('sm_count'):.0f} SMs at {clock / 1e6:.0f} MHz "
+              f"against {big.value('sm_count'):.0f} at {big.value('boost_clock_hz') / 1e6:.0f}")
+        _, text = ratio(name, titan, ti)
+        print(f"{name}: {text}; SM counts give {ti.value('sm_count') / titan.value('sm_count'):.3f}"
+              f", SMs x rated boost clocks {sm_clock(ti) / sm_clock(titan):.3f}")
+
+
 def boost_base_clocks(data_dir):
     from gpuproj.catalog import bundled_catalog
 
@@ -525,6 +569,8 @@ SECTIONS = {"kerneltuner-architectures": kerneltuner_architectures,
             "launch-overhead-hidden": launch_overhead_hidden,
             "bands-without-suite": bands_without_suite,
             "issue-rate-interval": issue_rate_interval,
+            "issue-rate-fixed-f": issue_rate_fixed_f,
+            "kerneltuner-clocks": kerneltuner_clocks,
             "boost-base-clocks": boost_base_clocks,
             "pocl-fp64-spills": pocl_fp64_spills,
             "pocl-fp64-rates": pocl_fp64_rates,

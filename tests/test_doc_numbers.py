@@ -65,3 +65,28 @@ def test_the_neusight_bytes_numbers_docs_accuracy_analysis_quotes(capsys):
             f"{by_fp32}x (the other rows {others}x)") in text
     assert (f"go from {plain[1]} to {dram[1]} % MAPE on bmm and `hierarchical-ext` from "
             f"{plain[2]} to {dram[2]} %") in text
+
+
+@pytest.mark.skipif(not (EXT / "kerneltuner-4gpus").is_dir(),
+                    reason="needs shared/data/external (kerneltuner-4gpus)")
+def test_the_kerneltuner_clock_numbers_docs_accuracy_analysis_quotes(capsys):
+    load_script("doc_numbers").kerneltuner_clocks(EXT)
+    out = capsys.readouterr().out
+    laptop = re.findall(r"kerneltuner (GEMM|convolution): rtx-3060-laptop / rtx-3090 time, "
+                        r"median ([\d.]+) .*: as 30 SMs at (\d+) MHz", out)
+    turing = re.findall(r"kerneltuner (GEMM|convolution): titan-rtx / rtx-2080-ti time, median "
+                        r"([\d.]+) .*; SM counts give ([\d.]+), SMs x rated boost clocks "
+                        r"([\d.]+)", out)
+    assert len(laptop) == len(turing) == 2, out
+    ratio = {t: float(r) for t, r, _ in laptop}
+    text = " ".join((ROOT / "docs" / "accuracy_analysis.md").read_text().split())
+    assert (f"a median {ratio['GEMM']:.2f}x (GEMM) and {ratio['convolution']:.2f}x "
+            "(convolution) longer than the RTX 3090") in text
+    # the clocks they imply, quoted as a range rounded to 10 MHz
+    assert all(1310 <= int(mhz) <= 1320 for *_, mhz in laptop), laptop
+    assert "as 30 SMs at 1310-1320 MHz would" in text
+    tr = {t: (float(r), float(sm), float(boost)) for t, r, sm, boost in turing}
+    assert (f"ran the variants {tr['convolution'][0]:.2f}x (convolution) and "
+            f"{tr['GEMM'][0]:.2f}x (GEMM) the RTX 2080 Ti's time (median), where their SM "
+            f"counts give {tr['GEMM'][1]:.2f}x and their rated boost clocks (1770 and 1545 MHz) "
+            f"{tr['GEMM'][2]:.2f}x") in text
