@@ -15,9 +15,10 @@ def cc():
 
 
 def test_every_correction_undoes_into_loadable_gpu_files(cc, tmp_path):
-    # gtx970-bandwidth, seed-copy-rate (4 GPUs), k5200-fp64, h200-own-run, h200-l2-size
-    assert len(cc.CORRECTIONS) == 5
-    assert sum(len(c.before) for c in cc.CORRECTIONS) == 8
+    # gtx970-bandwidth, seed-copy-rate (4 GPUs), k5200-fp64, h200-own-run, h200-l2-size,
+    # laptop-clock
+    assert len(cc.CORRECTIONS) == 6
+    assert sum(len(c.before) for c in cc.CORRECTIONS) == 9
     for c in cc.CORRECTIONS:
         assert c.before, c.name
         folder = cc.write_before(c, tmp_path / c.name)
@@ -50,6 +51,15 @@ def test_the_values_restored_are_those_before(cc, tmp_path):
     assert "H100 SXM5" in h.values["l2_size_bytes"].source
     now = read_gpu_file(cc.BUNDLED / "h200-sxm-141gb.yaml")
     assert now.value("l2_size_bytes") == 60 * 2**20 and now.value("memory_bus_bits") == 6016
+    lap = read_gpu_file(cc.write_before(by["laptop-clock"], tmp_path / "f") /
+                        "rtx-3060-laptop.yaml")
+    now = read_gpu_file(cc.BUNDLED / "rtx-3060-laptop.yaml")
+    assert lap.value("boost_clock_hz") == 1.703e9 and now.value("boost_clock_hz") == 1.478e9
+    # every clock-derived peak at the upper end (30 SMs x 128 lanes x 2 FLOP x 1.703 GHz), its
+    # source naming that clock; the DRAM bandwidth is no clock's
+    assert lap.peak("fp32_fma_flops_per_s") == pytest.approx(30 * 128 * 2 * 1.703e9)
+    assert "1.703 GHz" in lap.peaks["fp32_fma_flops_per_s"].source
+    assert lap.peak("dram_bw_bytes_per_s") == now.peak("dram_bw_bytes_per_s")
 
 
 def test_the_report_shows_before_now_and_the_pairs_a_missing_value_left_out(cc):
