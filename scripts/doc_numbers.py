@@ -244,27 +244,27 @@ def issue_rate_fixed_f(data_dir):
 def kerneltuner_clocks(data_dir):
     from gpuproj.catalog import resolve
 
-    def ratio(name, a, b):
-        t = table_of(data_dir, name).df.pivot_table(index=["kernel", "config"], columns="gpu",
-                                                      values="time_s", observed=True)
-        r = (t[a.id] / t[b.id]).dropna()
-        return r, (f"{a.id} / {b.id} time, median {r.median():.3f} (10-90 %: "
-                   f"{r.quantile(0.1):.2f}-{r.quantile(0.9):.2f}, n = {len(r)})")
-
     def sm_clock(g):
         return g.value("sm_count") * g.value("boost_clock_hz")
 
     laptop, big = resolve("rtx-3060-laptop"), resolve("rtx-3090")
     titan, ti = resolve("titan-rtx"), resolve("rtx-2080-ti")
     for name in ("kerneltuner GEMM", "kerneltuner convolution"):
-        r, text = ratio(name, laptop, big)
+        t = table_of(data_dir, name).df.pivot_table(index=["kernel", "config"], columns="gpu",
+                                                      values="time_s", observed=True)
+        text = {}
+        for a, b in ((laptop, big), (titan, ti)):
+            r = (t[a.id] / t[b.id]).dropna()
+            text[a.id] = (r.median(), f"{a.id} / {b.id} time, median {r.median():.3f} (10-90 %: "
+                          f"{r.quantile(0.1):.2f}-{r.quantile(0.9):.2f}, n = {len(r)})")
         # same architecture and kernel: time x SMs x clock alike on both GPUs
-        clock = sm_clock(big) / (laptop.value("sm_count") * r.median())
-        print(f"{name}: {text}: as {laptop.value('sm_count'):.0f} SMs at {clock / 1e6:.0f} MHz "
+        median, line = text[laptop.id]
+        clock = sm_clock(big) / (laptop.value("sm_count") * median)
+        print(f"{name}: {line}: as {laptop.value('sm_count'):.0f} SMs at {clock / 1e6:.0f} MHz "
               f"against {big.value('sm_count'):.0f} at {big.value('boost_clock_hz') / 1e6:.0f}")
-        _, text = ratio(name, titan, ti)
-        print(f"{name}: {text}; SM counts give {ti.value('sm_count') / titan.value('sm_count'):.3f}"
-              f", SMs x rated boost clocks {sm_clock(ti) / sm_clock(titan):.3f}")
+        print(f"{name}: {text[titan.id][1]}; SM counts give "
+              f"{ti.value('sm_count') / titan.value('sm_count'):.3f}, SMs x rated boost clocks "
+              f"{sm_clock(ti) / sm_clock(titan):.3f}")
 
 
 def boost_base_clocks(data_dir):
