@@ -16,6 +16,9 @@ Each section prints what one passage rests on, where the passage names it:
   the seed report's GPUs -> ours pairs by the bands fitted on the public tables alone and by
   those fitted with the suite too (in-sample), their median predicted / measured time, and
   `hierarchical-ext`'s cross-architecture band both ways;
+- ``band-levels`` (accuracy_analysis.md, "The hierarchical interval collapses to a point"):
+  the bands' coverage held out by data source when more than 90 % is requested, and with the
+  level chosen per method on the other sources alone (nested), with the width each costs;
 - ``issue-rate-interval`` (accuracy_analysis.md, "Tables with analytic FLOPs only"):
   `hierarchical` with the `issue_rate` extension alone on the KernelTuner tables, its interval
   (high / low) per pair of architectures and its coverage;
@@ -159,9 +162,10 @@ def launch_overhead_hidden(data_dir):
           f"{both_roles.max().max():.1f}")
 
 
-def bands_without_suite(data_dir):
+def public_band_pairs(data_dir) -> list:
+    """The band pairs of every public table the bands are fitted on (as scripts/accuracy.py
+    builds them), one frame per table."""
     from gpuproj.evaluate import applicable_methods, evaluate
-    from gpuproj.models.bands import band_of, fit_bands, scores
 
     frames = []
     for name, fmt, files, _ in acc.DATASETS:
@@ -170,6 +174,13 @@ def bands_without_suite(data_dir):
         table = acc.load_dataset(data_dir, fmt, files)
         ev = evaluate(table, applicable_methods(table, list(acc.BASELINES) + list(acc.ANALYTICAL)))
         frames.append(acc.band_pairs(ev, name))
+    return frames
+
+
+def bands_without_suite(data_dir):
+    from gpuproj.models.bands import band_of, fit_bands, scores
+
+    frames = public_band_pairs(data_dir)
     suite = acc.suite_band_pairs(data_dir)
     report = next((f for f in suite if f["table"].iloc[0] == acc.SUITE_TABLES[1]), None)
     if report is None:
@@ -200,6 +211,107 @@ def bands_without_suite(data_dir):
         print(f"hierarchical-ext across architectures, {k}: "
               + ", ".join(f"at {s:g}x x{float(lo):.2f}-{float(hi):.2f}"
                           for s, (lo, hi) in zip((1, 4), facs)))
+
+
+BAND_LEVELS = tuple(round(0.90 + 0.01 * i, 2) for i in range(10))  # 90 % to 99 %
+
+
+def _band_quantiles(pairs, levels) -> dict:
+    """{band key (method and cell, the ``key`` column): array (level, lo / hi)} of the score
+    z, as ``fit_bands`` fits them (each table weighs the same; cells seen in one data source
+    only left out), for every requested level at once."""
+    from gpuproj.models.bands import weighted_quantile
+
+    c = np.asarray(levels, float)
+    q = np.concatenate([(1 - c) / 2, (1 + c) / 2])
+    out = {}
+    for key, g in pairs.groupby("key", sort=True, observed=True):
+        if g["dataset"].nunique() < 2:
+            continue
+        w = 1.0 / g.groupby("table")["z"].transform("size").to_numpy(float)
+        out[key] = weighted_quantile(g["z"].to_numpy(float), w, q).reshape(2, -1).T
+    return out
+
+
+def _band_check(quantiles, pairs, level) -> pd.DataFrame:
+    """Coverage and median width (high / low) per method and table of the bands at level index
+    ``level`` on ``pairs``. A band [p exp(lo d), p exp(hi d)] holds the measured time exactly
+    where lo <= z <= hi (lo clipped to at most 0, hi to at least 0: ``band_of``)."""
+    keys = pairs["key"].cat.categories
+    q = np.array([quantiles[k][level] if k in quantiles else (np.nan, np.nan) for k in keys],
+                 float).reshape(len(keys), 2)[pairs["key"].cat.codes]
+    lo, hi = np.minimum(q[:, 0], 0.0), np.maximum(q[:, 1], 0.0)
+    z, d = pairs["z"].to_numpy(float), pairs["d"].to_numpy(float)
+    has = np.isfinite(lo)
+    r = pd.DataFrame({"method": pairs["method"].to_numpy(), "table": pairs["table"].to_numpy(),
+                      "inside": (z >= lo) & (z <= hi), "width": np.exp((hi - lo) * d)})[has]
+    return r.groupby(["method", "table"], sort=True).agg(coverage=("inside", "mean"),
+                                                          width=("width", "median"))
+
+
+def band_levels(data_dir):
+    from gpuproj.models.bands import distance, scores
+
+    pairs = pd.concat(public_band_pairs(data_dir) + acc.suite_band_pairs(data_dir),
+                      ignore_index=True)
+    pairs = pairs.assign(z=scores(pairs), d=distance(pairs["time_s"], pairs["source_time_s"]),
+                         key=pd.Categorical(pairs["method"] + " " + pairs["cell"]))
+    pairs = pairs[np.isfinite(pairs["z"])]
+    sources = sorted(pairs["dataset"].unique())
+
+    def held_out(fit_on, check, levels):
+        """The bands fitted on ``fit_on`` without each of its data sources in turn, checked on
+        that source's pairs of ``check``, per level: {level index: coverage frame}."""
+        out = {i: [] for i in range(len(levels))}
+        for s in sorted(fit_on["dataset"].unique()):
+            q = _band_quantiles(fit_on[fit_on["dataset"] != s], levels)
+            g = check[check["dataset"] == s]
+            for i in range(len(levels)):
+                out[i].append(_band_check(q, g, i))
+        return {i: pd.concat(f) for i, f in out.items()}
+
+    def mean_min(frame):
+        c = frame["coverage"].groupby(level="method")
+        return c.mean(), c.min(), frame["width"].groupby(level="method").mean()
+
+    print("Held out by data source (each source's tables checked with bands fitted on the "
+          "others), per requested level: mean / lowest coverage over the tables in %, and the "
+          "mean over the tables of the median width (high / low)")
+    fixed = held_out(pairs, pairs, BAND_LEVELS)
+    for i, c in enumerate(BAND_LEVELS):
+        if c in (0.90, 0.93, 0.95, 0.97):
+            mean, low, width = mean_min(fixed[i])
+            print(f"  requested {100 * c:.0f} %: " + "; ".join(
+                f"{m} {100 * mean[m]:.1f} / {100 * low[m]:.1f} (x{width[m]:.2f})"
+                for m in mean.index))
+    # nested: each source's level chosen on the other sources alone (the lowest level whose
+    # bands, fitted without one of them in turn, cover 90 % of its tables on average)
+    chosen, nested = {}, []
+    for s in sources:
+        inner = pairs[pairs["dataset"] != s]
+        cov = {i: f["coverage"].groupby(level="method").mean()
+               for i, f in held_out(inner, inner, BAND_LEVELS).items()}
+        q = _band_quantiles(inner, BAND_LEVELS)
+        g = pairs[pairs["dataset"] == s]
+        for m in sorted(g["method"].unique()):
+            i = next((i for i in range(len(BAND_LEVELS)) if cov[i].get(m, 0) >= 0.9),
+                     len(BAND_LEVELS) - 1)
+            chosen.setdefault(m, {})[s] = BAND_LEVELS[i]
+            nested.append(_band_check(q, g[g["method"] == m], i))
+    nested = pd.concat(nested)
+    print("Level chosen per method so that the bands cover 90 % of the other sources' tables "
+          "held out in turn, checked on the source left out (nested):")
+    base_mean, base_low, base_width = mean_min(fixed[0])
+    mean, low, width = mean_min(nested)
+    for m in mean.index:
+        levels = ", ".join(f"{s} {100 * c:.1f}" for s, c in chosen[m].items())
+        print(f"  {m}: levels {levels}; coverage mean {100 * base_mean[m]:.1f} -> "
+              f"{100 * mean[m]:.1f} %, lowest {100 * base_low[m]:.1f} -> {100 * low[m]:.1f} %, "
+              f"width x{base_width[m]:.2f} -> x{width[m]:.2f}")
+    per_table = pd.DataFrame({"at 90 %": fixed[0]["coverage"], "nested": nested["coverage"]})
+    print("hierarchical-ext per table, coverage in % at 90 % requested -> nested level:")
+    for t, r in per_table.loc["hierarchical-ext"].iterrows():
+        print(f"  {t}: {100 * r['at 90 %']:.1f} -> {100 * r['nested']:.1f}")
 
 
 def issue_rate_interval(data_dir):
@@ -568,6 +680,7 @@ def small_kernels_fitted_floors(data_dir):
 SECTIONS = {"kerneltuner-architectures": kerneltuner_architectures,
             "launch-overhead-hidden": launch_overhead_hidden,
             "bands-without-suite": bands_without_suite,
+            "band-levels": band_levels,
             "issue-rate-interval": issue_rate_interval,
             "issue-rate-fixed-f": issue_rate_fixed_f,
             "kerneltuner-clocks": kerneltuner_clocks,

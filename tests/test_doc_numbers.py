@@ -90,3 +90,36 @@ def test_the_kerneltuner_clock_numbers_docs_accuracy_analysis_quotes(capsys):
             f"{tr['GEMM'][0]:.2f}x (GEMM) the RTX 2080 Ti's time (median), where their SM "
             f"counts give {tr['GEMM'][1]:.2f}x and their rated boost clocks (1770 and 1545 MHz) "
             f"{tr['GEMM'][2]:.2f}x") in text
+
+
+def test_band_levels_checks_the_bands_as_held_out_does():
+    """``band-levels`` fits and checks the bands at many levels at once, on the scores alone;
+    at one level it must agree with ``gpuproj.models.bands.held_out`` (coverage and median width
+    per method and table, each data source held out in turn)."""
+    import numpy as np
+    import pandas as pd
+
+    from gpuproj.models.bands import distance, held_out, scores
+
+    dn = load_script("doc_numbers")
+    rng = np.random.default_rng(3)
+    n = 600
+    source = rng.lognormal(-7, 1, n)
+    time_s = source * rng.lognormal(0, 0.8, n)
+    dataset = rng.choice(["a", "b", "c"], n)
+    pairs = pd.DataFrame({
+        "method": rng.choice(["bandwidth", "hierarchical"], n),
+        "table": [f"{d} t{k}" for d, k in zip(dataset, rng.integers(0, 2, n))],
+        "dataset": dataset, "cell": rng.choice(["same_arch", "cross_arch"], n),
+        "time_s": time_s, "true_s": time_s * rng.lognormal(0, 0.3, n), "source_time_s": source})
+    want = held_out(pairs, 0.9)
+    want = want[want["bucket"] == "all"].set_index(["method", "table"])
+    fast = pairs.assign(z=scores(pairs), d=distance(pairs["time_s"], pairs["source_time_s"]),
+                        key=pd.Categorical(pairs["method"] + " " + pairs["cell"]))
+    got = pd.concat(dn._band_check(dn._band_quantiles(fast[fast["dataset"] != s], (0.8, 0.9)),
+                                   fast[fast["dataset"] == s], 1)
+                    for s in ("a", "b", "c"))
+    got = got.loc[want.index]
+    np.testing.assert_allclose(got["coverage"], want["covered"] / want["n"])
+    # fit_bands rounds its quantiles to 4 decimals
+    np.testing.assert_allclose(got["width"], want["width"], rtol=1e-3)

@@ -70,13 +70,15 @@ def cell(source, target) -> str:
     return "same_arch" if a and a.lower() == b.lower() else "cross_arch"
 
 
-def weighted_quantile(x, w, q) -> float:
-    """The smallest x_i whose cumulative weight (x sorted) reaches q of the total."""
+def weighted_quantile(x, w, q):
+    """The smallest x_i whose cumulative weight (x sorted) reaches q of the total (a float; an
+    array for an array of q, x sorted once)."""
     x, w = np.asarray(x, float), np.asarray(w, float)
     order = np.argsort(x, kind="stable")
     cum = np.cumsum(w[order])
-    i = np.searchsorted(cum, q * cum[-1] - 1e-12 * cum[-1])
-    return float(x[order][min(i, len(x) - 1)])
+    i = np.searchsorted(cum, np.asarray(q, float) * cum[-1] - 1e-12 * cum[-1])
+    out = x[order][np.minimum(i, len(x) - 1)]
+    return out if np.ndim(q) else float(out)
 
 
 def fit_bands(pairs: pd.DataFrame, coverage: float = 0.9, min_sources: int = 2,
