@@ -123,6 +123,8 @@ def test_report_is_self_contained(report_html, predict_json):
     assert meas["gtx-980"] == ""
     # the catalog section names values and their sources
     assert 'id="catalog-tesla-p100-pcie-16gb"' in text and "measured source" in text
+    # and the assumptions what the band held on data sources it was not fitted on
+    assert "the band held the measured time in" in " ".join(text.split())
 
 
 def test_report_on_many_targets_compares_them_first(tmp_path):

@@ -212,6 +212,8 @@ def _used(gpu, field, refs) -> tuple[str, str]:
 
 
 def _assumptions(result) -> str:
+    from .predict import held_out_note
+
     # grouped as `gpuproj predict` prints them: each once, with the methods that made it
     items = [f"<li>{_e(n)}</li>" for n in result.assumption_lines()]
     general = (
@@ -222,7 +224,8 @@ def _assumptions(result) -> str:
         "their mean; <code>hierarchical-ext</code>'s also spans the alternatives of its "
         "extensions (a spread of the model, not a probability). A learned model's interval is "
         "calibrated on its out-of-fold errors (docs/learned.md). The 90 % band is how far the "
-        "method has been off on real cross-GPU data (docs/accuracy.md, 'Error bands').</li>"
+        "method has been off on real cross-GPU data (docs/accuracy.md, 'Error bands')"
+        f"{_e(held_out_note(list(result.predictions)))}.</li>"
         "<li>Ceilings: measured where the catalog has a measurement; otherwise the GPU's peak "
         "scaled by the other GPU's measured/peak ratio (derived: the target's against the "
         "source, the source's against each target); otherwise the peak.</li>")
