@@ -95,8 +95,10 @@ def predict(profile, source, target, method, model_paths, kernel, fmt, reader_op
 
     The 90 % band is how far the method has been off on real cross-GPU data, widening with
     how far the projection moves the time from the source's (docs/accuracy.md, "Error
-    bands"); learned models (--model) give their own calibrated interval instead (90 % unless
-    they were trained with another --coverage).
+    bands"); the note under the table says how often it held on data sources it was not
+    fitted on (under 90 % on average, much less on some tables). Learned models (--model)
+    give their own calibrated interval instead (90 % unless they were trained with another
+    --coverage).
 
     A PROFILE measured on several GPUs (a sweep, a table of cross-GPU timings) predicts each
     target from several of them at once with --source a,b,c or --source all: the projections
