@@ -151,6 +151,10 @@ def test_predict_from_two_sources_is_their_band_weighted_combination():
         both.source
     j = both.to_json()
     assert j["source"] == "combined" and j["sources"] == ["gtx-980", "tesla-k40"]
+    # what the band held held out was checked on one source's projections: the note says so
+    assert "(of one source's projections; combined, as often or more)" in both.bands_note(d)
+    assert "of one source's" not in predict(t, source="gtx-980", targets=[target],
+                                            methods="bandwidth").bands_note(one["gtx-980"])
 
 
 def test_all_sources_predict_a_measured_target_from_the_others():

@@ -320,9 +320,13 @@ class PredictionSet:
         band held on data it was not fitted on (``held_out_note``)."""
         banded = [m for m, g in d.groupby("method", observed=True, sort=False)
                   if g["band_low_s"].notna().any()] if "band_low_s" in d else []
+        held = held_out_note(banded)
+        if held and self.combined:
+            # the check was of one source's projections; combined, the band held as often or
+            # more on every public table (docs/accuracy.md, "Several source GPUs")
+            held += " (of one source's projections; combined, as often or more)"
         return ("90 % band: how far the method has been off on real cross-GPU data "
-                "(docs/accuracy.md, 'Error bands')" + held_out_note(banded)
-                + self._interval_note(d))
+                "(docs/accuracy.md, 'Error bands')" + held + self._interval_note(d))
 
     def partial_totals(self) -> str | None:
         """A note naming the methods (and targets) whose application totals add fewer kernel
