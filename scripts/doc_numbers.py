@@ -259,28 +259,29 @@ def band_levels(data_dir):
     pairs = pairs[np.isfinite(pairs["z"])]
     sources = sorted(pairs["dataset"].unique())
 
-    def held_out(fit_on, check, levels):
-        """The bands fitted on ``fit_on`` without each of its data sources in turn, checked on
-        that source's pairs of ``check``, per level: {level index: coverage frame}."""
-        out = {i: [] for i in range(len(levels))}
-        for s in sorted(fit_on["dataset"].unique()):
-            q = _band_quantiles(fit_on[fit_on["dataset"] != s], levels)
-            g = check[check["dataset"] == s]
-            for i in range(len(levels)):
+    def leave_source_out(frame):
+        """The bands fitted on ``frame`` without each of its data sources in turn, checked on
+        that source's pairs, per level: {level index: coverage frame}."""
+        out = {i: [] for i in range(len(BAND_LEVELS))}
+        for s in sorted(frame["dataset"].unique()):
+            q = _band_quantiles(frame[frame["dataset"] != s], BAND_LEVELS)
+            g = frame[frame["dataset"] == s]
+            for i in range(len(BAND_LEVELS)):
                 out[i].append(_band_check(q, g, i))
         return {i: pd.concat(f) for i, f in out.items()}
 
-    def mean_min(frame):
+    def per_method(frame):
+        """Mean and lowest coverage over the tables, and the mean of their median widths."""
         c = frame["coverage"].groupby(level="method")
         return c.mean(), c.min(), frame["width"].groupby(level="method").mean()
 
     print("Held out by data source (each source's tables checked with bands fitted on the "
           "others), per requested level: mean / lowest coverage over the tables in %, and the "
           "mean over the tables of the median width (high / low)")
-    fixed = held_out(pairs, pairs, BAND_LEVELS)
+    fixed = leave_source_out(pairs)
     for i, c in enumerate(BAND_LEVELS):
         if c in (0.90, 0.93, 0.95, 0.97):
-            mean, low, width = mean_min(fixed[i])
+            mean, low, width = per_method(fixed[i])
             print(f"  requested {100 * c:.0f} %: " + "; ".join(
                 f"{m} {100 * mean[m]:.1f} / {100 * low[m]:.1f} (x{width[m]:.2f})"
                 for m in mean.index))
@@ -290,7 +291,7 @@ def band_levels(data_dir):
     for s in sources:
         inner = pairs[pairs["dataset"] != s]
         cov = {i: f["coverage"].groupby(level="method").mean()
-               for i, f in held_out(inner, inner, BAND_LEVELS).items()}
+               for i, f in leave_source_out(inner).items()}
         q = _band_quantiles(inner, BAND_LEVELS)
         g = pairs[pairs["dataset"] == s]
         for m in sorted(g["method"].unique()):
@@ -301,8 +302,8 @@ def band_levels(data_dir):
     nested = pd.concat(nested)
     print("Level chosen per method so that the bands cover 90 % of the other sources' tables "
           "held out in turn, checked on the source left out (nested):")
-    base_mean, base_low, base_width = mean_min(fixed[0])
-    mean, low, width = mean_min(nested)
+    base_mean, base_low, base_width = per_method(fixed[0])
+    mean, low, width = per_method(nested)
     for m in mean.index:
         levels = ", ".join(f"{s} {100 * c:.1f}" for s, c in chosen[m].items())
         print(f"  {m}: levels {levels}; coverage mean {100 * base_mean[m]:.1f} -> "

@@ -493,14 +493,19 @@ def held_out_note(methods) -> str:
     less there on average, and much less on some tables (docs/accuracy.md, "Error bands"),
     which its name alone would not say. Empty where the bands file has no such check."""
     held = load_bands().get("held_out", {})
-    parts = [f"{100 * h['mean']:.0f} % ({100 * h['lowest']:.0f}-{100 * h['highest']:.0f} %"
-             f"{' per table' if not i else ''}) for {m}"
-             for i, (m, h) in enumerate((m, held[m]) for m in methods if m in held)]
-    if not parts:
+    rows = [(m, held[m]) for m in methods if m in held]
+    if not rows:
         return ""
+
+    def pct(h, key):
+        return f"{100 * h[key]:.0f}"
+
+    (m, h), rest = rows[0], rows[1:]
     return ("; on the tables of data sources it was not fitted on, the band held the measured "
-            "time in " + parts[0].replace(" (", " of the pairs (mean over the tables, ", 1)
-            + "".join(f", {p}" for p in parts[1:]))
+            f"time in {pct(h, 'mean')} % of the pairs (mean over the tables, "
+            f"{pct(h, 'lowest')}-{pct(h, 'highest')} % per table) for {m}"
+            + "".join(f", {pct(h, 'mean')} % ({pct(h, 'lowest')}-{pct(h, 'highest')} %) for {m}"
+                      for m, h in rest))
 
 
 # the method to reach for first: the lowest error on most public tables and on our H100 <-> H200
