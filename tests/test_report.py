@@ -316,3 +316,21 @@ def test_report_rooflines_say_which_method_they_project_by(tmp_path):
     caption = re.search(r'id="fig-roofline-h200-sxm-141gb">.*?<figcaption>(.*?)</figcaption>',
                         page).group(1)
     assert "projected by the <code>hierarchical</code> method" in caption
+
+
+def test_report_draws_its_rooflines_under_the_progress_it_is_given(tmp_path):
+    """`gpuproj report` passes its progress bar (stderr on a terminal): the rooflines, about
+    2 s each, are drawn under it, one step per target."""
+    from gpuproj.profiles import load
+    from gpuproj.report import build_report
+
+    seen = []
+
+    def progress(items, description=""):
+        seen.append((list(items), description))
+        return seen[-1][0]
+
+    html = build_report(load(PROFILE, format="amaris"), "tesla-p100-pcie-16gb",
+                        ["gtx-980", "h200"], max_kernels=1, progress=progress)
+    assert seen == [(["gtx-980", "h200-sxm-141gb"], "drawing rooflines")]
+    assert html.count('id="fig-roofline-') == 2

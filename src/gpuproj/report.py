@@ -242,7 +242,7 @@ def _skipped(result) -> str:
 
 
 # pictures ------------------------------------------------------------------------------
-def _pictures(table, result, kernel, max_kernels, notes) -> list[str]:
+def _pictures(table, result, kernel, max_kernels, notes, progress=None) -> list[str]:
     from .plots import _style as st
 
     figs = []
@@ -276,7 +276,8 @@ def _pictures(table, result, kernel, max_kernels, notes) -> list[str]:
         notes.append(f"projection bars not drawn: {e}")
     from .plots.roofline import roofline_data, roofline_figure
 
-    for t in targets:
+    # the rooflines take most of a report's time (about 2 s each): a bar where one is asked for
+    for t in progress(targets, description="drawing rooflines") if progress else targets:
         try:
             data = roofline_data(table, result.gpu(result.source), result.gpu(t), kernel)
             fig = roofline_figure(data, max_kernels=max_kernels)
@@ -323,11 +324,13 @@ def _quadrant_png(table, result, kernel, notes):
 # the page --------------------------------------------------------------------------------
 def build_report(table: ProfileTable, source, targets, *, methods=None,
                  kernel: str | None = None, max_kernels: int = 3, title: str | None = None,
-                 result=None) -> str:
+                 result=None, progress=None) -> str:
     """The report as one HTML string. ``table``: the profile (rows on the source, and
     optionally the targets' measurements of the same kernels); ``source``/``targets``: GPU
     names; ``methods``/``kernel`` as for ``gpuproj.predict.predict`` (None: its default).
-    ``result``: an already computed ``PredictionSet`` (otherwise predicted here)."""
+    ``result``: an already computed ``PredictionSet`` (otherwise predicted here).
+    ``progress``: ``progress(iterable, description=...)`` wraps the drawing of the rooflines
+    (the CLI's bar; None: none)."""
     from . import __version__
     from .predict import beyond_roofline, predict
 
@@ -338,7 +341,7 @@ def build_report(table: ProfileTable, source, targets, *, methods=None,
     d = result.table()
     keys = set(zip(d["kernel"], d["config"])) if not d.empty else set()
     notes: list[str] = []
-    figs = _pictures(table, result, kernel, max_kernels, notes)
+    figs = _pictures(table, result, kernel, max_kernels, notes, progress)
     # rows faster than the source's roofline allows: their counts are in doubt, and with
     # them every projection (`predict` warns on the terminal; the page must say it too)
     doubt = beyond_roofline({src.id: table.on(src.id).select(kernel)}, {src.id: src})

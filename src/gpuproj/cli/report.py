@@ -10,6 +10,7 @@ from ._common import (
     load_profile,
     names_or_all,
     output_option,
+    progress,
     reader_option,
     report_skipped,
     source_option,
@@ -67,7 +68,7 @@ def report(profile, source, target, method, kernel, fmt, reader_options, trace, 
                      kernel=kernel)
     report_skipped(result.skipped)
     path = write_report(output, table, result.source, result.targets, kernel=kernel,
-                        max_kernels=max_kernels, title=title, result=result)
+                        max_kernels=max_kernels, title=title, result=result, progress=progress)
     n = len(result.table())
     click.echo(f"wrote {short(str(path), 80)} ({n} prediction(s), "
                f"{path.stat().st_size / 1e6:.1f} MB)", err=True)
