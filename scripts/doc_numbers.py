@@ -45,6 +45,12 @@ Each section prints what one passage rests on, where the passage names it:
   the reader gives): the roofline methods' MAPE / median APE, the share of rows those bytes
   make memory-bound, the median share of each datasheet bound the rows reach, and how much
   slower the memory-bound rows run on the Tesla P4 than on the A100;
+- ``neusight-durations`` (accuracy_analysis.md, the same passage): per GPU of NeuSight's bmm and
+  conv, how far `hierarchical-ext` projects it from its time as the target, for operators
+  under 0.1 ms, 0.1-1 ms and over 1 ms on the source (fitted over the pairs, the boards of
+  250-300 W at mean 1); the error of the pairs with the 70 and 75 W boards (T4, P4) and of
+  their long rows; the MAPE with those two boards' six factors taken out (in-sample); and the
+  compute ratio on the long compute-bound rows to the two boards;
 - ``small-kernels-fitted-floors`` (docs/learned.md, "Training and evaluation"): gpu-benches'
   small kernels, leave-one-GPU-out on the catalog without gpu-benches' measurements (as the
   learned experiments), with each training GPU's launch floor, its shortest time in the
@@ -558,6 +564,16 @@ def l1_sweep(data_dir):
           f"{100 * inside[wide].mean():.1f} % of them")
 
 
+def _neusight_compulsory_bytes(df) -> pd.Series:
+    """Each NeuSight operator's compulsory traffic: every FP32 tensor read or written once."""
+    if "M" in df.columns:  # B x M x K by B x K x N, the B x M x N result
+        return 4.0 * df["B"] * (df["M"] * df["K"] + df["K"] * df["N"] + df["M"] * df["N"])
+    # input, filters, output (the reader's output side)
+    side = np.floor((df["size"] + 2 * df["pad"] - df["k"]) / df["stride"]) + 1
+    return 4.0 * (df["B"] * df["Cin"] * df["size"] ** 2 + df["Cout"] * df["Cin"] * df["k"] ** 2
+                  + df["B"] * df["Cout"] * side ** 2)
+
+
 def neusight_bytes(data_dir):
     from gpuproj.catalog import resolve
     from gpuproj.evaluate import evaluate
@@ -567,13 +583,7 @@ def neusight_bytes(data_dir):
     for name in ("neusight bmm", "neusight conv"):
         table = table_of(data_dir, name)
         df = table.df
-        if "M" in df.columns:  # B x M x K by B x K x N, the B x M x N result
-            nbytes = 4.0 * df["B"] * (df["M"] * df["K"] + df["K"] * df["N"] + df["M"] * df["N"])
-        else:  # input, filters, output (the reader's output side)
-            side = np.floor((df["size"] + 2 * df["pad"] - df["k"]) / df["stride"]) + 1
-            nbytes = 4.0 * (df["B"] * df["Cin"] * df["size"] ** 2
-                            + df["Cout"] * df["Cin"] * df["k"] ** 2
-                            + df["B"] * df["Cout"] * side ** 2)
+        nbytes = _neusight_compulsory_bytes(df)
         variants = {"FLOPs only": df,
                     "+ DRAM bytes": df.assign(dram_bytes=nbytes),
                     "+ L2 bytes and working set": df.assign(l2_bytes=nbytes,
@@ -603,6 +613,69 @@ def neusight_bytes(data_dir):
               f"{slower[on_a100].median():.2f}, the others {slower[~on_a100].median():.2f}; "
               f"DRAM bandwidth ratio {dram[0] / dram[1]:.2f}, FP32 peak ratio "
               f"{fp32[0] / fp32[1]:.2f}")
+
+
+# NeuSight's two boards of 70 and 75 W; its A100, P100 and V100 PCIe boards draw 250-300 W
+LOW_POWER = ("tesla-t4", "tesla-p4")
+DURATIONS = ((0.0, 1e-4, "under 0.1 ms"), (1e-4, 1e-3, "0.1-1 ms"), (1e-3, np.inf, "over 1 ms"))
+
+
+def _gpu_factors(pairs, gpus) -> dict:
+    """{gpu: exp(x_g)} from the pair medians of the log error, log(pred / true) = x_t - x_s,
+    by least squares with the other boards' x at mean 0: how much faster (> 1) or slower than
+    its projection each GPU runs as the target."""
+    m = pairs.groupby(["source", "target"], observed=True)["log_error"].median().reset_index()
+    a = np.zeros((len(m) + 1, len(gpus)))
+    for i, (s, t) in enumerate(zip(m["source"], m["target"])):
+        a[i, gpus.index(t)] += 1
+        a[i, gpus.index(s)] -= 1
+    big = [gpus.index(g) for g in gpus if g not in LOW_POWER]
+    a[-1, big] = 1 / len(big)
+    x = np.linalg.lstsq(a, np.r_[m["log_error"].to_numpy(), 0.0], rcond=None)[0]
+    return dict(zip(gpus, np.exp(x)))
+
+
+def neusight_durations(data_dir):
+    from gpuproj.evaluate import evaluate
+
+    for name in ("neusight bmm", "neusight conv"):
+        table = table_of(data_dir, name)
+        p = evaluate(table, ["hierarchical-ext", "compute"]).pairs
+        p = p.assign(log_error=np.log(p["time_s"] / p["true_s"]))
+        gpus = sorted(table.gpus)
+        ext = p[p["method"] == "hierarchical-ext"]
+        oracle = np.zeros(len(ext))
+        factors = {}
+        for lo, hi, label in DURATIONS:
+            on = ((ext["source_time_s"] > lo) & (ext["source_time_s"] <= hi)).to_numpy()
+            factors[label] = f = _gpu_factors(ext[on], gpus)
+            shift = {g: np.log(f[g]) if g in LOW_POWER else 0.0 for g in gpus}
+            oracle[on] = (ext["target"].map(shift) - ext["source"].map(shift)).to_numpy(float)[on]
+        print(f"{name}, hierarchical-ext, each GPU as the target: projected / measured time "
+              "(the other boards' mean 1), source time " + " / ".join(factors) + ": "
+              + "; ".join(f"{g} " + " / ".join(f"{f[g]:.2f}" for f in factors.values())
+                          for g in gpus))
+        ape = np.abs(np.exp(ext["log_error"]) - 1)
+        fixed = np.abs(np.exp(ext["log_error"] - oracle) - 1)
+        low = (ext["source"].isin(LOW_POWER) | ext["target"].isin(LOW_POWER)).to_numpy()
+        long = (ext["source_time_s"] > 1e-3).to_numpy()
+        print(f"  MAPE {100 * ape.mean():.1f} %: pairs with a low-power board "
+              f"{100 * ape[low].mean():.1f} % ({100 * low.mean():.0f} % of the pairs), their "
+              f"rows over 1 ms {100 * ape[low & long].mean():.1f} % "
+              f"({100 * ape[low & long].sum() / ape.sum():.0f} % of the summed error), the "
+              f"other pairs {100 * ape[~low].mean():.1f} %; with the two boards' six factors "
+              f"above (in-sample) {100 * fixed.mean():.1f} / {100 * np.median(fixed):.1f} % "
+              f"MAPE / median APE, against {100 * ape.mean():.1f} / {100 * np.median(ape):.1f}")
+        # not the bytes: the compute-bound rows (at least 16 FLOP per compulsory byte) over 1 ms
+        comp = p[p["method"] == "compute"]
+        flops_per_byte = table.df["flops"] / _neusight_compulsory_bytes(table.df)
+        dense = comp["config"].map(dict(zip(table.df["config"], flops_per_byte))) >= 16
+        sel = comp[dense & (comp["source_time_s"] > 1e-3)]
+        med = np.exp(sel.groupby(["source", "target"], observed=True)["log_error"].median())
+        print("  compute ratio, rows of at least 16 FLOP per compulsory byte over 1 ms on the "
+              "source, median projected / measured: " + "; ".join(
+                  f"{s} -> {t} {med[(s, t)]:.2f}" for s, t in med.index
+                  if t in LOW_POWER and s not in LOW_POWER))
 
 
 def small_kernels_fitted_floors(data_dir):
@@ -691,6 +764,7 @@ SECTIONS = {"kerneltuner-architectures": kerneltuner_architectures,
             "band-alone-outside": band_alone_outside,
             "l1-sweep": l1_sweep,
             "neusight-bytes": neusight_bytes,
+            "neusight-durations": neusight_durations,
             "small-kernels-fitted-floors": small_kernels_fitted_floors}
 
 

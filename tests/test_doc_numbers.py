@@ -67,6 +67,41 @@ def test_the_neusight_bytes_numbers_docs_accuracy_analysis_quotes(capsys):
             f"{plain[2]} to {dram[2]} %") in text
 
 
+@pytest.mark.skipif(not (EXT / "neusight-train").is_dir(),
+                    reason="needs shared/data/external (neusight-train)")
+def test_the_neusight_power_limit_numbers_docs_accuracy_analysis_quotes(capsys):
+    load_script("doc_numbers").neusight_durations(EXT)
+    out = capsys.readouterr().out
+    factors = {(table, gpu): values.split(" / ") for table, block in re.findall(
+        r"neusight (\w+), hierarchical-ext, each GPU as the target: .*?: (.*)", out)
+        for gpu, values in re.findall(r"([\w-]+) ([\d.]+ / [\d.]+ / [\d.]+)", block)}
+    errors = re.findall(r"MAPE ([\d.]+) %: pairs with a low-power board ([\d.]+) % \((\d+) % "
+                        r"of the pairs\), their rows over 1 ms ([\d.]+) % \((\d+) % of the "
+                        r"summed error\), the other pairs ([\d.]+) %; with the two boards' six "
+                        r"factors above \(in-sample\) ([\d.]+) / ([\d.]+) % MAPE / median APE, "
+                        r"against [\d.]+ / ([\d.]+)", out)
+    dense = dict(re.findall(r"([\w-]+ -> tesla-[pt]4) ([\d.]+)", out.split("neusight conv")[0]))
+    assert len(factors) == 10 and len(errors) == 2 and len(dense) == 6, out
+    text = " ".join((ROOT / "docs" / "accuracy_analysis.md").read_text().split())
+    t4, p4 = factors[("bmm", "tesla-t4")], factors[("bmm", "tesla-p4")]
+    assert (f"the T4 goes on bmm from {t4[0]} for operators under 0.1 ms on the source to {t4[1]} "
+            f"at 0.1-1 ms and {t4[2]} over 1 ms (the P4 {', '.join(p4)})") in text
+    others = [float(v) for (table, gpu), vs in factors.items()
+              if table == "bmm" and gpu not in ("tesla-t4", "tesla-p4") for v in vs]
+    assert f"the other three stay within {min(others):.2f}-{max(others):.2f}" in text
+    t4, p4 = factors[("conv", "tesla-t4")], factors[("conv", "tesla-p4")]
+    assert f"(T4 {' / '.join(t4)}, P4 {' / '.join(p4)})" in text
+    to_t4 = sorted(v for k, v in dense.items() if k.endswith("t4"))
+    to_p4 = sorted(v for k, v in dense.items() if k.endswith("p4"))
+    assert (f"projects the T4 at {to_t4[0]}-{to_t4[-1]} of its time from each of the three other "
+            f"boards and the P4 at {to_p4[0]}-{to_p4[-1]}") in text
+    (mape, low, share, long, summed, rest, mape_fixed, med_fixed, med), conv = errors
+    assert (f"are {share} % of bmm's pairs and err {low} % MAPE (the others {rest} %); their rows "
+            f"over 1 ms err {long} % and carry {summed} % of the summed error") in text
+    assert (f"from {mape} / {med} to {mape_fixed} / {med_fixed} % MAPE / median APE on bmm and "
+            f"from {conv[0]} / {conv[8]} to {conv[6]} / {conv[7]} % on conv") in text
+
+
 @pytest.mark.skipif(not (EXT / "kerneltuner-4gpus").is_dir(),
                     reason="needs shared/data/external (kerneltuner-4gpus)")
 def test_the_kerneltuner_clock_numbers_docs_accuracy_analysis_quotes(capsys):
