@@ -2,6 +2,7 @@
 a moment, the quoted number is checked against it, so that a catalog change that moves it
 fails here rather than leaving the prose stale."""
 
+import json
 import re
 from pathlib import Path
 
@@ -100,6 +101,11 @@ def test_the_neusight_power_limit_numbers_docs_accuracy_analysis_quotes(capsys):
             f"over 1 ms err {long} % and carry {summed} % of the summed error") in text
     assert (f"from {mape} / {med} to {mape_fixed} / {med_fixed} % MAPE / median APE on bmm and "
             f"from {conv[0]} / {conv[8]} to {conv[6]} / {conv[7]} % on conv") in text
+    # the hybrids' T4 fold, from the learned experiments' results
+    fold = json.loads((ROOT / "docs" / "results" / "learned.json").read_text())[
+        "logo"]["neusight bmm"]["error_per_fold"]
+    t4 = {family: fold[family]["target tesla-t4"][0] for family in ("analytical", "hybrid")}
+    assert f"the T4 too (bmm {t4['analytical']:.1f} -> {t4['hybrid']:.1f} % MAPE" in text
 
 
 @pytest.mark.skipif(not (EXT / "kerneltuner-4gpus").is_dir(),
