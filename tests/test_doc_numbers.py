@@ -101,6 +101,15 @@ def test_the_neusight_power_limit_numbers_docs_accuracy_analysis_quotes(capsys):
             f"over 1 ms err {long} % and carry {summed} % of the summed error") in text
     assert (f"from {mape} / {med} to {mape_fixed} / {med_fixed} % MAPE / median APE on bmm and "
             f"from {conv[0]} / {conv[8]} to {conv[6]} / {conv[7]} % on conv") in text
+    # the catalog notes of the two boards quote the same factors
+    from gpuproj.catalog import resolve
+
+    for gpu in ("tesla-t4", "tesla-p4"):
+        bmm, conv = factors[("bmm", gpu)], factors[("conv", gpu)]
+        notes = " ".join(resolve(gpu).notes.split())
+        assert (f"over 1 ms it ran at {bmm[2]} (bmm) and {conv[2]} (conv) of the speed its peaks "
+                f"give against the A100, P100 and V100 boards, on operators under 0.1 ms at "
+                f"{bmm[0]} and {conv[0]}") in notes, gpu
     # the hybrids' T4 fold, from the learned experiments' results
     fold = json.loads((ROOT / "docs" / "results" / "learned.json").read_text())[
         "logo"]["neusight bmm"]["error_per_fold"]
