@@ -334,3 +334,20 @@ def test_report_draws_its_rooflines_under_the_progress_it_is_given(tmp_path):
                         ["gtx-980", "h200"], max_kernels=1, progress=progress)
     assert seen == [(["gtx-980", "h200-sxm-141gb"], "drawing rooflines")]
     assert html.count('id="fig-roofline-') == 2
+
+
+def test_report_gives_each_gpus_catalog_note(tmp_path):
+    # the T4's note says its long kernels run below the speed its peaks give: a caveat a
+    # reader of its projections needs beside its values; the P100 has no note, so no paragraph
+    from gpuproj.catalog import resolve
+
+    out = tmp_path / "r.html"
+    run_cli(["report", "examples/rodinia-p100-nvprof.csv", "-t", "tesla-t4", "-m", "roofline",
+             "--max-kernels", "1", "-o", str(out)])
+    text = out.read_text(encoding="utf-8")
+    t4 = text[text.index('id="catalog-tesla-t4'):]
+    note = html.escape(resolve("tesla-t4").notes)
+    assert "A 70 W board" in note and f'</h3><p class="note">{note}</p><table' in t4
+    p100 = text[text.index('id="catalog-tesla-p100'):text.index('id="catalog-tesla-t4')]
+    assert resolve("tesla-p100-pcie-16gb").notes is None
+    assert '</h3><table class="catalog">' in p100

@@ -1,8 +1,8 @@
 """The HTML report of a projection: one self-contained file (pictures embedded as PNG data URIs,
 no script or style from the network, a Content-Security-Policy that forbids any fetch) with the
 prediction table, the application totals, the projection bars, the rooflines, the
-quadrant-split view, the assumptions, and the catalog values used (peak and measured, with
-their sources).
+quadrant-split view, the assumptions, and the catalog values used (each GPU's note, peak and
+measured values with their sources).
 
 Every number of the prediction tables carries its exact value in SI units in a ``data-value``
 attribute, so tests (and scripts) can compare the page with ``gpuproj predict --json``.
@@ -153,8 +153,8 @@ def _figure(png: bytes, alt: str, caption: str, fig_id: str) -> str:
 
 
 def _catalog_tables(gpus, source) -> str:
-    """Per GPU: every throughput the catalog has (peak and measured side by side, each with
-    its source) and the value the models use (measured, derived from the other GPU's
+    """Per GPU: its catalog note, every throughput the catalog has (peak and measured side by
+    side, each with its source) and the value the models use (measured, derived from the other GPU's
     measured/peak ratio, or peak): one for a target, derived against the source; one per
     target for the source where they differ (``_used``)."""
     out = []
@@ -185,7 +185,9 @@ def _catalog_tables(gpus, source) -> str:
         out.append(
             f'<h3 id="catalog-{_e(g.id)}">{_e(g.name)} <span class="note">({role}, '
             f"<code>{_e(g.id)}</code>, {_e(g.architecture)}, {_e(g.isa)})</span></h3>"
-            '<table class="catalog"><thead><tr><th>throughput</th><th>peak</th>'
+            # the catalog's note on the part (a clock set by a power limit, a power mode)
+            + (f'<p class="note">{_e(g.notes)}</p>' if g.notes else "")
+            + '<table class="catalog"><thead><tr><th>throughput</th><th>peak</th>'
             "<th>peak source</th><th>measured</th><th>measured source</th><th>used</th>"
             f"<th>kind</th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
             + ('<table class="catalog"><thead><tr><th>property</th><th>value</th><th>source</th>'

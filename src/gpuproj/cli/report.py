@@ -37,10 +37,10 @@ def report(profile, source, target, method, kernel, fmt, reader_options, trace, 
            title, output):
     """Write one self-contained HTML file (pictures embedded, nothing fetched from the network):
     the prediction table, the application total, the projection bars, the rooflines of source
-    and targets, the quadrant-split view, the assumptions, and the catalog values used (peak and
-    measured, with their sources). The numbers are those of `gpuproj predict --json` for the
-    same arguments (report takes the analytical methods and one source GPU: no --model,
-    --sass or --source all).
+    and targets, the quadrant-split view, the assumptions, and the catalog values used (each
+    GPU's note, peak and measured values with their sources). The numbers are those of
+    `gpuproj predict --json` for the same arguments (report takes the analytical methods and
+    one source GPU: no --model, --sass or --source all).
 
     \b
     Examples:
