@@ -130,6 +130,31 @@ def test_a_semicolon_table_that_shows_decimal_points_has_commas_between_thousand
     assert t.df["dram_bytes"].tolist() == [1234.0, 2.0] and t.df["tile"].tolist() == [1024, 8]
 
 
+def test_a_tab_separated_table_is_read_as_a_spreadsheets_export(tmp_path):
+    """A spreadsheet's tab-delimited text (or a table pasted from one) is recognised without
+    --format, as the comma-separated table it equals; it was 'cannot tell the format', and
+    with --format 'missing required column kernel' (the header read as one column). Tabs are
+    what a spreadsheet writes under any locale, so its numbers are read in the style they show,
+    as a semicolon-separated file's; an error names the row and the field."""
+    plain = load(_file(tmp_path, f"kernel,config,gpu,time_s,dram_bytes,tile\n"
+                                 f"k1,a,{H100},0.5,1234,1024\nk2,b,{H100},0.001,2,8\n",
+                       "plain.csv")).df
+    path = _file(tmp_path, f"kernel\tconfig\tgpu\ttime_s\tdram_bytes\ttile\n"
+                           f"k1\ta\t{H100}\t0.5\t1,234\t1,024\nk2\tb\t{H100}\t0.001\t2\t8\n",
+                 "m.tsv")
+    assert sniff(path) == "measurement"
+    pd.testing.assert_frame_equal(load(path).df, plain)
+    commas = _file(tmp_path, f"kernel\tconfig\tgpu\ttime_s\tdram_bytes\ttile\n"
+                             f"k1\ta\t{H100}\t0,5\t1.234\t1.024\nk2\tb\t{H100}\t0,001\t2\t8\n",
+                   "commas.tsv")
+    pd.testing.assert_frame_equal(load(commas).df, plain)
+    bad = _file(tmp_path, f"kernel\tgpu\ttime_s\nk1\t{H100}\t0.5\nk2\t{H100}\tfast\n",
+                "bad.tsv")
+    with pytest.raises(InputError, match="'fast' is not a number") as e:
+        load(bad)
+    assert (e.value.row, e.value.field) == (3, "time_s")
+
+
 def test_a_semicolon_table_that_shows_no_style_is_read_with_decimal_commas(tmp_path):
     """No number shows how the file writes decimals: "1,234" and a lone "1.234" are 1.234, as
     they were read before the style was detected."""

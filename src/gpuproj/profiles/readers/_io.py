@@ -29,10 +29,11 @@ def read_csv(path, sep: str = ",", text=()) -> pd.DataFrame:
     """``pandas.read_csv`` with a ``_row`` column (the file line where the row starts, 1-based,
     header = 1, counted past blank lines and line breaks inside quotes) and a one-line error on
     malformed files. ``text``: columns kept as written (a configuration "1024" stays "1024",
-    not "1024.0" where an empty cell made the column floats; "0.10" stays "0.10"). ``sep=";"``:
-    a spreadsheet's export under a locale that may write decimal commas, every column kept as
-    written, for the reader to convert its numbers by the file's style (``_checks.number_style``):
-    pandas would read "0,5" with a decimal comma and leave "1.234" as text, or the reverse."""
+    not "1024.0" where an empty cell made the column floats; "0.10" stays "0.10"). ``sep`` ";"
+    or a tab: a spreadsheet's export under a locale that may write decimal commas, every column
+    kept as written, for the reader to convert its numbers by the file's style
+    (``_checks.number_style``): pandas would read "0,5" with a decimal comma and leave "1.234"
+    as text, or the reverse."""
     content = read_text(path)
     header = next((r for r in csv.reader(_lines(content), delimiter=sep)
                    if any(f.strip() for f in r)), [])
@@ -44,7 +45,7 @@ def read_csv(path, sep: str = ",", text=()) -> pd.DataFrame:
         # would take the first field for a row name and move every column one to the left
         # bytes: pandas encodes text to UTF-8 for its parser anyway, in a copy that took longer
         df = pd.read_csv(io.BytesIO(content.encode()), sep=sep,
-                         dtype=str if sep == ";" else {c: str for c in text},
+                         dtype=str if sep != "," else {c: str for c in text},
                          index_col=False if trailing else None)
     except pd.errors.EmptyDataError:
         raise InputError("file is empty", path=path) from None
@@ -189,9 +190,14 @@ def _check_widths(text: str, lines, widths, width: int, sep: str, path) -> str |
 
 
 def separator(first: str) -> str:
-    """";" for a header line without a comma but with semicolons: the CSV a spreadsheet writes
-    under a locale with decimal commas (German, French)."""
-    return ";" if ";" in first and "," not in first else ","
+    """The field separator of a header line: "," where it has a comma; else ";" where it has a
+    semicolon (the CSV a spreadsheet writes under a locale with decimal commas: German,
+    French); else a tab where it has one (a spreadsheet's tab-delimited text, a table pasted
+    from one). A file separated by ";" or a tab may write decimal commas (``read_csv``)."""
+    for sep in (",", ";", "\t"):
+        if sep in first:
+            return sep
+    return ","
 
 
 def cell_text(path, row, field) -> str | None:

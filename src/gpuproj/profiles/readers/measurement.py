@@ -1,14 +1,15 @@
 """The plain measurement table (CSV or Parquet): one row per (kernel configuration, GPU).
-A CSV file separated by semicolons, as spreadsheets write it under locales with decimal commas, has
-its numbers read in the style they show: with decimal commas and dots between thousands where some
-number can only be so written (``0,5``, ``1.234,5``, ``1.234.567``; ``1.234`` is then 1234), with
-decimal points and commas between thousands where some number can only be so written (``0.5``,
-``1,234,567``; ``1,234`` is then 1234), and a file with both is an error quoting one of each (row,
-field); one where no number shows its style is read with decimal commas, a lone ``1.234`` being
-1.234. Its numbers are those of the canonical numeric columns and of the other columns that hold
-only numbers (tuning parameters, kept as numbers); text columns (``kernel``, ``config``, ``gpu``,
-``problem``) stay as written. ``launches``, where given, is a whole number; a row of 0 launches
-is skipped and counted.
+A CSV file separated by semicolons, as spreadsheets write it under locales with decimal commas, or
+by tabs (a spreadsheet's tab-delimited text, a table pasted from one; the header says which: a comma
+if it has one, else a semicolon, else a tab) has its numbers read in the style they show: with
+decimal commas and dots between thousands where some number can only be so written (``0,5``,
+``1.234,5``, ``1.234.567``; ``1.234`` is then 1234), with decimal points and commas between
+thousands where some number can only be so written (``0.5``, ``1,234,567``; ``1,234`` is then 1234),
+and a file with both is an error quoting one of each (row, field); one where no number shows its
+style is read with decimal commas, a lone ``1.234`` being 1.234. Its numbers are those of the
+canonical numeric columns and of the other columns that hold only numbers (tuning parameters, kept
+as numbers); text columns (``kernel``, ``config``, ``gpu``, ``problem``) stay as written.
+``launches``, where given, is a whole number; a row of 0 launches is skipped and counted.
 
 Required columns: ``kernel`` and ``time_s``. ``gpu`` may be left out when ``gpu=``
 (``--source``) names the GPU of every row; ``config`` may be left out when each kernel ran in
@@ -101,8 +102,8 @@ def read(path, gpu: str | None = None) -> ProfileTable:
     else:
         sep = separator(head_text(path).partition("\n")[0])
         df = read_csv(path, sep=sep, text=(*KEYS, "problem"))
-        if sep == ";":
-            style = _semicolon_numbers(df, path)
+        if sep != ",":  # read as text (read_csv): numbers in the style they show
+            style = _spreadsheet_numbers(df, path)
     warn_near_misses(df.columns, path)
     if gpu is not None and "gpu" not in df.columns:
         df["gpu"] = gpu
@@ -138,9 +139,10 @@ def read(path, gpu: str | None = None) -> ProfileTable:
 _TRUTH = {t: v for v in (True, False) for t in (str(v), str(v).upper(), str(v).lower())}
 
 
-def _semicolon_numbers(df: pd.DataFrame, path) -> str:
-    """The style of the numbers of a semicolon-separated file read as text (``number_style``;
-    "undetermined" where none shows it), for ``numeric`` to read its canonical columns with.
+def _spreadsheet_numbers(df: pd.DataFrame, path) -> str:
+    """The style of the numbers of a file separated by semicolons or tabs, read as text
+    (``number_style``; "undetermined" where none shows it), for ``numeric`` to read its
+    canonical columns with.
     The style is that of every column read as numbers: the canonical numeric ones and the other
     columns that hold only numbers (tuning parameters), which are converted here, to numbers as
     pandas makes those of a comma-separated file, as are columns of truth values (booleans);
