@@ -155,6 +155,21 @@ def test_a_tab_separated_table_is_read_as_a_spreadsheets_export(tmp_path):
     assert (e.value.row, e.value.field) == (3, "time_s")
 
 
+def test_spaces_around_a_hand_written_tables_names_are_not_part_of_them(tmp_path):
+    """"kernel, time_s" read as the columns 'kernel' and ' time_s', and the time was missing;
+    " 0.10" stayed a configuration of its own beside "0.10". Spaces inside a name stay."""
+    plain = load(_file(tmp_path, f"kernel,config,gpu,time_s,dram_bytes\n"
+                                 f"k 1,0.10,{H100},0.5,1234\nk2,2,{H100},0.001,2\n",
+                       "plain.csv")).df
+    spaced = load(_file(tmp_path, f"kernel, config , gpu, time_s, dram_bytes\n"
+                                  f" k 1 , 0.10, {H100} , 0.5, 1234\nk2, 2, {H100}, 0.001, 2\n")).df
+    pd.testing.assert_frame_equal(spaced, plain)
+    assert spaced["kernel"].tolist() == ["k 1", "k2"] and spaced["config"].tolist() == ["0.10", "2"]
+    # a name twice, once with a space, is the same column twice
+    with pytest.raises(InputError, match="column 'time_s' appears twice"):
+        load(_file(tmp_path, f"kernel,time_s, time_s\nk1,{H100},0.5\n"), gpu=H100)
+
+
 def test_a_semicolon_table_that_shows_no_style_is_read_with_decimal_commas(tmp_path):
     """No number shows how the file writes decimals: "1,234" and a lone "1.234" are 1.234, as
     they were read before the style was detected."""

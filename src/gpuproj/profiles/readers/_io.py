@@ -37,7 +37,9 @@ def read_csv(path, sep: str = ",", text=()) -> pd.DataFrame:
     content = read_text(path)
     header = next((r for r in csv.reader(_lines(content), delimiter=sep)
                    if any(f.strip() for f in r)), [])
-    check_header(header, path)
+    # a hand-written header's spaces around the names ("kernel, time_s") are not part of them
+    names = [h.strip() for h in header]
+    check_header(names, path)
     lines, widths = _records(content, sep, path)
     trailing = _check_widths(content, lines, widths, len(header), sep, path) == "trailing"
     try:
@@ -45,7 +47,8 @@ def read_csv(path, sep: str = ",", text=()) -> pd.DataFrame:
         # would take the first field for a row name and move every column one to the left
         # bytes: pandas encodes text to UTF-8 for its parser anyway, in a copy that took longer
         df = pd.read_csv(io.BytesIO(content.encode()), sep=sep,
-                         dtype=str if sep != "," else {c: str for c in text},
+                         dtype=str if sep != "," else {h: str for h, n in zip(header, names)
+                                                        if n in text},
                          index_col=False if trailing else None)
     except pd.errors.EmptyDataError:
         raise InputError("file is empty", path=path) from None
@@ -59,6 +62,7 @@ def read_csv(path, sep: str = ",", text=()) -> pd.DataFrame:
     # copy(): pandas 3 keeps a block per column of a wide file (a rocprof pass prints 149), and
     # adding a column to such a frame warns that it is fragmented
     df = df.reset_index(drop=True).copy()
+    df.columns = [c.strip() if isinstance(c, str) else c for c in df.columns]
     df["_row"] = _record_lines(content, len(df), lines)
     return df
 

@@ -8,8 +8,9 @@ thousands where some number can only be so written (``0.5``, ``1,234,567``; ``1,
 and a file with both is an error quoting one of each (row, field); one where no number shows its
 style is read with decimal commas, a lone ``1.234`` being 1.234. Its numbers are those of the
 canonical numeric columns and of the other columns that hold only numbers (tuning parameters, kept
-as numbers); text columns (``kernel``, ``config``, ``gpu``, ``problem``) stay as written.
-``launches``, where given, is a whole number; a row of 0 launches is skipped and counted.
+as numbers); text columns (``kernel``, ``config``, ``gpu``, ``problem``) stay as written, but for
+spaces around them, as around a column's name (a hand-written ``kernel, time_s``). ``launches``,
+where given, is a whole number; a row of 0 launches is skipped and counted.
 
 Required columns: ``kernel`` and ``time_s``. ``gpu`` may be left out when ``gpu=``
 (``--source``) names the GPU of every row; ``config`` may be left out when each kernel ran in
@@ -102,6 +103,10 @@ def read(path, gpu: str | None = None) -> ProfileTable:
     else:
         sep = separator(head_text(path).partition("\n")[0])
         df = read_csv(path, sep=sep, text=(*KEYS, "problem"))
+        # a hand-written table's spaces around its names ("k1, 0.001") are not part of them
+        for c in (*KEYS, "problem"):
+            if c in df.columns:
+                df[c] = df[c].str.strip()
         if sep != ",":  # read as text (read_csv): numbers in the style they show
             style = _spreadsheet_numbers(df, path)
     warn_near_misses(df.columns, path)
