@@ -170,6 +170,26 @@ def test_spaces_around_a_hand_written_tables_names_are_not_part_of_them(tmp_path
         load(_file(tmp_path, f"kernel,time_s, time_s\nk1,{H100},0.5\n"), gpu=H100)
 
 
+def test_comment_lines_of_a_hand_written_table_are_skipped(tmp_path):
+    """A note above the header ("# A100, 2026-12") made the file 'cannot tell the format' (with
+    --format, 'missing required column kernel'), one between the rows '1 fields where the
+    header has 3'. Rows and errors keep the file's line numbers; a '#' inside a row is text."""
+    path = _file(tmp_path, f"# measured on the {H100}\n  # second note\nkernel,gpu,time_s\n"
+                           f"k#1,{H100},0.5\n# a note between rows\nk2,{H100},0.25\n")
+    assert sniff(path) == "measurement"
+    t = load(path)
+    assert t.df["kernel"].tolist() == ["k#1", "k2"] and t.df["time_s"].tolist() == [0.5, 0.25]
+    assert t.df["_row"].tolist() == [4, 6]
+    with pytest.raises(InputError, match="'fast' is not a number") as e:
+        load(_file(tmp_path, f"# note\nkernel,gpu,time_s\nk1,{H100},0.5\n# note\n"
+                             f"k2,{H100},fast\n", "bad.csv"))
+    assert (e.value.row, e.value.field) == (5, "time_s")
+    with pytest.raises(InputError, match="'time_s' appears twice") as e:
+        load(_file(tmp_path, "# note\nkernel,time_s,time_s\nk1,0.5,0.5\n", "twice.csv"),
+             gpu=H100)
+    assert e.value.row == 2
+
+
 def test_a_semicolon_table_that_shows_no_style_is_read_with_decimal_commas(tmp_path):
     """No number shows how the file writes decimals: "1,234" and a lone "1.234" are 1.234, as
     they were read before the style was detected."""

@@ -25,6 +25,22 @@ def head_text(path, n: int = 8192) -> str:
         return ""
 
 
+# a whole line whose first character that is not a space is "#": a note above or between the
+# rows of a hand-written table
+_COMMENT = re.compile(r"(?m)^[ \t]*#[^\n]*")
+
+
+def uncommented(text: str) -> str:
+    """``text`` with its comment lines emptied, their line breaks kept: the rows keep their
+    file line numbers, and an empty line is skipped as any blank one."""
+    return _COMMENT.sub("", text) if "#" in text else text
+
+
+def first_line(text: str) -> str:
+    """The first line of ``text`` that is neither blank nor a comment: a CSV file's header."""
+    return next((ln for ln in uncommented(text).splitlines() if ln.strip()), "")
+
+
 def read_csv(path, sep: str = ",", text=()) -> pd.DataFrame:
     """``pandas.read_csv`` with a ``_row`` column (the file line where the row starts, 1-based,
     header = 1, counted past blank lines and line breaks inside quotes) and a one-line error on
@@ -33,14 +49,14 @@ def read_csv(path, sep: str = ",", text=()) -> pd.DataFrame:
     or a tab: a spreadsheet's export under a locale that may write decimal commas, every column
     kept as written, for the reader to convert its numbers by the file's style
     (``_checks.number_style``): pandas would read "0,5" with a decimal comma and leave "1.234"
-    as text, or the reverse."""
-    content = read_text(path)
+    as text, or the reverse. Comment lines (``uncommented``) are skipped as blank ones."""
+    content = uncommented(read_text(path))
     header = next((r for r in csv.reader(_lines(content), delimiter=sep)
                    if any(f.strip() for f in r)), [])
     # a hand-written header's spaces around the names ("kernel, time_s") are not part of them
     names = [h.strip() for h in header]
-    check_header(names, path)
     lines, widths = _records(content, sep, path)
+    check_header(names, path, row=int(lines[0]) if len(lines) else 1)
     trailing = _check_widths(content, lines, widths, len(header), sep, path) == "trailing"
     try:
         # index_col=False: pandas drops the empty field a trailing separator leaves, where it
@@ -212,7 +228,7 @@ def cell_text(path, row, field) -> str | None:
     if row is None or str(path).endswith(".parquet"):
         return None
     try:
-        lines = read_text(path).splitlines(keepends=True)
+        lines = uncommented(read_text(path)).splitlines(keepends=True)
     except InputError:
         return None
     first = next((ln for ln in lines if ln.strip()), "")

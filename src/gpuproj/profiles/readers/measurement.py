@@ -10,7 +10,9 @@ style is read with decimal commas, a lone ``1.234`` being 1.234. Its numbers are
 canonical numeric columns and of the other columns that hold only numbers (tuning parameters, kept
 as numbers); text columns (``kernel``, ``config``, ``gpu``, ``problem``) stay as written, but for
 spaces around them, as around a column's name (a hand-written ``kernel, time_s``). ``launches``,
-where given, is a whole number; a row of 0 launches is skipped and counted.
+where given, is a whole number; a row of 0 launches is skipped and counted. A line whose first
+character other than a space is ``#`` is a comment, skipped (a note above the header or between the
+rows); a ``#`` inside a row is text.
 
 Required columns: ``kernel`` and ``time_s``. ``gpu`` may be left out when ``gpu=``
 (``--source``) names the GPU of every row; ``config`` may be left out when each kernel ran in
@@ -56,7 +58,7 @@ from ._checks import (
     split_unusable_times,
     with_decimal_points,
 )
-from ._io import head_text, read_csv, resolve_gpus, separator
+from ._io import first_line, head_text, read_csv, resolve_gpus, separator
 
 KEYS = ["kernel", "config", "gpu"]
 # what the file itself must have: the GPU may come from gpu=, a missing config is "default"
@@ -67,7 +69,7 @@ SPREAD = ("runs", "time_s_min", "time_s_max")
 
 
 def _header(head: str) -> set:
-    first = head.splitlines()[0] if head else ""
+    first = first_line(head)
     return {c.strip().strip('"') for c in first.split(separator(first))}
 
 
@@ -101,7 +103,7 @@ def read(path, gpu: str | None = None) -> ProfileTable:
             raise InputError(f"not a readable Parquet file ({e})", path=path) from None
         df["_row"] = range(1, len(df) + 1)
     else:
-        sep = separator(head_text(path).partition("\n")[0])
+        sep = separator(first_line(head_text(path)))
         df = read_csv(path, sep=sep, text=(*KEYS, "problem"))
         # a hand-written table's spaces around its names ("k1, 0.001") are not part of them
         for c in (*KEYS, "problem"):
