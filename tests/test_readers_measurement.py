@@ -165,6 +165,9 @@ def test_spaces_around_a_hand_written_tables_names_are_not_part_of_them(tmp_path
                                   f" k 1 , 0.10, {H100} , 0.5, 1234\nk2, 2, {H100}, 0.001, 2\n")).df
     pd.testing.assert_frame_equal(spaced, plain)
     assert spaced["kernel"].tolist() == ["k 1", "k2"] and spaced["config"].tolist() == ["0.10", "2"]
+    # an error quotes the cell as the file writes it (pandas read '1e400' as inf)
+    with pytest.raises(InputError, match="'1e400' is not a finite number"):
+        load(_file(tmp_path, f"kernel, gpu, time_s, dram_bytes\nk1, {H100}, 0.5, 1e400\n"))
     # a name twice, once with a space, is the same column twice
     with pytest.raises(InputError, match="column 'time_s' appears twice"):
         load(_file(tmp_path, f"kernel,time_s, time_s\nk1,{H100},0.5\n"), gpu=H100)

@@ -233,7 +233,7 @@ def cell_text(path, row, field) -> str | None:
         return None
     first = next((ln for ln in lines if ln.strip()), "")
     sep = separator(first)
-    header = next(csv.reader([first], delimiter=sep), [])
+    header = [h.strip() for h in next(csv.reader([first], delimiter=sep), [])]  # as read_csv
     if field not in header or not 1 <= row <= len(lines):
         return None
     try:
