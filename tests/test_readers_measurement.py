@@ -148,6 +148,10 @@ def test_a_tab_separated_table_is_read_as_a_spreadsheets_export(tmp_path):
                              f"k1\ta\t{H100}\t0,5\t1.234\t1.024\nk2\tb\t{H100}\t0,001\t2\t8\n",
                    "commas.tsv")
     pd.testing.assert_frame_equal(load(commas).df, plain)
+    # Excel's "Unicode text": tab-separated UTF-16 with a byte-order mark and CRLF line ends
+    unicode_text = tmp_path / "excel.txt"
+    unicode_text.write_bytes(commas.read_text().replace("\n", "\r\n").encode("utf-16"))
+    pd.testing.assert_frame_equal(load(unicode_text).df, plain)
     bad = _file(tmp_path, f"kernel\tgpu\ttime_s\nk1\t{H100}\t0.5\nk2\t{H100}\tfast\n",
                 "bad.tsv")
     with pytest.raises(InputError, match="'fast' is not a number") as e:
