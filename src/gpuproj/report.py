@@ -154,8 +154,8 @@ def _figure(png: bytes, alt: str, caption: str, fig_id: str) -> str:
 
 def _catalog_tables(gpus, source) -> str:
     """Per GPU: its catalog note, every throughput the catalog has (peak and measured side by
-    side, each with its source) and the value the models use (measured, derived from the other GPU's
-    measured/peak ratio, or peak): one for a target, derived against the source; one per
+    side, each with its source) and the value the models use (measured, derived from the other
+    GPU's measured/peak ratio, or peak): one for a target, derived against the source; one per
     target for the source where they differ (``_used``)."""
     out = []
     targets = [g for g in gpus if g.id != source.id]
