@@ -31,7 +31,9 @@ malformed file (text in a number's place, a line cut short) is an error naming f
 column. Rows are named by the file line where they start, as an editor shows it (header = 1).
 A CSV file whose rows have one field more than its header is read without it: where that
 field is the last and empty in every row, a separator at the end of each row (a trailing
-comma); otherwise the first, R's row names (`write.table` gives them no header name).
+comma); otherwise the first, R's row names (`write.table` gives them no header name). A line
+whose first character other than a space is `#` is a comment and skipped, as a blank one is;
+spaces around a column's name are not part of it.
 
 ```python
 from gpuproj.profiles import load
